@@ -1,0 +1,307 @@
+/* lev_abi.h - the frame ABI between generated (or hand-written) task code
+ * and the Leverage runtime.
+ *
+ * Installed; the only runtime header that code produced by levpp includes.
+ * Everything here is stable within one LEV_ABI_VERSION.
+ *
+ * ===================================================================
+ * Execution model
+ * ===================================================================
+ * A virtual thread (VT) runs ordinary native C. Each function that may
+ * reach a safe point (a "checkpointable" function) is compiled into:
+ *
+ *   - a frame struct whose first member is `lev_frame` (function id and
+ *     artificial program counter), followed by the parameters and locals
+ *     that must survive a safe point and the result slots of the
+ *     checkpointable functions it calls;
+ *   - a resumable body `int NAME__run(lev_ctx *vt, struct NAME__frame *fr,
+ *     RESULT *ret)` (task entries: `int NAME__run(lev_ctx *, void *)`).
+ *
+ * Frames live in the VT's frame arena (a chain of chunks the runtime
+ * scans and walks), pushed with lev_frame_push() on every call of a
+ * checkpointable function and popped with lev_frame_pop() on return, so
+ * the chain of frames in the arena is exactly the VT's call stack.
+ * Locals whose address is never taken may stay in C locals: the body
+ * spills them to its frame only when it unwinds, and reloads them when it
+ * is resumed.
+ *
+ * Every body returns one of:
+ *   LEV_RUN_DONE    the function returned normally (result stored via ret);
+ *   LEV_RUN_UNWIND  a safe point asked the VT to stop: the body stored its
+ *                   program counter and live locals in its frame and
+ *                   returned; each caller does the same, up to the runtime;
+ *   LEV_RUN_EXIT    the VT ended (lev_return or a failure): callers pop
+ *                   their frames and return LEV_RUN_EXIT at once.
+ *
+ * To resume, the runtime calls the bottom frame's entry body again; a body
+ * whose fr->h.pc is non-zero reloads its locals and jumps to the resume
+ * point numbered pc. At a call site that resume point re-issues the call
+ * with the callee's frame found by lev_frame_callee(); at a safe point it
+ * continues after the safe point (or re-issues a blocking call).
+ *
+ * A safe point is written:
+ *
+ *     if (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL)) {
+ *         fr->h.pc = 3; ...spill...; return LEV_RUN_UNWIND;
+ *     }
+ *     case_3: ...
+ *
+ * lev_poll() is one load and a predictable branch; lev_safepoint() is the
+ * slow path that decides (preemption, checkpoint due, torture mode).
+ *
+ * ===================================================================
+ * Type descriptors
+ * ===================================================================
+ * Every object the runtime may have to capture (frames, heap objects,
+ * travelling statics) is described by a lev_type_desc: its size and the
+ * kind and offset of each field. Scalars are captured by width (1, 2, 4 or
+ * 8 bytes, byte order fixed on restore; floats as their IEEE bit pattern),
+ * data pointers are swizzled into (object, offset) or (static symbol,
+ * offset), function pointers into function ids. A union or integer that
+ * may hold a pointer cannot be described and must not cross a safe point.
+ *
+ * Type ids: 0..LEV_T_USER-1 are built in (below); a module's own types are
+ * numbered LEV_T_USER + their index in lev_module_desc.types.
+ */
+#ifndef LEV_ABI_H
+#define LEV_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lev_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LEV_ABI_VERSION 1u
+
+#if defined(__GNUC__)
+#define LEV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LEV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LEV_INLINE static inline __attribute__((always_inline))
+#else
+#define LEV_LIKELY(x) (x)
+#define LEV_UNLIKELY(x) (x)
+#define LEV_INLINE static inline
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Descriptors                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Field kinds. */
+enum {
+    LEV_K_B1 = 1,  /* 1-byte scalar (char, int8_t, bool) */
+    LEV_K_B2 = 2,  /* 2-byte scalar */
+    LEV_K_B4 = 3,  /* 4-byte scalar (int, float) */
+    LEV_K_B8 = 4,  /* 8-byte scalar (long long, double, size_t on LP64) */
+    LEV_K_PTR = 5, /* data pointer */
+    LEV_K_FNPTR = 6, /* function pointer */
+    LEV_K_REC = 7  /* nested struct or array of structs: `type` names it */
+};
+
+/* Built-in type ids (element types of untyped and scalar allocations). */
+enum {
+    LEV_T_BYTES = 0, /* unsigned char; malloc of unknown bytes with no pointers */
+    LEV_T_U16 = 1,
+    LEV_T_U32 = 2,
+    LEV_T_U64 = 3,
+    LEV_T_PTR = 4,   /* void * (array of data pointers) */
+    LEV_T_FNPTR = 5, /* array of function pointers */
+    LEV_T_USER = 16  /* first id of a module's own types */
+};
+
+typedef struct lev_field_desc {
+    const char *name;  /* field or variable name, for diagnostics */
+    uint32_t offset;   /* byte offset in the enclosing type */
+    uint32_t kind;     /* LEV_K_* */
+    uint32_t count;    /* array length; 1 for a single field */
+    uint32_t type;     /* LEV_K_REC: type id of the element; else 0 */
+} lev_field_desc;
+
+typedef struct lev_type_desc {
+    const char *name;  /* e.g. "struct node" or "frame fib" */
+    uint32_t size;     /* sizeof */
+    uint32_t nfields;
+    const lev_field_desc *fields;
+} lev_type_desc;
+
+typedef struct lev_ctx lev_ctx;
+typedef int (*lev_entry_fn)(lev_ctx *vt, void *frame);
+
+/* Function flags. */
+enum {
+    LEV_FN_TASK = 1u, /* a LEV_TASK entry: frame begins with lev_task_frame */
+    LEV_FN_MAIN = 2u  /* a --main-task main: frame begins with lev_main_frame */
+};
+
+typedef struct lev_fn_desc {
+    const char *name;
+    void (*native)(void);  /* the address function pointers hold, or NULL */
+    lev_entry_fn entry;    /* resumable body of an entry, else NULL */
+    uint32_t frame_type;   /* type id of the frame struct; 0 if no frame */
+    uint32_t flags;        /* LEV_FN_* */
+} lev_fn_desc;
+
+/* Static flags. */
+enum {
+    LEV_S_TRAVELS = 1u /* the value is part of every image (--main-task) */
+};
+
+typedef struct lev_static_desc {
+    const char *name;  /* symbol name; string literals get a generated one */
+    void *addr;
+    uint32_t type;     /* element type id */
+    uint32_t count;    /* number of elements */
+    uint32_t flags;    /* LEV_S_* */
+} lev_static_desc;
+
+typedef struct lev_module_desc {
+    uint32_t abi_version;  /* LEV_ABI_VERSION */
+    const char *name;
+    uint32_t ntypes;
+    const lev_type_desc *types;   /* ids LEV_T_USER + i */
+    uint32_t nfns;
+    const lev_fn_desc *fns;       /* ids 0..nfns-1 */
+    uint32_t nstatics;
+    const lev_static_desc *statics;
+} lev_module_desc;
+
+typedef struct lev_module lev_module;
+
+/* Registers a task module's descriptors, validating every type, field and
+ * function; returns 0 or LEV_EINVAL (detail names the bad descriptor) or
+ * LEV_ENOMEM. The descriptor tables must outlive the module. Registering
+ * the same table twice returns the same module. */
+LEV_API int lev_module_register(const lev_module_desc *desc, lev_module **out);
+
+/* The module's identity: a hash of its descriptors (names, layouts,
+ * functions, statics), equal across processes that loaded the same code. */
+LEV_API uint64_t lev_module_hash(const lev_module *m);
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                              */
+/* ------------------------------------------------------------------ */
+
+#define LEV_FRAME_ALIGN 16u
+#define LEV_FRAME_SIZE(sz) (((size_t)(sz) + (LEV_FRAME_ALIGN - 1)) & ~(size_t)(LEV_FRAME_ALIGN - 1))
+
+typedef struct lev_frame {
+    uint32_t fn; /* function id in the module */
+    uint32_t pc; /* artificial program counter: 0 = not started */
+} lev_frame;
+
+/* Prefix of every task entry's frame. */
+typedef struct lev_task_frame {
+    lev_frame h;
+    const void *arg;  /* the VT's argument, a heap object owned by the VT */
+    size_t len;
+} lev_task_frame;
+
+/* Prefix of a --main-task main's frame. */
+typedef struct lev_main_frame {
+    lev_frame h;
+    int argc;
+    char **argv;  /* heap objects owned by the VT */
+    int ret;      /* main's return value */
+} lev_main_frame;
+
+/* Results of a body. */
+enum { LEV_RUN_DONE = 0, LEV_RUN_UNWIND = 1, LEV_RUN_EXIT = 2 };
+
+/* The part of a VT that generated code touches directly. */
+struct lev_ctx {
+    char *sp;             /* top of the frame arena */
+    char *limit;          /* end of the current chunk */
+    char *base;           /* first frame byte of the current chunk */
+    volatile uint32_t poll; /* non-zero: take the slow path at the next safe point */
+    uint32_t reserved;
+};
+
+LEV_API void *lev_frame_push_slow(lev_ctx *vt, size_t size);
+LEV_API void lev_frame_pop_slow(lev_ctx *vt, void *frame);
+
+/* Pushes a frame of `size` bytes (sizeof the frame struct), sets its
+ * function id and pc 0; other fields are uninitialised. NULL: out of
+ * memory (the caller fails the VT with LEV_ENOMEM). */
+LEV_INLINE void *lev_frame_push(lev_ctx *vt, size_t size, uint32_t fn)
+{
+    char *p = vt->sp;
+    char *np = p + LEV_FRAME_SIZE(size);
+    if (LEV_UNLIKELY(np > vt->limit)) {
+        p = (char *)lev_frame_push_slow(vt, size);
+        if (!p)
+            return NULL;
+    } else {
+        vt->sp = np;
+    }
+    ((lev_frame *)p)->fn = fn;
+    ((lev_frame *)p)->pc = 0;
+    return p;
+}
+
+/* Pops `frame`, which must be the top frame. */
+LEV_INLINE void lev_frame_pop(lev_ctx *vt, void *frame)
+{
+    if (LEV_UNLIKELY((char *)frame == vt->base))
+        lev_frame_pop_slow(vt, frame);
+    else
+        vt->sp = (char *)frame;
+}
+
+/* While resuming: the frame of the callee of `frame` (the next one up the
+ * chain). `size` is sizeof the caller's frame struct. */
+LEV_API void *lev_frame_callee(lev_ctx *vt, void *frame, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Safe points                                                         */
+/* ------------------------------------------------------------------ */
+
+enum {
+    LEV_SP_POLL = 0,       /* automatic poll in a loop */
+    LEV_SP_CHECKPOINT = 1, /* lev_checkpoint(): capture if one is due */
+    LEV_SP_YIELD = 2,      /* let other VTs run */
+    LEV_SP_BLOCK = 3       /* the VT waits for lev_vt_wake() */
+};
+
+/* Fast check: non-zero when the slow path must be consulted. */
+LEV_INLINE int lev_poll(lev_ctx *vt) { return LEV_UNLIKELY(vt->poll != 0); }
+
+/* Slow path of a safe point: returns 1 if the VT must unwind now (the
+ * caller saves its state and returns LEV_RUN_UNWIND), 0 to go on. */
+LEV_API int lev_safepoint(lev_ctx *vt, int kind);
+
+/* Fails the running VT with `err` (a LEV_E* code) and a detail message;
+ * the caller returns LEV_RUN_EXIT. */
+LEV_API void lev_vt_fail(lev_ctx *vt, int err, const char *detail);
+
+/* ------------------------------------------------------------------ */
+/* Heap                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Allocates `count` zeroed elements of type `type` of module `m` on the
+ * VT heap (Boehm GC, typed). NULL on overflow or exhaustion. Objects are
+ * reclaimed when unreachable, or at once by lev_free(). */
+LEV_API void *lev_alloc(const lev_module *m, uint32_t type, size_t count);
+
+/* Resizes a heap object to `count` elements of `type` (realloc
+ * semantics; also accepts NULL and memory of the C library). */
+LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count);
+
+/* Frees a heap object, or memory of the C library (malloc, getline,
+ * asprintf); NULL is ignored. */
+LEV_API void lev_free(void *p);
+
+/* Copies a NUL-terminated string into a new byte object. */
+LEV_API char *lev_strdup(const lev_module *m, const char *s);
+
+/* Requested size in bytes of a heap object, 0 if p is not one. */
+LEV_API size_t lev_alloc_size(const void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,243 @@
+/* rt.h - the runtime's interface to the rest of Leverage: modules, virtual
+ * threads, the executor that schedules them, and checkpoint images.
+ *
+ * Internal (not installed). The runtime knows nothing about networks: the
+ * channels a task uses (reports, results, images) leave it through the
+ * rt_host callbacks that the embedding side provides.
+ */
+#ifndef RT_H
+#define RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lev_abi.h"
+
+/* ===================================================================
+ * Errors
+ * =================================================================== */
+
+/* Records `err` with a printf-style detail for lev_errdetail() on this
+ * thread and returns err, so failures read `return rt_err(LEV_EIMAGE, ...)`. */
+int rt_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Clears this thread's error detail. */
+void rt_err_clear(void);
+
+/* One-time process initialisation (GC, tpl hooks); idempotent, thread-safe. */
+void rt_init(void);
+
+/* ===================================================================
+ * Modules (module.c)
+ * =================================================================== */
+
+/* A flattened scalar or pointer run of a type: `count` items of `kind`
+ * starting at `offset`, `stride` bytes apart. */
+typedef struct rt_run {
+    uint32_t offset;
+    uint32_t kind;   /* LEV_K_B1..LEV_K_FNPTR */
+    uint32_t count;
+    uint32_t stride; /* bytes between items (the width for packed runs) */
+    const char *name; /* field name for diagnostics */
+} rt_run;
+
+typedef struct rt_type {
+    const char *name;
+    uint32_t size;
+    uint32_t nruns;
+    rt_run *runs;
+    bool has_ptrs;     /* any PTR or FNPTR run */
+    bool dense;        /* one packed scalar run that covers size exactly */
+    uint32_t dense_kind;
+    uintptr_t gc_descr; /* GC descriptor of header + one element, 0 if none */
+} rt_type;
+
+struct lev_module {
+    const lev_module_desc *desc;
+    uint64_t hash;
+    uint32_t ntypes;         /* LEV_T_USER + desc->ntypes */
+    rt_type *types;          /* indexed by type id (built-ins included) */
+    /* statics sorted by address, for pointer lookup */
+    uint32_t nstatics;
+    uint32_t *static_by_addr;
+    /* function address -> id, open addressing */
+    uint32_t fn_cap;
+    uintptr_t *fn_keys;
+    uint32_t *fn_vals;
+    lev_module *next;
+};
+
+/* The type with id `t`, or NULL if out of range. */
+const rt_type *rt_module_type(const lev_module *m, uint32_t t);
+
+/* Function id of the native address `p`, or -1. */
+int64_t rt_module_fn_by_addr(const lev_module *m, const void *p);
+
+/* Static symbol containing address p (end inclusive), or -1; sets *off. */
+int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off);
+
+/* Byte size of a static symbol. */
+size_t rt_module_static_size(const lev_module *m, uint32_t s);
+
+/* Finds a function id by name, or -1. */
+int64_t rt_module_fn_by_name(const lev_module *m, const char *name);
+
+/* ===================================================================
+ * Heap (heap.c)
+ * =================================================================== */
+
+/* Header in front of every VT heap object. The user's pointer is
+ * (char *)hdr + sizeof(rt_objhdr). */
+typedef struct rt_objhdr {
+    uint32_t type;  /* type id; high byte is RT_OBJ_MAGIC */
+    uint32_t count; /* number of elements */
+    uint32_t mark;  /* capture generation that last visited this object */
+    uint32_t id;    /* object id within that capture */
+} rt_objhdr;
+
+#define RT_OBJ_MAGIC 0xA7u
+#define RT_OBJ_TYPE(h) ((h)->type & 0xFFFFFFu)
+
+/* The header of the VT heap object containing p (interior and one-past-end
+ * pointers included), or NULL if p is not in one. */
+rt_objhdr *rt_heap_find(const void *p);
+
+/* Allocates an object with `count` elements of `type` and returns its
+ * header (data zeroed). NULL on exhaustion or overflow. */
+rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count);
+
+/* Byte size of an object's data. */
+size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h);
+
+LEV_INLINE void *rt_obj_data(rt_objhdr *h) { return (char *)h + sizeof(rt_objhdr); }
+
+/* ===================================================================
+ * Frame arena (arena.c)
+ * =================================================================== */
+
+typedef struct rt_chunk {
+    struct rt_chunk *prev;
+    struct rt_chunk *next;
+    char *end;   /* top of this chunk's frames while it is not current */
+    size_t cap;  /* bytes of frame space */
+    uint64_t pad_;
+    char data[]; /* 16-byte aligned */
+} rt_chunk;
+
+typedef struct rt_arena {
+    rt_chunk *first;
+    rt_chunk *cur;
+} rt_arena;
+
+/* Calls fn for every frame from the bottom of the chain to the top;
+ * stops early and returns fn's result if it is non-zero. */
+int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
+                  int (*fn)(void *frame, size_t size, void *ud), void *ud);
+
+/* Frees every chunk and leaves the arena and ctx empty. */
+void rt_arena_clear(lev_ctx *ctx, rt_arena *a);
+
+/* Overwrites every frame byte with garbage (torture mode). */
+void rt_arena_scribble(lev_ctx *ctx, rt_arena *a);
+
+/* Byte size of the frame of function `fn` in module m (aligned). */
+size_t rt_frame_size(const lev_module *m, uint32_t fn);
+
+/* ===================================================================
+ * Virtual threads
+ * =================================================================== */
+
+typedef enum rt_vt_state {
+    RT_VT_NEW = 0,
+    RT_VT_RUNNABLE,
+    RT_VT_RUNNING,
+    RT_VT_BLOCKED,
+    RT_VT_DONE,
+    RT_VT_FAILED
+} rt_vt_state;
+
+/* Why a VT unwound (bits of rt_vt.want). */
+enum {
+    RT_WANT_PREEMPT = 1u,
+    RT_WANT_CAPTURE = 2u,
+    RT_WANT_TORTURE = 4u,
+    RT_WANT_BLOCK = 8u,
+    RT_WANT_YIELD = 16u,
+    RT_WANT_CANCEL = 32u
+};
+
+typedef struct rt_exec rt_exec;
+typedef struct rt_vt rt_vt;
+
+struct rt_vt {
+    lev_ctx ctx;             /* first: generated code sees a lev_ctx * */
+    rt_arena arena;
+    const lev_module *mod;
+    rt_exec *exec;
+    rt_vt *next;             /* run queue / list link */
+    uint64_t id;             /* stable across migration */
+    uint32_t epoch;          /* incarnation */
+    uint32_t entry;          /* function id of the bottom frame */
+    volatile uint32_t want;  /* RT_WANT_* */
+    int state;               /* rt_vt_state */
+    int err;                 /* failure code once FAILED */
+    char *errdetail;         /* malloc'd */
+    void *result;            /* malloc'd result of lev_return */
+    size_t result_len;
+    uint64_t next_ck_ns;     /* monotonic time the next checkpoint is due */
+    uint32_t torture_left;   /* safe points until the next torture cycle */
+    uint32_t flags;
+    void *host;              /* owned by the embedding side */
+};
+
+/* Creates a VT that will run function `fn` of `m` (a task entry) with a
+ * copy of arg; the VT is not scheduled. Caller owns it (rt_vt_destroy). */
+int rt_vt_new(const lev_module *m, uint32_t fn, const void *arg, size_t len, rt_vt **out);
+
+/* Frees a VT that is not running or queued; accepts NULL. */
+void rt_vt_destroy(rt_vt **vt_p);
+
+/* Runs the VT on the calling thread until it unwinds or ends; returns
+ * LEV_RUN_DONE/LEV_RUN_EXIT (ended: see state) or LEV_RUN_UNWIND. */
+int rt_vt_step(rt_vt *vt);
+
+/* The VT running on the calling thread, or NULL. */
+rt_vt *rt_vt_current(void);
+
+/* ===================================================================
+ * Images (image.c)
+ * =================================================================== */
+
+#define RT_IMAGE_VERSION 1u
+
+typedef struct rt_image_info {
+    uint32_t version;
+    uint64_t module_hash;
+    uint64_t vt_id;
+    uint32_t epoch;
+    uint32_t nobjects;
+    uint32_t nframes;
+    uint64_t live_bytes;
+} rt_image_info;
+
+/* Captures a suspended (not running) VT into a new image. Caller owns
+ * *img and frees it with free(). LEV_ECAPTURE names the function or type
+ * and field holding a pointer that cannot be encoded. */
+int rt_capture(rt_vt *vt, uint8_t **img, size_t *len);
+
+/* Builds a new VT from an image, for module m. Never reads outside
+ * img[0..len). LEV_EIMAGE, LEV_EVERSION, LEV_EMODULE, LEV_ENOMEM. */
+int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out);
+
+/* Replaces the frames and heap graph of `vt` with those of the image
+ * (same VT, same id), without touching its scheduling state. */
+int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len);
+
+/* Reads and checks an image's header (and checksum). */
+int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info);
+
+/* Scribbles over every heap object reachable from the VT (torture). */
+void rt_heap_scribble_reachable(rt_vt *vt);
+
+#endif
