@@ -298,7 +298,7 @@ LEV_API void lev_free(void *p);
 LEV_API char *lev_strdup(const lev_module *m, const char *s);
 
 /* Requested size in bytes of a heap object, 0 if p is not one. */
-LEV_API size_t lev_alloc_size(const void *p);
+LEV_API size_t lev_alloc_size(const lev_module *m, const void *p);
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,9 @@ struct lev_module {
     lev_module *next;
 };
 
+/* Width in bytes of a field kind (0 for LEV_K_REC or unknown). */
+uint32_t rt_kind_width(uint32_t kind);
+
 /* The type with id `t`, or NULL if out of range. */
 const rt_type *rt_module_type(const lev_module *m, uint32_t t);
 
@@ -106,6 +109,10 @@ rt_objhdr *rt_heap_find(const void *p);
 /* Allocates an object with `count` elements of `type` and returns its
  * header (data zeroed). NULL on exhaustion or overflow. */
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count);
+
+/* Like rt_heap_alloc_obj; data is left unzeroed when !zero and the
+ * type holds no pointers (restore overwrites it all). */
+rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero);
 
 /* Byte size of an object's data. */
 size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h);
@@ -194,6 +201,19 @@ struct rt_vt {
 /* Creates a VT that will run function `fn` of `m` (a task entry) with a
  * copy of arg; the VT is not scheduled. Caller owns it (rt_vt_destroy). */
 int rt_vt_new(const lev_module *m, uint32_t fn, const void *arg, size_t len, rt_vt **out);
+
+/* Creates a VT whose bottom frame (zeroed, pc 0) belongs to entry `fn`
+ * (a task or main entry); the caller fills the frame's parameters. */
+int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame);
+
+/* The bottom (entry) frame of a VT, or NULL once it has none. */
+void *rt_vt_bottom(rt_vt *vt);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t rt_now_ns(void);
+
+/* LEV_TORTURE as read once from the environment (0: off). */
+uint32_t rt_torture_every(void);
 
 /* Frees a VT that is not running or queued; accepts NULL. */
 void rt_vt_destroy(rt_vt **vt_p);

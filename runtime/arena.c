@@ -1,0 +1,185 @@
+/* arena.c - the per-VT frame arena: a chain of chunks holding the frames
+ * of a VT's checkpointable calls in call order. Chunks are GC roots
+ * (uncollectable, scanned), so frames may hold the only pointer to a heap
+ * object. A frame never spans two chunks.
+ */
+#include <string.h>
+
+#define GC_THREADS
+#include <gc/gc.h>
+
+#include "rt.h"
+
+#define S_FIRST_CAP 256u
+#define S_MAX_GROW (64u * 1024u)
+
+static rt_chunk *s_chunk_new(size_t cap)
+{
+    rt_chunk *c = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
+    if (!c)
+        return NULL;
+    c->prev = c->next = NULL;
+    c->cap = cap;
+    c->end = c->data;
+    return c;
+}
+
+static void s_enter(lev_ctx *ctx, rt_chunk *c, char *top)
+{
+    ctx->base = c->data;
+    ctx->sp = top;
+    ctx->limit = c->data + c->cap;
+}
+
+void *lev_frame_push_slow(lev_ctx *vt_ctx, size_t size)
+{
+    rt_vt *vt = (rt_vt *)vt_ctx;
+    rt_arena *a = &vt->arena;
+    size_t sz = LEV_FRAME_SIZE(size);
+    rt_chunk *cur = a->cur;
+    rt_chunk *c;
+    if (!cur) {
+        c = s_chunk_new(sz > S_FIRST_CAP ? sz : S_FIRST_CAP);
+        if (!c)
+            return NULL;
+        a->first = a->cur = c;
+    } else if (vt_ctx->sp == cur->data) {
+        /* The current chunk is empty and too small: replace it, so the
+         * chain never holds an empty chunk below a used one. */
+        size_t cap = cur->cap * 2;
+        if (cap < sz)
+            cap = sz;
+        c = s_chunk_new(cap);
+        if (!c)
+            return NULL;
+        c->prev = cur->prev;
+        c->next = cur->next;
+        if (c->prev)
+            c->prev->next = c;
+        else
+            a->first = c;
+        if (c->next)
+            c->next->prev = c;
+        GC_free(cur);
+        a->cur = c;
+    } else {
+        cur->end = vt_ctx->sp;
+        c = cur->next;
+        if (c && c->cap < sz) {
+            cur->next = c->next;
+            if (c->next)
+                c->next->prev = cur;
+            GC_free(c);
+            c = NULL;
+        }
+        if (!c) {
+            size_t cap = cur->cap * 2;
+            if (cap > S_MAX_GROW)
+                cap = S_MAX_GROW;
+            if (cap < sz)
+                cap = sz;
+            c = s_chunk_new(cap);
+            if (!c)
+                return NULL;
+            c->prev = cur;
+            c->next = cur->next;
+            if (c->next)
+                c->next->prev = c;
+            cur->next = c;
+        }
+        a->cur = c;
+    }
+    s_enter(vt_ctx, c, c->data + sz);
+    c->end = c->data;
+    return c->data;
+}
+
+void lev_frame_pop_slow(lev_ctx *vt_ctx, void *frame)
+{
+    rt_vt *vt = (rt_vt *)vt_ctx;
+    rt_arena *a = &vt->arena;
+    rt_chunk *cur = a->cur;
+    if (cur && cur->prev && (char *)frame == cur->data) {
+        cur->end = cur->data;
+        a->cur = cur->prev;
+        s_enter(vt_ctx, a->cur, a->cur->end);
+    } else {
+        vt_ctx->sp = (char *)frame;
+    }
+}
+
+size_t rt_frame_size(const lev_module *m, uint32_t fn)
+{
+    if (fn >= m->desc->nfns)
+        return 0;
+    uint32_t t = m->desc->fns[fn].frame_type;
+    if (!t)
+        return 0;
+    return LEV_FRAME_SIZE(m->types[t].size);
+}
+
+static char *s_top(lev_ctx *ctx, rt_arena *a, rt_chunk *c)
+{
+    return c == a->cur ? ctx->sp : c->end;
+}
+
+int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
+                  int (*fn)(void *frame, size_t size, void *ud), void *ud)
+{
+    for (rt_chunk *c = a->first; c; c = c->next) {
+        char *top = s_top(ctx, a, c);
+        char *p = c->data;
+        while (p < top) {
+            lev_frame *f = (lev_frame *)p;
+            size_t sz = rt_frame_size(m, f->fn);
+            if (!sz || p + sz > top)
+                return rt_err(LEV_EINVAL, "frame arena is corrupt at function id %u", f->fn);
+            int rc = fn(p, sz, ud);
+            if (rc)
+                return rc;
+            p += sz;
+        }
+        if (c == a->cur)
+            break;
+    }
+    return 0;
+}
+
+void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
+{
+    rt_vt *vt = (rt_vt *)ctx;
+    rt_arena *a = &vt->arena;
+    char *next = (char *)frame + LEV_FRAME_SIZE(size);
+    for (rt_chunk *c = a->first; c; c = c->next) {
+        if ((char *)frame >= c->data && (char *)frame < c->data + c->cap) {
+            if (next < s_top(ctx, a, c))
+                return next;
+            return c->next ? c->next->data : NULL;
+        }
+        if (c == a->cur)
+            break;
+    }
+    return NULL;
+}
+
+void rt_arena_clear(lev_ctx *ctx, rt_arena *a)
+{
+    rt_chunk *c = a->first;
+    while (c) {
+        rt_chunk *n = c->next;
+        GC_free(c);
+        c = n;
+    }
+    a->first = a->cur = NULL;
+    ctx->sp = ctx->limit = ctx->base = NULL;
+}
+
+void rt_arena_scribble(lev_ctx *ctx, rt_arena *a)
+{
+    for (rt_chunk *c = a->first; c; c = c->next) {
+        char *top = s_top(ctx, a, c);
+        memset(c->data, 0xA5, (size_t)(top - c->data));
+        if (c == a->cur)
+            break;
+    }
+}

@@ -1,0 +1,1192 @@
+/* image.c - capture of a suspended VT into a portable checkpoint image and
+ * restore from one.
+ *
+ * An image is a sequence of tpl images (tpl fixes byte order on unpack):
+ *
+ *   header   "uuUUuuuuU#"  magic, version, module hash, VT id, epoch,
+ *                          entry function, objects, frames, and a table of
+ *                          stream sizes, body length and checksum
+ *   meta     "u#"          4 words per object: kind|flags, type/fn/static
+ *                          id, element count or pc, bulk image size
+ *   s1..s8   "c#" "v#" "u#" "U#"  the objects' scalars by width, in object
+ *                          order; swizzled pointers go in the 8-byte stream
+ *   bulk...  one "c#".."U#" image per large dense object, mapped directly
+ *            on the object's memory (no intermediate copy)
+ *
+ * Objects are numbered frames first (bottom to top), then travelling
+ * statics, then heap objects in discovery order. A pointer is encoded as
+ * one 64-bit word: tag (2 bits: object, static symbol, function), id (30
+ * bits), byte offset (32 bits); NULL is 0. The checksum covers the header
+ * fields and every byte after the header.
+ *
+ * Decoding never reads outside the buffer it is given: every count is
+ * checked against the stream it consumes before anything is allocated.
+ */
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC_THREADS
+#include <gc/gc.h>
+#include <tpl.h>
+
+#include "rt.h"
+#include "rt_tpl.h"
+
+#define S_MAGIC 0x4C455649u /* "LEVI" */
+#define S_BULK_MIN 4096u
+#define S_TAG_OBJ 1ull
+#define S_TAG_SYM 2ull
+#define S_TAG_FN 3ull
+#define S_ID_MAX ((1u << 30) - 1u)
+#define S_HDR_FMT "uuUUuuuuU#"
+#define S_NLEN 16
+
+enum { S_OBJ_FRAME = 1, S_OBJ_HEAP = 2, S_OBJ_STATIC = 3 };
+enum { S_F_BULK = 1 };
+enum { S_META_WORDS = 4 };
+/* Indices in the header's length table. */
+enum {
+    L_META_N, L_META_SZ, L_S1_N, L_S1_SZ, L_S2_N, L_S2_SZ, L_S4_N, L_S4_SZ, L_S8_N, L_S8_SZ,
+    L_NBULK, L_BODY, L_SUM, L_LIVE, L_FLAGS, L_RESERVED
+};
+
+/* ===================================================================
+ * Checksum: a 4-lane multiply-rotate hash over little-endian words, so
+ * every host computes the same value for the same bytes.
+ * =================================================================== */
+
+static inline uint64_t s_le64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint64_t s_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+#define S_P1 0x9E3779B185EBCA87ull
+#define S_P2 0xC2B2AE3D27D4EB4Full
+
+static uint64_t s_hash_bytes(const unsigned char *p, size_t n, uint64_t seed)
+{
+    uint64_t a = seed + S_P1, b = seed ^ S_P2, c = seed, d = seed - S_P1;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a = s_rotl(a + s_le64(p + i) * S_P2, 31) * S_P1;
+        b = s_rotl(b + s_le64(p + i + 8) * S_P2, 31) * S_P1;
+        c = s_rotl(c + s_le64(p + i + 16) * S_P2, 31) * S_P1;
+        d = s_rotl(d + s_le64(p + i + 24) * S_P2, 31) * S_P1;
+    }
+    uint64_t h = s_rotl(a, 1) + s_rotl(b, 7) + s_rotl(c, 12) + s_rotl(d, 18) + n;
+    for (; i + 8 <= n; i += 8)
+        h = s_rotl(h ^ (s_le64(p + i) * S_P2), 27) * S_P1;
+    for (; i < n; i++)
+        h = s_rotl(h ^ (p[i] * S_P1), 11) * S_P2;
+    h ^= h >> 33;
+    h *= S_P2;
+    h ^= h >> 29;
+    return h;
+}
+
+typedef struct s_header {
+    uint32_t magic, version;
+    uint64_t module_hash, vt_id;
+    uint32_t epoch, entry, nobj, nframes;
+    uint64_t len[S_NLEN];
+} s_header;
+
+static uint64_t s_checksum(const s_header *h, const unsigned char *body, size_t n)
+{
+    unsigned char buf[8 * (6 + S_NLEN)];
+    uint64_t v[6 + S_NLEN] = {h->magic, h->version, h->module_hash, h->vt_id, h->epoch,
+                              ((uint64_t)h->entry << 32) | h->nobj};
+    v[5] ^= (uint64_t)h->nframes << 16;
+    for (int i = 0; i < S_NLEN; i++)
+        v[6 + i] = i == L_SUM ? 0 : h->len[i];
+    for (size_t i = 0; i < 6 + S_NLEN; i++)
+        for (int k = 0; k < 8; k++)
+            buf[i * 8 + k] = (unsigned char)(v[i] >> (8 * k));
+    return s_hash_bytes(body, n, s_hash_bytes(buf, sizeof buf, 0x4C4556));
+}
+
+/* ===================================================================
+ * Growable streams
+ * =================================================================== */
+
+typedef struct s_stream {
+    unsigned char *p;
+    size_t n;   /* items */
+    size_t cap; /* items */
+    uint32_t w; /* item width */
+} s_stream;
+
+static int s_reserve(s_stream *s, size_t more)
+{
+    if (s->n + more <= s->cap)
+        return 0;
+    size_t nc = s->cap ? s->cap : 256;
+    while (nc < s->n + more)
+        nc *= 2;
+    unsigned char *np = realloc(s->p, nc * s->w);
+    if (!np)
+        return LEV_ENOMEM;
+    s->p = np;
+    s->cap = nc;
+    return 0;
+}
+
+static inline int s_put(s_stream *s, const void *src, size_t items)
+{
+    if (LEV_UNLIKELY(s->n + items > s->cap) && s_reserve(s, items))
+        return LEV_ENOMEM;
+    memcpy(s->p + s->n * s->w, src, items * s->w);
+    s->n += items;
+    return 0;
+}
+
+static inline int s_put64(s_stream *s, uint64_t v)
+{
+    if (LEV_UNLIKELY(s->n + 1 > s->cap) && s_reserve(s, 1))
+        return LEV_ENOMEM;
+    memcpy(s->p + s->n * 8, &v, 8);
+    s->n++;
+    return 0;
+}
+
+/* ===================================================================
+ * Capture
+ * =================================================================== */
+
+typedef struct s_obj {
+    char *addr;
+    uint64_t size;  /* bytes */
+    uint32_t kind;
+    uint32_t id;    /* type (heap), fn (frame), sym (static) */
+    uint32_t count; /* elements (heap); pc (frame) */
+    uint32_t flags;
+    uint32_t bulk_sz;
+} s_obj;
+
+typedef struct s_fref {
+    char *addr;
+    uint64_t size;
+    uint32_t obj;
+} s_fref;
+
+typedef struct s_cap {
+    rt_vt *vt;
+    const lev_module *m;
+    uint32_t gen;
+    s_obj *objs;
+    uint32_t nobj, capobj;
+    uint32_t nframes;
+    s_fref *frames; /* sorted by address */
+    int32_t *static_obj; /* sym -> object id of a travelling static, or -1 */
+    s_stream meta, s1, s2, s4, s8;
+    uint64_t live;
+} s_cap;
+
+static _Atomic uint32_t s_gen_counter = 1;
+
+static int s_add_obj(s_cap *c, s_obj o, uint32_t *id)
+{
+    if (c->nobj == c->capobj) {
+        uint32_t nc = c->capobj ? c->capobj * 2 : 64;
+        s_obj *no = realloc(c->objs, (size_t)nc * sizeof *no);
+        if (!no)
+            return LEV_ENOMEM;
+        c->objs = no;
+        c->capobj = nc;
+    }
+    if (c->nobj > S_ID_MAX)
+        return rt_err(LEV_ERANGE, "more than %u objects in one image", S_ID_MAX);
+    *id = c->nobj;
+    c->objs[c->nobj++] = o;
+    c->live += o.size;
+    return 0;
+}
+
+static int s_frame_cb(void *frame, size_t size, void *ud)
+{
+    s_cap *c = ud;
+    const lev_frame *f = frame;
+    uint32_t id;
+    (void)size;
+    uint32_t t = c->m->desc->fns[f->fn].frame_type;
+    s_obj o = {frame, c->m->types[t].size, S_OBJ_FRAME, f->fn, f->pc, 0, 0};
+    int rc = s_add_obj(c, o, &id);
+    if (rc)
+        return rc;
+    c->nframes++;
+    return 0;
+}
+
+static int s_fref_cmp(const void *a, const void *b)
+{
+    const s_fref *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Where a diagnostic says the bad pointer lives. */
+static int s_bad_ptr(s_cap *c, const s_obj *o, const rt_run *r, const void *p, const char *what)
+{
+    if (o->kind == S_OBJ_FRAME)
+        return rt_err(LEV_ECAPTURE, "%s %p in function %s, variable %s", what, p,
+                      c->m->desc->fns[o->id].name, r->name);
+    if (o->kind == S_OBJ_STATIC)
+        return rt_err(LEV_ECAPTURE, "%s %p in static %s (%s)", what, p,
+                      c->m->desc->statics[o->id].name, r->name);
+    return rt_err(LEV_ECAPTURE, "%s %p in heap object of type %s, field %s", what, p,
+                  c->m->types[o->id].name, r->name);
+}
+
+/* Encodes data pointer p found in object o (run r). */
+static int s_ref(s_cap *c, uint32_t oi, const rt_run *r, char *p, uint64_t *out)
+{
+    if (!p) {
+        *out = 0;
+        return 0;
+    }
+    /* A frame of this VT? */
+    uint32_t lo = 0, hi = c->nframes;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->frames[mid].addr <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo) {
+        const s_fref *f = &c->frames[lo - 1];
+        if ((uint64_t)(p - f->addr) <= f->size) {
+            *out = (S_TAG_OBJ << 62) | ((uint64_t)f->obj << 32) | (uint64_t)(p - f->addr);
+            return 0;
+        }
+    }
+    /* A heap object? */
+    void *base = GC_base(p);
+    if (base) {
+        rt_objhdr *h = base;
+        const rt_type *t;
+        if ((h->type >> 24) == RT_OBJ_MAGIC && (t = rt_module_type(c->m, RT_OBJ_TYPE(h)))) {
+            char *data = (char *)base + sizeof(rt_objhdr);
+            uint64_t size = (uint64_t)t->size * h->count;
+            if (p >= data && (uint64_t)(p - data) <= size) {
+                uint32_t id;
+                if (h->mark == c->gen) {
+                    id = h->id;
+                } else {
+                    s_obj o = {data, size, S_OBJ_HEAP, RT_OBJ_TYPE(h), h->count, 0, 0};
+                    int rc = s_add_obj(c, o, &id);
+                    if (rc)
+                        return rc;
+                    h->mark = c->gen;
+                    h->id = id;
+                }
+                *out = (S_TAG_OBJ << 62) | ((uint64_t)id << 32) | (uint64_t)(p - data);
+                return 0;
+            }
+        }
+    }
+    size_t off;
+    int64_t s = rt_module_static_by_addr(c->m, p, &off);
+    if (s >= 0) {
+        if (c->static_obj[s] >= 0)
+            *out = (S_TAG_OBJ << 62) | ((uint64_t)c->static_obj[s] << 32) | off;
+        else
+            *out = (S_TAG_SYM << 62) | ((uint64_t)s << 32) | off;
+        return 0;
+    }
+    int64_t fn = rt_module_fn_by_addr(c->m, p);
+    if (fn >= 0) {
+        *out = (S_TAG_FN << 62) | ((uint64_t)fn << 32);
+        return 0;
+    }
+    return s_bad_ptr(c, &c->objs[oi], r, p, "pointer to memory the runtime does not own:");
+}
+
+static s_stream *s_stream_of(s_cap *c, uint32_t kind)
+{
+    switch (kind) {
+    case LEV_K_B1:
+        return &c->s1;
+    case LEV_K_B2:
+        return &c->s2;
+    case LEV_K_B4:
+        return &c->s4;
+    default:
+        return &c->s8;
+    }
+}
+
+/* Encodes the elements of object oi according to its type's runs. */
+static int s_encode_obj(s_cap *c, uint32_t oi, const rt_type *t, uint32_t nelem)
+{
+    char *addr = c->objs[oi].addr;
+    for (uint32_t e = 0; e < nelem; e++) {
+        char *eb = addr + (size_t)e * t->size;
+        for (uint32_t k = 0; k < t->nruns; k++) {
+            const rt_run *r = &t->runs[k];
+            char *p = eb + r->offset;
+            if (r->kind <= LEV_K_B8) {
+                s_stream *s = s_stream_of(c, r->kind);
+                if (r->stride == s->w) {
+                    if (s_put(s, p, r->count))
+                        return LEV_ENOMEM;
+                } else {
+                    for (uint32_t j = 0; j < r->count; j++)
+                        if (s_put(s, p + (size_t)j * r->stride, 1))
+                            return LEV_ENOMEM;
+                }
+                continue;
+            }
+            for (uint32_t j = 0; j < r->count; j++) {
+                char *fp = p + (size_t)j * r->stride;
+                uint64_t v = 0;
+                if (r->kind == LEV_K_PTR) {
+                    char *val;
+                    memcpy(&val, fp, sizeof val);
+                    int rc = s_ref(c, oi, r, val, &v);
+                    if (rc)
+                        return rc;
+                } else {
+                    void (*fv)(void);
+                    memcpy(&fv, fp, sizeof fv);
+                    if (!fv) {
+                        v = 0;
+                    } else {
+                        int64_t fn = rt_module_fn_by_addr(c->m, (const void *)(uintptr_t)fv);
+                        if (fn < 0)
+                            return s_bad_ptr(c, &c->objs[oi], r, (const void *)(uintptr_t)fv,
+                                             "function pointer outside the task module:");
+                        v = (S_TAG_FN << 62) | ((uint64_t)fn << 32);
+                    }
+                }
+                if (s_put64(&c->s8, v))
+                    return LEV_ENOMEM;
+            }
+        }
+    }
+    return 0;
+}
+
+static void s_cap_free(s_cap *c)
+{
+    free(c->objs);
+    free(c->frames);
+    free(c->static_obj);
+    free(c->meta.p);
+    free(c->s1.p);
+    free(c->s2.p);
+    free(c->s4.p);
+    free(c->s8.p);
+}
+
+/* Walks the VT's object graph and fills the streams. */
+static int s_collect(s_cap *c, rt_vt *vt)
+{
+    memset(c, 0, sizeof *c);
+    c->vt = vt;
+    c->m = vt->mod;
+    c->meta.w = 4;
+    c->s1.w = 1;
+    c->s2.w = 2;
+    c->s4.w = 4;
+    c->s8.w = 8;
+    c->gen = atomic_fetch_add(&s_gen_counter, 1);
+    if (c->gen == 0)
+        c->gen = atomic_fetch_add(&s_gen_counter, 1);
+    const lev_module_desc *d = c->m->desc;
+    c->static_obj = malloc((d->nstatics ? d->nstatics : 1) * sizeof(int32_t));
+    if (!c->static_obj)
+        return LEV_ENOMEM;
+    int rc = rt_arena_walk(&vt->ctx, &vt->arena, c->m, s_frame_cb, c);
+    if (rc)
+        return rc;
+    if (c->nframes == 0)
+        return rt_err(LEV_EINVAL, "VT %llu has no frames to capture", (unsigned long long)vt->id);
+    c->frames = malloc(c->nframes * sizeof *c->frames);
+    if (!c->frames)
+        return LEV_ENOMEM;
+    for (uint32_t i = 0; i < c->nframes; i++)
+        c->frames[i] = (s_fref){c->objs[i].addr, c->objs[i].size, i};
+    qsort(c->frames, c->nframes, sizeof *c->frames, s_fref_cmp);
+    for (uint32_t s = 0; s < d->nstatics; s++) {
+        c->static_obj[s] = -1;
+        if (!(d->statics[s].flags & LEV_S_TRAVELS))
+            continue;
+        uint32_t id;
+        s_obj o = {d->statics[s].addr, rt_module_static_size(c->m, s), S_OBJ_STATIC, s,
+                   d->statics[s].count, 0, 0};
+        if ((rc = s_add_obj(c, o, &id)))
+            return rc;
+        c->static_obj[s] = (int32_t)id;
+    }
+    /* The object table grows while it is encoded: breadth-first. */
+    for (uint32_t i = 0; i < c->nobj; i++) {
+        s_obj *o = &c->objs[i];
+        const rt_type *t;
+        uint32_t nelem;
+        if (o->kind == S_OBJ_FRAME) {
+            t = &c->m->types[d->fns[o->id].frame_type];
+            nelem = 1;
+        } else if (o->kind == S_OBJ_STATIC) {
+            t = &c->m->types[d->statics[o->id].type];
+            nelem = o->count;
+        } else {
+            t = &c->m->types[o->id];
+            nelem = o->count;
+        }
+        if (t->dense && o->size >= S_BULK_MIN && o->size / rt_kind_width(t->dense_kind) <= INT32_MAX) {
+            o->flags |= S_F_BULK;
+            continue;
+        }
+        if ((rc = s_encode_obj(c, i, t, nelem)))
+            return rc;
+    }
+    return 0;
+}
+
+/* tpl format of a dense array of `kind`. */
+static char *s_arr_fmt(uint32_t kind)
+{
+    switch (kind) {
+    case LEV_K_B1:
+        return "c#";
+    case LEV_K_B2:
+        return "v#";
+    case LEV_K_B4:
+        return "u#";
+    default:
+        return "U#";
+    }
+}
+
+typedef struct s_part {
+    tpl_node *tn;
+    size_t size;
+} s_part;
+
+/* Maps and packs one dense array as its own tpl image. */
+static int s_pack_arr(s_part *part, uint32_t kind, void *p, size_t n)
+{
+    part->tn = tpl_map(s_arr_fmt(kind), p, (int)n);
+    if (!part->tn)
+        return rt_err(LEV_ENOMEM, "tpl_map failed");
+    if (tpl_pack(part->tn, 0) != 0 || tpl_dump(part->tn, TPL_GETSIZE, &part->size) != 0)
+        return rt_err(LEV_ENOMEM, "tpl_pack failed");
+    return 0;
+}
+
+static int s_capture_guarded(s_cap *c, s_part *parts, uint32_t nparts_max, uint8_t **img,
+                             size_t *len)
+{
+    rt_vt *vt = c->vt;
+    const lev_module_desc *d = c->m->desc;
+    uint32_t np = 0;
+    int rc = 0;
+    /* Meta. */
+    if ((rc = s_reserve(&c->meta, (size_t)c->nobj * S_META_WORDS)))
+        return rc;
+    uint32_t nbulk = 0;
+    for (uint32_t i = 0; i < c->nobj; i++) {
+        const s_obj *o = &c->objs[i];
+        uint32_t *w = (uint32_t *)c->meta.p + c->meta.n;
+        w[0] = o->kind | (o->flags << 8);
+        w[1] = o->id;
+        w[2] = o->kind == S_OBJ_STATIC ? 0 : o->count;
+        w[3] = 0;
+        c->meta.n += S_META_WORDS;
+        nbulk += (o->flags & S_F_BULK) != 0;
+    }
+    s_stream *streams[5] = {&c->meta, &c->s1, &c->s2, &c->s4, &c->s8};
+    uint32_t kinds[5] = {LEV_K_B4, LEV_K_B1, LEV_K_B2, LEV_K_B4, LEV_K_B8};
+    s_header h = {S_MAGIC, RT_IMAGE_VERSION, c->m->hash, vt->id, vt->epoch, vt->entry,
+                  c->nobj, c->nframes, {0}};
+    for (int k = 0; k < 5; k++) {
+        if (streams[k]->n > INT32_MAX)
+            return rt_err(LEV_ERANGE, "image stream too large for one image");
+        h.len[2 * k] = streams[k]->n;
+        if (streams[k]->n == 0)
+            continue;
+        if ((rc = s_pack_arr(&parts[np], kinds[k], streams[k]->p, streams[k]->n)))
+            return rc;
+        h.len[2 * k + 1] = parts[np++].size;
+    }
+    /* Bulk objects: mapped on their own memory; sizes go in meta. */
+    for (uint32_t i = 0; i < c->nobj; i++) {
+        const s_obj *o = &c->objs[i];
+        if (!(o->flags & S_F_BULK))
+            continue;
+        const rt_type *t = o->kind == S_OBJ_FRAME    ? &c->m->types[d->fns[o->id].frame_type]
+                           : o->kind == S_OBJ_STATIC ? &c->m->types[d->statics[o->id].type]
+                                                     : &c->m->types[o->id];
+        uint32_t w = rt_kind_width(t->dense_kind);
+        if (np >= nparts_max)
+            return rt_err(LEV_EINVAL, "internal: image part table overflow");
+        if ((rc = s_pack_arr(&parts[np], t->dense_kind, o->addr, o->size / w)))
+            return rc;
+        if (parts[np].size > UINT32_MAX)
+            return rt_err(LEV_ERANGE, "object too large for one image");
+        /* Patch the meta entry's bulk size; meta is packed already, so
+         * keep the sizes in the object table and re-pack meta below. */
+        c->objs[i].bulk_sz = (uint32_t)parts[np].size;
+        np++;
+    }
+    if (nbulk) {
+        /* Re-pack meta with the bulk sizes. */
+        for (uint32_t i = 0; i < c->nobj; i++)
+            ((uint32_t *)c->meta.p)[(size_t)i * S_META_WORDS + 3] = c->objs[i].bulk_sz;
+        tpl_free(parts[0].tn);
+        if ((rc = s_pack_arr(&parts[0], LEV_K_B4, c->meta.p, c->meta.n)))
+            return rc;
+        h.len[L_META_SZ] = parts[0].size;
+    }
+    h.len[L_NBULK] = nbulk;
+    h.len[L_LIVE] = c->live;
+    uint64_t body = 0;
+    for (uint32_t i = 0; i < np; i++)
+        body += parts[i].size;
+    h.len[L_BODY] = body;
+    /* Header size is fixed for a format: pack once with the final values
+     * (the checksum is filled in after the body is written). */
+    s_part hp = {0};
+    hp.tn = tpl_map(S_HDR_FMT, &h.magic, &h.version, &h.module_hash, &h.vt_id, &h.epoch, &h.entry,
+                    &h.nobj, &h.nframes, h.len, S_NLEN);
+    if (!hp.tn)
+        return rt_err(LEV_ENOMEM, "tpl_map failed");
+    if (tpl_pack(hp.tn, 0) || tpl_dump(hp.tn, TPL_GETSIZE, &hp.size)) {
+        tpl_free(hp.tn);
+        return rt_err(LEV_ENOMEM, "tpl_pack failed");
+    }
+    tpl_free(hp.tn);
+    uint64_t total = hp.size + body;
+    if (total >= UINT32_MAX)
+        return rt_err(LEV_ERANGE, "image of %llu bytes exceeds 4 GiB", (unsigned long long)total);
+    uint8_t *out = malloc(total);
+    if (!out)
+        return LEV_ENOMEM;
+    size_t off = hp.size;
+    for (uint32_t i = 0; i < np; i++) {
+        if (tpl_dump(parts[i].tn, TPL_MEM | TPL_PREALLOCD, out + off, parts[i].size)) {
+            free(out);
+            return rt_err(LEV_ENOMEM, "tpl_dump failed");
+        }
+        off += parts[i].size;
+    }
+    h.len[L_SUM] = s_checksum(&h, out + hp.size, body);
+    hp.tn = tpl_map(S_HDR_FMT, &h.magic, &h.version, &h.module_hash, &h.vt_id, &h.epoch, &h.entry,
+                    &h.nobj, &h.nframes, h.len, S_NLEN);
+    if (!hp.tn || tpl_pack(hp.tn, 0) || tpl_dump(hp.tn, TPL_MEM | TPL_PREALLOCD, out, hp.size)) {
+        if (hp.tn)
+            tpl_free(hp.tn);
+        free(out);
+        return rt_err(LEV_ENOMEM, "tpl_dump of the header failed");
+    }
+    tpl_free(hp.tn);
+    *img = out;
+    *len = total;
+    return 0;
+}
+
+static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
+{
+    s_cap c;
+    int rc = s_collect(&c, vt);
+    if (rc) {
+        s_cap_free(&c);
+        return rc;
+    }
+    uint32_t nbulk = 0;
+    for (uint32_t i = 0; i < c.nobj; i++)
+        nbulk += (c.objs[i].flags & S_F_BULK) != 0;
+    uint32_t nparts = 5 + nbulk;
+    s_part *volatile parts = calloc(nparts, sizeof(s_part));
+    if (!parts) {
+        s_cap_free(&c);
+        return LEV_ENOMEM;
+    }
+    jmp_buf jb;
+    jmp_buf **slot = rt_tpl_jmp_slot();
+    jmp_buf *saved = *slot;
+    if (setjmp(jb) == 0) {
+        *slot = &jb;
+        if (img)
+            rc = s_capture_guarded(&c, parts, nparts, img, len);
+    } else {
+        rc = LEV_ENOMEM;
+    }
+    *slot = saved;
+    for (uint32_t i = 0; i < nparts; i++)
+        if (parts[i].tn)
+            tpl_free(parts[i].tn);
+    free(parts);
+    if (rc == 0 && scribble) {
+        for (uint32_t i = 0; i < c.nobj; i++)
+            if (c.objs[i].kind != S_OBJ_FRAME)
+                memset(c.objs[i].addr, 0xA5, c.objs[i].size);
+    }
+    s_cap_free(&c);
+    return rc;
+}
+
+int rt_capture(rt_vt *vt, uint8_t **img, size_t *len)
+{
+    if (!vt || !img || !len)
+        return rt_err(LEV_EINVAL, "rt_capture: NULL argument");
+    if (vt->state == RT_VT_RUNNING)
+        return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
+    return s_capture(vt, img, len, false);
+}
+
+void rt_heap_scribble_reachable(rt_vt *vt)
+{
+    s_capture(vt, NULL, NULL, true);
+}
+
+/* ===================================================================
+ * Restore
+ * =================================================================== */
+
+typedef struct s_rd {
+    const unsigned char *p; /* stream items (malloc'd, unpacked) */
+    size_t n, pos;
+    uint32_t w;
+} s_rd;
+
+typedef struct s_rst {
+    const lev_module *m;
+    s_header h;
+    size_t hdr_size;
+    const uint8_t *img;
+    size_t len;
+    uint32_t *meta;
+    s_rd s1, s2, s4, s8;
+    char **addr;      /* object id -> address (GC-visible) */
+    uint64_t *size;   /* object id -> bytes */
+    rt_chunk *chunk;  /* the new frame chunk */
+    uint64_t frames_bytes;
+} s_rst;
+
+static size_t s_hdr_size;
+
+static size_t s_header_size(void)
+{
+    if (s_hdr_size)
+        return s_hdr_size;
+    s_header h = {0};
+    tpl_node *tn = tpl_map(S_HDR_FMT, &h.magic, &h.version, &h.module_hash, &h.vt_id, &h.epoch,
+                           &h.entry, &h.nobj, &h.nframes, h.len, S_NLEN);
+    size_t sz = 0;
+    if (tn) {
+        if (tpl_pack(tn, 0) == 0)
+            tpl_dump(tn, TPL_GETSIZE, &sz);
+        tpl_free(tn);
+    }
+    s_hdr_size = sz;
+    return sz;
+}
+
+/* Checks that a part is a tpl image of the expected format and fixed
+ * length before tpl_load ever sees it. */
+static int s_check_fmt(const uint8_t *p, size_t n, const char *fmt, uint32_t expect_len,
+                       const char *what)
+{
+    char *f = tpl_peek(TPL_MEM, p, n);
+    if (!f)
+        return rt_err(LEV_EIMAGE, "%s is not a tpl image", what);
+    int ok = strcmp(f, fmt) == 0;
+    free(f);
+    if (!ok)
+        return rt_err(LEV_EIMAGE, "%s has an unexpected format", what);
+    uint32_t nfx = 0, *fx = NULL;
+    f = tpl_peek(TPL_MEM | TPL_FXLENS, p, n, &nfx, &fx);
+    if (!f)
+        return rt_err(LEV_EIMAGE, "%s has no array length", what);
+    free(f);
+    ok = nfx == 1 && fx && fx[0] == expect_len;
+    free(fx);
+    if (!ok)
+        return rt_err(LEV_EIMAGE, "%s has %u items, the header says %u", what,
+                      nfx == 1 && fx ? fx[0] : 0, expect_len);
+    return 0;
+}
+
+/* Unpacks one dense array part into dst (n items of kind). */
+static int s_unpack_arr(const uint8_t *p, size_t sz, uint32_t kind, void *dst, size_t n,
+                        const char *what)
+{
+    int rc = s_check_fmt(p, sz, s_arr_fmt(kind), (uint32_t)n, what);
+    if (rc)
+        return rc;
+    tpl_node *tn = tpl_map(s_arr_fmt(kind), dst, (int)n);
+    if (!tn)
+        return rt_err(LEV_ENOMEM, "tpl_map failed");
+    if (tpl_load(tn, TPL_MEM, p, sz) != 0) {
+        tpl_free(tn);
+        return rt_err(LEV_EIMAGE, "%s is damaged", what);
+    }
+    rc = tpl_unpack(tn, 0) == 1 ? 0 : rt_err(LEV_EIMAGE, "%s cannot be unpacked", what);
+    tpl_free(tn);
+    return rc;
+}
+
+static int s_read_header(const uint8_t *img, size_t len, s_header *h, size_t *hsz)
+{
+    size_t hs = s_header_size();
+    if (!img || len < 8 || hs == 0)
+        return rt_err(LEV_EIMAGE, "image of %zu bytes is too short", len);
+    char *f = tpl_peek(TPL_MEM, img, len < hs ? len : hs);
+    if (!f)
+        return rt_err(LEV_EIMAGE, "image does not begin with a tpl header");
+    int same = strcmp(f, S_HDR_FMT) == 0;
+    free(f);
+    if (!same)
+        return rt_err(LEV_EVERSION, "image header has a foreign format");
+    if (len < hs)
+        return rt_err(LEV_EIMAGE, "image of %zu bytes is truncated inside its header", len);
+    memset(h, 0, sizeof *h);
+    tpl_node *tn = tpl_map(S_HDR_FMT, &h->magic, &h->version, &h->module_hash, &h->vt_id, &h->epoch,
+                           &h->entry, &h->nobj, &h->nframes, h->len, S_NLEN);
+    if (!tn)
+        return rt_err(LEV_ENOMEM, "tpl_map failed");
+    int rc = 0;
+    if (tpl_load(tn, TPL_MEM, img, hs) != 0 || tpl_unpack(tn, 0) != 1)
+        rc = rt_err(LEV_EIMAGE, "image header is damaged");
+    tpl_free(tn);
+    if (rc)
+        return rc;
+    if (h->magic != S_MAGIC)
+        return rt_err(LEV_EIMAGE, "image has a bad magic number");
+    if (h->version != RT_IMAGE_VERSION)
+        return rt_err(LEV_EVERSION, "image format version %u, this runtime reads version %u",
+                      h->version, RT_IMAGE_VERSION);
+    if (h->len[L_BODY] != len - hs)
+        return rt_err(LEV_EIMAGE, "image body is %zu bytes, the header says %llu%s", len - hs,
+                      (unsigned long long)h->len[L_BODY],
+                      len - hs < h->len[L_BODY] ? " (truncated)" : "");
+    if (s_checksum(h, img + hs, len - hs) != h->len[L_SUM])
+        return rt_err(LEV_EIMAGE, "image checksum does not match (damaged)");
+    *hsz = hs;
+    return 0;
+}
+
+static int s_info_guarded(const uint8_t *img, size_t len, rt_image_info *info)
+{
+    s_header h;
+    size_t hs;
+    int rc = s_read_header(img, len, &h, &hs);
+    if (rc)
+        return rc;
+    info->version = h.version;
+    info->module_hash = h.module_hash;
+    info->vt_id = h.vt_id;
+    info->epoch = h.epoch;
+    info->nobjects = h.nobj;
+    info->nframes = h.nframes;
+    info->live_bytes = h.len[L_LIVE];
+    return 0;
+}
+
+/* Runs fn(a, b, c) with tpl's fatal hook returning here. */
+#define S_GUARDED(rc, call)                                                                        \
+    do {                                                                                           \
+        jmp_buf jb_;                                                                               \
+        jmp_buf **slot_ = rt_tpl_jmp_slot();                                                       \
+        jmp_buf *saved_ = *slot_;                                                                  \
+        if (setjmp(jb_) == 0) {                                                                    \
+            *slot_ = &jb_;                                                                         \
+            rc = (call);                                                                           \
+        } else {                                                                                   \
+            rc = LEV_ENOMEM;                                                                       \
+        }                                                                                          \
+        *slot_ = saved_;                                                                           \
+    } while (0)
+
+int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info)
+{
+    if (!info)
+        return rt_err(LEV_EINVAL, "rt_image_info_get: NULL argument");
+    rt_init();
+    int rc;
+    S_GUARDED(rc, s_info_guarded(img, len, info));
+    return rc;
+}
+
+static void s_rst_free(s_rst *r, bool free_objects)
+{
+    if (free_objects && r->addr) {
+        for (uint32_t i = 0; i < r->h.nobj; i++) {
+            uint32_t kind = r->meta[(size_t)i * S_META_WORDS] & 0xFF;
+            if (kind == S_OBJ_HEAP && r->addr[i])
+                GC_free(r->addr[i] - sizeof(rt_objhdr));
+        }
+        if (r->chunk)
+            GC_free(r->chunk);
+        r->chunk = NULL;
+    }
+    free(r->meta);
+    free((void *)r->s1.p);
+    free((void *)r->s2.p);
+    free((void *)r->s4.p);
+    free((void *)r->s8.p);
+    if (r->addr)
+        GC_free(r->addr);
+    free(r->size);
+}
+
+static const rt_type *s_rst_type(s_rst *r, uint32_t i, uint32_t *nelem)
+{
+    const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+    const lev_module_desc *d = r->m->desc;
+    uint32_t kind = w[0] & 0xFF;
+    if (kind == S_OBJ_FRAME) {
+        *nelem = 1;
+        return &r->m->types[d->fns[w[1]].frame_type];
+    }
+    if (kind == S_OBJ_STATIC) {
+        *nelem = d->statics[w[1]].count;
+        return &r->m->types[d->statics[w[1]].type];
+    }
+    *nelem = w[2];
+    return &r->m->types[w[1]];
+}
+
+/* Validates the object table and that the streams hold exactly what the
+ * objects will consume; nothing is allocated for objects before this. */
+static int s_validate_meta(s_rst *r)
+{
+    const lev_module_desc *d = r->m->desc;
+    uint64_t need[5] = {0}; /* by kind B1..B8 (index kind), pointers in [4] */
+    uint64_t bulk_bytes = 0;
+    r->frames_bytes = 0;
+    for (uint32_t i = 0; i < r->h.nobj; i++) {
+        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+        uint32_t kind = w[0] & 0xFF, flags = w[0] >> 8;
+        if (flags & ~(uint32_t)S_F_BULK)
+            return rt_err(LEV_EIMAGE, "object %u has unknown flags", i);
+        if ((i < r->h.nframes) != (kind == S_OBJ_FRAME))
+            return rt_err(LEV_EIMAGE, "object %u: frames must come first", i);
+        if (kind == S_OBJ_FRAME) {
+            if (w[1] >= d->nfns || !d->fns[w[1]].frame_type)
+                return rt_err(LEV_EIMAGE, "frame %u names unknown function %u", i, w[1]);
+            if (i == 0 && !d->fns[w[1]].entry)
+                return rt_err(LEV_EIMAGE, "bottom frame's function %s is not an entry",
+                              d->fns[w[1]].name);
+        } else if (kind == S_OBJ_STATIC) {
+            if (w[1] >= d->nstatics || !(d->statics[w[1]].flags & LEV_S_TRAVELS))
+                return rt_err(LEV_EIMAGE, "object %u names static %u that does not travel", i,
+                              w[1]);
+            for (uint32_t j = r->h.nframes; j < i; j++)
+                if ((r->meta[(size_t)j * S_META_WORDS] & 0xFF) == S_OBJ_STATIC &&
+                    r->meta[(size_t)j * S_META_WORDS + 1] == w[1])
+                    return rt_err(LEV_EIMAGE, "static %u appears twice", w[1]);
+        } else if (kind == S_OBJ_HEAP) {
+            if (!rt_module_type(r->m, w[1]))
+                return rt_err(LEV_EIMAGE, "heap object %u has unknown type %u", i, w[1]);
+        } else {
+            return rt_err(LEV_EIMAGE, "object %u has unknown kind %u", i, kind);
+        }
+        uint32_t nelem;
+        const rt_type *t = s_rst_type(r, i, &nelem);
+        uint64_t bytes = (uint64_t)t->size * nelem;
+        r->size[i] = bytes;
+        if (kind == S_OBJ_FRAME)
+            r->frames_bytes += LEV_FRAME_SIZE(bytes);
+        if (flags & S_F_BULK) {
+            if (!t->dense)
+                return rt_err(LEV_EIMAGE, "object %u is marked bulk but its type is not dense",
+                              i);
+            if (w[3] == 0)
+                return rt_err(LEV_EIMAGE, "bulk object %u has no image", i);
+            bulk_bytes += w[3];
+            continue;
+        }
+        for (uint32_t k = 0; k < t->nruns; k++) {
+            uint32_t kk = t->runs[k].kind;
+            uint32_t slot = kk <= LEV_K_B8 ? kk : LEV_K_B8;
+            need[slot] += (uint64_t)t->runs[k].count * nelem;
+        }
+    }
+    if (need[LEV_K_B1] != r->s1.n || need[LEV_K_B2] != r->s2.n || need[LEV_K_B4] != r->s4.n ||
+        need[LEV_K_B8] != r->s8.n)
+        return rt_err(LEV_EIMAGE, "object table does not match the data streams");
+    if (bulk_bytes > r->len)
+        return rt_err(LEV_EIMAGE, "bulk images exceed the image");
+    return 0;
+}
+
+#define S_TAKE(rd, dst, items)                                                                     \
+    do {                                                                                           \
+        memcpy((dst), (rd)->p + (rd)->pos * (rd)->w, (size_t)(items) * (rd)->w);                   \
+        (rd)->pos += (items);                                                                      \
+    } while (0)
+
+static int s_unref(s_rst *r, uint64_t v, uint32_t kind, void *dst, uint32_t oi, const char *fname)
+{
+    if (v == 0) {
+        memset(dst, 0, kind == LEV_K_PTR ? sizeof(void *) : sizeof(void (*)(void)));
+        return 0;
+    }
+    uint64_t tag = v >> 62, id = (v >> 32) & S_ID_MAX, off = v & 0xFFFFFFFFull;
+    const lev_module_desc *d = r->m->desc;
+    if (kind == LEV_K_FNPTR || tag == S_TAG_FN) {
+        if (tag != S_TAG_FN || off || id >= d->nfns || !d->fns[id].native)
+            return rt_err(LEV_EIMAGE, "object %u field %s: bad function reference", oi, fname);
+        void (*f)(void) = d->fns[id].native;
+        if (kind == LEV_K_FNPTR)
+            memcpy(dst, &f, sizeof f);
+        else {
+            void *p = (void *)(uintptr_t)f;
+            memcpy(dst, &p, sizeof p);
+        }
+        return 0;
+    }
+    char *p;
+    if (tag == S_TAG_OBJ) {
+        if (id >= r->h.nobj || off > r->size[id])
+            return rt_err(LEV_EIMAGE, "object %u field %s: reference outside object %llu", oi,
+                          fname, (unsigned long long)id);
+        p = r->addr[id] + off;
+    } else if (tag == S_TAG_SYM) {
+        if (id >= d->nstatics || off > rt_module_static_size(r->m, (uint32_t)id))
+            return rt_err(LEV_EIMAGE, "object %u field %s: bad static reference", oi, fname);
+        p = (char *)d->statics[id].addr + off;
+    } else {
+        return rt_err(LEV_EIMAGE, "object %u field %s: bad reference tag", oi, fname);
+    }
+    memcpy(dst, &p, sizeof p);
+    return 0;
+}
+
+static s_rd *s_rd_of(s_rst *r, uint32_t kind)
+{
+    switch (kind) {
+    case LEV_K_B1:
+        return &r->s1;
+    case LEV_K_B2:
+        return &r->s2;
+    case LEV_K_B4:
+        return &r->s4;
+    default:
+        return &r->s8;
+    }
+}
+
+static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
+{
+    char *addr = r->addr[oi];
+    for (uint32_t e = 0; e < nelem; e++) {
+        char *eb = addr + (size_t)e * t->size;
+        for (uint32_t k = 0; k < t->nruns; k++) {
+            const rt_run *run = &t->runs[k];
+            char *p = eb + run->offset;
+            if (run->kind <= LEV_K_B8) {
+                s_rd *rd = s_rd_of(r, run->kind);
+                if (run->stride == rd->w)
+                    S_TAKE(rd, p, run->count);
+                else
+                    for (uint32_t j = 0; j < run->count; j++)
+                        S_TAKE(rd, p + (size_t)j * run->stride, 1);
+                continue;
+            }
+            for (uint32_t j = 0; j < run->count; j++) {
+                uint64_t v = 0;
+                S_TAKE(&r->s8, &v, 1);
+                int rc = s_unref(r, v, run->kind, p + (size_t)j * run->stride, oi, run->name);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
+                         const char *what)
+{
+    uint64_t n = r->h.len[li], sz = r->h.len[li + 1];
+    rd->w = kind == LEV_K_B4 ? 4 : kind == LEV_K_B8 ? 8 : kind == LEV_K_B2 ? 2 : 1;
+    rd->n = 0;
+    rd->pos = 0;
+    if (n == 0) {
+        if (sz)
+            return rt_err(LEV_EIMAGE, "%s: empty stream with a size", what);
+        return 0;
+    }
+    if (n > INT32_MAX || sz > r->len - *off || n * rd->w > sz)
+        return rt_err(LEV_EIMAGE, "%s: length %llu does not fit the image", what,
+                      (unsigned long long)n);
+    void *buf = malloc(n * rd->w);
+    if (!buf)
+        return LEV_ENOMEM;
+    int rc = s_unpack_arr(r->img + *off, sz, kind, buf, n, what);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    rd->p = buf;
+    rd->n = n;
+    *off += sz;
+    return 0;
+}
+
+static int s_restore_guarded(s_rst *r)
+{
+    int rc = s_read_header(r->img, r->len, &r->h, &r->hdr_size);
+    if (rc)
+        return rc;
+    if (r->h.module_hash != r->m->hash)
+        return rt_err(LEV_EMODULE,
+                      "image was taken with task module %016llx, this process has %s (%016llx)",
+                      (unsigned long long)r->h.module_hash, r->m->desc->name,
+                      (unsigned long long)r->m->hash);
+    if (r->h.nframes == 0 || r->h.nframes > r->h.nobj || r->h.nobj > S_ID_MAX)
+        return rt_err(LEV_EIMAGE, "image has %u frames in %u objects", r->h.nframes, r->h.nobj);
+    if ((uint64_t)r->h.nobj * S_META_WORDS != r->h.len[L_META_N])
+        return rt_err(LEV_EIMAGE, "object table length does not match the object count");
+    size_t off = r->hdr_size;
+    s_rd meta = {0};
+    if ((rc = s_load_stream(r, &meta, LEV_K_B4, &off, L_META_N, "object table")))
+        return rc;
+    r->meta = (uint32_t *)meta.p;
+    if ((rc = s_load_stream(r, &r->s1, LEV_K_B1, &off, L_S1_N, "1-byte stream")) ||
+        (rc = s_load_stream(r, &r->s2, LEV_K_B2, &off, L_S2_N, "2-byte stream")) ||
+        (rc = s_load_stream(r, &r->s4, LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
+        (rc = s_load_stream(r, &r->s8, LEV_K_B8, &off, L_S8_N, "8-byte stream")))
+        return rc;
+    r->size = calloc(r->h.nobj, sizeof *r->size);
+    r->addr = GC_malloc_uncollectable((size_t)r->h.nobj * sizeof *r->addr);
+    if (!r->size || !r->addr)
+        return LEV_ENOMEM;
+    memset(r->addr, 0, (size_t)r->h.nobj * sizeof *r->addr);
+    if ((rc = s_validate_meta(r)))
+        return rc;
+    /* Allocate: frames contiguously in one chunk, then heap objects. */
+    size_t cap = r->frames_bytes < 256 ? 256 : r->frames_bytes;
+    r->chunk = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
+    if (!r->chunk)
+        return LEV_ENOMEM;
+    r->chunk->prev = r->chunk->next = NULL;
+    r->chunk->cap = cap;
+    r->chunk->end = r->chunk->data + r->frames_bytes;
+    char *fp = r->chunk->data;
+    const lev_module_desc *d = r->m->desc;
+    for (uint32_t i = 0; i < r->h.nobj; i++) {
+        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+        uint32_t kind = w[0] & 0xFF;
+        if (kind == S_OBJ_FRAME) {
+            r->addr[i] = fp;
+            memset(fp, 0, LEV_FRAME_SIZE(r->size[i]));
+            fp += LEV_FRAME_SIZE(r->size[i]);
+        } else if (kind == S_OBJ_STATIC) {
+            r->addr[i] = d->statics[w[1]].addr;
+        } else {
+            rt_objhdr *h = rt_heap_alloc_raw(r->m, w[1], w[2], false);
+            if (!h)
+                return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
+                              (unsigned long long)r->size[i]);
+            r->addr[i] = rt_obj_data(h);
+        }
+    }
+    /* Fill. */
+    for (uint32_t i = 0; i < r->h.nobj; i++) {
+        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+        uint32_t nelem;
+        const rt_type *t = s_rst_type(r, i, &nelem);
+        if (w[0] >> 8 & S_F_BULK) {
+            uint32_t width = rt_kind_width(t->dense_kind);
+            if (w[3] > r->len - off)
+                return rt_err(LEV_EIMAGE, "bulk object %u lies past the end of the image", i);
+            if ((rc = s_unpack_arr(r->img + off, w[3], t->dense_kind, r->addr[i],
+                                   r->size[i] / width, "bulk object")))
+                return rc;
+            off += w[3];
+            continue;
+        }
+        if ((rc = s_decode_obj(r, i, t, nelem)))
+            return rc;
+    }
+    if (off != r->len)
+        return rt_err(LEV_EIMAGE, "image has %zu bytes past its last part", r->len - off);
+    for (uint32_t i = 0; i < r->h.nframes; i++) {
+        lev_frame *f = (lev_frame *)r->addr[i];
+        f->fn = r->meta[(size_t)i * S_META_WORDS + 1];
+        f->pc = r->meta[(size_t)i * S_META_WORDS + 2];
+    }
+    return 0;
+}
+
+/* Decodes an image for module m; on success r->chunk holds the frames. */
+static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst *r)
+{
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->img = img;
+    r->len = len;
+    rt_init();
+    int rc;
+    S_GUARDED(rc, s_restore_guarded(r));
+    return rc;
+}
+
+static void s_install(rt_vt *vt, s_rst *r)
+{
+    rt_arena_clear(&vt->ctx, &vt->arena);
+    vt->arena.first = vt->arena.cur = r->chunk;
+    vt->ctx.base = r->chunk->data;
+    vt->ctx.sp = r->chunk->end;
+    vt->ctx.limit = r->chunk->data + r->chunk->cap;
+    vt->entry = ((lev_frame *)r->chunk->data)->fn;
+    vt->epoch = r->h.epoch;
+    r->chunk = NULL;
+}
+
+int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len)
+{
+    if (!vt || !img)
+        return rt_err(LEV_EINVAL, "rt_restore_into: NULL argument");
+    s_rst r;
+    int rc = s_restore(vt->mod, img, len, &r);
+    if (rc == 0 && r.h.vt_id != vt->id)
+        rc = rt_err(LEV_EIMAGE, "image belongs to VT %llu, not %llu",
+                    (unsigned long long)r.h.vt_id, (unsigned long long)vt->id);
+    if (rc == 0)
+        s_install(vt, &r);
+    s_rst_free(&r, rc != 0);
+    return rc;
+}
+
+int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
+{
+    if (!m || !img || !out)
+        return rt_err(LEV_EINVAL, "rt_restore: NULL argument");
+    s_rst r;
+    int rc = s_restore(m, img, len, &r);
+    rt_vt *vt = NULL;
+    if (rc == 0) {
+        vt = GC_malloc_uncollectable(sizeof *vt);
+        if (!vt)
+            rc = LEV_ENOMEM;
+    }
+    if (rc == 0) {
+        memset(vt, 0, sizeof *vt);
+        vt->mod = m;
+        vt->id = r.h.vt_id;
+        vt->state = RT_VT_RUNNABLE;
+        uint32_t every = rt_torture_every();
+        if (every) {
+            vt->torture_left = every;
+            vt->ctx.poll = 1;
+        }
+        s_install(vt, &r);
+        *out = vt;
+    }
+    s_rst_free(&r, rc != 0);
+    return rc;
+}

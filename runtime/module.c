@@ -1,0 +1,561 @@
+/* module.c - task module registration: validates the descriptors that
+ * generated code emits, flattens every type into scalar and pointer runs
+ * for capture, builds GC descriptors and the lookup tables that turn
+ * addresses back into function and static symbol ids.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC_THREADS
+#include <gc/gc.h>
+#include <gc/gc_typed.h>
+
+#include "rt.h"
+
+/* ===================================================================
+ * Helpers
+ * =================================================================== */
+
+static uint32_t s_kind_width(uint32_t kind)
+{
+    switch (kind) {
+    case LEV_K_B1:
+        return 1;
+    case LEV_K_B2:
+        return 2;
+    case LEV_K_B4:
+        return 4;
+    case LEV_K_B8:
+        return 8;
+    case LEV_K_PTR:
+        return (uint32_t)sizeof(void *);
+    case LEV_K_FNPTR:
+        return (uint32_t)sizeof(void (*)(void));
+    default:
+        return 0;
+    }
+}
+
+uint32_t rt_kind_width(uint32_t kind) { return s_kind_width(kind); }
+
+typedef struct s_hash {
+    uint64_t h;
+} s_hash;
+
+static void s_hash_bytes(s_hash *st, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        st->h ^= b[i];
+        st->h *= 0x100000001b3ull;
+    }
+}
+
+static void s_hash_u32(s_hash *st, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    s_hash_bytes(st, b, 4);
+}
+
+static void s_hash_str(s_hash *st, const char *s)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s);
+    s_hash_u32(st, (uint32_t)n);
+    s_hash_bytes(st, s, n);
+}
+
+/* ===================================================================
+ * Type flattening
+ * =================================================================== */
+
+typedef struct s_runs {
+    rt_run *v;
+    uint32_t n, cap;
+} s_runs;
+
+static int s_runs_add(s_runs *r, uint32_t offset, uint32_t kind, uint32_t count, const char *name)
+{
+    uint32_t w = s_kind_width(kind);
+    if (r->n) {
+        rt_run *last = &r->v[r->n - 1];
+        if (last->kind == kind && last->stride == w &&
+            (uint64_t)last->offset + (uint64_t)last->count * w == offset) {
+            last->count += count;
+            return 0;
+        }
+    }
+    if (r->n == r->cap) {
+        uint32_t nc = r->cap ? r->cap * 2 : 8;
+        rt_run *nv = realloc(r->v, nc * sizeof *nv);
+        if (!nv)
+            return LEV_ENOMEM;
+        r->v = nv;
+        r->cap = nc;
+    }
+    r->v[r->n++] = (rt_run){offset, kind, count, w, name};
+    return 0;
+}
+
+enum { S_TODO = 0, S_BUSY = 1, S_DONE = 2 };
+
+static int s_flatten(lev_module *m, uint32_t t, unsigned char *state);
+
+/* Appends the runs of `count` elements of type `t` at `base`. */
+static int s_append_rec(lev_module *m, s_runs *r, uint32_t base, uint32_t t, uint32_t count,
+                        unsigned char *state)
+{
+    int rc = s_flatten(m, t, state);
+    if (rc)
+        return rc;
+    const rt_type *et = &m->types[t];
+    for (uint32_t i = 0; i < count; i++) {
+        for (uint32_t k = 0; k < et->nruns; k++) {
+            const rt_run *er = &et->runs[k];
+            if (er->stride == s_kind_width(er->kind)) {
+                rc = s_runs_add(r, base + i * et->size + er->offset, er->kind, er->count, er->name);
+                if (rc)
+                    return rc;
+            } else {
+                for (uint32_t j = 0; j < er->count; j++) {
+                    rc = s_runs_add(r, base + i * et->size + er->offset + j * er->stride, er->kind, 1,
+                                    er->name);
+                    if (rc)
+                        return rc;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int s_run_cmp(const void *a, const void *b)
+{
+    const rt_run *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
+{
+    if (state[t] == S_DONE)
+        return 0;
+    if (state[t] == S_BUSY)
+        return rt_err(LEV_EINVAL, "type %u (%s) contains itself", t,
+                      m->desc->types[t - LEV_T_USER].name);
+    state[t] = S_BUSY;
+    const lev_type_desc *td = &m->desc->types[t - LEV_T_USER];
+    rt_type *rt = &m->types[t];
+    rt->name = td->name ? td->name : "?";
+    rt->size = td->size;
+    if (td->size == 0)
+        return rt_err(LEV_EINVAL, "type %s has size 0", rt->name);
+    if (td->nfields && !td->fields)
+        return rt_err(LEV_EINVAL, "type %s has no field table", rt->name);
+
+    /* Fields in declaration order may be unsorted; collect, then sort. */
+    s_runs r = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < td->nfields && !rc; i++) {
+        const lev_field_desc *f = &td->fields[i];
+        const char *fname = f->name ? f->name : "?";
+        if (f->count == 0) {
+            rc = rt_err(LEV_EINVAL, "field %s.%s has count 0", rt->name, fname);
+            break;
+        }
+        uint64_t esz;
+        if (f->kind == LEV_K_REC) {
+            if (f->type < LEV_T_USER || f->type >= m->ntypes) {
+                rc = rt_err(LEV_EINVAL, "field %s.%s names unknown type %u", rt->name, fname,
+                            f->type);
+                break;
+            }
+            rc = s_flatten(m, f->type, state);
+            if (rc)
+                break;
+            esz = m->types[f->type].size;
+        } else {
+            esz = s_kind_width(f->kind);
+            if (!esz) {
+                rc = rt_err(LEV_EINVAL, "field %s.%s has unknown kind %u", rt->name, fname, f->kind);
+                break;
+            }
+        }
+        if ((uint64_t)f->offset + esz * f->count > td->size) {
+            rc = rt_err(LEV_EINVAL, "field %s.%s lies outside its type (offset %u, size %u)",
+                        rt->name, fname, f->offset, td->size);
+            break;
+        }
+        if (f->kind == LEV_K_REC)
+            rc = s_append_rec(m, &r, f->offset, f->type, f->count, state);
+        else {
+            /* Do not merge across fields here: sorting comes first. */
+            if (r.n == r.cap) {
+                uint32_t nc = r.cap ? r.cap * 2 : 8;
+                rt_run *nv = realloc(r.v, nc * sizeof *nv);
+                if (!nv) {
+                    rc = LEV_ENOMEM;
+                    break;
+                }
+                r.v = nv;
+                r.cap = nc;
+            }
+            r.v[r.n++] = (rt_run){f->offset, f->kind, f->count, (uint32_t)esz, fname};
+        }
+    }
+    if (rc) {
+        free(r.v);
+        return rc;
+    }
+    qsort(r.v, r.n, sizeof *r.v, s_run_cmp);
+    /* Reject overlaps (a union holding a pointer cannot be described),
+     * then merge adjacent runs of one kind. */
+    s_runs merged = {0};
+    uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < r.n && !rc; i++) {
+        const rt_run *x = &r.v[i];
+        if (x->offset < prev_end)
+            rc = rt_err(LEV_EINVAL, "field %s.%s overlaps another field", rt->name, x->name);
+        else {
+            prev_end = (uint64_t)x->offset + (uint64_t)x->count * x->stride;
+            rc = s_runs_add(&merged, x->offset, x->kind, x->count, x->name);
+        }
+    }
+    free(r.v);
+    if (rc) {
+        free(merged.v);
+        return rc;
+    }
+    rt->runs = merged.v;
+    rt->nruns = merged.n;
+    for (uint32_t i = 0; i < rt->nruns; i++)
+        if (rt->runs[i].kind == LEV_K_PTR || rt->runs[i].kind == LEV_K_FNPTR)
+            rt->has_ptrs = true;
+    if (rt->nruns == 1 && rt->runs[0].offset == 0 && rt->runs[0].kind <= LEV_K_B8 &&
+        (uint64_t)rt->runs[0].count * rt->runs[0].stride == rt->size) {
+        rt->dense = true;
+        rt->dense_kind = rt->runs[0].kind;
+    }
+    state[t] = S_DONE;
+    return 0;
+}
+
+/* GC descriptor for header + one element: data pointers only (function
+ * pointers point at code). 0 means "allocate conservatively". */
+static void s_make_gc_descr(rt_type *t)
+{
+    t->gc_descr = 0;
+    if (!t->has_ptrs)
+        return;
+    size_t words = (sizeof(rt_objhdr) + t->size + sizeof(GC_word) - 1) / sizeof(GC_word);
+    GC_word *bm = calloc((words + GC_WORDSZ - 1) / GC_WORDSZ, sizeof(GC_word));
+    if (!bm)
+        return;
+    bool ok = true;
+    for (uint32_t i = 0; i < t->nruns && ok; i++) {
+        const rt_run *r = &t->runs[i];
+        if (r->kind != LEV_K_PTR)
+            continue;
+        for (uint32_t j = 0; j < r->count; j++) {
+            size_t off = sizeof(rt_objhdr) + r->offset + (size_t)j * r->stride;
+            if (off % sizeof(GC_word)) {
+                ok = false;
+                break;
+            }
+            GC_set_bit(bm, off / sizeof(GC_word));
+        }
+    }
+    if (ok)
+        t->gc_descr = (uintptr_t)GC_make_descriptor(bm, words);
+    free(bm);
+}
+
+/* ===================================================================
+ * Registration
+ * =================================================================== */
+
+static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
+static lev_module *s_modules;
+static const lev_module *s_sort_mod;
+
+static int s_static_cmp(const void *a, const void *b)
+{
+    const lev_static_desc *sd = s_sort_mod->desc->statics;
+    uintptr_t x = (uintptr_t)sd[*(const uint32_t *)a].addr;
+    uintptr_t y = (uintptr_t)sd[*(const uint32_t *)b].addr;
+    return x < y ? -1 : x > y;
+}
+
+static uint32_t s_ptr_hash(uintptr_t p, uint32_t cap)
+{
+    uint64_t h = (uint64_t)p * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32) & (cap - 1);
+}
+
+static void s_module_free(lev_module *m)
+{
+    if (!m)
+        return;
+    if (m->types)
+        for (uint32_t i = 0; i < m->ntypes; i++)
+            free(m->types[i].runs);
+    free(m->types);
+    free(m->static_by_addr);
+    free(m->fn_keys);
+    free(m->fn_vals);
+    free(m);
+}
+
+static void s_builtin(lev_module *m, uint32_t id, const char *name, uint32_t kind)
+{
+    rt_type *t = &m->types[id];
+    uint32_t w = s_kind_width(kind);
+    t->name = name;
+    t->size = w;
+    t->runs = malloc(sizeof(rt_run));
+    if (!t->runs)
+        return;
+    t->runs[0] = (rt_run){0, kind, 1, w, name};
+    t->nruns = 1;
+    t->has_ptrs = kind == LEV_K_PTR || kind == LEV_K_FNPTR;
+    t->dense = !t->has_ptrs;
+    t->dense_kind = kind;
+    s_make_gc_descr(t);
+}
+
+static int s_build(const lev_module_desc *d, lev_module **out)
+{
+    if (d->abi_version != LEV_ABI_VERSION)
+        return rt_err(LEV_EMODULE, "module %s was built for frame ABI %u, runtime has %u",
+                      d->name ? d->name : "?", d->abi_version, LEV_ABI_VERSION);
+    if ((d->ntypes && !d->types) || (d->nfns && !d->fns) || (d->nstatics && !d->statics))
+        return rt_err(LEV_EINVAL, "module %s: a descriptor table is missing",
+                      d->name ? d->name : "?");
+    if (d->ntypes > 0xFFFFFFu - LEV_T_USER)
+        return rt_err(LEV_EINVAL, "module has too many types");
+    lev_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return LEV_ENOMEM;
+    m->desc = d;
+    m->ntypes = LEV_T_USER + d->ntypes;
+    m->types = calloc(m->ntypes, sizeof *m->types);
+    unsigned char *state = calloc(m->ntypes, 1);
+    int rc = 0;
+    if (!m->types || !state) {
+        rc = LEV_ENOMEM;
+        goto fail;
+    }
+    s_builtin(m, LEV_T_BYTES, "bytes", LEV_K_B1);
+    s_builtin(m, LEV_T_U16, "u16", LEV_K_B2);
+    s_builtin(m, LEV_T_U32, "u32", LEV_K_B4);
+    s_builtin(m, LEV_T_U64, "u64", LEV_K_B8);
+    s_builtin(m, LEV_T_PTR, "pointer", LEV_K_PTR);
+    s_builtin(m, LEV_T_FNPTR, "function pointer", LEV_K_FNPTR);
+    for (uint32_t i = LEV_T_BYTES; i <= LEV_T_FNPTR; i++) {
+        state[i] = S_DONE;
+        if (!m->types[i].runs) {
+            rc = LEV_ENOMEM;
+            goto fail;
+        }
+    }
+    for (uint32_t t = LEV_T_USER; t < m->ntypes && !rc; t++)
+        rc = s_flatten(m, t, state);
+    if (rc)
+        goto fail;
+    for (uint32_t t = LEV_T_USER; t < m->ntypes; t++)
+        s_make_gc_descr(&m->types[t]);
+
+    /* Functions. */
+    for (uint32_t i = 0; i < d->nfns; i++) {
+        const lev_fn_desc *f = &d->fns[i];
+        const char *fname = f->name ? f->name : "?";
+        if (f->frame_type && (f->frame_type < LEV_T_USER || f->frame_type >= m->ntypes)) {
+            rc = rt_err(LEV_EINVAL, "function %s names unknown frame type %u", fname,
+                        f->frame_type);
+            goto fail;
+        }
+        if (f->frame_type && m->types[f->frame_type].size < sizeof(lev_frame)) {
+            rc = rt_err(LEV_EINVAL, "frame of function %s is smaller than its header", fname);
+            goto fail;
+        }
+        if ((f->flags & LEV_FN_TASK) &&
+            (!f->entry || !f->frame_type ||
+             m->types[f->frame_type].size < sizeof(lev_task_frame))) {
+            rc = rt_err(LEV_EINVAL, "task entry %s lacks a body or a task frame", fname);
+            goto fail;
+        }
+        if ((f->flags & LEV_FN_MAIN) &&
+            (!f->entry || !f->frame_type ||
+             m->types[f->frame_type].size < sizeof(lev_main_frame))) {
+            rc = rt_err(LEV_EINVAL, "main entry %s lacks a body or a main frame", fname);
+            goto fail;
+        }
+    }
+    m->fn_cap = 16;
+    while (m->fn_cap < d->nfns * 2u + 2u)
+        m->fn_cap *= 2;
+    m->fn_keys = calloc(m->fn_cap, sizeof *m->fn_keys);
+    m->fn_vals = calloc(m->fn_cap, sizeof *m->fn_vals);
+    if (!m->fn_keys || !m->fn_vals) {
+        rc = LEV_ENOMEM;
+        goto fail;
+    }
+    for (uint32_t i = 0; i < d->nfns; i++) {
+        uintptr_t a = (uintptr_t)d->fns[i].native;
+        if (!a)
+            continue;
+        uint32_t h = s_ptr_hash(a, m->fn_cap);
+        while (m->fn_keys[h] && m->fn_keys[h] != a)
+            h = (h + 1) & (m->fn_cap - 1);
+        if (!m->fn_keys[h]) {
+            m->fn_keys[h] = a;
+            m->fn_vals[h] = i;
+        }
+    }
+
+    /* Statics. */
+    m->nstatics = d->nstatics;
+    m->static_by_addr = calloc(d->nstatics ? d->nstatics : 1, sizeof *m->static_by_addr);
+    if (!m->static_by_addr) {
+        rc = LEV_ENOMEM;
+        goto fail;
+    }
+    for (uint32_t i = 0; i < d->nstatics; i++) {
+        const lev_static_desc *s = &d->statics[i];
+        if (!s->addr || s->type >= m->ntypes || !m->types[s->type].size || s->count == 0) {
+            rc = rt_err(LEV_EINVAL, "static %s has no address, an unknown type or count 0",
+                        s->name ? s->name : "?");
+            goto fail;
+        }
+        m->static_by_addr[i] = i;
+    }
+    s_sort_mod = m;
+    qsort(m->static_by_addr, d->nstatics, sizeof(uint32_t), s_static_cmp);
+
+    /* Identity. */
+    s_hash h = {0xcbf29ce484222325ull};
+    s_hash_u32(&h, LEV_ABI_VERSION);
+    s_hash_u32(&h, (uint32_t)sizeof(void *));
+    s_hash_str(&h, d->name);
+    for (uint32_t i = 0; i < d->ntypes; i++) {
+        const lev_type_desc *t = &d->types[i];
+        s_hash_str(&h, t->name);
+        s_hash_u32(&h, t->size);
+        s_hash_u32(&h, t->nfields);
+        for (uint32_t k = 0; k < t->nfields; k++) {
+            s_hash_str(&h, t->fields[k].name);
+            s_hash_u32(&h, t->fields[k].offset);
+            s_hash_u32(&h, t->fields[k].kind);
+            s_hash_u32(&h, t->fields[k].count);
+            s_hash_u32(&h, t->fields[k].type);
+        }
+    }
+    for (uint32_t i = 0; i < d->nfns; i++) {
+        s_hash_str(&h, d->fns[i].name);
+        s_hash_u32(&h, d->fns[i].frame_type);
+        s_hash_u32(&h, d->fns[i].flags);
+    }
+    for (uint32_t i = 0; i < d->nstatics; i++) {
+        s_hash_str(&h, d->statics[i].name);
+        s_hash_u32(&h, d->statics[i].type);
+        s_hash_u32(&h, d->statics[i].count);
+        s_hash_u32(&h, d->statics[i].flags);
+    }
+    m->hash = h.h;
+    free(state);
+    *out = m;
+    return 0;
+fail:
+    free(state);
+    s_module_free(m);
+    return rc;
+}
+
+int lev_module_register(const lev_module_desc *desc, lev_module **out)
+{
+    if (!desc || !out)
+        return rt_err(LEV_EINVAL, "lev_module_register: NULL argument");
+    rt_init();
+    pthread_mutex_lock(&s_lock);
+    for (lev_module *m = s_modules; m; m = m->next)
+        if (m->desc == desc) {
+            *out = m;
+            pthread_mutex_unlock(&s_lock);
+            return 0;
+        }
+    lev_module *m = NULL;
+    int rc = s_build(desc, &m);
+    if (rc == 0) {
+        m->next = s_modules;
+        s_modules = m;
+        *out = m;
+    }
+    pthread_mutex_unlock(&s_lock);
+    return rc;
+}
+
+uint64_t lev_module_hash(const lev_module *m) { return m ? m->hash : 0; }
+
+/* ===================================================================
+ * Lookups
+ * =================================================================== */
+
+const rt_type *rt_module_type(const lev_module *m, uint32_t t)
+{
+    if (t >= m->ntypes || !m->types[t].runs)
+        return NULL;
+    return &m->types[t];
+}
+
+int64_t rt_module_fn_by_addr(const lev_module *m, const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (!a)
+        return -1;
+    uint32_t h = s_ptr_hash(a, m->fn_cap);
+    while (m->fn_keys[h]) {
+        if (m->fn_keys[h] == a)
+            return m->fn_vals[h];
+        h = (h + 1) & (m->fn_cap - 1);
+    }
+    return -1;
+}
+
+size_t rt_module_static_size(const lev_module *m, uint32_t s)
+{
+    const lev_static_desc *sd = &m->desc->statics[s];
+    return (size_t)m->types[sd->type].size * sd->count;
+}
+
+int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off)
+{
+    uintptr_t a = (uintptr_t)p;
+    const lev_static_desc *sd = m->desc->statics;
+    /* Last static whose address is <= a. */
+    uint32_t lo = 0, hi = m->nstatics;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if ((uintptr_t)sd[m->static_by_addr[mid]].addr <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    uint32_t s = m->static_by_addr[lo - 1];
+    uintptr_t base = (uintptr_t)sd[s].addr;
+    if (a - base > rt_module_static_size(m, s))
+        return -1;
+    *off = a - base;
+    return s;
+}
+
+int64_t rt_module_fn_by_name(const lev_module *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->desc->nfns; i++)
+        if (m->desc->fns[i].name && strcmp(m->desc->fns[i].name, name) == 0)
+            return i;
+    return -1;
+}
