@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define GC_THREADS
 #include <gc/gc.h>
@@ -48,8 +49,8 @@ enum { S_F_BULK = 1 };
 enum { S_META_WORDS = 4 };
 /* Indices in the header's length table. */
 enum {
-    L_META_N, L_META_SZ, L_S1_N, L_S1_SZ, L_S2_N, L_S2_SZ, L_S4_N, L_S4_SZ, L_S8_N, L_S8_SZ,
-    L_NBULK, L_BODY, L_SUM, L_LIVE, L_FLAGS, L_RESERVED
+    L_META_N, L_META_SZ, L_BSZ_N, L_BSZ_SZ, L_S1_N, L_S1_SZ, L_S2_N, L_S2_SZ, L_S4_N, L_S4_SZ,
+    L_S8_N, L_S8_SZ, L_BODY, L_SUM, L_LIVE, L_RESERVED
 };
 
 /* ===================================================================
@@ -125,6 +126,19 @@ typedef struct s_stream {
     uint32_t w; /* item width */
 } s_stream;
 
+/* Large buffers are filled at once: ask for transparent huge pages so
+ * the kernel takes one fault per 2 MiB instead of one per 4 KiB. */
+static void s_hugepages(void *p, size_t n)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (n < 2 * huge)
+        return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (e > a)
+        madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
 static int s_reserve(s_stream *s, size_t more)
 {
     if (s->n + more <= s->cap)
@@ -135,6 +149,7 @@ static int s_reserve(s_stream *s, size_t more)
     unsigned char *np = realloc(s->p, nc * s->w);
     if (!np)
         return LEV_ENOMEM;
+    s_hugepages(np + s->n * s->w, (nc - s->n) * s->w);
     s->p = np;
     s->cap = nc;
     return 0;
@@ -162,15 +177,15 @@ static inline int s_put64(s_stream *s, uint64_t v)
  * Capture
  * =================================================================== */
 
-typedef struct s_obj {
+/* A frame or travelling static (few per VT); heap objects are kept only
+ * as header pointers in the discovery queue. */
+typedef struct s_fixed {
     char *addr;
-    uint64_t size;  /* bytes */
+    uint64_t size;
     uint32_t kind;
-    uint32_t id;    /* type (heap), fn (frame), sym (static) */
-    uint32_t count; /* elements (heap); pc (frame) */
-    uint32_t flags;
-    uint32_t bulk_sz;
-} s_obj;
+    uint32_t id;    /* fn (frame), sym (static) */
+    uint32_t count; /* pc (frame), elements (static) */
+} s_fixed;
 
 typedef struct s_fref {
     char *addr;
@@ -178,35 +193,47 @@ typedef struct s_fref {
     uint32_t obj;
 } s_fref;
 
+typedef struct s_bulk {
+    char *addr;
+    size_t n;
+    uint32_t kind;
+} s_bulk;
+
 typedef struct s_cap {
     rt_vt *vt;
     const lev_module *m;
     uint32_t gen;
-    s_obj *objs;
-    uint32_t nobj, capobj;
-    uint32_t nframes;
-    s_fref *frames; /* sorted by address */
+    s_fixed *fixed;
+    uint32_t nfixed, capfixed, nframes;
+    rt_objhdr **heap; /* discovery queue */
+    uint32_t nheap, capheap;
+    s_fref *frames;      /* sorted by address */
     int32_t *static_obj; /* sym -> object id of a travelling static, or -1 */
-    s_stream meta, s1, s2, s4, s8;
+    s_bulk *bulk;
+    uint32_t nbulk, capbulk;
+    s_stream meta, bsz, s1, s2, s4, s8;
+    uint32_t *group;     /* open meta group, or NULL */
     uint64_t live;
 } s_cap;
 
 static _Atomic uint32_t s_gen_counter = 1;
 
-static int s_add_obj(s_cap *c, s_obj o, uint32_t *id)
+static int s_grow(void **p, uint32_t *cap, size_t elem)
 {
-    if (c->nobj == c->capobj) {
-        uint32_t nc = c->capobj ? c->capobj * 2 : 64;
-        s_obj *no = realloc(c->objs, (size_t)nc * sizeof *no);
-        if (!no)
-            return LEV_ENOMEM;
-        c->objs = no;
-        c->capobj = nc;
-    }
-    if (c->nobj > S_ID_MAX)
-        return rt_err(LEV_ERANGE, "more than %u objects in one image", S_ID_MAX);
-    *id = c->nobj;
-    c->objs[c->nobj++] = o;
+    uint32_t nc = *cap ? *cap * 2 : 64;
+    void *np = realloc(*p, (size_t)nc * elem);
+    if (!np)
+        return LEV_ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int s_add_fixed(s_cap *c, s_fixed o)
+{
+    if (c->nfixed == c->capfixed && s_grow((void **)&c->fixed, &c->capfixed, sizeof *c->fixed))
+        return LEV_ENOMEM;
+    c->fixed[c->nfixed++] = o;
     c->live += o.size;
     return 0;
 }
@@ -215,15 +242,10 @@ static int s_frame_cb(void *frame, size_t size, void *ud)
 {
     s_cap *c = ud;
     const lev_frame *f = frame;
-    uint32_t id;
     (void)size;
     uint32_t t = c->m->desc->fns[f->fn].frame_type;
-    s_obj o = {frame, c->m->types[t].size, S_OBJ_FRAME, f->fn, f->pc, 0, 0};
-    int rc = s_add_obj(c, o, &id);
-    if (rc)
-        return rc;
     c->nframes++;
-    return 0;
+    return s_add_fixed(c, (s_fixed){frame, c->m->types[t].size, S_OBJ_FRAME, f->fn, f->pc});
 }
 
 static int s_fref_cmp(const void *a, const void *b)
@@ -232,21 +254,22 @@ static int s_fref_cmp(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Where a diagnostic says the bad pointer lives. */
-static int s_bad_ptr(s_cap *c, const s_obj *o, const rt_run *r, const void *p, const char *what)
+/* Where a diagnostic says the bad pointer lives: object kind and id. */
+static int s_bad_ptr(s_cap *c, uint32_t kind, uint32_t id, const rt_run *r, const void *p,
+                     const char *what)
 {
-    if (o->kind == S_OBJ_FRAME)
+    if (kind == S_OBJ_FRAME)
         return rt_err(LEV_ECAPTURE, "%s %p in function %s, variable %s", what, p,
-                      c->m->desc->fns[o->id].name, r->name);
-    if (o->kind == S_OBJ_STATIC)
+                      c->m->desc->fns[id].name, r->name);
+    if (kind == S_OBJ_STATIC)
         return rt_err(LEV_ECAPTURE, "%s %p in static %s (%s)", what, p,
-                      c->m->desc->statics[o->id].name, r->name);
+                      c->m->desc->statics[id].name, r->name);
     return rt_err(LEV_ECAPTURE, "%s %p in heap object of type %s, field %s", what, p,
-                  c->m->types[o->id].name, r->name);
+                  c->m->types[id].name, r->name);
 }
 
-/* Encodes data pointer p found in object o (run r). */
-static int s_ref(s_cap *c, uint32_t oi, const rt_run *r, char *p, uint64_t *out)
+/* Encodes data pointer p found in an object of (kind, id), run r. */
+static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p, uint64_t *out)
 {
     if (!p) {
         *out = 0;
@@ -277,18 +300,18 @@ static int s_ref(s_cap *c, uint32_t oi, const rt_run *r, char *p, uint64_t *out)
             char *data = (char *)base + sizeof(rt_objhdr);
             uint64_t size = (uint64_t)t->size * h->count;
             if (p >= data && (uint64_t)(p - data) <= size) {
-                uint32_t id;
-                if (h->mark == c->gen) {
-                    id = h->id;
-                } else {
-                    s_obj o = {data, size, S_OBJ_HEAP, RT_OBJ_TYPE(h), h->count, 0, 0};
-                    int rc = s_add_obj(c, o, &id);
-                    if (rc)
-                        return rc;
+                if (h->mark != c->gen) {
+                    if (c->nheap == c->capheap &&
+                        s_grow((void **)&c->heap, &c->capheap, sizeof *c->heap))
+                        return LEV_ENOMEM;
+                    if ((uint64_t)c->nfixed + c->nheap > S_ID_MAX)
+                        return rt_err(LEV_ERANGE, "more than %u objects in one image", S_ID_MAX);
                     h->mark = c->gen;
-                    h->id = id;
+                    h->id = c->nfixed + c->nheap;
+                    c->heap[c->nheap++] = h;
+                    c->live += size;
                 }
-                *out = (S_TAG_OBJ << 62) | ((uint64_t)id << 32) | (uint64_t)(p - data);
+                *out = (S_TAG_OBJ << 62) | ((uint64_t)h->id << 32) | (uint64_t)(p - data);
                 return 0;
             }
         }
@@ -307,7 +330,7 @@ static int s_ref(s_cap *c, uint32_t oi, const rt_run *r, char *p, uint64_t *out)
         *out = (S_TAG_FN << 62) | ((uint64_t)fn << 32);
         return 0;
     }
-    return s_bad_ptr(c, &c->objs[oi], r, p, "pointer to memory the runtime does not own:");
+    return s_bad_ptr(c, okind, oid, r, p, "pointer to memory the runtime does not own:");
 }
 
 static s_stream *s_stream_of(s_cap *c, uint32_t kind)
@@ -324,10 +347,14 @@ static s_stream *s_stream_of(s_cap *c, uint32_t kind)
     }
 }
 
-/* Encodes the elements of object oi according to its type's runs. */
-static int s_encode_obj(s_cap *c, uint32_t oi, const rt_type *t, uint32_t nelem)
+/* Encodes `nelem` elements of type t at addr, an object of (kind, id). */
+static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, uint32_t okind,
+                        uint32_t oid)
 {
-    char *addr = c->objs[oi].addr;
+    if (t->dense) {
+        s_stream *s = s_stream_of(c, t->dense_kind);
+        return s_put(s, addr, (size_t)t->runs[0].count * nelem);
+    }
     for (uint32_t e = 0; e < nelem; e++) {
         char *eb = addr + (size_t)e * t->size;
         for (uint32_t k = 0; k < t->nruns; k++) {
@@ -351,18 +378,16 @@ static int s_encode_obj(s_cap *c, uint32_t oi, const rt_type *t, uint32_t nelem)
                 if (r->kind == LEV_K_PTR) {
                     char *val;
                     memcpy(&val, fp, sizeof val);
-                    int rc = s_ref(c, oi, r, val, &v);
+                    int rc = s_ref(c, okind, oid, r, val, &v);
                     if (rc)
                         return rc;
                 } else {
                     void (*fv)(void);
                     memcpy(&fv, fp, sizeof fv);
-                    if (!fv) {
-                        v = 0;
-                    } else {
+                    if (fv) {
                         int64_t fn = rt_module_fn_by_addr(c->m, (const void *)(uintptr_t)fv);
                         if (fn < 0)
-                            return s_bad_ptr(c, &c->objs[oi], r, (const void *)(uintptr_t)fv,
+                            return s_bad_ptr(c, okind, oid, r, (const void *)(uintptr_t)fv,
                                              "function pointer outside the task module:");
                         v = (S_TAG_FN << 62) | ((uint64_t)fn << 32);
                     }
@@ -375,25 +400,62 @@ static int s_encode_obj(s_cap *c, uint32_t oi, const rt_type *t, uint32_t nelem)
     return 0;
 }
 
+/* Appends an object to the meta stream, extending the open group when
+ * the object repeats its (kind, flags, id, count). */
+static int s_meta(s_cap *c, uint32_t kind, uint32_t flags, uint32_t id, uint32_t count)
+{
+    uint32_t w0 = kind | (flags << 8);
+    if (kind == S_OBJ_HEAP && c->meta.n) {
+        uint32_t *g = (uint32_t *)c->meta.p + c->meta.n - S_META_WORDS;
+        if (g[0] == w0 && g[1] == id && g[2] == count && g[3] < UINT32_MAX) {
+            g[3]++;
+            return 0;
+        }
+    }
+    uint32_t w[S_META_WORDS] = {w0, id, count, 1};
+    return s_put(&c->meta, w, S_META_WORDS);
+}
+
+/* Encodes one object, or defers it to its own bulk image. */
+static int s_emit(s_cap *c, char *addr, uint64_t size, const rt_type *t, uint32_t nelem,
+                  uint32_t kind, uint32_t id, uint32_t count)
+{
+    uint32_t flags = 0;
+    if (t->dense && size >= S_BULK_MIN && size / rt_kind_width(t->dense_kind) <= INT32_MAX) {
+        if (c->nbulk == c->capbulk && s_grow((void **)&c->bulk, &c->capbulk, sizeof *c->bulk))
+            return LEV_ENOMEM;
+        c->bulk[c->nbulk++] = (s_bulk){addr, size / rt_kind_width(t->dense_kind), t->dense_kind};
+        flags = S_F_BULK;
+    } else {
+        int rc = s_encode_obj(c, addr, t, nelem, kind, id);
+        if (rc)
+            return rc;
+    }
+    return s_meta(c, kind, flags, id, count);
+}
+
 static void s_cap_free(s_cap *c)
 {
-    free(c->objs);
+    free(c->fixed);
+    free(c->heap);
     free(c->frames);
     free(c->static_obj);
+    free(c->bulk);
     free(c->meta.p);
+    free(c->bsz.p);
     free(c->s1.p);
     free(c->s2.p);
     free(c->s4.p);
     free(c->s8.p);
 }
 
-/* Walks the VT's object graph and fills the streams. */
+/* Walks the VT's object graph breadth-first and fills the streams. */
 static int s_collect(s_cap *c, rt_vt *vt)
 {
     memset(c, 0, sizeof *c);
     c->vt = vt;
     c->m = vt->mod;
-    c->meta.w = 4;
+    c->meta.w = c->bsz.w = 4;
     c->s1.w = 1;
     c->s2.w = 2;
     c->s4.w = 4;
@@ -414,39 +476,32 @@ static int s_collect(s_cap *c, rt_vt *vt)
     if (!c->frames)
         return LEV_ENOMEM;
     for (uint32_t i = 0; i < c->nframes; i++)
-        c->frames[i] = (s_fref){c->objs[i].addr, c->objs[i].size, i};
+        c->frames[i] = (s_fref){c->fixed[i].addr, c->fixed[i].size, i};
     qsort(c->frames, c->nframes, sizeof *c->frames, s_fref_cmp);
     for (uint32_t s = 0; s < d->nstatics; s++) {
         c->static_obj[s] = -1;
         if (!(d->statics[s].flags & LEV_S_TRAVELS))
             continue;
-        uint32_t id;
-        s_obj o = {d->statics[s].addr, rt_module_static_size(c->m, s), S_OBJ_STATIC, s,
-                   d->statics[s].count, 0, 0};
-        if ((rc = s_add_obj(c, o, &id)))
+        c->static_obj[s] = (int32_t)c->nfixed;
+        if ((rc = s_add_fixed(c, (s_fixed){d->statics[s].addr, rt_module_static_size(c->m, s),
+                                           S_OBJ_STATIC, s, d->statics[s].count})))
             return rc;
-        c->static_obj[s] = (int32_t)id;
     }
-    /* The object table grows while it is encoded: breadth-first. */
-    for (uint32_t i = 0; i < c->nobj; i++) {
-        s_obj *o = &c->objs[i];
-        const rt_type *t;
-        uint32_t nelem;
-        if (o->kind == S_OBJ_FRAME) {
-            t = &c->m->types[d->fns[o->id].frame_type];
-            nelem = 1;
-        } else if (o->kind == S_OBJ_STATIC) {
-            t = &c->m->types[d->statics[o->id].type];
-            nelem = o->count;
-        } else {
-            t = &c->m->types[o->id];
-            nelem = o->count;
-        }
-        if (t->dense && o->size >= S_BULK_MIN && o->size / rt_kind_width(t->dense_kind) <= INT32_MAX) {
-            o->flags |= S_F_BULK;
-            continue;
-        }
-        if ((rc = s_encode_obj(c, i, t, nelem)))
+    for (uint32_t i = 0; i < c->nfixed; i++) {
+        s_fixed o = c->fixed[i];
+        const rt_type *t = o.kind == S_OBJ_FRAME ? &c->m->types[d->fns[o.id].frame_type]
+                                                 : &c->m->types[d->statics[o.id].type];
+        uint32_t nelem = o.kind == S_OBJ_FRAME ? 1 : o.count;
+        if ((rc = s_emit(c, o.addr, o.size, t, nelem, o.kind, o.id, o.count)))
+            return rc;
+    }
+    /* The queue grows while it is encoded. */
+    for (uint32_t i = 0; i < c->nheap; i++) {
+        rt_objhdr *h = c->heap[i];
+        uint32_t type = RT_OBJ_TYPE(h);
+        const rt_type *t = &c->m->types[type];
+        if ((rc = s_emit(c, rt_obj_data(h), (uint64_t)t->size * h->count, t, h->count,
+                         S_OBJ_HEAP, type, h->count)))
             return rc;
     }
     return 0;
@@ -483,112 +538,91 @@ static int s_pack_arr(s_part *part, uint32_t kind, void *p, size_t n)
     return 0;
 }
 
-static int s_capture_guarded(s_cap *c, s_part *parts, uint32_t nparts_max, uint8_t **img,
-                             size_t *len)
+static int s_pack_header(s_header *h, s_part *hp)
+{
+    hp->tn = tpl_map(S_HDR_FMT, &h->magic, &h->version, &h->module_hash, &h->vt_id, &h->epoch,
+                     &h->entry, &h->nobj, &h->nframes, h->len, S_NLEN);
+    if (!hp->tn)
+        return rt_err(LEV_ENOMEM, "tpl_map failed");
+    if (tpl_pack(hp->tn, 0) || tpl_dump(hp->tn, TPL_GETSIZE, &hp->size))
+        return rt_err(LEV_ENOMEM, "tpl_pack of the header failed");
+    return 0;
+}
+
+static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len)
 {
     rt_vt *vt = c->vt;
-    const lev_module_desc *d = c->m->desc;
     uint32_t np = 0;
     int rc = 0;
-    /* Meta. */
-    if ((rc = s_reserve(&c->meta, (size_t)c->nobj * S_META_WORDS)))
-        return rc;
-    uint32_t nbulk = 0;
-    for (uint32_t i = 0; i < c->nobj; i++) {
-        const s_obj *o = &c->objs[i];
-        uint32_t *w = (uint32_t *)c->meta.p + c->meta.n;
-        w[0] = o->kind | (o->flags << 8);
-        w[1] = o->id;
-        w[2] = o->kind == S_OBJ_STATIC ? 0 : o->count;
-        w[3] = 0;
-        c->meta.n += S_META_WORDS;
-        nbulk += (o->flags & S_F_BULK) != 0;
+    /* Bulk objects first (their sizes form a stream of their own), each
+     * mapped directly on the object's memory. */
+    s_part *bparts = parts + 6;
+    for (uint32_t i = 0; i < c->nbulk; i++) {
+        if ((rc = s_pack_arr(&bparts[i], c->bulk[i].kind, c->bulk[i].addr, c->bulk[i].n)))
+            return rc;
+        if (bparts[i].size > UINT32_MAX)
+            return rt_err(LEV_ERANGE, "object too large for one image");
+        uint32_t sz = (uint32_t)bparts[i].size;
+        if ((rc = s_put(&c->bsz, &sz, 1)))
+            return rc;
     }
-    s_stream *streams[5] = {&c->meta, &c->s1, &c->s2, &c->s4, &c->s8};
-    uint32_t kinds[5] = {LEV_K_B4, LEV_K_B1, LEV_K_B2, LEV_K_B4, LEV_K_B8};
+    s_stream *streams[6] = {&c->meta, &c->bsz, &c->s1, &c->s2, &c->s4, &c->s8};
+    uint32_t kinds[6] = {LEV_K_B4, LEV_K_B4, LEV_K_B1, LEV_K_B2, LEV_K_B4, LEV_K_B8};
     s_header h = {S_MAGIC, RT_IMAGE_VERSION, c->m->hash, vt->id, vt->epoch, vt->entry,
-                  c->nobj, c->nframes, {0}};
-    for (int k = 0; k < 5; k++) {
+                  c->nfixed + c->nheap, c->nframes, {0}};
+    for (int k = 0; k < 6; k++) {
         if (streams[k]->n > INT32_MAX)
             return rt_err(LEV_ERANGE, "image stream too large for one image");
         h.len[2 * k] = streams[k]->n;
         if (streams[k]->n == 0)
             continue;
-        if ((rc = s_pack_arr(&parts[np], kinds[k], streams[k]->p, streams[k]->n)))
+        if ((rc = s_pack_arr(&parts[k], kinds[k], streams[k]->p, streams[k]->n)))
             return rc;
-        h.len[2 * k + 1] = parts[np++].size;
+        h.len[2 * k + 1] = parts[k].size;
     }
-    /* Bulk objects: mapped on their own memory; sizes go in meta. */
-    for (uint32_t i = 0; i < c->nobj; i++) {
-        const s_obj *o = &c->objs[i];
-        if (!(o->flags & S_F_BULK))
-            continue;
-        const rt_type *t = o->kind == S_OBJ_FRAME    ? &c->m->types[d->fns[o->id].frame_type]
-                           : o->kind == S_OBJ_STATIC ? &c->m->types[d->statics[o->id].type]
-                                                     : &c->m->types[o->id];
-        uint32_t w = rt_kind_width(t->dense_kind);
-        if (np >= nparts_max)
-            return rt_err(LEV_EINVAL, "internal: image part table overflow");
-        if ((rc = s_pack_arr(&parts[np], t->dense_kind, o->addr, o->size / w)))
-            return rc;
-        if (parts[np].size > UINT32_MAX)
-            return rt_err(LEV_ERANGE, "object too large for one image");
-        /* Patch the meta entry's bulk size; meta is packed already, so
-         * keep the sizes in the object table and re-pack meta below. */
-        c->objs[i].bulk_sz = (uint32_t)parts[np].size;
-        np++;
-    }
-    if (nbulk) {
-        /* Re-pack meta with the bulk sizes. */
-        for (uint32_t i = 0; i < c->nobj; i++)
-            ((uint32_t *)c->meta.p)[(size_t)i * S_META_WORDS + 3] = c->objs[i].bulk_sz;
-        tpl_free(parts[0].tn);
-        if ((rc = s_pack_arr(&parts[0], LEV_K_B4, c->meta.p, c->meta.n)))
-            return rc;
-        h.len[L_META_SZ] = parts[0].size;
-    }
-    h.len[L_NBULK] = nbulk;
+    np = 6 + c->nbulk;
     h.len[L_LIVE] = c->live;
     uint64_t body = 0;
     for (uint32_t i = 0; i < np; i++)
         body += parts[i].size;
     h.len[L_BODY] = body;
-    /* Header size is fixed for a format: pack once with the final values
-     * (the checksum is filled in after the body is written). */
     s_part hp = {0};
-    hp.tn = tpl_map(S_HDR_FMT, &h.magic, &h.version, &h.module_hash, &h.vt_id, &h.epoch, &h.entry,
-                    &h.nobj, &h.nframes, h.len, S_NLEN);
-    if (!hp.tn)
-        return rt_err(LEV_ENOMEM, "tpl_map failed");
-    if (tpl_pack(hp.tn, 0) || tpl_dump(hp.tn, TPL_GETSIZE, &hp.size)) {
+    rc = s_pack_header(&h, &hp);
+    if (hp.tn)
         tpl_free(hp.tn);
-        return rt_err(LEV_ENOMEM, "tpl_pack failed");
-    }
-    tpl_free(hp.tn);
+    if (rc)
+        return rc;
     uint64_t total = hp.size + body;
     if (total >= UINT32_MAX)
         return rt_err(LEV_ERANGE, "image of %llu bytes exceeds 4 GiB", (unsigned long long)total);
     uint8_t *out = malloc(total);
     if (!out)
         return LEV_ENOMEM;
+    s_hugepages(out, total);
     size_t off = hp.size;
     for (uint32_t i = 0; i < np; i++) {
+        if (!parts[i].tn)
+            continue;
         if (tpl_dump(parts[i].tn, TPL_MEM | TPL_PREALLOCD, out + off, parts[i].size)) {
             free(out);
             return rt_err(LEV_ENOMEM, "tpl_dump failed");
         }
         off += parts[i].size;
     }
+    /* The header's size does not depend on its values: pack it again
+     * with the checksum over the body. */
     h.len[L_SUM] = s_checksum(&h, out + hp.size, body);
-    hp.tn = tpl_map(S_HDR_FMT, &h.magic, &h.version, &h.module_hash, &h.vt_id, &h.epoch, &h.entry,
-                    &h.nobj, &h.nframes, h.len, S_NLEN);
-    if (!hp.tn || tpl_pack(hp.tn, 0) || tpl_dump(hp.tn, TPL_MEM | TPL_PREALLOCD, out, hp.size)) {
-        if (hp.tn)
-            tpl_free(hp.tn);
+    size_t hsize = hp.size;
+    hp.tn = NULL;
+    rc = s_pack_header(&h, &hp);
+    if (rc == 0 && (hp.size != hsize || tpl_dump(hp.tn, TPL_MEM | TPL_PREALLOCD, out, hsize)))
+        rc = rt_err(LEV_ENOMEM, "tpl_dump of the header failed");
+    if (hp.tn)
+        tpl_free(hp.tn);
+    if (rc) {
         free(out);
-        return rt_err(LEV_ENOMEM, "tpl_dump of the header failed");
+        return rc;
     }
-    tpl_free(hp.tn);
     *img = out;
     *len = total;
     return 0;
@@ -602,34 +636,34 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
         s_cap_free(&c);
         return rc;
     }
-    uint32_t nbulk = 0;
-    for (uint32_t i = 0; i < c.nobj; i++)
-        nbulk += (c.objs[i].flags & S_F_BULK) != 0;
-    uint32_t nparts = 5 + nbulk;
-    s_part *volatile parts = calloc(nparts, sizeof(s_part));
-    if (!parts) {
-        s_cap_free(&c);
-        return LEV_ENOMEM;
+    if (img) {
+        uint32_t nparts = 6 + c.nbulk;
+        s_part *volatile parts = calloc(nparts, sizeof(s_part));
+        if (!parts) {
+            s_cap_free(&c);
+            return LEV_ENOMEM;
+        }
+        jmp_buf jb;
+        jmp_buf **slot = rt_tpl_jmp_slot();
+        jmp_buf *saved = *slot;
+        if (setjmp(jb) == 0) {
+            *slot = &jb;
+            rc = s_capture_guarded(&c, parts, img, len);
+        } else {
+            rc = LEV_ENOMEM;
+        }
+        *slot = saved;
+        for (uint32_t i = 0; i < nparts; i++)
+            if (parts[i].tn)
+                tpl_free(parts[i].tn);
+        free(parts);
     }
-    jmp_buf jb;
-    jmp_buf **slot = rt_tpl_jmp_slot();
-    jmp_buf *saved = *slot;
-    if (setjmp(jb) == 0) {
-        *slot = &jb;
-        if (img)
-            rc = s_capture_guarded(&c, parts, nparts, img, len);
-    } else {
-        rc = LEV_ENOMEM;
-    }
-    *slot = saved;
-    for (uint32_t i = 0; i < nparts; i++)
-        if (parts[i].tn)
-            tpl_free(parts[i].tn);
-    free(parts);
     if (rc == 0 && scribble) {
-        for (uint32_t i = 0; i < c.nobj; i++)
-            if (c.objs[i].kind != S_OBJ_FRAME)
-                memset(c.objs[i].addr, 0xA5, c.objs[i].size);
+        for (uint32_t i = 0; i < c.nfixed; i++)
+            if (c.fixed[i].kind != S_OBJ_FRAME)
+                memset(c.fixed[i].addr, 0xA5, c.fixed[i].size);
+        for (uint32_t i = 0; i < c.nheap; i++)
+            memset(rt_obj_data(c.heap[i]), 0xA5, rt_heap_obj_size(c.m, c.heap[i]));
     }
     s_cap_free(&c);
     return rc;
@@ -665,7 +699,10 @@ typedef struct s_rst {
     size_t hdr_size;
     const uint8_t *img;
     size_t len;
-    uint32_t *meta;
+    uint32_t *meta;   /* groups of S_META_WORDS words */
+    size_t ngroups;
+    uint32_t *bsz;    /* image size of each bulk object */
+    size_t nbsz;
     s_rd s1, s2, s4, s8;
     char **addr;      /* object id -> address (GC-visible) */
     uint64_t *size;   /* object id -> bytes */
@@ -820,17 +857,21 @@ int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info)
 
 static void s_rst_free(s_rst *r, bool free_objects)
 {
-    if (free_objects && r->addr) {
-        for (uint32_t i = 0; i < r->h.nobj; i++) {
-            uint32_t kind = r->meta[(size_t)i * S_META_WORDS] & 0xFF;
-            if (kind == S_OBJ_HEAP && r->addr[i])
-                GC_free(r->addr[i] - sizeof(rt_objhdr));
+    if (free_objects && r->addr && r->meta) {
+        uint32_t i = 0;
+        for (size_t g = 0; g < r->ngroups; g++) {
+            const uint32_t *w = r->meta + g * S_META_WORDS;
+            for (uint32_t k = 0; k < w[3] && i < r->h.nobj; k++, i++)
+                if ((w[0] & 0xFF) == S_OBJ_HEAP && r->addr[i])
+                    GC_free(r->addr[i] - sizeof(rt_objhdr));
         }
-        if (r->chunk)
-            GC_free(r->chunk);
+    }
+    if (free_objects && r->chunk) {
+        GC_free(r->chunk);
         r->chunk = NULL;
     }
     free(r->meta);
+    free(r->bsz);
     free((void *)r->s1.p);
     free((void *)r->s2.p);
     free((void *)r->s4.p);
@@ -840,9 +881,9 @@ static void s_rst_free(s_rst *r, bool free_objects)
     free(r->size);
 }
 
-static const rt_type *s_rst_type(s_rst *r, uint32_t i, uint32_t *nelem)
+/* Type and element count of the objects of meta group g. */
+static const rt_type *s_group_type(s_rst *r, const uint32_t *w, uint32_t *nelem)
 {
-    const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
     const lev_module_desc *d = r->m->desc;
     uint32_t kind = w[0] & 0xFF;
     if (kind == S_OBJ_FRAME) {
@@ -862,62 +903,73 @@ static const rt_type *s_rst_type(s_rst *r, uint32_t i, uint32_t *nelem)
 static int s_validate_meta(s_rst *r)
 {
     const lev_module_desc *d = r->m->desc;
-    uint64_t need[5] = {0}; /* by kind B1..B8 (index kind), pointers in [4] */
-    uint64_t bulk_bytes = 0;
+    uint64_t need[LEV_K_B8 + 1] = {0};
+    uint64_t nobj = 0, nbulk = 0;
     r->frames_bytes = 0;
-    for (uint32_t i = 0; i < r->h.nobj; i++) {
-        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
-        uint32_t kind = w[0] & 0xFF, flags = w[0] >> 8;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
+        uint32_t kind = w[0] & 0xFF, flags = w[0] >> 8, rep = w[3];
         if (flags & ~(uint32_t)S_F_BULK)
-            return rt_err(LEV_EIMAGE, "object %u has unknown flags", i);
-        if ((i < r->h.nframes) != (kind == S_OBJ_FRAME))
-            return rt_err(LEV_EIMAGE, "object %u: frames must come first", i);
+            return rt_err(LEV_EIMAGE, "object group %zu has unknown flags", g);
+        if (rep == 0 || rep > r->h.nobj - nobj)
+            return rt_err(LEV_EIMAGE, "object group %zu repeats %u times past the object count",
+                          g, rep);
+        if ((nobj < r->h.nframes) != (kind == S_OBJ_FRAME) ||
+            (kind == S_OBJ_FRAME && rep != 1))
+            return rt_err(LEV_EIMAGE, "object %llu: frames must come first, one per group",
+                          (unsigned long long)nobj);
         if (kind == S_OBJ_FRAME) {
             if (w[1] >= d->nfns || !d->fns[w[1]].frame_type)
-                return rt_err(LEV_EIMAGE, "frame %u names unknown function %u", i, w[1]);
-            if (i == 0 && !d->fns[w[1]].entry)
+                return rt_err(LEV_EIMAGE, "frame %llu names unknown function %u",
+                              (unsigned long long)nobj, w[1]);
+            if (nobj == 0 && !d->fns[w[1]].entry)
                 return rt_err(LEV_EIMAGE, "bottom frame's function %s is not an entry",
                               d->fns[w[1]].name);
         } else if (kind == S_OBJ_STATIC) {
-            if (w[1] >= d->nstatics || !(d->statics[w[1]].flags & LEV_S_TRAVELS))
-                return rt_err(LEV_EIMAGE, "object %u names static %u that does not travel", i,
-                              w[1]);
-            for (uint32_t j = r->h.nframes; j < i; j++)
-                if ((r->meta[(size_t)j * S_META_WORDS] & 0xFF) == S_OBJ_STATIC &&
-                    r->meta[(size_t)j * S_META_WORDS + 1] == w[1])
+            if (rep != 1 || w[1] >= d->nstatics || !(d->statics[w[1]].flags & LEV_S_TRAVELS))
+                return rt_err(LEV_EIMAGE, "object group %zu names static %u that does not travel",
+                              g, w[1]);
+            for (size_t j = 0; j < g; j++)
+                if ((r->meta[j * S_META_WORDS] & 0xFF) == S_OBJ_STATIC &&
+                    r->meta[j * S_META_WORDS + 1] == w[1])
                     return rt_err(LEV_EIMAGE, "static %u appears twice", w[1]);
         } else if (kind == S_OBJ_HEAP) {
             if (!rt_module_type(r->m, w[1]))
-                return rt_err(LEV_EIMAGE, "heap object %u has unknown type %u", i, w[1]);
+                return rt_err(LEV_EIMAGE, "heap object group %zu has unknown type %u", g, w[1]);
         } else {
-            return rt_err(LEV_EIMAGE, "object %u has unknown kind %u", i, kind);
+            return rt_err(LEV_EIMAGE, "object group %zu has unknown kind %u", g, kind);
         }
         uint32_t nelem;
-        const rt_type *t = s_rst_type(r, i, &nelem);
+        const rt_type *t = s_group_type(r, w, &nelem);
         uint64_t bytes = (uint64_t)t->size * nelem;
-        r->size[i] = bytes;
+        if (bytes > UINT32_MAX)
+            return rt_err(LEV_EIMAGE, "object group %zu: objects of %llu bytes", g,
+                          (unsigned long long)bytes);
+        for (uint32_t k = 0; k < rep; k++)
+            r->size[nobj + k] = bytes;
         if (kind == S_OBJ_FRAME)
             r->frames_bytes += LEV_FRAME_SIZE(bytes);
+        nobj += rep;
         if (flags & S_F_BULK) {
             if (!t->dense)
-                return rt_err(LEV_EIMAGE, "object %u is marked bulk but its type is not dense",
-                              i);
-            if (w[3] == 0)
-                return rt_err(LEV_EIMAGE, "bulk object %u has no image", i);
-            bulk_bytes += w[3];
+                return rt_err(LEV_EIMAGE, "object group %zu is bulk but its type is not dense", g);
+            nbulk += rep;
             continue;
         }
         for (uint32_t k = 0; k < t->nruns; k++) {
             uint32_t kk = t->runs[k].kind;
-            uint32_t slot = kk <= LEV_K_B8 ? kk : LEV_K_B8;
-            need[slot] += (uint64_t)t->runs[k].count * nelem;
+            need[kk <= LEV_K_B8 ? kk : LEV_K_B8] += (uint64_t)t->runs[k].count * nelem * rep;
         }
     }
+    if (nobj != r->h.nobj)
+        return rt_err(LEV_EIMAGE, "object table lists %llu objects, the header says %u",
+                      (unsigned long long)nobj, r->h.nobj);
+    if (nbulk != r->nbsz)
+        return rt_err(LEV_EIMAGE, "%llu bulk objects but %zu bulk images",
+                      (unsigned long long)nbulk, r->nbsz);
     if (need[LEV_K_B1] != r->s1.n || need[LEV_K_B2] != r->s2.n || need[LEV_K_B4] != r->s4.n ||
         need[LEV_K_B8] != r->s8.n)
         return rt_err(LEV_EIMAGE, "object table does not match the data streams");
-    if (bulk_bytes > r->len)
-        return rt_err(LEV_EIMAGE, "bulk images exceed the image");
     return 0;
 }
 
@@ -981,6 +1033,10 @@ static s_rd *s_rd_of(s_rst *r, uint32_t kind)
 static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
 {
     char *addr = r->addr[oi];
+    if (t->dense) {
+        S_TAKE(s_rd_of(r, t->dense_kind), addr, (size_t)t->runs[0].count * nelem);
+        return 0;
+    }
     for (uint32_t e = 0; e < nelem; e++) {
         char *eb = addr + (size_t)e * t->size;
         for (uint32_t k = 0; k < t->nruns; k++) {
@@ -1036,6 +1092,36 @@ static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
     return 0;
 }
 
+/* Small objects that hold pointers come from GC_malloc_many batches (one
+ * lock per batch rather than per object); they are scanned
+ * conservatively, which is always safe. Others take the typed path. */
+typedef struct s_batch {
+    void *list;
+    size_t bytes;
+} s_batch;
+
+#define S_BATCH_MAX 512u
+
+static rt_objhdr *s_alloc_batched(s_rst *r, s_batch *b, uint32_t type, uint32_t count)
+{
+    const rt_type *t = &r->m->types[type];
+    size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
+    if (!t->has_ptrs || bytes > S_BATCH_MAX)
+        return rt_heap_alloc_raw(r->m, type, count, false);
+    if (b->bytes != bytes || !b->list) {
+        b->list = GC_malloc_many(bytes);
+        b->bytes = bytes;
+        if (!b->list)
+            return NULL;
+    }
+    rt_objhdr *h = b->list;
+    b->list = GC_NEXT(b->list);
+    memset(h, 0, bytes);
+    h->type = type | (RT_OBJ_MAGIC << 24);
+    h->count = count;
+    return h;
+}
+
 static int s_restore_guarded(s_rst *r)
 {
     int rc = s_read_header(r->img, r->len, &r->h, &r->hdr_size);
@@ -1048,26 +1134,39 @@ static int s_restore_guarded(s_rst *r)
                       (unsigned long long)r->m->hash);
     if (r->h.nframes == 0 || r->h.nframes > r->h.nobj || r->h.nobj > S_ID_MAX)
         return rt_err(LEV_EIMAGE, "image has %u frames in %u objects", r->h.nframes, r->h.nobj);
-    if ((uint64_t)r->h.nobj * S_META_WORDS != r->h.len[L_META_N])
-        return rt_err(LEV_EIMAGE, "object table length does not match the object count");
+    if (r->h.len[L_META_N] % S_META_WORDS)
+        return rt_err(LEV_EIMAGE, "object table length is not a whole number of groups");
     size_t off = r->hdr_size;
-    s_rd meta = {0};
-    if ((rc = s_load_stream(r, &meta, LEV_K_B4, &off, L_META_N, "object table")))
-        return rc;
+    s_rd meta = {0}, bsz = {0};
+    rc = s_load_stream(r, &meta, LEV_K_B4, &off, L_META_N, "object table");
     r->meta = (uint32_t *)meta.p;
+    r->ngroups = meta.n / S_META_WORDS;
+    if (rc)
+        return rc;
+    rc = s_load_stream(r, &bsz, LEV_K_B4, &off, L_BSZ_N, "bulk size table");
+    r->bsz = (uint32_t *)bsz.p;
+    r->nbsz = bsz.n;
+    if (rc)
+        return rc;
     if ((rc = s_load_stream(r, &r->s1, LEV_K_B1, &off, L_S1_N, "1-byte stream")) ||
         (rc = s_load_stream(r, &r->s2, LEV_K_B2, &off, L_S2_N, "2-byte stream")) ||
         (rc = s_load_stream(r, &r->s4, LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
         (rc = s_load_stream(r, &r->s8, LEV_K_B8, &off, L_S8_N, "8-byte stream")))
         return rc;
-    r->size = calloc(r->h.nobj, sizeof *r->size);
+    uint64_t bulk_total = 0;
+    for (size_t i = 0; i < r->nbsz; i++)
+        bulk_total += r->bsz[i];
+    if (bulk_total != r->len - off)
+        return rt_err(LEV_EIMAGE, "bulk images take %llu bytes, %zu remain in the image",
+                      (unsigned long long)bulk_total, r->len - off);
+    r->size = malloc((size_t)r->h.nobj * sizeof *r->size);
     r->addr = GC_malloc_uncollectable((size_t)r->h.nobj * sizeof *r->addr);
     if (!r->size || !r->addr)
         return LEV_ENOMEM;
     memset(r->addr, 0, (size_t)r->h.nobj * sizeof *r->addr);
     if ((rc = s_validate_meta(r)))
         return rc;
-    /* Allocate: frames contiguously in one chunk, then heap objects. */
+    /* Allocate: frames contiguously in one chunk, then the rest. */
     size_t cap = r->frames_bytes < 256 ? 256 : r->frames_bytes;
     r->chunk = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
     if (!r->chunk)
@@ -1077,47 +1176,52 @@ static int s_restore_guarded(s_rst *r)
     r->chunk->end = r->chunk->data + r->frames_bytes;
     char *fp = r->chunk->data;
     const lev_module_desc *d = r->m->desc;
-    for (uint32_t i = 0; i < r->h.nobj; i++) {
-        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+    s_batch batch = {0};
+    uint32_t i = 0;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
         uint32_t kind = w[0] & 0xFF;
-        if (kind == S_OBJ_FRAME) {
-            r->addr[i] = fp;
-            memset(fp, 0, LEV_FRAME_SIZE(r->size[i]));
-            fp += LEV_FRAME_SIZE(r->size[i]);
-        } else if (kind == S_OBJ_STATIC) {
-            r->addr[i] = d->statics[w[1]].addr;
-        } else {
-            rt_objhdr *h = rt_heap_alloc_raw(r->m, w[1], w[2], false);
-            if (!h)
-                return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
-                              (unsigned long long)r->size[i]);
-            r->addr[i] = rt_obj_data(h);
+        for (uint32_t k = 0; k < w[3]; k++, i++) {
+            if (kind == S_OBJ_FRAME) {
+                r->addr[i] = fp;
+                memset(fp, 0, LEV_FRAME_SIZE(r->size[i]));
+                ((lev_frame *)fp)->fn = w[1];
+                fp += LEV_FRAME_SIZE(r->size[i]);
+            } else if (kind == S_OBJ_STATIC) {
+                r->addr[i] = d->statics[w[1]].addr;
+            } else {
+                rt_objhdr *h = s_alloc_batched(r, &batch, w[1], w[2]);
+                if (!h)
+                    return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
+                                  (unsigned long long)r->size[i]);
+                r->addr[i] = rt_obj_data(h);
+            }
         }
     }
-    /* Fill. */
-    for (uint32_t i = 0; i < r->h.nobj; i++) {
-        const uint32_t *w = r->meta + (size_t)i * S_META_WORDS;
+    /* Fill, in object order, as the streams were written. */
+    i = 0;
+    size_t b = 0;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
         uint32_t nelem;
-        const rt_type *t = s_rst_type(r, i, &nelem);
-        if (w[0] >> 8 & S_F_BULK) {
-            uint32_t width = rt_kind_width(t->dense_kind);
-            if (w[3] > r->len - off)
-                return rt_err(LEV_EIMAGE, "bulk object %u lies past the end of the image", i);
-            if ((rc = s_unpack_arr(r->img + off, w[3], t->dense_kind, r->addr[i],
-                                   r->size[i] / width, "bulk object")))
+        const rt_type *t = s_group_type(r, w, &nelem);
+        for (uint32_t k = 0; k < w[3]; k++, i++) {
+            if (w[0] >> 8 & S_F_BULK) {
+                uint32_t width = rt_kind_width(t->dense_kind);
+                if ((rc = s_unpack_arr(r->img + off, r->bsz[b], t->dense_kind, r->addr[i],
+                                       r->size[i] / width, "bulk object")))
+                    return rc;
+                off += r->bsz[b++];
+            } else if ((rc = s_decode_obj(r, i, t, nelem))) {
                 return rc;
-            off += w[3];
-            continue;
+            }
         }
-        if ((rc = s_decode_obj(r, i, t, nelem)))
-            return rc;
     }
-    if (off != r->len)
-        return rt_err(LEV_EIMAGE, "image has %zu bytes past its last part", r->len - off);
-    for (uint32_t i = 0; i < r->h.nframes; i++) {
-        lev_frame *f = (lev_frame *)r->addr[i];
-        f->fn = r->meta[(size_t)i * S_META_WORDS + 1];
-        f->pc = r->meta[(size_t)i * S_META_WORDS + 2];
+    for (size_t g = 0; g < r->h.nframes; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
+        lev_frame *f = (lev_frame *)r->addr[g];
+        f->fn = w[1];
+        f->pc = w[2];
     }
     return 0;
 }
