@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# run.sh - the entry point: installs the Debian packages Leverage needs,
+# builds it, and runs its main job or its test suite.
+#
+#   ./run.sh main [ARGS...]  build (build/), run the runtime sample program
+#   ./run.sh test            build (build/), run the test suite; then build
+#                            with ASan+UBSan (build-asan/) and run it again
+#
+# Needs no standard input; exits non-zero on any failure.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+# Debian packages for building and testing (the install test uses
+# pkg-config, and nm and objdump from binutils).
+PACKAGES=(
+    cmake gcc make pkg-config binutils
+    libgc-dev libtpl-dev libzmq3-dev libczmq-dev libclang-19-dev libcmocka-dev
+)
+
+JOBS=$(nproc 2>/dev/null || echo 2)
+TEST_TIMEOUT=300 # seconds, for a test that sets no TIMEOUT of its own
+
+usage() {
+    sed -n '4,7s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+
+# Installs whichever of PACKAGES are missing; silent when none is.
+install_packages() {
+    local missing=() pkg sudo=()
+    for pkg in "${PACKAGES[@]}"; do
+        if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) != "install ok installed" ]]; then
+            missing+=("$pkg")
+        fi
+    done
+    ((${#missing[@]})) || return 0
+
+    if ((EUID != 0)); then
+        if ! command -v sudo >/dev/null; then
+            echo "run.sh: missing Debian packages: ${missing[*]}" >&2
+            echo "run.sh: not root and no sudo; install them and run again" >&2
+            exit 1
+        fi
+        sudo=(sudo)
+    fi
+    echo "run.sh: installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q "${missing[@]}" </dev/null
+}
+
+# build DIR [CMAKE_ARGS...]: configures DIR with warnings as errors and
+# builds every target.
+build() {
+    local dir=$1
+    shift
+    cmake -S . -B "$dir" -DLEV_WERROR=ON "$@"
+    cmake --build "$dir" -j"$JOBS"
+}
+
+run_ctest() {
+    ctest --test-dir "$1" --output-on-failure --no-tests=error \
+        -j2 --timeout "$TEST_TIMEOUT"
+}
+
+cmd_main() {
+    build build -DLEV_SANITIZE=OFF
+    local sample=build/samples/lev_sample_runtime
+    if [[ ! -x $sample ]]; then
+        echo "run.sh: $sample was not built (samples/ defines no target lev_sample_runtime)" >&2
+        exit 1
+    fi
+    exec "$sample" "$@"
+}
+
+cmd_test() {
+    build build -DLEV_SANITIZE=OFF
+    run_ctest build
+
+    build build-asan -DLEV_SANITIZE=ON
+    # detect_leaks=0: LeakSanitizer does not scan the Boehm GC heap, so it
+    # reports malloc'd blocks that are reachable only from GC objects as
+    # leaks. detect_stack_use_after_return=0: that mode moves locals to a
+    # fake stack that the collector does not scan, so it would free objects
+    # still in use. halt_on_error=1: the first report fails the test.
+    ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+        run_ctest build-asan
+}
+
+(($# >= 1)) || usage
+cmd=$1
+shift
+case $cmd in
+main)
+    install_packages
+    cmd_main "$@"
+    ;;
+test)
+    (($# == 0)) || usage
+    install_packages
+    cmd_test
+    ;;
+*) usage ;;
+esac
