@@ -148,7 +148,7 @@ static int s_reserve(s_stream *s, size_t more)
         nc *= 2;
     unsigned char *np = realloc(s->p, nc * s->w);
     if (!np)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     s_hugepages(np + s->n * s->w, (nc - s->n) * s->w);
     s->p = np;
     s->cap = nc;
@@ -158,7 +158,7 @@ static int s_reserve(s_stream *s, size_t more)
 static inline int s_put(s_stream *s, const void *src, size_t items)
 {
     if (LEV_UNLIKELY(s->n + items > s->cap) && s_reserve(s, items))
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     memcpy(s->p + s->n * s->w, src, items * s->w);
     s->n += items;
     return 0;
@@ -167,7 +167,7 @@ static inline int s_put(s_stream *s, const void *src, size_t items)
 static inline int s_put64(s_stream *s, uint64_t v)
 {
     if (LEV_UNLIKELY(s->n + 1 > s->cap) && s_reserve(s, 1))
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     memcpy(s->p + s->n * 8, &v, 8);
     s->n++;
     return 0;
@@ -223,7 +223,7 @@ static int s_grow(void **p, uint32_t *cap, size_t elem)
     uint32_t nc = *cap ? *cap * 2 : 64;
     void *np = realloc(*p, (size_t)nc * elem);
     if (!np)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     *p = np;
     *cap = nc;
     return 0;
@@ -232,7 +232,7 @@ static int s_grow(void **p, uint32_t *cap, size_t elem)
 static int s_add_fixed(s_cap *c, s_fixed o)
 {
     if (c->nfixed == c->capfixed && s_grow((void **)&c->fixed, &c->capfixed, sizeof *c->fixed))
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     c->fixed[c->nfixed++] = o;
     c->live += o.size;
     return 0;
@@ -303,7 +303,7 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
                 if (h->mark != c->gen) {
                     if (c->nheap == c->capheap &&
                         s_grow((void **)&c->heap, &c->capheap, sizeof *c->heap))
-                        return LEV_ENOMEM;
+                        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
                     if ((uint64_t)c->nfixed + c->nheap > S_ID_MAX)
                         return rt_err(LEV_ERANGE, "more than %u objects in one image", S_ID_MAX);
                     h->mark = c->gen;
@@ -364,11 +364,11 @@ static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, 
                 s_stream *s = s_stream_of(c, r->kind);
                 if (r->stride == s->w) {
                     if (s_put(s, p, r->count))
-                        return LEV_ENOMEM;
+                        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
                 } else {
                     for (uint32_t j = 0; j < r->count; j++)
                         if (s_put(s, p + (size_t)j * r->stride, 1))
-                            return LEV_ENOMEM;
+                            return rt_err(LEV_ENOMEM, "out of memory in the image codec");
                 }
                 continue;
             }
@@ -393,7 +393,7 @@ static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, 
                     }
                 }
                 if (s_put64(&c->s8, v))
-                    return LEV_ENOMEM;
+                    return rt_err(LEV_ENOMEM, "out of memory in the image codec");
             }
         }
     }
@@ -423,7 +423,7 @@ static int s_emit(s_cap *c, char *addr, uint64_t size, const rt_type *t, uint32_
     uint32_t flags = 0;
     if (t->dense && size >= S_BULK_MIN && size / rt_kind_width(t->dense_kind) <= INT32_MAX) {
         if (c->nbulk == c->capbulk && s_grow((void **)&c->bulk, &c->capbulk, sizeof *c->bulk))
-            return LEV_ENOMEM;
+            return rt_err(LEV_ENOMEM, "out of memory in the image codec");
         c->bulk[c->nbulk++] = (s_bulk){addr, size / rt_kind_width(t->dense_kind), t->dense_kind};
         flags = S_F_BULK;
     } else {
@@ -466,7 +466,7 @@ static int s_collect(s_cap *c, rt_vt *vt)
     const lev_module_desc *d = c->m->desc;
     c->static_obj = malloc((d->nstatics ? d->nstatics : 1) * sizeof(int32_t));
     if (!c->static_obj)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     int rc = rt_arena_walk(&vt->ctx, &vt->arena, c->m, s_frame_cb, c);
     if (rc)
         return rc;
@@ -474,7 +474,7 @@ static int s_collect(s_cap *c, rt_vt *vt)
         return rt_err(LEV_EINVAL, "VT %llu has no frames to capture", (unsigned long long)vt->id);
     c->frames = malloc(c->nframes * sizeof *c->frames);
     if (!c->frames)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     for (uint32_t i = 0; i < c->nframes; i++)
         c->frames[i] = (s_fref){c->fixed[i].addr, c->fixed[i].size, i};
     qsort(c->frames, c->nframes, sizeof *c->frames, s_fref_cmp);
@@ -597,7 +597,7 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
         return rt_err(LEV_ERANGE, "image of %llu bytes exceeds 4 GiB", (unsigned long long)total);
     uint8_t *out = malloc(total);
     if (!out)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     s_hugepages(out, total);
     size_t off = hp.size;
     for (uint32_t i = 0; i < np; i++) {
@@ -641,7 +641,7 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
         s_part *volatile parts = calloc(nparts, sizeof(s_part));
         if (!parts) {
             s_cap_free(&c);
-            return LEV_ENOMEM;
+            return rt_err(LEV_ENOMEM, "out of memory in the image codec");
         }
         jmp_buf jb;
         jmp_buf **slot = rt_tpl_jmp_slot();
@@ -650,7 +650,7 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
             *slot = &jb;
             rc = s_capture_guarded(&c, parts, img, len);
         } else {
-            rc = LEV_ENOMEM;
+            rc = rt_err(LEV_ENOMEM, "out of memory in tpl");
         }
         *slot = saved;
         for (uint32_t i = 0; i < nparts; i++)
@@ -678,9 +678,11 @@ int rt_capture(rt_vt *vt, uint8_t **img, size_t *len)
     return s_capture(vt, img, len, false);
 }
 
-void rt_heap_scribble_reachable(rt_vt *vt)
+int rt_heap_scribble_reachable(rt_vt *vt)
 {
-    s_capture(vt, NULL, NULL, true);
+    if (!vt)
+        return rt_err(LEV_EINVAL, "rt_heap_scribble_reachable: NULL argument");
+    return s_capture(vt, NULL, NULL, true);
 }
 
 /* ===================================================================
@@ -707,6 +709,7 @@ typedef struct s_rst {
     char **addr;      /* object id -> address (GC-visible) */
     uint64_t *size;   /* object id -> bytes */
     rt_chunk *chunk;  /* the new frame chunk */
+    size_t bulk_off;  /* where the bulk images begin */
     uint64_t frames_bytes;
 } s_rst;
 
@@ -746,11 +749,10 @@ static int s_check_fmt(const uint8_t *p, size_t n, const char *fmt, uint32_t exp
     if (!f)
         return rt_err(LEV_EIMAGE, "%s has no array length", what);
     free(f);
-    ok = nfx == 1 && fx && fx[0] == expect_len;
+    uint32_t got = nfx == 1 && fx ? fx[0] : 0;
     free(fx);
-    if (!ok)
-        return rt_err(LEV_EIMAGE, "%s has %u items, the header says %u", what,
-                      nfx == 1 && fx ? fx[0] : 0, expect_len);
+    if (nfx != 1 || got != expect_len)
+        return rt_err(LEV_EIMAGE, "%s has %u items, the header says %u", what, got, expect_len);
     return 0;
 }
 
@@ -778,6 +780,10 @@ static int s_read_header(const uint8_t *img, size_t len, s_header *h, size_t *hs
     size_t hs = s_header_size();
     if (!img || len < 8 || hs == 0)
         return rt_err(LEV_EIMAGE, "image of %zu bytes is too short", len);
+    /* tpl sets only its byte-order bit for a format without strings; the
+     * checksum covers the header's values, not this byte. */
+    if (img[3] & ~1u)
+        return rt_err(LEV_EIMAGE, "image header has unknown flags 0x%02x", img[3]);
     char *f = tpl_peek(TPL_MEM, img, len < hs ? len : hs);
     if (!f)
         return rt_err(LEV_EIMAGE, "image does not begin with a tpl header");
@@ -970,6 +976,25 @@ static int s_validate_meta(s_rst *r)
     if (need[LEV_K_B1] != r->s1.n || need[LEV_K_B2] != r->s2.n || need[LEV_K_B4] != r->s4.n ||
         need[LEV_K_B8] != r->s8.n)
         return rt_err(LEV_EIMAGE, "object table does not match the data streams");
+    /* Each bulk object's image must hold its elements before anything is
+     * allocated for it. */
+    size_t off = r->bulk_off, b = 0;
+    uint64_t i = 0;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
+        uint32_t nelem;
+        const rt_type *t = s_group_type(r, w, &nelem);
+        for (uint32_t k = 0; k < w[3]; k++, i++) {
+            if (!(w[0] >> 8 & S_F_BULK))
+                continue;
+            int rc = s_check_fmt(r->img + off, r->bsz[b], s_arr_fmt(t->dense_kind),
+                                 (uint32_t)(r->size[i] / rt_kind_width(t->dense_kind)),
+                                 "bulk object");
+            if (rc)
+                return rc;
+            off += r->bsz[b++];
+        }
+    }
     return 0;
 }
 
@@ -1080,7 +1105,7 @@ static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
                       (unsigned long long)n);
     void *buf = malloc(n * rd->w);
     if (!buf)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     int rc = s_unpack_arr(r->img + *off, sz, kind, buf, n, what);
     if (rc) {
         free(buf);
@@ -1153,16 +1178,23 @@ static int s_restore_guarded(s_rst *r)
         (rc = s_load_stream(r, &r->s4, LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
         (rc = s_load_stream(r, &r->s8, LEV_K_B8, &off, L_S8_N, "8-byte stream")))
         return rc;
+    r->bulk_off = off;
     uint64_t bulk_total = 0;
     for (size_t i = 0; i < r->nbsz; i++)
         bulk_total += r->bsz[i];
     if (bulk_total != r->len - off)
         return rt_err(LEV_EIMAGE, "bulk images take %llu bytes, %zu remain in the image",
                       (unsigned long long)bulk_total, r->len - off);
+    uint64_t listed = 0;
+    for (size_t g = 0; g < r->ngroups; g++)
+        listed += r->meta[g * S_META_WORDS + 3];
+    if (listed != r->h.nobj)
+        return rt_err(LEV_EIMAGE, "object table lists %llu objects, the header says %u",
+                      (unsigned long long)listed, r->h.nobj);
     r->size = malloc((size_t)r->h.nobj * sizeof *r->size);
     r->addr = GC_malloc_uncollectable((size_t)r->h.nobj * sizeof *r->addr);
     if (!r->size || !r->addr)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     memset(r->addr, 0, (size_t)r->h.nobj * sizeof *r->addr);
     if ((rc = s_validate_meta(r)))
         return rc;
@@ -1170,7 +1202,7 @@ static int s_restore_guarded(s_rst *r)
     size_t cap = r->frames_bytes < 256 ? 256 : r->frames_bytes;
     r->chunk = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
     if (!r->chunk)
-        return LEV_ENOMEM;
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     r->chunk->prev = r->chunk->next = NULL;
     r->chunk->cap = cap;
     r->chunk->end = r->chunk->data + r->frames_bytes;
@@ -1276,7 +1308,7 @@ int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
     if (rc == 0) {
         vt = GC_malloc_uncollectable(sizeof *vt);
         if (!vt)
-            rc = LEV_ENOMEM;
+            rc = rt_err(LEV_ENOMEM, "out of memory in tpl");
     }
     if (rc == 0) {
         memset(vt, 0, sizeof *vt);

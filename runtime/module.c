@@ -82,7 +82,8 @@ static int s_runs_add(s_runs *r, uint32_t offset, uint32_t kind, uint32_t count,
     uint32_t w = s_kind_width(kind);
     if (r->n) {
         rt_run *last = &r->v[r->n - 1];
-        if (last->kind == kind && last->stride == w &&
+        /* Pointers stay apart per field, so a capture error names the field. */
+        if (last->kind == kind && last->stride == w && (kind <= LEV_K_B8 || last->name == name) &&
             (uint64_t)last->offset + (uint64_t)last->count * w == offset) {
             last->count += count;
             return 0;
@@ -209,7 +210,8 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
         free(r.v);
         return rc;
     }
-    qsort(r.v, r.n, sizeof *r.v, s_run_cmp);
+    if (r.n > 1)
+        qsort(r.v, r.n, sizeof *r.v, s_run_cmp);
     /* Reject overlaps (a union holding a pointer cannot be described),
      * then merge adjacent runs of one kind. */
     s_runs merged = {0};
@@ -504,7 +506,7 @@ uint64_t lev_module_hash(const lev_module *m) { return m ? m->hash : 0; }
 
 const rt_type *rt_module_type(const lev_module *m, uint32_t t)
 {
-    if (t >= m->ntypes || !m->types[t].runs)
+    if (t >= m->ntypes || !m->types[t].size)
         return NULL;
     return &m->types[t];
 }

@@ -257,7 +257,10 @@ int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len);
 /* Reads and checks an image's header (and checksum). */
 int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info);
 
-/* Scribbles over every heap object reachable from the VT (torture). */
-void rt_heap_scribble_reachable(rt_vt *vt);
+/* Overwrites every heap object and travelling static reachable from the
+ * VT's frames with garbage (torture mode). It finds them through the
+ * frames, so call it before rt_arena_scribble. Returns 0 or the error of
+ * the walk (e.g. LEV_ECAPTURE). */
+int rt_heap_scribble_reachable(rt_vt *vt);
 
 #endif
