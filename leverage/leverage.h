@@ -2,12 +2,15 @@
  * applications and tasks include.
  *
  * Installed with the headers it includes: lev_errors.h (error codes and
- * lev_strerror) and lev_abi.h (the frame ABI that generated task code uses).
+ * lev_strerror), lev_abi.h (the frame ABI that generated task code uses)
+ * and lev_task.h (what task code calls: lev_self, lev_report, lev_return,
+ * lev_checkpoint, and lev_main_run for whole programs).
  */
 #ifndef LEVERAGE_H
 #define LEVERAGE_H
 
 #include "lev_abi.h"
 #include "lev_errors.h"
+#include "lev_task.h"
 
 #endif

@@ -659,11 +659,16 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
         free(parts);
     }
     if (rc == 0 && scribble) {
+        /* Objects the wipe has not reached yet are referenced only from
+         * the queue (malloc'd, not scanned) once their parents are wiped:
+         * no collection may run until the wipe is over. */
+        GC_disable();
         for (uint32_t i = 0; i < c.nfixed; i++)
             if (c.fixed[i].kind != S_OBJ_FRAME)
                 memset(c.fixed[i].addr, 0xA5, c.fixed[i].size);
         for (uint32_t i = 0; i < c.nheap; i++)
             memset(rt_obj_data(c.heap[i]), 0xA5, rt_heap_obj_size(c.m, c.heap[i]));
+        GC_enable();
     }
     s_cap_free(&c);
     return rc;
@@ -1280,6 +1285,7 @@ static void s_install(rt_vt *vt, s_rst *r)
     vt->ctx.limit = r->chunk->data + r->chunk->cap;
     vt->entry = ((lev_frame *)r->chunk->data)->fn;
     vt->epoch = r->h.epoch;
+    vt->ctx.poll = rt_torture_every() ? 1u : 0u;
     r->chunk = NULL;
 }
 

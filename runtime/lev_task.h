@@ -1,0 +1,68 @@
+/* lev_task.h - what task code calls on the runtime: its own id, reports,
+ * its result, and the runner of a whole program turned into a task.
+ *
+ * Installed; included by code that levpp generates and by hand-written
+ * task code.
+ */
+#ifndef LEV_TASK_H
+#define LEV_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lev_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The id of the calling virtual thread, stable across migration; 0 when
+ * called outside a virtual thread. */
+LEV_API uint64_t lev_self(void);
+
+/* Sends a report to the client: the runtime copies buf and hands the copy
+ * to the host's report callback before returning. Not a safe point.
+ * 0; LEV_ENOVT outside a virtual thread; LEV_EINVAL, LEV_ENOMEM. A virtual
+ * thread whose host takes no reports drops them. */
+LEV_API int lev_report(const void *buf, size_t len);
+
+/* Sets the result of the calling virtual thread (a copy of buf; a second
+ * call replaces the first) and ends it. Ending is done by the code around
+ * the call: in a checkpointable function levpp follows the call with
+ * `return LEV_RUN_EXIT`, and every caller up the chain pops its callee's
+ * frame and returns LEV_RUN_EXIT too; hand-written bodies do the same.
+ * Called from a function levpp did not transform, it only sets the
+ * result, and the VT ends when its entry returns.
+ * 0; LEV_ENOVT outside a virtual thread; LEV_EINVAL, LEV_ENOMEM. */
+LEV_API int lev_return(const void *buf, size_t len);
+
+/* Asks for a checkpoint if one is due. This plain function is what code
+ * that levpp did not transform reaches: it is not a safe point and returns
+ * 0. In checkpointable code the call is a safe point,
+ * lev_safepoint(vt, LEV_SP_CHECKPOINT), and may unwind the VT. */
+LEV_API int lev_checkpoint(void);
+
+/* Runs a whole program as one virtual thread and returns its exit status:
+ * what `main` of a --main-task program calls. `fn` is the id of main in
+ * the module (flag LEV_FN_MAIN, frame beginning with lev_main_frame).
+ * argv (and the environment) are copied into the VT's heap, so they are
+ * part of its images. Environment of the process:
+ *   LEV_CHECKPOINT_FILE=PATH  capture the VT every LEV_CHECKPOINT_MS
+ *                             (default 1000) at a safe point and keep the
+ *                             newest image in PATH (written to PATH.tmp,
+ *                             synced, renamed);
+ *   LEV_RESUME=PATH           do not start main: continue the VT of the
+ *                             image in PATH, with the argv and environment
+ *                             recorded in it;
+ *   LEV_TORTURE=N             capture, wipe and restore at every N-th
+ *                             safe point.
+ * Returns main's return value; 2 after printing a message on stderr if the
+ * program cannot start or resume (missing, damaged or foreign image, bad
+ * descriptors) or its VT fails. */
+LEV_API int lev_main_run(const lev_module_desc *desc, uint32_t fn, int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,120 @@
+/* rt_sched.h - the executor: a pool of OS worker threads that run virtual
+ * threads, their run queues, a timer that cuts long time slices and wakes
+ * VTs whose checkpoint is due, and what a worker does when a VT unwinds
+ * (torture cycle, capture, yield, park, cancel).
+ *
+ * Internal (not installed).
+ *
+ * Lifecycle and ownership
+ * -----------------------
+ * The caller owns every VT it spawns: rt_exec_spawn() only schedules it.
+ * Once rt_vt_wait() has returned 0 the executor no longer touches the VT
+ * and the caller may rt_vt_destroy() it. A VT must not be destroyed while
+ * it is spawned and has not ended. rt_exec_destroy() cancels the VTs still
+ * running and waits for them (bounded); the VTs themselves stay the
+ * caller's.
+ *
+ * Host callbacks run on worker threads, never under an executor lock:
+ *   on_report  synchronously from lev_report(); the buffer lives until the
+ *              callback returns.
+ *   on_done    once per VT, after it ended (DONE or FAILED, see vt->state,
+ *              vt->err, vt->result) and before rt_vt_wait() returns for it;
+ *              it must not destroy the VT.
+ *   on_image   with a new image of a suspended VT (periodic checkpoint or
+ *              rt_vt_request_capture()); the callback owns `img` and frees
+ *              it with free(). Without on_image the image is dropped.
+ *   on_capture_error
+ *              a capture failed (e.g. LEV_ECAPTURE: a pointer to memory the
+ *              runtime does not own is live). The VT is NOT failed: it goes
+ *              on, and its newest good image stays the newest. Without this
+ *              callback the first failure of each VT is printed once on
+ *              stderr and later ones only counted (rt_exec_stats).
+ *
+ * Failure contract: in torture mode (LEV_TORTURE) a VT whose capture or
+ * restore fails is failed with that error, because its state was (or would
+ * be) wiped; a failed checkpoint never fails a VT.
+ *
+ * Blocking: a VT that unwinds with RT_WANT_BLOCK is parked until
+ * rt_vt_wake(). A wake that arrives while the VT is not parked is kept
+ * (one pending wake, like a binary semaphore) and consumed by the next
+ * park, so it is never lost. Wakes may be spurious (a capture request
+ * wakes a parked VT, so does a pending wake): a blocking safe point
+ * re-checks its condition when resumed.
+ */
+#ifndef RT_SCHED_H
+#define RT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt.h"
+
+typedef struct rt_exec_opts {
+    int workers;       /* OS worker threads; 0: one per online core */
+    int slice_ms;      /* time slice before preemption; 0: 10; <0: never preempt */
+    int checkpoint_ms; /* capture every VT this often (at a safe point); <=0: never */
+    int shutdown_ms;   /* bound of rt_exec_destroy's wait for VTs; 0: 5000 */
+    void (*on_report)(rt_vt *vt, const void *buf, size_t len, void *ud);
+    void (*on_done)(rt_vt *vt, void *ud);
+    void (*on_image)(rt_vt *vt, uint8_t *img, size_t len, void *ud);
+    void (*on_capture_error)(rt_vt *vt, int err, const char *detail, void *ud);
+    void *ud; /* passed to every callback */
+} rt_exec_opts;
+
+typedef struct rt_exec_stats {
+    uint64_t runs;           /* times a worker started or resumed a VT */
+    uint64_t switches;       /* VT requeued at a safe point (yield, preempt, capture) */
+    uint64_t preempts;       /* time slices cut by the timer */
+    uint64_t parks;          /* VTs parked by a blocking safe point */
+    uint64_t steals;         /* VTs taken from another worker's queue */
+    uint64_t captures;       /* images produced (handed to on_image or dropped) */
+    uint64_t capture_errors; /* failed checkpoints */
+    uint64_t tortures;       /* torture cycles (capture, wipe, restore) */
+} rt_exec_stats;
+
+/* Creates an executor and starts its workers (registered with the GC) and
+ * its timer; o may be NULL (defaults). Call it from a thread the GC knows
+ * (the main thread or a worker). Returns 0, LEV_EINVAL or LEV_ENOMEM.
+ * Caller owns *out and ends it with rt_exec_destroy. */
+int rt_exec_new(rt_exec **out, const rt_exec_opts *o);
+
+/* Cancels the VTs still spawned, waits for them at most opts.shutdown_ms,
+ * stops the threads and frees the executor; accepts NULL and sets *ex_p to
+ * NULL. Not to be called from a worker (a VT or a callback), nor while
+ * another thread wakes, cancels or captures one of its VTs. If a VT does not stop in time (native
+ * code that never reaches a safe point), it says so on stderr and leaves the executor allocated and
+ * its threads detached rather than free memory they still use. */
+void rt_exec_destroy(rt_exec **ex_p);
+
+/* Schedules a VT that has not ended. LEV_EBUSY if it is already spawned,
+ * LEV_ECANCELED if the executor is shutting down, LEV_EINVAL if it ended. */
+int rt_exec_spawn(rt_exec *ex, rt_vt *vt);
+
+/* Blocks the calling OS thread until the spawned VT has ended and the
+ * executor is done with it (timeout_ms < 0: no limit). 0 or LEV_ETIMEDOUT;
+ * LEV_EINVAL for a VT that was never spawned. Not for use inside a VT. */
+int rt_vt_wait(rt_exec *ex, rt_vt *vt, int timeout_ms);
+
+/* Makes a parked VT runnable, or records one pending wake for a VT that has
+ * not parked yet. Any thread, VTs included. LEV_ENOVT if the VT has ended. */
+int rt_vt_wake(rt_vt *vt);
+
+/* Ends a VT with LEV_ECANCELED: a running VT at its next safe point, a
+ * queued or parked one when a worker next takes it, without running it
+ * again. LEV_ENOVT if the VT has already ended. */
+int rt_vt_cancel(rt_vt *vt);
+
+/* Asks for an image of the VT, delivered through on_image: a running VT
+ * is captured at its next safe point, a queued one before it runs again,
+ * a parked one is woken for it. LEV_ENOVT if the VT has already ended. */
+int rt_vt_request_capture(rt_vt *vt);
+
+/* Counters since rt_exec_new (approximate while workers run). */
+void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st);
+
+/* Hands a copy of a report of the calling VT to the host's on_report
+ * (lev_report's implementation). 0, or LEV_ENOMEM; a VT that runs outside
+ * an executor, or an executor without on_report, drops the report. */
+int rt_exec_report(rt_vt *vt, const void *buf, size_t len);
+
+#endif
