@@ -10,7 +10,7 @@
 
 #include "rt.h"
 
-#define S_FIRST_CAP 256u
+#define S_FIRST_CAP 64u
 #define S_MAX_GROW (64u * 1024u)
 
 static rt_chunk *s_chunk_new(size_t cap)

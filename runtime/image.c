@@ -1215,6 +1215,11 @@ static int s_restore_guarded(s_rst *r)
     const lev_module_desc *d = r->m->desc;
     s_batch batch = {0};
     uint32_t i = 0;
+    /* Nothing allocated here can be garbage before the frames are
+     * installed: a collection now would only re-mark the heap. Collections
+     * come back on the first allocation failure, which is then retried. */
+    bool gc_off = true;
+    GC_disable();
     for (size_t g = 0; g < r->ngroups; g++) {
         const uint32_t *w = r->meta + g * S_META_WORDS;
         uint32_t kind = w[0] & 0xFF;
@@ -1228,6 +1233,11 @@ static int s_restore_guarded(s_rst *r)
                 r->addr[i] = d->statics[w[1]].addr;
             } else {
                 rt_objhdr *h = s_alloc_batched(r, &batch, w[1], w[2]);
+                if (!h && gc_off) {
+                    GC_enable();
+                    gc_off = false;
+                    h = s_alloc_batched(r, &batch, w[1], w[2]);
+                }
                 if (!h)
                     return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
                                   (unsigned long long)r->size[i]);
@@ -1235,6 +1245,8 @@ static int s_restore_guarded(s_rst *r)
             }
         }
     }
+    if (gc_off)
+        GC_enable();
     /* Fill, in object order, as the streams were written. */
     i = 0;
     size_t b = 0;
