@@ -12,6 +12,14 @@
 
 #include "lev_abi.h"
 
+/* Marks a task entry: LEV_TASK void name(const void *arg, size_t len).
+ * levpp finds entries by this annotation; other compilers see nothing. */
+#if defined(__clang__)
+#define LEV_TASK __attribute__((annotate("lev_task")))
+#else
+#define LEV_TASK
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

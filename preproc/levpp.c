@@ -1,0 +1,2883 @@
+/* levpp.c - the Leverage pre-processor. Reads task sources with libclang,
+ * finds every function that may reach a safe point (call graph over all
+ * inputs), and writes each input again: the user's text as written, plus a
+ * frame struct and a resumable body for each checkpointable function and
+ * the module's descriptors (see preproc/README.md for the output shape).
+ */
+#define _GNU_SOURCE
+#include <clang-c/CXCompilationDatabase.h>
+#include <clang-c/Index.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LEVPP_RESOURCE_DIR
+#define LEVPP_RESOURCE_DIR ""
+#endif
+
+/* ===================================================================
+ * Small helpers: memory, strings, growable buffers
+ * =================================================================== */
+
+static void *pp_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "levpp: error: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static char *pp_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(pp_xrealloc(NULL, n), s, n);
+}
+
+#define PP_PUSH(arr, n, cap)                                                                       \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? (cap)*2 : 8;                                                           \
+            (arr) = pp_xrealloc((arr), (size_t)(cap) * sizeof *(arr));                             \
+        }                                                                                          \
+    } while (0)
+
+typedef struct pp_buf {
+    char *p;
+    size_t n, cap;
+} pp_buf;
+
+static void pp_putn(pp_buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        while (b->n + n + 1 > b->cap)
+            b->cap = b->cap ? b->cap * 2 : 256;
+        b->p = pp_xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void pp_puts(pp_buf *b, const char *s) { pp_putn(b, s, strlen(s)); }
+
+static void pp_vprintf(pp_buf *b, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *tmp = pp_xrealloc(NULL, (size_t)n + 1);
+    vsnprintf(tmp, (size_t)n + 1, fmt, ap);
+    pp_putn(b, tmp, (size_t)n);
+    free(tmp);
+}
+
+static void __attribute__((format(printf, 2, 3))) pp_printf(pp_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pp_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+static char *__attribute__((format(printf, 1, 2))) pp_fmt(const char *fmt, ...)
+{
+    pp_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    pp_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (!b.p)
+        return pp_strdup("");
+    return b.p;
+}
+
+/* Copies a CXString and disposes it. */
+static char *pp_cx(CXString s)
+{
+    const char *c = clang_getCString(s);
+    char *r = pp_strdup(c ? c : "");
+    clang_disposeString(s);
+    return r;
+}
+
+static unsigned pp_lines_in(const pp_buf *b)
+{
+    unsigned n = 1;
+    for (size_t i = 0; i < b->n; i++)
+        n += b->p[i] == '\n';
+    return n;
+}
+
+/* ===================================================================
+ * State
+ * =================================================================== */
+
+enum { E_POST = 0, E_PRE = 1, E_REPL = 2 };
+
+typedef struct pp_edit {
+    unsigned b, e; /* replaced byte range of the input; b == e: insertion */
+    int cls;       /* E_* */
+    int depth;     /* statement nesting, orders insertions at one offset */
+    int run;       /* only in the resumable copy of a body */
+    unsigned seq;
+    char *text;
+} pp_edit;
+
+typedef struct pp_tok {
+    unsigned b, e;
+} pp_tok;
+
+typedef struct pp_file {
+    const char *path;
+    char *text;
+    unsigned len;
+    CXTranslationUnit tu;
+    CXFile cxf;
+    unsigned *lines; /* offset of each line start */
+    unsigned nlines;
+    pp_tok *toks;
+    unsigned ntoks;
+    pp_edit *edits;
+    unsigned nedits, capedits;
+    unsigned insert_at; /* where the generated declarations go */
+    pp_buf lits;        /* hoisted string literals */
+    int uses_std[3];    /* stdin, stdout, stderr */
+    int *xcallees;      /* checkpointable functions of other inputs called here */
+    unsigned nx, capx;
+    char *outname, *stem;
+} pp_file;
+
+typedef struct pp_var {
+    char *field; /* name in the frame: x, x__1, t.arg... */
+    CXCursor decl;
+    CXType type;
+} pp_var;
+
+typedef struct pp_slot {
+    unsigned k;
+    CXType type;
+} pp_slot;
+
+typedef struct pp_fn {
+    char *name, *usr;
+    char *cname; /* unique among the inputs: NAME or NAME__FILE */
+    int file;    /* index of the defining input, -1: not defined in the inputs */
+    CXCursor def;
+    int is_task, is_main, has_ckpt, has_loop, reach, cp;
+    int *callees;
+    unsigned ncallees, capcallees;
+    char *idname; /* LEV__FN_name */
+    CXType ret;
+    int ret_void;
+    pp_var *vars;
+    unsigned nvars, capvars;
+    pp_slot *slots;
+    unsigned nslots, capslots;
+    unsigned npc;
+    const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
+    pp_buf body;    /* the resumable body */
+} pp_fn;
+
+typedef struct pp_type {
+    char *key;    /* canonical spelling, or "frame NAME" */
+    char *spell;  /* how generated code names it */
+    char *idname; /* LEV__T_... */
+    CXType type;
+    int fn;    /* frame of fns[fn], or -1 */
+    int owner; /* the input whose output describes it */
+    CXCursor where;
+    pp_buf fields; /* the lev_field_desc initialisers */
+    unsigned nfields;
+} pp_type;
+
+typedef struct pp_static {
+    char *name, *addr, *type, *count;
+    const char *flags;
+    int std;   /* 1..3: stdin/stdout/stderr, address set at run time */
+    int owner; /* the input that defines it */
+} pp_static;
+
+typedef struct pp_ctx {
+    pp_file *files;
+    unsigned nfiles;
+    pp_fn *fns;
+    unsigned nfns, capfns;
+    pp_type *types;
+    unsigned ntypes, captypes;
+    pp_static *statics;
+    unsigned nstatics, capstatics;
+    int main_task, auto_poll;
+    int errors;
+    unsigned nlit, seq;
+    int cur_file; /* the input being processed */
+} pp_ctx;
+
+static pp_ctx S;
+
+/* ===================================================================
+ * Locations, diagnostics, children, tokens
+ * =================================================================== */
+
+static void __attribute__((format(printf, 2, 3)))
+pp_error(CXSourceLocation loc, const char *fmt, ...)
+{
+    CXFile file;
+    unsigned line, col;
+    clang_getExpansionLocation(loc, &file, &line, &col, NULL);
+    char *name = file ? pp_cx(clang_getFileName(file)) : pp_strdup("levpp");
+    fprintf(stderr, "%s:%u:%u: error: levpp: ", name, line, col);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    free(name);
+    S.errors++;
+}
+
+#define PP_LOC(c) clang_getCursorLocation(c)
+
+static unsigned pp_off(CXSourceLocation l)
+{
+    unsigned o;
+    clang_getExpansionLocation(l, NULL, NULL, NULL, &o);
+    return o;
+}
+
+static unsigned pp_begin(CXCursor c)
+{
+    return pp_off(clang_getRangeStart(clang_getCursorExtent(c)));
+}
+static unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
+
+/* Whether any end of c's extent comes from a macro expansion. */
+static int pp_in_macro(CXCursor c)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXSourceLocation ls[2] = {clang_getRangeStart(r), clang_getRangeEnd(r)};
+    for (int i = 0; i < 2; i++) {
+        CXFile f1, f2;
+        unsigned o1, o2;
+        clang_getExpansionLocation(ls[i], &f1, NULL, NULL, &o1);
+        clang_getSpellingLocation(ls[i], &f2, NULL, NULL, &o2);
+        if (o1 != o2 || !clang_File_isEqual(f1, f2))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct pp_kids {
+    CXCursor *v;
+    unsigned n, cap;
+} pp_kids;
+
+static enum CXChildVisitResult pp_kid_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_kids *k = d;
+    PP_PUSH(k->v, k->n, k->cap);
+    k->v[k->n++] = c;
+    return CXChildVisit_Continue;
+}
+
+static pp_kids pp_children(CXCursor c)
+{
+    pp_kids k = {0};
+    clang_visitChildren(c, pp_kid_cb, &k);
+    return k;
+}
+
+static enum CXCursorKind pp_kind(CXCursor c) { return clang_getCursorKind(c); }
+
+static CXCursor pp_strip(CXCursor c)
+{
+    while (pp_kind(c) == CXCursor_ParenExpr || pp_kind(c) == CXCursor_UnexposedExpr) {
+        pp_kids k = pp_children(c);
+        if (k.n != 1) {
+            free(k.v);
+            break;
+        }
+        c = k.v[0];
+        free(k.v);
+    }
+    return c;
+}
+
+static unsigned pp_line_of(const pp_file *f, unsigned off)
+{
+    unsigned lo = 0, hi = f->nlines;
+    while (hi - lo > 1) {
+        unsigned mid = (lo + hi) / 2;
+        if (f->lines[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
+
+/* Index of the first token starting at or after off. */
+static unsigned pp_tok_from(const pp_file *f, unsigned off)
+{
+    unsigned lo = 0, hi = f->ntoks;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (f->toks[mid].b < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int pp_tok_is(const pp_file *f, unsigned i, const char *s)
+{
+    if (i >= f->ntoks)
+        return 0;
+    size_t n = strlen(s);
+    return f->toks[i].e - f->toks[i].b == n && !memcmp(f->text + f->toks[i].b, s, n);
+}
+
+/* End offset of a statement, including its ';'. */
+static unsigned pp_stmt_end(const pp_file *f, CXCursor c)
+{
+    unsigned e = pp_end(c);
+    unsigned i = pp_tok_from(f, e);
+    if (i > 0 && f->toks[i - 1].e == e && (pp_tok_is(f, i - 1, ";") || pp_tok_is(f, i - 1, "}")))
+        return e;
+    if (pp_tok_is(f, i, ";"))
+        return f->toks[i].e;
+    return e;
+}
+
+static void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text)
+{
+    PP_PUSH(f->edits, f->nedits, f->capedits);
+    f->edits[f->nedits++] = (pp_edit){b, e, cls, depth, run, S.seq++, text};
+}
+
+static int pp_edit_cmp(const void *pa, const void *pb)
+{
+    const pp_edit *x = *(pp_edit *const *)pa, *y = *(pp_edit *const *)pb;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls - y->cls;
+    if (x->cls == E_REPL && x->e != y->e)
+        return x->e > y->e ? -1 : 1;
+    if (x->cls == E_PRE && x->depth != y->depth)
+        return x->depth - y->depth;
+    if (x->cls == E_POST) {
+        if (x->depth != y->depth)
+            return y->depth - x->depth;
+        return x->seq > y->seq ? -1 : 1;
+    }
+    return x->seq < y->seq ? -1 : 1;
+}
+
+/* Appends input range [b, e) with the edits inside it applied (run: also
+ * those of resumable bodies). sync: re-synchronise #line after inserted
+ * lines. */
+static void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int sync)
+{
+    pp_edit **v = NULL;
+    unsigned n = 0, cap = 0;
+    for (unsigned i = 0; i < f->nedits; i++) {
+        pp_edit *ed = &f->edits[i];
+        if (ed->b >= b && ed->e <= e && (run || !ed->run)) {
+            PP_PUSH(v, n, cap);
+            v[n++] = ed;
+        }
+    }
+    if (n)
+        qsort(v, n, sizeof *v, pp_edit_cmp);
+    unsigned cur = b;
+    int need = 0;
+    for (unsigned i = 0; i <= n; i++) {
+        unsigned upto = i < n ? v[i]->b : e;
+        if (i < n && v[i]->b < cur)
+            continue; /* inside a replaced range */
+        if (upto > cur) {
+            if (need && sync)
+                pp_printf(out, "\n#line %u \"%s\"\n", pp_line_of(f, cur), f->path);
+            need = 0;
+            pp_putn(out, f->text + cur, upto - cur);
+            cur = upto;
+        }
+        if (i < n) {
+            if (need && sync && !strchr(v[i]->text, '\n'))
+                pp_printf(out, "\n#line %u \"%s\"\n", pp_line_of(f, cur), f->path);
+            need = 0;
+            pp_puts(out, v[i]->text);
+            if (strchr(v[i]->text, '\n'))
+                need = 1;
+            cur = v[i]->e;
+        }
+    }
+    if (need && sync && cur < f->len)
+        pp_printf(out, "\n#line %u \"%s\"\n", pp_line_of(f, cur), f->path);
+    free(v);
+}
+
+static char *pp_render_str(pp_file *f, CXCursor c, int run)
+{
+    pp_buf b = {0};
+    pp_render(&b, f, pp_begin(c), pp_end(c), run, 0);
+    return b.p ? b.p : pp_strdup("");
+}
+
+/* ===================================================================
+ * Types: declarators, classification, descriptors
+ * =================================================================== */
+
+static CXType pp_desugar(CXType t)
+{
+    for (;;) {
+        enum CXTypeKind ck = clang_getCanonicalType(t).kind;
+        if (t.kind == CXType_Elaborated)
+            t = clang_Type_getNamedType(t);
+        else if (t.kind == CXType_Typedef && (ck == CXType_ConstantArray ||
+                                              ck == CXType_IncompleteArray || ck == CXType_Pointer))
+            t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
+        else if (t.kind == CXType_Unexposed)
+            return clang_getCanonicalType(t);
+        else
+            return t;
+    }
+}
+
+static int pp_bad_spelling(const char *s)
+{
+    return strstr(s, "(unnamed") || strstr(s, "(anonymous");
+}
+
+/* A declaration of `name` with type t (top-level qualifiers dropped). */
+static char *pp_decl(CXType t, const char *name)
+{
+    t = clang_getUnqualifiedType(t);
+    CXType d = pp_desugar(t);
+    switch (d.kind) {
+    case CXType_ConstantArray: {
+        char *inner = name[0] == '*' ? pp_fmt("(%s)[%lld]", name, clang_getArraySize(d))
+                                     : pp_fmt("%s[%lld]", name, clang_getArraySize(d));
+        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        free(inner);
+        return r;
+    }
+    case CXType_IncompleteArray: {
+        char *inner = name[0] == '*' ? pp_fmt("(%s)[]", name) : pp_fmt("%s[]", name);
+        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        free(inner);
+        return r;
+    }
+    case CXType_Pointer: {
+        CXType p = pp_desugar(clang_getPointeeType(d));
+        if (p.kind == CXType_FunctionProto || p.kind == CXType_FunctionNoProto ||
+            p.kind == CXType_ConstantArray || p.kind == CXType_IncompleteArray) {
+            char *inner = pp_fmt("(*%s)", name);
+            char *r = pp_decl(clang_getPointeeType(d), inner);
+            free(inner);
+            return r;
+        }
+        break;
+    }
+    case CXType_FunctionProto: {
+        pp_buf b = {0};
+        pp_printf(&b, "%s(", name);
+        int n = clang_getNumArgTypes(d);
+        for (int i = 0; i < n; i++) {
+            char *a = pp_cx(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i)));
+            pp_printf(&b, "%s%s", i ? ", " : "", a);
+            free(a);
+        }
+        if (clang_isFunctionTypeVariadic(d))
+            pp_puts(&b, n ? ", ..." : "...");
+        else if (!n)
+            pp_puts(&b, "void");
+        pp_puts(&b, ")");
+        char *r = pp_decl(clang_getResultType(d), b.p);
+        free(b.p);
+        return r;
+    }
+    default:
+        break;
+    }
+    char *sp = pp_cx(clang_getTypeSpelling(t));
+    char *r = pp_fmt("%s%s%s", sp, name[0] == '*' || sp[strlen(sp) - 1] == '*' ? "" : " ", name);
+    if (name[0] == '*' && sp[strlen(sp) - 1] != '*') {
+        free(r);
+        r = pp_fmt("%s %s", sp, name);
+    }
+    free(sp);
+    return r;
+}
+
+static int pp_is_fn_type(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    return t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto;
+}
+
+/* Whether a record type holds a data or function pointer anywhere. */
+static int pp_has_pointer(CXType t);
+
+static enum CXVisitorResult pp_ptr_field_cb(CXCursor c, CXClientData d)
+{
+    int *found = d;
+    if (pp_has_pointer(clang_getCursorType(c))) {
+        *found = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+static int pp_has_pointer(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    switch (t.kind) {
+    case CXType_Pointer:
+    case CXType_BlockPointer:
+        return 1;
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+        return pp_has_pointer(clang_getArrayElementType(t));
+    case CXType_Record: {
+        int found = 0;
+        clang_Type_visitFields(t, pp_ptr_field_cb, &found);
+        return found;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int pp_is_union(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    return t.kind == CXType_Record && pp_kind(clang_getTypeDeclaration(t)) == CXCursor_UnionDecl;
+}
+
+static char *pp_ident(const char *s)
+{
+    char *r = pp_strdup(s);
+    for (char *p = r; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    return r;
+}
+
+/* How to name an unnamed type in generated code: __typeof__ of an object
+ * of that type, when one is at hand. */
+static const char *s_typeof_hint;
+
+/* The id (enum name) of record type t, registering it. */
+static const char *pp_record_id(CXType t, CXCursor where)
+{
+    CXType canon = clang_getCanonicalType(t);
+    char *key = pp_cx(clang_getTypeSpelling(canon));
+    char *spell = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+    if (pp_bad_spelling(spell)) {
+        free(spell);
+        spell = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
+    }
+    if (pp_bad_spelling(spell) && s_typeof_hint) {
+        free(spell);
+        spell = pp_strdup(s_typeof_hint);
+    }
+    for (unsigned i = 0; i < S.ntypes; i++) {
+        if (S.types[i].fn < 0 && !strcmp(S.types[i].key, key)) {
+            if (pp_bad_spelling(S.types[i].spell) && !pp_bad_spelling(spell)) {
+                free(S.types[i].spell);
+                S.types[i].spell = spell;
+            } else {
+                free(spell);
+            }
+            free(key);
+            return S.types[i].idname;
+        }
+    }
+    PP_PUSH(S.types, S.ntypes, S.captypes);
+    pp_type *ty = &S.types[S.ntypes++];
+    memset(ty, 0, sizeof *ty);
+    char *id = pp_ident(key);
+    ty->idname = pp_fmt("LEV__T_%s_%u", id, S.ntypes);
+    free(id);
+    ty->key = key;
+    ty->spell = spell;
+    ty->type = canon;
+    ty->fn = -1;
+    ty->owner = S.cur_file;
+    ty->where = where;
+    return ty->idname;
+}
+
+/* Element type of a static or heap array of t: id text and element size
+ * text; *mult: how many elements one t is (arrays, long double). 0: ok. */
+static int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult)
+{
+    CXType c = clang_getCanonicalType(t);
+    *mult = 1;
+    while (c.kind == CXType_ConstantArray) {
+        *mult *= clang_getArraySize(c);
+        t = clang_getArrayElementType(pp_desugar(t));
+        c = clang_getCanonicalType(t);
+    }
+    long long sz = clang_Type_getSizeOf(c);
+    switch (c.kind) {
+    case CXType_Pointer:
+        *id = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_T_FNPTR" : "LEV_T_PTR";
+        *size = pp_strdup("sizeof(void *)");
+        return 0;
+    case CXType_Record:
+        if (pp_is_union(c)) {
+            if (pp_has_pointer(c)) {
+                pp_error(PP_LOC(where), "a union that holds a pointer cannot be described; "
+                                        "it must not live in the VT's heap or statics");
+                return -1;
+            }
+            *id = "LEV_T_BYTES";
+            *mult *= sz;
+            *size = pp_strdup("1");
+            return 0;
+        }
+        *id = pp_record_id(t, where);
+        {
+            char *sp = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+            *size = pp_fmt("sizeof(%s)", sp);
+            free(sp);
+        }
+        return 0;
+    default:
+        break;
+    }
+    if (c.kind == CXType_Void || sz == 1) {
+        *id = "LEV_T_BYTES";
+        *size = pp_strdup("1");
+        return 0;
+    }
+    if (sz == 2 || sz == 4 || sz == 8 || sz == 16) {
+        *id = sz == 2 ? "LEV_T_U16" : sz == 4 ? "LEV_T_U32" : "LEV_T_U64";
+        if (sz == 16)
+            *mult *= 2;
+        *size = pp_fmt("%lld", sz == 16 ? 8 : sz);
+        return 0;
+    }
+    char *sp = pp_cx(clang_getTypeSpelling(t));
+    pp_error(PP_LOC(where), "type '%s' cannot be described for the VT's heap or statics", sp);
+    free(sp);
+    return -1;
+}
+
+/* Appends field descriptors of a member `path` of type t in `owner`. */
+static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
+
+typedef struct pp_fv {
+    pp_type *ty;
+    const char *owner, *path;
+} pp_fv;
+
+static enum CXVisitorResult pp_field_cb(CXCursor c, CXClientData d)
+{
+    pp_fv *fv = d;
+    char *name = pp_cx(clang_getCursorSpelling(c));
+    if (clang_Cursor_isBitField(c)) {
+        pp_error(PP_LOC(c), "bit-field '%s' cannot be described for capture yet", name);
+        free(name);
+        return CXVisit_Continue;
+    }
+    char *path = !*name || clang_Cursor_isAnonymousRecordDecl(
+                               clang_getTypeDeclaration(clang_getCursorType(c)))
+                     ? pp_strdup(fv->path)
+                 : *fv->path ? pp_fmt("%s.%s", fv->path, name)
+                             : pp_strdup(name);
+    if (!*name && !*fv->path) {
+        free(path);
+        path = pp_strdup("");
+    }
+    pp_fields(fv->ty, fv->owner, path, clang_getCursorType(c), c);
+    free(path);
+    free(name);
+    return CXVisit_Continue;
+}
+
+static void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
+                         long long count, const char *type)
+{
+    pp_printf(&ty->fields, "    {\"%s\", offsetof(%s, %s), %s, %lld, %s},\n", path, owner, path,
+              kind, count, type);
+    ty->nfields++;
+}
+
+static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
+{
+    CXType c = clang_getCanonicalType(t);
+    long long count = 1;
+    CXType elem = t;
+    while (c.kind == CXType_ConstantArray) {
+        count *= clang_getArraySize(c);
+        elem = clang_getArrayElementType(pp_desugar(elem));
+        c = clang_getCanonicalType(elem);
+    }
+    if (c.kind == CXType_IncompleteArray || c.kind == CXType_VariableArray) {
+        pp_error(PP_LOC(where), "'%s': arrays without a constant size cannot be described yet",
+                 path);
+        return;
+    }
+    if (count == 0)
+        return;
+    if (c.kind == CXType_Pointer) {
+        pp_field_row(ty, owner, path,
+                     pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_K_FNPTR" : "LEV_K_PTR", count,
+                     "0");
+        return;
+    }
+    if (c.kind == CXType_Record) {
+        if (pp_is_union(c)) {
+            if (pp_has_pointer(c)) {
+                pp_error(PP_LOC(where),
+                         "'%s' is a union that may hold a pointer: it cannot be captured", path);
+                return;
+            }
+            pp_field_row(ty, owner, path, "LEV_K_B1", count * clang_Type_getSizeOf(c), "0");
+            return;
+        }
+        if (count == 1 && *path) {
+            pp_fv fv = {ty, owner, path};
+            clang_Type_visitFields(c, pp_field_cb, &fv);
+            return;
+        }
+        const char *id = pp_record_id(elem, where);
+        pp_field_row(ty, owner, path, "LEV_K_REC", count, id);
+        return;
+    }
+    long long sz = clang_Type_getSizeOf(c);
+    const char *k = sz == 1               ? "LEV_K_B1"
+                    : sz == 2             ? "LEV_K_B2"
+                    : sz == 4             ? "LEV_K_B4"
+                    : sz == 8 || sz == 16 ? "LEV_K_B8"
+                                          : NULL;
+    if (!k) {
+        char *sp = pp_cx(clang_getTypeSpelling(t));
+        pp_error(PP_LOC(where), "'%s' of type '%s' cannot be described for capture", path, sp);
+        free(sp);
+        return;
+    }
+    pp_field_row(ty, owner, path, k, sz == 16 ? count * 2 : count, "0");
+}
+
+/* ===================================================================
+ * Functions and the call graph
+ * =================================================================== */
+
+static int pp_fn_find(const char *usr)
+{
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (!strcmp(S.fns[i].usr, usr))
+            return (int)i;
+    return -1;
+}
+
+static int pp_fn_get(CXCursor decl)
+{
+    char *usr = pp_cx(clang_getCursorUSR(decl));
+    int i = pp_fn_find(usr);
+    if (i >= 0) {
+        free(usr);
+        return i;
+    }
+    PP_PUSH(S.fns, S.nfns, S.capfns);
+    pp_fn *fn = &S.fns[S.nfns];
+    memset(fn, 0, sizeof *fn);
+    fn->usr = usr;
+    fn->name = pp_cx(clang_getCursorSpelling(decl));
+    fn->file = -1;
+    return (int)S.nfns++;
+}
+
+static int pp_is_loop(CXCursor c)
+{
+    enum CXCursorKind k = pp_kind(c);
+    return (k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt) &&
+           !pp_in_macro(c);
+}
+
+typedef struct pp_scan {
+    int fn;
+} pp_scan;
+
+static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_scan *sc = d;
+    pp_fn *fn = &S.fns[sc->fn];
+    if (pp_is_loop(c))
+        fn->has_loop = 1;
+    if (pp_kind(c) == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (pp_kind(ref) == CXCursor_FunctionDecl) {
+            char *name = pp_cx(clang_getCursorSpelling(ref));
+            if (!strcmp(name, "lev_checkpoint"))
+                fn->has_ckpt = 1;
+            free(name);
+            int g = pp_fn_get(ref);
+            fn = &S.fns[sc->fn]; /* the table may have moved */
+            PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
+            fn->callees[fn->ncallees++] = g;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) == CXCursor_AnnotateAttr) {
+        char *s = pp_cx(clang_getCursorSpelling(c));
+        if (!strcmp(s, "lev_task"))
+            *(int *)d = 1;
+        free(s);
+    }
+    return CXChildVisit_Continue;
+}
+
+/* Records the functions defined in file fi and their calls. */
+static void pp_collect_fns(unsigned fi)
+{
+    pp_file *f = &S.files[fi];
+    pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
+            !clang_Location_isFromMainFile(PP_LOC(c)))
+            continue;
+        int id = pp_fn_get(c);
+        pp_fn *fn = &S.fns[id];
+        if (fn->file >= 0) {
+            pp_error(PP_LOC(c), "function '%s' is defined in two inputs", fn->name);
+            continue;
+        }
+        fn->file = (int)fi;
+        fn->def = c;
+        int task = 0;
+        clang_visitChildren(c, pp_is_task_cb, &task);
+        fn->is_task = task;
+        fn->is_main = S.main_task && !strcmp(fn->name, "main");
+        pp_scan sc = {id};
+        clang_visitChildren(c, pp_scan_cb, &sc);
+    }
+    free(k.v);
+}
+
+static void pp_mark_reach(int i)
+{
+    pp_fn *fn = &S.fns[i];
+    if (fn->reach || fn->file < 0)
+        return;
+    fn->reach = 1;
+    for (unsigned j = 0; j < fn->ncallees; j++)
+        pp_mark_reach(fn->callees[j]);
+}
+
+static void pp_fixpoint(void)
+{
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].is_task || S.fns[i].is_main)
+            pp_mark_reach((int)i);
+    for (unsigned i = 0; i < S.nfns; i++) {
+        pp_fn *fn = &S.fns[i];
+        fn->cp = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt ||
+                                   (S.auto_poll && fn->reach && fn->has_loop));
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (unsigned i = 0; i < S.nfns; i++) {
+            pp_fn *fn = &S.fns[i];
+            if (fn->cp || fn->file < 0)
+                continue;
+            for (unsigned j = 0; j < fn->ncallees; j++)
+                if (S.fns[fn->callees[j]].cp) {
+                    fn->cp = changed = 1;
+                    break;
+                }
+        }
+    }
+}
+
+/* ===================================================================
+ * Frames: the variables of a checkpointable function
+ * =================================================================== */
+
+static int pp_var_find(pp_fn *fn, CXCursor decl)
+{
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (clang_equalCursors(fn->vars[i].decl, decl))
+            return (int)i;
+    return -1;
+}
+
+static int pp_field_taken(pp_fn *fn, const char *name)
+{
+    const char *prefix = fn->is_task ? "t" : fn->is_main ? "m" : "h";
+    if (!strcmp(name, prefix) || !strncmp(name, "lev__", 5))
+        return 1;
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (!strcmp(fn->vars[i].field, name))
+            return 1;
+    return 0;
+}
+
+static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
+{
+    char *name = field ? pp_strdup(field) : pp_cx(clang_getCursorSpelling(decl));
+    if (!field) {
+        if (!*name) {
+            free(name);
+            name = pp_fmt("lev__p%u", fn->nvars);
+        }
+        for (unsigned n = 1; pp_field_taken(fn, name); n++) {
+            char *base = pp_cx(clang_getCursorSpelling(decl));
+            free(name);
+            name = pp_fmt("%s__%u", base, n);
+            free(base);
+        }
+    }
+    PP_PUSH(fn->vars, fn->nvars, fn->capvars);
+    fn->vars[fn->nvars++] = (pp_var){name, decl, type};
+}
+
+typedef struct pp_vc {
+    pp_fn *fn;
+} pp_vc;
+
+static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_vc *vc = d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_StmtExpr)
+        return CXChildVisit_Continue; /* locals of a statement expression stay C locals */
+    if (k == CXCursor_VarDecl && !pp_in_macro(c)) {
+        enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
+        char *name = pp_cx(clang_getCursorSpelling(c));
+        if (sc == CX_SC_Static) {
+            /* moved to file scope by the common pass */
+        } else if (sc == CX_SC_Extern) {
+            pp_error(PP_LOC(c),
+                     "%s local '%s' in checkpointable function '%s' is not supported yet; "
+                     "move it to file scope",
+                     sc == CX_SC_Static ? "static" : "extern", name, vc->fn->name);
+        } else if (clang_getCursorType(c).kind == CXType_VariableArray) {
+            pp_error(PP_LOC(c),
+                     "variable-length array '%s' in checkpointable function '%s' cannot be "
+                     "captured",
+                     name, vc->fn->name);
+        } else {
+            char *sp = pp_cx(clang_getTypeSpelling(clang_getCursorType(c)));
+            if (pp_bad_spelling(sp))
+                pp_error(PP_LOC(c),
+                         "local '%s' of an unnamed type in checkpointable function '%s' is not "
+                         "supported yet; name the type at file scope",
+                         name, vc->fn->name);
+            else
+                pp_var_add(vc->fn, c, clang_getCursorType(c), NULL);
+            free(sp);
+        }
+        free(name);
+        return CXChildVisit_Continue;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Lays out the frame of a checkpointable function: parameters, locals. */
+static void pp_layout(pp_fn *fn)
+{
+    CXCursor c = fn->def;
+    CXType ft = clang_getCursorType(c);
+    fn->ret = clang_getResultType(ft);
+    fn->ret_void = clang_getCanonicalType(fn->ret).kind == CXType_Void;
+    fn->pc = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
+    int nargs = clang_Cursor_getNumArguments(c);
+    if (ft.kind == CXType_FunctionNoProto || clang_isFunctionTypeVariadic(ft))
+        pp_error(PP_LOC(c), "checkpointable function '%s' must have a prototype and no '...'",
+                 fn->name);
+    if (fn->is_task && nargs != 2)
+        pp_error(PP_LOC(c), "task entry '%s' must be 'void %s(const void *arg, size_t len)'",
+                 fn->name, fn->name);
+    if (fn->is_main && nargs != 0 && nargs != 2)
+        pp_error(PP_LOC(c), "main must be 'int main(void)' or 'int main(int argc, char **argv)'");
+    static const char *task_f[] = {"t.arg", "t.len"}, *main_f[] = {"m.argc", "m.argv"};
+    for (int i = 0; i < nargs; i++) {
+        CXCursor p = clang_Cursor_getArgument(c, (unsigned)i);
+        const char *fixed = fn->is_task && i < 2   ? task_f[i]
+                            : fn->is_main && i < 2 ? main_f[i]
+                                                   : NULL;
+        pp_var_add(fn, p, clang_getArgType(ft, (unsigned)i), fixed);
+    }
+    pp_kids k = pp_children(c);
+    for (unsigned i = 0; i < k.n; i++)
+        if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
+            pp_vc vc = {fn};
+            clang_visitChildren(k.v[i], pp_vars_cb, &vc);
+        }
+    free(k.v);
+}
+
+/* ===================================================================
+ * Rewriting a checkpointable body
+ * =================================================================== */
+
+enum { F_COND = 1, F_COMMA = 2, F_INC = 4, F_DOCOND = 8, F_UNEVAL = 16, F_STMTEXPR = 32 };
+
+typedef struct pp_site {
+    int call; /* 0: lev_checkpoint() safe point; 1: a call */
+    CXCursor cur;
+    int callee;
+    unsigned k;
+} pp_site;
+
+typedef struct pp_unit {
+    pp_site *v;
+    unsigned n, cap;
+    CXCursor top;
+    int has_top;
+    int lev_return;
+} pp_unit;
+
+typedef struct pp_walk {
+    pp_fn *fn;
+    pp_file *f;
+    unsigned body_b, body_e;
+} pp_walk;
+
+static const char *pp_ctx_name(int flags)
+{
+    if (flags & F_STMTEXPR)
+        return "a statement expression";
+    if (flags & F_INC)
+        return "a for-loop increment";
+    if (flags & F_DOCOND)
+        return "a do-while condition";
+    if (flags & F_COMMA)
+        return "the right operand of a comma";
+    return "a conditionally evaluated operand (&&, ||, ?:)";
+}
+
+static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
+
+static void pp_expr_kids(pp_walk *w, CXCursor c, int flags, pp_unit *u)
+{
+    pp_kids k = pp_children(c);
+    for (unsigned i = 0; i < k.n; i++)
+        pp_expr(w, k.v[i], flags, u);
+    free(k.v);
+}
+
+static void pp_declref(pp_walk *w, CXCursor c)
+{
+    CXCursor ref = clang_getCursorReferenced(c);
+    enum CXCursorKind rk = pp_kind(ref);
+    if (rk != CXCursor_VarDecl && rk != CXCursor_ParmDecl) {
+        if (rk == CXCursor_FunctionDecl)
+            return;
+    }
+    int vi = pp_var_find(w->fn, ref);
+    char *name = pp_cx(clang_getCursorSpelling(ref));
+    if (vi < 0) {
+        if ((rk == CXCursor_VarDecl || rk == CXCursor_FunctionDecl) &&
+            (!strcmp(name, "vt") || !strcmp(name, "fr") || !strcmp(name, "ret")))
+            pp_error(PP_LOC(c),
+                     "'%s' names a file-scope object, and checkpointable code uses this name "
+                     "for its frame; rename it",
+                     name);
+        free(name);
+        return;
+    }
+    unsigned b, e;
+    if (!pp_in_macro(c)) {
+        b = pp_begin(c);
+        e = pp_end(c);
+    } else {
+        CXFile file;
+        clang_getSpellingLocation(PP_LOC(c), &file, NULL, NULL, &b);
+        e = b + (unsigned)strlen(name);
+        if (!clang_File_isEqual(file, w->f->cxf) || b < w->body_b || e > w->body_e ||
+            memcmp(w->f->text + b, name, strlen(name))) {
+            pp_error(PP_LOC(c),
+                     "local '%s' of checkpointable function '%s' is used inside the body of a "
+                     "macro; pass it to the macro as an argument",
+                     name, w->fn->name);
+            free(name);
+            return;
+        }
+        for (unsigned i = 0; i < w->f->nedits; i++)
+            if (w->f->edits[i].b == b && w->f->edits[i].e == e) {
+                free(name);
+                return; /* a macro argument expanded twice */
+            }
+    }
+    pp_edit_add(w->f, b, e, E_REPL, 0, 1, pp_fmt("fr->%s", w->fn->vars[vi].field));
+    free(name);
+}
+
+static int pp_is_top(pp_unit *u, CXCursor c)
+{
+    return u && u->has_top && clang_equalCursors(pp_strip(u->top), c);
+}
+
+static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
+{
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl) {
+        pp_expr_kids(w, c, flags, u);
+        return;
+    }
+    char *name = pp_cx(clang_getCursorSpelling(ref));
+    static const char *jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
+                                "__sigsetjmp", "longjmp",          "_longjmp",
+                                "siglongjmp",  "__builtin_setjmp", NULL};
+    for (int i = 0; jmp[i]; i++)
+        if (!strcmp(name, jmp[i]))
+            pp_error(PP_LOC(c),
+                     "%s in checkpointable function '%s': a jump buffer holds machine state "
+                     "that cannot be made mobile",
+                     name, w->fn->name);
+    if (!strcmp(name, "pthread_create") || !strcmp(name, "thrd_create"))
+        pp_error(PP_LOC(c),
+                 "%s in checkpointable function '%s': a native thread cannot be captured", name,
+                 w->fn->name);
+    if (!strcmp(name, "signal") || !strcmp(name, "sigaction"))
+        pp_error(PP_LOC(c),
+                 "%s in checkpointable function '%s': signal handlers cannot be made mobile", name,
+                 w->fn->name);
+    int g = pp_fn_find(pp_cx(clang_getCursorUSR(ref)));
+    int is_ck = !strcmp(name, "lev_checkpoint");
+    int is_ret = !strcmp(name, "lev_return");
+    pp_expr_kids(w, c, flags, u);
+    if (flags & F_UNEVAL) {
+        free(name);
+        return;
+    }
+    if (is_ret) {
+        if (!u || flags || !pp_is_top(u, c) || u->lev_return)
+            pp_error(PP_LOC(c),
+                     "lev_return in checkpointable function '%s' must be a statement of its own",
+                     w->fn->name);
+        else
+            u->lev_return = 1;
+    }
+    if (is_ck || (g >= 0 && S.fns[g].cp)) {
+        if (pp_in_macro(c)) {
+            pp_error(PP_LOC(c),
+                     "call to %s '%s' inside a macro expansion is not supported; call it "
+                     "outside the macro",
+                     is_ck ? "safe point" : "checkpointable function", name);
+        } else if (!u || flags) {
+            pp_error(PP_LOC(c),
+                     "call to checkpointable function '%s' inside %s is not supported yet", name,
+                     u ? pp_ctx_name(flags) : "this context");
+        } else if (!is_ck && (S.fns[g].is_task || S.fns[g].is_main)) {
+            pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
+        } else {
+            unsigned k = ++w->fn->npc;
+            PP_PUSH(u->v, u->n, u->cap);
+            u->v[u->n++] = (pp_site){!is_ck, c, g, k};
+            int top = pp_is_top(u, c);
+            const char *text = top ? "(void)0" : is_ck ? "0" : NULL;
+            if (!is_ck && !S.fns[g].ret_void) {
+                pp_fn *fn = w->fn;
+                PP_PUSH(fn->slots, fn->nslots, fn->capslots);
+                fn->slots[fn->nslots++] = (pp_slot){k, S.fns[g].ret};
+            }
+            if (!is_ck && S.fns[g].ret_void)
+                text = "(void)0";
+            /* A slot that holds a pointer is cleared as it is read: a stale
+             * copy would dangle once its object is freed. */
+            char *rd = text ? pp_strdup(text)
+                       : pp_has_pointer(S.fns[g].ret)
+                           ? pp_fmt("({ __typeof__(fr->lev__r%u) lev__v = fr->lev__r%u; "
+                                    "__builtin_memset(&fr->lev__r%u, 0, sizeof lev__v); "
+                                    "lev__v; })",
+                                    k, k, k)
+                           : pp_fmt("fr->lev__r%u", k);
+            pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1, rd);
+        }
+    }
+    free(name);
+}
+
+static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
+{
+    switch (pp_kind(c)) {
+    case CXCursor_CallExpr:
+        pp_call(w, c, flags, u);
+        return;
+    case CXCursor_DeclRefExpr:
+        pp_declref(w, c);
+        return;
+    case CXCursor_BinaryOperator: {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
+        pp_kids k = pp_children(c);
+        if (k.n == 2) {
+            pp_expr(w, k.v[0], flags, u);
+            int rf = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ? F_COND
+                     : op == CXBinaryOperator_Comma                            ? F_COMMA
+                                                                               : 0;
+            pp_expr(w, k.v[1], flags | rf, u);
+        } else {
+            for (unsigned i = 0; i < k.n; i++)
+                pp_expr(w, k.v[i], flags, u);
+        }
+        free(k.v);
+        return;
+    }
+    case CXCursor_ConditionalOperator: {
+        pp_kids k = pp_children(c);
+        for (unsigned i = 0; i < k.n; i++)
+            pp_expr(w, k.v[i], i ? flags | F_COND : flags, u);
+        free(k.v);
+        return;
+    }
+    case CXCursor_UnaryExpr:
+        pp_expr_kids(w, c, flags | F_UNEVAL, u);
+        return;
+    case CXCursor_StmtExpr:
+        pp_expr_kids(w, c, flags | F_STMTEXPR, u);
+        return;
+    case CXCursor_AddrLabelExpr:
+        pp_error(PP_LOC(c),
+                 "computed goto (label address) in checkpointable function '%s' "
+                 "cannot be made mobile",
+                 w->fn->name);
+        return;
+    case CXCursor_GCCAsmStmt:
+    case CXCursor_MSAsmStmt:
+        pp_error(PP_LOC(c),
+                 "inline assembly in checkpointable function '%s' cannot be made "
+                 "mobile",
+                 w->fn->name);
+        return;
+    default:
+        pp_expr_kids(w, c, flags, u);
+        return;
+    }
+}
+
+/* The code of the safe points and calls of a unit, in order. */
+static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
+{
+    pp_fn *fn = w->fn;
+    for (unsigned i = 0; i < u->n; i++) {
+        pp_site *s = &u->v[i];
+        if (!s->call) {
+            pp_printf(b,
+                      "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT)) {\n"
+                      "    %s = %u;\n    return LEV_RUN_UNWIND;\n}\nlev__resume_%u:;",
+                      fn->pc, s->k, s->k);
+            continue;
+        }
+        pp_fn *g = &S.fns[s->callee];
+        int nargs = clang_Cursor_getNumArguments(s->cur);
+        int cross = g->file != fn->file;
+        if (cross) {
+            /* the callee's frame is only known in its own output */
+            int known = 0;
+            for (unsigned x = 0; x < w->f->nx; x++)
+                known |= w->f->xcallees[x] == s->callee;
+            if (!known) {
+                PP_PUSH(w->f->xcallees, w->f->nx, w->f->capx);
+                w->f->xcallees[w->f->nx++] = s->callee;
+            }
+            pp_printf(b, "\n{\n    void *lev__cf;\n    int lev__rc;\n    lev__cf = %s__push(vt",
+                      g->cname);
+            for (int a = 0; a < nargs; a++) {
+                char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
+                pp_printf(b, ", (%s)", txt);
+                free(txt);
+            }
+            pp_puts(b, ");\n");
+        } else {
+            pp_printf(b, "\n{\n    struct %s__frame *lev__cf;\n    int lev__rc;\n", g->cname);
+            pp_printf(b, "    lev__cf = lev_frame_push(vt, sizeof *lev__cf, %s);\n", g->idname);
+        }
+        pp_printf(b,
+                  "    if (!lev__cf) {\n        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
+                  "        return LEV_RUN_EXIT;\n    }\n",
+                  fn->name);
+        if (!cross)
+            pp_puts(b, "    __builtin_memset((char *)lev__cf + sizeof(lev_frame), 0,\n"
+                       "                     sizeof *lev__cf - sizeof(lev_frame));\n");
+        for (int a = 0; !cross && a < nargs && (unsigned)a < g->nvars; a++) {
+            char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
+            pp_printf(b, "    lev__cf->%s = (%s);\n", g->vars[a].field, txt);
+            free(txt);
+        }
+        pp_printf(b,
+                  "    if (0) {\n    lev__resume_%u:\n"
+                  "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n    }\n",
+                  s->k);
+        const char *run = cross ? "__xrun" : "__run";
+        if (g->ret_void)
+            pp_printf(b, "    lev__rc = %s%s(vt, lev__cf, NULL);\n", g->cname, run);
+        else
+            pp_printf(b, "    lev__rc = %s%s(vt, lev__cf, &fr->lev__r%u);\n", g->cname, run, s->k);
+        pp_printf(b,
+                  "    if (lev__rc != LEV_RUN_DONE) {\n"
+                  "        if (lev__rc == LEV_RUN_UNWIND)\n            %s = %u;\n"
+                  "        else\n            lev_frame_pop(vt, lev__cf);\n"
+                  "        return lev__rc;\n    }\n    lev_frame_pop(vt, lev__cf);\n}",
+                  fn->pc, s->k);
+    }
+}
+
+static void pp_unit_free(pp_unit *u) { free(u->v); }
+
+/* Wraps statement range [b, e) in { seqs ... } if the unit has sites. */
+static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth)
+{
+    if (!u->n && !u->lev_return)
+        return;
+    pp_buf pre = {0};
+    pp_puts(&pre, "{");
+    pp_seqs(w, u, &pre);
+    pp_puts(&pre, "\n");
+    pp_edit_add(w->f, b, b, E_PRE, depth, 1, pre.p);
+    pp_edit_add(w->f, e, e, E_POST, depth, 1,
+                pp_strdup(u->lev_return ? " return LEV_RUN_EXIT;\n}" : "\n}"));
+}
+
+static void pp_poll_text(pp_walk *w, pp_buf *b)
+{
+    unsigned k = ++w->fn->npc;
+    pp_printf(b,
+              "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL)) {\n    %s = %u;\n"
+              "    return LEV_RUN_UNWIND;\n}\nlev__resume_%u:;\n",
+              w->fn->pc, k, k);
+}
+
+static void pp_stmt(pp_walk *w, CXCursor c, int depth);
+
+/* A DeclStmt: assignments to the frame. for_init: as one expression. */
+static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
+                        pp_unit *outer)
+{
+    pp_kids k = pp_children(c);
+    int movable = k.n > 0;
+    for (unsigned i = 0; i < k.n; i++) {
+        enum CXCursorKind kk = pp_kind(k.v[i]);
+        movable &= kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl ||
+                   kk == CXCursor_EnumDecl || kk == CXCursor_TypedefDecl ||
+                   (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static);
+    }
+    if (movable && !pp_in_macro(c)) {
+        free(k.v);
+        return; /* moved before the function by the common pass */
+    }
+    pp_buf txt = {0};
+    int any = 0, in_frame = 0;
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor v = k.v[i];
+        if (pp_kind(v) != CXCursor_VarDecl) {
+            pp_error(PP_LOC(v),
+                     "type declaration inside checkpointable function '%s' is not "
+                     "supported yet; move it to file scope",
+                     w->fn->name);
+            continue;
+        }
+        int vi = pp_var_find(w->fn, v);
+        CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+        pp_unit own = {0}, *u = for_init ? outer : &own;
+        if (!clang_Cursor_isNull(init))
+            pp_expr(w, init, 0, u);
+        if (vi < 0)
+            continue;
+        in_frame = 1;
+        if (!for_init && own.n) {
+            pp_puts(&txt, "{");
+            pp_seqs(w, &own, &txt);
+            pp_puts(&txt, "\n}\n");
+        }
+        pp_unit_free(&own);
+        if (clang_Cursor_isNull(init))
+            continue;
+        char *it = pp_render_str(w->f, init, 1);
+        const char *fld = w->fn->vars[vi].field;
+        CXType ct = clang_getCanonicalType(w->fn->vars[vi].type);
+        enum CXCursorKind ik = pp_kind(pp_strip(init));
+        int braces = ik == CXCursor_InitListExpr;
+        if (any)
+            pp_puts(&txt, for_init ? ", " : " ");
+        if (ct.kind == CXType_ConstantArray)
+            pp_printf(&txt,
+                      "__builtin_memcpy((void *)&fr->%s, &(__typeof__(fr->%s))%s%s%s, "
+                      "sizeof fr->%s)",
+                      fld, fld, braces ? "" : "{", it, braces ? "" : "}", fld);
+        else if (braces)
+            pp_printf(&txt, "fr->%s = (__typeof__(fr->%s))%s", fld, fld, it);
+        else
+            pp_printf(&txt, "fr->%s = %s", fld, it);
+        if (!for_init)
+            pp_puts(&txt, ";");
+        any = 1;
+        free(it);
+    }
+    if (in_frame) {
+        if (pp_in_macro(c))
+            pp_error(PP_LOC(c),
+                     "declaration from a macro in checkpointable function '%s' is "
+                     "not supported",
+                     w->fn->name);
+        else
+            pp_edit_add(w->f, pp_begin(c), end, E_REPL, depth, 1,
+                        txt.p ? txt.p : pp_strdup(for_init ? "" : ";"));
+    } else {
+        free(txt.p);
+    }
+    free(k.v);
+}
+
+static void pp_loop_body(pp_walk *w, CXCursor body, int depth)
+{
+    if (!S.auto_poll || pp_in_macro(body)) {
+        pp_stmt(w, body, depth + 1);
+        return;
+    }
+    pp_buf b = {0};
+    if (pp_kind(body) == CXCursor_CompoundStmt) {
+        pp_poll_text(w, &b);
+        unsigned at = pp_begin(body) + 1;
+        pp_edit_add(w->f, at, at, E_PRE, depth, 1, b.p);
+    } else {
+        pp_puts(&b, "{");
+        pp_poll_text(w, &b);
+        pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+        pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
+                    pp_strdup("\n}"));
+    }
+    pp_stmt(w, body, depth + 1);
+}
+
+/* A loop condition with sites: `if (!(cond)) break;` at the head of the
+ * body, after the code of its sites. */
+static void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, int depth)
+{
+    pp_buf b = {0};
+    pp_puts(&b, "{");
+    pp_seqs(w, u, &b);
+    char *ct = pp_render_str(w->f, cond, 1);
+    pp_printf(&b, "\nif (!(%s))\n    break;\n", ct);
+    free(ct);
+    pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+    pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
+                pp_strdup("\n}"));
+}
+
+static void pp_for(pp_walk *w, CXCursor c, int depth)
+{
+    pp_file *f = w->f;
+    unsigned i = pp_tok_from(f, pp_begin(c)) + 1, semi[2] = {0, 0}, rpar = 0;
+    int nsemi = 0, par = 0;
+    for (; i < f->ntoks; i++) {
+        if (pp_tok_is(f, i, "("))
+            par++;
+        else if (pp_tok_is(f, i, ")") && --par == 0) {
+            rpar = f->toks[i].b;
+            break;
+        } else if (pp_tok_is(f, i, ";") && par == 1 && nsemi < 2)
+            semi[nsemi++] = f->toks[i].b;
+    }
+    if (nsemi != 2 || !rpar) {
+        pp_error(PP_LOC(c), "cannot find the parts of this for statement (macro in its header?)");
+        return;
+    }
+    pp_kids k = pp_children(c);
+    CXCursor init = clang_getNullCursor(), cond = init, inc = init, body = init;
+    for (unsigned j = 0; j < k.n; j++) {
+        unsigned b = pp_begin(k.v[j]);
+        if (b < semi[0])
+            init = k.v[j];
+        else if (b < semi[1])
+            cond = k.v[j];
+        else if (b < rpar)
+            inc = k.v[j];
+        else
+            body = k.v[j];
+    }
+    free(k.v);
+    pp_unit iu = {0};
+    if (!clang_Cursor_isNull(init)) {
+        if (pp_kind(init) == CXCursor_DeclStmt) {
+            pp_declstmt(w, init, depth, 1, semi[0], &iu);
+        } else {
+            iu.top = init;
+            iu.has_top = 1;
+            pp_expr(w, init, 0, &iu);
+        }
+        pp_unit_wrap(w, &iu, pp_begin(c), pp_stmt_end(f, c), depth);
+    }
+    pp_unit_free(&iu);
+    pp_unit cu = {0};
+    if (!clang_Cursor_isNull(cond))
+        pp_expr(w, cond, 0, &cu);
+    pp_unit incu = {0};
+    if (!clang_Cursor_isNull(inc))
+        pp_expr(w, inc, F_INC, &incu);
+    pp_unit_free(&incu);
+    if (cu.n) {
+        pp_edit_add(f, pp_begin(cond), pp_end(cond), E_REPL, depth, 1, pp_strdup(""));
+        pp_cond_break(w, &cu, cond, body, depth);
+    }
+    pp_unit_free(&cu);
+    if (!clang_Cursor_isNull(body))
+        pp_loop_body(w, body, depth);
+}
+
+static void pp_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    pp_file *f = w->f;
+    enum CXCursorKind kind = pp_kind(c);
+    pp_kids k = pp_children(c);
+    switch (kind) {
+    case CXCursor_CompoundStmt:
+        for (unsigned i = 0; i < k.n; i++)
+            pp_stmt(w, k.v[i], depth + 1);
+        break;
+    case CXCursor_DeclStmt:
+        pp_declstmt(w, c, depth, 0, pp_stmt_end(f, c), NULL);
+        break;
+    case CXCursor_ReturnStmt: {
+        pp_unit u = {0};
+        pp_buf b = {0};
+        char *et = NULL;
+        if (k.n) {
+            pp_expr(w, k.v[0], 0, &u);
+            et = pp_render_str(f, k.v[0], 1);
+        }
+        pp_puts(&b, "{");
+        pp_seqs(w, &u, &b);
+        if (u.n)
+            pp_puts(&b, "\n");
+        if (et && w->fn->is_main)
+            pp_printf(&b, " fr->m.ret = (%s);", et);
+        else if (et && !w->fn->ret_void)
+            pp_printf(&b, " *ret = (%s);", et);
+        else if (et)
+            pp_printf(&b, " (void)(%s);", et);
+        pp_puts(&b, " return LEV_RUN_DONE; }");
+        free(et);
+        if (pp_in_macro(c))
+            pp_error(PP_LOC(c),
+                     "return from a macro in checkpointable function '%s' is not "
+                     "supported",
+                     w->fn->name);
+        else
+            pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, depth, 1, b.p);
+        pp_unit_free(&u);
+        break;
+    }
+    case CXCursor_IfStmt:
+    case CXCursor_SwitchStmt: {
+        pp_unit u = {0};
+        if (k.n)
+            pp_expr(w, k.v[0], 0, &u);
+        pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
+        pp_unit_free(&u);
+        for (unsigned i = 1; i < k.n; i++)
+            pp_stmt(w, k.v[i], depth + 1);
+        break;
+    }
+    case CXCursor_WhileStmt: {
+        pp_unit u = {0};
+        if (k.n != 2)
+            break;
+        pp_expr(w, k.v[0], 0, &u);
+        if (u.n) {
+            pp_edit_add(f, pp_begin(c), pp_begin(k.v[1]), E_REPL, depth, 1,
+                        pp_strdup("for (;;)\n"));
+            pp_cond_break(w, &u, k.v[0], k.v[1], depth);
+        }
+        pp_unit_free(&u);
+        pp_loop_body(w, k.v[1], depth);
+        break;
+    }
+    case CXCursor_DoStmt:
+        if (k.n == 2) {
+            pp_loop_body(w, k.v[0], depth);
+            {
+                pp_unit du = {0};
+                pp_expr(w, k.v[1], F_DOCOND, &du);
+                pp_unit_free(&du);
+            }
+        }
+        break;
+    case CXCursor_ForStmt:
+        pp_for(w, c, depth);
+        break;
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt:
+        if (k.n)
+            pp_stmt(w, k.v[k.n - 1], depth + 1);
+        break;
+    case CXCursor_GotoStmt:
+    case CXCursor_BreakStmt:
+    case CXCursor_ContinueStmt:
+    case CXCursor_NullStmt:
+        break;
+    case CXCursor_IndirectGotoStmt:
+        pp_error(PP_LOC(c), "computed goto in checkpointable function '%s' cannot be made mobile",
+                 w->fn->name);
+        break;
+    case CXCursor_GCCAsmStmt:
+    case CXCursor_MSAsmStmt:
+        pp_error(PP_LOC(c),
+                 "inline assembly in checkpointable function '%s' cannot be made "
+                 "mobile",
+                 w->fn->name);
+        break;
+    default:
+        if (clang_isExpression(kind)) {
+            pp_unit u = {0};
+            u.top = c;
+            u.has_top = 1;
+            pp_expr(w, c, 0, &u);
+            pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
+            pp_unit_free(&u);
+        } else {
+            char *ks = pp_cx(clang_getCursorKindSpelling(kind));
+            pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported",
+                     ks, w->fn->name);
+            free(ks);
+        }
+        break;
+    }
+    free(k.v);
+}
+
+/* Writes the resumable body of fn into fn->body. */
+static void pp_rewrite(pp_fn *fn)
+{
+    pp_file *f = &S.files[fn->file];
+    pp_kids k = pp_children(fn->def);
+    CXCursor body = clang_getNullCursor();
+    for (unsigned i = 0; i < k.n; i++)
+        if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
+            body = k.v[i];
+    free(k.v);
+    pp_walk w = {fn, f, pp_begin(body), pp_end(body)};
+    pp_stmt(&w, body, 0);
+    pp_buf *b = &fn->body;
+    if (fn->is_task || fn->is_main) {
+        pp_printf(b, "static int %s__run(lev_ctx *vt, void *frame)\n{\n", fn->cname);
+        pp_printf(b, "    struct %s__frame *fr = frame;\n", fn->cname);
+    } else {
+        char *r = pp_decl(fn->ret_void ? clang_getCursorResultType(fn->def) : fn->ret, "*ret");
+        pp_printf(b, "static int %s__run(lev_ctx *vt, struct %s__frame *fr, %s)\n{\n", fn->cname,
+                  fn->cname, r);
+        free(r);
+        pp_puts(b, "    (void)ret;\n");
+    }
+    pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
+    if (fn->is_task || fn->is_main)
+        pp_printf(b,
+                  "        __builtin_memset((char *)fr + sizeof fr->%c, 0, sizeof *fr - sizeof "
+                  "fr->%c);\n",
+                  fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
+    pp_puts(b, "        break;\n");
+    for (unsigned i = 1; i <= fn->npc; i++)
+        pp_printf(b, "    case %u:\n        goto lev__resume_%u;\n", i, i);
+    pp_printf(b,
+              "    default:\n        lev_vt_fail(vt, LEV_EFAILED, \"%s: bad resume point\");\n"
+              "        return LEV_RUN_EXIT;\n    }\n",
+              fn->name);
+    pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, w.body_b), f->path);
+    pp_render(b, f, w.body_b, w.body_e, 1, 1);
+    pp_puts(b, "\n");
+}
+
+/* ===================================================================
+ * The common pass: heap calls, string literals, statics
+ * =================================================================== */
+
+static int pp_defined_here(CXCursor fndecl)
+{
+    char *usr = pp_cx(clang_getCursorUSR(fndecl));
+    int i = pp_fn_find(usr);
+    free(usr);
+    return i >= 0 && S.fns[i].file >= 0;
+}
+
+/* The type operand or expression type of a sizeof; 0: found. */
+static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
+{
+    unsigned i = pp_tok_from(f, pp_begin(c));
+    if (!pp_tok_is(f, i, "sizeof"))
+        return -1;
+    *special = NULL;
+    pp_kids k = pp_children(c);
+    int rc = -1;
+    if (k.n == 1 && clang_isExpression(pp_kind(k.v[0]))) {
+        *t = clang_getCursorType(k.v[0]);
+        rc = 0;
+    } else {
+        /* sizeof(type): the tokens tell pointers from the type named */
+        unsigned e = pp_end(c);
+        int star = 0, paren = 0;
+        for (unsigned j = i + 2; j < f->ntoks && f->toks[j].e < e; j++) {
+            star |= pp_tok_is(f, j, "*");
+            paren |= pp_tok_is(f, j, "(");
+        }
+        if (star) {
+            *special = paren ? "LEV_T_FNPTR" : "LEV_T_PTR";
+            rc = 0;
+        } else if (k.n >= 1 && pp_kind(k.v[0]) == CXCursor_TypeRef) {
+            *t = clang_getCursorType(k.v[0]);
+            rc = 0;
+        } else {
+            CXEvalResult ev = clang_Cursor_Evaluate(c);
+            if (ev) {
+                long long sz = clang_EvalResult_getAsLongLong(ev);
+                clang_EvalResult_dispose(ev);
+                *special = sz == 1   ? "LEV_T_BYTES"
+                           : sz == 2 ? "LEV_T_U16"
+                           : sz == 4 ? "LEV_T_U32"
+                           : sz == 8 ? "LEV_T_U64"
+                                     : NULL;
+                rc = *special ? 0 : -1;
+            }
+        }
+    }
+    free(k.v);
+    return rc;
+}
+
+typedef struct pp_heapinf {
+    const char *id;
+    char *size;   /* element size text */
+    CXCursor fac; /* n of n * sizeof(T), or null */
+    int sizeof_only, by_dest;
+} pp_heapinf;
+
+/* Infers the element type of an allocation of E bytes. */
+static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
+                         pp_heapinf *hi)
+{
+    memset(hi, 0, sizeof *hi);
+    hi->fac = clang_getNullCursor();
+    CXCursor s = pp_strip(E), so = clang_getNullCursor();
+    if (pp_kind(s) == CXCursor_UnaryExpr) {
+        so = s;
+        hi->sizeof_only = 1;
+    } else if (pp_kind(s) == CXCursor_BinaryOperator &&
+               clang_getCursorBinaryOperatorKind(s) == CXBinaryOperator_Mul) {
+        pp_kids k = pp_children(s);
+        if (k.n == 2) {
+            CXCursor l = pp_strip(k.v[0]), r = pp_strip(k.v[1]);
+            if (pp_kind(r) == CXCursor_UnaryExpr) {
+                so = r;
+                hi->fac = k.v[0];
+            } else if (pp_kind(l) == CXCursor_UnaryExpr) {
+                so = l;
+                hi->fac = k.v[1];
+            }
+        }
+        free(k.v);
+    }
+    CXType t;
+    const char *special = NULL;
+    if (!clang_Cursor_isNull(so) && pp_sizeof_type(f, so, &t, &special) == 0) {
+        if (special) {
+            hi->id = special;
+            hi->size = pp_strdup("1");
+            return 0;
+        }
+        long long mult;
+        return pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+    }
+    hi->sizeof_only = 0;
+    hi->fac = clang_getNullCursor();
+    /* The destination: a cast, an initialised variable, an assignment. */
+    CXType dest = {0};
+    int have = 0;
+    for (int i = np - 1; i >= 0 && !have; i--) {
+        CXCursor p = parents[i];
+        enum CXCursorKind k = pp_kind(p);
+        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
+            continue;
+        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
+            dest = clang_getCursorType(p);
+            have = 1;
+        } else if (k == CXCursor_BinaryOperator &&
+                   clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
+            pp_kids kk = pp_children(p);
+            dest = clang_getCursorType(kk.v[0]);
+            have = 1;
+            free(kk.v);
+        }
+        break;
+    }
+    if (have && clang_getCanonicalType(dest).kind == CXType_Pointer) {
+        CXType pt = clang_getPointeeType(clang_getCanonicalType(dest));
+        if (pt.kind != CXType_Void) {
+            long long mult;
+            hi->by_dest = 1;
+            /* the sugared pointee keeps typedef names */
+            CXType sp = clang_getPointeeType(pp_desugar(dest));
+            if (sp.kind == CXType_Invalid)
+                sp = pt;
+            return pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+        }
+    }
+    return -1;
+}
+
+/* Count edits for an allocation whose byte-size argument is E, with the
+ * text before E (from hb) replaced by prefix. */
+static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, CXCursor E,
+                          unsigned ce)
+{
+    if (hi->sizeof_only) {
+        pp_edit_add(f, hb, ce, E_REPL, 0, 0, pp_fmt("%s1)", prefix));
+    } else if (!clang_Cursor_isNull(hi->fac)) {
+        pp_edit_add(f, hb, pp_begin(hi->fac), E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, pp_end(hi->fac), ce, E_REPL, 0, 0, pp_strdup("))"));
+    } else if (!strcmp(hi->size, "1")) {
+        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0, pp_strdup("))"));
+    } else {
+        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s((", prefix));
+        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0,
+                    pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
+    }
+}
+
+static const char *pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
+
+static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents, int np)
+{
+    if (pp_in_macro(c)) {
+        pp_error(PP_LOC(c),
+                 "%s inside a macro expansion cannot be rewritten to the VT heap; "
+                 "call it outside the macro",
+                 name);
+        return;
+    }
+    int n = clang_Cursor_getNumArguments(c);
+    unsigned cb = pp_begin(c), ce = pp_end(c);
+    CXCursor a0 = clang_Cursor_getArgument(c, 0), a1 = clang_Cursor_getArgument(c, 1);
+    pp_heapinf hi;
+    if (!strcmp(name, "strdup") && n == 1) {
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
+        return;
+    }
+    CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
+    if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
+        pp_error(PP_LOC(c),
+                 "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
+                 "assign the result to a T *",
+                 name, !strcmp(name, "calloc") ? "calloc(n, sizeof(T)) or calloc" : name);
+        return;
+    }
+    if (!strcmp(name, "malloc")) {
+        char *pre = pp_fmt("lev_alloc(lev__module(), %s, ", hi.id);
+        pp_heap_count(f, &hi, pre, cb, E, ce);
+        free(pre);
+    } else if (!strcmp(name, "realloc")) {
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_realloc(lev__module(), "));
+        char *pre = pp_fmt(", %s, ", hi.id);
+        pp_heap_count(f, &hi, pre, pp_end(a0), E, ce);
+        free(pre);
+    } else { /* calloc */
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
+                    pp_fmt("lev_alloc(lev__module(), %s, (", hi.id));
+        pp_heap_count(f, &hi, ") * ", pp_end(a0), E, ce);
+    }
+    free(hi.size);
+}
+
+/* Whether a literal passed to external function `name` may be kept. */
+static int pp_lit_keep_for(const char *name)
+{
+    static const char *keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
+                                 "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
+                                 "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
+    for (int i = 0; keep[i]; i++)
+        if (!strcmp(name, keep[i]))
+            return 0;
+    return 1;
+}
+
+static void pp_literal(pp_file *f, CXCursor c, CXCursor *parents, int np)
+{
+    if (pp_in_macro(c) || np < 1 || pp_kind(parents[np - 1]) != CXCursor_UnexposedExpr)
+        return;
+    unsigned b = pp_begin(c), e = pp_end(c);
+    if (f->text[b] != '"')
+        return; /* wide and prefixed literals stay */
+    int up = np - 1;
+    while (up > 0 && pp_kind(parents[up]) == CXCursor_UnexposedExpr)
+        up--;
+    if (pp_kind(parents[up]) == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(parents[up]);
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            char *name = pp_cx(clang_getCursorSpelling(ref));
+            int keep = pp_lit_keep_for(name);
+            free(name);
+            if (keep)
+                return; /* only read by the callee: no pointer to it survives */
+        }
+    }
+    unsigned id = S.nlit++;
+    pp_printf(&f->lits, "static char lev__str%u[] = ", id);
+    pp_putn(&f->lits, f->text + b, e - b);
+    pp_puts(&f->lits, ";\n");
+    pp_edit_add(f, b, e, E_REPL, 0, 0, pp_fmt("lev__str%u", id));
+    PP_PUSH(S.statics, S.nstatics, S.capstatics);
+    S.statics[S.nstatics++] = (pp_static){pp_fmt("lev__str%u", id),
+                                          pp_fmt("lev__str%u", id),
+                                          pp_strdup("LEV_T_BYTES"),
+                                          pp_fmt("sizeof lev__str%u", id),
+                                          "0",
+                                          0,
+                                          S.cur_file};
+}
+
+/* Static locals, moved to file scope: declaration and new name. */
+typedef struct pp_moved {
+    CXCursor decl;
+    char *name;
+} pp_moved;
+static pp_moved *s_moved;
+static unsigned s_nmoved, s_capmoved;
+
+static const char *pp_moved_name(CXCursor decl)
+{
+    for (unsigned i = 0; i < s_nmoved; i++)
+        if (clang_equalCursors(s_moved[i].decl, decl))
+            return s_moved[i].name;
+    return NULL;
+}
+
+static void pp_static_var(CXCursor v);
+
+/* A DeclStmt of a function: local types and static locals move before
+ * the function, so that both copies of its body share them. 1: done. */
+static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
+{
+    pp_kids k = pp_children(c);
+    int types = 0, statics = 0, others = 0;
+    for (unsigned i = 0; i < k.n; i++) {
+        enum CXCursorKind kk = pp_kind(k.v[i]);
+        if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
+            kk == CXCursor_TypedefDecl)
+            types++;
+        else if (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static)
+            statics++;
+        else
+            others++;
+    }
+    int done = 0;
+    if ((types || statics) && !others && !pp_in_macro(c)) {
+        unsigned at = pp_begin(fn);
+        pp_buf b = {0};
+        if (types) {
+            pp_putn(&b, f->text + pp_begin(c), pp_stmt_end(f, c) - pp_begin(c));
+        } else {
+            char *fname = pp_cx(clang_getCursorSpelling(fn));
+            for (unsigned i = 0; i < k.n; i++) {
+                CXCursor v = k.v[i];
+                char *vn = pp_cx(clang_getCursorSpelling(v));
+                char *nn = pp_fmt("%s__%s", fname, vn);
+                PP_PUSH(s_moved, s_nmoved, s_capmoved);
+                s_moved[s_nmoved++] = (pp_moved){v, nn};
+                char *d = pp_decl(clang_getCursorType(v), nn);
+                pp_printf(&b, "static %s", d);
+                free(d);
+                CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+                if (!clang_Cursor_isNull(init)) {
+                    char *it = pp_render_str(f, init, 0);
+                    pp_printf(&b, " = %s", it);
+                    free(it);
+                }
+                pp_puts(&b, ";\n");
+                pp_static_var(v);
+                free(vn);
+            }
+            free(fname);
+        }
+        pp_puts(&b, "\n");
+        pp_edit_add(f, at, at, E_PRE, 0, 0, b.p);
+        pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, 0, 0, pp_strdup(";"));
+        done = 1;
+    }
+    free(k.v);
+    return done;
+}
+
+static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_StringLiteral) {
+        pp_literal(f, c, parents, np);
+        return;
+    }
+    int skip_callee = 0;
+    if (k == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            char *name = pp_cx(clang_getCursorSpelling(ref));
+            for (int i = 0; pp_heap_names[i]; i++)
+                if (!strcmp(name, pp_heap_names[i])) {
+                    pp_heap(f, c, name, parents, np);
+                    skip_callee = 1;
+                }
+            free(name);
+        }
+    }
+    if (k == CXCursor_DeclStmt && np >= 1 && pp_kind(parents[0]) == CXCursor_FunctionDecl &&
+        pp_move_decl(f, c, parents[0]))
+        return;
+    if (k == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        const char *moved = pp_moved_name(ref);
+        if (moved) {
+            if (pp_in_macro(c))
+                pp_error(PP_LOC(c), "a static local used inside a macro expansion cannot be "
+                                    "rewritten yet; move it to file scope");
+            else
+                pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup(moved));
+            return;
+        }
+        char *name = pp_cx(clang_getCursorSpelling(ref));
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            if (!strcmp(name, "free")) {
+                if (pp_in_macro(c))
+                    pp_error(PP_LOC(c), "free inside a macro expansion cannot be rewritten; "
+                                        "call it outside the macro");
+                else
+                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup("lev__free"));
+            }
+            for (int i = 0; pp_heap_names[i]; i++)
+                if (!strcmp(name, pp_heap_names[i]))
+                    pp_error(PP_LOC(c), "%s used as a value cannot be rewritten to the VT heap",
+                             name);
+        }
+        if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
+            static const char *std[] = {"stdin", "stdout", "stderr"};
+            for (int i = 0; i < 3; i++)
+                if (!strcmp(name, std[i]))
+                    f->uses_std[i] = 1;
+        }
+        free(name);
+        return;
+    }
+    pp_kids kids = pp_children(c);
+    CXCursor *np2 = pp_xrealloc(NULL, sizeof(CXCursor) * (size_t)(np + 1));
+    memcpy(np2, parents, sizeof(CXCursor) * (size_t)np);
+    np2[np] = c;
+    for (unsigned i = skip_callee ? 1 : 0; i < kids.n; i++)
+        pp_common(f, kids.v[i], np2, np + 1);
+    free(np2);
+    free(kids.v);
+}
+
+/* Registers file-scope variable v as a static. */
+static void pp_static_var(CXCursor v)
+{
+    CXType t = clang_getCursorType(v);
+    const char *moved = pp_moved_name(v);
+    if (clang_getCanonicalType(t).kind == CXType_IncompleteArray)
+        return;
+    const char *id;
+    char *size;
+    long long mult;
+    char *name = moved ? pp_strdup(moved) : pp_cx(clang_getCursorSpelling(v));
+    pp_buf hint = {0};
+    pp_printf(&hint, "__typeof__(%s", name);
+    for (CXType c = clang_getCanonicalType(t); c.kind == CXType_ConstantArray;
+         c = clang_getArrayElementType(c))
+        pp_puts(&hint, "[0]");
+    pp_puts(&hint, ")");
+    s_typeof_hint = hint.p;
+    int bad = pp_elem(t, v, &id, &size, &mult);
+    s_typeof_hint = NULL;
+    free(hint.p);
+    if (bad) {
+        free(name);
+        return;
+    }
+    free(size);
+    for (unsigned i = 0; i < S.nstatics; i++)
+        if (!strcmp(S.statics[i].name, name)) {
+            free(name);
+            return; /* a tentative definition seen again */
+        }
+    int is_const = clang_isConstQualifiedType(t);
+    for (CXType c = clang_getCanonicalType(t);; c = clang_getArrayElementType(c)) {
+        is_const |= clang_isConstQualifiedType(c);
+        if (c.kind != CXType_ConstantArray)
+            break;
+    }
+    PP_PUSH(S.statics, S.nstatics, S.capstatics);
+    S.statics[S.nstatics++] = (pp_static){name,
+                                          pp_fmt("(void *)&%s", name),
+                                          pp_strdup(id),
+                                          pp_fmt("%lld", mult),
+                                          S.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                                          0,
+                                          S.cur_file};
+}
+
+static void pp_common_file(unsigned fi)
+{
+    pp_file *f = &S.files[fi];
+    S.cur_file = (int)fi;
+    pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
+    f->insert_at = f->len;
+    int first = 1;
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (!clang_Location_isFromMainFile(PP_LOC(c)))
+            continue;
+        if (first || pp_begin(c) < f->insert_at) {
+            /* a declaration may begin before the type it defines */
+            f->insert_at = f->lines[pp_line_of(f, pp_begin(c)) - 1];
+            first = 0;
+        }
+        if (pp_kind(c) == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern)
+            pp_static_var(c);
+        pp_common(f, c, NULL, 0);
+    }
+    free(k.v);
+    /* Not inside a conditional group: before the outermost one open there. */
+    unsigned open[64], nopen = 0;
+    for (unsigned i = 0; i + 1 < f->ntoks && f->toks[i].b < f->insert_at; i++) {
+        unsigned ls = f->lines[pp_line_of(f, f->toks[i].b) - 1];
+        if (!pp_tok_is(f, i, "#") || (i > 0 && f->toks[i - 1].b >= ls))
+            continue;
+        if (pp_tok_is(f, i + 1, "if") || pp_tok_is(f, i + 1, "ifdef") ||
+            pp_tok_is(f, i + 1, "ifndef")) {
+            if (nopen < 64)
+                open[nopen] = ls;
+            nopen++;
+        } else if (pp_tok_is(f, i + 1, "endif") && nopen) {
+            nopen--;
+        }
+    }
+    if (nopen)
+        f->insert_at = open[0];
+}
+
+/* ===================================================================
+ * Output
+ * =================================================================== */
+
+static void pp_frame_struct(pp_buf *o, pp_fn *fn)
+{
+    pp_printf(o, "struct %s__frame {\n    %s;\n", fn->cname,
+              fn->is_task   ? "lev_task_frame t"
+              : fn->is_main ? "lev_main_frame m"
+                            : "lev_frame h");
+    for (unsigned i = 0; i < fn->nvars; i++) {
+        if (strchr(fn->vars[i].field, '.'))
+            continue;
+        char *d = pp_decl(fn->vars[i].type, fn->vars[i].field);
+        pp_printf(o, "    %s;\n", d);
+        free(d);
+    }
+    for (unsigned i = 0; i < fn->nslots; i++) {
+        char *nm = pp_fmt("lev__r%u", fn->slots[i].k);
+        char *d = pp_decl(fn->slots[i].type, nm);
+        pp_printf(o, "    %s;\n", d);
+        free(d);
+        free(nm);
+    }
+    pp_puts(o, "};\n");
+}
+
+static void pp_frame_type(int fi)
+{
+    pp_fn *fn = &S.fns[fi];
+    PP_PUSH(S.types, S.ntypes, S.captypes);
+    pp_type *ty = &S.types[S.ntypes++];
+    memset(ty, 0, sizeof *ty);
+    ty->key = pp_fmt("frame %s", fn->cname);
+    ty->spell = pp_fmt("struct %s__frame", fn->cname);
+    ty->idname = pp_fmt("LEV__T_%s__frame", fn->cname);
+    ty->fn = fi;
+    ty->owner = fn->file;
+}
+
+/* Fills the field tables of every type (may register more record types). */
+static void pp_describe_types(void)
+{
+    for (unsigned i = 0; i < S.ntypes; i++) {
+        pp_type *ty = &S.types[i];
+        S.cur_file = ty->owner;
+        if (ty->fn >= 0) {
+            pp_fn *fn = &S.fns[ty->fn];
+            const char *owner = ty->spell;
+            if (fn->is_task) {
+                pp_field_row(ty, owner, "t.arg", "LEV_K_PTR", 1, "0");
+                pp_field_row(ty, owner, "t.len", "LEV_K_B8", 1, "0");
+            } else if (fn->is_main) {
+                pp_field_row(ty, owner, "m.argc", "LEV_K_B4", 1, "0");
+                pp_field_row(ty, owner, "m.argv", "LEV_K_PTR", 1, "0");
+                pp_field_row(ty, owner, "m.ret", "LEV_K_B4", 1, "0");
+            }
+            for (unsigned v = 0; v < fn->nvars; v++)
+                if (!strchr(fn->vars[v].field, '.'))
+                    pp_fields(&S.types[i], owner, fn->vars[v].field, fn->vars[v].type,
+                              fn->vars[v].decl);
+            for (unsigned s = 0; s < fn->nslots; s++) {
+                char *nm = pp_fmt("lev__r%u", fn->slots[s].k);
+                pp_fields(&S.types[i], S.types[i].spell, nm, fn->slots[s].type, fn->def);
+                free(nm);
+            }
+        } else {
+            if (pp_bad_spelling(ty->spell)) {
+                pp_error(PP_LOC(ty->where), "an unnamed struct type cannot be described; give "
+                                            "it a tag or a typedef name");
+                continue;
+            }
+            char *owner = pp_strdup(ty->spell);
+            pp_fv fv = {ty, owner, ""};
+            clang_Type_visitFields(ty->type, pp_field_cb, &fv);
+            free(owner);
+            ty = &S.types[i];
+        }
+        if (!S.types[i].nfields)
+            pp_printf(&S.types[i].fields, "    {\"lev__empty\", 0, LEV_K_B1, 1, 0},\n");
+    }
+}
+
+static const char *pp_base(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Declaration text of a checkpointable function's resumable body. */
+static char *pp_run_proto(pp_fn *fn)
+{
+    if (fn->is_task || fn->is_main)
+        return pp_fmt("static int %s__run(lev_ctx *vt, void *frame)", fn->cname);
+    char *r = pp_decl(fn->ret_void ? clang_getCursorResultType(fn->def) : fn->ret, "*ret");
+    char *p = pp_fmt("static int %s__run(lev_ctx *vt, struct %s__frame *fr, %s)", fn->cname,
+                     fn->cname, r);
+    free(r);
+    return p;
+}
+
+/* Declaration text of the push helper of fn, called from other inputs. */
+static char *pp_push_proto(pp_fn *fn)
+{
+    pp_buf b = {0};
+    pp_printf(&b, "PP_HIDDEN void *%s__push(lev_ctx *vt", fn->cname);
+    CXType ft = clang_getCursorType(fn->def);
+    int n = clang_getNumArgTypes(ft);
+    for (int i = 0; i < n; i++) {
+        char *nm = pp_fmt("lev__a%d", i);
+        char *d = pp_decl(clang_getArgType(ft, (unsigned)i), nm);
+        pp_printf(&b, ", %s", d);
+        free(d);
+        free(nm);
+    }
+    pp_puts(&b, ")");
+    return b.p;
+}
+
+static const char *s_std[] = {"stdin", "stdout", "stderr"};
+
+/* The descriptor initialisers of what input fi owns, as C statements
+ * (multi: assignments into the module's tables) or table rows. */
+static void pp_fn_row(pp_buf *o, pp_fn *fn)
+{
+    const char *nat = fn->is_main ? "main__native" : fn->name;
+    if (fn->cp)
+        pp_printf(o, "{\"%s\", (void (*)(void))%s, %s%s, LEV__T_%s__frame, %s}", fn->name, nat,
+                  fn->is_task || fn->is_main ? fn->cname : "NULL",
+                  fn->is_task || fn->is_main ? "__run" : "", fn->cname,
+                  fn->is_task   ? "LEV_FN_TASK"
+                  : fn->is_main ? "LEV_FN_MAIN"
+                                : "0");
+    else
+        pp_printf(o, "{\"%s\", (void (*)(void))%s, NULL, 0, 0}", fn->name, nat);
+}
+
+static void pp_static_row(pp_buf *o, pp_static *st)
+{
+    pp_printf(o, "{\"%s\", %s, %s, (uint32_t)(%s), %s}", st->name, st->std ? "NULL" : st->addr,
+              st->type, st->count, st->flags);
+}
+
+static void pp_emit(unsigned fi, pp_buf *o)
+{
+    pp_file *f = &S.files[fi];
+    const char *outname = f->outname;
+    int multi = S.nfiles > 1, first = fi == 0;
+    const char *vis = multi ? "PP_HIDDEN " : "static ";
+    pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
+              pp_base(outname), pp_base(f->path));
+    pp_printf(o, "#line 1 \"%s\"\n", f->path);
+    pp_render(o, f, 0, f->insert_at, 0, 0);
+    pp_printf(o, "\n#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+    pp_puts(o, "#include \"lev_task.h\"\n\n");
+    if (multi)
+        pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
+    pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
+    pp_puts(o, "/* free(): memory of the C library is released at once; a VT heap\n"
+               " * object is left to the collector, so that a stale pointer to it\n"
+               " * never stops a capture. */\n"
+               "static inline void lev__free(void *p)\n{\n"
+               "    if (p && !lev_alloc_size(lev__module(), p))\n        lev_free(p);\n}\n");
+    if (S.ntypes) {
+        pp_puts(o, "enum {\n");
+        for (unsigned i = 0; i < S.ntypes; i++)
+            pp_printf(o, "    %s = LEV_T_USER + %u,\n", S.types[i].idname, i);
+        pp_puts(o, "};\n");
+    }
+    pp_puts(o, "enum {\n");
+    unsigned nfn = 0;
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].file >= 0)
+            pp_printf(o, "    %s = %u,\n", S.fns[i].idname, nfn++);
+    pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
+    if (f->lits.p)
+        pp_puts(o, f->lits.p);
+    pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
+    pp_render(o, f, f->insert_at, f->len, 0, 1);
+    if (f->len && f->text[f->len - 1] != '\n')
+        pp_puts(o, "\n");
+
+    pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+    pp_puts(o, "\n/* ===================================================================\n"
+               " * Frames and resumable bodies (levpp)\n"
+               " * =================================================================== */\n\n"
+               "#include <stddef.h>\n\n");
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].cp && S.fns[i].file == (int)fi) {
+            pp_frame_struct(o, &S.fns[i]);
+            pp_puts(o, "\n");
+        }
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].cp && S.fns[i].file == (int)fi) {
+            char *p = pp_run_proto(&S.fns[i]);
+            pp_printf(o, "%s;\n", p);
+            free(p);
+        }
+    for (unsigned x = 0; x < f->nx; x++) {
+        pp_fn *g = &S.fns[f->xcallees[x]];
+        char *p = pp_push_proto(g);
+        pp_printf(o, "%s;\nPP_HIDDEN int %s__xrun(lev_ctx *vt, void *frame, void *ret);\n", p,
+                  g->cname);
+        free(p);
+    }
+    for (unsigned i = 0; i < S.nfns; i++) {
+        pp_fn *fn = &S.fns[i];
+        if (!fn->cp || fn->file != (int)fi)
+            continue;
+        pp_puts(o, "\n");
+        pp_puts(o, fn->body.p);
+        pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+        if (fn->is_main)
+            pp_puts(o, "    fr->m.ret = 0;\n");
+        pp_puts(o, "    return LEV_RUN_DONE;\n}\n");
+        if (multi && !fn->is_task && !fn->is_main) {
+            /* what the other inputs call: the frame is only known here */
+            char *p = pp_push_proto(fn);
+            pp_printf(o,
+                      "\n%s\n{\n    struct %s__frame *cf = lev_frame_push(vt, sizeof *cf, %s);\n"
+                      "    if (!cf)\n        return NULL;\n"
+                      "    __builtin_memset((char *)cf + sizeof(lev_frame), 0,\n"
+                      "                     sizeof *cf - sizeof(lev_frame));\n",
+                      p, fn->cname, fn->idname);
+            free(p);
+            CXType ft = clang_getCursorType(fn->def);
+            int n = clang_getNumArgTypes(ft);
+            for (int a = 0; a < n && (unsigned)a < fn->nvars; a++)
+                pp_printf(o, "    cf->%s = lev__a%d;\n", fn->vars[a].field, a);
+            pp_printf(o,
+                      "    return cf;\n}\n\nPP_HIDDEN int %s__xrun(lev_ctx *vt, void *frame, "
+                      "void *ret)\n{\n    return %s__run(vt, frame, ret);\n}\n",
+                      fn->cname, fn->cname);
+        }
+    }
+
+    pp_puts(o, "\n/* ===================================================================\n"
+               " * Descriptors (levpp)\n"
+               " * =================================================================== */\n\n");
+    pp_puts(o, "#define LEV__NF(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))\n\n");
+    for (unsigned i = 0; i < S.ntypes; i++)
+        if (!multi || S.types[i].owner == (int)fi)
+            pp_printf(o, "static const lev_field_desc lev__fields%u[] = {\n%s};\n", i,
+                      S.types[i].fields.p);
+    int any_std = 0;
+    for (unsigned i = 0; i < S.nstatics; i++)
+        any_std |= S.statics[i].std != 0;
+    char *mname = pp_strdup(pp_base(S.files[0].path));
+    char *dot = strrchr(mname, '.');
+    if (dot)
+        *dot = '\0';
+    if (!multi) {
+        if (S.ntypes) {
+            pp_puts(o, "\nstatic const lev_type_desc lev__types[] = {\n");
+            for (unsigned i = 0; i < S.ntypes; i++)
+                pp_printf(o, "    {\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u},\n",
+                          S.types[i].key, S.types[i].spell, i, i);
+            pp_puts(o, "};\n");
+        }
+        pp_puts(o, "\nstatic const lev_fn_desc lev__fns[LEV__NFNS] = {\n");
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].file >= 0) {
+                pp_printf(o, "    [%s] = ", S.fns[i].idname);
+                pp_fn_row(o, &S.fns[i]);
+                pp_puts(o, ",\n");
+            }
+        pp_puts(o, "};\n");
+        if (S.nstatics) {
+            pp_printf(o, "\nstatic %slev_static_desc lev__statics[] = {\n",
+                      any_std ? "" : "const ");
+            for (unsigned i = 0; i < S.nstatics; i++) {
+                pp_puts(o, "    ");
+                pp_static_row(o, &S.statics[i]);
+                pp_puts(o, ",\n");
+            }
+            pp_puts(o, "};\n");
+        }
+        pp_printf(o,
+                  "\nstatic const lev_module_desc lev__module_desc = {\n"
+                  "    LEV_ABI_VERSION, \"%s\",\n    %s, %s,\n    LEV__NFNS, lev__fns,\n"
+                  "    %s, %s,\n};\n",
+                  mname, S.ntypes ? "LEV__NF(lev__types)" : "0", S.ntypes ? "lev__types" : "NULL",
+                  S.nstatics ? "LEV__NF(lev__statics)" : "0", S.nstatics ? "lev__statics" : "NULL");
+    } else {
+        /* Each output fills the entries of what it defines into the
+         * module's tables, which live in the first output. */
+        pp_printf(o,
+                  "\nPP_HIDDEN void lev__fill_%s(lev_type_desc *types, lev_fn_desc *fns, "
+                  "lev_static_desc *statics)\n{\n    (void)types;\n    (void)fns;\n"
+                  "    (void)statics;\n",
+                  f->stem);
+        for (unsigned i = 0; i < S.ntypes; i++)
+            if (S.types[i].owner == (int)fi)
+                pp_printf(o,
+                          "    types[%u] = (lev_type_desc){\"%s\", sizeof(%s), "
+                          "LEV__NF(lev__fields%u), lev__fields%u};\n",
+                          i, S.types[i].key, S.types[i].spell, i, i);
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].file == (int)fi) {
+                pp_printf(o, "    fns[%s] = (lev_fn_desc)", S.fns[i].idname);
+                pp_fn_row(o, &S.fns[i]);
+                pp_puts(o, ";\n");
+            }
+        for (unsigned i = 0; i < S.nstatics; i++)
+            if (S.statics[i].owner == (int)fi) {
+                pp_printf(o, "    statics[%u] = (lev_static_desc)", i);
+                pp_static_row(o, &S.statics[i]);
+                pp_puts(o, ";\n");
+                if (S.statics[i].std)
+                    pp_printf(o, "    statics[%u].addr = (void *)%s;\n", i,
+                              s_std[S.statics[i].std - 1]);
+            }
+        pp_puts(o, "}\n");
+        if (first) {
+            for (unsigned j = 1; j < S.nfiles; j++)
+                pp_printf(o,
+                          "PP_HIDDEN void lev__fill_%s(lev_type_desc *types, lev_fn_desc *fns, "
+                          "lev_static_desc *statics);\n",
+                          S.files[j].stem);
+            pp_printf(o,
+                      "\nstatic lev_type_desc lev__types[%u];\nstatic lev_fn_desc "
+                      "lev__fns[LEV__NFNS];\nstatic lev_static_desc lev__statics[%u];\n",
+                      S.ntypes ? S.ntypes : 1, S.nstatics ? S.nstatics : 1);
+            pp_printf(o,
+                      "\nPP_HIDDEN const lev_module_desc lev__module_desc = {\n"
+                      "    LEV_ABI_VERSION, \"%s\",\n    %u, lev__types,\n"
+                      "    LEV__NFNS, lev__fns,\n    %u, lev__statics,\n};\n",
+                      mname, S.ntypes, S.nstatics);
+        }
+    }
+    free(mname);
+    if (!multi || first) {
+        pp_printf(o,
+                  "\nstatic lev_module *lev__mod;\n\n"
+                  "/* The module of this program's descriptors, registered on first use. */\n"
+                  "%sconst lev_module *lev__module(void)\n{\n    if (lev__mod)\n"
+                  "        return lev__mod;\n",
+                  vis);
+        if (multi) {
+            for (unsigned j = 0; j < S.nfiles; j++)
+                pp_printf(o, "    lev__fill_%s(lev__types, lev__fns, lev__statics);\n",
+                          S.files[j].stem);
+        } else {
+            for (unsigned i = 0; i < S.nstatics; i++)
+                if (S.statics[i].std)
+                    pp_printf(o, "    lev__statics[%u].addr = (void *)%s;\n", i,
+                              s_std[S.statics[i].std - 1]);
+        }
+        pp_puts(o, "    if (lev_module_register(&lev__module_desc, &lev__mod) != 0)\n"
+                   "        return NULL;\n    return lev__mod;\n}\n");
+        if (!S.main_task)
+            pp_puts(o, "\n__attribute__((constructor)) static void lev__register(void)\n{\n"
+                       "    (void)lev__module();\n}\n");
+    }
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].is_main && S.fns[i].file == (int)fi) {
+            if (multi && !first)
+                pp_puts(o, "PP_HIDDEN extern const lev_module_desc lev__module_desc;\n");
+            pp_printf(o,
+                      "\nint main(int argc, char **argv)\n{\n"
+                      "    if (!lev__module())\n        return 2;\n"
+                      "    return lev_main_run(&lev__module_desc, %s, argc, argv);\n}\n",
+                      S.fns[i].idname);
+        }
+}
+
+/* ===================================================================
+ * Command line, parsing, driver
+ * =================================================================== */
+
+static void pp_usage(FILE *out)
+{
+    fprintf(out, "usage: levpp [--main-task] [--no-auto-poll] [-p BUILD_DIR] IN.c... -o OUT "
+                 "[-- CLANG_FLAGS...]\n"
+                 "\n"
+                 "Rewrites C task sources so that their virtual threads can be captured at safe\n"
+                 "points and resumed elsewhere (see preproc/README.md).\n"
+                 "\n"
+                 "  --main-task      turn main into the entry of a VT run by the embedded runtime\n"
+                 "  --no-auto-poll   no automatic safe point at the head of each loop body\n"
+                 "  -p BUILD_DIR     read each input's flags from BUILD_DIR/compile_commands.json\n"
+                 "  -o OUT           output file (one input) or directory (several)\n"
+                 "  --help           show this help\n");
+}
+
+static int pp_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "levpp: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(levpp --help shows the usage)\n");
+    return 2;
+}
+
+static char *pp_read_file(const char *path, unsigned *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    pp_buf b = {0};
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0)
+        pp_putn(&b, tmp, n);
+    int err = ferror(fp);
+    fclose(fp);
+    if (err) {
+        free(b.p);
+        return NULL;
+    }
+    *len = (unsigned)b.n;
+    return b.p ? b.p : pp_strdup("");
+}
+
+/* Flags of `path` from a compilation database (without the compiler, the
+ * input, -o and -c), appended to *args. */
+static void pp_db_flags(CXCompilationDatabase db, const char *path, const char ***args, unsigned *n,
+                        unsigned *cap)
+{
+    char *abs = realpath(path, NULL);
+    CXCompileCommands cmds = clang_CompilationDatabase_getCompileCommands(db, abs ? abs : path);
+    free(abs);
+    if (cmds && clang_CompileCommands_getSize(cmds) > 0) {
+        CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
+        unsigned na = clang_CompileCommand_getNumArgs(cmd);
+        char *dir = pp_cx(clang_CompileCommand_getDirectory(cmd));
+        for (unsigned i = 1; i < na; i++) {
+            char *a = pp_cx(clang_CompileCommand_getArg(cmd, i));
+            if (!strcmp(a, "-o") || !strcmp(a, "-c") || !strcmp(a, "--")) {
+                if (!strcmp(a, "-o"))
+                    i++;
+                free(a);
+                continue;
+            }
+            char *ra = realpath(a, NULL), *rp = realpath(path, NULL);
+            int same = ra && rp && !strcmp(ra, rp);
+            free(ra);
+            free(rp);
+            if (same || (a[0] != '-' && strstr(a, ".c") && i == na - 1)) {
+                free(a);
+                continue;
+            }
+            if (!strncmp(a, "-I", 2) && a[2] && a[2] != '/') {
+                char *abs_i = pp_fmt("-I%s/%s", dir, a + 2);
+                free(a);
+                a = abs_i;
+            }
+            PP_PUSH(*args, *n, *cap);
+            (*args)[(*n)++] = a;
+        }
+        free(dir);
+    }
+    if (cmds)
+        clang_CompileCommands_dispose(cmds);
+}
+
+static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
+{
+    f->text = pp_read_file(f->path, &f->len);
+    if (!f->text) {
+        fprintf(stderr, "levpp: error: cannot read %s: %s\n", f->path, strerror(errno));
+        return -1;
+    }
+    enum CXErrorCode ec = clang_parseTranslationUnit2(idx, f->path, args, (int)nargs, NULL, 0,
+                                                      CXTranslationUnit_None, &f->tu);
+    if (ec != CXError_Success || !f->tu) {
+        fprintf(stderr, "%s: error: levpp: libclang cannot parse this file (code %d)\n", f->path,
+                (int)ec);
+        return -1;
+    }
+    int bad = 0;
+    unsigned nd = clang_getNumDiagnostics(f->tu);
+    for (unsigned i = 0; i < nd; i++) {
+        CXDiagnostic d = clang_getDiagnostic(f->tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+        if (sev >= CXDiagnostic_Error) {
+            char *s = pp_cx(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+                                                          CXDiagnostic_DisplayColumn |
+                                                          CXDiagnostic_DisplayOption));
+            fprintf(stderr, "%s\n", s);
+            free(s);
+            bad = 1;
+        }
+        clang_disposeDiagnostic(d);
+    }
+    if (bad)
+        return -1;
+    f->cxf = clang_getFile(f->tu, f->path);
+    /* lines */
+    unsigned cap = 0;
+    PP_PUSH(f->lines, f->nlines, cap);
+    f->lines[f->nlines++] = 0;
+    for (unsigned i = 0; i < f->len; i++)
+        if (f->text[i] == '\n') {
+            PP_PUSH(f->lines, f->nlines, cap);
+            f->lines[f->nlines++] = i + 1;
+        }
+    /* tokens */
+    CXSourceRange r = clang_getRange(clang_getLocationForOffset(f->tu, f->cxf, 0),
+                                     clang_getLocationForOffset(f->tu, f->cxf, f->len));
+    CXToken *toks;
+    unsigned nt;
+    clang_tokenize(f->tu, r, &toks, &nt);
+    f->toks = pp_xrealloc(NULL, sizeof *f->toks * (nt ? nt : 1));
+    for (unsigned i = 0; i < nt; i++) {
+        CXSourceRange tr = clang_getTokenExtent(f->tu, toks[i]);
+        f->toks[i] = (pp_tok){pp_off(clang_getRangeStart(tr)), pp_off(clang_getRangeEnd(tr))};
+    }
+    f->ntoks = nt;
+    clang_disposeTokens(f->tu, toks, nt);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char **inputs = NULL, *out = NULL, *dbdir = NULL;
+    unsigned nin = 0, capin = 0;
+    const char **cflags = NULL;
+    unsigned ncf = 0, capcf = 0;
+    S.auto_poll = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            for (i++; i < argc; i++) {
+                PP_PUSH(cflags, ncf, capcf);
+                cflags[ncf++] = argv[i];
+            }
+            break;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            pp_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--main-task")) {
+            S.main_task = 1;
+        } else if (!strcmp(a, "--no-auto-poll")) {
+            S.auto_poll = 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "-p")) {
+            if (i + 1 >= argc)
+                return pp_usage_error("option %s needs an argument", a);
+            if (!strcmp(a, "-o"))
+                out = argv[++i];
+            else
+                dbdir = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return pp_usage_error("unknown option '%s'", a);
+        } else {
+            PP_PUSH(inputs, nin, capin);
+            inputs[nin++] = a;
+        }
+    }
+    if (!nin)
+        return pp_usage_error("%s", "no input files");
+    if (!out)
+        return pp_usage_error("%s", "no output given (-o OUT)");
+    if (nin > 1) {
+        struct stat st;
+        if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+            return pp_usage_error("with several inputs, -o names an existing directory: %s", out);
+    }
+
+    CXCompilationDatabase db = NULL;
+    if (dbdir) {
+        CXCompilationDatabase_Error dberr;
+        db = clang_CompilationDatabase_fromDirectory(dbdir, &dberr);
+        if (dberr != CXCompilationDatabase_NoError || !db) {
+            fprintf(stderr, "levpp: error: cannot read %s/compile_commands.json\n", dbdir);
+            return 1;
+        }
+    }
+    CXIndex idx = clang_createIndex(0, 0);
+    S.nfiles = nin;
+    S.files = pp_xrealloc(NULL, sizeof *S.files * nin);
+    memset(S.files, 0, sizeof *S.files * nin);
+    int rc = 0;
+    for (unsigned i = 0; i < nin && !rc; i++) {
+        const char **args = NULL;
+        unsigned na = 0, capa = 0;
+        if (db)
+            pp_db_flags(db, inputs[i], &args, &na, &capa);
+        for (unsigned j = 0; j < ncf; j++) {
+            PP_PUSH(args, na, capa);
+            args[na++] = cflags[j];
+        }
+        struct stat st;
+        if (*LEVPP_RESOURCE_DIR && stat(LEVPP_RESOURCE_DIR, &st) == 0) {
+            int given = 0;
+            for (unsigned j = 0; j < na; j++)
+                given |= !strcmp(args[j], "-resource-dir");
+            if (!given) {
+                PP_PUSH(args, na, capa);
+                args[na++] = "-resource-dir";
+                PP_PUSH(args, na, capa);
+                args[na++] = LEVPP_RESOURCE_DIR;
+            }
+        }
+        PP_PUSH(args, na, capa);
+        args[na++] = "-D__LEVPP__=1";
+        S.files[i].path = inputs[i];
+        {
+            char *stem = pp_strdup(pp_base(inputs[i]));
+            char *dot = strrchr(stem, '.');
+            if (dot)
+                *dot = '\0';
+            S.files[i].stem = pp_ident(stem);
+            S.files[i].outname = nin > 1 ? pp_fmt("%s/%s.lev.c", out, stem) : pp_strdup(out);
+            free(stem);
+            for (unsigned j = 0; j < i; j++)
+                if (!strcmp(S.files[j].stem, S.files[i].stem)) {
+                    fprintf(stderr,
+                            "levpp: error: two inputs are named %s.c: each gives "
+                            "%s.lev.c\n",
+                            S.files[i].stem, S.files[i].stem);
+                    rc = 1;
+                }
+        }
+        if (!rc && pp_parse(&S.files[i], idx, args, na))
+            rc = 1;
+        free(args);
+    }
+    if (db)
+        clang_CompilationDatabase_dispose(db);
+    if (!rc) {
+        for (unsigned i = 0; i < nin; i++)
+            pp_collect_fns(i);
+        pp_fixpoint();
+        int have_main = 0;
+        for (unsigned i = 0; i < S.nfns; i++) {
+            pp_fn *fn = &S.fns[i];
+            have_main |= fn->is_main;
+            if (fn->file >= 0) {
+                int dup = 0;
+                for (unsigned j = 0; j < S.nfns; j++)
+                    dup |= j != i && S.fns[j].file >= 0 && !strcmp(S.fns[j].name, fn->name);
+                fn->cname =
+                    dup ? pp_fmt("%s__%s", fn->name, S.files[fn->file].stem) : pp_strdup(fn->name);
+                char *id = pp_ident(fn->cname);
+                fn->idname = pp_fmt("LEV__FN_%s", id);
+                free(id);
+            }
+        }
+        if (S.main_task && !have_main) {
+            fprintf(stderr, "%s: error: levpp: --main-task: no definition of main\n", inputs[0]);
+            S.errors++;
+        }
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].cp) {
+                pp_layout(&S.fns[i]);
+                pp_frame_type((int)i);
+            }
+        for (unsigned i = 0; i < nin; i++)
+            pp_common_file(i);
+        for (int k = 0; k < 3; k++)
+            for (unsigned i = 0; i < nin; i++)
+                if (S.files[i].uses_std[k]) {
+                    PP_PUSH(S.statics, S.nstatics, S.capstatics);
+                    S.statics[S.nstatics++] = (pp_static){pp_strdup(s_std[k]),
+                                                          pp_strdup("NULL"),
+                                                          pp_strdup("LEV_T_BYTES"),
+                                                          pp_strdup("1"),
+                                                          "0",
+                                                          k + 1,
+                                                          (int)i};
+                    break;
+                }
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].cp)
+                pp_rewrite(&S.fns[i]);
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].is_main) {
+                CXSourceRange nr = clang_Cursor_getSpellingNameRange(S.fns[i].def, 0, 0);
+                pp_edit_add(&S.files[S.fns[i].file], pp_off(clang_getRangeStart(nr)),
+                            pp_off(clang_getRangeEnd(nr)), E_REPL, 0, 0, pp_strdup("main__native"));
+            }
+        pp_describe_types();
+        if (S.errors)
+            rc = 1;
+    }
+    /* All outputs are written to temporaries first, then renamed. */
+    for (unsigned i = 0; i < nin && !rc; i++) {
+        pp_buf o = {0};
+        pp_emit(i, &o);
+        char *tmp = pp_fmt("%s.tmp", S.files[i].outname);
+        FILE *fp = fopen(tmp, "wb");
+        if (!fp || fwrite(o.p, 1, o.n, fp) != o.n || fclose(fp) != 0) {
+            fprintf(stderr, "levpp: error: cannot write %s: %s\n", tmp, strerror(errno));
+            rc = 1;
+        }
+        free(tmp);
+        free(o.p);
+    }
+    for (unsigned i = 0; i < nin; i++) {
+        char *tmp = pp_fmt("%s.tmp", S.files[i].outname ? S.files[i].outname : "");
+        if (!rc && rename(tmp, S.files[i].outname) != 0) {
+            fprintf(stderr, "levpp: error: cannot rename %s to %s: %s\n", tmp, S.files[i].outname,
+                    strerror(errno));
+            rc = 1;
+        }
+        if (rc && S.files[i].outname)
+            unlink(tmp);
+        free(tmp);
+    }
+    for (unsigned i = 0; i < nin; i++)
+        if (S.files[i].tu)
+            clang_disposeTranslationUnit(S.files[i].tu);
+    clang_disposeIndex(idx);
+    free(inputs);
+    free(cflags);
+    return rc;
+}

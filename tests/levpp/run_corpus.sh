@@ -1,0 +1,359 @@
+#!/usr/bin/env bash
+# run_corpus.sh - differential tests of levpp. Each corpus program is built
+# natively and run; then transformed with `levpp --main-task`, built
+# against libleverage and run plainly, under LEV_TORTURE=1 and under
+# LEV_TORTURE=7: standard output and exit status must equal the native
+# run's. A program whose source holds a line `levpp-test: resume ARGS...`
+# is also run with ARGS and a checkpoint file, killed with SIGKILL once a
+# checkpoint taken after its third line of output is on disk, and resumed
+# with LEV_RESUME in a new process: the resumed output must be exactly the
+# rest of the native output, from the line after the checkpoint. Programs
+# print only deterministic text and flush where they may be killed.
+#
+# usage: run_corpus.sh OPTIONS ITEM...   (an option: --NAME VALUE or --NAME=VALUE)
+#   --levpp PATH     the levpp program
+#   --cc CC          the C compiler
+#   --lib PATH       libleverage.so (its directory becomes the rpath)
+#   --include DIRS   the installed headers' directories, ':'-separated
+#   --flags FLAGS    flags for every compile and link (sanitizers), a
+#                    CMake ;-list or space-separated
+#   --work DIR       scratch directory, emptied first
+#   ITEM             relative to this script's directory:
+#     corpus/NAME.c          a one-file program
+#     corpus/NAME            a directory: a program of all its *.c files
+#     corpus/pending/NAME.c  a program levpp may still refuse: refusal must
+#                            be a clean `file:line:col: error:` and a
+#                            non-zero exit; if accepted, checked as above
+#     diag/NAME.expected     a golden diagnostic (format below)
+#
+# Golden diagnostics: diag/NAME.expected goes with diag/NAME.c. levpp runs
+# in diag/ as `levpp --main-task NAME.c -o OUT -- CLANG_FLAGS`, or with the
+# arguments of a line `# args: ARGS...` (which then replace all of it: no
+# input, no -o). It must exit non-zero (not by a signal), leave nothing in
+# OUT's directory, and print on standard error, in order, a line matching
+# each line of the expected file that is neither blank nor a `#` comment:
+#
+#   FILE:LINE:COL: error: PHRASE[ | PHRASE...]
+#   levpp: error: PHRASE[ | PHRASE...]      (errors with no source location)
+#
+# Everything up to `error:` must begin the printed line exactly, once the
+# printed line is normalised: directories dropped from the file name, the
+# path of levpp shortened to `levpp`, clang's `fatal error:` read as
+# `error:`. The rest of the printed line must contain one of the PHRASEs
+# (case-insensitive). Other lines of standard error (notes, further
+# errors) are allowed: the test asserts location and reason, not wording.
+#
+# Prints one line per item (PASS, REFUSED, FAIL with a short diff or the
+# reason); exits 1 if any item failed.
+set -euo pipefail
+
+usage() {
+    sed -n '13,27s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+
+LIMIT=60 # seconds any one run, build or awaited condition may take
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+levpp='' cc='' lib='' include='' flags='' work=''
+while (($#)) && [[ $1 == --* ]]; do
+    if [[ $1 == *=* ]]; then # --option=VALUE (VALUE may be empty)
+        opt=${1%%=*} val=${1#*=}
+        shift
+    else
+        (($# >= 2)) || usage
+        opt=$1 val=$2
+        shift 2
+    fi
+    case $opt in
+    --levpp) levpp=$(realpath "$val") ;;
+    --cc) cc=$val ;;
+    --lib) lib=$(realpath "$val") ;;
+    --include) include=$val ;;
+    --flags) flags=$val ;;
+    --work) work=$val ;;
+    *) usage ;;
+    esac
+done
+[[ -n $levpp && -n $cc && -n $lib && -n $work ]] && (($#)) || usage
+
+read -r -a FLAGS <<<"${flags//;/ }"
+INCS=()
+IFS=: read -r -a dirs <<<"$include"
+for d in "${dirs[@]}"; do
+    [[ -n $d ]] && INCS+=("-I$d")
+done
+CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra)
+LINK=("$lib" "-Wl,-rpath,$(dirname "$lib")")
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(realpath "$work")
+
+failures=0
+# Reasons are collected per item; the first one fails it.
+fail() {
+    echo "FAIL $item: $*"
+    failures=$((failures + 1))
+    return 1
+}
+
+# run OUT ERR CMD...: runs CMD with a time limit; sets $status.
+run() {
+    local out=$1 err=$2
+    shift 2
+    status=0
+    timeout "$LIMIT" "$@" >"$out" 2>"$err" </dev/null || status=$?
+}
+
+# Polls a condition every 10 ms for at most LIMIT seconds.
+await() {
+    local end=$((SECONDS + LIMIT))
+    until "$@"; do
+        ((SECONDS < end)) || return 1
+        sleep 0.01
+    done
+}
+
+lines_in() { if [[ -e $1 ]]; then wc -l <"$1"; else echo 0; fi; }
+
+# describe STATUS: how a run ended, for messages.
+describe() {
+    case $1 in
+    124) echo "timed out after ${LIMIT}s" ;;
+    1[3-9][0-9] | 2[0-5][0-9]) echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2>/dev/null || echo '?'))" ;;
+    *) echo "exit status $1" ;;
+    esac
+}
+
+# same LABEL OUT STATUS: compares a run with the native one.
+same() {
+    local label=$1 out=$2 st=$3
+    if ((st != native_status)) || ! cmp -s native.out "$out"; then
+        fail "$label: $(describe "$st") (native $native_status), output diff:
+$(diff -u --label native --label "$label" native.out "$out" | sed -n '3,14p')
+$(sed -n '1,5s/^/  stderr: /p' "${out%.out}.err")"
+        return 1
+    fi
+}
+
+# The ARGS of a `levpp-test: KEY ARGS...` line in the sources, if any.
+spec() {
+    sed -n "s/.*levpp-test: $1 \\([^*]*\\).*/\\1/p" "${srcs[@]}" | head -n 1 | sed 's/ *$//'
+}
+
+# ===================================================================
+# Programs
+# ===================================================================
+
+# refused ERR OUTDIR: levpp refused cleanly (called when it exited non-zero).
+refused() {
+    local err=$1 out=$2
+    ((levpp_status < 124)) || { fail "levpp $(describe $levpp_status): $(head -n 3 "$err")"; return 1; }
+    grep -Eq '^[^ :]+:[0-9]+:[0-9]+: (fatal )?error: ' "$err" ||
+        { fail "levpp refused without a file:line:col: error: line: $(head -n 3 "$err")"; return 1; }
+    [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
+}
+
+# resume_check PROG ARGS...: checkpoint, SIGKILL, resume in a new process.
+resume_check() {
+    local prog=$1
+    shift
+    run long.out long.err ./native "$@"
+    local long_status=$status
+    ((long_status < 124)) || { fail "native run with $* $(describe $long_status)"; return 1; }
+    local total
+    total=$(lines_in long.out)
+    ((total >= 10)) || { fail "resume: $total lines with $*: too few to kill in between"; return 1; }
+
+    local ck=$PWD/ck.img
+    LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 "$prog" "$@" >run1.out 2>run1.err </dev/null &
+    local pid=$!
+    # Stops waiting when the run ends, too.
+    three_lines_and_image() {
+        { (($(lines_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! kill -0 "$pid" 2>/dev/null
+    }
+    if ! await three_lines_and_image || ! [[ -s $ck ]]; then
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        fail "resume: no checkpoint file after three lines of output: $(head -n 3 run1.err)"
+        return 1
+    fi
+    local sum0
+    sum0=$(cksum <"$ck")
+    newer_image() { [[ $(cksum <"$ck") != "$sum0" ]] || ! kill -0 "$pid" 2>/dev/null; }
+    await newer_image || true
+    if ! kill -9 $pid 2>/dev/null; then
+        wait $pid 2>/dev/null || true
+        fail "resume: the run ended before it could be killed; make its resume arguments larger"
+        return 1
+    fi
+    wait $pid 2>/dev/null || true
+    local killed_at
+    killed_at=$(lines_in run1.out)
+    cmp -s <(head -n "$killed_at" long.out) <(head -n "$killed_at" run1.out) ||
+        { fail "resume: the killed run's output is not a prefix of the native one's"; return 1; }
+
+    # Other arguments and environment: those of the image must win.
+    run run2.out run2.err env LEV_RESUME="$ck" "$prog" 1 1
+    local n2 first
+    n2=$(lines_in run2.out)
+    first=$((total - n2 + 1))
+    if ((status != long_status)) || ((first < 4 || first > killed_at + 1)) ||
+        ! cmp -s <(tail -n +"$first" long.out) run2.out; then
+        fail "resume: killed after line $killed_at of $total; resumed run printed $n2 lines and
+  ended with $(describe $status) (native $long_status); its first lines:
+$(head -n 3 run2.out | sed 's/^/  > /')
+$(head -n 3 run2.err | sed 's/^/  stderr: /')"
+        return 1
+    fi
+    resume_note="killed after line $killed_at of $total, resumed at line $first"
+}
+
+# check_program ITEM: the differential checks of one program.
+check_program() {
+    local path=$here/$item pending=0 name out
+    [[ $item == */pending/* ]] && pending=1
+    name=${item#corpus/}
+    name=${name%.c}
+    name=${name//\//_}
+    srcs=()
+    if [[ -d $path ]]; then
+        srcs=("$path"/*.c)
+        progdir=$path
+        out=$work/$name/out
+    else
+        srcs=("$path")
+        progdir=$(dirname "$path")
+        out=$work/$name/out/$name.lev.c
+    fi
+    ((${#srcs[@]})) && [[ -e ${srcs[0]} ]] || { fail "no sources"; return 1; }
+    mkdir -p "$work/$name/out"
+    cd "$work/$name"
+
+    local args
+    args=$(spec args)
+    # shellcheck disable=SC2086 # the arguments are words
+    set -- $args
+
+    "$cc" "${CFLAGS[@]}" -Werror "${FLAGS[@]}" "${srcs[@]}" -o native >native-build.log 2>&1 ||
+        { fail "native build: $(head -n 5 native-build.log)"; return 1; }
+    run native.out native.err ./native "$@"
+    native_status=$status
+    ((native_status < 124)) || { fail "native run $(describe $native_status)"; return 1; }
+
+    levpp_status=0
+    timeout "$LIMIT" "$levpp" --main-task "${srcs[@]}" -o "$out" -- "${INCS[@]}" "-I$progdir" \
+        >levpp.out 2>levpp.err || levpp_status=$?
+    if ((levpp_status != 0)); then
+        if ((pending)); then
+            refused levpp.err "$work/$name/out" || return 1
+            echo "REFUSED $item: $(grep -Em1 'error: ' levpp.err)"
+            return 0
+        fi
+        ((levpp_status < 124)) || { fail "levpp $(describe $levpp_status): $(head -n 3 levpp.err)"; return 1; }
+        fail "levpp refused it ($(describe $levpp_status)): $(head -n 3 levpp.err)"
+        return 1
+    fi
+    local gen=("$out")
+    [[ -d $out ]] && gen=("$out"/*.c)
+    "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" "${LINK[@]}" \
+        -o lev >lev-build.log 2>&1 ||
+        { fail "build of levpp's output: $(grep -m5 -E 'error|undefined' lev-build.log)"; return 1; }
+    local warnings
+    warnings=$(grep -c 'warning:' lev-build.log || true)
+
+    run lev.out lev.err ./lev "$@"
+    same transformed lev.out $status || return 1
+    for every in 1 7; do
+        run torture$every.out torture$every.err env LEV_TORTURE=$every ./lev "$@"
+        same "LEV_TORTURE=$every" torture$every.out $status || return 1
+    done
+
+    resume_note=''
+    local resume
+    resume=$(spec resume)
+    if [[ -n $resume ]]; then
+        # shellcheck disable=SC2086 # the arguments are words
+        resume_check ./lev $resume || return 1
+    fi
+    local note=$resume_note
+    ((warnings == 0)) || note+="${note:+; }$warnings warnings building levpp's output"
+    echo "PASS $item${note:+ ($note)}"
+}
+
+# ===================================================================
+# Golden diagnostics
+# ===================================================================
+
+# check_diag ITEM: levpp's errors for one diag/NAME.expected.
+check_diag() {
+    local expected=$here/$item name
+    name=$(basename "$item" .expected)
+    [[ -f $expected ]] || { fail "no such file"; return 1; }
+    local out=$work/diag_$name/out
+    mkdir -p "$out"
+    local argline
+    argline=$(sed -n 's/^# args: //p' "$expected")
+    local cmd
+    if [[ -n $argline ]]; then
+        # shellcheck disable=SC2206 # the arguments are words
+        cmd=($argline)
+    else
+        cmd=(--main-task "$name.c" -o "$out/$name.lev.c" -- "${INCS[@]}")
+    fi
+    levpp_status=0
+    (cd "$here/diag" && timeout "$LIMIT" "$levpp" "${cmd[@]}") >"$out/../stdout" \
+        2>"$out/../stderr" || levpp_status=$?
+    local err=$out/../stderr
+    ((levpp_status != 0)) || { fail "levpp accepted it"; return 1; }
+    ((levpp_status < 124)) || { fail "levpp $(describe $levpp_status): $(head -n 3 "$err")"; return 1; }
+    [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
+
+    # Normalised standard error, one line per line.
+    local norm=()
+    mapfile -t norm < <(sed -E -e "s#${levpp//#/\\#}#levpp#g" -e 's#^[^ :]*/levpp:#levpp:#' \
+        -e 's#^[^ :]*/([^/ :]+:[0-9]+:[0-9]+: )#\1#' -e 's#(^|: )fatal error: #\1error: #' "$err")
+    local at=0 line prefix phrases matched i p first=
+    while IFS= read -r line; do
+        [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
+        [[ $line == *"error: "* ]] || { fail "bad line in $item: $line"; return 1; }
+        prefix=${line%%error: *}error:
+        phrases=${line#*error: }
+        matched=0
+        for ((i = at; i < ${#norm[@]}; i++)); do
+            [[ ${norm[i]} == "$prefix"* ]] || continue
+            IFS='|' read -r -a alts <<<"$phrases"
+            for p in "${alts[@]}"; do
+                p=$(sed 's/^ *//; s/ *$//' <<<"$p")
+                if [[ -n $p ]] && grep -qiF -- "$p" <<<"${norm[i]#"$prefix"}"; then
+                    matched=1
+                    break
+                fi
+            done
+            ((matched)) && break
+        done
+        ((matched)) || {
+            fail "expected '$line'; levpp ($(describe $levpp_status)) printed:
+$(sed -n '1,6s/^/  /p' "$err")"
+            return 1
+        }
+        at=$((i + 1))
+        first=${first:-${norm[i]}}
+    done <"$expected"
+    ((at > 0)) || { fail "$item lists no error"; return 1; }
+    echo "PASS $item: $first"
+}
+
+# ===================================================================
+# Main
+# ===================================================================
+
+for item in "$@"; do
+    case $item in
+    diag/*.expected) check_diag || true ;;
+    corpus/*) check_program || true ;;
+    *) fail "unknown item" || true ;;
+    esac
+    cd "$work"
+done
+((failures == 0)) || { echo "$failures of $# failed"; exit 1; }
