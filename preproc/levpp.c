@@ -2079,7 +2079,8 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
     }
     pp_kids kids = pp_children(c);
     CXCursor *np2 = pp_xrealloc(NULL, sizeof(CXCursor) * (size_t)(np + 1));
-    memcpy(np2, parents, sizeof(CXCursor) * (size_t)np);
+    if (np)
+        memcpy(np2, parents, sizeof(CXCursor) * (size_t)np);
     np2[np] = c;
     for (unsigned i = skip_callee ? 1 : 0; i < kids.n; i++)
         pp_common(f, kids.v[i], np2, np + 1);

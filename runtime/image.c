@@ -690,6 +690,29 @@ int rt_heap_scribble_reachable(rt_vt *vt)
     return s_capture(vt, NULL, NULL, true);
 }
 
+/* Copies n bytes; a single item of 1, 2, 4 or 8 bytes (most fields of
+ * small objects) is one load and one store instead of a call to memcpy
+ * with a size unknown at compile time. */
+static inline void s_copy(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 1:
+        memcpy(dst, src, 1);
+        break;
+    default:
+        memcpy(dst, src, n);
+    }
+}
+
 /* ===================================================================
  * Restore
  * =================================================================== */
@@ -699,6 +722,16 @@ typedef struct s_rd {
     size_t n, pos;
     uint32_t w;
 } s_rd;
+
+/* Small objects that hold pointers come from GC_malloc_many batches (one
+ * lock per batch rather than per object); they are scanned
+ * conservatively, which is always safe. Others take the typed path. */
+typedef struct s_batch {
+    void *list;
+    size_t bytes;
+} s_batch;
+
+#define S_BATCH_MAX 512u
 
 typedef struct s_rst {
     const lev_module *m;
@@ -710,12 +743,20 @@ typedef struct s_rst {
     size_t ngroups;
     uint32_t *bsz;    /* image size of each bulk object */
     size_t nbsz;
-    s_rd s1, s2, s4, s8;
+    s_rd s[4];        /* scalars of 1, 2, 4, 8 bytes; pointers in s[3] */
     char **addr;      /* object id -> address (GC-visible) */
-    uint64_t *size;   /* object id -> bytes */
+    uint32_t *size;   /* object id -> bytes (at most UINT32_MAX, checked) */
     rt_chunk *chunk;  /* the new frame chunk */
     size_t bulk_off;  /* where the bulk images begin */
     uint64_t frames_bytes;
+    /* Allocation runs just ahead of decoding: objects [0, nalloc) have
+     * addresses, [nfilled, nalloc) are not decoded yet. */
+    uint32_t nalloc, nfilled;
+    size_t ag;        /* meta group of object nalloc */
+    uint32_t ak;      /* its index within that group */
+    char *fp;         /* next frame in the chunk */
+    s_batch batch;
+    bool gc_off;      /* collections disabled by the restore */
 } s_rst;
 
 static size_t s_hdr_size;
@@ -883,10 +924,8 @@ static void s_rst_free(s_rst *r, bool free_objects)
     }
     free(r->meta);
     free(r->bsz);
-    free((void *)r->s1.p);
-    free((void *)r->s2.p);
-    free((void *)r->s4.p);
-    free((void *)r->s8.p);
+    for (int k = 0; k < 4; k++)
+        free((void *)r->s[k].p);
     if (r->addr)
         GC_free(r->addr);
     free(r->size);
@@ -957,7 +996,7 @@ static int s_validate_meta(s_rst *r)
             return rt_err(LEV_EIMAGE, "object group %zu: objects of %llu bytes", g,
                           (unsigned long long)bytes);
         for (uint32_t k = 0; k < rep; k++)
-            r->size[nobj + k] = bytes;
+            r->size[nobj + k] = (uint32_t)bytes;
         if (kind == S_OBJ_FRAME)
             r->frames_bytes += LEV_FRAME_SIZE(bytes);
         nobj += rep;
@@ -978,8 +1017,8 @@ static int s_validate_meta(s_rst *r)
     if (nbulk != r->nbsz)
         return rt_err(LEV_EIMAGE, "%llu bulk objects but %zu bulk images",
                       (unsigned long long)nbulk, r->nbsz);
-    if (need[LEV_K_B1] != r->s1.n || need[LEV_K_B2] != r->s2.n || need[LEV_K_B4] != r->s4.n ||
-        need[LEV_K_B8] != r->s8.n)
+    if (need[LEV_K_B1] != r->s[0].n || need[LEV_K_B2] != r->s[1].n ||
+        need[LEV_K_B4] != r->s[2].n || need[LEV_K_B8] != r->s[3].n)
         return rt_err(LEV_EIMAGE, "object table does not match the data streams");
     /* Each bulk object's image must hold its elements before anything is
      * allocated for it. */
@@ -1003,13 +1042,118 @@ static int s_validate_meta(s_rst *r)
     return 0;
 }
 
+/* Objects allocated ahead of the one being decoded: enough to keep them
+ * in cache until they are filled, few enough to stay there. */
+#define S_AHEAD 64u
+
+/* Zeroes the data of the heap objects allocated but not yet decoded
+ * (allocated without clearing while collections were off), before
+ * collections come back. Allocation happens between objects only
+ * (s_alloc_for), so none of them is partly decoded. */
+static void s_clear_pending(s_rst *r)
+{
+    uint32_t i = 0;
+    for (size_t g = 0; g < r->ngroups && i < r->nalloc; g++) {
+        const uint32_t *w = r->meta + g * S_META_WORDS;
+        uint32_t end = i + w[3];
+        if ((w[0] & 0xFF) == S_OBJ_HEAP)
+            for (uint32_t k = i > r->nfilled ? i : r->nfilled; k < end && k < r->nalloc; k++)
+                memset(r->addr[k], 0, r->size[k]);
+        i = end;
+    }
+}
+
+/* Allocates one heap object of `count` elements of type t (id `type`),
+ * `bytes` bytes with its header. While collections are off, a batched
+ * object of a packed type is not cleared: decoding writes every byte of
+ * it before collections come back (s_clear_pending otherwise). */
+static inline rt_objhdr *s_alloc_heap(s_rst *r, const rt_type *t, uint32_t type, uint32_t count,
+                                      size_t bytes)
+{
+    if (!t->has_ptrs || bytes > S_BATCH_MAX)
+        return rt_heap_alloc_raw(r->m, type, count, false);
+    s_batch *b = &r->batch;
+    if (LEV_UNLIKELY(b->bytes != bytes || !b->list)) {
+        b->list = GC_malloc_many(bytes);
+        b->bytes = bytes;
+        if (!b->list)
+            return NULL;
+    }
+    rt_objhdr *h = b->list;
+    b->list = GC_NEXT(b->list);
+    h->type = type | (RT_OBJ_MAGIC << 24);
+    h->count = count;
+    h->mark = 0;
+    h->id = 0;
+    if (!(t->packed && r->gc_off))
+        memset(rt_obj_data(h), 0, bytes - sizeof *h);
+    return h;
+}
+
+/* Gives addresses to the objects up to `end` (exclusive, at most nobj),
+ * in object order: frames in the chunk, statics in place, heap objects
+ * from the GC. On the first allocation failure collections come back
+ * and the allocation is retried. */
+static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
+{
+    if (end > r->h.nobj)
+        end = r->h.nobj;
+    const lev_module_desc *d = r->m->desc;
+    while (r->nalloc < end) {
+        const uint32_t *w = r->meta + r->ag * S_META_WORDS;
+        if (r->ak == w[3]) {
+            r->ag++;
+            r->ak = 0;
+            continue;
+        }
+        uint32_t kind = w[0] & 0xFF, n = w[3] - r->ak;
+        if (n > end - r->nalloc)
+            n = (uint32_t)(end - r->nalloc);
+        if (kind == S_OBJ_FRAME) {
+            uint32_t i = r->nalloc;
+            r->addr[i] = r->fp;
+            memset(r->fp, 0, LEV_FRAME_SIZE(r->size[i]));
+            ((lev_frame *)r->fp)->fn = w[1];
+            r->fp += LEV_FRAME_SIZE(r->size[i]);
+            n = 1;
+        } else if (kind == S_OBJ_STATIC) {
+            r->addr[r->nalloc] = d->statics[w[1]].addr;
+            n = 1;
+        } else {
+            const rt_type *t = &r->m->types[w[1]];
+            size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * w[2];
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t i = r->nalloc + k;
+                rt_objhdr *h = s_alloc_heap(r, t, w[1], w[2], bytes);
+                if (!h && r->gc_off) {
+                    r->nalloc = i;
+                    s_clear_pending(r);
+                    GC_enable();
+                    r->gc_off = false;
+                    h = s_alloc_heap(r, t, w[1], w[2], bytes);
+                }
+                if (!h) {
+                    r->nalloc = i;
+                    return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
+                                  (unsigned long long)r->size[i]);
+                }
+                r->addr[i] = rt_obj_data(h);
+            }
+        }
+        r->nalloc += n;
+        r->ak += n;
+    }
+    return 0;
+}
+
 #define S_TAKE(rd, dst, items)                                                                     \
     do {                                                                                           \
-        memcpy((dst), (rd)->p + (rd)->pos * (rd)->w, (size_t)(items) * (rd)->w);                   \
+        s_copy((dst), (rd)->p + (rd)->pos * (rd)->w, (size_t)(items) * (rd)->w);                   \
         (rd)->pos += (items);                                                                      \
     } while (0)
 
-static int s_unref(s_rst *r, uint64_t v, uint32_t kind, void *dst, uint32_t oi, const char *fname)
+static __attribute__((noinline)) int s_unref_slow(s_rst *r, uint64_t v, uint32_t kind, void *dst,
+                                                  uint32_t oi, const char *fname)
 {
     if (v == 0) {
         memset(dst, 0, kind == LEV_K_PTR ? sizeof(void *) : sizeof(void (*)(void)));
@@ -1034,6 +1178,9 @@ static int s_unref(s_rst *r, uint64_t v, uint32_t kind, void *dst, uint32_t oi, 
         if (id >= r->h.nobj || off > r->size[id])
             return rt_err(LEV_EIMAGE, "object %u field %s: reference outside object %llu", oi,
                           fname, (unsigned long long)id);
+        if (id >= r->nalloc) /* s_ref_end covered every word: cannot happen */
+            return rt_err(LEV_EIMAGE, "object %u field %s: object %llu not allocated", oi, fname,
+                          (unsigned long long)id);
         p = r->addr[id] + off;
     } else if (tag == S_TAG_SYM) {
         if (id >= d->nstatics || off > rt_module_static_size(r->m, (uint32_t)id))
@@ -1046,18 +1193,53 @@ static int s_unref(s_rst *r, uint64_t v, uint32_t kind, void *dst, uint32_t oi, 
     return 0;
 }
 
-static s_rd *s_rd_of(s_rst *r, uint32_t kind)
+/* Decodes pointer word v into dst, a field of kind PTR or FNPTR; the
+ * common case, a data pointer into an object of the image, inline, with
+ * the same checks as s_unref_slow (an offset of 0 is inside any object;
+ * nalloc <= nobj). */
+static inline int s_unref(s_rst *r, uint64_t v, uint32_t kind, void *dst, uint32_t oi,
+                          const char *fname)
 {
-    switch (kind) {
-    case LEV_K_B1:
-        return &r->s1;
-    case LEV_K_B2:
-        return &r->s2;
-    case LEV_K_B4:
-        return &r->s4;
-    default:
-        return &r->s8;
+    uint64_t id = (v >> 32) & S_ID_MAX, off = v & 0xFFFFFFFFull;
+    if (LEV_LIKELY(v >> 62 == S_TAG_OBJ && kind == LEV_K_PTR && id < r->nalloc &&
+                   (off == 0 || off <= r->size[id]))) {
+        char *p = r->addr[id] + off;
+        memcpy(dst, &p, sizeof p);
+        return 0;
     }
+    return s_unref_slow(r, v, kind, dst, oi, fname);
+}
+
+/* The stream of a scalar kind (LEV_K_B1..LEV_K_B8). */
+static inline s_rd *s_rd_of(s_rst *r, uint32_t kind) { return &r->s[kind - LEV_K_B1]; }
+
+/* One past the highest object id that the n words at q may reference
+ * (every word with an object tag counts, scalars included: at worst some
+ * objects are allocated earlier than needed). */
+static inline uint64_t s_ref_end(const unsigned char *q, size_t n)
+{
+    uint64_t end = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t v;
+        memcpy(&v, q + j * 8, 8);
+        uint64_t id1 = ((v >> 32) & S_ID_MAX) + 1;
+        if (v >> 62 == S_TAG_OBJ && id1 > end)
+            end = id1;
+    }
+    return end;
+}
+
+/* Allocates object oi and every object its 8-byte words may reference,
+ * and some ahead, so that decoding it never allocates midway. */
+static inline int s_alloc_for(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem, bool bulk)
+{
+    uint64_t end = (uint64_t)oi + 1;
+    if (!bulk && !t->dense && t->items[3]) {
+        uint64_t e = s_ref_end(r->s[3].p + r->s[3].pos * 8, (size_t)t->items[3] * nelem);
+        if (e > end)
+            end = e;
+    }
+    return end <= r->nalloc ? 0 : s_alloc_upto(r, end - 1 + S_AHEAD);
 }
 
 static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
@@ -1067,29 +1249,40 @@ static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
         S_TAKE(s_rd_of(r, t->dense_kind), addr, (size_t)t->runs[0].count * nelem);
         return 0;
     }
+    /* Local cursors: stores into the object could alias the stream
+     * structs. s_validate_meta has checked that the streams hold exactly
+     * what the objects consume. */
+    const unsigned char *q[4];
+    for (int k = 0; k < 4; k++)
+        q[k] = t->items[k] ? r->s[k].p + (r->s[k].pos << k) : NULL;
     for (uint32_t e = 0; e < nelem; e++) {
         char *eb = addr + (size_t)e * t->size;
         for (uint32_t k = 0; k < t->nruns; k++) {
             const rt_run *run = &t->runs[k];
             char *p = eb + run->offset;
             if (run->kind <= LEV_K_B8) {
-                s_rd *rd = s_rd_of(r, run->kind);
-                if (run->stride == rd->w)
-                    S_TAKE(rd, p, run->count);
+                uint32_t si = run->kind - LEV_K_B1, w = 1u << si;
+                if (run->stride == w)
+                    s_copy(p, q[si], (size_t)run->count * w);
                 else
                     for (uint32_t j = 0; j < run->count; j++)
-                        S_TAKE(rd, p + (size_t)j * run->stride, 1);
+                        s_copy(p + (size_t)j * run->stride, q[si] + (size_t)j * w, w);
+                q[si] += (size_t)run->count * w;
                 continue;
             }
             for (uint32_t j = 0; j < run->count; j++) {
-                uint64_t v = 0;
-                S_TAKE(&r->s8, &v, 1);
+                uint64_t v;
+                memcpy(&v, q[3], 8);
+                q[3] += 8;
                 int rc = s_unref(r, v, run->kind, p + (size_t)j * run->stride, oi, run->name);
                 if (rc)
                     return rc;
             }
         }
     }
+    for (int k = 0; k < 4; k++)
+        if (t->items[k])
+            r->s[k].pos = (size_t)(q[k] - r->s[k].p) >> k;
     return 0;
 }
 
@@ -1122,36 +1315,6 @@ static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
     return 0;
 }
 
-/* Small objects that hold pointers come from GC_malloc_many batches (one
- * lock per batch rather than per object); they are scanned
- * conservatively, which is always safe. Others take the typed path. */
-typedef struct s_batch {
-    void *list;
-    size_t bytes;
-} s_batch;
-
-#define S_BATCH_MAX 512u
-
-static rt_objhdr *s_alloc_batched(s_rst *r, s_batch *b, uint32_t type, uint32_t count)
-{
-    const rt_type *t = &r->m->types[type];
-    size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
-    if (!t->has_ptrs || bytes > S_BATCH_MAX)
-        return rt_heap_alloc_raw(r->m, type, count, false);
-    if (b->bytes != bytes || !b->list) {
-        b->list = GC_malloc_many(bytes);
-        b->bytes = bytes;
-        if (!b->list)
-            return NULL;
-    }
-    rt_objhdr *h = b->list;
-    b->list = GC_NEXT(b->list);
-    memset(h, 0, bytes);
-    h->type = type | (RT_OBJ_MAGIC << 24);
-    h->count = count;
-    return h;
-}
-
 static int s_restore_guarded(s_rst *r)
 {
     int rc = s_read_header(r->img, r->len, &r->h, &r->hdr_size);
@@ -1178,10 +1341,10 @@ static int s_restore_guarded(s_rst *r)
     r->nbsz = bsz.n;
     if (rc)
         return rc;
-    if ((rc = s_load_stream(r, &r->s1, LEV_K_B1, &off, L_S1_N, "1-byte stream")) ||
-        (rc = s_load_stream(r, &r->s2, LEV_K_B2, &off, L_S2_N, "2-byte stream")) ||
-        (rc = s_load_stream(r, &r->s4, LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
-        (rc = s_load_stream(r, &r->s8, LEV_K_B8, &off, L_S8_N, "8-byte stream")))
+    if ((rc = s_load_stream(r, &r->s[0], LEV_K_B1, &off, L_S1_N, "1-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[1], LEV_K_B2, &off, L_S2_N, "2-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[2], LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[3], LEV_K_B8, &off, L_S8_N, "8-byte stream")))
         return rc;
     r->bulk_off = off;
     uint64_t bulk_total = 0;
@@ -1211,50 +1374,26 @@ static int s_restore_guarded(s_rst *r)
     r->chunk->prev = r->chunk->next = NULL;
     r->chunk->cap = cap;
     r->chunk->end = r->chunk->data + r->frames_bytes;
-    char *fp = r->chunk->data;
-    const lev_module_desc *d = r->m->desc;
-    s_batch batch = {0};
-    uint32_t i = 0;
-    /* Nothing allocated here can be garbage before the frames are
-     * installed: a collection now would only re-mark the heap. Collections
-     * come back on the first allocation failure, which is then retried. */
-    bool gc_off = true;
+    r->fp = r->chunk->data;
+    /* Objects are allocated as decoding reaches them (s_alloc_for), so
+     * that each is written while still in cache. Nothing allocated here
+     * can be garbage before the frames are installed: a collection now
+     * would only re-mark the heap, so collections stay off until every
+     * object is decoded (s_restore turns them back on after an error).
+     * They come back on the first allocation failure, which is retried. */
+    r->gc_off = true;
     GC_disable();
-    for (size_t g = 0; g < r->ngroups; g++) {
-        const uint32_t *w = r->meta + g * S_META_WORDS;
-        uint32_t kind = w[0] & 0xFF;
-        for (uint32_t k = 0; k < w[3]; k++, i++) {
-            if (kind == S_OBJ_FRAME) {
-                r->addr[i] = fp;
-                memset(fp, 0, LEV_FRAME_SIZE(r->size[i]));
-                ((lev_frame *)fp)->fn = w[1];
-                fp += LEV_FRAME_SIZE(r->size[i]);
-            } else if (kind == S_OBJ_STATIC) {
-                r->addr[i] = d->statics[w[1]].addr;
-            } else {
-                rt_objhdr *h = s_alloc_batched(r, &batch, w[1], w[2]);
-                if (!h && gc_off) {
-                    GC_enable();
-                    gc_off = false;
-                    h = s_alloc_batched(r, &batch, w[1], w[2]);
-                }
-                if (!h)
-                    return rt_err(LEV_ENOMEM, "cannot allocate heap object %u (%llu bytes)", i,
-                                  (unsigned long long)r->size[i]);
-                r->addr[i] = rt_obj_data(h);
-            }
-        }
-    }
-    if (gc_off)
-        GC_enable();
     /* Fill, in object order, as the streams were written. */
-    i = 0;
+    uint32_t i = 0;
     size_t b = 0;
     for (size_t g = 0; g < r->ngroups; g++) {
         const uint32_t *w = r->meta + g * S_META_WORDS;
         uint32_t nelem;
         const rt_type *t = s_group_type(r, w, &nelem);
         for (uint32_t k = 0; k < w[3]; k++, i++) {
+            r->nfilled = i;
+            if ((rc = s_alloc_for(r, i, t, nelem, w[0] >> 8 & S_F_BULK)))
+                return rc;
             if (w[0] >> 8 & S_F_BULK) {
                 uint32_t width = rt_kind_width(t->dense_kind);
                 if ((rc = s_unpack_arr(r->img + off, r->bsz[b], t->dense_kind, r->addr[i],
@@ -1265,6 +1404,11 @@ static int s_restore_guarded(s_rst *r)
                 return rc;
             }
         }
+    }
+    r->nfilled = i;
+    if (r->gc_off) {
+        GC_enable();
+        r->gc_off = false;
     }
     for (size_t g = 0; g < r->h.nframes; g++) {
         const uint32_t *w = r->meta + g * S_META_WORDS;
@@ -1285,6 +1429,12 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
     rt_init();
     int rc;
     S_GUARDED(rc, s_restore_guarded(r));
+    if (r->gc_off) {
+        /* An error (or tpl's fatal hook) left collections off. */
+        s_clear_pending(r);
+        GC_enable();
+        r->gc_off = false;
+    }
     return rc;
 }
 

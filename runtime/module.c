@@ -244,6 +244,19 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
     return 0;
 }
 
+/* The image codec's summary of a type's runs (see rt_type.items). */
+static void s_make_plan(rt_type *t)
+{
+    uint64_t covered = 0;
+    memset(t->items, 0, sizeof t->items);
+    for (uint32_t i = 0; i < t->nruns; i++) {
+        const rt_run *r = &t->runs[i];
+        t->items[r->kind <= LEV_K_B8 ? r->kind - LEV_K_B1 : 3] += r->count;
+        covered += (uint64_t)r->count * s_kind_width(r->kind);
+    }
+    t->packed = covered == t->size;
+}
+
 /* GC descriptor for header + one element: data pointers only (function
  * pointers point at code). 0 means "allocate conservatively". */
 static void s_make_gc_descr(rt_type *t)
@@ -325,6 +338,7 @@ static void s_builtin(lev_module *m, uint32_t id, const char *name, uint32_t kin
     t->dense = !t->has_ptrs;
     t->dense_kind = kind;
     s_make_gc_descr(t);
+    s_make_plan(t);
 }
 
 static int s_build(const lev_module_desc *d, lev_module **out)
@@ -366,8 +380,10 @@ static int s_build(const lev_module_desc *d, lev_module **out)
         rc = s_flatten(m, t, state);
     if (rc)
         goto fail;
-    for (uint32_t t = LEV_T_USER; t < m->ntypes; t++)
+    for (uint32_t t = LEV_T_USER; t < m->ntypes; t++) {
         s_make_gc_descr(&m->types[t]);
+        s_make_plan(&m->types[t]);
+    }
 
     /* Functions. */
     for (uint32_t i = 0; i < d->nfns; i++) {

@@ -51,6 +51,11 @@ typedef struct rt_type {
     bool dense;        /* one packed scalar run that covers size exactly */
     uint32_t dense_kind;
     uintptr_t gc_descr; /* GC descriptor of header + one element, 0 if none */
+    /* For the image codec, per element: items in the 1-, 2-, 4- and 8-byte
+     * streams (pointers are 8-byte items), and whether the runs cover
+     * every byte (no padding), so a restored object needs no clearing. */
+    uint32_t items[4];
+    bool packed;
 } rt_type;
 
 struct lev_module {
