@@ -2061,7 +2061,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                     pp_error(PP_LOC(c), "free inside a macro expansion cannot be rewritten; "
                                         "call it outside the macro");
                 else
-                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup("lev__free"));
+                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup("lev_free"));
             }
             for (int i = 0; pp_heap_names[i]; i++)
                 if (!strcmp(name, pp_heap_names[i]))
@@ -2333,11 +2333,6 @@ static void pp_emit(unsigned fi, pp_buf *o)
     if (multi)
         pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
     pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
-    pp_puts(o, "/* free(): memory of the C library is released at once; a VT heap\n"
-               " * object is left to the collector, so that a stale pointer to it\n"
-               " * never stops a capture. */\n"
-               "static inline void lev__free(void *p)\n{\n"
-               "    if (p && !lev_alloc_size(lev__module(), p))\n        lev_free(p);\n}\n");
     if (S.ntypes) {
         pp_puts(o, "enum {\n");
         for (unsigned i = 0; i < S.ntypes; i++)

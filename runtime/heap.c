@@ -92,7 +92,7 @@ void lev_free(void *p)
     }
     rt_objhdr *h = s_ours(base, p);
     if (h && p == rt_obj_data(h))
-        GC_free(base);
+        h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
 }
 
 size_t lev_alloc_size(const lev_module *m, const void *p)
@@ -126,7 +126,7 @@ void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count)
     size_t nbytes = (size_t)t->size * count;
     memcpy(rt_obj_data(nh), p, old < nbytes ? old : nbytes);
     if (oh)
-        GC_free(oh);
+        lev_free(p);
     else
         free(p);
     return rt_obj_data(nh);

@@ -40,6 +40,12 @@
 #define S_TAG_OBJ 1ull
 #define S_TAG_SYM 2ull
 #define S_TAG_FN 3ull
+/* Tag 0 with this payload: a pointer into an object released by lev_free. */
+#define S_DANGLING (1ull << 32)
+
+/* Where a dangling pointer points after restore (and is known again by
+ * the next capture). */
+static const char s_dangling = 0;
 #define S_ID_MAX ((1u << 30) - 1u)
 #define S_HDR_FMT "uuUUuuuuU#"
 #define S_NLEN 16
@@ -291,11 +297,20 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
             return 0;
         }
     }
+    if (LEV_UNLIKELY(p == &s_dangling)) {
+        *out = S_DANGLING;
+        return 0;
+    }
     /* A heap object? */
     void *base = GC_base(p);
     if (base) {
         rt_objhdr *h = base;
         const rt_type *t;
+        if (LEV_UNLIKELY((h->type >> 24) == RT_OBJ_FREED) &&
+            (char *)p >= (char *)base + sizeof(rt_objhdr)) {
+            *out = S_DANGLING;
+            return 0;
+        }
         if ((h->type >> 24) == RT_OBJ_MAGIC && (t = rt_module_type(c->m, RT_OBJ_TYPE(h)))) {
             char *data = (char *)base + sizeof(rt_objhdr);
             uint64_t size = (uint64_t)t->size * h->count;
@@ -1174,7 +1189,11 @@ static __attribute__((noinline)) int s_unref_slow(s_rst *r, uint64_t v, uint32_t
         return 0;
     }
     char *p;
-    if (tag == S_TAG_OBJ) {
+    if (v == S_DANGLING && kind == LEV_K_PTR) {
+        /* Never dereferenced by a correct program: any distinct non-NULL
+         * address will do. */
+        p = (char *)&s_dangling;
+    } else if (tag == S_TAG_OBJ) {
         if (id >= r->h.nobj || off > r->size[id])
             return rt_err(LEV_EIMAGE, "object %u field %s: reference outside object %llu", oi,
                           fname, (unsigned long long)id);

@@ -291,7 +291,10 @@ LEV_API void *lev_alloc(const lev_module *m, uint32_t type, size_t count);
 LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count);
 
 /* Frees a heap object, or memory of the C library (malloc, getline,
- * asprintf); NULL is ignored. */
+ * asprintf); NULL and a second free are ignored. A heap object is marked
+ * free at once and its memory is reclaimed by the collector when nothing
+ * refers to it any more: a pointer left dangling to it (legal in C as long
+ * as it is not used) is captured as a dangling pointer, not an error. */
 LEV_API void lev_free(void *p);
 
 /* Copies a NUL-terminated string into a new byte object. */

@@ -105,6 +105,10 @@ typedef struct rt_objhdr {
 } rt_objhdr;
 
 #define RT_OBJ_MAGIC 0xA7u
+/* High byte of the type of an object released by lev_free: the collector
+ * reclaims it once nothing points to it, and a pointer left dangling to it
+ * is captured as such rather than failing the capture. */
+#define RT_OBJ_FREED 0xF7u
 #define RT_OBJ_TYPE(h) ((h)->type & 0xFFFFFFu)
 
 /* The header of the VT heap object containing p (interior and one-past-end
