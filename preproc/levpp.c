@@ -149,6 +149,7 @@ typedef struct pp_file {
     unsigned insert_at; /* where the generated declarations go */
     pp_buf lits;        /* hoisted string literals */
     int uses_std[3];    /* stdin, stdout, stderr */
+    int uses_libc[2];   /* rand family, strtok: rewritten onto travelling statics */
     int *xcallees;      /* checkpointable functions of other inputs called here */
     unsigned nx, capx;
     char *outname, *stem;
@@ -158,6 +159,7 @@ typedef struct pp_var {
     char *field; /* name in the frame: x, x__1, t.arg... */
     CXCursor decl;
     CXType type;
+    int reg; /* kept in a C local of the resumable body (lev__v_FIELD) */
 } pp_var;
 
 typedef struct pp_slot {
@@ -183,6 +185,7 @@ typedef struct pp_fn {
     unsigned npc;
     const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     pp_buf body;    /* the resumable body */
+    unsigned nreg;  /* vars kept in C locals (pp_regs) */
 } pp_fn;
 
 typedef struct pp_type {
@@ -949,7 +952,7 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
         }
     }
     PP_PUSH(fn->vars, fn->nvars, fn->capvars);
-    fn->vars[fn->nvars++] = (pp_var){name, decl, type};
+    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0};
 }
 
 typedef struct pp_vc {
@@ -1030,6 +1033,235 @@ static void pp_layout(pp_fn *fn)
 }
 
 /* ===================================================================
+ * C locals and polls: which variables stay in C locals of the body,
+ * which loops poll
+ * =================================================================== */
+
+/* How the resumable body names var vi: its C local (lev__vN_FIELD, N the
+ * var's index, so that no two names meet) or its frame field. */
+static char *pp_var_ref(pp_fn *fn, int vi)
+{
+    pp_var *v = &fn->vars[vi];
+    if (!v->reg)
+        return pp_fmt("fr->%s", v->field);
+    char *r = pp_fmt("lev__v%d_%s", vi, v->field);
+    for (char *q = r; *q; q++)
+        if (*q == '.')
+            *q = '_';
+    return r;
+}
+
+typedef struct pp_rs {
+    pp_fn *fn;
+    unsigned *refs;
+    unsigned char *taken;
+} pp_rs;
+
+static enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_rs *rs = d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
+        if (vi >= 0)
+            rs->refs[vi]++;
+    } else if (k == CXCursor_UnaryOperator &&
+               clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_AddrOf) {
+        pp_kids kk = pp_children(c);
+        CXCursor o = kk.n == 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
+        if (pp_kind(o) == CXCursor_DeclRefExpr) {
+            int vi = pp_var_find(rs->fn, clang_getCursorReferenced(o));
+            if (vi >= 0)
+                rs->taken[vi] = 1;
+        }
+        free(kk.v);
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Chooses the vars that live in C locals while the body runs: scalars and
+ * pointers that are used and whose address is never taken. They are loaded
+ * from the frame when the body is entered or resumed and stored back only
+ * when it unwinds; arrays, structs, volatile and address-taken variables
+ * stay in the frame, where pointers to them remain valid. */
+static void pp_regs(pp_fn *fn)
+{
+    size_t n = fn->nvars + 1;
+    pp_rs rs = {fn, pp_xrealloc(NULL, n * sizeof *rs.refs), pp_xrealloc(NULL, n)};
+    memset(rs.refs, 0, n * sizeof *rs.refs);
+    memset(rs.taken, 0, n);
+    clang_visitChildren(fn->def, pp_regs_cb, &rs);
+    fn->nreg = 0;
+    for (unsigned i = 0; i < fn->nvars; i++) {
+        CXType t = fn->vars[i].type, ct = clang_getCanonicalType(t);
+        enum CXTypeKind k = ct.kind;
+        int scalar = (k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Pointer ||
+                     k == CXType_Enum;
+        fn->vars[i].reg = scalar && rs.refs[i] && !rs.taken[i] &&
+                          !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
+        fn->nreg += (unsigned)fn->vars[i].reg;
+    }
+    free(rs.refs);
+    free(rs.taken);
+}
+
+/* What a body does to unwind once its pc is stored. */
+static const char *pp_unwind(pp_fn *fn)
+{
+    return fn->nreg ? "goto lev__unwind;" : "return LEV_RUN_UNWIND;";
+}
+
+static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return CXChildVisit_Recurse;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) == CXCursor_FunctionDecl) {
+        char *name = pp_cx(clang_getCursorSpelling(ref));
+        char *usr = pp_cx(clang_getCursorUSR(ref));
+        int g = pp_fn_find(usr);
+        if (!strcmp(name, "lev_checkpoint") || (g >= 0 && S.fns[g].cp))
+            *(int *)d = 1;
+        free(name);
+        free(usr);
+    }
+    return *(int *)d ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) == CXCursor_CallExpr) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether c contains a safe point or a call of a checkpointable function. */
+static int pp_has_site(CXCursor c)
+{
+    int found = 0;
+    clang_visitChildren(c, pp_site_cb, &found);
+    return found;
+}
+
+typedef struct pp_mod {
+    CXCursor *v;
+    unsigned n, cap;
+    int hit;
+} pp_mod;
+
+static enum CXChildVisitResult pp_refs_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_mod *m = d;
+    if (pp_kind(c) == CXCursor_DeclRefExpr) {
+        CXCursor r = clang_getCursorReferenced(c);
+        if (pp_kind(r) == CXCursor_VarDecl || pp_kind(r) == CXCursor_ParmDecl) {
+            PP_PUSH(m->v, m->n, m->cap);
+            m->v[m->n++] = r;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether e (stripped) names one of m's variables. */
+static int pp_names_one(pp_mod *m, CXCursor e)
+{
+    e = pp_strip(e);
+    if (pp_kind(e) != CXCursor_DeclRefExpr)
+        return 0;
+    CXCursor r = clang_getCursorReferenced(e);
+    for (unsigned i = 0; i < m->n; i++)
+        if (clang_equalCursors(m->v[i], r))
+            return 1;
+    return 0;
+}
+
+static enum CXChildVisitResult pp_mod_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_mod *m = d;
+    enum CXCursorKind k = pp_kind(c);
+    int lhs = 0;
+    if (k == CXCursor_CompoundAssignOperator)
+        lhs = 1;
+    else if (k == CXCursor_BinaryOperator)
+        lhs = clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
+    else if (k == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        lhs = op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+              op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+              op == CXUnaryOperator_AddrOf;
+    }
+    if (lhs) {
+        pp_kids kk = pp_children(c);
+        if (kk.n >= 1 && pp_names_one(m, kk.v[0]))
+            m->hit = 1;
+        free(kk.v);
+    }
+    return m->hit ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* A counted for loop: `for (...; i OP bound; i++ / i-- / i += s / i -= s)`
+ * (OP one of < <= > >= !=) whose body assigns none of the variables of
+ * its condition and increment, nor takes their address: its trip count is
+ * fixed when it starts, so it bounds the time between two polls of an
+ * enclosing loop. */
+static int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
+{
+    if (clang_Cursor_isNull(cond) || clang_Cursor_isNull(inc) || clang_Cursor_isNull(body))
+        return 0;
+    CXCursor in = pp_strip(inc), cn = pp_strip(cond);
+    enum CXCursorKind ik = pp_kind(in);
+    if (ik == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(in);
+        if (op != CXUnaryOperator_PostInc && op != CXUnaryOperator_PostDec &&
+            op != CXUnaryOperator_PreInc && op != CXUnaryOperator_PreDec)
+            return 0;
+    } else if (ik == CXCursor_CompoundAssignOperator) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(in);
+        if (op != CXBinaryOperator_AddAssign && op != CXBinaryOperator_SubAssign)
+            return 0;
+    } else {
+        return 0;
+    }
+    if (pp_kind(cn) != CXCursor_BinaryOperator)
+        return 0;
+    enum CXBinaryOperatorKind cop = clang_getCursorBinaryOperatorKind(cn);
+    if (cop != CXBinaryOperator_LT && cop != CXBinaryOperator_GT && cop != CXBinaryOperator_LE &&
+        cop != CXBinaryOperator_GE && cop != CXBinaryOperator_NE)
+        return 0;
+    pp_kids ik2 = pp_children(in), ck = pp_children(cn);
+    int ok = ik2.n >= 1 && ck.n == 2;
+    pp_mod iv = {0}, m = {0};
+    if (ok) {
+        /* the induction variable is one side of the comparison */
+        CXCursor v = pp_strip(ik2.v[0]);
+        if (pp_kind(v) == CXCursor_DeclRefExpr) {
+            PP_PUSH(iv.v, iv.n, iv.cap);
+            iv.v[iv.n++] = clang_getCursorReferenced(v);
+        }
+        ok = iv.n && (pp_names_one(&iv, ck.v[0]) || pp_names_one(&iv, ck.v[1]));
+    }
+    if (ok) {
+        clang_visitChildren(cn, pp_refs_cb, &m);
+        clang_visitChildren(in, pp_refs_cb, &m);
+        if (pp_mod_cb(body, body, &m) != CXChildVisit_Break)
+            clang_visitChildren(body, pp_mod_cb, &m);
+        ok = !m.hit;
+    }
+    free(iv.v);
+    free(m.v);
+    free(ik2.v);
+    free(ck.v);
+    return ok;
+}
+
+/* ===================================================================
  * Rewriting a checkpointable body
  * =================================================================== */
 
@@ -1054,6 +1286,7 @@ typedef struct pp_walk {
     pp_fn *fn;
     pp_file *f;
     unsigned body_b, body_e;
+    int loops; /* loops of the function around the statement being walked */
 } pp_walk;
 
 static const char *pp_ctx_name(int flags)
@@ -1122,7 +1355,7 @@ static void pp_declref(pp_walk *w, CXCursor c)
                 return; /* a macro argument expanded twice */
             }
     }
-    pp_edit_add(w->f, b, e, E_REPL, 0, 1, pp_fmt("fr->%s", w->fn->vars[vi].field));
+    pp_edit_add(w->f, b, e, E_REPL, 0, 1, pp_var_ref(w->fn, vi));
     free(name);
 }
 
@@ -1278,8 +1511,8 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         if (!s->call) {
             pp_printf(b,
                       "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT)) {\n"
-                      "    %s = %u;\n    return LEV_RUN_UNWIND;\n}\nlev__resume_%u:;",
-                      fn->pc, s->k, s->k);
+                      "    %s = %u;\n    %s\n}\nlev__resume_%u:;",
+                      fn->pc, s->k, pp_unwind(fn), s->k);
             continue;
         }
         pp_fn *g = &S.fns[s->callee];
@@ -1329,10 +1562,11 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
             pp_printf(b, "    lev__rc = %s%s(vt, lev__cf, &fr->lev__r%u);\n", g->cname, run, s->k);
         pp_printf(b,
                   "    if (lev__rc != LEV_RUN_DONE) {\n"
-                  "        if (lev__rc == LEV_RUN_UNWIND)\n            %s = %u;\n"
-                  "        else\n            lev_frame_pop(vt, lev__cf);\n"
+                  "        if (lev__rc == LEV_RUN_UNWIND) {\n            %s = %u;\n"
+                  "            %s\n        }\n"
+                  "        lev_frame_pop(vt, lev__cf);\n"
                   "        return lev__rc;\n    }\n    lev_frame_pop(vt, lev__cf);\n}",
-                  fn->pc, s->k);
+                  fn->pc, s->k, pp_unwind(fn));
     }
 }
 
@@ -1357,8 +1591,8 @@ static void pp_poll_text(pp_walk *w, pp_buf *b)
     unsigned k = ++w->fn->npc;
     pp_printf(b,
               "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL)) {\n    %s = %u;\n"
-              "    return LEV_RUN_UNWIND;\n}\nlev__resume_%u:;\n",
-              w->fn->pc, k, k);
+              "    %s\n}\nlev__resume_%u:;\n",
+              w->fn->pc, k, pp_unwind(w->fn), k);
 }
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth);
@@ -1408,6 +1642,7 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
             continue;
         char *it = pp_render_str(w->f, init, 1);
         const char *fld = w->fn->vars[vi].field;
+        char *acc = pp_var_ref(w->fn, vi);
         CXType ct = clang_getCanonicalType(w->fn->vars[vi].type);
         enum CXCursorKind ik = pp_kind(pp_strip(init));
         int braces = ik == CXCursor_InitListExpr;
@@ -1419,13 +1654,14 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
                       "sizeof fr->%s)",
                       fld, fld, braces ? "" : "{", it, braces ? "" : "}", fld);
         else if (braces)
-            pp_printf(&txt, "fr->%s = (__typeof__(fr->%s))%s", fld, fld, it);
+            pp_printf(&txt, "%s = (__typeof__(%s))%s", acc, acc, it);
         else
-            pp_printf(&txt, "fr->%s = %s", fld, it);
+            pp_printf(&txt, "%s = %s", acc, it);
         if (!for_init)
             pp_puts(&txt, ";");
         any = 1;
         free(it);
+        free(acc);
     }
     if (in_frame) {
         if (pp_in_macro(c))
@@ -1442,10 +1678,17 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
     free(k.v);
 }
 
-static void pp_loop_body(pp_walk *w, CXCursor body, int depth)
+/* The body of a loop, with a poll at its head unless it is a counted loop
+ * (pp_counted) nested in another loop of the function and holds no safe
+ * point or checkpointable call: then the enclosing loop's poll bounds the
+ * delay, and the loop stays single-entry (no resume label inside it), so
+ * the compiler keeps optimising the nest as the native one. */
+static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, int counted)
 {
-    if (!S.auto_poll || pp_in_macro(body)) {
+    if (!S.auto_poll || pp_in_macro(body) || (w->loops && counted && !pp_has_site(loop))) {
+        w->loops++;
         pp_stmt(w, body, depth + 1);
+        w->loops--;
         return;
     }
     pp_buf b = {0};
@@ -1460,7 +1703,9 @@ static void pp_loop_body(pp_walk *w, CXCursor body, int depth)
         pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
                     pp_strdup("\n}"));
     }
+    w->loops++;
     pp_stmt(w, body, depth + 1);
+    w->loops--;
 }
 
 /* A loop condition with sites: `if (!(cond)) break;` at the head of the
@@ -1476,6 +1721,72 @@ static void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, 
     pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
                 pp_strdup("\n}"));
+}
+
+static enum CXChildVisitResult pp_break_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    switch (pp_kind(c)) {
+    case CXCursor_ForStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+    case CXCursor_SwitchStmt:
+        return CXChildVisit_Continue; /* a break in there is theirs */
+    case CXCursor_BreakStmt:
+    case CXCursor_LabelStmt:
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    default:
+        return CXChildVisit_Recurse;
+    }
+}
+
+/* Whether a counted loop can be strip-mined: no site in it, no break of
+ * its own, no label in its body (nothing jumps into it), no call in its
+ * condition (evaluated twice per strip). */
+static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
+{
+    int bad = pp_has_site(loop) || pp_in_macro(body) || pp_in_macro(cond);
+    if (!bad && pp_break_cb(body, loop, &bad) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_break_cb, &bad);
+    if (!bad)
+        clang_visitChildren(cond, pp_site_any_call_cb, &bad);
+    return !bad;
+}
+
+/* The outermost counted loop of a nest, strip-mined: the poll runs once
+ * every PP_STRIP iterations, in an outer loop around the original one,
+ *
+ *     for (INIT; COND;) {
+ *         POLL
+ *         for (unsigned lev__sK = 0; lev__sK < PP_STRIP && (COND); lev__sK++, (INC))
+ *             BODY
+ *     }
+ *
+ * so the loop itself stays single-entry; `continue` still reaches INC. */
+#define PP_STRIP 1024
+static void pp_strip_mine(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, int depth)
+{
+    pp_file *f = w->f;
+    char *ct = pp_render_str(f, cond, 1), *it = pp_render_str(f, inc, 1);
+    pp_edit_add(f, pp_begin(inc), pp_end(inc), E_REPL, depth, 1, pp_strdup(""));
+    pp_buf b = {0};
+    pp_puts(&b, "{");
+    pp_poll_text(w, &b);
+    unsigned k = w->fn->npc;
+    pp_printf(&b,
+              "for (unsigned lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k,
+              k, PP_STRIP, ct, k, it);
+    pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+    pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1,
+                pp_strdup("\n}"));
+    free(ct);
+    free(it);
+    w->loops++;
+    pp_stmt(w, body, depth + 1);
+    w->loops--;
 }
 
 static void pp_for(pp_walk *w, CXCursor c, int depth)
@@ -1534,8 +1845,13 @@ static void pp_for(pp_walk *w, CXCursor c, int depth)
         pp_cond_break(w, &cu, cond, body, depth);
     }
     pp_unit_free(&cu);
-    if (!clang_Cursor_isNull(body))
-        pp_loop_body(w, body, depth);
+    if (clang_Cursor_isNull(body))
+        return;
+    int counted = pp_counted(cond, inc, body);
+    if (S.auto_poll && !w->loops && counted && pp_strippable(c, cond, body))
+        pp_strip_mine(w, cond, inc, body, depth);
+    else
+        pp_loop_body(w, c, body, depth, counted);
 }
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth)
@@ -1603,12 +1919,12 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
             pp_cond_break(w, &u, k.v[0], k.v[1], depth);
         }
         pp_unit_free(&u);
-        pp_loop_body(w, k.v[1], depth);
+        pp_loop_body(w, c, k.v[1], depth, 0);
         break;
     }
     case CXCursor_DoStmt:
         if (k.n == 2) {
-            pp_loop_body(w, k.v[0], depth);
+            pp_loop_body(w, c, k.v[0], depth, 0);
             {
                 pp_unit du = {0};
                 pp_expr(w, k.v[1], F_DOCOND, &du);
@@ -1670,7 +1986,8 @@ static void pp_rewrite(pp_fn *fn)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
             body = k.v[i];
     free(k.v);
-    pp_walk w = {fn, f, pp_begin(body), pp_end(body)};
+    pp_regs(fn);
+    pp_walk w = {fn, f, pp_begin(body), pp_end(body), 0};
     pp_stmt(&w, body, 0);
     pp_buf *b = &fn->body;
     if (fn->is_task || fn->is_main) {
@@ -1683,12 +2000,21 @@ static void pp_rewrite(pp_fn *fn)
         free(r);
         pp_puts(b, "    (void)ret;\n");
     }
-    pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
     if (fn->is_task || fn->is_main)
         pp_printf(b,
+                  "    if (%s == 0)\n"
                   "        __builtin_memset((char *)fr + sizeof fr->%c, 0, sizeof *fr - sizeof "
                   "fr->%c);\n",
-                  fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
+                  fn->pc, fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
+    /* C locals: loaded here, on entry and on every resume (pp_regs) */
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (fn->vars[i].reg) {
+            char *r = pp_var_ref(fn, (int)i);
+            pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
+                      fn->vars[i].field);
+            free(r);
+        }
+    pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
     pp_puts(b, "        break;\n");
     for (unsigned i = 1; i <= fn->npc; i++)
         pp_printf(b, "    case %u:\n        goto lev__resume_%u;\n", i, i);
@@ -1696,6 +2022,17 @@ static void pp_rewrite(pp_fn *fn)
               "    default:\n        lev_vt_fail(vt, LEV_EFAILED, \"%s: bad resume point\");\n"
               "        return LEV_RUN_EXIT;\n    }\n",
               fn->name);
+    if (fn->nreg && fn->npc) {
+        /* where every safe point and call site goes to unwind, its pc stored */
+        pp_puts(b, "    if (0) {\n    lev__unwind:\n");
+        for (unsigned i = 0; i < fn->nvars; i++)
+            if (fn->vars[i].reg) {
+                char *r = pp_var_ref(fn, (int)i);
+                pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
+                free(r);
+            }
+        pp_puts(b, "        return LEV_RUN_UNWIND;\n    }\n");
+    }
     pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, w.body_b), f->path);
     pp_render(b, f, w.body_b, w.body_e, 1, 1);
     pp_puts(b, "\n");
@@ -1901,6 +2238,143 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     free(hi.size);
 }
 
+/* C library calls with hidden state (--main-task). The rand family and
+ * strtok become wrappers (emitted by pp_libc_prelude) over generated
+ * travelling statics, so their state is part of every image; calls whose
+ * state cannot be moved into the program are refused. */
+static const char *pp_libc_names[][2] = {{"rand", "lev__rand"},     {"srand", "lev__srand"},
+                                         {"random", "lev__random"}, {"srandom", "lev__srandom"},
+                                         {"strtok", "lev__strtok"}, {NULL, NULL}};
+
+static const char *pp_libc_refused[][2] = {
+    {"drand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"lrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"mrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"srand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"seed48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"lcong48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"initstate", "use srandom"},
+    {"setstate", "use srandom"},
+    {"atexit", "a process that resumes the program would not run the handler"},
+    {"at_quick_exit", "a process that resumes the program would not run the handler"},
+    {"on_exit", "a process that resumes the program would not run the handler"},
+    {NULL, NULL}};
+
+/* A reference to external function `name` in input f. The name is
+ * renamed where it is written: also in a macro argument or in the body of
+ * a macro defined in this input (once, however often it is expanded). */
+static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
+{
+    if (!S.main_task)
+        return;
+    for (int i = 0; pp_libc_names[i][0]; i++)
+        if (!strcmp(name, pp_libc_names[i][0])) {
+            CXFile sf;
+            unsigned b, e = 0;
+            clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
+            if (sf && clang_File_isEqual(sf, f->cxf))
+                e = b + (unsigned)strlen(name);
+            if (!e || e > f->len || memcmp(f->text + b, name, e - b)) {
+                static const pp_file *last_f; /* once per expansion */
+                static unsigned last;
+                if (last_f == f && last == pp_off(PP_LOC(c)))
+                    return;
+                last_f = f;
+                last = pp_off(PP_LOC(c));
+                pp_error(PP_LOC(c),
+                         "%s inside a macro of another file cannot be rewritten onto state that "
+                         "travels; call it outside the macro",
+                         name);
+                return;
+            }
+            f->uses_libc[strcmp(name, "strtok") ? 0 : 1] = 1;
+            for (unsigned k = 0; k < f->nedits; k++)
+                if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
+                    return; /* a macro expanded again */
+            pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i][1]));
+            return;
+        }
+    for (int i = 0; pp_libc_refused[i][0]; i++)
+        if (!strcmp(name, pp_libc_refused[i][0]))
+            pp_error(PP_LOC(c), "%s keeps state inside the C library, which no image holds (%s)",
+                     name, pp_libc_refused[i][1]);
+}
+
+/* Registers the statics behind the rewritten calls (owned by the first
+ * input, shared by all) and the type of the rand state. */
+static void pp_libc_statics(void)
+{
+    int any[2] = {0, 0};
+    for (unsigned i = 0; i < S.nfiles; i++)
+        for (int k = 0; k < 2; k++)
+            any[k] |= S.files[i].uses_libc[k];
+    if (any[0]) {
+        PP_PUSH(S.types, S.ntypes, S.captypes);
+        pp_type *ty = &S.types[S.ntypes++];
+        memset(ty, 0, sizeof *ty);
+        ty->key = pp_strdup("lev_rand_state");
+        ty->spell = pp_strdup("lev_rand_state");
+        ty->idname = pp_strdup("LEV__T_lev_rand_state");
+        ty->fn = -1;
+        ty->owner = 0;
+        pp_field_row(ty, "lev_rand_state", "r", "LEV_K_B4", 31, "0");
+        pp_field_row(ty, "lev_rand_state", "f", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "b", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
+        PP_PUSH(S.statics, S.nstatics, S.capstatics);
+        S.statics[S.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
+                                              pp_strdup("(void *)&lev__rand_state"),
+                                              pp_strdup("LEV__T_lev_rand_state"),
+                                              pp_strdup("1"),
+                                              "LEV_S_TRAVELS",
+                                              0,
+                                              0};
+    }
+    if (any[1]) {
+        PP_PUSH(S.statics, S.nstatics, S.capstatics);
+        S.statics[S.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
+                                              pp_strdup("(void *)&lev__strtok_save"),
+                                              pp_strdup("LEV_T_PTR"),
+                                              pp_strdup("1"),
+                                              "LEV_S_TRAVELS",
+                                              0,
+                                              0};
+    }
+}
+
+/* The statics and wrappers of the rewritten calls, in input fi's output. */
+static void pp_libc_prelude(pp_buf *o, unsigned fi)
+{
+    int multi = S.nfiles > 1;
+    static const char *def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
+    for (int k = 0; k < 2; k++) {
+        int any = 0;
+        for (unsigned i = 0; i < S.nfiles; i++)
+            any |= S.files[i].uses_libc[k];
+        if (!any || (fi && !S.files[fi].uses_libc[k]))
+            continue;
+        pp_printf(o, "%s%s;\n",
+                  !multi ? "static "
+                  : fi   ? "PP_HIDDEN extern "
+                         : "PP_HIDDEN ",
+                  def[k]);
+        if (!S.files[fi].uses_libc[k])
+            continue;
+        if (k == 0)
+            pp_puts(o, "static inline int lev__rand(void)\n"
+                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+                       "static inline long lev__random(void)\n"
+                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+                       "static inline void lev__srand(unsigned s)\n"
+                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n"
+                       "static inline void lev__srandom(unsigned s)\n"
+                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n");
+        else
+            pp_puts(o, "static inline char *lev__strtok(char *s, const char *d)\n"
+                       "{\n    return lev_strtok_r(s, d, &lev__strtok_save);\n}\n");
+    }
+}
+
 /* Whether a literal passed to external function `name` may be kept. */
 static int pp_lit_keep_for(const char *name)
 {
@@ -2067,6 +2541,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 if (!strcmp(name, pp_heap_names[i]))
                     pp_error(PP_LOC(c), "%s used as a value cannot be rewritten to the VT heap",
                              name);
+            pp_libc_call(f, c, name);
         }
         if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
             static const char *std[] = {"stdin", "stdout", "stderr"};
@@ -2241,7 +2716,7 @@ static void pp_describe_types(void)
                 pp_fields(&S.types[i], S.types[i].spell, nm, fn->slots[s].type, fn->def);
                 free(nm);
             }
-        } else {
+        } else if (!ty->nfields) { /* not lev_rand_state, described when registered */
             if (pp_bad_spelling(ty->spell)) {
                 pp_error(PP_LOC(ty->where), "an unnamed struct type cannot be described; give "
                                             "it a tag or a typedef name");
@@ -2333,6 +2808,7 @@ static void pp_emit(unsigned fi, pp_buf *o)
     if (multi)
         pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
     pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
+    pp_libc_prelude(o, fi);
     if (S.ntypes) {
         pp_puts(o, "enum {\n");
         for (unsigned i = 0; i < S.ntypes; i++)
@@ -2819,6 +3295,7 @@ int main(int argc, char **argv)
             }
         for (unsigned i = 0; i < nin; i++)
             pp_common_file(i);
+        pp_libc_statics();
         for (int k = 0; k < 3; k++)
             for (unsigned i = 0; i < nin; i++)
                 if (S.files[i].uses_std[k]) {

@@ -69,6 +69,30 @@ LEV_API int lev_checkpoint(void);
  * descriptors) or its VT fails. */
 LEV_API int lev_main_run(const lev_module_desc *desc, uint32_t fn, int argc, char **argv);
 
+/* C library calls with hidden state, over state the caller owns (levpp
+ * rewrites the originals in --main-task programs into these, on
+ * generated travelling statics; see preproc/README.md).
+ *
+ * lev_rand_state: the state of rand()/random(), plain integers only (the
+ * taps are indices), so that it is captured like any other static. A
+ * zeroed state behaves as if seeded with 1, as rand() does unseeded. */
+typedef struct lev_rand_state {
+    int32_t r[31];   /* the additive feedback table */
+    uint32_t f, b;   /* front and back tap: indices into r */
+    uint32_t seeded; /* 0: not yet seeded */
+} lev_rand_state;
+
+/* The next number of the sequence, in [0, 2^31 - 1]: the same sequence
+ * as the GNU C library's rand() and random() for every seed. */
+LEV_API int lev_rand_r(lev_rand_state *st);
+
+/* srand(seed) / srandom(seed) on *st (seed 0 is taken as 1). */
+LEV_API void lev_srand_r(lev_rand_state *st, unsigned seed);
+
+/* strtok_r(s, delim, save), except that *save becomes NULL once the
+ * string is used up (the next call would return NULL, and does). */
+LEV_API char *lev_strtok_r(char *s, const char *delim, char **save);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,79 @@
+/* libc_state.c - C library calls whose hidden state must travel with a
+ * virtual thread, reimplemented over state that the caller owns.
+ *
+ * levpp rewrites rand, srand, random and srandom in the sources of a
+ * --main-task program into calls on one generated static of type
+ * lev_rand_state, and strtok into lev_strtok_r with a generated save
+ * pointer, so that both are part of every image. The generator is the
+ * one of the GNU C library (its default TYPE_3 additive feedback
+ * generator, x**31 + x**3 + 1), so a program prints the same numbers
+ * with and without levpp.
+ */
+#include <string.h>
+
+#include "lev_task.h"
+
+enum {
+    S_DEG = 31,            /* degree of the feedback polynomial: length of r[] */
+    S_SEP = 3,             /* separation between the two taps */
+    S_DISCARD = 10 * S_DEG /* outputs dropped after seeding */
+};
+
+/* One output: r[f] += r[b], returned without its low bit. */
+static int32_t s_next(lev_rand_state *st)
+{
+    uint32_t val = (uint32_t)st->r[st->f] + (uint32_t)st->r[st->b];
+    st->r[st->f] = (int32_t)val;
+    if (++st->f >= S_DEG) {
+        st->f = 0;
+        ++st->b;
+    } else if (++st->b >= S_DEG) {
+        st->b = 0;
+    }
+    return (int32_t)(val >> 1);
+}
+
+void lev_srand_r(lev_rand_state *st, unsigned seed)
+{
+    if (seed == 0)
+        seed = 1;
+    /* r[i] = 16807 * r[i-1] mod (2^31 - 1), Schrage's method, on the
+     * seed read as a signed 32-bit number as the C library does. */
+    int32_t word = (int32_t)seed;
+    st->r[0] = word;
+    for (int i = 1; i < S_DEG; i++) {
+        int64_t hi = word / 127773, lo = word % 127773;
+        int64_t w = 16807 * lo - 2836 * hi;
+        if (w < 0)
+            w += 2147483647;
+        word = (int32_t)w;
+        st->r[i] = word;
+    }
+    st->f = S_SEP;
+    st->b = 0;
+    st->seeded = 1;
+    for (int i = 0; i < S_DISCARD; i++)
+        (void)s_next(st);
+}
+
+int lev_rand_r(lev_rand_state *st)
+{
+    /* Never seeded (a zeroed static) behaves as after srand(1); indices
+     * out of range (a damaged state) start over the same way. */
+    if (LEV_UNLIKELY(!st->seeded || st->f >= S_DEG || st->b >= S_DEG))
+        lev_srand_r(st, 1);
+    return (int)s_next(st);
+}
+
+char *lev_strtok_r(char *s, const char *delim, char **save)
+{
+    if (!s && !*save)
+        return NULL;
+    char *tok = strtok_r(s, delim, save);
+    /* At the end of the string the next call can only return NULL: drop
+     * the pointer, so that it does not outlive the buffer (a dangling
+     * pointer into a returned function's frame cannot be captured). */
+    if (*save && !**save)
+        *save = NULL;
+    return tok;
+}

@@ -1,0 +1,25 @@
+/* libc_state.c - C library calls whose state stays inside the C library
+ * (the 48-bit generator's seed, an exit handler) are refused in a
+ * --main-task program: no image could carry them to another process; and
+ * rand, which levpp renames where it is written, cannot be renamed inside
+ * a macro defined in a header. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "libc_state.h"
+
+static void bye(void)
+{
+    puts("bye");
+}
+
+int main(void)
+{
+    srand48(42);
+    double sum = 0;
+    for (int i = 0; i < 10; i++)
+        sum += drand48();
+    atexit(bye);
+    printf("%.3f %d\n", sum, ROLL());
+    return 0;
+}

@@ -1,0 +1,2 @@
+/* libc_state.h - a macro that calls rand, for libc_state.c. */
+#define ROLL() (rand() % 6 + 1)
