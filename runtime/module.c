@@ -570,6 +570,26 @@ int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off
     return s;
 }
 
+int rt_task_find(const char *task, const lev_module **m, uint32_t *fn)
+{
+    if (!task || !m || !fn)
+        return rt_err(LEV_EINVAL, "rt_task_find: NULL argument");
+    pthread_mutex_lock(&s_lock);
+    for (lev_module *mod = s_modules; mod; mod = mod->next) {
+        const lev_module_desc *d = mod->desc;
+        for (uint32_t i = 0; i < d->nfns; i++)
+            if ((d->fns[i].flags & LEV_FN_TASK) && d->fns[i].name &&
+                strcmp(d->fns[i].name, task) == 0) {
+                *m = mod;
+                *fn = i;
+                pthread_mutex_unlock(&s_lock);
+                return 0;
+            }
+    }
+    pthread_mutex_unlock(&s_lock);
+    return rt_err(LEV_EMODULE, "no task named %s in the registered task modules", task);
+}
+
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name)
 {
     for (uint32_t i = 0; i < m->desc->nfns; i++)

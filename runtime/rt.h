@@ -88,6 +88,10 @@ int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off
 /* Byte size of a static symbol. */
 size_t rt_module_static_size(const lev_module *m, uint32_t s);
 
+/* Finds the task entry named `task` among the registered modules (a task
+ * module registers itself when it is loaded). 0, or LEV_EMODULE. */
+int rt_task_find(const char *task, const lev_module **m, uint32_t *fn);
+
 /* Finds a function id by name, or -1. */
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name);
 

@@ -30,3 +30,4 @@ endforeach()
 # The scheduler's test definitions, once they exist.
 include(${CMAKE_CURRENT_LIST_DIR}/sched.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/levpp/levpp.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/levpp/tasks_run.cmake OPTIONAL)
