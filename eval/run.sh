@@ -4,8 +4,10 @@
 # the memory of idle VTs and the cost of a VT switch (bench_vt). Prints
 # the machine, every figure, and the targets met or missed.
 #
-#   eval/run.sh            build, run everything (well under 3 minutes)
+#   eval/run.sh            build, run everything (about 5 minutes)
 #   eval/run.sh profile    build, then perf profiles of capture and restore
+#
+# Then eval/levpp/run.sh: levpp's output against native code, same build.
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree), IMAGE_REPS (default 15), VT_REPS (default 9).
@@ -73,3 +75,4 @@ echo "== bench_vt (best and median of $VT_REPS)"
 echo "== targets"
 grep -E '^(TARGET|INFO)' "$out"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+LEV_EVAL_BUILD=$BUILD eval/levpp/run.sh

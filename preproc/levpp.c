@@ -186,6 +186,7 @@ typedef struct pp_fn {
     const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     pp_buf body;    /* the resumable body */
     unsigned nreg;  /* vars kept in C locals (pp_regs) */
+    pp_buf counters; /* declarations of the strip counters (pp_strip_mine) */
 } pp_fn;
 
 typedef struct pp_type {
@@ -1761,7 +1762,7 @@ static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
  *
  *     for (INIT; COND;) {
  *         POLL
- *         for (unsigned lev__sK = 0; lev__sK < PP_STRIP && (COND); lev__sK++, (INC))
+ *         for (lev__sK = 0; lev__sK < PP_STRIP && (COND); lev__sK++, (INC))
  *             BODY
  *     }
  *
@@ -1776,9 +1777,11 @@ static void pp_strip_mine(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
     pp_puts(&b, "{");
     pp_poll_text(w, &b);
     unsigned k = w->fn->npc;
-    pp_printf(&b,
-              "for (unsigned lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k,
-              k, PP_STRIP, ct, k, it);
+    pp_printf(&b, "for (lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k, k,
+              PP_STRIP, ct, k, it);
+    /* at function scope: a resume label in the body (a nested loop's poll)
+     * must not jump past its initialisation */
+    pp_printf(&w->fn->counters, "    unsigned lev__s%u = 0;\n", k);
     pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1,
                 pp_strdup("\n}"));
@@ -2014,6 +2017,8 @@ static void pp_rewrite(pp_fn *fn)
                       fn->vars[i].field);
             free(r);
         }
+    if (fn->counters.p)
+        pp_puts(b, fn->counters.p);
     pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
     pp_puts(b, "        break;\n");
     for (unsigned i = 1; i <= fn->npc; i++)
