@@ -78,15 +78,16 @@ cmd_test() {
     build build -DLEV_SANITIZE=OFF
     run_ctest build
 
-    build build-asan -DLEV_SANITIZE=ON
     # detect_leaks=0: LeakSanitizer does not scan the Boehm GC heap, so it
     # reports malloc'd blocks that are reachable only from GC objects as
     # leaks. detect_stack_use_after_return=0: that mode moves locals to a
     # fake stack that the collector does not scan, so it would free objects
-    # still in use. halt_on_error=1: the first report fails the test.
-    ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-        run_ctest build-asan
+    # still in use. halt_on_error=1: the first report fails the test. The
+    # build needs them too: it runs the sanitized levpp.
+    export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+    build build-asan -DLEV_SANITIZE=ON
+    run_ctest build-asan
 }
 
 (($# >= 1)) || usage

@@ -8,6 +8,10 @@
 #   levpp_pending_NAME  a program with calls levpp may still refuse: a
 #                       clean refusal, or else the same checks
 #   levpp_diag          golden diagnostics of diag/
+#   levpp_diag_pending  those of diag/pending/, reported, never failed
+#   levpp_compdb        -p BUILD_DIR with a compile_commands.json
+#   levpp_line          compiler errors in levpp's output point at the
+#                       user's file and lines (#line)
 #   levpp_add_tasks     leverage_add_tasks() builds a task module that the
 #                       application finds through LEV_TASK_MODULE_PATH
 #                       (built by the test levpp_add_tasks_build)
@@ -59,6 +63,20 @@ endforeach()
 file(GLOB diags RELATIVE ${LEVPP_TEST_DIR} CONFIGURE_DEPENDS ${LEVPP_TEST_DIR}/diag/*.expected)
 list(SORT diags)
 levpp_corpus_test(levpp_diag ${diags})
+
+file(GLOB diags RELATIVE ${LEVPP_TEST_DIR} CONFIGURE_DEPENDS
+  ${LEVPP_TEST_DIR}/diag/pending/*.expected)
+if(diags)
+  list(SORT diags)
+  levpp_corpus_test(levpp_diag_pending ${diags})
+endif()
+
+foreach(check compdb line)
+  add_test(NAME levpp_${check}
+    COMMAND bash ${LEVPP_TEST_DIR}/run_checks.sh ${LEVPP_TEST_OPTIONS}
+      --work ${LEVPP_TEST_WORK}/levpp_${check} ${check})
+  set_tests_properties(levpp_${check} PROPERTIES TIMEOUT 300)
+endforeach()
 
 # leverage_add_tasks: two task sources whose header is found only through
 # the application's include directories, a definition they need from the

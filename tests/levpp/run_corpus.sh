@@ -25,18 +25,32 @@
 #                            be a clean `file:line:col: error:` and a
 #                            non-zero exit; if accepted, checked as above
 #     diag/NAME.expected     a golden diagnostic (format below)
+#     diag/pending/NAME.expected  a golden diagnostic levpp does not meet
+#                            yet: checked the same way and reported
+#                            (PENDING), never a failure
 #
 # Golden diagnostics: diag/NAME.expected goes with diag/NAME.c. levpp runs
-# in diag/ as `levpp --main-task NAME.c -o OUT -- CLANG_FLAGS`, or with the
+# in the directory of NAME.expected as
+# `levpp --main-task NAME.c -o OUT/NAME.lev.c -- CLANG_FLAGS`, or with the
 # arguments of a line `# args: ARGS...` (which then replace all of it: no
-# input, no -o). It must exit non-zero (not by a signal), leave nothing in
-# OUT's directory, and print on standard error, in order, a line matching
-# each line of the expected file that is neither blank nor a `#` comment:
+# input, no -o), in which @OUT@ stands for the output directory OUT,
+# @WORK@ for a scratch directory holding a regular file `plain` and an
+# empty directory `empty`, and a word @INCS@ for the -I flags of the
+# installed headers. It must exit non-zero (not by a signal; exactly N
+# with a line `# status: N`), print no sanitizer error (leak reports
+# aside: run with detect_leaks=0), leave OUT, @WORK@ and that directory
+# as they were (no output, no OUT.tmp), and print on standard error, in
+# order, a line matching each line of the expected file that is neither
+# blank nor a `#` comment:
 #
 #   FILE:LINE:COL: error: PHRASE[ | PHRASE...]
 #   levpp: error: PHRASE[ | PHRASE...]      (errors with no source location)
+#   FILE:LINE:COL: warning: PHRASE[ | PHRASE...]
 #
-# Everything up to `error:` must begin the printed line exactly, once the
+# With `# status: 0` levpp must succeed instead (warnings): its output is
+# then allowed in OUT, a leftover OUT/*.tmp is not.
+#
+# Everything up to `error:` (or `warning:`) must begin the printed line exactly, once the
 # printed line is normalised: directories dropped from the file name, the
 # path of levpp shortened to `levpp`, clang's `fatal error:` read as
 # `error:`. The rest of the printed line must contain one of the PHRASEs
@@ -48,7 +62,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '13,27s/^# \{0,1\}//p' "$0" >&2
+    sed -n '13,30s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -285,40 +299,84 @@ check_program() {
 # Golden diagnostics
 # ===================================================================
 
+# A listing of a directory and the checksums of its files, to see that a
+# refused run changed nothing in it.
+snapshot() {
+    # shellcheck disable=SC2016 # the inner script expands its own variables
+    (cd "$1" && find . -print0 | LC_ALL=C sort -z | xargs -0 -r sh -c \
+        'for f; do if [ -f "$f" ]; then printf "%s %s\n" "$f" "$(cksum <"$f")"; else echo "$f/"; fi; done' sh)
+}
+
 # check_diag ITEM: levpp's errors for one diag/NAME.expected.
 check_diag() {
-    local expected=$here/$item name
+    local expected=$here/$item name dir
     name=$(basename "$item" .expected)
+    dir=$(dirname "$expected")
     [[ -f $expected ]] || { fail "no such file"; return 1; }
-    local out=$work/diag_$name/out
-    mkdir -p "$out"
-    local argline
+    local wdir=$work/${item//\//_}
+    wdir=${wdir%.expected}
+    local out=$wdir/out
+    mkdir -p "$out" "$wdir/empty"
+    echo "a regular file" >"$wdir/plain"
+    local argline want
     argline=$(sed -n 's/^# args: //p' "$expected")
-    local cmd
+    want=$(sed -n 's/^# status: *\([0-9]*\).*/\1/p' "$expected" | head -n 1)
+    local cmd=() word
     if [[ -n $argline ]]; then
-        # shellcheck disable=SC2206 # the arguments are words
-        cmd=($argline)
+        # shellcheck disable=SC2086 # the arguments are words
+        for word in $argline; do
+            if [[ $word == @INCS@ ]]; then
+                cmd+=("${INCS[@]}")
+            else
+                word=${word//@OUT@/$out}
+                cmd+=("${word//@WORK@/$wdir}")
+            fi
+        done
     else
         cmd=(--main-task "$name.c" -o "$out/$name.lev.c" -- "${INCS[@]}")
     fi
+    local before_work before_dir
+    before_work=$(snapshot "$wdir")
+    before_dir=$(snapshot "$dir")
     levpp_status=0
-    (cd "$here/diag" && timeout "$LIMIT" "$levpp" "${cmd[@]}") >"$out/../stdout" \
-        2>"$out/../stderr" || levpp_status=$?
-    local err=$out/../stderr
-    ((levpp_status != 0)) || { fail "levpp accepted it"; return 1; }
+    (cd "$dir" && timeout "$LIMIT" "$levpp" "${cmd[@]}") >"$wdir/stdout" \
+        2>"$wdir/stderr" || levpp_status=$?
+    local err=$wdir/stderr
     ((levpp_status < 124)) || { fail "levpp $(describe $levpp_status): $(head -n 3 "$err")"; return 1; }
-    [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
+    local report
+    report=$(grep -Em1 'ERROR: (Address|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error: ' "$err" || true)
+    [[ -z $report ]] || { fail "sanitizer report: $report"; return 1; }
+    if [[ $want == 0 ]]; then
+        ((levpp_status == 0)) || { fail "levpp refused it ($(describe $levpp_status)): $(head -n 3 "$err")"; return 1; }
+        [[ -z $(find "$out" -name '*.tmp') ]] || { fail "levpp left a temporary behind: $(ls -A "$out")"; return 1; }
+    else
+        ((levpp_status != 0)) || { fail "levpp accepted it"; return 1; }
+        [[ -z $want ]] || ((levpp_status == want)) ||
+            { fail "levpp $(describe $levpp_status), expected exit status $want: $(head -n 3 "$err")"; return 1; }
+        [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
+        [[ $(snapshot "$wdir" | grep -Ev '^\./std(out|err) ') == "$before_work" ]] ||
+            { fail "levpp left something in its scratch directory: $(ls -A "$wdir" "$wdir/empty")"; return 1; }
+    fi
+    [[ $(snapshot "$dir") == "$before_dir" ]] ||
+        { fail "levpp changed its working directory: $(diff <(echo "$before_dir") <(snapshot "$dir") | sed -n '2,4p')"; return 1; }
 
     # Normalised standard error, one line per line.
     local norm=()
     mapfile -t norm < <(sed -E -e "s#${levpp//#/\\#}#levpp#g" -e 's#^[^ :]*/levpp:#levpp:#' \
         -e 's#^[^ :]*/([^/ :]+:[0-9]+:[0-9]+: )#\1#' -e 's#(^|: )fatal error: #\1error: #' "$err")
-    local at=0 line prefix phrases matched i p first=
+    local at=0 line prefix phrases matched i p first='' kind
     while IFS= read -r line; do
         [[ -z ${line//[[:space:]]/} || $line == \#* ]] && continue
-        [[ $line == *"error: "* ]] || { fail "bad line in $item: $line"; return 1; }
-        prefix=${line%%error: *}error:
-        phrases=${line#*error: }
+        if [[ $line == *"error: "* ]]; then
+            kind=error
+        elif [[ $line == *"warning: "* ]]; then
+            kind=warning
+        else
+            fail "bad line in $item: $line"
+            return 1
+        fi
+        prefix=${line%%"$kind: "*}$kind:
+        phrases=${line#*"$kind: "}
         matched=0
         for ((i = at; i < ${#norm[@]}; i++)); do
             [[ ${norm[i]} == "$prefix"* ]] || continue
@@ -340,8 +398,20 @@ $(sed -n '1,6s/^/  /p' "$err")"
         at=$((i + 1))
         first=${first:-${norm[i]}}
     done <"$expected"
-    ((at > 0)) || { fail "$item lists no error"; return 1; }
+    ((at > 0)) || { fail "$item lists no diagnostic"; return 1; }
     echo "PASS $item: $first"
+}
+
+# check_pending ITEM: a diag/pending/ item, reported and never failed.
+check_pending() {
+    local before=$failures res
+    res=$(failures=0 check_diag) || true
+    if [[ $res == PASS* ]]; then
+        echo "PENDING $item: now passes; move it to diag/"
+    else
+        echo "PENDING $item: ${res#FAIL "$item": }"
+    fi
+    failures=$before
 }
 
 # ===================================================================
@@ -350,6 +420,7 @@ $(sed -n '1,6s/^/  /p' "$err")"
 
 for item in "$@"; do
     case $item in
+    diag/pending/*.expected) check_pending ;;
     diag/*.expected) check_diag || true ;;
     corpus/*) check_program || true ;;
     *) fail "unknown item" || true ;;

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# run_checks.sh - checks of levpp that are not one program or one golden
+# diagnostic.
+#
+#   compdb  `-p BUILD_DIR`: checks/compdb/compdb.c needs a -I and a -D that
+#           only a compile_commands.json (written into the scratch
+#           directory) gives. With -p levpp must succeed and its output
+#           build and print the value the -D implies; a -U after `--`
+#           must undo the database's -D; without -p levpp must fail
+#           with the missing header's error and leave no output. Database
+#           forms levpp may still get wrong are reported (PENDING), never
+#           failed.
+#   line    `#line`: checks/line_error.c, transformed, then compiled with
+#           -DBREAK: every error the compiler reports must be in
+#           line_error.c (none in the generated file) on a line marked
+#           `levpp-line-error`, and every marked line must get one.
+#
+# usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
+#   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
+#
+# Prints one line per check (PASS, PENDING or FAIL with the reason);
+# exits 1 if any check failed.
+set -euo pipefail
+
+usage() {
+    sed -n '18,19s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+
+LIMIT=60 # seconds any one run or build may take
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+levpp='' cc='' lib='' include='' flags='' work=''
+while (($#)) && [[ $1 == --* ]]; do
+    if [[ $1 == *=* ]]; then
+        opt=${1%%=*} val=${1#*=}
+        shift
+    else
+        (($# >= 2)) || usage
+        opt=$1 val=$2
+        shift 2
+    fi
+    case $opt in
+    --levpp) levpp=$(realpath "$val") ;;
+    --cc) cc=$val ;;
+    --lib) lib=$(realpath "$val") ;;
+    --include) include=$val ;;
+    --flags) flags=$val ;;
+    --work) work=$val ;;
+    *) usage ;;
+    esac
+done
+[[ -n $levpp && -n $cc && -n $lib && -n $work ]] && (($#)) || usage
+
+read -r -a FLAGS <<<"${flags//;/ }"
+INCS=()
+IFS=: read -r -a dirs <<<"$include"
+for d in "${dirs[@]}"; do
+    [[ -n $d ]] && INCS+=("-I$d")
+done
+CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra)
+LINK=("$lib" "-Wl,-rpath,$(dirname "$lib")")
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(realpath "$work")
+
+failures=0
+fail() {
+    echo "FAIL $check: $*"
+    failures=$((failures + 1))
+    return 1
+}
+
+# levpp_run ERR ARGS...: runs levpp from the current directory; sets $status.
+levpp_run() {
+    local err=$1
+    shift
+    status=0
+    timeout "$LIMIT" "$levpp" "$@" >/dev/null 2>"$err" </dev/null || status=$?
+}
+
+# sane ERR: no crash, no sanitizer report in levpp's run.
+sane() {
+    ((status < 124)) || { fail "levpp ended with status $status: $(head -n 3 "$1")"; return 1; }
+    ! grep -Eq 'ERROR: (Address|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error: ' "$1" ||
+        { fail "sanitizer report: $(grep -Em1 'Sanitizer|runtime error' "$1")"; return 1; }
+}
+
+# db DIR DIRECTORY COMMAND FILE: writes DIR/compile_commands.json, one entry.
+db() {
+    mkdir -p "$1"
+    printf '[\n  {\n    "directory": "%s",\n    "command": "%s",\n    "file": "%s"\n  }\n]\n' \
+        "$2" "$3" "$4" >"$1/compile_commands.json"
+}
+
+check_compdb() {
+    local src=$here/checks/compdb dir=$work/compdb
+    mkdir -p "$dir/run"
+    cd "$dir/run" # not the database's directory: its paths are its own
+    local input=$src/compdb.c
+
+    # Without -p: the header is missing; a clean refusal, nothing written.
+    mkdir -p "$dir/none"
+    levpp_run "$dir/none.err" --main-task "$input" -o "$dir/none/compdb.lev.c" -- "${INCS[@]}"
+    sane "$dir/none.err" || return 1
+    ((status != 0)) || { fail "without -p levpp accepted it"; return 1; }
+    grep -Eq '^[^ ]*compdb\.c:5:10: (fatal )?error: .*compdb_scale\.h' "$dir/none.err" ||
+        { fail "without -p: no missing-header error at compdb.c:5:10: $(head -n 3 "$dir/none.err")"; return 1; }
+    [[ -z $(ls -A "$dir/none") ]] || { fail "without -p levpp left output behind: $(ls -A "$dir/none")"; return 1; }
+
+    # With -p, in the form CMake writes: relative -I, absolute input last.
+    db "$dir/build" "$src" "$cc -Iinclude -DCOMPDB_FACTOR=2 -o compdb.o -c $input" "$input"
+    build_and_run "with -p" "18" -p "$dir/build" || { fail "$last_failure"; return 1; }
+    # Flags after `--` come after the database's: -U undoes its -D.
+    mkdir -p "$dir/undef"
+    levpp_run "$dir/undef.err" --main-task -p "$dir/build" "$input" -o "$dir/undef/compdb.lev.c" \
+        -- "${INCS[@]}" -UCOMPDB_FACTOR
+    sane "$dir/undef.err" || return 1
+    ((status != 0)) && grep -q 'COMPDB_FACTOR comes from the compilation database' "$dir/undef.err" ||
+        { fail "-U after -- did not come after the database's -D (levpp exit status $status)"; return 1; }
+    [[ -z $(ls -A "$dir/undef") ]] || { fail "levpp left output behind: $(ls -A "$dir/undef")"; return 1; }
+
+    # Hand-written forms: the input relative to the entry's directory and
+    # not last, and -I with its directory as a separate argument.
+    local pending=()
+    db "$dir/rel" "$src" "$cc -c compdb.c -o compdb.o -Iinclude -DCOMPDB_FACTOR=2" "$input"
+    build_and_run "with -p (input relative, not last)" "18" -p "$dir/rel" ||
+        pending+=("$last_failure")
+    db "$dir/sep" "$src" "$cc -I include -DCOMPDB_FACTOR=2 -o compdb.o -c $input" "$input"
+    build_and_run "with -p (-I DIR)" "18" -p "$dir/sep" || pending+=("$last_failure")
+    local p
+    for p in "${pending[@]}"; do
+        echo "PENDING $check: $p"
+    done
+    echo "PASS $check"
+}
+
+# build_and_run LABEL EXPECTED LEVPP_ARGS...: levpp --main-task on
+# compdb.c with the arguments (and the installed headers, unless `--` is
+# among them), then its output built and run: it must print EXPECTED.
+# Returns 1 with the reason in $last_failure.
+last_failure=''
+build_and_run() {
+    local label=$1 want=$2
+    shift 2
+    local args=("$@") d
+    [[ " ${args[*]} " == *" -- "* ]] || args+=(-- "${INCS[@]}")
+    d=$work/compdb/out_${label//[^a-zA-Z0-9]/_}
+    mkdir -p "$d"
+    levpp_run "$d/levpp.err" --main-task "$here/checks/compdb/compdb.c" -o "$d/compdb.lev.c" "${args[@]}"
+    last_failure="$label: levpp exit status $status: $(head -n 2 "$d/levpp.err" | tr '\n' ' ')"
+    ((status == 0)) && ! grep -Eq 'ERROR: (Address|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error: ' "$d/levpp.err" || return 1
+    "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$here/checks/compdb/include" \
+        -DCOMPDB_FACTOR=2 "$d/compdb.lev.c" "${LINK[@]}" -o "$d/prog" \
+        >"$d/build.log" 2>&1 || {
+        last_failure="$label: the output does not build: $(grep -m3 error "$d/build.log" | tr '\n' ' ')"
+        return 1
+    }
+    local got
+    got=$(timeout "$LIMIT" "$d/prog" 2>&1) || true
+    [[ $got == "$want" ]] || { last_failure="$label: printed '$got', expected '$want'"; return 1; }
+}
+
+check_line() {
+    local src=$here/checks/line_error.c dir=$work/line
+    mkdir -p "$dir"
+    cd "$dir"
+    levpp_run levpp.err --main-task "$src" -o line_error.lev.c -- "${INCS[@]}"
+    sane levpp.err || return 1
+    ((status == 0)) || { fail "levpp refused it: $(head -n 3 levpp.err)"; return 1; }
+    # Without BREAK the output builds; with it, the errors must be the user's.
+    "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" -c line_error.lev.c -o ok.o >ok.log 2>&1 ||
+        { fail "the output does not build: $(grep -m3 error ok.log)"; return 1; }
+    if "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" -DBREAK -c line_error.lev.c -o bad.o \
+        >bad.log 2>&1; then
+        fail "the output built with -DBREAK"
+        return 1
+    fi
+    local want got stray
+    want=$(grep -n '/\* levpp-line-error \*/' "$src" | cut -d: -f1 | sort -n | xargs)
+    got=$(sed -nE 's/^([^ :]*):([0-9]+):[0-9]+: error: .*/\1 \2/p' bad.log)
+    stray=$(grep -v '^[^ ]*line_error\.c ' <<<"$got" || true)
+    [[ -z $stray ]] || { fail "errors outside line_error.c: $(head -n 3 <<<"$stray" | tr '\n' ' ')"; return 1; }
+    got=$(awk '{print $2}' <<<"$got" | sort -n -u | xargs)
+    [[ $got == "$want" ]] ||
+        { fail "errors on lines ${got:-(none)} of line_error.c, expected on $want:
+$(grep -m4 'error: ' bad.log | sed 's/^/  /')"; return 1; }
+    echo "PASS $check (errors on lines $want)"
+}
+
+for check in "$@"; do
+    case $check in
+    compdb) check_compdb || true ;;
+    line) check_line || true ;;
+    *) fail "unknown check" || true ;;
+    esac
+    cd "$work"
+done
+((failures == 0)) || { echo "$failures of $# failed"; exit 1; }
