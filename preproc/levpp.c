@@ -182,6 +182,9 @@ typedef struct pp_fn {
     unsigned nvars, capvars;
     pp_slot *slots;
     unsigned nslots, capslots;
+    pp_slot *tmps; /* temporaries of lowered operators: lev__tK */
+    unsigned ntmps, captmps;
+    unsigned nlabels; /* lev__contK labels */
     unsigned npc;
     const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     pp_buf body;    /* the resumable body */
@@ -967,7 +970,10 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_StmtExpr)
         return CXChildVisit_Continue; /* locals of a statement expression stay C locals */
-    if (k == CXCursor_VarDecl && !pp_in_macro(c)) {
+    /* Locals declared by macros count too: the declaration statement then
+     * refuses them ("declaration from a macro"), rather than leaving a C
+     * local that would lose its value across a safe point. */
+    if (k == CXCursor_VarDecl) {
         enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
         char *name = pp_cx(clang_getCursorSpelling(c));
         if (sc == CX_SC_Static) {
@@ -1116,6 +1122,8 @@ static const char *pp_unwind(pp_fn *fn)
 static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
+    if (pp_kind(c) == CXCursor_UnaryExpr)
+        return CXChildVisit_Continue; /* sizeof, _Alignof: not evaluated */
     if (pp_kind(c) != CXCursor_CallExpr)
         return CXChildVisit_Recurse;
     CXCursor ref = clang_getCursorReferenced(c);
@@ -1141,11 +1149,13 @@ static enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, 
     return CXChildVisit_Recurse;
 }
 
-/* Whether c contains a safe point or a call of a checkpointable function. */
+/* Whether c is or contains a safe point or a call of a checkpointable
+ * function. */
 static int pp_has_site(CXCursor c)
 {
     int found = 0;
-    clang_visitChildren(c, pp_site_cb, &found);
+    if (pp_site_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_site_cb, &found);
     return found;
 }
 
@@ -1266,22 +1276,40 @@ static int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
  * Rewriting a checkpointable body
  * =================================================================== */
 
-enum { F_COND = 1, F_COMMA = 2, F_INC = 4, F_DOCOND = 8, F_UNEVAL = 16, F_STMTEXPR = 32 };
+enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32 };
+
+/* What a unit holds, in evaluation order: safe points and calls, and the
+ * operators whose later operands hold sites (S_AND...), lowered to
+ * statements that keep their short-circuit and order:
+ *
+ *   S_AND  L && R   t = !!(L); if (t) { R's sites; t = !!(R); }   (|| : if (!t))
+ *   S_COND C ? A : B   if (C) { A's sites; t = (A); } else { B's sites; t = (B); }
+ *   S_COMMA L, R    (void)(L);  then R's sites in the same unit
+ *
+ * t is a frame field lev__tK (it may be read after a later site resumes),
+ * and the operator's text becomes t, or (void)0 when its value is unused. */
+enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA };
+
+typedef struct pp_unit pp_unit;
 
 typedef struct pp_site {
-    int call; /* 0: lev_checkpoint() safe point; 1: a call */
+    int kind; /* S_* */
     CXCursor cur;
     int callee;
-    unsigned k;
+    unsigned k;      /* resume point; S_AND/S_OR/S_COND: temporary, if used */
+    CXCursor op[3];  /* operands of a lowered operator */
+    pp_unit *sub[2]; /* the sites of its conditionally evaluated operands */
+    int used;        /* the lowered operator's value is used */
 } pp_site;
 
-typedef struct pp_unit {
+struct pp_unit {
     pp_site *v;
     unsigned n, cap;
     CXCursor top;
     int has_top;
     int lev_return;
-} pp_unit;
+    int nested; /* the sites of an operand run conditionally: no lev_return */
+};
 
 typedef struct pp_walk {
     pp_fn *fn;
@@ -1294,12 +1322,6 @@ static const char *pp_ctx_name(int flags)
 {
     if (flags & F_STMTEXPR)
         return "a statement expression";
-    if (flags & F_INC)
-        return "a for-loop increment";
-    if (flags & F_DOCOND)
-        return "a do-while condition";
-    if (flags & F_COMMA)
-        return "the right operand of a comma";
     return "a conditionally evaluated operand (&&, ||, ?:)";
 }
 
@@ -1390,7 +1412,9 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         pp_error(PP_LOC(c),
                  "%s in checkpointable function '%s': signal handlers cannot be made mobile", name,
                  w->fn->name);
-    int g = pp_fn_find(pp_cx(clang_getCursorUSR(ref)));
+    char *usr = pp_cx(clang_getCursorUSR(ref));
+    int g = pp_fn_find(usr);
+    free(usr);
     int is_ck = !strcmp(name, "lev_checkpoint");
     int is_ret = !strcmp(name, "lev_return");
     pp_expr_kids(w, c, flags, u);
@@ -1399,7 +1423,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     if (is_ret) {
-        if (!u || flags || !pp_is_top(u, c) || u->lev_return)
+        if (!u || flags || !pp_is_top(u, c) || u->lev_return || u->nested)
             pp_error(PP_LOC(c),
                      "lev_return in checkpointable function '%s' must be a statement of its own",
                      w->fn->name);
@@ -1421,7 +1445,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         } else {
             unsigned k = ++w->fn->npc;
             PP_PUSH(u->v, u->n, u->cap);
-            u->v[u->n++] = (pp_site){!is_ck, c, g, k};
+            u->v[u->n++] = (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k};
             int top = pp_is_top(u, c);
             const char *text = top ? "(void)0" : is_ck ? "0" : NULL;
             if (!is_ck && !S.fns[g].ret_void) {
@@ -1446,8 +1470,143 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     free(name);
 }
 
+/* A temporary of type t in the frame (lev__tK): written by the code of a
+ * unit, read where the lowered operator was. */
+static unsigned pp_tmp_new(pp_fn *fn, CXType t)
+{
+    PP_PUSH(fn->tmps, fn->ntmps, fn->captmps);
+    fn->tmps[fn->ntmps] = (pp_slot){fn->ntmps + 1, t};
+    return ++fn->ntmps;
+}
+
+/* How the expression reads temporary k: like a result slot, one that may
+ * hold a pointer is cleared as it is read. */
+static char *pp_tmp_read(unsigned k, CXType t)
+{
+    if (pp_has_pointer(t))
+        return pp_fmt("({ __typeof__(fr->lev__t%u) lev__v = fr->lev__t%u; "
+                      "__builtin_memset(&fr->lev__t%u, 0, sizeof lev__v); lev__v; })",
+                      k, k, k);
+    return pp_fmt("fr->lev__t%u", k);
+}
+
+/* A lowered operator's item, its operands null. */
+static pp_site pp_site_op(int kind, CXCursor c)
+{
+    pp_site s = {.kind = kind, .cur = c};
+    for (int i = 0; i < 3; i++)
+        s.op[i] = clang_getNullCursor();
+    return s;
+}
+
+static pp_unit *pp_unit_sub(CXCursor top, int has_top)
+{
+    pp_unit *s = pp_xrealloc(NULL, sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->top = top;
+    s->has_top = has_top;
+    s->nested = 1;
+    return s;
+}
+
+/* Whether an operator whose later operands hold sites can be lowered; if
+ * it comes from a macro, it cannot (an error). */
+static int pp_lowerable(pp_walk *w, CXCursor c)
+{
+    if (!pp_in_macro(c))
+        return 1;
+    pp_error(PP_LOC(c),
+             "operator from a macro expansion whose operand calls a checkpointable function in "
+             "'%s' is not supported; write the operator outside the macro",
+             w->fn->name);
+    return 0;
+}
+
+/* L && R, L || R whose R holds a site: L's sites, then L, then R's sites
+ * only if L does not decide. */
+static void pp_lower_logic(pp_walk *w, CXCursor c, int kind, CXCursor l, CXCursor r, int flags,
+                           pp_unit *u)
+{
+    pp_expr(w, l, flags, u);
+    pp_site s = pp_site_op(kind, c);
+    s.op[0] = l;
+    s.op[1] = r;
+    s.used = !pp_is_top(u, c);
+    s.sub[0] = pp_unit_sub(r, !s.used);
+    pp_expr(w, r, flags, s.sub[0]);
+    CXType t = clang_getCursorType(c);
+    if (s.used)
+        s.k = pp_tmp_new(w->fn, t);
+    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
+                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
+    PP_PUSH(u->v, u->n, u->cap);
+    u->v[u->n++] = s;
+}
+
+/* C ? A : B whose A or B holds a site: C's sites, then C, then the sites
+ * of the chosen operand only. */
+static void pp_lower_cond(pp_walk *w, CXCursor c, CXCursor *ops, int flags, pp_unit *u)
+{
+    pp_expr(w, ops[0], flags, u);
+    CXType t = clang_getCursorType(c);
+    pp_site s = pp_site_op(S_COND, c);
+    memcpy(s.op, ops, sizeof s.op);
+    s.used = !pp_is_top(u, c) && clang_getCanonicalType(t).kind != CXType_Void;
+    if (s.used) {
+        char *sp = pp_cx(clang_getTypeSpelling(t));
+        if (pp_bad_spelling(sp))
+            pp_error(PP_LOC(c),
+                     "?: of an unnamed type whose operand calls a checkpointable function in "
+                     "'%s' is not supported yet; name the type",
+                     w->fn->name);
+        free(sp);
+    }
+    for (int i = 0; i < 2; i++) {
+        s.sub[i] = pp_unit_sub(ops[i + 1], !s.used);
+        pp_expr(w, ops[i + 1], flags, s.sub[i]);
+    }
+    if (s.used)
+        s.k = pp_tmp_new(w->fn, t);
+    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
+                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
+    PP_PUSH(u->v, u->n, u->cap);
+    u->v[u->n++] = s;
+}
+
+/* L, R whose R holds a site: L's sites and L as a statement, then R's
+ * sites; the expression keeps R only. */
+static void pp_lower_comma(pp_walk *w, CXCursor c, CXCursor l, CXCursor r, int flags, pp_unit *u)
+{
+    pp_file *f = w->f;
+    unsigned i = pp_tok_from(f, pp_end(l));
+    if (!pp_tok_is(f, i, ",")) {
+        pp_error(PP_LOC(c), "cannot find the comma of this expression");
+        return;
+    }
+    pp_expr(w, l, flags, u);
+    pp_site s = pp_site_op(S_COMMA, c);
+    s.op[0] = l;
+    PP_PUSH(u->v, u->n, u->cap);
+    u->v[u->n++] = s;
+    pp_edit_add(f, pp_begin(l), f->toks[i].e, E_REPL, 0, 1, pp_strdup(""));
+    if (pp_is_top(u, c))
+        u->top = r; /* R is what the statement evaluates now */
+    pp_expr(w, r, flags, u);
+}
+
+/* Whether `?` `:` (adjacent) lie between the end of a and the start of b. */
+static int pp_is_elvis(const pp_file *f, CXCursor a, CXCursor b)
+{
+    unsigned e = pp_begin(b);
+    for (unsigned i = pp_tok_from(f, pp_end(a)); i + 1 < f->ntoks && f->toks[i + 1].b < e; i++)
+        if (pp_tok_is(f, i, "?") && pp_tok_is(f, i + 1, ":"))
+            return 1;
+    return 0;
+}
+
 static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
+    int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR));
     switch (pp_kind(c)) {
     case CXCursor_CallExpr:
         pp_call(w, c, flags, u);
@@ -1458,12 +1617,21 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     case CXCursor_BinaryOperator: {
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
         pp_kids k = pp_children(c);
-        if (k.n == 2) {
+        int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
+                  op == CXBinaryOperator_Comma;
+        int comma = op == CXBinaryOperator_Comma;
+        if (k.n == 2 && seq && lower &&
+            (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
+            if (!pp_lowerable(w, c))
+                ;
+            else if (comma)
+                pp_lower_comma(w, c, k.v[0], k.v[1], flags, u);
+            else
+                pp_lower_logic(w, c, op == CXBinaryOperator_LAnd ? S_AND : S_OR, k.v[0], k.v[1],
+                               flags, u);
+        } else if (k.n == 2) {
             pp_expr(w, k.v[0], flags, u);
-            int rf = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ? F_COND
-                     : op == CXBinaryOperator_Comma                            ? F_COMMA
-                                                                               : 0;
-            pp_expr(w, k.v[1], flags | rf, u);
+            pp_expr(w, k.v[1], flags | (seq && !comma ? F_COND : 0), u);
         } else {
             for (unsigned i = 0; i < k.n; i++)
                 pp_expr(w, k.v[i], flags, u);
@@ -1473,6 +1641,12 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     }
     case CXCursor_ConditionalOperator: {
         pp_kids k = pp_children(c);
+        if (k.n == 3 && lower && (pp_has_site(k.v[1]) || pp_has_site(k.v[2]))) {
+            if (pp_lowerable(w, c))
+                pp_lower_cond(w, c, k.v, flags, u);
+            free(k.v);
+            return;
+        }
         for (unsigned i = 0; i < k.n; i++)
             pp_expr(w, k.v[i], i ? flags | F_COND : flags, u);
         free(k.v);
@@ -1481,6 +1655,20 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     case CXCursor_UnaryExpr:
         pp_expr_kids(w, c, flags | F_UNEVAL, u);
         return;
+    case CXCursor_UnexposedExpr: {
+        /* GNU `a ?: b`: children a, two opaque copies of a, b; b runs
+         * only if a is zero (not lowered yet) */
+        pp_kids k = pp_children(c);
+        if (k.n >= 2 && pp_is_elvis(w->f, k.v[0], k.v[k.n - 1])) {
+            pp_expr(w, k.v[0], flags, u);
+            pp_expr(w, k.v[k.n - 1], flags | F_COND, u);
+            free(k.v);
+            return;
+        }
+        free(k.v);
+        pp_expr_kids(w, c, flags, u);
+        return;
+    }
     case CXCursor_StmtExpr:
         pp_expr_kids(w, c, flags | F_STMTEXPR, u);
         return;
@@ -1503,13 +1691,64 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     }
 }
 
+static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
+
+/* The code of a lowered operator (see S_AND). */
+static void pp_lowered(pp_walk *w, pp_site *s, pp_buf *b)
+{
+    char *t = s->used ? pp_fmt("fr->lev__t%u", s->k) : NULL;
+    char *x[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++)
+        if (!clang_Cursor_isNull(s->op[i]))
+            x[i] = pp_render_str(w->f, s->op[i], 1);
+    switch (s->kind) {
+    case S_AND:
+    case S_OR: {
+        const char *neg = s->kind == S_OR ? "!" : "";
+        if (t)
+            pp_printf(b, "\n%s = !!(%s);\nif (%s%s) {", t, x[0], neg, t);
+        else
+            pp_printf(b, "\nif (%s(%s)) {", neg, x[0]);
+        pp_seqs(w, s->sub[0], b);
+        if (t)
+            pp_printf(b, "\n%s = !!(%s);\n}", t, x[1]);
+        else
+            pp_printf(b, "\n(void)(%s);\n}", x[1]);
+        break;
+    }
+    case S_COND:
+        pp_printf(b, "\nif (%s) {", x[0]);
+        for (int i = 0; i < 2; i++) {
+            if (i)
+                pp_puts(b, "\n} else {");
+            pp_seqs(w, s->sub[i], b);
+            if (t)
+                pp_printf(b, "\n%s = (%s);", t, x[i + 1]);
+            else
+                pp_printf(b, "\n(void)(%s);", x[i + 1]);
+        }
+        pp_puts(b, "\n}");
+        break;
+    default: /* S_COMMA */
+        pp_printf(b, "\n(void)(%s);", x[0]);
+        break;
+    }
+    for (int i = 0; i < 3; i++)
+        free(x[i]);
+    free(t);
+}
+
 /* The code of the safe points and calls of a unit, in order. */
 static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
 {
     pp_fn *fn = w->fn;
     for (unsigned i = 0; i < u->n; i++) {
         pp_site *s = &u->v[i];
-        if (!s->call) {
+        if (s->kind >= S_AND) {
+            pp_lowered(w, s, b);
+            continue;
+        }
+        if (s->kind == S_POINT) {
             pp_printf(b,
                       "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT)) {\n"
                       "    %s = %u;\n    %s\n}\nlev__resume_%u:;",
@@ -1571,7 +1810,16 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
     }
 }
 
-static void pp_unit_free(pp_unit *u) { free(u->v); }
+static void pp_unit_free(pp_unit *u)
+{
+    for (unsigned i = 0; i < u->n; i++)
+        for (int j = 0; j < 2; j++)
+            if (u->v[i].sub[j]) {
+                pp_unit_free(u->v[i].sub[j]);
+                free(u->v[i].sub[j]);
+            }
+    free(u->v);
+}
 
 /* Wraps statement range [b, e) in { seqs ... } if the unit has sites. */
 static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth)
@@ -1724,6 +1972,57 @@ static void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, 
                 pp_strdup("\n}"));
 }
 
+typedef struct pp_cont {
+    pp_walk *w;
+    unsigned k, n;
+} pp_cont;
+
+static enum CXChildVisitResult pp_cont_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_cont *ct = d;
+    switch (pp_kind(c)) {
+    case CXCursor_ForStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+        return CXChildVisit_Continue; /* a continue in there is theirs */
+    case CXCursor_ContinueStmt:
+        if (pp_in_macro(c))
+            pp_error(PP_LOC(c),
+                     "continue from a macro in a loop whose increment or condition calls a "
+                     "checkpointable function in '%s' is not supported",
+                     ct->w->fn->name);
+        else
+            pp_edit_add(ct->w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
+                        pp_fmt("goto lev__cont%u", ct->k));
+        ct->n++;
+        return CXChildVisit_Continue;
+    default:
+        return CXChildVisit_Recurse;
+    }
+}
+
+/* The sites of a for increment or a do-while condition (unit u): their
+ * code runs at the end of the body, after a label that each `continue` of
+ * the loop now jumps to; the increment or condition itself stays where it
+ * is and reads their results. Must come after pp_cond_break and before
+ * pp_loop_body (the order of their insertions at the same offsets). */
+static void pp_loop_tail(pp_walk *w, pp_unit *u, CXCursor body, int depth)
+{
+    pp_cont ct = {w, ++w->fn->nlabels, 0};
+    if (pp_cont_cb(body, body, &ct) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_cont_cb, &ct);
+    pp_buf b = {0};
+    if (ct.n)
+        pp_printf(&b, "\nlev__cont%u:;", ct.k);
+    pp_puts(&b, "\n{");
+    pp_seqs(w, u, &b);
+    pp_puts(&b, "\n}\n}");
+    unsigned e = pp_stmt_end(w->f, body);
+    pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, pp_strdup("{"));
+    pp_edit_add(w->f, e, e, E_POST, depth, 1, b.p);
+}
+
 static enum CXChildVisitResult pp_break_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
@@ -1839,17 +2138,24 @@ static void pp_for(pp_walk *w, CXCursor c, int depth)
     pp_unit cu = {0};
     if (!clang_Cursor_isNull(cond))
         pp_expr(w, cond, 0, &cu);
-    pp_unit incu = {0};
+    pp_unit incu = {.top = inc, .has_top = 1, .nested = 1};
     if (!clang_Cursor_isNull(inc))
-        pp_expr(w, inc, F_INC, &incu);
-    pp_unit_free(&incu);
+        pp_expr(w, inc, 0, &incu);
+    if (clang_Cursor_isNull(body)) {
+        pp_unit_free(&incu);
+        pp_unit_free(&cu);
+        return;
+    }
     if (cu.n) {
-        pp_edit_add(f, pp_begin(cond), pp_end(cond), E_REPL, depth, 1, pp_strdup(""));
+        /* from the first ';' to the second: wider than the condition and
+         * than any edit inside it */
+        pp_edit_add(f, semi[0], semi[1], E_REPL, depth, 1, pp_strdup(";"));
         pp_cond_break(w, &cu, cond, body, depth);
     }
     pp_unit_free(&cu);
-    if (clang_Cursor_isNull(body))
-        return;
+    if (incu.n)
+        pp_loop_tail(w, &incu, body, depth);
+    pp_unit_free(&incu);
     int counted = pp_counted(cond, inc, body);
     if (S.auto_poll && !w->loops && counted && pp_strippable(c, cond, body))
         pp_strip_mine(w, cond, inc, body, depth);
@@ -1927,12 +2233,12 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
     }
     case CXCursor_DoStmt:
         if (k.n == 2) {
+            pp_unit du = {.nested = 1};
+            pp_expr(w, k.v[1], 0, &du);
+            if (du.n)
+                pp_loop_tail(w, &du, k.v[0], depth);
+            pp_unit_free(&du);
             pp_loop_body(w, c, k.v[0], depth, 0);
-            {
-                pp_unit du = {0};
-                pp_expr(w, k.v[1], F_DOCOND, &du);
-                pp_unit_free(&du);
-            }
         }
         break;
     case CXCursor_ForStmt:
@@ -2679,6 +2985,13 @@ static void pp_frame_struct(pp_buf *o, pp_fn *fn)
         free(d);
         free(nm);
     }
+    for (unsigned i = 0; i < fn->ntmps; i++) {
+        char *nm = pp_fmt("lev__t%u", fn->tmps[i].k);
+        char *d = pp_decl(fn->tmps[i].type, nm);
+        pp_printf(o, "    %s;\n", d);
+        free(d);
+        free(nm);
+    }
     pp_puts(o, "};\n");
 }
 
@@ -2719,6 +3032,11 @@ static void pp_describe_types(void)
             for (unsigned s = 0; s < fn->nslots; s++) {
                 char *nm = pp_fmt("lev__r%u", fn->slots[s].k);
                 pp_fields(&S.types[i], S.types[i].spell, nm, fn->slots[s].type, fn->def);
+                free(nm);
+            }
+            for (unsigned s = 0; s < fn->ntmps; s++) {
+                char *nm = pp_fmt("lev__t%u", fn->tmps[s].k);
+                pp_fields(&S.types[i], S.types[i].spell, nm, fn->tmps[s].type, fn->def);
                 free(nm);
             }
         } else if (!ty->nfields) { /* not lev_rand_state, described when registered */
