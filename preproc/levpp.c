@@ -249,6 +249,23 @@ pp_error(CXSourceLocation loc, const char *fmt, ...)
     S.errors++;
 }
 
+/* A warning: printed like an error, but the run still succeeds. */
+static void __attribute__((format(printf, 2, 3)))
+pp_warn(CXSourceLocation loc, const char *fmt, ...)
+{
+    CXFile file;
+    unsigned line, col;
+    clang_getExpansionLocation(loc, &file, &line, &col, NULL);
+    char *name = file ? pp_cx(clang_getFileName(file)) : pp_strdup("levpp");
+    fprintf(stderr, "%s:%u:%u: warning: levpp: ", name, line, col);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    free(name);
+}
+
 #define PP_LOC(c) clang_getCursorLocation(c)
 
 static unsigned pp_off(CXSourceLocation l)
@@ -362,6 +379,14 @@ static unsigned pp_stmt_end(const pp_file *f, CXCursor c)
     if (pp_tok_is(f, i, ";"))
         return f->toks[i].e;
     return e;
+}
+
+/* Whether statement c begins with attributes (an attributed statement). */
+static int pp_attributed(const pp_file *f, CXCursor c)
+{
+    unsigned i = pp_tok_from(f, pp_begin(c));
+    return pp_tok_is(f, i, "__attribute__") || pp_tok_is(f, i, "__attribute") ||
+           (pp_tok_is(f, i, "[") && pp_tok_is(f, i + 1, "["));
 }
 
 static void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text)
@@ -1005,6 +1030,78 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
     return CXChildVisit_Recurse;
 }
 
+/* The variable a write target (stripped) stores into: through array
+ * subscripts of arrays and member accesses of structs, not through
+ * pointers. A null cursor when it is not one variable's storage. */
+static CXCursor pp_write_var(CXCursor e)
+{
+    for (;;) {
+        e = pp_strip(e);
+        enum CXCursorKind k = pp_kind(e);
+        if (k == CXCursor_DeclRefExpr) {
+            CXCursor r = clang_getCursorReferenced(e);
+            return pp_kind(r) == CXCursor_VarDecl ? r : clang_getNullCursor();
+        }
+        if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr)
+            return clang_getNullCursor();
+        pp_kids kk = pp_children(e);
+        CXCursor b = kk.n >= 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
+        free(kk.v);
+        enum CXTypeKind bt = clang_getCanonicalType(clang_getCursorType(b)).kind;
+        if (clang_Cursor_isNull(b) || bt == CXType_Pointer)
+            return clang_getNullCursor();
+        e = b;
+    }
+}
+
+/* In a task module, warns where checkpointable code writes a file-scope
+ * variable or a static local: the worker's VTs share it and it does not
+ * move with a VT. */
+static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_fn *fn = d;
+    enum CXCursorKind k = pp_kind(c);
+    int lhs = 0;
+    if (k == CXCursor_CompoundAssignOperator)
+        lhs = 1;
+    else if (k == CXCursor_BinaryOperator)
+        lhs = clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
+    else if (k == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        lhs = op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+              op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+              op == CXUnaryOperator_AddrOf;
+    }
+    if (!lhs)
+        return CXChildVisit_Recurse;
+    pp_kids kk = pp_children(c);
+    CXCursor t = kk.n >= 1 ? kk.v[0] : clang_getNullCursor();
+    free(kk.v);
+    CXCursor v = clang_Cursor_isNull(t) ? t : pp_write_var(t);
+    if (!clang_Cursor_isNull(v)) {
+        int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
+        enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
+        if (file_scope || sc == CX_SC_Static || sc == CX_SC_Extern) {
+            char *name = pp_cx(clang_getCursorSpelling(v));
+            CXCursor at = pp_strip(t);
+            while (pp_kind(at) != CXCursor_DeclRefExpr) {
+                pp_kids ak = pp_children(at);
+                at = ak.n >= 1 ? pp_strip(ak.v[0]) : at;
+                free(ak.v);
+                if (!ak.n)
+                    break;
+            }
+            pp_warn(PP_LOC(at),
+                    "checkpointable function '%s' writes %s '%s': in a task module it is "
+                    "shared by every VT of the worker and does not move with a VT",
+                    fn->name, file_scope ? "file-scope variable" : "static local", name);
+            free(name);
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
 /* Lays out the frame of a checkpointable function: parameters, locals. */
 static void pp_layout(pp_fn *fn)
 {
@@ -1035,6 +1132,8 @@ static void pp_layout(pp_fn *fn)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
             pp_vc vc = {fn};
             clang_visitChildren(k.v[i], pp_vars_cb, &vc);
+            if (!S.main_task)
+                clang_visitChildren(k.v[i], pp_static_write_cb, fn);
         }
     free(k.v);
 }
@@ -1851,7 +1950,13 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
                         pp_unit *outer)
 {
     pp_kids k = pp_children(c);
-    int movable = k.n > 0;
+    int movable = k.n > 0, asserts = k.n > 0;
+    for (unsigned i = 0; i < k.n; i++)
+        asserts &= pp_kind(k.v[i]) == CXCursor_StaticAssert;
+    if (asserts) {
+        free(k.v);
+        return; /* _Static_assert: kept as written */
+    }
     for (unsigned i = 0; i < k.n; i++) {
         enum CXCursorKind kk = pp_kind(k.v[i]);
         movable &= kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl ||
@@ -2056,8 +2161,173 @@ static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
     return !bad;
 }
 
+/* Whether the body of a strippable loop may hold a resume label or a jump
+ * that the bounded strip (pp_strip_bound) would change: a continue of the
+ * loop itself, a goto, or an inner loop that gets a poll (any while or do,
+ * a for that is not counted). */
+static enum CXChildVisitResult pp_unbounded_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    int *bad = d;
+    switch (pp_kind(c)) {
+    case CXCursor_ContinueStmt:
+        if (bad[1] == 0)
+            bad[0] = 1;
+        break;
+    case CXCursor_GotoStmt:
+    case CXCursor_IndirectGotoStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+        bad[0] = 1;
+        break;
+    case CXCursor_ForStmt: {
+        pp_kids k = pp_children(c);
+        bad[0] = k.n != 4 || !pp_counted(k.v[1], k.v[2], k.v[3]);
+        free(k.v);
+        if (!bad[0]) {
+            bad[1]++; /* a continue in there is its own */
+            clang_visitChildren(c, pp_unbounded_cb, bad);
+            bad[1]--;
+        }
+        return bad[0] ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
+    default:
+        break;
+    }
+    return bad[0] ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* Whether e is a bound that the body cannot change and that costs nothing
+ * to evaluate again: integer constants and C locals (not the induction
+ * variable iv) under arithmetic operators and casts. */
+static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv)
+{
+    enum CXCursorKind k = pp_kind(e);
+    int ok = 1;
+    if (k == CXCursor_DeclRefExpr) {
+        CXCursor r = clang_getCursorReferenced(e);
+        if (pp_kind(r) == CXCursor_EnumConstantDecl)
+            return 1;
+        int vi = pp_var_find(fn, r);
+        return vi >= 0 && fn->vars[vi].reg && !clang_equalCursors(r, iv);
+    }
+    if (k == CXCursor_IntegerLiteral)
+        return 1;
+    if (k == CXCursor_BinaryOperator) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(e);
+        ok = op >= CXBinaryOperator_Mul && op <= CXBinaryOperator_Shr;
+    } else if (k == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(e);
+        ok = op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus ||
+             op == CXUnaryOperator_Not;
+    } else if (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr &&
+               k != CXCursor_CStyleCastExpr) {
+        return 0;
+    }
+    pp_kids kk = pp_children(e);
+    ok = ok && kk.n >= 1;
+    for (unsigned i = 0; ok && i < kk.n; i++)
+        ok = pp_pure_bound(fn, kk.v[i], iv);
+    free(kk.v);
+    return ok;
+}
+
+/* For `V OP B; V += S` (OP < <= > >=, S a constant of the direction of
+ * OP, V and B of the same integer type, B pure): the texts of V and B,
+ * OP and the signed step. */
+static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, char **vt,
+                          char **bt, const char **op, long long *step)
+{
+    CXCursor in = pp_strip(inc), cn = pp_strip(cond);
+    pp_kids ik = pp_children(in), ck = pp_children(cn);
+    long long s = 0;
+    int ok = ik.n >= 1 && ck.n == 2, swap = 0;
+    CXCursor v = ok ? pp_strip(ik.v[0]) : in, iv = clang_getNullCursor();
+    if (ok && pp_kind(v) == CXCursor_DeclRefExpr) {
+        iv = clang_getCursorReferenced(v);
+        CXCursor l = pp_strip(ck.v[0]), r = pp_strip(ck.v[1]);
+        if (pp_kind(l) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(l), iv))
+            swap = 0;
+        else if (pp_kind(r) == CXCursor_DeclRefExpr &&
+                 clang_equalCursors(clang_getCursorReferenced(r), iv))
+            swap = 1;
+        else
+            ok = 0;
+    } else {
+        ok = 0;
+    }
+    if (ok && pp_kind(in) == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind uo = clang_getCursorUnaryOperatorKind(in);
+        s = uo == CXUnaryOperator_PostInc || uo == CXUnaryOperator_PreInc ? 1 : -1;
+    } else if (ok && ik.n == 2) {
+        CXEvalResult ev = clang_Cursor_Evaluate(ik.v[1]);
+        if (ev && clang_EvalResult_getKind(ev) == CXEval_Int)
+            s = clang_EvalResult_getAsLongLong(ev);
+        if (ev)
+            clang_EvalResult_dispose(ev);
+        if (s < 1 || s > (1 << 20))
+            s = 0;
+        else if (clang_getCursorBinaryOperatorKind(in) == CXBinaryOperator_SubAssign)
+            s = -s;
+    }
+    CXCursor bc = ok ? ck.v[swap ? 0 : 1] : cn;
+    if (ok && s) {
+        CXType t = clang_getCanonicalType(clang_getCursorType(v));
+        CXType bt2 = clang_getCanonicalType(clang_getCursorType(pp_strip(bc)));
+        enum CXTypeKind tk = t.kind;
+        ok = ((tk >= CXType_Char_U && tk <= CXType_ULongLong && tk != CXType_Char16 &&
+               tk != CXType_Char32) ||
+              (tk >= CXType_Char_S && tk <= CXType_LongLong && tk != CXType_WChar)) &&
+             clang_Type_getSizeOf(t) <= 8 && clang_equalTypes(t, bt2) &&
+             pp_pure_bound(w->fn, bc, iv);
+    } else {
+        ok = 0;
+    }
+    if (ok) {
+        enum CXBinaryOperatorKind co = clang_getCursorBinaryOperatorKind(cn);
+        if (swap)
+            co = co == CXBinaryOperator_LT   ? CXBinaryOperator_GT
+                 : co == CXBinaryOperator_GT ? CXBinaryOperator_LT
+                 : co == CXBinaryOperator_LE ? CXBinaryOperator_GE
+                 : co == CXBinaryOperator_GE ? CXBinaryOperator_LE
+                                             : co;
+        *op = co == CXBinaryOperator_LT   ? "<"
+              : co == CXBinaryOperator_LE ? "<="
+              : co == CXBinaryOperator_GT ? ">"
+              : co == CXBinaryOperator_GE ? ">="
+                                          : NULL;
+        ok = *op && (s > 0) == (**op == '<');
+    }
+    if (ok) {
+        int bad[2] = {0, 0};
+        if (pp_unbounded_cb(body, body, bad) == CXChildVisit_Recurse)
+            clang_visitChildren(body, pp_unbounded_cb, bad);
+        ok = !bad[0];
+    }
+    if (ok) {
+        *vt = pp_render_str(w->f, v, 1);
+        *bt = pp_render_str(w->f, bc, 1);
+        *step = s;
+    }
+    free(ik.v);
+    free(ck.v);
+    return ok;
+}
+
 /* The outermost counted loop of a nest, strip-mined: the poll runs once
- * every PP_STRIP iterations, in an outer loop around the original one,
+ * every PP_STRIP iterations, in an outer loop around the original one.
+ * For `V OP B; V += S` (pp_strip_bound) the inner loop is the user's with
+ * the bound replaced, so it costs what the native loop costs:
+ *
+ *     for (INIT; COND;) {
+ *         POLL
+ *         T lev__lK = |B - V| > PP_STRIP*|S| ? V + PP_STRIP*S : B;
+ *         for (; V OP lev__lK; INC)
+ *             BODY
+ *     }
+ *
+ * (the distance taken in unsigned long long, so no overflow; V + ... stays
+ * between V and B). Otherwise a strip counter bounds it:
  *
  *     for (INIT; COND;) {
  *         POLL
@@ -2065,27 +2335,46 @@ static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
  *             BODY
  *     }
  *
- * so the loop itself stays single-entry; `continue` still reaches INC. */
+ * Either way the loop itself stays single-entry; `continue` still reaches
+ * INC. */
 #define PP_STRIP 1024
 static void pp_strip_mine(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, int depth)
 {
     pp_file *f = w->f;
+    char *vt = NULL, *bt = NULL;
+    const char *op = NULL;
+    long long s = 0;
+    int bounded = pp_strip_bound(w, cond, inc, body, &vt, &bt, &op, &s);
     char *ct = pp_render_str(f, cond, 1), *it = pp_render_str(f, inc, 1);
     pp_edit_add(f, pp_begin(inc), pp_end(inc), E_REPL, depth, 1, pp_strdup(""));
     pp_buf b = {0};
     pp_puts(&b, "{");
     pp_poll_text(w, &b);
     unsigned k = w->fn->npc;
-    pp_printf(&b, "for (lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k, k,
-              PP_STRIP, ct, k, it);
-    /* at function scope: a resume label in the body (a nested loop's poll)
-     * must not jump past its initialisation */
-    pp_printf(&w->fn->counters, "    unsigned lev__s%u = 0;\n", k);
+    if (bounded) {
+        /* no resume label in the body (pp_unbounded_cb): lev__lK is
+         * always initialised when the inner loop runs */
+        unsigned long long n = (unsigned long long)PP_STRIP * (unsigned long long)(s < 0 ? -s : s);
+        const char *lo = s > 0 ? vt : bt, *hi = s > 0 ? bt : vt;
+        pp_printf(&b,
+                  "__typeof__(%s) lev__l%u = (unsigned long long)(%s) - (unsigned long long)(%s) "
+                  "> %lluULL ? (__typeof__(%s))((unsigned long long)(%s) %c %lluULL) : (%s);\n",
+                  vt, k, hi, lo, n, vt, vt, s > 0 ? '+' : '-', n, bt);
+        pp_printf(&b, "for (; %s %s lev__l%u; %s)\n", vt, op, k, it);
+    } else {
+        pp_printf(&b, "for (lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k, k,
+                  PP_STRIP, ct, k, it);
+        /* at function scope: a resume label in the body (a nested loop's
+         * poll) must not jump past its initialisation */
+        pp_printf(&w->fn->counters, "    unsigned lev__s%u = 0;\n", k);
+    }
     pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1,
                 pp_strdup("\n}"));
     free(ct);
     free(it);
+    free(vt);
+    free(bt);
     w->loops++;
     pp_stmt(w, body, depth + 1);
     w->loops--;
@@ -2254,6 +2543,16 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
     case CXCursor_BreakStmt:
     case CXCursor_ContinueStmt:
     case CXCursor_NullStmt:
+        break;
+    case CXCursor_UnexposedStmt:
+        /* an attributed statement (`__attribute__((fallthrough));`): its
+         * attributes are kept as written, its statement is walked */
+        if (pp_attributed(f, c) && k.n && clang_isStatement(pp_kind(k.v[k.n - 1]))) {
+            pp_stmt(w, k.v[k.n - 1], depth + 1);
+            break;
+        }
+        pp_error(PP_LOC(c), "statement in checkpointable function '%s' is not supported",
+                 w->fn->name);
         break;
     case CXCursor_IndirectGotoStmt:
         pp_error(PP_LOC(c), "computed goto in checkpointable function '%s' cannot be made mobile",
@@ -3402,18 +3701,37 @@ static void pp_db_flags(CXCompilationDatabase db, const char *path, const char *
                 free(a);
                 continue;
             }
-            char *ra = realpath(a, NULL), *rp = realpath(path, NULL);
-            int same = ra && rp && !strcmp(ra, rp);
+            /* the entry's paths are relative to its directory */
+            char *pa = a[0] == '/' ? pp_strdup(a) : pp_fmt("%s/%s", dir, a);
+            char *ra = realpath(pa, NULL), *rp = realpath(path, NULL);
+            int same = a[0] != '-' && ra && rp && !strcmp(ra, rp);
+            free(pa);
             free(ra);
             free(rp);
             if (same || (a[0] != '-' && strstr(a, ".c") && i == na - 1)) {
                 free(a);
                 continue;
             }
-            if (!strncmp(a, "-I", 2) && a[2] && a[2] != '/') {
-                char *abs_i = pp_fmt("-I%s/%s", dir, a + 2);
-                free(a);
-                a = abs_i;
+            static const char *const dir_opts[] = {"-I", "-isystem", "-iquote"};
+            for (unsigned o = 0; o < sizeof dir_opts / sizeof *dir_opts; o++) {
+                size_t ol = strlen(dir_opts[o]);
+                if (strncmp(a, dir_opts[o], ol))
+                    continue;
+                if (!a[ol] && i + 1 < na) { /* two arguments: -I DIR */
+                    PP_PUSH(*args, *n, *cap);
+                    (*args)[(*n)++] = a;
+                    a = pp_cx(clang_CompileCommand_getArg(cmd, ++i));
+                    if (a[0] != '/') {
+                        char *abs_i = pp_fmt("%s/%s", dir, a);
+                        free(a);
+                        a = abs_i;
+                    }
+                } else if (a[ol] && a[ol] != '/') {
+                    char *abs_i = pp_fmt("%s%s/%s", dir_opts[o], dir, a + ol);
+                    free(a);
+                    a = abs_i;
+                }
+                break;
             }
             PP_PUSH(*args, *n, *cap);
             (*args)[(*n)++] = a;
@@ -3444,10 +3762,14 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
         CXDiagnostic d = clang_getDiagnostic(f->tu, i);
         enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
         if (sev >= CXDiagnostic_Error) {
-            char *s = pp_cx(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
-                                                          CXDiagnostic_DisplayColumn |
-                                                          CXDiagnostic_DisplayOption));
-            fprintf(stderr, "%s\n", s);
+            CXFile df = NULL;
+            clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);
+            char *s = df ? pp_cx(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+                                                               CXDiagnostic_DisplayColumn |
+                                                               CXDiagnostic_DisplayOption))
+                         : pp_cx(clang_getDiagnosticSpelling(d));
+            /* No location (a bad flag, say): ours to say, with clang's words. */
+            fprintf(stderr, df ? "%s\n" : "levpp: error: %s\n", s);
             free(s);
             bad = 1;
         }

@@ -1,5 +1,5 @@
 /* fallthrough_assert.c - valid C11/GNU statements in a checkpointable
- * function that levpp may still refuse: a fallthrough attribute between
+ * function, kept as written: a fallthrough attribute between
  * two case labels and a _Static_assert in the body. */
 #include <stdio.h>
 

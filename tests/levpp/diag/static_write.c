@@ -1,7 +1,7 @@
 /* static_write.c - a task module whose checkpointable code writes a
  * file-scope variable and a static local. In a task module these are
  * shared by every VT of a worker and do not move with a VT, so levpp
- * should warn where checkpointable code writes one (and still succeed);
+ * warns where checkpointable code writes one (and still succeeds);
  * reading one (s_limit) needs no warning. */
 #include <stddef.h>
 
