@@ -68,40 +68,8 @@ usage() {
 
 LIMIT=60 # seconds any one run, build or awaited condition may take
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-levpp='' cc='' lib='' include='' flags='' work=''
-while (($#)) && [[ $1 == --* ]]; do
-    if [[ $1 == *=* ]]; then # --option=VALUE (VALUE may be empty)
-        opt=${1%%=*} val=${1#*=}
-        shift
-    else
-        (($# >= 2)) || usage
-        opt=$1 val=$2
-        shift 2
-    fi
-    case $opt in
-    --levpp) levpp=$(realpath "$val") ;;
-    --cc) cc=$val ;;
-    --lib) lib=$(realpath "$val") ;;
-    --include) include=$val ;;
-    --flags) flags=$val ;;
-    --work) work=$val ;;
-    *) usage ;;
-    esac
-done
-[[ -n $levpp && -n $cc && -n $lib && -n $work ]] && (($#)) || usage
-
-read -r -a FLAGS <<<"${flags//;/ }"
-INCS=()
-IFS=: read -r -a dirs <<<"$include"
-for d in "${dirs[@]}"; do
-    [[ -n $d ]] && INCS+=("-I$d")
-done
-CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra)
-LINK=("$lib" "-Wl,-rpath,$(dirname "$lib")")
-
-rm -rf "$work"
-mkdir -p "$work"
-work=$(realpath "$work")
+# shellcheck source=driver_common.sh
+source "$here/driver_common.sh"
 
 failures=0
 # Reasons are collected per item; the first one fails it.

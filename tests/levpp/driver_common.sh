@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# driver_common.sh - what run_corpus.sh and run_checks.sh share: their
+# options (--levpp, --cc, --lib, --include, --flags, --work, before the
+# items), and from them the compiler flags, the include flags, the link
+# line and a fresh work directory. Sourced; the caller defines usage().
+
+levpp='' cc='' lib='' include='' flags='' work=''
+while (($#)) && [[ $1 == --* ]]; do
+    if [[ $1 == *=* ]]; then # --option=VALUE (VALUE may be empty)
+        opt=${1%%=*} val=${1#*=}
+        shift
+    else
+        (($# >= 2)) || usage
+        opt=$1 val=$2
+        shift 2
+    fi
+    case $opt in
+    --levpp) levpp=$(realpath "$val") ;;
+    --cc) cc=$val ;;
+    --lib) lib=$(realpath "$val") ;;
+    --include) include=$val ;;
+    --flags) flags=$val ;;
+    --work) work=$val ;;
+    *) usage ;;
+    esac
+done
+[[ -n $levpp && -n $cc && -n $lib && -n $work ]] && (($#)) || usage
+
+read -r -a FLAGS <<<"${flags//;/ }"
+INCS=()
+IFS=: read -r -a dirs <<<"$include"
+for d in "${dirs[@]}"; do
+    [[ -n $d ]] && INCS+=("-I$d")
+done
+CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra)
+LINK=("$lib" "-Wl,-rpath,$(dirname "$lib")")
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(realpath "$work")
