@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the variables set here are used by the scripts that source it
 # driver_common.sh - what run_corpus.sh and run_checks.sh share: their
 # options (--levpp, --cc, --lib, --include, --flags, --work, before the
 # items), and from them the compiler flags, the include flags, the link
