@@ -189,6 +189,7 @@ typedef struct pp_fn {
     const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     pp_buf body;    /* the resumable body */
     unsigned nreg;  /* vars kept in C locals (pp_regs) */
+    unsigned nparams; /* vars[0, nparams) are the parameters */
     pp_buf counters; /* declarations of the strip counters (pp_strip_mine) */
 } pp_fn;
 
@@ -1120,6 +1121,7 @@ static void pp_layout(pp_fn *fn)
     if (fn->is_main && nargs != 0 && nargs != 2)
         pp_error(PP_LOC(c), "main must be 'int main(void)' or 'int main(int argc, char **argv)'");
     static const char *task_f[] = {"t.arg", "t.len"}, *main_f[] = {"m.argc", "m.argv"};
+    fn->nparams = nargs > 0 ? (unsigned)nargs : 0;
     for (int i = 0; i < nargs; i++) {
         CXCursor p = clang_Cursor_getArgument(c, (unsigned)i);
         const char *fixed = fn->is_task && i < 2   ? task_f[i]
@@ -1882,9 +1884,6 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
                   "    if (!lev__cf) {\n        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
                   "        return LEV_RUN_EXIT;\n    }\n",
                   fn->name);
-        if (!cross)
-            pp_puts(b, "    __builtin_memset((char *)lev__cf + sizeof(lev_frame), 0,\n"
-                       "                     sizeof *lev__cf - sizeof(lev_frame));\n");
         for (int a = 0; !cross && a < nargs && (unsigned)a < g->nvars; a++) {
             char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
             pp_printf(b, "    lev__cf->%s = (%s);\n", g->vars[a].field, txt);
@@ -2614,20 +2613,61 @@ static void pp_rewrite(pp_fn *fn)
                   "        __builtin_memset((char *)fr + sizeof fr->%c, 0, sizeof *fr - sizeof "
                   "fr->%c);\n",
                   fn->pc, fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
-    /* C locals: loaded here, on entry and on every resume (pp_regs) */
+    /* C locals (pp_regs): the parameters are loaded here; the other
+     * locals start at 0 (never an indeterminate value spilled by an unwind
+     * before they are written), and are reloaded only on the resume path */
+    int reload = 0;
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg) {
             char *r = pp_var_ref(fn, (int)i);
-            pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
-                      fn->vars[i].field);
+            if (i < fn->nparams)
+                pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
+                          fn->vars[i].field);
+            else
+                pp_printf(b, "    __typeof__(fr->%s) %s = 0;\n", fn->vars[i].field, r);
+            reload |= i >= fn->nparams;
             free(r);
         }
     if (fn->counters.p)
         pp_puts(b, fn->counters.p);
     pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
+    if (!fn->is_task && !fn->is_main) {
+        /* first entry: the frame was pushed without clearing it; clear the
+         * fields a capture walks as pointers that may be read before they
+         * are written (the parameters are stored by the caller, the C
+         * locals spilled by the unwind) */
+        for (unsigned i = fn->nparams; i < fn->nvars; i++)
+            if (!fn->vars[i].reg && pp_has_pointer(fn->vars[i].type))
+                pp_printf(b, "        __builtin_memset(&fr->%s, 0, sizeof fr->%s);\n",
+                          fn->vars[i].field, fn->vars[i].field);
+        for (unsigned i = 0; i < fn->nslots; i++)
+            if (pp_has_pointer(fn->slots[i].type))
+                pp_printf(b, "        __builtin_memset(&fr->lev__r%u, 0, sizeof fr->lev__r%u);\n",
+                          fn->slots[i].k, fn->slots[i].k);
+        for (unsigned i = 0; i < fn->ntmps; i++)
+            if (pp_has_pointer(fn->tmps[i].type))
+                pp_printf(b, "        __builtin_memset(&fr->lev__t%u, 0, sizeof fr->lev__t%u);\n",
+                          fn->tmps[i].k, fn->tmps[i].k);
+    }
     pp_puts(b, "        break;\n");
-    for (unsigned i = 1; i <= fn->npc; i++)
-        pp_printf(b, "    case %u:\n        goto lev__resume_%u;\n", i, i);
+    if (fn->npc) {
+        /* resume: reload the C locals, then jump to the resume point */
+        pp_puts(b, "    ");
+        for (unsigned i = 1; i <= fn->npc; i++)
+            pp_printf(b, "case %u:%s", i, i == fn->npc ? "\n" : i % 8 ? " " : "\n    ");
+        if (reload) {
+            for (unsigned i = fn->nparams; i < fn->nvars; i++)
+                if (fn->vars[i].reg) {
+                    char *r = pp_var_ref(fn, (int)i);
+                    pp_printf(b, "        %s = fr->%s;\n", r, fn->vars[i].field);
+                    free(r);
+                }
+        }
+        pp_printf(b, "        switch (%s) {\n", fn->pc);
+        for (unsigned i = 1; i < fn->npc; i++)
+            pp_printf(b, "        case %u:\n            goto lev__resume_%u;\n", i, i);
+        pp_printf(b, "        default:\n            goto lev__resume_%u;\n        }\n", fn->npc);
+    }
     pp_printf(b,
               "    default:\n        lev_vt_fail(vt, LEV_EFAILED, \"%s: bad resume point\");\n"
               "        return LEV_RUN_EXIT;\n    }\n",
@@ -3488,9 +3528,7 @@ static void pp_emit(unsigned fi, pp_buf *o)
             char *p = pp_push_proto(fn);
             pp_printf(o,
                       "\n%s\n{\n    struct %s__frame *cf = lev_frame_push(vt, sizeof *cf, %s);\n"
-                      "    if (!cf)\n        return NULL;\n"
-                      "    __builtin_memset((char *)cf + sizeof(lev_frame), 0,\n"
-                      "                     sizeof *cf - sizeof(lev_frame));\n",
+                      "    if (!cf)\n        return NULL;\n",
                       p, fn->cname, fn->idname);
             free(p);
             CXType ft = clang_getCursorType(fn->def);
