@@ -1055,6 +1055,24 @@ static CXCursor pp_write_var(CXCursor e)
     }
 }
 
+/* Whether c writes (or takes the address of) its first operand: an
+ * assignment, a compound assignment, ++, -- or unary &. */
+static int pp_writes_operand(CXCursor c)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_CompoundAssignOperator)
+        return 1;
+    if (k == CXCursor_BinaryOperator)
+        return clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
+    if (k == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        return op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+               op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+               op == CXUnaryOperator_AddrOf;
+    }
+    return 0;
+}
+
 /* In a task module, warns where checkpointable code writes a file-scope
  * variable or a static local: the worker's VTs share it and it does not
  * move with a VT. */
@@ -1062,18 +1080,7 @@ static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, C
 {
     (void)parent;
     pp_fn *fn = d;
-    enum CXCursorKind k = pp_kind(c);
-    int lhs = 0;
-    if (k == CXCursor_CompoundAssignOperator)
-        lhs = 1;
-    else if (k == CXCursor_BinaryOperator)
-        lhs = clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
-    else if (k == CXCursor_UnaryOperator) {
-        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
-        lhs = op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
-              op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
-              op == CXUnaryOperator_AddrOf;
-    }
+    int lhs = pp_writes_operand(c);
     if (!lhs)
         return CXChildVisit_Recurse;
     pp_kids kk = pp_children(c);
@@ -1297,18 +1304,7 @@ static enum CXChildVisitResult pp_mod_cb(CXCursor c, CXCursor parent, CXClientDa
 {
     (void)parent;
     pp_mod *m = d;
-    enum CXCursorKind k = pp_kind(c);
-    int lhs = 0;
-    if (k == CXCursor_CompoundAssignOperator)
-        lhs = 1;
-    else if (k == CXCursor_BinaryOperator)
-        lhs = clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
-    else if (k == CXCursor_UnaryOperator) {
-        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
-        lhs = op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
-              op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
-              op == CXUnaryOperator_AddrOf;
-    }
+    int lhs = pp_writes_operand(c);
     if (lhs) {
         pp_kids kk = pp_children(c);
         if (kk.n >= 1 && pp_names_one(m, kk.v[0]))
