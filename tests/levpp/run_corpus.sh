@@ -148,7 +148,10 @@ resume_check() {
     ((total >= 10)) || { fail "resume: $total lines with $*: too few to kill in between"; return 1; }
 
     local ck=$PWD/ck.img
-    LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 "$prog" "$@" >run1.out 2>run1.err </dev/null &
+    # Line-buffered: every line printed before the kill is in run1.out, so a
+    # checkpoint can never be newer than the output seen (a block-buffered
+    # file would lose the unflushed lines with the process).
+    LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 stdbuf -oL "$prog" "$@" >run1.out 2>run1.err </dev/null &
     local pid=$!
     # Stops waiting when the run ends, too.
     three_lines_and_image() {
