@@ -150,8 +150,11 @@ resume_check() {
     local ck=$PWD/ck.img
     # Line-buffered: every line printed before the kill is in run1.out, so a
     # checkpoint can never be newer than the output seen (a block-buffered
-    # file would lose the unflushed lines with the process).
-    LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 stdbuf -oL "$prog" "$@" >run1.out 2>run1.err </dev/null &
+    # file would lose the unflushed lines with the process). stdbuf preloads
+    # a library, which a sanitized program accepts only if told to.
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 stdbuf -oL "$prog" "$@" \
+        >run1.out 2>run1.err </dev/null &
     local pid=$!
     # Stops waiting when the run ends, too.
     three_lines_and_image() {
