@@ -160,6 +160,7 @@ typedef struct pp_var {
     CXCursor decl;
     CXType type;
     int reg; /* kept in a C local of the resumable body (lev__v_FIELD) */
+    unsigned refs; /* references in the body */
 } pp_var;
 
 typedef struct pp_slot {
@@ -186,7 +187,10 @@ typedef struct pp_fn {
     unsigned ntmps, captmps;
     unsigned nlabels; /* lev__contK labels */
     unsigned npc;
-    const char *pc; /* fr->h.pc, fr->t.h.pc, fr->m.h.pc */
+    const char *pc;  /* where a site stores its resume point: lev__pc */
+    const char *pcf; /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
+    int lazy;        /* runs without a frame until it unwinds (pp_lazy) */
+    CXCursor body_c; /* the body statement (pp_walk_fn) */
     pp_buf body;    /* the resumable body */
     unsigned nreg;  /* vars kept in C locals (pp_regs) */
     unsigned nparams; /* vars[0, nparams) are the parameters */
@@ -982,7 +986,7 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
         }
     }
     PP_PUSH(fn->vars, fn->nvars, fn->capvars);
-    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0};
+    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0, 0};
 }
 
 typedef struct pp_vc {
@@ -1117,7 +1121,8 @@ static void pp_layout(pp_fn *fn)
     CXType ft = clang_getCursorType(c);
     fn->ret = clang_getResultType(ft);
     fn->ret_void = clang_getCanonicalType(fn->ret).kind == CXType_Void;
-    fn->pc = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
+    fn->pc = "lev__pc";
+    fn->pcf = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
     int nargs = clang_Cursor_getNumArguments(c);
     if (ft.kind == CXType_FunctionNoProto || clang_isFunctionTypeVariadic(ft))
         pp_error(PP_LOC(c), "checkpointable function '%s' must have a prototype and no '...'",
@@ -1195,6 +1200,17 @@ static enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientD
     return CXChildVisit_Recurse;
 }
 
+/* Whether a value of type t can live in a C local of the body (spilled
+ * and reloaded by plain assignment): scalars, enums and pointers. */
+static int pp_scalar(CXType t)
+{
+    CXType ct = clang_getCanonicalType(t);
+    enum CXTypeKind k = ct.kind;
+    return ((k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Pointer ||
+            k == CXType_Enum) &&
+           !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
+}
+
 /* Chooses the vars that live in C locals while the body runs: scalars and
  * pointers that are used and whose address is never taken. They are loaded
  * from the frame when the body is entered or resumed and stored back only
@@ -1209,22 +1225,32 @@ static void pp_regs(pp_fn *fn)
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
     fn->nreg = 0;
     for (unsigned i = 0; i < fn->nvars; i++) {
-        CXType t = fn->vars[i].type, ct = clang_getCanonicalType(t);
-        enum CXTypeKind k = ct.kind;
-        int scalar = (k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Pointer ||
-                     k == CXType_Enum;
-        fn->vars[i].reg = scalar && rs.refs[i] && !rs.taken[i] &&
-                          !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
+        fn->vars[i].refs = rs.refs[i];
+        fn->vars[i].reg = pp_scalar(fn->vars[i].type) && rs.refs[i] && !rs.taken[i];
         fn->nreg += (unsigned)fn->vars[i].reg;
     }
     free(rs.refs);
     free(rs.taken);
 }
 
-/* What a body does to unwind once its pc is stored. */
+/* The statement returning `code` (a LEV_RUN_* expression) from a body
+ * of fn, with the value `val` (NULL: none): task and main entries return
+ * the int the runtime expects, other functions their __ret struct. */
+static char *pp_return(pp_fn *fn, const char *code, const char *val)
+{
+    if (fn->is_task || fn->is_main)
+        return pp_fmt("return %s;", code);
+    if (val)
+        return pp_fmt("return (lev__ret_t){.rc = %s, .v = (%s)};", code, val);
+    return pp_fmt("return (lev__ret_t){.rc = %s};", code);
+}
+
+/* What a body does to unwind once its pc is stored in lev__pc: the block
+ * at lev__unwind stores it and the C locals in the frame. */
 static const char *pp_unwind(pp_fn *fn)
 {
-    return fn->nreg ? "goto lev__unwind;" : "return LEV_RUN_UNWIND;";
+    (void)fn;
+    return "goto lev__unwind;";
 }
 
 static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -1484,6 +1510,31 @@ static int pp_is_top(pp_unit *u, CXCursor c)
     return u && u->has_top && clang_equalCursors(pp_strip(u->top), c);
 }
 
+/* How a result slot (x 'r') or temporary (x 't') k of type t is named:
+ * a C local of the body (lev__rK, lev__tK) for scalars and pointers, else
+ * its frame field. */
+static char *pp_slot_ref(int x, unsigned k, CXType t)
+{
+    return pp_fmt(pp_scalar(t) ? "lev__%c%u" : "fr->lev__%c%u", x, k);
+}
+
+/* How the expression reads slot or temporary k (see pp_slot_ref): one
+ * that may hold a pointer is cleared as it is read, so that no stale copy
+ * is left to dangle once its object is freed. */
+static char *pp_slot_read(int x, unsigned k, CXType t)
+{
+    char *r = pp_slot_ref(x, k, t);
+    if (!pp_has_pointer(t))
+        return r;
+    char *s = pp_scalar(t)
+                  ? pp_fmt("({ __typeof__(%s) lev__v = %s; %s = 0; lev__v; })", r, r, r)
+                  : pp_fmt("({ __typeof__(%s) lev__v = %s; __builtin_memset(&%s, 0, sizeof "
+                           "lev__v); lev__v; })",
+                           r, r, r);
+    free(r);
+    return s;
+}
+
 static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
     CXCursor ref = clang_getCursorReferenced(c);
@@ -1554,13 +1605,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                 text = "(void)0";
             /* A slot that holds a pointer is cleared as it is read: a stale
              * copy would dangle once its object is freed. */
-            char *rd = text ? pp_strdup(text)
-                       : pp_has_pointer(S.fns[g].ret)
-                           ? pp_fmt("({ __typeof__(fr->lev__r%u) lev__v = fr->lev__r%u; "
-                                    "__builtin_memset(&fr->lev__r%u, 0, sizeof lev__v); "
-                                    "lev__v; })",
-                                    k, k, k)
-                           : pp_fmt("fr->lev__r%u", k);
+            char *rd = text ? pp_strdup(text) : pp_slot_read('r', k, S.fns[g].ret);
             pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1, rd);
         }
     }
@@ -1578,14 +1623,7 @@ static unsigned pp_tmp_new(pp_fn *fn, CXType t)
 
 /* How the expression reads temporary k: like a result slot, one that may
  * hold a pointer is cleared as it is read. */
-static char *pp_tmp_read(unsigned k, CXType t)
-{
-    if (pp_has_pointer(t))
-        return pp_fmt("({ __typeof__(fr->lev__t%u) lev__v = fr->lev__t%u; "
-                      "__builtin_memset(&fr->lev__t%u, 0, sizeof lev__v); lev__v; })",
-                      k, k, k);
-    return pp_fmt("fr->lev__t%u", k);
-}
+static char *pp_tmp_read(unsigned k, CXType t) { return pp_slot_read('t', k, t); }
 
 /* A lowered operator's item, its operands null. */
 static pp_site pp_site_op(int kind, CXCursor c)
@@ -1793,7 +1831,7 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
 /* The code of a lowered operator (see S_AND). */
 static void pp_lowered(pp_walk *w, pp_site *s, pp_buf *b)
 {
-    char *t = s->used ? pp_fmt("fr->lev__t%u", s->k) : NULL;
+    char *t = s->used ? pp_slot_ref('t', s->k, w->fn->tmps[s->k - 1].type) : NULL;
     char *x[3] = {NULL, NULL, NULL};
     for (int i = 0; i < 3; i++)
         if (!clang_Cursor_isNull(s->op[i]))
@@ -1848,7 +1886,7 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         if (s->kind == S_POINT) {
             pp_printf(b,
                       "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT)) {\n"
-                      "    %s = %u;\n    %s\n}\nlev__resume_%u:;",
+                      "    %s = %u;\n    %s\n}\nlev__resume_%u: __attribute__((unused));",
                       fn->pc, s->k, pp_unwind(fn), s->k);
             continue;
         }
@@ -1856,7 +1894,7 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         int nargs = clang_Cursor_getNumArguments(s->cur);
         int cross = g->file != fn->file;
         if (cross) {
-            /* the callee's frame is only known in its own output */
+            /* the callee's body is only known in its own output */
             int known = 0;
             for (unsigned x = 0; x < w->f->nx; x++)
                 known |= w->f->xcallees[x] == s->callee;
@@ -1864,43 +1902,46 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
                 PP_PUSH(w->f->xcallees, w->f->nx, w->f->capx);
                 w->f->xcallees[w->f->nx++] = s->callee;
             }
-            pp_printf(b, "\n{\n    void *lev__cf;\n    int lev__rc;\n    lev__cf = %s__push(vt",
-                      g->cname);
-            for (int a = 0; a < nargs; a++) {
-                char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
-                pp_printf(b, ", (%s)", txt);
-                free(txt);
-            }
-            pp_puts(b, ");\n");
-        } else {
-            pp_printf(b, "\n{\n    struct %s__frame *lev__cf;\n    int lev__rc;\n", g->cname);
-            pp_printf(b, "    lev__cf = lev_frame_push(vt, sizeof *lev__cf, %s);\n", g->idname);
         }
+        /* A fresh call runs the callee's __run with the arguments (it gets
+         * a frame if it needs one); a resumed call runs its __resume on
+         * the frame the runtime restored, and pops it. */
+        char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
         pp_printf(b,
-                  "    if (!lev__cf) {\n        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
-                  "        return LEV_RUN_EXIT;\n    }\n",
-                  fn->name);
-        for (int a = 0; !cross && a < nargs && (unsigned)a < g->nvars; a++) {
+                  "\n{\n    void *lev__cf = NULL;\n    struct %s__ret lev__x;\n"
+                  "    if (0) {\n    lev__resume_%u: __attribute__((unused));\n"
+                  "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n"
+                  "        if (!lev__cf) {\n"
+                  "            lev_vt_fail(vt, LEV_EFAILED, \"%s: no frame to resume\");\n"
+                  "            %s\n        }\n    }\n",
+                  g->cname, s->k, fn->name, ex);
+        free(ex);
+        const char *x = cross ? "x" : "";
+        pp_printf(b,
+                  "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev__x = %s__%sresume(vt, "
+                  "lev__cf);\n    else\n        lev__x = %s__%srun(vt",
+                  g->cname, x, g->cname, x);
+        for (int a = 0; a < nargs; a++) {
             char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
-            pp_printf(b, "    lev__cf->%s = (%s);\n", g->vars[a].field, txt);
+            pp_printf(b, ", (%s)", txt);
             free(txt);
         }
+        char *rt = pp_return(fn, "lev__x.rc", NULL);
         pp_printf(b,
-                  "    if (0) {\n    lev__resume_%u:\n"
-                  "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n    }\n",
-                  s->k);
-        const char *run = cross ? "__xrun" : "__run";
-        if (g->ret_void)
-            pp_printf(b, "    lev__rc = %s%s(vt, lev__cf, NULL);\n", g->cname, run);
-        else
-            pp_printf(b, "    lev__rc = %s%s(vt, lev__cf, &fr->lev__r%u);\n", g->cname, run, s->k);
-        pp_printf(b,
-                  "    if (lev__rc != LEV_RUN_DONE) {\n"
-                  "        if (lev__rc == LEV_RUN_UNWIND) {\n            %s = %u;\n"
+                  ");\n    if (LEV_UNLIKELY(lev__x.rc != LEV_RUN_DONE)) {\n"
+                  "        if (lev__x.rc == LEV_RUN_UNWIND) {\n            %s = %u;\n"
                   "            %s\n        }\n"
-                  "        lev_frame_pop(vt, lev__cf);\n"
-                  "        return lev__rc;\n    }\n    lev_frame_pop(vt, lev__cf);\n}",
-                  fn->pc, s->k, pp_unwind(fn));
+                  "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n"
+                  "        %s\n    }\n"
+                  "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
+                  fn->pc, s->k, pp_unwind(fn), rt);
+        free(rt);
+        if (!g->ret_void) {
+            char *r = pp_slot_ref('r', s->k, g->ret);
+            pp_printf(b, "    %s = lev__x.v;\n", r);
+            free(r);
+        }
+        pp_puts(b, "}");
     }
 }
 
@@ -1925,8 +1966,10 @@ static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int dep
     pp_seqs(w, u, &pre);
     pp_puts(&pre, "\n");
     pp_edit_add(w->f, b, b, E_PRE, depth, 1, pre.p);
+    char *ex = pp_return(w->fn, "LEV_RUN_EXIT", NULL);
     pp_edit_add(w->f, e, e, E_POST, depth, 1,
-                pp_strdup(u->lev_return ? " return LEV_RUN_EXIT;\n}" : "\n}"));
+                u->lev_return ? pp_fmt(" %s\n}", ex) : pp_strdup("\n}"));
+    free(ex);
 }
 
 static void pp_poll_text(pp_walk *w, pp_buf *b)
@@ -1934,7 +1977,7 @@ static void pp_poll_text(pp_walk *w, pp_buf *b)
     unsigned k = ++w->fn->npc;
     pp_printf(b,
               "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL)) {\n    %s = %u;\n"
-              "    %s\n}\nlev__resume_%u:;\n",
+              "    %s\n}\nlev__resume_%u: __attribute__((unused));\n",
               w->fn->pc, k, pp_unwind(w->fn), k);
 }
 
@@ -2472,13 +2515,13 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
         pp_seqs(w, &u, &b);
         if (u.n)
             pp_puts(&b, "\n");
+        char *rt = pp_return(w->fn, "LEV_RUN_DONE", et && !w->fn->is_main && !w->fn->ret_void ? et : NULL);
         if (et && w->fn->is_main)
             pp_printf(&b, " fr->m.ret = (%s);", et);
-        else if (et && !w->fn->ret_void)
-            pp_printf(&b, " *ret = (%s);", et);
-        else if (et)
+        else if (et && w->fn->ret_void)
             pp_printf(&b, " (void)(%s);", et);
-        pp_puts(&b, " return LEV_RUN_DONE; }");
+        pp_printf(&b, " %s }", rt);
+        free(rt);
         free(et);
         if (pp_in_macro(c))
             pp_error(PP_LOC(c),
@@ -2579,109 +2622,348 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
     free(k.v);
 }
 
-/* Writes the resumable body of fn into fn->body. */
-static void pp_rewrite(pp_fn *fn)
+/* First pass over a checkpointable function: chooses its C locals and
+ * walks its body, recording the edits of its safe points and call sites
+ * (whose code is the same whichever prologue pp_rewrite gives it). */
+static void pp_walk_fn(pp_fn *fn)
 {
     pp_file *f = &S.files[fn->file];
     pp_kids k = pp_children(fn->def);
-    CXCursor body = clang_getNullCursor();
+    fn->body_c = clang_getNullCursor();
     for (unsigned i = 0; i < k.n; i++)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
-            body = k.v[i];
+            fn->body_c = k.v[i];
     free(k.v);
     pp_regs(fn);
-    pp_walk w = {fn, f, pp_begin(body), pp_end(body), 0};
-    pp_stmt(&w, body, 0);
-    pp_buf *b = &fn->body;
-    if (fn->is_task || fn->is_main) {
-        pp_printf(b, "static int %s__run(lev_ctx *vt, void *frame)\n{\n", fn->cname);
-        pp_printf(b, "    struct %s__frame *fr = frame;\n", fn->cname);
-    } else {
-        char *r = pp_decl(fn->ret_void ? clang_getCursorResultType(fn->def) : fn->ret, "*ret");
-        pp_printf(b, "static int %s__run(lev_ctx *vt, struct %s__frame *fr, %s)\n{\n", fn->cname,
-                  fn->cname, r);
-        free(r);
-        pp_puts(b, "    (void)ret;\n");
-    }
+    pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0};
+    pp_stmt(&w, fn->body_c, 0);
+}
+
+/* Whether fn's whole state fits in C locals of its body: every variable it
+ * uses, result slot and temporary is a scalar or a pointer whose address
+ * is never taken. */
+static int pp_frameless(pp_fn *fn)
+{
     if (fn->is_task || fn->is_main)
-        pp_printf(b,
-                  "    if (%s == 0)\n"
-                  "        __builtin_memset((char *)fr + sizeof fr->%c, 0, sizeof *fr - sizeof "
-                  "fr->%c);\n",
-                  fn->pc, fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
-    /* C locals (pp_regs): the parameters are loaded here; the other
-     * locals start at 0 (never an indeterminate value spilled by an unwind
-     * before they are written), and are reloaded only on the resume path */
-    int reload = 0;
+        return 0;
     for (unsigned i = 0; i < fn->nvars; i++)
-        if (fn->vars[i].reg) {
+        if (fn->vars[i].refs && !fn->vars[i].reg)
+            return 0;
+    for (unsigned i = 0; i < fn->nslots; i++)
+        if (!pp_scalar(fn->slots[i].type))
+            return 0;
+    for (unsigned i = 0; i < fn->ntmps; i++)
+        if (!pp_scalar(fn->tmps[i].type))
+            return 0;
+    return 1;
+}
+
+/* Chooses the functions that run without a frame until they unwind
+ * (lazy): frameless ones that call only lazy functions, so that every
+ * frame a lazy function's callees hold is spilled after its own is due,
+ * never pushed on the arena below it (greatest fixpoint). */
+static void pp_lazy(void)
+{
+    for (unsigned i = 0; i < S.nfns; i++)
+        S.fns[i].lazy = S.fns[i].cp && S.fns[i].file >= 0 && pp_frameless(&S.fns[i]);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (unsigned i = 0; i < S.nfns; i++) {
+            pp_fn *fn = &S.fns[i];
+            for (unsigned c = 0; fn->lazy && c < fn->ncallees; c++) {
+                pp_fn *g = &S.fns[fn->callees[c]];
+                if (g->cp && !g->lazy) {
+                    fn->lazy = 0;
+                    changed = 1;
+                }
+            }
+        }
+    }
+}
+
+/* The C locals of slots and temporaries (pp_slot_ref) visited with fn(i,
+ * x, k, t) for i = 0, 1, ...: x is 'r' or 't'. */
+#define PP_EACH_SLOT(fn, x, k, t, ...)                                                          \
+    do {                                                                                        \
+        for (unsigned pp_i = 0; pp_i < (fn)->nslots + (fn)->ntmps; pp_i++) {                    \
+            int x = pp_i < (fn)->nslots ? 'r' : 't';                                            \
+            pp_slot *pp_s = x == 'r' ? &(fn)->slots[pp_i] : &(fn)->tmps[pp_i - (fn)->nslots];   \
+            unsigned k = pp_s->k;                                                               \
+            CXType t = pp_s->type;                                                              \
+            if (pp_scalar(t)) {                                                                 \
+                __VA_ARGS__;                                                                    \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+/* Declares the C locals of fn's body. `from`: how they start: 0 at 0
+ * but the parameters loaded from the frame (a fresh frame), 1 all loaded
+ * from the frame (resuming a lazy function), 2 at 0 with the parameters
+ * left out (a lazy function's fresh __run, whose parameters they are). */
+static void pp_locals(pp_buf *b, pp_fn *fn, int from)
+{
+    pp_printf(b, "    uint32_t lev__pc = 0;\n");
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (fn->vars[i].reg && !(from == 2 && i < fn->nparams)) {
             char *r = pp_var_ref(fn, (int)i);
-            if (i < fn->nparams)
+            if (from == 1 || (from == 0 && i < fn->nparams))
                 pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
                           fn->vars[i].field);
             else
                 pp_printf(b, "    __typeof__(fr->%s) %s = 0;\n", fn->vars[i].field, r);
-            reload |= i >= fn->nparams;
             free(r);
         }
+    if (from == 1)
+        PP_EACH_SLOT(fn, x, k, t,
+                     pp_printf(b, "    __typeof__(fr->lev__%c%u) lev__%c%u = fr->lev__%c%u;\n", x,
+                               k, x, k, x, k));
+    else
+        PP_EACH_SLOT(fn, x, k, t,
+                     pp_printf(b, "    __typeof__(fr->lev__%c%u) lev__%c%u = 0;\n", x, k, x, k));
     if (fn->counters.p)
         pp_puts(b, fn->counters.p);
-    pp_printf(b, "    switch (%s) {\n    case 0:\n", fn->pc);
+}
+
+/* The resume path: reloads the C locals other than the parameters unless
+ * `loaded`, and jumps to the resume point numbered by the frame's pc. */
+static void pp_resume(pp_buf *b, pp_fn *fn, int loaded)
+{
+    for (unsigned i = fn->nparams; !loaded && i < fn->nvars; i++)
+        if (fn->vars[i].reg) {
+            char *r = pp_var_ref(fn, (int)i);
+            pp_printf(b, "        %s = fr->%s;\n", r, fn->vars[i].field);
+            free(r);
+        }
+    if (!loaded)
+        PP_EACH_SLOT(fn, x, k, t, pp_printf(b, "        lev__%c%u = fr->lev__%c%u;\n", x, k, x, k));
+    pp_printf(b, "        switch (%s) {\n", fn->pcf);
+    for (unsigned i = 1; i <= fn->npc; i++)
+        pp_printf(b, "        case %u:\n            goto lev__resume_%u;\n", i, i);
+    char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
+    pp_printf(b,
+              "        default:\n            lev_vt_fail(vt, LEV_EFAILED, \"%s: bad resume "
+              "point\");\n            %s\n        }\n",
+              fn->name, ex);
+    free(ex);
+}
+
+/* Lists the C locals of a body that an unwind stores, as parameters
+ * (`decl`) or arguments: the vars kept in C locals, then the slots and
+ * temporaries (PP_EACH_SLOT). */
+static void pp_spill_list(pp_buf *b, pp_fn *fn, int decl)
+{
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (fn->vars[i].reg) {
+            char *r = pp_var_ref(fn, (int)i);
+            if (decl)
+                pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->%s) %s", fn->cname,
+                          fn->vars[i].field, r);
+            else
+                pp_printf(b, ", %s", r);
+            free(r);
+        }
+    if (decl)
+        PP_EACH_SLOT(fn, x, k, t,
+                     pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->lev__%c%u) lev__%c%u",
+                               fn->cname, x, k, x, k));
+    else
+        PP_EACH_SLOT(fn, x, k, t, pp_printf(b, ", lev__%c%u", x, k));
+}
+
+static void pp_unwind_block(pp_buf *b, pp_fn *fn);
+
+/* A lazy function's unwind out of line, so that its fresh __run stays
+ * small enough to inline: the frame is spilled from the C locals passed
+ * in, with the resume point lev__pc. */
+static void pp_spill_fn(pp_buf *b, pp_fn *fn)
+{
+    pp_printf(b, "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
+                 "uint32_t lev__pc", fn->cname, fn->cname);
+    pp_spill_list(b, fn, 1);
+    pp_printf(b,
+              ")\n{\n    typedef struct %s__ret lev__ret_t;\n    struct %s__frame *fr = NULL;\n",
+              fn->cname, fn->cname);
+    pp_unwind_block(b, fn);
+    pp_puts(b, "    goto lev__unwind;\n}\n\n");
+}
+
+/* The block every safe point and call site jumps to to unwind: it stores
+ * the pc and the C locals in the frame (a lazy function gets its frame
+ * here) and returns LEV_RUN_UNWIND. */
+static void pp_unwind_block(pp_buf *b, pp_fn *fn)
+{
+    char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL), *un = pp_return(fn, "LEV_RUN_UNWIND", NULL);
+    pp_puts(b, "    if (0) {\n    lev__unwind:\n");
+    if (fn->lazy)
+        pp_printf(b,
+                  "        if (!fr) {\n            fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
+                  "            if (!fr)\n                %s\n        }\n",
+                  fn->idname, ex);
+    pp_printf(b, "        %s = lev__pc;\n", fn->pcf);
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (fn->vars[i].reg) {
+            char *r = pp_var_ref(fn, (int)i);
+            pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
+            free(r);
+        }
+    PP_EACH_SLOT(fn, x, k, t, pp_printf(b, "        fr->lev__%c%u = lev__%c%u;\n", x, k, x, k));
+    pp_printf(b, "        %s\n    }\n", un);
+    free(ex);
+    free(un);
+}
+
+/* Parameters of fn's __run after vt: one per C parameter, named by
+ * pp_var_ref for a lazy function's C locals (`names`), else lev__aN. */
+static void pp_params(pp_buf *b, pp_fn *fn, int names)
+{
+    CXType ft = clang_getCursorType(fn->def);
+    int n = clang_getNumArgTypes(ft);
+    for (int i = 0; i < n; i++) {
+        char *nm = names && fn->lazy && (unsigned)i < fn->nvars && fn->vars[i].reg
+                       ? pp_var_ref(fn, i)
+                       : pp_fmt("lev__a%d", i);
+        char *d = pp_decl(clang_getArgType(ft, (unsigned)i), nm);
+        pp_printf(b, ", %s", d);
+        free(d);
+        free(nm);
+    }
+}
+
+/* The definition of fn's result type, struct NAME__ret: the LEV_RUN_*
+ * code and the value, returned in registers where the ABI allows. */
+static void pp_ret_struct(pp_buf *o, pp_fn *fn)
+{
+    pp_printf(o, "struct %s__ret {\n    int rc;\n", fn->cname);
+    if (!fn->ret_void) {
+        char *d = pp_decl(clang_getUnqualifiedType(fn->ret), "v");
+        pp_printf(o, "    %s;\n", d);
+        free(d);
+    }
+    pp_puts(o, "};\n");
+}
+
+/* Declaration text of what calls fn: its fresh entry __run (`resume` 0,
+ * or -1 for its definition, whose parameters a lazy body names as its C
+ * locals) or its __resume (1: the frame restored by the runtime); task
+ * and main entries have one __run(vt, frame) that the runtime calls. */
+static char *pp_run_proto(pp_fn *fn, int resume)
+{
+    if (fn->is_task || fn->is_main)
+        return pp_fmt("static int %s__run(lev_ctx *vt, void *frame)", fn->cname);
+    pp_buf b = {0};
+    if (resume > 0) {
+        pp_printf(&b, "static struct %s__ret %s__resume(lev_ctx *vt, struct %s__frame *fr)",
+                  fn->cname, fn->cname, fn->cname);
+    } else {
+        /* a lazy function's fresh entry is a candidate for inlining, also
+         * into itself, as the native function would be */
+        pp_printf(&b, "static %sstruct %s__ret %s__run(lev_ctx *vt",
+                  resume < 0 && fn->lazy ? "inline " : "", fn->cname, fn->cname);
+        pp_params(&b, fn, resume < 0);
+        pp_puts(&b, ")");
+    }
+    return b.p;
+}
+
+/* Writes the body statement of fn after its prologue. */
+static void pp_body_text(pp_buf *b, pp_fn *fn)
+{
+    pp_file *f = &S.files[fn->file];
+    unsigned bb = pp_begin(fn->body_c), be = pp_end(fn->body_c);
+    pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, bb), f->path);
+    pp_render(b, f, bb, be, 1, 1);
+    pp_puts(b, "\n");
+}
+
+/* Second pass: the code of fn in fn->body; pp_emit closes its last
+ * function with `return LEV_RUN_DONE; }`.
+ * - A task or main entry: __run(vt, frame) on the frame the runtime gave.
+ * - A lazy function: __run(vt, args..., ret) runs the body in C locals
+ *   with no resume point reachable and gets a frame only if it unwinds
+ *   (lev_frame_spill); __resume(vt, fr, ret) reloads them from the frame
+ *   and jumps to the resume point.
+ * - Any other: __run pushes the frame, stores the arguments and runs
+ *   __resume, the body, which starts afresh at pc 0 and resumes otherwise;
+ *   __run pops the frame unless the body unwound. */
+static void pp_rewrite(pp_fn *fn)
+{
+    pp_buf *b = &fn->body;
+    char *p;
+    if (fn->is_task || fn->is_main) {
+        pp_printf(b, "static int %s__run(lev_ctx *vt, void *frame)\n{\n", fn->cname);
+        pp_printf(b, "    struct %s__frame *fr = frame;\n", fn->cname);
+        pp_printf(b,
+                  "    if (%s == 0)\n"
+                  "        __builtin_memset((char *)fr + sizeof fr->%c, 0, sizeof *fr - sizeof "
+                  "fr->%c);\n",
+                  fn->pcf, fn->is_task ? 't' : 'm', fn->is_task ? 't' : 'm');
+    } else if (fn->lazy) {
+        pp_spill_fn(b, fn);
+        p = pp_run_proto(fn, -1);
+        pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n    struct %s__frame *fr = NULL;\n",
+                  p, fn->cname, fn->cname);
+        free(p);
+        for (unsigned i = 0; i < fn->nparams; i++)
+            if (!fn->vars[i].reg)
+                pp_printf(b, "    (void)lev__a%u;\n", i);
+        pp_locals(b, fn, 2);
+        pp_printf(b, "    if (0) {\n    lev__unwind:\n        return %s__spill(vt, lev__pc", fn->cname);
+        pp_spill_list(b, fn, 0);
+        pp_puts(b, ");\n    }\n");
+        pp_body_text(b, fn);
+        pp_puts(b, "    return (lev__ret_t){.rc = LEV_RUN_DONE};\n}\n\n");
+        p = pp_run_proto(fn, 1);
+        pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);
+        free(p);
+        pp_locals(b, fn, 1);
+        pp_puts(b, "    {\n");
+        pp_resume(b, fn, 1);
+        pp_puts(b, "    }\n");
+        pp_unwind_block(b, fn);
+        pp_body_text(b, fn);
+        return;
+    } else {
+        p = pp_run_proto(fn, 0);
+        pp_printf(b,
+                  "%s\n{\n    struct %s__ret lev__x;\n    struct %s__frame *fr = "
+                  "lev_frame_push(vt, sizeof *fr, %s);\n    if (!fr) {\n"
+                  "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
+                  "        return (struct %s__ret){.rc = LEV_RUN_EXIT};\n    }\n",
+                  p, fn->cname, fn->cname, fn->idname, fn->name, fn->cname);
+        free(p);
+        for (unsigned i = 0; i < fn->nparams; i++)
+            pp_printf(b, "    fr->%s = lev__a%u;\n", fn->vars[i].field, i);
+        pp_printf(b,
+                  "    lev__x = %s__resume(vt, fr);\n    if (lev__x.rc != LEV_RUN_UNWIND)\n"
+                  "        lev_frame_pop(vt, fr);\n    return lev__x;\n}\n\n",
+                  fn->cname);
+        p = pp_run_proto(fn, 1);
+        pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);
+        free(p);
+    }
+    pp_locals(b, fn, 0);
+    pp_printf(b, "    if (%s != 0) {\n", fn->pcf);
+    pp_resume(b, fn, 0);
+    pp_puts(b, "    }\n");
     if (!fn->is_task && !fn->is_main) {
-        /* first entry: the frame was pushed without clearing it; clear the
-         * fields a capture walks as pointers that may be read before they
-         * are written (the parameters are stored by the caller, the C
+        /* first entry: the frame was pushed without clearing it; clear
+         * the fields a capture walks as pointers that may be read before
+         * they are written (the parameters are stored by __run, the C
          * locals spilled by the unwind) */
         for (unsigned i = fn->nparams; i < fn->nvars; i++)
             if (!fn->vars[i].reg && pp_has_pointer(fn->vars[i].type))
-                pp_printf(b, "        __builtin_memset(&fr->%s, 0, sizeof fr->%s);\n",
+                pp_printf(b, "    __builtin_memset(&fr->%s, 0, sizeof fr->%s);\n",
                           fn->vars[i].field, fn->vars[i].field);
-        for (unsigned i = 0; i < fn->nslots; i++)
-            if (pp_has_pointer(fn->slots[i].type))
-                pp_printf(b, "        __builtin_memset(&fr->lev__r%u, 0, sizeof fr->lev__r%u);\n",
-                          fn->slots[i].k, fn->slots[i].k);
-        for (unsigned i = 0; i < fn->ntmps; i++)
-            if (pp_has_pointer(fn->tmps[i].type))
-                pp_printf(b, "        __builtin_memset(&fr->lev__t%u, 0, sizeof fr->lev__t%u);\n",
-                          fn->tmps[i].k, fn->tmps[i].k);
-    }
-    pp_puts(b, "        break;\n");
-    if (fn->npc) {
-        /* resume: reload the C locals, then jump to the resume point */
-        pp_puts(b, "    ");
-        for (unsigned i = 1; i <= fn->npc; i++)
-            pp_printf(b, "case %u:%s", i, i == fn->npc ? "\n" : i % 8 ? " " : "\n    ");
-        if (reload) {
-            for (unsigned i = fn->nparams; i < fn->nvars; i++)
-                if (fn->vars[i].reg) {
-                    char *r = pp_var_ref(fn, (int)i);
-                    pp_printf(b, "        %s = fr->%s;\n", r, fn->vars[i].field);
-                    free(r);
-                }
+        for (unsigned i = 0; i < fn->nslots + fn->ntmps; i++) {
+            int x = i < fn->nslots ? 'r' : 't';
+            pp_slot *sl = x == 'r' ? &fn->slots[i] : &fn->tmps[i - fn->nslots];
+            if (!pp_scalar(sl->type) && pp_has_pointer(sl->type))
+                pp_printf(b, "    __builtin_memset(&fr->lev__%c%u, 0, sizeof fr->lev__%c%u);\n",
+                          x, sl->k, x, sl->k);
         }
-        pp_printf(b, "        switch (%s) {\n", fn->pc);
-        for (unsigned i = 1; i < fn->npc; i++)
-            pp_printf(b, "        case %u:\n            goto lev__resume_%u;\n", i, i);
-        pp_printf(b, "        default:\n            goto lev__resume_%u;\n        }\n", fn->npc);
     }
-    pp_printf(b,
-              "    default:\n        lev_vt_fail(vt, LEV_EFAILED, \"%s: bad resume point\");\n"
-              "        return LEV_RUN_EXIT;\n    }\n",
-              fn->name);
-    if (fn->nreg && fn->npc) {
-        /* where every safe point and call site goes to unwind, its pc stored */
-        pp_puts(b, "    if (0) {\n    lev__unwind:\n");
-        for (unsigned i = 0; i < fn->nvars; i++)
-            if (fn->vars[i].reg) {
-                char *r = pp_var_ref(fn, (int)i);
-                pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
-                free(r);
-            }
-        pp_puts(b, "        return LEV_RUN_UNWIND;\n    }\n");
-    }
-    pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, w.body_b), f->path);
-    pp_render(b, f, w.body_b, w.body_e, 1, 1);
-    pp_puts(b, "\n");
+    pp_unwind_block(b, fn);
+    pp_body_text(b, fn);
 }
 
 /* ===================================================================
@@ -3397,33 +3679,19 @@ static const char *pp_base(const char *path)
     return s ? s + 1 : path;
 }
 
-/* Declaration text of a checkpointable function's resumable body. */
-static char *pp_run_proto(pp_fn *fn)
-{
-    if (fn->is_task || fn->is_main)
-        return pp_fmt("static int %s__run(lev_ctx *vt, void *frame)", fn->cname);
-    char *r = pp_decl(fn->ret_void ? clang_getCursorResultType(fn->def) : fn->ret, "*ret");
-    char *p = pp_fmt("static int %s__run(lev_ctx *vt, struct %s__frame *fr, %s)", fn->cname,
-                     fn->cname, r);
-    free(r);
-    return p;
-}
-
-/* Declaration text of the push helper of fn, called from other inputs. */
-static char *pp_push_proto(pp_fn *fn)
+/* Declarations of the entries of fn for calls from other inputs, where
+ * its frame type is unknown: __xrun (`resume` 0) and __xresume. */
+static char *pp_xrun_proto(pp_fn *fn, int resume)
 {
     pp_buf b = {0};
-    pp_printf(&b, "PP_HIDDEN void *%s__push(lev_ctx *vt", fn->cname);
-    CXType ft = clang_getCursorType(fn->def);
-    int n = clang_getNumArgTypes(ft);
-    for (int i = 0; i < n; i++) {
-        char *nm = pp_fmt("lev__a%d", i);
-        char *d = pp_decl(clang_getArgType(ft, (unsigned)i), nm);
-        pp_printf(&b, ", %s", d);
-        free(d);
-        free(nm);
+    if (resume) {
+        pp_printf(&b, "PP_HIDDEN struct %s__ret %s__xresume(lev_ctx *vt, void *frame)", fn->cname,
+                  fn->cname);
+    } else {
+        pp_printf(&b, "PP_HIDDEN struct %s__ret %s__xrun(lev_ctx *vt", fn->cname, fn->cname);
+        pp_params(&b, fn, 0);
+        pp_puts(&b, ")");
     }
-    pp_puts(&b, ")");
     return b.p;
 }
 
@@ -3497,18 +3765,23 @@ static void pp_emit(unsigned fi, pp_buf *o)
             pp_puts(o, "\n");
         }
     for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].cp && S.fns[i].file == (int)fi) {
-            char *p = pp_run_proto(&S.fns[i]);
+        if (S.fns[i].cp && S.fns[i].file == (int)fi)
+            for (int r = 0; r < 2 - (S.fns[i].is_task || S.fns[i].is_main); r++) {
+                char *p = pp_run_proto(&S.fns[i], r);
+                pp_printf(o, "%s;\n", p);
+                free(p);
+            }
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].cp && S.fns[i].file == (int)fi && !S.fns[i].is_task && !S.fns[i].is_main)
+            pp_ret_struct(o, &S.fns[i]);
+    for (unsigned x = 0; x < f->nx; x++)
+        pp_ret_struct(o, &S.fns[f->xcallees[x]]);
+    for (unsigned x = 0; x < f->nx; x++)
+        for (int r = 0; r < 2; r++) {
+            char *p = pp_xrun_proto(&S.fns[f->xcallees[x]], r);
             pp_printf(o, "%s;\n", p);
             free(p);
         }
-    for (unsigned x = 0; x < f->nx; x++) {
-        pp_fn *g = &S.fns[f->xcallees[x]];
-        char *p = pp_push_proto(g);
-        pp_printf(o, "%s;\nPP_HIDDEN int %s__xrun(lev_ctx *vt, void *frame, void *ret);\n", p,
-                  g->cname);
-        free(p);
-    }
     for (unsigned i = 0; i < S.nfns; i++) {
         pp_fn *fn = &S.fns[i];
         if (!fn->cp || fn->file != (int)fi)
@@ -3518,23 +3791,22 @@ static void pp_emit(unsigned fi, pp_buf *o)
         pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
         if (fn->is_main)
             pp_puts(o, "    fr->m.ret = 0;\n");
-        pp_puts(o, "    return LEV_RUN_DONE;\n}\n");
+        char *rt = pp_return(fn, "LEV_RUN_DONE", NULL);
+        pp_printf(o, "    %s\n}\n", rt);
+        free(rt);
         if (multi && !fn->is_task && !fn->is_main) {
             /* what the other inputs call: the frame is only known here */
-            char *p = pp_push_proto(fn);
-            pp_printf(o,
-                      "\n%s\n{\n    struct %s__frame *cf = lev_frame_push(vt, sizeof *cf, %s);\n"
-                      "    if (!cf)\n        return NULL;\n",
-                      p, fn->cname, fn->idname);
+            char *p = pp_xrun_proto(fn, 0);
+            pp_printf(o, "\n%s\n{\n    return %s__run(vt", p, fn->cname);
             free(p);
             CXType ft = clang_getCursorType(fn->def);
             int n = clang_getNumArgTypes(ft);
-            for (int a = 0; a < n && (unsigned)a < fn->nvars; a++)
-                pp_printf(o, "    cf->%s = lev__a%d;\n", fn->vars[a].field, a);
-            pp_printf(o,
-                      "    return cf;\n}\n\nPP_HIDDEN int %s__xrun(lev_ctx *vt, void *frame, "
-                      "void *ret)\n{\n    return %s__run(vt, frame, ret);\n}\n",
-                      fn->cname, fn->cname);
+            for (int a = 0; a < n; a++)
+                pp_printf(o, ", lev__a%d", a);
+            pp_puts(o, ");\n}\n");
+            p = pp_xrun_proto(fn, 1);
+            pp_printf(o, "\n%s\n{\n    return %s__resume(vt, frame);\n}\n", p, fn->cname);
+            free(p);
         }
     }
 
@@ -3988,6 +4260,10 @@ int main(int argc, char **argv)
                                                           (int)i};
                     break;
                 }
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].cp)
+                pp_walk_fn(&S.fns[i]);
+        pp_lazy();
         for (unsigned i = 0; i < S.nfns; i++)
             if (S.fns[i].cp)
                 pp_rewrite(&S.fns[i]);

@@ -162,8 +162,73 @@ void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
     return NULL;
 }
 
+/* ===================================================================
+ * Spilled frames: a body that ran without a frame gets one only when it
+ * unwinds, innermost first; each record is the frame followed by a
+ * trailer holding its size, so the buffer is read back from its end,
+ * outermost first, when the frames are laid on the chain.
+ * =================================================================== */
+
+#define S_TRAILER ((size_t)LEV_FRAME_ALIGN)
+#define S_SPILL_FIRST 1024u
+
+void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
+{
+    rt_vt *vt = (rt_vt *)ctx;
+    rt_arena *a = &vt->arena;
+    size_t sz = LEV_FRAME_SIZE(size);
+    size_t need = a->spill_len + sz + S_TRAILER;
+    if (need > a->spill_cap) {
+        size_t cap = a->spill_cap ? a->spill_cap : S_SPILL_FIRST;
+        while (cap < need)
+            cap *= 2;
+        /* scanned: a spilled frame may hold the only pointer to an object */
+        char *n = GC_malloc_uncollectable(cap);
+        if (!n) {
+            lev_vt_fail(ctx, LEV_ENOMEM, "no memory for a frame while unwinding");
+            return NULL;
+        }
+        if (a->spill_len)
+            memcpy(n, a->spill, a->spill_len);
+        GC_free(a->spill);
+        a->spill = n;
+        a->spill_cap = cap;
+    }
+    char *p = a->spill + a->spill_len;
+    memset(p, 0, sz);
+    ((lev_frame *)p)->fn = fn;
+    memcpy(p + sz, &sz, sizeof sz);
+    a->spill_len = need;
+    return p;
+}
+
+int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay)
+{
+    int rc = 0;
+    size_t end = a->spill_len;
+    while (lay && end) {
+        size_t sz;
+        memcpy(&sz, a->spill + end - S_TRAILER, sizeof sz);
+        char *src = a->spill + end - S_TRAILER - sz;
+        void *dst = lev_frame_push(ctx, sz, ((lev_frame *)src)->fn);
+        if (!dst) {
+            rc = rt_err(LEV_ENOMEM, "no memory for the frames of an unwound virtual thread");
+            break;
+        }
+        memcpy(dst, src, sz);
+        end = (size_t)(src - a->spill);
+    }
+    /* no stale pointers left for the collector to keep objects alive by */
+    memset(a->spill, 0, a->spill_len);
+    a->spill_len = 0;
+    return rc;
+}
+
 void rt_arena_clear(lev_ctx *ctx, rt_arena *a)
 {
+    GC_free(a->spill);
+    a->spill = NULL;
+    a->spill_len = a->spill_cap = 0;
     rt_chunk *c = a->first;
     while (c) {
         rt_chunk *n = c->next;

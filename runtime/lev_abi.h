@@ -14,19 +14,23 @@
  *     artificial program counter), followed by the parameters and locals
  *     that must survive a safe point and the result slots of the
  *     checkpointable functions it calls;
- *   - a resumable body `int NAME__run(lev_ctx *vt, struct NAME__frame *fr,
- *     RESULT *ret)` (task entries: `int NAME__run(lev_ctx *, void *)`).
+ *   - a resumable body (its signature is private to the module that
+ *     defines it; task and main entries, which the runtime calls, are
+ *     `int NAME__run(lev_ctx *, void *frame)`).
  *
  * Frames live in the VT's frame arena (a chain of chunks the runtime
- * scans and walks), pushed with lev_frame_push() on every call of a
- * checkpointable function and popped with lev_frame_pop() on return, so
- * the chain of frames in the arena is exactly the VT's call stack.
- * Locals whose address is never taken may stay in C locals: the body
- * spills them to its frame only when it unwinds, and reloads them when it
- * is resumed.
+ * scans and walks) in call order, so that once a VT has unwound the chain
+ * of frames in the arena is exactly its call stack. A function pushes its
+ * frame with lev_frame_push() when it is called and pops it with
+ * lev_frame_pop() when it returns; or, if its whole state fits in C
+ * locals and it calls only such functions, it runs without one and gets
+ * it from lev_frame_spill() only if it unwinds (the runtime then lays the
+ * spilled frames on the arena, above the pushed ones). Locals whose
+ * address is never taken may stay in C locals: the body spills them to
+ * its frame only when it unwinds, and reloads them when it is resumed.
  *
  * Every body returns one of:
- *   LEV_RUN_DONE    the function returned normally (result stored via ret);
+ *   LEV_RUN_DONE    the function returned normally (with its result);
  *   LEV_RUN_UNWIND  a safe point asked the VT to stop: the body stored its
  *                   program counter and live locals in its frame and
  *                   returned; each caller does the same, up to the runtime;
@@ -250,6 +254,16 @@ LEV_INLINE void lev_frame_pop(lev_ctx *vt, void *frame)
     else
         vt->sp = (char *)frame;
 }
+
+/* While unwinding, in a body that ran without a frame (a function whose
+ * state lives entirely in C locals: fr == NULL on a fresh call): storage
+ * for its frame, zeroed, with its function id `fn` and pc 0 set; the body
+ * writes its pc and locals into it and returns LEV_RUN_UNWIND. The runtime
+ * lays such frames on the arena, above the frames already there and in
+ * call order, once the whole VT has unwound, so only bodies that call
+ * nothing but such functions may run without a frame. NULL: out of memory
+ * (the VT has been failed; the body returns LEV_RUN_EXIT). */
+LEV_API void *lev_frame_spill(lev_ctx *vt, size_t size, uint32_t fn);
 
 /* While resuming: the frame of the callee of `frame` (the next one up the
  * chain). `size` is sizeof the caller's frame struct. */

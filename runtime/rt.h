@@ -148,12 +148,22 @@ typedef struct rt_chunk {
 typedef struct rt_arena {
     rt_chunk *first;
     rt_chunk *cur;
+    /* Frames written while unwinding by bodies that ran without one
+     * (lev_frame_spill), innermost first; GC-scanned, laid on the chain
+     * by rt_arena_lay_spilled once the VT has unwound. */
+    char *spill;
+    size_t spill_len, spill_cap;
 } rt_arena;
 
 /* Calls fn for every frame from the bottom of the chain to the top;
  * stops early and returns fn's result if it is non-zero. */
 int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
                   int (*fn)(void *frame, size_t size, void *ud), void *ud);
+
+/* With `lay`, pushes the spilled frames on the chain, outermost first;
+ * either way empties the spill buffer. 0, or LEV_ENOMEM (some spilled
+ * frames are then missing from the chain: the VT cannot go on). */
+int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay);
 
 /* Frees every chunk and leaves the arena and ctx empty. */
 void rt_arena_clear(lev_ctx *ctx, rt_arena *a);

@@ -116,6 +116,11 @@ int rt_vt_step(rt_vt *vt)
     vt->state = RT_VT_RUNNING;
     int r = fd->entry(&vt->ctx, bottom);
     s_current = prev;
+    if (vt->arena.spill_len &&
+        rt_arena_lay_spilled(&vt->ctx, &vt->arena, r == LEV_RUN_UNWIND && !vt->err)) {
+        lev_vt_fail(&vt->ctx, LEV_ENOMEM, lev_errdetail());
+        r = LEV_RUN_EXIT;
+    }
     if (r == LEV_RUN_UNWIND) {
         vt->state = RT_VT_RUNNABLE;
         return r;
