@@ -8,6 +8,7 @@
 #include <clang-c/CXCompilationDatabase.h>
 #include <clang-c/Index.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,7 @@ typedef struct pp_var {
     CXType type;
     int reg; /* kept in a C local of the resumable body (lev__v_FIELD) */
     unsigned refs; /* references in the body */
+    unsigned scope_b, scope_e; /* where it is in scope: declaration to end of block */
 } pp_var;
 
 typedef struct pp_slot {
@@ -187,7 +189,8 @@ typedef struct pp_fn {
     unsigned ntmps, captmps;
     unsigned nlabels; /* lev__contK labels */
     unsigned npc;
-    const char *pc;  /* where a site stores its resume point: lev__pc */
+    unsigned *site_at; /* [k]: offset of safe point or call site k (pp_site_new) */
+    unsigned capsites;
     const char *pcf; /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     int lazy;        /* runs without a frame until it unwinds (pp_lazy) */
     CXCursor body_c; /* the body statement (pp_walk_fn) */
@@ -986,7 +989,7 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
         }
     }
     PP_PUSH(fn->vars, fn->nvars, fn->capvars);
-    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0, 0};
+    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0, 0, 0, UINT_MAX};
 }
 
 typedef struct pp_vc {
@@ -1121,7 +1124,6 @@ static void pp_layout(pp_fn *fn)
     CXType ft = clang_getCursorType(c);
     fn->ret = clang_getResultType(ft);
     fn->ret_void = clang_getCanonicalType(fn->ret).kind == CXType_Void;
-    fn->pc = "lev__pc";
     fn->pcf = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
     int nargs = clang_Cursor_getNumArguments(c);
     if (ft.kind == CXType_FunctionNoProto || clang_isFunctionTypeVariadic(ft))
@@ -1245,12 +1247,17 @@ static char *pp_return(pp_fn *fn, const char *code, const char *val)
     return pp_fmt("return (lev__ret_t){.rc = %s};", code);
 }
 
-/* What a body does to unwind once its pc is stored in lev__pc: the block
- * at lev__unwind stores it and the C locals in the frame. */
-static const char *pp_unwind(pp_fn *fn)
+/* Numbers a new safe point or call site of fn at offset `at` of its input
+ * (what decides which variables are in scope there). */
+static unsigned pp_site_new(pp_fn *fn, unsigned at)
 {
-    (void)fn;
-    return "goto lev__unwind;";
+    unsigned k = ++fn->npc;
+    while (k >= fn->capsites) {
+        fn->capsites = fn->capsites ? fn->capsites * 2 : 16;
+        fn->site_at = pp_xrealloc(fn->site_at, fn->capsites * sizeof *fn->site_at);
+    }
+    fn->site_at[k] = at;
+    return k;
 }
 
 static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -1591,7 +1598,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         } else if (!is_ck && (S.fns[g].is_task || S.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
         } else {
-            unsigned k = ++w->fn->npc;
+            unsigned k = pp_site_new(w->fn, pp_begin(c));
             PP_PUSH(u->v, u->n, u->cap);
             u->v[u->n++] = (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k};
             int top = pp_is_top(u, c);
@@ -1885,9 +1892,9 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         }
         if (s->kind == S_POINT) {
             pp_printf(b,
-                      "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT)) {\n"
-                      "    %s = %u;\n    %s\n}\nlev__resume_%u: __attribute__((unused));",
-                      fn->pc, s->k, pp_unwind(fn), s->k);
+                      "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT))\n"
+                      "    goto lev__unwind_%u;\nlev__resume_%u: __attribute__((unused));",
+                      s->k, s->k);
             continue;
         }
         pp_fn *g = &S.fns[s->callee];
@@ -1929,12 +1936,11 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         char *rt = pp_return(fn, "lev__x.rc", NULL);
         pp_printf(b,
                   ");\n    if (LEV_UNLIKELY(lev__x.rc != LEV_RUN_DONE)) {\n"
-                  "        if (lev__x.rc == LEV_RUN_UNWIND) {\n            %s = %u;\n"
-                  "            %s\n        }\n"
+                  "        if (lev__x.rc == LEV_RUN_UNWIND)\n            goto lev__unwind_%u;\n"
                   "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n"
                   "        %s\n    }\n"
                   "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
-                  fn->pc, s->k, pp_unwind(fn), rt);
+                  s->k, rt);
         free(rt);
         if (!g->ret_void) {
             char *r = pp_slot_ref('r', s->k, g->ret);
@@ -1972,13 +1978,14 @@ static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int dep
     free(ex);
 }
 
-static void pp_poll_text(pp_walk *w, pp_buf *b)
+/* A poll, numbered as a site at offset `at`. */
+static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
 {
-    unsigned k = ++w->fn->npc;
+    unsigned k = pp_site_new(w->fn, at);
     pp_printf(b,
-              "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL)) {\n    %s = %u;\n"
-              "    %s\n}\nlev__resume_%u: __attribute__((unused));\n",
-              w->fn->pc, k, pp_unwind(w->fn), k);
+              "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL))\n    goto lev__unwind_%u;\n"
+              "lev__resume_%u: __attribute__((unused));\n",
+              k, k);
 }
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth);
@@ -2085,12 +2092,12 @@ static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, in
     }
     pp_buf b = {0};
     if (pp_kind(body) == CXCursor_CompoundStmt) {
-        pp_poll_text(w, &b);
+        pp_poll_text(w, &b, pp_begin(body));
         unsigned at = pp_begin(body) + 1;
         pp_edit_add(w->f, at, at, E_PRE, depth, 1, b.p);
     } else {
         pp_puts(&b, "{");
-        pp_poll_text(w, &b);
+        pp_poll_text(w, &b, pp_begin(body));
         pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
         pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
                     pp_strdup("\n}"));
@@ -2387,7 +2394,7 @@ static void pp_strip_mine(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
     pp_edit_add(f, pp_begin(inc), pp_end(inc), E_REPL, depth, 1, pp_strdup(""));
     pp_buf b = {0};
     pp_puts(&b, "{");
-    pp_poll_text(w, &b);
+    pp_poll_text(w, &b, pp_begin(body));
     unsigned k = w->fn->npc;
     if (bounded) {
         /* no resume label in the body (pp_unbounded_cb): lev__lK is
@@ -2622,6 +2629,46 @@ static void pp_stmt(pp_walk *w, CXCursor c, int depth)
     free(k.v);
 }
 
+typedef struct pp_scopes {
+    pp_tok *v; /* extents of the blocks and for statements of a body */
+    unsigned n, cap;
+} pp_scopes;
+
+static enum CXChildVisitResult pp_scopes_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_scopes *sc = d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_CompoundStmt || k == CXCursor_ForStmt) {
+        PP_PUSH(sc->v, sc->n, sc->cap);
+        sc->v[sc->n++] = (pp_tok){pp_begin(c), pp_end(c)};
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Where each local of fn is in scope: from its declaration to the end of
+ * the innermost block or for statement around it. */
+static void pp_scopes_of(pp_fn *fn)
+{
+    pp_scopes sc = {0};
+    clang_visitChildren(fn->body_c, pp_scopes_cb, &sc);
+    for (unsigned i = fn->nparams; i < fn->nvars; i++) {
+        pp_var *v = &fn->vars[i];
+        unsigned d = pp_begin(v->decl), best = UINT_MAX;
+        v->scope_b = 0;
+        v->scope_e = UINT_MAX;
+        if (clang_Cursor_isNull(v->decl) || pp_kind(v->decl) != CXCursor_VarDecl)
+            continue;
+        for (unsigned j = 0; j < sc.n; j++)
+            if (sc.v[j].b <= d && d < sc.v[j].e && sc.v[j].e - sc.v[j].b < best) {
+                best = sc.v[j].e - sc.v[j].b;
+                v->scope_b = d;
+                v->scope_e = sc.v[j].e;
+            }
+    }
+    free(sc.v);
+}
+
 /* First pass over a checkpointable function: chooses its C locals and
  * walks its body, recording the edits of its safe points and call sites
  * (whose code is the same whichever prologue pp_rewrite gives it). */
@@ -2635,6 +2682,7 @@ static void pp_walk_fn(pp_fn *fn)
             fn->body_c = k.v[i];
     free(k.v);
     pp_regs(fn);
+    pp_scopes_of(fn);
     pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0};
     pp_stmt(&w, fn->body_c, 0);
 }
@@ -2683,14 +2731,14 @@ static void pp_lazy(void)
 
 /* The C locals of slots and temporaries (pp_slot_ref) visited with fn(i,
  * x, k, t) for i = 0, 1, ...: x is 'r' or 't'. */
-#define PP_EACH_SLOT(fn, x, k, t, ...)                                                          \
+#define PP_EACH_SLOT(FN, X, K, T, ...)                                                          \
     do {                                                                                        \
-        for (unsigned pp_i = 0; pp_i < (fn)->nslots + (fn)->ntmps; pp_i++) {                    \
-            int x = pp_i < (fn)->nslots ? 'r' : 't';                                            \
-            pp_slot *pp_s = x == 'r' ? &(fn)->slots[pp_i] : &(fn)->tmps[pp_i - (fn)->nslots];   \
-            unsigned k = pp_s->k;                                                               \
-            CXType t = pp_s->type;                                                              \
-            if (pp_scalar(t)) {                                                                 \
+        for (unsigned pp_i = 0; pp_i < (FN)->nslots + (FN)->ntmps; pp_i++) {                    \
+            int X = pp_i < (FN)->nslots ? 'r' : 't';                                            \
+            pp_slot *pp_s = X == 'r' ? &(FN)->slots[pp_i] : &(FN)->tmps[pp_i - (FN)->nslots];   \
+            unsigned K = pp_s->k;                                                               \
+            CXType T = pp_s->type;                                                              \
+            if (pp_scalar(T)) {                                                                 \
                 __VA_ARGS__;                                                                    \
             }                                                                                   \
         }                                                                                       \
@@ -2702,7 +2750,6 @@ static void pp_lazy(void)
  * left out (a lazy function's fresh __run, whose parameters they are). */
 static void pp_locals(pp_buf *b, pp_fn *fn, int from)
 {
-    pp_printf(b, "    uint32_t lev__pc = 0;\n");
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg && !(from == 2 && i < fn->nparams)) {
             char *r = pp_var_ref(fn, (int)i);
@@ -2747,30 +2794,30 @@ static void pp_resume(pp_buf *b, pp_fn *fn, int loaded)
     free(ex);
 }
 
-/* Lists the C locals of a body that an unwind stores, as parameters
- * (`decl`) or arguments: the vars kept in C locals, then the slots and
+/* Declares, as parameters of __spill, the C locals of a body that an
+ * unwind stores: the vars kept in C locals, then the slots and
  * temporaries (PP_EACH_SLOT). */
-static void pp_spill_list(pp_buf *b, pp_fn *fn, int decl)
+static void pp_spill_list(pp_buf *b, pp_fn *fn)
 {
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg) {
             char *r = pp_var_ref(fn, (int)i);
-            if (decl)
-                pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->%s) %s", fn->cname,
-                          fn->vars[i].field, r);
-            else
-                pp_printf(b, ", %s", r);
+            pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->%s) %s", fn->cname,
+                      fn->vars[i].field, r);
             free(r);
         }
-    if (decl)
-        PP_EACH_SLOT(fn, x, k, t,
-                     pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->lev__%c%u) lev__%c%u",
-                               fn->cname, x, k, x, k));
-    else
-        PP_EACH_SLOT(fn, x, k, t, pp_printf(b, ", lev__%c%u", x, k));
+    PP_EACH_SLOT(fn, x, k, t,
+                 pp_printf(b, ",\n    __typeof__(((struct %s__frame *)0)->lev__%c%u) lev__%c%u",
+                           fn->cname, x, k, x, k));
 }
 
-static void pp_unwind_block(pp_buf *b, pp_fn *fn);
+/* Whether var vi of fn is in scope at site k (a variable out of scope
+ * there is dead: its value is not kept). */
+static int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
+{
+    unsigned at = fn->site_at[k];
+    return vi < fn->nparams || (fn->vars[vi].scope_b <= at && at < fn->vars[vi].scope_e);
+}
 
 /* A lazy function's unwind out of line, so that its fresh __run stays
  * small enough to inline: the frame is spilled from the C locals passed
@@ -2779,36 +2826,56 @@ static void pp_spill_fn(pp_buf *b, pp_fn *fn)
 {
     pp_printf(b, "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
                  "uint32_t lev__pc", fn->cname, fn->cname);
-    pp_spill_list(b, fn, 1);
+    pp_spill_list(b, fn);
     pp_printf(b,
-              ")\n{\n    typedef struct %s__ret lev__ret_t;\n    struct %s__frame *fr = NULL;\n",
-              fn->cname, fn->cname);
-    pp_unwind_block(b, fn);
-    pp_puts(b, "    goto lev__unwind;\n}\n\n");
-}
-
-/* The block every safe point and call site jumps to to unwind: it stores
- * the pc and the C locals in the frame (a lazy function gets its frame
- * here) and returns LEV_RUN_UNWIND. */
-static void pp_unwind_block(pp_buf *b, pp_fn *fn)
-{
-    char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL), *un = pp_return(fn, "LEV_RUN_UNWIND", NULL);
-    pp_puts(b, "    if (0) {\n    lev__unwind:\n");
-    if (fn->lazy)
-        pp_printf(b,
-                  "        if (!fr) {\n            fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
-                  "            if (!fr)\n                %s\n        }\n",
-                  fn->idname, ex);
-    pp_printf(b, "        %s = lev__pc;\n", fn->pcf);
+              ")\n{\n    struct %s__frame *fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
+              "    if (!fr)\n        return (struct %s__ret){.rc = LEV_RUN_EXIT};\n"
+              "    fr->h.pc = lev__pc;\n",
+              fn->cname, fn->idname, fn->cname);
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg) {
             char *r = pp_var_ref(fn, (int)i);
-            pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
+            pp_printf(b, "    fr->%s = %s;\n", fn->vars[i].field, r);
             free(r);
         }
-    PP_EACH_SLOT(fn, x, k, t, pp_printf(b, "        fr->lev__%c%u = lev__%c%u;\n", x, k, x, k));
-    pp_printf(b, "        %s\n    }\n", un);
-    free(ex);
+    PP_EACH_SLOT(fn, x, k, t, pp_printf(b, "    fr->lev__%c%u = lev__%c%u;\n", x, k, x, k));
+    pp_printf(b, "    return (struct %s__ret){.rc = LEV_RUN_UNWIND};\n}\n\n", fn->cname);
+}
+
+/* The blocks the sites jump to to unwind, one per site k at
+ * lev__unwind_K: they store k as the pc and the C locals in scope at the
+ * site in the frame (out of scope: 0, so that neither a stale value nor
+ * its liveness is kept) and return LEV_RUN_UNWIND; a lazy function's
+ * fresh __run (`spill`) passes them to its __spill instead. */
+static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
+{
+    char *un = pp_return(fn, "LEV_RUN_UNWIND", NULL);
+    pp_puts(b, "    if (0) {\n");
+    for (unsigned k = 1; k <= fn->npc; k++) {
+        pp_printf(b, "    lev__unwind_%u:\n", k);
+        if (spill)
+            pp_printf(b, "        return %s__spill(vt, %u", fn->cname, k);
+        else
+            pp_printf(b, "        %s = %u;\n", fn->pcf, k);
+        for (unsigned i = 0; i < fn->nvars; i++)
+            if (fn->vars[i].reg) {
+                char *r = pp_in_scope(fn, i, k) ? pp_var_ref(fn, (int)i) : pp_strdup("0");
+                if (spill)
+                    pp_printf(b, ", %s", r);
+                else
+                    pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
+                free(r);
+            }
+        if (spill) {
+            PP_EACH_SLOT(fn, x, kk, t, pp_printf(b, ", lev__%c%u", x, kk));
+            pp_puts(b, ");\n");
+        } else {
+            PP_EACH_SLOT(fn, x, kk, t,
+                         pp_printf(b, "        fr->lev__%c%u = lev__%c%u;\n", x, kk, x, kk));
+            pp_printf(b, "        %s\n", un);
+        }
+    }
+    pp_puts(b, "    }\n");
     free(un);
 }
 
@@ -2907,9 +2974,7 @@ static void pp_rewrite(pp_fn *fn)
             if (!fn->vars[i].reg)
                 pp_printf(b, "    (void)lev__a%u;\n", i);
         pp_locals(b, fn, 2);
-        pp_printf(b, "    if (0) {\n    lev__unwind:\n        return %s__spill(vt, lev__pc", fn->cname);
-        pp_spill_list(b, fn, 0);
-        pp_puts(b, ");\n    }\n");
+        pp_unwind_block(b, fn, 1);
         pp_body_text(b, fn);
         pp_puts(b, "    return (lev__ret_t){.rc = LEV_RUN_DONE};\n}\n\n");
         p = pp_run_proto(fn, 1);
@@ -2919,7 +2984,7 @@ static void pp_rewrite(pp_fn *fn)
         pp_puts(b, "    {\n");
         pp_resume(b, fn, 1);
         pp_puts(b, "    }\n");
-        pp_unwind_block(b, fn);
+        pp_unwind_block(b, fn, 0);
         pp_body_text(b, fn);
         return;
     } else {
@@ -2962,7 +3027,7 @@ static void pp_rewrite(pp_fn *fn)
                           x, sl->k, x, sl->k);
         }
     }
-    pp_unwind_block(b, fn);
+    pp_unwind_block(b, fn, 0);
     pp_body_text(b, fn);
 }
 
