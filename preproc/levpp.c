@@ -300,6 +300,24 @@ static unsigned pp_begin(CXCursor c)
 }
 static unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
 
+/* Where c is written in f: its extent, or, for an argument of a macro
+ * invocation spelled in f, where the argument is spelled. */
+static void pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    unsigned o1, o2;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &o1);
+    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &o2);
+    if (f1 && f2 && clang_File_isEqual(f1, f->cxf) && clang_File_isEqual(f2, f->cxf) && o1 <= o2) {
+        *b = o1;
+        *e = o2;
+    } else {
+        clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, b);
+        clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, e);
+    }
+}
+
 /* Whether any end of c's extent comes from a macro expansion. */
 static int pp_in_macro(CXCursor c)
 {
@@ -2961,7 +2979,9 @@ static int pp_defined_here(CXCursor fndecl)
 /* The type operand or expression type of a sizeof; 0: found. */
 static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
 {
-    unsigned i = pp_tok_from(f, pp_begin(c));
+    unsigned sb, se;
+    pp_span(f, c, &sb, &se);
+    unsigned i = pp_tok_from(f, sb);
     if (!pp_tok_is(f, i, "sizeof"))
         return -1;
     *special = NULL;
@@ -2972,7 +2992,7 @@ static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **specia
         rc = 0;
     } else {
         /* sizeof(type): the tokens tell pointers from the type named */
-        unsigned e = pp_end(c);
+        unsigned e = se;
         int star = 0, paren = 0;
         for (unsigned j = i + 2; j < f->ntoks && f->toks[j].e < e; j++) {
             star |= pp_tok_is(f, j, "*");
@@ -3087,26 +3107,37 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
 static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, CXCursor E,
                           unsigned ce)
 {
+    unsigned b, e;
+    pp_span(f, clang_Cursor_isNull(hi->fac) ? E : hi->fac, &b, &e);
     if (hi->sizeof_only) {
         pp_edit_add(f, hb, ce, E_REPL, 0, 0, pp_fmt("%s1)", prefix));
     } else if (!clang_Cursor_isNull(hi->fac)) {
-        pp_edit_add(f, hb, pp_begin(hi->fac), E_REPL, 0, 0, pp_fmt("%s(", prefix));
-        pp_edit_add(f, pp_end(hi->fac), ce, E_REPL, 0, 0, pp_strdup("))"));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
     } else if (!strcmp(hi->size, "1")) {
-        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s(", prefix));
-        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0, pp_strdup("))"));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
     } else {
-        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s((", prefix));
-        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0,
-                    pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s((", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
     }
+}
+
+/* Whether call c is the expansion of the C library's macro `alloca(E)`
+ * written in f (its argument is then spelled in f). */
+static int pp_alloca_macro(const pp_file *f, CXCursor c)
+{
+    unsigned b = pp_begin(c), e = pp_end(c), i = pp_tok_from(f, b), j = pp_tok_from(f, e);
+    return pp_tok_is(f, i, "alloca") && f->toks[i].b == b && pp_tok_is(f, i + 1, "(") && j > 0 &&
+           pp_tok_is(f, j - 1, ")") && f->toks[j - 1].e == e;
 }
 
 static const char *pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
 
 static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents, int np)
 {
-    if (pp_in_macro(c)) {
+    int is_alloca = !strcmp(name, "alloca");
+    if (pp_in_macro(c) && !(is_alloca && pp_alloca_macro(f, c))) {
         pp_error(PP_LOC(c),
                  "%s inside a macro expansion cannot be rewritten to the VT heap; "
                  "call it outside the macro",
@@ -3121,8 +3152,12 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
     }
+    if (is_alloca) /* on the heap, the memory outlives the call: harmless */
+        name = "malloc";
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
     if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
+        if (is_alloca)
+            name = "alloca";
         pp_error(PP_LOC(c),
                  "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
                  "assign the result to a T *",
@@ -3419,6 +3454,18 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                     pp_heap(f, c, name, parents, np);
                     skip_callee = 1;
                 }
+            if ((!strcmp(name, "alloca") || !strcmp(name, "__builtin_alloca")) && np >= 1 &&
+                pp_kind(parents[0]) == CXCursor_FunctionDecl) {
+                /* a checkpointable function's stack is its frame: the
+                 * buffer moves to the VT heap like malloc's */
+                char *usr = pp_cx(clang_getCursorUSR(parents[0]));
+                int g = pp_fn_find(usr);
+                free(usr);
+                if (g >= 0 && S.fns[g].cp) {
+                    pp_heap(f, c, "alloca", parents, np);
+                    skip_callee = 1;
+                }
+            }
             free(name);
         }
     }
