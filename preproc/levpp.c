@@ -777,33 +777,123 @@ static int pp_elem(CXType t, CXCursor where, const char **id, char **size, long 
 /* Appends field descriptors of a member `path` of type t in `owner`. */
 static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 
-typedef struct pp_fv {
-    pp_type *ty;
-    const char *owner, *path;
-} pp_fv;
+static void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
+                             int anon);
 
-static enum CXVisitorResult pp_field_cb(CXCursor c, CXClientData d)
+static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d)
 {
-    pp_fv *fv = d;
-    char *name = pp_cx(clang_getCursorSpelling(c));
-    if (clang_Cursor_isBitField(c)) {
-        pp_error(PP_LOC(c), "bit-field '%s' cannot be described for capture yet", name);
-        free(name);
-        return CXVisit_Continue;
-    }
-    char *path = !*name || clang_Cursor_isAnonymousRecordDecl(
-                               clang_getTypeDeclaration(clang_getCursorType(c)))
-                     ? pp_strdup(fv->path)
-                 : *fv->path ? pp_fmt("%s.%s", fv->path, name)
-                             : pp_strdup(name);
-    if (!*name && !*fv->path) {
-        free(path);
-        path = pp_strdup("");
-    }
-    pp_fields(fv->ty, fv->owner, path, clang_getCursorType(c), c);
-    free(path);
-    free(name);
+    pp_kids *k = d;
+    PP_PUSH(k->v, k->n, k->cap);
+    k->v[k->n++] = c;
     return CXVisit_Continue;
+}
+
+/* Whether field c is a member of an anonymous struct or union (its
+ * fields are named as the enclosing record's). */
+static int pp_anon_member(CXCursor c)
+{
+    return clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(clang_getCursorType(c)));
+}
+
+/* Member path of field c (named, not a bit-field) below path. */
+static char *pp_member_path(const char *path, CXCursor c)
+{
+    char *name = pp_cx(clang_getCursorSpelling(c));
+    char *r = *path ? pp_fmt("%s.%s", path, name) : pp_strdup(name);
+    free(name);
+    return r;
+}
+
+/* The bytes of bit-fields v[b, e) of a record (at member path `path` of
+ * owner, or the owner itself) as one run of raw bytes: from the end of
+ * the named field before them (or the record's start) to the start of the
+ * one after them (or the record's end), computed with offsetof and sizeof
+ * since no bit-field can be named. Captured bit-exactly, between machines
+ * of the same byte order. */
+static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CXType rec,
+                            int anon, CXCursor *v, unsigned n, unsigned b, unsigned e)
+{
+    CXCursor prev = b > 0 ? v[b - 1] : clang_getNullCursor();
+    CXCursor next = e < n ? v[e] : clang_getNullCursor();
+    char *first = pp_cx(clang_getCursorSpelling(v[b]));
+    if ((!clang_Cursor_isNull(prev) && pp_anon_member(prev)) ||
+        (!clang_Cursor_isNull(next) && pp_anon_member(next)) ||
+        (anon && (clang_Cursor_isNull(prev) || clang_Cursor_isNull(next)))) {
+        pp_error(PP_LOC(v[b]),
+                 "bit-field '%s' next to an anonymous struct or union cannot be described; "
+                 "give the struct or union a member name",
+                 first);
+        free(first);
+        return;
+    }
+    /* the layout as libclang sees it: no row for zero-width bit-fields */
+    long long lo = 0, hi = clang_Type_getSizeOf(rec);
+    if (!clang_Cursor_isNull(prev))
+        lo = clang_Cursor_getOffsetOfField(prev) / 8 + clang_Type_getSizeOf(clang_getCursorType(prev));
+    if (!clang_Cursor_isNull(next))
+        hi = clang_Cursor_getOffsetOfField(next) / 8;
+    if (hi <= lo) {
+        free(first);
+        return;
+    }
+    char *start, *end;
+    if (!clang_Cursor_isNull(prev)) {
+        char *pp = pp_member_path(path, prev);
+        start = pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, pp, owner, pp);
+        free(pp);
+    } else {
+        start = *path ? pp_fmt("offsetof(%s, %s)", owner, path) : pp_strdup("0");
+    }
+    if (!clang_Cursor_isNull(next)) {
+        char *np = pp_member_path(path, next);
+        end = pp_fmt("offsetof(%s, %s)", owner, np);
+        free(np);
+    } else {
+        end = *path ? pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, path, owner, path)
+                    : pp_fmt("sizeof(%s)", owner);
+    }
+    char *last = pp_cx(clang_getCursorSpelling(v[e - 1]));
+    pp_printf(&ty->fields, "    {\"%s%s%s%s%s\", %s, LEV_K_B1, (%s) - (%s), 0},\n", path,
+              *path ? "." : "", *first ? first : "(bit-field)", e - b > 1 ? ".." : "",
+              e - b > 1 ? (*last ? last : "(bit-field)") : "", start, end, start);
+    ty->nfields++;
+    free(first);
+    free(last);
+    free(start);
+    free(end);
+}
+
+/* Appends the field descriptors of record type rec, at member path
+ * `path` of owner (or the owner itself); anon: rec is an anonymous
+ * member, its fields named as the enclosing record's. */
+static void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
+                             int anon)
+{
+    pp_kids k = {0};
+    clang_Type_visitFields(rec, pp_collect_field_cb, &k);
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (clang_Cursor_isBitField(c)) {
+            unsigned e = i + 1;
+            while (e < k.n && clang_Cursor_isBitField(k.v[e]))
+                e++;
+            pp_bitfield_run(ty, owner, path, rec, anon, k.v, k.n, i, e);
+            i = e - 1;
+            continue;
+        }
+        CXType ct = clang_getCursorType(c);
+        if (pp_anon_member(c) && clang_getCanonicalType(ct).kind == CXType_Record &&
+            !pp_is_union(ct)) {
+            pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
+            continue;
+        }
+        char *name = pp_cx(clang_getCursorSpelling(c));
+        char *p = !*name || pp_anon_member(c) ? pp_strdup(path) : pp_member_path(path, c);
+        pp_fields(ty, owner, p, ct, c);
+        free(p);
+        free(name);
+    }
+    free(k.v);
 }
 
 static void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
@@ -848,8 +938,7 @@ static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t
             return;
         }
         if (count == 1 && *path) {
-            pp_fv fv = {ty, owner, path};
-            clang_Type_visitFields(c, pp_field_cb, &fv);
+            pp_record_fields(ty, owner, path, c, 0);
             return;
         }
         const char *id = pp_record_id(elem, where);
@@ -3719,8 +3808,7 @@ static void pp_describe_types(void)
                 continue;
             }
             char *owner = pp_strdup(ty->spell);
-            pp_fv fv = {ty, owner, ""};
-            clang_Type_visitFields(ty->type, pp_field_cb, &fv);
+            pp_record_fields(ty, owner, "", ty->type, 0);
             free(owner);
             ty = &S.types[i];
         }
