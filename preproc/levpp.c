@@ -306,10 +306,13 @@ static void pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
 {
     CXSourceRange r = clang_getCursorExtent(c);
     CXFile f1, f2;
-    unsigned o1, o2;
+    unsigned o1, o2, x;
     clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &o1);
     clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &o2);
-    if (f1 && f2 && clang_File_isEqual(f1, f->cxf) && clang_File_isEqual(f2, f->cxf) && o1 <= o2) {
+    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &x);
+    /* a macro's body is spelled before its invocation, an argument after */
+    if (f1 && f2 && clang_File_isEqual(f1, f->cxf) && clang_File_isEqual(f2, f->cxf) && x <= o1 &&
+        o1 <= o2) {
         *b = o1;
         *e = o2;
     } else {
@@ -3191,13 +3194,20 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
     return -1;
 }
 
-/* Count edits for an allocation whose byte-size argument is E, with the
- * text before E (from hb) replaced by prefix. */
-static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, CXCursor E,
-                          unsigned ce)
+/* Count edits for an allocation whose byte-size argument is written at
+ * [eb, ee), with the text before it (from hb) replaced by prefix. */
+static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, unsigned eb,
+                          unsigned ee, unsigned ce)
 {
-    unsigned b, e;
-    pp_span(f, clang_Cursor_isNull(hi->fac) ? E : hi->fac, &b, &e);
+    unsigned b = eb, e = ee;
+    if (!clang_Cursor_isNull(hi->fac)) {
+        pp_span(f, hi->fac, &b, &e);
+        if (b < eb || e > ee) { /* not written there: divide the whole size */
+            hi->fac = clang_getNullCursor();
+            b = eb;
+            e = ee;
+        }
+    }
     if (hi->sizeof_only) {
         pp_edit_add(f, hb, ce, E_REPL, 0, 0, pp_fmt("%s1)", prefix));
     } else if (!clang_Cursor_isNull(hi->fac)) {
@@ -3241,6 +3251,13 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
     }
+    unsigned eb, ee; /* where the size is written */
+    pp_span(f, !strcmp(name, "malloc") || is_alloca ? a0 : a1, &eb, &ee);
+    if (is_alloca && pp_in_macro(c)) { /* between the parentheses of alloca( ) */
+        unsigned i = pp_tok_from(f, cb), j = pp_tok_from(f, ce);
+        eb = f->toks[i + 2 < j ? i + 2 : i].b;
+        ee = f->toks[j >= 2 ? j - 2 : 0].e;
+    }
     if (is_alloca) /* on the heap, the memory outlives the call: harmless */
         name = "malloc";
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
@@ -3255,17 +3272,17 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     }
     if (!strcmp(name, "malloc")) {
         char *pre = pp_fmt("lev_alloc(lev__module(), %s, ", hi.id);
-        pp_heap_count(f, &hi, pre, cb, E, ce);
+        pp_heap_count(f, &hi, pre, cb, eb, ee, ce);
         free(pre);
     } else if (!strcmp(name, "realloc")) {
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_realloc(lev__module(), "));
         char *pre = pp_fmt(", %s, ", hi.id);
-        pp_heap_count(f, &hi, pre, pp_end(a0), E, ce);
+        pp_heap_count(f, &hi, pre, pp_end(a0), eb, ee, ce);
         free(pre);
     } else { /* calloc */
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
                     pp_fmt("lev_alloc(lev__module(), %s, (", hi.id));
-        pp_heap_count(f, &hi, ") * ", pp_end(a0), E, ce);
+        pp_heap_count(f, &hi, ") * ", pp_end(a0), eb, ee, ce);
     }
     free(hi.size);
 }

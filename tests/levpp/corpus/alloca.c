@@ -2,7 +2,8 @@
  * polls of the loops that use them: ints sized with sizeof in the
  * argument, structs holding pointers into other alloca buffers, a cast
  * that gives the type, a byte buffer typed by the pointer it is assigned
- * to, __builtin_alloca, buffers taken in every pass of a loop and in
+ * to, a size written with a macro whose body holds the sizeof (alloca
+ * and malloc), __builtin_alloca, buffers taken in every pass of a loop and in
  * recursion; alloca in a function that is not checkpointable stays.
  * usage: alloca [N [ROUNDS [WORK]]]   (default 6 4 200)
  * Exit status: the sum of the checks modulo 100. */
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define ELEMS(k, T) ((k) * sizeof(T)) /* sizeof spelled in a macro's body */
 
 struct link {
     int *value;
@@ -56,6 +59,10 @@ static long run(int n, int round, int work)
     struct link *links = __builtin_alloca(sizeof(struct link) * n);
     double *ws = (double *)alloca(8 * (size_t)n);
     char *name = alloca(32);
+    long *twice = alloca(ELEMS(n, long));
+    long *thrice = malloc(ELEMS(n, long));
+    if (!thrice)
+        return -1;
     for (int i = 0; i < n; i++) {
         vals[i] = i * 3 + round;
         ws[i] = i / 2.0;
@@ -75,12 +82,20 @@ static long run(int n, int round, int work)
         for (int i = 0; i < p * n; i++)
             passes += tmp[i];
     }
+    for (int i = 0; i < n; i++) {
+        twice[i] = 2L * vals[i];
+        thrice[i] = 3L * vals[i];
+    }
     double wsum = 0;
-    for (int i = 0; i < n; i++)
+    long tw = 0;
+    for (int i = 0; i < n; i++) {
         wsum += ws[i];
+        tw += twice[i] + thrice[i];
+    }
+    free(thrice);
     long chain = walk(links);
-    printf("%s: chain %ld passes %ld w %.1f deep %ld spin %ld\n", name, chain, passes, wsum,
-           deep(n % 4 + 2), spin);
+    printf("%s: chain %ld passes %ld w %.1f tw %ld deep %ld spin %ld\n", name, chain, passes,
+           wsum, tw, deep(n % 4 + 2), spin);
     fflush(stdout);
     return chain + passes;
 }
