@@ -156,6 +156,23 @@ typedef struct pp_file {
     char *outname, *stem;
 } pp_file;
 
+/* A variable-length array kept on the VT heap (PP_VLA_ARRAY), or a
+ * pointer to an array whose outermost dimension is variable
+ * (PP_VLA_POINTER): its dimensions from the outermost down to the last
+ * variable one (cdim[i] < 0: variable, in frame field lev__dI_FIELD; else
+ * that constant), the size expression written for each, and the element
+ * type below them. */
+enum { PP_VLA_ARRAY = 1, PP_VLA_POINTER = 2 };
+#define PP_VLA_MAX 8
+
+typedef struct pp_vla {
+    int kind; /* 0: not variably modified; PP_VLA_* */
+    unsigned ndims;
+    long long cdim[PP_VLA_MAX];
+    CXCursor size[PP_VLA_MAX];
+    CXType elem;
+} pp_vla;
+
 typedef struct pp_var {
     char *field; /* name in the frame: x, x__1, t.arg... */
     CXCursor decl;
@@ -163,6 +180,7 @@ typedef struct pp_var {
     int reg; /* kept in a C local of the resumable body (lev__v_FIELD) */
     unsigned refs; /* references in the body */
     unsigned scope_b, scope_e; /* where it is in scope: declaration to end of block */
+    pp_vla vla;
 } pp_var;
 
 typedef struct pp_slot {
@@ -288,6 +306,27 @@ static unsigned pp_begin(CXCursor c)
     return pp_off(clang_getRangeStart(clang_getCursorExtent(c)));
 }
 static unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
+
+/* Where c is written in f: its extent, or, for an argument of a macro
+ * invocation spelled in f, where the argument is spelled. */
+static void pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    unsigned o1, o2, x;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &o1);
+    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &o2);
+    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &x);
+    /* a macro's body is spelled before its invocation, an argument after */
+    if (f1 && f2 && clang_File_isEqual(f1, f->cxf) && clang_File_isEqual(f2, f->cxf) && x <= o1 &&
+        o1 <= o2) {
+        *b = o1;
+        *e = o2;
+    } else {
+        clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, b);
+        clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, e);
+    }
+}
 
 /* Whether any end of c's extent comes from a macro expansion. */
 static int pp_in_macro(CXCursor c)
@@ -483,8 +522,9 @@ static CXType pp_desugar(CXType t)
         enum CXTypeKind ck = clang_getCanonicalType(t).kind;
         if (t.kind == CXType_Elaborated)
             t = clang_Type_getNamedType(t);
-        else if (t.kind == CXType_Typedef && (ck == CXType_ConstantArray ||
-                                              ck == CXType_IncompleteArray || ck == CXType_Pointer))
+        else if (t.kind == CXType_Typedef &&
+                 (ck == CXType_ConstantArray || ck == CXType_IncompleteArray ||
+                  ck == CXType_VariableArray || ck == CXType_Pointer))
             t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
         else if (t.kind == CXType_Unexposed)
             return clang_getCanonicalType(t);
@@ -511,7 +551,8 @@ static char *pp_decl(CXType t, const char *name)
         free(inner);
         return r;
     }
-    case CXType_IncompleteArray: {
+    case CXType_IncompleteArray:
+    case CXType_VariableArray: { /* [] is compatible with any first dimension */
         char *inner = name[0] == '*' ? pp_fmt("(%s)[]", name) : pp_fmt("%s[]", name);
         char *r = pp_decl(clang_getArrayElementType(d), inner);
         free(inner);
@@ -520,7 +561,8 @@ static char *pp_decl(CXType t, const char *name)
     case CXType_Pointer: {
         CXType p = pp_desugar(clang_getPointeeType(d));
         if (p.kind == CXType_FunctionProto || p.kind == CXType_FunctionNoProto ||
-            p.kind == CXType_ConstantArray || p.kind == CXType_IncompleteArray) {
+            p.kind == CXType_ConstantArray || p.kind == CXType_IncompleteArray ||
+            p.kind == CXType_VariableArray) {
             char *inner = pp_fmt("(*%s)", name);
             char *r = pp_decl(clang_getPointeeType(d), inner);
             free(inner);
@@ -588,6 +630,8 @@ static int pp_has_pointer(CXType t)
     case CXType_ConstantArray:
     case CXType_IncompleteArray:
         return pp_has_pointer(clang_getArrayElementType(t));
+    case CXType_VariableArray:
+        return 1; /* a local one lives on the VT heap behind a frame pointer */
     case CXType_Record: {
         int found = 0;
         clang_Type_visitFields(t, pp_ptr_field_cb, &found);
@@ -596,6 +640,31 @@ static int pp_has_pointer(CXType t)
     default:
         return 0;
     }
+}
+
+/* Whether t is variably modified: a variable-length array, or an array
+ * of or a pointer to one. */
+static int pp_is_vm(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    switch (t.kind) {
+    case CXType_VariableArray:
+        return 1;
+    case CXType_Pointer:
+        return pp_is_vm(clang_getPointeeType(t));
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+        return pp_is_vm(clang_getArrayElementType(t));
+    default:
+        return 0;
+    }
+}
+
+/* Whether declaration c is a typedef of a variably modified type: its
+ * size expressions run where it stands, so it cannot move. */
+static int pp_vm_typedef(CXCursor c)
+{
+    return pp_kind(c) == CXCursor_TypedefDecl && pp_is_vm(clang_getTypedefDeclUnderlyingType(c));
 }
 
 static int pp_is_union(CXType t)
@@ -718,33 +787,123 @@ static int pp_elem(CXType t, CXCursor where, const char **id, char **size, long 
 /* Appends field descriptors of a member `path` of type t in `owner`. */
 static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 
-typedef struct pp_fv {
-    pp_type *ty;
-    const char *owner, *path;
-} pp_fv;
+static void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
+                             int anon);
 
-static enum CXVisitorResult pp_field_cb(CXCursor c, CXClientData d)
+static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d)
 {
-    pp_fv *fv = d;
-    char *name = pp_cx(clang_getCursorSpelling(c));
-    if (clang_Cursor_isBitField(c)) {
-        pp_error(PP_LOC(c), "bit-field '%s' cannot be described for capture yet", name);
-        free(name);
-        return CXVisit_Continue;
-    }
-    char *path = !*name || clang_Cursor_isAnonymousRecordDecl(
-                               clang_getTypeDeclaration(clang_getCursorType(c)))
-                     ? pp_strdup(fv->path)
-                 : *fv->path ? pp_fmt("%s.%s", fv->path, name)
-                             : pp_strdup(name);
-    if (!*name && !*fv->path) {
-        free(path);
-        path = pp_strdup("");
-    }
-    pp_fields(fv->ty, fv->owner, path, clang_getCursorType(c), c);
-    free(path);
-    free(name);
+    pp_kids *k = d;
+    PP_PUSH(k->v, k->n, k->cap);
+    k->v[k->n++] = c;
     return CXVisit_Continue;
+}
+
+/* Whether field c is a member of an anonymous struct or union (its
+ * fields are named as the enclosing record's). */
+static int pp_anon_member(CXCursor c)
+{
+    return clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(clang_getCursorType(c)));
+}
+
+/* Member path of field c (named, not a bit-field) below path. */
+static char *pp_member_path(const char *path, CXCursor c)
+{
+    char *name = pp_cx(clang_getCursorSpelling(c));
+    char *r = *path ? pp_fmt("%s.%s", path, name) : pp_strdup(name);
+    free(name);
+    return r;
+}
+
+/* The bytes of bit-fields v[b, e) of a record (at member path `path` of
+ * owner, or the owner itself) as one run of raw bytes: from the end of
+ * the named field before them (or the record's start) to the start of the
+ * one after them (or the record's end), computed with offsetof and sizeof
+ * since no bit-field can be named. Captured bit-exactly, between machines
+ * of the same byte order. */
+static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CXType rec,
+                            int anon, CXCursor *v, unsigned n, unsigned b, unsigned e)
+{
+    CXCursor prev = b > 0 ? v[b - 1] : clang_getNullCursor();
+    CXCursor next = e < n ? v[e] : clang_getNullCursor();
+    char *first = pp_cx(clang_getCursorSpelling(v[b]));
+    if ((!clang_Cursor_isNull(prev) && pp_anon_member(prev)) ||
+        (!clang_Cursor_isNull(next) && pp_anon_member(next)) ||
+        (anon && (clang_Cursor_isNull(prev) || clang_Cursor_isNull(next)))) {
+        pp_error(PP_LOC(v[b]),
+                 "bit-field '%s' next to an anonymous struct or union cannot be described; "
+                 "give the struct or union a member name",
+                 first);
+        free(first);
+        return;
+    }
+    /* the layout as libclang sees it: no row for zero-width bit-fields */
+    long long lo = 0, hi = clang_Type_getSizeOf(rec);
+    if (!clang_Cursor_isNull(prev))
+        lo = clang_Cursor_getOffsetOfField(prev) / 8 + clang_Type_getSizeOf(clang_getCursorType(prev));
+    if (!clang_Cursor_isNull(next))
+        hi = clang_Cursor_getOffsetOfField(next) / 8;
+    if (hi <= lo) {
+        free(first);
+        return;
+    }
+    char *start, *end;
+    if (!clang_Cursor_isNull(prev)) {
+        char *pp = pp_member_path(path, prev);
+        start = pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, pp, owner, pp);
+        free(pp);
+    } else {
+        start = *path ? pp_fmt("offsetof(%s, %s)", owner, path) : pp_strdup("0");
+    }
+    if (!clang_Cursor_isNull(next)) {
+        char *np = pp_member_path(path, next);
+        end = pp_fmt("offsetof(%s, %s)", owner, np);
+        free(np);
+    } else {
+        end = *path ? pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, path, owner, path)
+                    : pp_fmt("sizeof(%s)", owner);
+    }
+    char *last = pp_cx(clang_getCursorSpelling(v[e - 1]));
+    pp_printf(&ty->fields, "    {\"%s%s%s%s%s\", %s, LEV_K_B1, (%s) - (%s), 0},\n", path,
+              *path ? "." : "", *first ? first : "(bit-field)", e - b > 1 ? ".." : "",
+              e - b > 1 ? (*last ? last : "(bit-field)") : "", start, end, start);
+    ty->nfields++;
+    free(first);
+    free(last);
+    free(start);
+    free(end);
+}
+
+/* Appends the field descriptors of record type rec, at member path
+ * `path` of owner (or the owner itself); anon: rec is an anonymous
+ * member, its fields named as the enclosing record's. */
+static void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
+                             int anon)
+{
+    pp_kids k = {0};
+    clang_Type_visitFields(rec, pp_collect_field_cb, &k);
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (clang_Cursor_isBitField(c)) {
+            unsigned e = i + 1;
+            while (e < k.n && clang_Cursor_isBitField(k.v[e]))
+                e++;
+            pp_bitfield_run(ty, owner, path, rec, anon, k.v, k.n, i, e);
+            i = e - 1;
+            continue;
+        }
+        CXType ct = clang_getCursorType(c);
+        if (pp_anon_member(c) && clang_getCanonicalType(ct).kind == CXType_Record &&
+            !pp_is_union(ct)) {
+            pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
+            continue;
+        }
+        char *name = pp_cx(clang_getCursorSpelling(c));
+        char *p = !*name || pp_anon_member(c) ? pp_strdup(path) : pp_member_path(path, c);
+        pp_fields(ty, owner, p, ct, c);
+        free(p);
+        free(name);
+    }
+    free(k.v);
 }
 
 static void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
@@ -789,8 +948,7 @@ static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t
             return;
         }
         if (count == 1 && *path) {
-            pp_fv fv = {ty, owner, path};
-            clang_Type_visitFields(c, pp_field_cb, &fv);
+            pp_record_fields(ty, owner, path, c, 0);
             return;
         }
         const char *id = pp_record_id(elem, where);
@@ -989,7 +1147,110 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
         }
     }
     PP_PUSH(fn->vars, fn->nvars, fn->capvars);
-    fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0, 0, 0, UINT_MAX};
+    fn->vars[fn->nvars++] = (pp_var){.field = name, .decl = decl, .type = type, .scope_e = UINT_MAX};
+}
+
+/* The size expressions written in the brackets of variable v's
+ * declarator, outermost first (at most PP_VLA_MAX); their number. */
+static unsigned pp_bracket_exprs(pp_file *f, CXCursor v, CXCursor *out)
+{
+    /* a parameter written as an array: its first brackets are adjusted
+     * away (T a[n][m] is T (*a)[m]) */
+    unsigned skip = 0;
+    if (pp_kind(v) == CXCursor_ParmDecl) {
+        unsigned t = pp_tok_from(f, pp_off(PP_LOC(v)));
+        for (unsigned d = 0, i = t + 1; pp_tok_is(f, t + 1, "[") && i < f->ntoks; i++) {
+            d += (unsigned)pp_tok_is(f, i, "[") - (unsigned)pp_tok_is(f, i, "]");
+            if (!d) {
+                skip = f->toks[i].e;
+                break;
+            }
+        }
+    }
+    pp_kids k = pp_children(v);
+    unsigned n = 0;
+    for (unsigned i = 0; i < k.n && n < PP_VLA_MAX; i++) {
+        if (!clang_isExpression(pp_kind(k.v[i])) || pp_begin(k.v[i]) < skip)
+            continue;
+        unsigned t = pp_tok_from(f, pp_begin(k.v[i]));
+        if (t > 0 && pp_tok_is(f, t - 1, "["))
+            out[n++] = k.v[i];
+    }
+    free(k.v);
+    for (unsigned i = 1; i < n; i++) /* children come innermost first */
+        for (unsigned j = i; j > 0 && pp_begin(out[j - 1]) > pp_begin(out[j]); j--) {
+            CXCursor x = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = x;
+        }
+    return n;
+}
+
+/* The shape (pp_vla) of local v of variably modified type t in fn. 0; -1
+ * after an error naming v and saying how to write it instead. */
+static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
+{
+    memset(out, 0, sizeof *out);
+    char *name = pp_cx(clang_getCursorSpelling(v));
+    CXType a = t;
+    out->kind = PP_VLA_ARRAY;
+    if (clang_getCanonicalType(t).kind == CXType_Pointer) {
+        out->kind = PP_VLA_POINTER;
+        a = clang_getPointeeType(pp_desugar(t));
+    }
+    unsigned n = 0;
+    int last = -1, ok = 1;
+    for (;;) {
+        enum CXTypeKind k = clang_getCanonicalType(a).kind;
+        if (k != CXType_ConstantArray && k != CXType_VariableArray)
+            break;
+        if (n == PP_VLA_MAX) {
+            ok = 0;
+            break;
+        }
+        out->cdim[n] = k == CXType_ConstantArray ? clang_getArraySize(clang_getCanonicalType(a)) : -1;
+        if (k == CXType_VariableArray)
+            last = (int)n;
+        n++;
+        a = clang_getArrayElementType(pp_desugar(a));
+    }
+    ok = ok && last >= 0;
+    if (ok) {
+        /* the element type: below the last variable dimension */
+        out->ndims = (unsigned)last + 1;
+        a = out->kind == PP_VLA_POINTER ? clang_getPointeeType(pp_desugar(t)) : t;
+        for (unsigned i = 0; i < out->ndims; i++)
+            a = clang_getArrayElementType(pp_desugar(a));
+        out->elem = a;
+        ok = !pp_is_vm(a);
+    }
+    for (unsigned i = 1; ok && out->kind == PP_VLA_POINTER && i < out->ndims; i++)
+        ok = out->cdim[i] >= 0;
+    if (!ok) {
+        pp_error(PP_LOC(v),
+                 "'%s' in checkpointable function '%s' has a variably modified type that cannot "
+                 "be captured: only variable-length arrays (T a[n][m]) and pointers to arrays "
+                 "whose first dimension only is variable (T (*p)[m]) are supported; use a 'T *' "
+                 "and index it by hand",
+                 name, fn->name);
+        free(name);
+        return -1;
+    }
+    CXCursor br[PP_VLA_MAX];
+    unsigned nb = pp_bracket_exprs(&S.files[fn->file], v, br);
+    for (unsigned i = 0; i < out->ndims; i++) {
+        out->size[i] = i < nb ? br[i] : clang_getNullCursor();
+        if (out->cdim[i] < 0 && i >= nb) {
+            pp_error(PP_LOC(v),
+                     "variable-length array '%s' in checkpointable function '%s' takes a "
+                     "dimension from a typedef; write its dimensions in its declaration",
+                     name, fn->name);
+            free(name);
+            return -1;
+        }
+    }
+    free(name);
+    return 0;
 }
 
 typedef struct pp_vc {
@@ -1016,11 +1277,12 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
                      "%s local '%s' in checkpointable function '%s' is not supported yet; "
                      "move it to file scope",
                      sc == CX_SC_Static ? "static" : "extern", name, vc->fn->name);
-        } else if (clang_getCursorType(c).kind == CXType_VariableArray) {
-            pp_error(PP_LOC(c),
-                     "variable-length array '%s' in checkpointable function '%s' cannot be "
-                     "captured",
-                     name, vc->fn->name);
+        } else if (pp_is_vm(clang_getCursorType(c))) {
+            pp_vla shape;
+            if (pp_vla_shape(vc->fn, c, clang_getCursorType(c), &shape) == 0) {
+                pp_var_add(vc->fn, c, clang_getCursorType(c), NULL);
+                vc->fn->vars[vc->fn->nvars - 1].vla = shape;
+            }
         } else {
             char *sp = pp_cx(clang_getTypeSpelling(clang_getCursorType(c)));
             if (pp_bad_spelling(sp))
@@ -1142,6 +1404,8 @@ static void pp_layout(pp_fn *fn)
                             : fn->is_main && i < 2 ? main_f[i]
                                                    : NULL;
         pp_var_add(fn, p, clang_getArgType(ft, (unsigned)i), fixed);
+        if (pp_is_vm(clang_getArgType(ft, (unsigned)i)))
+            pp_vla_shape(fn, p, clang_getArgType(ft, (unsigned)i), &fn->vars[fn->nvars - 1].vla);
     }
     pp_kids k = pp_children(c);
     for (unsigned i = 0; i < k.n; i++)
@@ -1164,6 +1428,23 @@ static void pp_layout(pp_fn *fn)
 static char *pp_var_ref(pp_fn *fn, int vi)
 {
     pp_var *v = &fn->vars[vi];
+    if (v->vla.kind) {
+        /* an lvalue of the declared type, its dimensions read from the
+         * frame: the array on the heap, or the pointer field (declared
+         * with a compatible type of unknown first dimension) */
+        pp_buf d = {0};
+        pp_puts(&d, v->vla.kind == PP_VLA_ARRAY ? "(*)" : "(**)");
+        for (unsigned i = 0; i < v->vla.ndims; i++)
+            if (v->vla.cdim[i] < 0)
+                pp_printf(&d, "[fr->lev__d%u_%s]", i, v->field);
+            else
+                pp_printf(&d, "[%lld]", v->vla.cdim[i]);
+        char *ty = pp_decl(v->vla.elem, d.p);
+        char *r = pp_fmt("(*(%s)%sfr->%s)", ty, v->vla.kind == PP_VLA_ARRAY ? "" : "&", v->field);
+        free(ty);
+        free(d.p);
+        return r;
+    }
     if (!v->reg)
         return pp_fmt("fr->%s", v->field);
     char *r = pp_fmt("lev__v%d_%s", vi, v->field);
@@ -1228,7 +1509,8 @@ static void pp_regs(pp_fn *fn)
     fn->nreg = 0;
     for (unsigned i = 0; i < fn->nvars; i++) {
         fn->vars[i].refs = rs.refs[i];
-        fn->vars[i].reg = pp_scalar(fn->vars[i].type) && rs.refs[i] && !rs.taken[i];
+        fn->vars[i].reg = pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] &&
+                          !rs.taken[i];
         fn->nreg += (unsigned)fn->vars[i].reg;
     }
     free(rs.refs);
@@ -1990,6 +2272,71 @@ static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth);
 
+/* The expression that declares variable-length array (or pointer to
+ * one) vi: its variable dimensions evaluated once, in order, into their
+ * frame fields, then the array allocated zeroed on the VT heap with its
+ * element's type descriptor (the VT fails with LEV_ENOMEM if it cannot
+ * be). The old array of a previous pass becomes garbage. */
+static char *pp_vla_decl(pp_walk *w, int vi)
+{
+    pp_var *v = &w->fn->vars[vi];
+    pp_buf b = {0}, count = {0};
+    pp_puts(&count, "1ULL");
+    for (unsigned d = 0; d < v->vla.ndims; d++) {
+        if (v->vla.cdim[d] >= 0) {
+            pp_printf(&count, " * %lldULL", v->vla.cdim[d]);
+            continue;
+        }
+        char *st = pp_render_str(w->f, v->vla.size[d], 1);
+        pp_printf(&b, "%sfr->lev__d%u_%s = (%s)", b.n ? ", " : "", d, v->field, st);
+        pp_printf(&count, " * fr->lev__d%u_%s", d, v->field);
+        free(st);
+    }
+    const char *id = NULL;
+    char *size = NULL;
+    long long mult = 1;
+    int owner = S.cur_file;
+    S.cur_file = w->fn->file; /* a record type is described where it is known */
+    int bad = v->vla.kind == PP_VLA_ARRAY && pp_elem(v->vla.elem, v->decl, &id, &size, &mult);
+    S.cur_file = owner;
+    free(size);
+    if (v->vla.kind == PP_VLA_ARRAY && !bad) {
+        char *name = pp_cx(clang_getCursorSpelling(v->decl));
+        char *ex = pp_return(w->fn, "LEV_RUN_EXIT", NULL);
+        pp_printf(&b,
+                  "%sfr->%s = ({ unsigned long long lev__n = %s * %lldULL; "
+                  "void *lev__p = lev_alloc(lev__module(), %s, lev__n ? lev__n : 1); "
+                  "if (!lev__p) { lev_vt_fail(vt, LEV_ENOMEM, \"%s: no memory for the "
+                  "variable-length array '%s'\"); %s } lev__p; })",
+                  b.n ? ", " : "", v->field, count.p, mult, id, w->fn->name, name, ex);
+        free(ex);
+        free(name);
+    }
+    free(count.p);
+    return b.p ? b.p : pp_strdup("(void)0");
+}
+
+/* The variable dimensions of parameters of pointer-to-VLA type, evaluated
+ * into their frame fields at the head of the body, which only a first
+ * entry runs (a resume jumps past it). */
+static void pp_vla_params(pp_walk *w)
+{
+    pp_buf b = {0};
+    for (unsigned i = 0; i < w->fn->nparams; i++) {
+        pp_vla *vla = &w->fn->vars[i].vla;
+        if (!vla->kind)
+            continue;
+        for (unsigned d = 0; d < vla->ndims; d++)
+            if (vla->cdim[d] < 0)
+                pp_expr(w, vla->size[d], 0, NULL);
+        char *at = pp_vla_decl(w, (int)i);
+        pp_printf(&b, "\n%s;", at);
+        free(at);
+    }
+    if (b.p)
+        pp_edit_add(w->f, w->body_b + 1, w->body_b + 1, E_PRE, 0, 1, b.p);
+}
+
 /* A DeclStmt: assignments to the frame. for_init: as one expression. */
 static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
                         pp_unit *outer)
@@ -2005,7 +2352,8 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
     for (unsigned i = 0; i < k.n; i++) {
         enum CXCursorKind kk = pp_kind(k.v[i]);
         movable &= kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl ||
-                   kk == CXCursor_EnumDecl || kk == CXCursor_TypedefDecl ||
+                   kk == CXCursor_EnumDecl ||
+                   (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])) ||
                    (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static);
     }
     if (movable && !pp_in_macro(c)) {
@@ -2016,6 +2364,13 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
     int any = 0, in_frame = 0;
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor v = k.v[i];
+        if (pp_vm_typedef(v)) {
+            pp_error(PP_LOC(v),
+                     "typedef of a variably modified type in checkpointable function '%s' "
+                     "cannot be captured; write the dimensions in each declaration",
+                     w->fn->name);
+            continue;
+        }
         if (pp_kind(v) != CXCursor_VarDecl) {
             pp_error(PP_LOC(v),
                      "type declaration inside checkpointable function '%s' is not "
@@ -2026,6 +2381,10 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
         int vi = pp_var_find(w->fn, v);
         CXCursor init = clang_Cursor_getVarDeclInitializer(v);
         pp_unit own = {0}, *u = for_init ? outer : &own;
+        pp_vla *vla = vi >= 0 && w->fn->vars[vi].vla.kind ? &w->fn->vars[vi].vla : NULL;
+        for (unsigned d = 0; vla && d < vla->ndims; d++)
+            if (vla->cdim[d] < 0)
+                pp_expr(w, vla->size[d], 0, u);
         if (!clang_Cursor_isNull(init))
             pp_expr(w, init, 0, u);
         if (vi < 0)
@@ -2037,6 +2396,21 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
             pp_puts(&txt, "\n}\n");
         }
         pp_unit_free(&own);
+        if (vla) {
+            char *at = pp_vla_decl(w, vi);
+            pp_printf(&txt, "%s%s%s", any ? (for_init ? ", " : " ") : "", at, for_init ? "" : ";");
+            free(at);
+            any = 1;
+            if (vla->kind == PP_VLA_ARRAY) {
+                /* the heap object starts zeroed: only `= {}` can be kept */
+                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){0} : pp_children(init);
+                if (!clang_Cursor_isNull(init) &&
+                    (pp_kind(pp_strip(init)) != CXCursor_InitListExpr || ik.n))
+                    pp_error(PP_LOC(init), "variable-length array with an initialiser");
+                free(ik.v);
+                continue;
+            }
+        }
         if (clang_Cursor_isNull(init))
             continue;
         char *it = pp_render_str(w->f, init, 1);
@@ -2684,6 +3058,7 @@ static void pp_walk_fn(pp_fn *fn)
     pp_regs(fn);
     pp_scopes_of(fn);
     pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0};
+    pp_vla_params(&w);
     pp_stmt(&w, fn->body_c, 0);
 }
 
@@ -3046,7 +3421,9 @@ static int pp_defined_here(CXCursor fndecl)
 /* The type operand or expression type of a sizeof; 0: found. */
 static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
 {
-    unsigned i = pp_tok_from(f, pp_begin(c));
+    unsigned sb, se;
+    pp_span(f, c, &sb, &se);
+    unsigned i = pp_tok_from(f, sb);
     if (!pp_tok_is(f, i, "sizeof"))
         return -1;
     *special = NULL;
@@ -3057,7 +3434,7 @@ static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **specia
         rc = 0;
     } else {
         /* sizeof(type): the tokens tell pointers from the type named */
-        unsigned e = pp_end(c);
+        unsigned e = se;
         int star = 0, paren = 0;
         for (unsigned j = i + 2; j < f->ntoks && f->toks[j].e < e; j++) {
             star |= pp_tok_is(f, j, "*");
@@ -3167,31 +3544,49 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
     return -1;
 }
 
-/* Count edits for an allocation whose byte-size argument is E, with the
- * text before E (from hb) replaced by prefix. */
-static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, CXCursor E,
-                          unsigned ce)
+/* Count edits for an allocation whose byte-size argument is written at
+ * [eb, ee), with the text before it (from hb) replaced by prefix. */
+static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, unsigned eb,
+                          unsigned ee, unsigned ce)
 {
+    unsigned b = eb, e = ee;
+    if (!clang_Cursor_isNull(hi->fac)) {
+        pp_span(f, hi->fac, &b, &e);
+        if (b < eb || e > ee) { /* not written there: divide the whole size */
+            hi->fac = clang_getNullCursor();
+            b = eb;
+            e = ee;
+        }
+    }
     if (hi->sizeof_only) {
         pp_edit_add(f, hb, ce, E_REPL, 0, 0, pp_fmt("%s1)", prefix));
     } else if (!clang_Cursor_isNull(hi->fac)) {
-        pp_edit_add(f, hb, pp_begin(hi->fac), E_REPL, 0, 0, pp_fmt("%s(", prefix));
-        pp_edit_add(f, pp_end(hi->fac), ce, E_REPL, 0, 0, pp_strdup("))"));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
     } else if (!strcmp(hi->size, "1")) {
-        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s(", prefix));
-        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0, pp_strdup("))"));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
     } else {
-        pp_edit_add(f, hb, pp_begin(E), E_REPL, 0, 0, pp_fmt("%s((", prefix));
-        pp_edit_add(f, pp_end(E), ce, E_REPL, 0, 0,
-                    pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s((", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
     }
+}
+
+/* Whether call c is the expansion of the C library's macro `alloca(E)`
+ * written in f (its argument is then spelled in f). */
+static int pp_alloca_macro(const pp_file *f, CXCursor c)
+{
+    unsigned b = pp_begin(c), e = pp_end(c), i = pp_tok_from(f, b), j = pp_tok_from(f, e);
+    return pp_tok_is(f, i, "alloca") && f->toks[i].b == b && pp_tok_is(f, i + 1, "(") && j > 0 &&
+           pp_tok_is(f, j - 1, ")") && f->toks[j - 1].e == e;
 }
 
 static const char *pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
 
 static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents, int np)
 {
-    if (pp_in_macro(c)) {
+    int is_alloca = !strcmp(name, "alloca");
+    if (pp_in_macro(c) && !(is_alloca && pp_alloca_macro(f, c))) {
         pp_error(PP_LOC(c),
                  "%s inside a macro expansion cannot be rewritten to the VT heap; "
                  "call it outside the macro",
@@ -3206,8 +3601,19 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
     }
+    unsigned eb, ee; /* where the size is written */
+    pp_span(f, !strcmp(name, "malloc") || is_alloca ? a0 : a1, &eb, &ee);
+    if (is_alloca && pp_in_macro(c)) { /* between the parentheses of alloca( ) */
+        unsigned i = pp_tok_from(f, cb), j = pp_tok_from(f, ce);
+        eb = f->toks[i + 2 < j ? i + 2 : i].b;
+        ee = f->toks[j >= 2 ? j - 2 : 0].e;
+    }
+    if (is_alloca) /* on the heap, the memory outlives the call: harmless */
+        name = "malloc";
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
     if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
+        if (is_alloca)
+            name = "alloca";
         pp_error(PP_LOC(c),
                  "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
                  "assign the result to a T *",
@@ -3216,17 +3622,17 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     }
     if (!strcmp(name, "malloc")) {
         char *pre = pp_fmt("lev_alloc(lev__module(), %s, ", hi.id);
-        pp_heap_count(f, &hi, pre, cb, E, ce);
+        pp_heap_count(f, &hi, pre, cb, eb, ee, ce);
         free(pre);
     } else if (!strcmp(name, "realloc")) {
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_realloc(lev__module(), "));
         char *pre = pp_fmt(", %s, ", hi.id);
-        pp_heap_count(f, &hi, pre, pp_end(a0), E, ce);
+        pp_heap_count(f, &hi, pre, pp_end(a0), eb, ee, ce);
         free(pre);
     } else { /* calloc */
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
                     pp_fmt("lev_alloc(lev__module(), %s, (", hi.id));
-        pp_heap_count(f, &hi, ") * ", pp_end(a0), E, ce);
+        pp_heap_count(f, &hi, ") * ", pp_end(a0), eb, ee, ce);
     }
     free(hi.size);
 }
@@ -3442,7 +3848,7 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
     for (unsigned i = 0; i < k.n; i++) {
         enum CXCursorKind kk = pp_kind(k.v[i]);
         if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
-            kk == CXCursor_TypedefDecl)
+            (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])))
             types++;
         else if (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static)
             statics++;
@@ -3504,6 +3910,18 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                     pp_heap(f, c, name, parents, np);
                     skip_callee = 1;
                 }
+            if ((!strcmp(name, "alloca") || !strcmp(name, "__builtin_alloca")) && np >= 1 &&
+                pp_kind(parents[0]) == CXCursor_FunctionDecl) {
+                /* a checkpointable function's stack is its frame: the
+                 * buffer moves to the VT heap like malloc's */
+                char *usr = pp_cx(clang_getCursorUSR(parents[0]));
+                int g = pp_fn_find(usr);
+                free(usr);
+                if (g >= 0 && S.fns[g].cp) {
+                    pp_heap(f, c, "alloca", parents, np);
+                    skip_callee = 1;
+                }
+            }
             free(name);
         }
     }
@@ -3654,9 +4072,26 @@ static void pp_frame_struct(pp_buf *o, pp_fn *fn)
               : fn->is_main ? "lev_main_frame m"
                             : "lev_frame h");
     for (unsigned i = 0; i < fn->nvars; i++) {
-        if (strchr(fn->vars[i].field, '.'))
+        pp_var *v = &fn->vars[i];
+        if (strchr(v->field, '.'))
             continue;
-        char *d = pp_decl(fn->vars[i].type, fn->vars[i].field);
+        if (v->vla.kind) {
+            /* the pointer to the heap array (or the pointer variable, with
+             * its first dimension unknown) and the variable dimensions */
+            pp_buf nm = {0};
+            pp_printf(&nm, v->vla.kind == PP_VLA_ARRAY ? "*%s" : "(*%s)[]", v->field);
+            for (unsigned d = 1; v->vla.kind == PP_VLA_POINTER && d < v->vla.ndims; d++)
+                pp_printf(&nm, "[%lld]", v->vla.cdim[d]);
+            char *d = pp_decl(v->vla.elem, nm.p);
+            pp_printf(o, "    %s;\n", d);
+            free(d);
+            free(nm.p);
+            for (unsigned k = 0; k < v->vla.ndims; k++)
+                if (v->vla.cdim[k] < 0)
+                    pp_printf(o, "    unsigned long long lev__d%u_%s;\n", k, v->field);
+            continue;
+        }
+        char *d = pp_decl(v->type, v->field);
         pp_printf(o, "    %s;\n", d);
         free(d);
     }
@@ -3707,10 +4142,22 @@ static void pp_describe_types(void)
                 pp_field_row(ty, owner, "m.argv", "LEV_K_PTR", 1, "0");
                 pp_field_row(ty, owner, "m.ret", "LEV_K_B4", 1, "0");
             }
-            for (unsigned v = 0; v < fn->nvars; v++)
-                if (!strchr(fn->vars[v].field, '.'))
-                    pp_fields(&S.types[i], owner, fn->vars[v].field, fn->vars[v].type,
-                              fn->vars[v].decl);
+            for (unsigned v = 0; v < fn->nvars; v++) {
+                pp_var *var = &fn->vars[v];
+                if (strchr(var->field, '.'))
+                    continue;
+                if (!var->vla.kind) {
+                    pp_fields(&S.types[i], owner, var->field, var->type, var->decl);
+                    continue;
+                }
+                pp_field_row(&S.types[i], owner, var->field, "LEV_K_PTR", 1, "0");
+                for (unsigned d = 0; d < var->vla.ndims; d++)
+                    if (var->vla.cdim[d] < 0) {
+                        char *nm = pp_fmt("lev__d%u_%s", d, var->field);
+                        pp_field_row(&S.types[i], owner, nm, "LEV_K_B8", 1, "0");
+                        free(nm);
+                    }
+            }
             for (unsigned s = 0; s < fn->nslots; s++) {
                 char *nm = pp_fmt("lev__r%u", fn->slots[s].k);
                 pp_fields(&S.types[i], S.types[i].spell, nm, fn->slots[s].type, fn->def);
@@ -3728,8 +4175,7 @@ static void pp_describe_types(void)
                 continue;
             }
             char *owner = pp_strdup(ty->spell);
-            pp_fv fv = {ty, owner, ""};
-            clang_Type_visitFields(ty->type, pp_field_cb, &fv);
+            pp_record_fields(ty, owner, "", ty->type, 0);
             free(owner);
             ty = &S.types[i];
         }
