@@ -348,6 +348,15 @@ static void *s_dlopen(const char *path, char *err, size_t errlen)
     return h;
 }
 
+/* dlclose without a collection running meanwhile: the collector walks the
+ * loaded objects under the dynamic loader's lock, which dlclose holds. */
+static void s_dlclose(void *h)
+{
+    GC_disable();
+    dlclose(h);
+    GC_enable();
+}
+
 /* Opens bytes as a shared object through a memfd (its fd, kept open, in
  * *fd) or else a private temporary file unlinked at once. The handle, or
  * NULL with the reason in err (LEV_EIO in *rc when the bytes could not be
@@ -475,7 +484,7 @@ static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_
         hold.held = NULL;
         if (!rt_module_publish(fresh, &m)) {
             /* The same module is registered already: keep that one. */
-            dlclose(h);
+            s_dlclose(h);
             h = NULL;
             if (e->fd >= 0)
                 close(e->fd);
@@ -499,7 +508,7 @@ fail:
     /* Modules held from this load are freed before their code goes. */
     rt_module_discard(hold.held);
     if (h)
-        dlclose(h);
+        s_dlclose(h);
     if (e->fd >= 0)
         close(e->fd);
     free(e);

@@ -47,7 +47,10 @@ int rt_taskmod_carried_get(const rt_taskmod_carried **out);
  * one) Leverage module or one of another hash; LEV_EUNSUPPORTED if a
  * loaded module could not reach this program's runtime (a static
  * libleverage whose symbols the program does not export); LEV_EINVAL,
- * LEV_EIO, LEV_ENOMEM. lev_errdetail() says which. */
+ * LEV_EIO, LEV_ENOMEM. lev_errdetail() says which. The checks without a
+ * digest cover the file's structure (truncation, headers, segments out of
+ * bounds, another machine); damage inside a segment is caught only by the
+ * digest, so a receiver passes the sender's. */
 int rt_taskmod_load(const void *bytes, size_t len, uint64_t digest, uint64_t hash,
                     const lev_module **out);
 
