@@ -200,18 +200,20 @@ LEV_API uint64_t lev_module_hash(const lev_module *m);
 #define LEV_NOTE_TASK_MODULE_PATH 2
 
 #define LEV_NOTE_STR_(x) #x
+/* clang-format off */
 #define LEV_NOTE_(type, body)                                                                      \
-    __asm__(".pushsection .note.leverage, \"a\"\n"                                                \
-            ".balign 4\n"                                                                         \
-            ".long 9\n"                                                                           \
-            ".long 2f - 1f\n"                                                                     \
-            ".long " LEV_NOTE_STR_(type) "\n"                                                     \
-            ".asciz \"" LEV_NOTE_OWNER "\"\n"                                                     \
-            ".balign 4\n"                                                                         \
-            "1:\n" body "\n"                                                                      \
-            "2:\n"                                                                                \
-            ".balign 4\n"                                                                         \
+    __asm__(".pushsection .note.leverage, \"a\", %note\n"                                          \
+            ".balign 4\n"                                                                          \
+            ".long 9\n" /* the owner's length, NUL included */                                     \
+            ".long 2f - 1f\n"                                                                      \
+            ".long " LEV_NOTE_STR_(type) "\n"                                                      \
+            ".asciz \"" LEV_NOTE_OWNER "\"\n"                                                      \
+            ".balign 4\n"                                                                          \
+            "1:\n" body "\n"                                                                       \
+            "2:\n"                                                                                 \
+            ".balign 4\n"                                                                          \
             ".popsection\n")
+/* clang-format on */
 #define LEV_TASK_MODULE_EMBED(path) LEV_NOTE_(LEV_NOTE_TASK_MODULE, ".incbin \"" path "\"")
 #define LEV_TASK_MODULE_AT(path) LEV_NOTE_(LEV_NOTE_TASK_MODULE_PATH, ".asciz \"" path "\"")
 

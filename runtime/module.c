@@ -542,7 +542,7 @@ void rt_module_hold_begin(rt_module_hold *h)
     s_hold = h;
 }
 
-void rt_module_hold_end(rt_module_hold *h)
+void rt_module_hold_end(const rt_module_hold *h)
 {
     if (s_hold == h)
         s_hold = NULL;

@@ -112,7 +112,7 @@ void rt_module_hold_begin(rt_module_hold *h);
 
 /* Stops holding; the modules stay in h->held for the caller to publish or
  * discard. */
-void rt_module_hold_end(rt_module_hold *h);
+void rt_module_hold_end(const rt_module_hold *h);
 
 /* Makes a held module visible to the lookups and returns true; if a
  * registered module has the same hash already, frees m instead, returns

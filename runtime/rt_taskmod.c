@@ -144,10 +144,13 @@ static int s_carried_get_locked(const rt_taskmod_carried **out)
     }
     s_note_find f = {0};
     if (!dl_iterate_phdr(s_note_object, &f))
-        return rt_err(LEV_EMODULE, "this program carries no task module "
-                                   "(build it with leverage_add_tasks, or see LEV_TASK_MODULE_EMBED)");
+        return rt_err(LEV_EMODULE,
+                      "this program carries no task module "
+                      "(build it with leverage_add_tasks, or see LEV_TASK_MODULE_EMBED)");
     rt_taskmod_carried c = {0};
     if (f.type == LEV_NOTE_TASK_MODULE) {
+        if (!f.len)
+            return rt_err(LEV_EMODULE, "the program's embedded task module is empty");
         c.bytes = f.desc;
         c.len = f.len;
     } else {
@@ -156,17 +159,18 @@ static int s_carried_get_locked(const rt_taskmod_carried **out)
         char *path = strdup((const char *)f.desc);
         if (!path)
             return rt_err(LEV_ENOMEM, "no memory for the task module's path");
-        uint8_t *buf;
+        uint8_t *buf = NULL;
         int rc = s_read_file(path, &buf, &c.len);
+        if (rc == 0 && !c.len)
+            rc = rt_err(LEV_EMODULE, "the task module %s is empty", path);
         if (rc) {
+            free(buf);
             free(path);
             return rc;
         }
         c.bytes = buf;
         c.path = path;
     }
-    if (!c.len)
-        return rt_err(LEV_EMODULE, "the program's task module is empty");
     c.digest = rt_taskmod_digest(c.bytes, c.len);
     s_carried = c;
     s_carried_found = true;
@@ -217,10 +221,7 @@ int rt_taskmod_carried_get(const rt_taskmod_carried **out)
 #endif
 
 /* True if [off, off + n) lies within len bytes. */
-static bool s_within(uint64_t off, uint64_t n, size_t len)
-{
-    return off <= len && n <= len - off;
-}
+static bool s_within(uint64_t off, uint64_t n, size_t len) { return off <= len && n <= len - off; }
 
 /* Checks that bytes are a whole shared object for this machine, so that
  * the dynamic loader never maps a segment past their end (which would
@@ -232,28 +233,36 @@ static int s_check_elf(const uint8_t *b, size_t len)
         return rt_err(LEV_EMODULE, "the task module is not an ELF file (%zu bytes, no ELF magic)",
                       len);
     if (len < sizeof eh)
-        return rt_err(LEV_EMODULE, "the task module is truncated: %zu bytes, shorter than an "
-                                   "ELF header", len);
+        return rt_err(LEV_EMODULE,
+                      "the task module is truncated: %zu bytes, shorter than an "
+                      "ELF header",
+                      len);
     memcpy(&eh, b, sizeof eh);
     if (eh.e_ident[EI_CLASS] != S_ELFCLASS || eh.e_ident[EI_DATA] != S_ELFDATA)
         return rt_err(LEV_EMODULE, "the task module is an ELF file of another word size or "
                                    "byte order than this machine's");
 #ifdef S_MACHINE
     if (eh.e_machine != S_MACHINE)
-        return rt_err(LEV_EMODULE, "the task module is for another machine (ELF machine %u, "
-                                   "this one is %u)", (unsigned)eh.e_machine, (unsigned)S_MACHINE);
+        return rt_err(LEV_EMODULE,
+                      "the task module is for another machine (ELF machine %u, "
+                      "this one is %u)",
+                      (unsigned)eh.e_machine, (unsigned)S_MACHINE);
 #endif
     if (eh.e_type != ET_DYN)
         return rt_err(LEV_EMODULE, "the task module is not a shared object (ELF type %u)",
                       (unsigned)eh.e_type);
     if (eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 ||
         !s_within(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)), len))
-        return rt_err(LEV_EMODULE, "the task module is damaged or truncated: its program "
-                                   "headers lie outside its %zu bytes", len);
+        return rt_err(LEV_EMODULE,
+                      "the task module is damaged or truncated: its program "
+                      "headers lie outside its %zu bytes",
+                      len);
     if (eh.e_shoff && (eh.e_shentsize != sizeof(ElfW(Shdr)) ||
                        !s_within(eh.e_shoff, (uint64_t)eh.e_shnum * eh.e_shentsize, len)))
-        return rt_err(LEV_EMODULE, "the task module is damaged or truncated: its section "
-                                   "headers lie outside its %zu bytes", len);
+        return rt_err(LEV_EMODULE,
+                      "the task module is damaged or truncated: its section "
+                      "headers lie outside its %zu bytes",
+                      len);
     bool load = false, dynamic = false;
     for (ElfW(Half) i = 0; i < eh.e_phnum; i++) {
         ElfW(Phdr) ph;
@@ -261,9 +270,10 @@ static int s_check_elf(const uint8_t *b, size_t len)
         if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC)
             continue;
         if (!s_within(ph.p_offset, ph.p_filesz, len) || ph.p_filesz > ph.p_memsz)
-            return rt_err(LEV_EMODULE, "the task module is damaged or truncated: segment %u "
-                                       "(bytes %llu..%llu) lies outside its %zu bytes", (unsigned)i,
-                          (unsigned long long)ph.p_offset,
+            return rt_err(LEV_EMODULE,
+                          "the task module is damaged or truncated: segment %u "
+                          "(bytes %llu..%llu) lies outside its %zu bytes",
+                          (unsigned)i, (unsigned long long)ph.p_offset,
                           (unsigned long long)ph.p_offset + ph.p_filesz, len);
         load |= ph.p_type == PT_LOAD;
         dynamic |= ph.p_type == PT_DYNAMIC;
@@ -357,38 +367,38 @@ static void s_dlclose(void *h)
     GC_enable();
 }
 
-/* Opens bytes as a shared object through a memfd (its fd, kept open, in
- * *fd) or else a private temporary file unlinked at once. The handle, or
- * NULL with the reason in err (LEV_EIO in *rc when the bytes could not be
- * stored, else LEV_EMODULE). */
-static void *s_dlopen_bytes(const uint8_t *b, size_t len, int *fd, int *rc, char *err,
+/* Opens bytes as a shared object through the memfd mfd, named by
+ * /proc/self/fd; on success the fd stays open (its name stays unique while
+ * the object is loaded) and goes to *fd, else it is closed. */
+static void *s_dlopen_memfd(int mfd, const uint8_t *b, size_t len, int *fd, int *rc, char *err,
                             size_t errlen)
 {
-    char path[64];
-    *fd = -1;
-    *rc = LEV_EMODULE;
-    int mfd = s_use_tmpfile ? -1 : memfd_create("lev-task-module", MFD_CLOEXEC);
-    if (mfd >= 0 && access("/proc/self/fd", X_OK) == 0) {
-        int e = s_write_all(mfd, b, len);
-        if (e) {
-            close(mfd);
-            *rc = LEV_EIO;
-            snprintf(err, errlen, "cannot write the module to a memfd: %s", strerror(e));
-            return NULL;
-        }
-        snprintf(path, sizeof path, "/proc/self/fd/%d", mfd);
-        void *h = s_dlopen(path, err, errlen);
-        if (h)
-            *fd = mfd;
-        else
-            close(mfd);
-        return h;
-    }
-    if (mfd >= 0)
+    int e = s_write_all(mfd, b, len);
+    if (e) {
         close(mfd);
+        *rc = LEV_EIO;
+        snprintf(err, errlen, "cannot write the module to a memfd: %s", strerror(e));
+        return NULL;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", mfd);
+    void *h = s_dlopen(path, err, errlen);
+    if (h)
+        *fd = mfd;
+    else
+        close(mfd);
+    return h;
+}
+
+/* Opens bytes as a shared object through a private temporary file in
+ * TMPDIR (else /tmp), unlinked as soon as it is open or refused. */
+static void *s_dlopen_tmpfile(const uint8_t *b, size_t len, int *rc, char *err, size_t errlen)
+{
     const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
     char tpl[4096];
-    int n = snprintf(tpl, sizeof tpl, "%s/lev-task-module-XXXXXX.so", dir && *dir ? dir : "/tmp");
+    int n = snprintf(tpl, sizeof tpl, "%s/lev-task-module-XXXXXX.so", dir);
     if (n < 0 || (size_t)n >= sizeof tpl) {
         *rc = LEV_EIO;
         snprintf(err, errlen, "TMPDIR is too long");
@@ -397,8 +407,7 @@ static void *s_dlopen_bytes(const uint8_t *b, size_t len, int *fd, int *rc, char
     int tfd = mkostemps(tpl, 3, O_CLOEXEC);
     if (tfd < 0) {
         *rc = LEV_EIO;
-        snprintf(err, errlen, "cannot create a temporary file in %.256s: %s",
-                 dir && *dir ? dir : "/tmp", strerror(errno));
+        snprintf(err, errlen, "cannot create a temporary file in %.256s: %s", dir, strerror(errno));
         return NULL;
     }
     int e = s_write_all(tfd, b, len);
@@ -412,6 +421,23 @@ static void *s_dlopen_bytes(const uint8_t *b, size_t len, int *fd, int *rc, char
     void *h = s_dlopen(tpl, err, errlen);
     unlink(tpl);
     return h;
+}
+
+/* Opens bytes as a shared object through a memfd (its fd, kept open, in
+ * *fd) or, where there is no memfd or no /proc, a temporary file. The
+ * handle, or NULL with the reason in err and *rc LEV_EIO (the bytes could
+ * not be stored) or LEV_EMODULE (the loader refused them). */
+static void *s_dlopen_bytes(const uint8_t *b, size_t len, int *fd, int *rc, char *err,
+                            size_t errlen)
+{
+    *fd = -1;
+    *rc = LEV_EMODULE;
+    int mfd = s_use_tmpfile ? -1 : memfd_create("lev-task-module", MFD_CLOEXEC);
+    if (mfd >= 0 && access("/proc/self/fd", X_OK) == 0)
+        return s_dlopen_memfd(mfd, b, len, fd, rc, err, errlen);
+    if (mfd >= 0)
+        close(mfd);
+    return s_dlopen_tmpfile(b, len, rc, err, errlen);
 }
 
 /* The registered module whose descriptor lies in the object of handle h
@@ -433,10 +459,20 @@ static const lev_module *s_module_in(void *h)
     return NULL;
 }
 
+/* 0 if a module of hash `got` is what was asked for (`want`, 0: any), else
+ * LEV_EMODULE naming both. */
+static int s_hash_check(uint64_t got, uint64_t want)
+{
+    if (!want || got == want)
+        return 0;
+    return rt_err(LEV_EMODULE, "the task module has hash %016llx, expected %016llx",
+                  (unsigned long long)got, (unsigned long long)want);
+}
+
 /* Loads the module file (path, or else bytes) whose bytes have digest d,
  * with s_load_lock held; on failure closes what it opened. */
-static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_t d,
-                         uint64_t hash, const lev_module **out)
+static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_t d, uint64_t hash,
+                         const lev_module **out)
 {
     int rc = s_check_elf(b, len);
     if (rc)
@@ -451,7 +487,6 @@ static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_
 
     char err[512] = "";
     rt_module_hold hold;
-    rt_err_clear();
     rt_module_hold_begin(&hold);
     void *h = path ? s_dlopen(path, err, sizeof err)
                    : s_dlopen_bytes(b, len, &e->fd, &rc, err, sizeof err);
@@ -462,8 +497,10 @@ static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_
         goto fail;
     }
     if (hold.nheld > 1) {
-        rc = rt_err(LEV_EMODULE, "the shared object registers %u Leverage modules; a task module "
-                                 "registers one", hold.nheld);
+        rc = rt_err(LEV_EMODULE,
+                    "the shared object registers %u Leverage modules; a task module "
+                    "registers one",
+                    hold.nheld);
         goto fail;
     }
     if (hold.nheld == 0) {
@@ -475,11 +512,11 @@ static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_
                         hold.err ? hold.detail : " (is it levpp output?)");
             goto fail;
         }
-    } else if (hash && hold.held->hash != hash) {
-        rc = rt_err(LEV_EMODULE, "the task module has hash %016llx, expected %016llx",
-                    (unsigned long long)hold.held->hash, (unsigned long long)hash);
-        goto fail;
+        if ((rc = s_hash_check(lev_module_hash(m), hash)))
+            goto fail;
     } else {
+        if ((rc = s_hash_check(hold.held->hash, hash)))
+            goto fail;
         lev_module *fresh = hold.held;
         hold.held = NULL;
         if (!rt_module_publish(fresh, &m)) {
@@ -490,11 +527,6 @@ static int s_load_locked(const char *path, const uint8_t *b, size_t len, uint64_
                 close(e->fd);
             e->fd = -1;
         }
-    }
-    if (hash && lev_module_hash(m) != hash) {
-        rc = rt_err(LEV_EMODULE, "the task module has hash %016llx, expected %016llx",
-                    (unsigned long long)lev_module_hash(m), (unsigned long long)hash);
-        goto fail;
     }
     e->digest = d;
     e->len = len;
@@ -522,17 +554,16 @@ static int s_load(const char *path, const uint8_t *b, size_t len, uint64_t diges
 {
     uint64_t d = rt_taskmod_digest(b, len);
     if (digest && d != digest)
-        return rt_err(LEV_EMODULE, "the task module is damaged: its %zu bytes have digest "
-                                   "%016llx, expected %016llx", len, (unsigned long long)d,
-                      (unsigned long long)digest);
+        return rt_err(LEV_EMODULE,
+                      "the task module is damaged: its %zu bytes have digest "
+                      "%016llx, expected %016llx",
+                      len, (unsigned long long)d, (unsigned long long)digest);
     for (s_loaded *e = s_loaded_list; e; e = e->next)
         if (e->digest == d && e->len == len) {
-            if (hash && lev_module_hash(e->mod) != hash)
-                return rt_err(LEV_EMODULE, "the task module has hash %016llx, expected %016llx",
-                              (unsigned long long)lev_module_hash(e->mod),
-                              (unsigned long long)hash);
-            *out = e->mod;
-            return 0;
+            int rc = s_hash_check(lev_module_hash(e->mod), hash);
+            if (rc == 0)
+                *out = e->mod;
+            return rc;
         }
     if (hash) {
         const lev_module *m = rt_module_by_hash(hash);
@@ -562,7 +593,7 @@ int rt_taskmod_load_carried(const lev_module **out)
         return rt_err(LEV_EINVAL, "rt_taskmod_load_carried: NULL argument");
     rt_init();
     pthread_mutex_lock(&s_load_lock);
-    const rt_taskmod_carried *c;
+    const rt_taskmod_carried *c = NULL;
     int rc = s_carried_get_locked(&c);
     if (rc == 0)
         rc = s_load(c->path, c->bytes, c->len, c->digest, 0, out);
@@ -572,7 +603,7 @@ int rt_taskmod_load_carried(const lev_module **out)
 
 int lev_task_module_load(uint64_t *hash)
 {
-    const lev_module *m;
+    const lev_module *m = NULL;
     int rc = rt_taskmod_load_carried(&m);
     if (rc == 0 && hash)
         *hash = lev_module_hash(m);

@@ -23,8 +23,8 @@ typedef struct rt_taskmod_carried {
     const uint8_t *bytes; /* the module file: in the program's image (EMBED),
                            * or read from path once (PATH) */
     size_t len;
-    uint64_t digest;      /* rt_taskmod_digest(bytes, len) */
-    const char *path;     /* the recorded path (PATH), or NULL (EMBED) */
+    uint64_t digest;  /* rt_taskmod_digest(bytes, len) */
+    const char *path; /* the recorded path (PATH), or NULL (EMBED) */
 } rt_taskmod_carried;
 
 /* The digest of a module's bytes that a receiver checks them against

@@ -235,6 +235,10 @@ static void t_load_reuse(void **state)
     assert_ptr_equal(again, m);
     assert_int_equal(rt_taskmod_load(copy, c->len, 0, hash, &again), 0);
     assert_ptr_equal(again, m);
+    again = NULL;
+    assert_int_equal(rt_taskmod_load(copy, c->len, 0, hash ^ 1, &again), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "expected"));
+    assert_null(again);
     assert_int_equal(s_objects(), objects);
 
     /* Other bytes (trailing bytes the loader ignores), same module: loaded,
