@@ -5,8 +5,8 @@
  * executor to the right result. Before that it feeds the loader bad
  * input, while no module is loaded yet: bytes that are no ELF
  * file, truncated or damaged ones, an object for another machine, an
- * executable, a shared object without a Leverage module, and a module of
- * another hash; each is refused with LEV_EMODULE and a detail naming the
+ * executable, shared objects without a Leverage module, with one the
+ * runtime refuses or with two, and a module of another hash; each is refused with LEV_EMODULE and a detail naming the
  * problem, and leaves no object loaded, no descriptor open and no module
  * registered. The PATH build first opens the module file itself, as a
  * program may, and the loader must then find the module it registered.
@@ -174,9 +174,16 @@ static void t_bad_input(void **state)
     free(copy);
 
     size_t len;
-    uint8_t *plain = s_slurp(TM_PLAIN_PATH, &len);
-    s_refused(plain, len, 0, 0, "registers no Leverage task module");
-    free(plain);
+    uint8_t *so = s_slurp(TM_PLAIN_PATH, &len);
+    s_refused(so, len, 0, 0, "registers no Leverage task module");
+    free(so);
+    so = s_slurp(TM_BAD_ABI_PATH, &len);
+    s_refused(so, len, 0, 0, "its registration failed");
+    assert_non_null(strstr(lev_errdetail(), "frame ABI"));
+    free(so);
+    so = s_slurp(TM_TWO_MODULES_PATH, &len);
+    s_refused(so, len, 0, 0, "registers 2 Leverage modules");
+    free(so);
     uint8_t *exe = s_slurp("/proc/self/exe", &len);
     s_refused(exe, len, 0, 0, "cannot load the task module");
     free(exe);
