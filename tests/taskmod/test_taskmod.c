@@ -6,8 +6,8 @@
  * input, while no module is loaded yet: bytes that are no ELF
  * file, truncated or damaged ones, an object for another machine, an
  * executable, shared objects without a Leverage module, with one the
- * runtime refuses or with two, and a module of another hash; each is refused with LEV_EMODULE and a detail naming the
- * problem, and leaves no object loaded, no descriptor open and no module
+ * runtime refuses or with two, and a module of another hash; each is refused with LEV_EMODULE and a
+ * detail naming the problem, and leaves no object loaded, no descriptor open and no module
  * registered. The PATH build first opens the module file itself, as a
  * program may, and the loader must then find the module it registered.
  */

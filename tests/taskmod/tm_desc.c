@@ -7,8 +7,8 @@
 #include "lev_abi.h"
 
 #ifdef TM_BAD_ABI
-static const lev_module_desc s_desc = {LEV_ABI_VERSION + 100, "tm_bad_abi", 0, NULL, 0, NULL, 0,
-                                       NULL};
+static const lev_module_desc s_desc = {
+    LEV_ABI_VERSION + 100, "tm_bad_abi", 0, NULL, 0, NULL, 0, NULL};
 #else
 static const lev_module_desc s_desc = {LEV_ABI_VERSION, "tm_first", 0, NULL, 0, NULL, 0, NULL};
 static const lev_module_desc s_other = {LEV_ABI_VERSION, "tm_second", 0, NULL, 0, NULL, 0, NULL};
