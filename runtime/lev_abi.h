@@ -185,6 +185,53 @@ LEV_API int lev_module_register(const lev_module_desc *desc, lev_module **out);
  * functions, statics), equal across processes that loaded the same code. */
 LEV_API uint64_t lev_module_hash(const lev_module *m);
 
+/* A program carries its task module (the shared object built from its
+ * task sources) in an ELF note of owner LEV_NOTE_OWNER in its own image:
+ * either the module's bytes (LEV_NOTE_TASK_MODULE) or the module file's
+ * path, NUL-terminated (LEV_NOTE_TASK_MODULE_PATH). leverage_add_tasks()
+ * compiles into the program a source with one line,
+ *
+ *     LEV_TASK_MODULE_EMBED(LEV_TASK_MODULE_PATH);   (EMBED, the default)
+ *     LEV_TASK_MODULE_AT(LEV_TASK_MODULE_PATH);      (PATH)
+ *
+ * and a build without CMake does the same, with LEV_TASK_MODULE_PATH a
+ * string literal naming the module file (absolute, or relative to the
+ * directory of the compiler's run). The assembler reads the file at
+ * compile time (.incbin): recompile that source whenever the module
+ * changes. */
+#define LEV_NOTE_OWNER "Leverage"
+#define LEV_NOTE_TASK_MODULE 1
+#define LEV_NOTE_TASK_MODULE_PATH 2
+
+#define LEV_NOTE_STR_(x) #x
+/* clang-format off */
+#define LEV_NOTE_(type, body)                                                                      \
+    __asm__(".pushsection .note.leverage, \"a\", %note\n"                                          \
+            ".balign 4\n"                                                                          \
+            ".long 9\n" /* the owner's length, NUL included */                                     \
+            ".long 2f - 1f\n"                                                                      \
+            ".long " LEV_NOTE_STR_(type) "\n"                                                      \
+            ".asciz \"" LEV_NOTE_OWNER "\"\n"                                                      \
+            ".balign 4\n"                                                                          \
+            "1:\n" body "\n"                                                                       \
+            "2:\n"                                                                                 \
+            ".balign 4\n"                                                                          \
+            ".popsection\n")
+/* clang-format on */
+#define LEV_TASK_MODULE_EMBED(path) LEV_NOTE_(LEV_NOTE_TASK_MODULE, ".incbin \"" path "\"")
+#define LEV_TASK_MODULE_AT(path) LEV_NOTE_(LEV_NOTE_TASK_MODULE_PATH, ".asciz \"" path "\"")
+
+/* Loads the task module this program carries into the runtime of this
+ * process, once (later calls return at once), so that its tasks can run
+ * here, and sets *hash (unless hash is NULL) to its lev_module_hash.
+ * 0; LEV_EMODULE if the program carries no module, the module file is
+ * missing, or the module is damaged or registers no Leverage module;
+ * LEV_EUNSUPPORTED if a module cannot reach this program's runtime (a
+ * program linked with the static libleverage must export its symbols:
+ * -rdynamic, CMake ENABLE_EXPORTS); LEV_EIO, LEV_ENOMEM. lev_errdetail()
+ * says what was wrong. */
+LEV_API int lev_task_module_load(uint64_t *hash);
+
 /* ------------------------------------------------------------------ */
 /* Frames                                                              */
 /* ------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
  * addresses back into function and static symbol ids.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -491,27 +492,108 @@ fail:
     return rc;
 }
 
+/* The hold of the task module loader running on this thread, if any. */
+static _Thread_local rt_module_hold *s_hold;
+
+static lev_module *s_find_desc(lev_module *list, const lev_module_desc *desc)
+{
+    for (lev_module *m = list; m; m = m->next)
+        if (m->desc == desc)
+            return m;
+    return NULL;
+}
+
 int lev_module_register(const lev_module_desc *desc, lev_module **out)
 {
     if (!desc || !out)
         return rt_err(LEV_EINVAL, "lev_module_register: NULL argument");
     rt_init();
     pthread_mutex_lock(&s_lock);
-    for (lev_module *m = s_modules; m; m = m->next)
-        if (m->desc == desc) {
-            *out = m;
-            pthread_mutex_unlock(&s_lock);
-            return 0;
-        }
-    lev_module *m = NULL;
+    rt_module_hold *hold = s_hold;
+    lev_module *m = s_find_desc(s_modules, desc);
+    if (!m && hold)
+        m = s_find_desc(hold->held, desc);
+    if (m) {
+        *out = m;
+        pthread_mutex_unlock(&s_lock);
+        return 0;
+    }
     int rc = s_build(desc, &m);
-    if (rc == 0) {
+    if (rc == 0 && hold) {
+        m->next = hold->held;
+        hold->held = m;
+        hold->nheld++;
+        *out = m;
+    } else if (rc == 0) {
         m->next = s_modules;
         s_modules = m;
         *out = m;
+    } else if (hold && !hold->err) {
+        hold->err = rc;
+        snprintf(hold->detail, sizeof hold->detail, "%s: %s", lev_strerror(rc), lev_errdetail());
     }
     pthread_mutex_unlock(&s_lock);
     return rc;
+}
+
+void rt_module_hold_begin(rt_module_hold *h)
+{
+    memset(h, 0, sizeof *h);
+    s_hold = h;
+}
+
+void rt_module_hold_end(const rt_module_hold *h)
+{
+    if (s_hold == h)
+        s_hold = NULL;
+}
+
+bool rt_module_publish(lev_module *m, const lev_module **out)
+{
+    pthread_mutex_lock(&s_lock);
+    lev_module *same = NULL;
+    for (lev_module *p = s_modules; p && !same; p = p->next)
+        if (p->hash == m->hash)
+            same = p;
+    if (!same) {
+        m->next = s_modules;
+        s_modules = m;
+    }
+    pthread_mutex_unlock(&s_lock);
+    if (same)
+        s_module_free(m);
+    *out = same ? same : m;
+    return !same;
+}
+
+void rt_module_discard(lev_module *m)
+{
+    while (m) {
+        lev_module *next = m->next;
+        s_module_free(m);
+        m = next;
+    }
+}
+
+const lev_module *rt_module_by_hash(uint64_t hash)
+{
+    pthread_mutex_lock(&s_lock);
+    lev_module *m = s_modules;
+    while (m && m->hash != hash)
+        m = m->next;
+    pthread_mutex_unlock(&s_lock);
+    return m;
+}
+
+uint32_t rt_module_list(const lev_module **v, uint32_t cap)
+{
+    uint32_t n = 0;
+    pthread_mutex_lock(&s_lock);
+    for (lev_module *m = s_modules; m; m = m->next, n++)
+        if (n < cap)
+            v[n] = m;
+    pthread_mutex_unlock(&s_lock);
+    return n;
 }
 
 uint64_t lev_module_hash(const lev_module *m) { return m ? m->hash : 0; }

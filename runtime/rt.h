@@ -95,6 +95,40 @@ int rt_task_find(const char *task, const lev_module **m, uint32_t *fn);
 /* Finds a function id by name, or -1. */
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name);
 
+/* What lev_module_register did on a thread while a task module loader
+ * held its registrations (rt_taskmod.c): the modules it built, kept out
+ * of every lookup until the loader publishes or discards them, and the
+ * first registration that failed. */
+typedef struct rt_module_hold {
+    lev_module *held;  /* newest first, linked by next */
+    uint32_t nheld;
+    int err;           /* 0, or the code of the first failed registration */
+    char detail[256];  /* its message and lev_errdetail */
+} rt_module_hold;
+
+/* Holds the modules registered on the calling thread (by the constructors
+ * a dlopen runs) in *h until rt_module_hold_end; h is cleared first. */
+void rt_module_hold_begin(rt_module_hold *h);
+
+/* Stops holding; the modules stay in h->held for the caller to publish or
+ * discard. */
+void rt_module_hold_end(const rt_module_hold *h);
+
+/* Makes a held module visible to the lookups and returns true; if a
+ * registered module has the same hash already, frees m instead, returns
+ * false, and *out is that module. */
+bool rt_module_publish(lev_module *m, const lev_module **out);
+
+/* Frees held modules that were never published (the list from m on). */
+void rt_module_discard(lev_module *m);
+
+/* The registered module with this hash, or NULL. */
+const lev_module *rt_module_by_hash(uint64_t hash);
+
+/* Stores up to cap registered modules in v and returns how many there are
+ * (registered modules stay until the process ends). */
+uint32_t rt_module_list(const lev_module **v, uint32_t cap);
+
 /* ===================================================================
  * Heap (heap.c)
  * =================================================================== */

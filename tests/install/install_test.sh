@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # install_test.sh - installs a Leverage build into a scratch prefix, then
 # builds a small program against that prefix and runs it: once with
-# pkg-config and cc, once with a CMake project that uses find_package.
+# pkg-config and cc, once with a CMake project that uses find_package;
+# where levpp is installed, that project's programs also carry a task
+# module embedded by leverage_add_tasks, and load it.
 #
 # usage: install_test.sh BUILD_DIR WORK_DIR LIBDIR INCLUDEDIR CMAKE CC [FLAGS]
 #   LIBDIR, INCLUDEDIR  install directories relative to the prefix
@@ -10,7 +12,7 @@
 set -euo pipefail
 
 if (($# < 6)); then
-    sed -n '6,9s/^# \{0,1\}//p' "$0" >&2
+    sed -n '8,11s/^# \{0,1\}//p' "$0" >&2
     exit 2
 fi
 build=$1 work=$2 libdir=$3 incdir=$4 cmake=$5 cc=$6 flags=${7:-}
@@ -90,5 +92,27 @@ grep -q "Leverage_DIR: $lib/cmake/Leverage\$" "$work/cmake-configure.log" ||
 logged "$work/cmake-build.log" 120 "$cmake" --build "$work/consumer-build"
 check_run consumer_shared "$work/consumer-build/consumer_shared"
 check_run consumer_static "$work/consumer-build/consumer_static"
+
+if [[ -x $prefix/bin/levpp ]]; then
+    step "leverage_add_tasks with the installed levpp: the module is carried"
+    for prog in consumer_tasks consumer_tasks_static; do
+        exe=$work/consumer-build/$prog
+        module=$work/consumer-build/lib${prog}_tasks.so
+        [[ -x $exe && -f $module ]] || fail "$prog or its module lib${prog}_tasks.so was not built"
+        # Embedded: the program runs the same once the module file is gone.
+        rm -f "$module"
+        out=$(timeout 30 "$exe" 2>&1) || fail "$prog without its module file: $out"
+        [[ $out == "task module loaded" ]] || fail "$prog printed '$out'"
+        echo "$prog: $out"
+    done
+    exe=$work/consumer-build/consumer_tasks_noexport
+    [[ -x $exe ]] || fail "consumer_tasks_noexport was not built"
+    if out=$(timeout 30 "$exe" 2>&1); then
+        fail "consumer_tasks_noexport loaded a module that cannot reach its runtime: $out"
+    fi
+    [[ $out == *"operation not supported"*ENABLE_EXPORTS* ]] ||
+        fail "consumer_tasks_noexport failed without saying why: $out"
+    echo "consumer_tasks_noexport: refused, as it must be"
+fi
 
 echo "install test: ok"
