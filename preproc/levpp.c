@@ -459,10 +459,61 @@ static void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, 
     free(v);
 }
 
+/* End offset of the macro invocation whose name is the token at off: after
+ * the `)` that closes its arguments, or after the name (object-like). */
+static unsigned pp_inv_end(const pp_file *f, unsigned off)
+{
+    unsigned i = pp_tok_from(f, off);
+    if (i >= f->ntoks)
+        return off;
+    if (!pp_tok_is(f, i + 1, "("))
+        return f->toks[i].e;
+    int par = 0;
+    for (unsigned j = i + 1; j < f->ntoks; j++) {
+        if (pp_tok_is(f, j, "("))
+            par++;
+        else if (pp_tok_is(f, j, ")") && --par == 0)
+            return f->toks[j].e;
+    }
+    return f->toks[i].e;
+}
+
+/* The text of f that spells c: its extent when c is not from a macro;
+ * when it is, its spelling if that lies inside the arguments of the macro
+ * invocation it comes from (a macro argument written in f). 0: c has no
+ * such text (it is written in a macro's body). */
+static int pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    if (!pp_in_macro(c)) {
+        *b = pp_begin(c);
+        *e = pp_end(c);
+        return 1;
+    }
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    unsigned sb, se;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &sb);
+    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &se);
+    unsigned xb = pp_begin(c);
+    if (!f1 || !f2 || !clang_File_isEqual(f1, f->cxf) || !clang_File_isEqual(f2, f->cxf) ||
+        sb <= xb || se <= sb || se > pp_inv_end(f, xb))
+        return 0;
+    *b = sb;
+    *e = se;
+    return 1;
+}
+
+/* The text of c with the edits inside it applied (run: also those of
+ * resumable bodies); a macro argument's own text when c is one. */
 static char *pp_render_str(pp_file *f, CXCursor c, int run)
 {
     pp_buf b = {0};
-    pp_render(&b, f, pp_begin(c), pp_end(c), run, 0);
+    unsigned cb, ce;
+    if (!pp_span(f, c, &cb, &ce)) {
+        cb = pp_begin(c);
+        ce = pp_end(c);
+    }
+    pp_render(&b, f, cb, ce, run, 0);
     return b.p ? b.p : pp_strdup("");
 }
 
@@ -834,11 +885,27 @@ static int pp_fn_get(CXCursor decl)
     return (int)S.nfns++;
 }
 
+/* Whether c is a loop: a for, or a while or do-while whose condition is
+ * not the constant 0 (`do { ... } while (0)` in macros). */
 static int pp_is_loop(CXCursor c)
 {
     enum CXCursorKind k = pp_kind(c);
-    return (k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt) &&
-           !pp_in_macro(c);
+    if (k == CXCursor_ForStmt)
+        return 1;
+    if (k != CXCursor_WhileStmt && k != CXCursor_DoStmt)
+        return 0;
+    pp_kids kk = pp_children(c);
+    int loop = 1;
+    if (kk.n == 2) {
+        CXEvalResult ev = clang_Cursor_Evaluate(kk.v[k == CXCursor_DoStmt ? 1 : 0]);
+        if (ev && clang_EvalResult_getKind(ev) == CXEval_Int &&
+            clang_EvalResult_getAsLongLong(ev) == 0)
+            loop = 0;
+        if (ev)
+            clang_EvalResult_dispose(ev);
+    }
+    free(kk.v);
+    return loop;
 }
 
 typedef struct pp_scan {
@@ -985,17 +1052,34 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
     fn->vars[fn->nvars++] = (pp_var){name, decl, type, 0};
 }
 
+/* Visits what of variable declaration v is evaluated: its initialiser (not
+ * the operand of a __typeof__ in its type, also a child of v). */
+static void pp_visit_init(CXCursor v, CXCursorVisitor cb, CXClientData d)
+{
+    CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+    if (!clang_Cursor_isNull(init) && cb(init, v, d) == CXChildVisit_Recurse)
+        clang_visitChildren(init, cb, d);
+}
+
 typedef struct pp_vc {
     pp_fn *fn;
 } pp_vc;
 
+static int pp_has_site(CXCursor c);
+
 static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
-    (void)parent;
     pp_vc *vc = d;
     enum CXCursorKind k = pp_kind(c);
+    /* Locals of a statement expression with no site stay C locals, and so
+     * do those of a block or of the head of a for written by a macro: no
+     * safe point can come between their declaration and their last use
+     * (pp_macro_stmt) */
     if (k == CXCursor_StmtExpr)
-        return CXChildVisit_Continue; /* locals of a statement expression stay C locals */
+        return pp_has_site(c) && !pp_in_macro(c) ? CXChildVisit_Recurse : CXChildVisit_Continue;
+    if ((k == CXCursor_CompoundStmt && pp_in_macro(c)) ||
+        (k == CXCursor_DeclStmt && pp_in_macro(c) && pp_kind(parent) == CXCursor_ForStmt))
+        return CXChildVisit_Continue;
     /* Locals declared by macros count too: the declaration statement then
      * refuses them ("declaration from a macro"), rather than leaving a C
      * local that would lose its value across a safe point. */
@@ -1026,6 +1110,7 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
             free(sp);
         }
         free(name);
+        pp_visit_init(c, pp_vars_cb, d); /* statement expressions in it */
         return CXChildVisit_Continue;
     }
     return CXChildVisit_Recurse;
@@ -1232,6 +1317,10 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
     (void)parent;
     if (pp_kind(c) == CXCursor_UnaryExpr)
         return CXChildVisit_Continue; /* sizeof, _Alignof: not evaluated */
+    if (pp_kind(c) == CXCursor_VarDecl) {
+        pp_visit_init(c, pp_site_cb, d);
+        return *(int *)d ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
     if (pp_kind(c) != CXCursor_CallExpr)
         return CXChildVisit_Recurse;
     CXCursor ref = clang_getCursorReferenced(c);
@@ -1373,7 +1462,12 @@ static int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
  * Rewriting a checkpointable body
  * =================================================================== */
 
-enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32 };
+/* How an expression is evaluated: F_COND in an operand that runs
+ * conditionally and could not be lowered, F_UNEVAL not at all (sizeof,
+ * __typeof__), F_STMTEXPR in a statement expression that is not lowered,
+ * F_LATE in a macro's expansion after other code of it, conditionally or
+ * repeatedly (see pp_macro_walk). */
+enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32, F_LATE = 64 };
 
 /* What a unit holds, in evaluation order: safe points and calls, and the
  * operators whose later operands hold sites (S_AND...), lowered to
@@ -1382,10 +1476,12 @@ enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32 };
  *   S_AND  L && R   t = !!(L); if (t) { R's sites; t = !!(R); }   (|| : if (!t))
  *   S_COND C ? A : B   if (C) { A's sites; t = (A); } else { B's sites; t = (B); }
  *   S_COMMA L, R    (void)(L);  then R's sites in the same unit
+ *   S_ELVIS A ?: B  t = (A); if (!t) { B's sites; t = (B); }
+ *   S_STMTEXPR ({ S...; E; })   { S... { E's sites; t = (E); } }
  *
  * t is a frame field lev__tK (it may be read after a later site resumes),
  * and the operator's text becomes t, or (void)0 when its value is unused. */
-enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA };
+enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA, S_ELVIS, S_STMTEXPR };
 
 typedef struct pp_unit pp_unit;
 
@@ -1413,6 +1509,7 @@ typedef struct pp_walk {
     pp_file *f;
     unsigned body_b, body_e;
     int loops; /* loops of the function around the statement being walked */
+    int depth; /* statement nesting of the statement being walked */
 } pp_walk;
 
 static const char *pp_ctx_name(int flags)
@@ -1479,6 +1576,37 @@ static void pp_declref(pp_walk *w, CXCursor c)
     free(name);
 }
 
+/* Whether an expression that levpp replaces (a call, a lowered operator)
+ * at [b, e) is replaced there for the first time: an expression written in
+ * a macro argument that the macro evaluates twice would be run once and
+ * read twice (an error). */
+static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e)
+{
+    if (!pp_in_macro(c))
+        return 1;
+    for (unsigned i = 0; i < w->f->nedits; i++) {
+        pp_edit *ed = &w->f->edits[i];
+        if (ed->cls == E_REPL && ed->run && ed->b == b && ed->e == e) {
+            pp_error(PP_LOC(c),
+                     "a macro argument that calls a checkpointable function in '%s' is "
+                     "evaluated more than once by the macro; call it before the macro and pass "
+                     "the result",
+                     w->fn->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The text of f that spells c (pp_span), or its extent. */
+static void pp_text_of(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    if (!pp_span(f, c, b, e)) {
+        *b = pp_begin(c);
+        *e = pp_end(c);
+    }
+}
+
 static int pp_is_top(pp_unit *u, CXCursor c)
 {
     return u && u->has_top && clang_equalCursors(pp_strip(u->top), c);
@@ -1527,11 +1655,18 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         else
             u->lev_return = 1;
     }
+    unsigned cb, ce;
     if (is_ck || (g >= 0 && S.fns[g].cp)) {
-        if (pp_in_macro(c)) {
+        if (!pp_span(w->f, c, &cb, &ce)) {
             pp_error(PP_LOC(c),
                      "call to %s '%s' inside a macro expansion is not supported; call it "
                      "outside the macro",
+                     is_ck ? "safe point" : "checkpointable function", name);
+        } else if (flags & F_LATE) {
+            pp_error(PP_LOC(c),
+                     "call to %s '%s' in a macro argument that the macro evaluates after "
+                     "other code of its expansion, conditionally or repeatedly, is not "
+                     "supported; call it before the macro and pass the result",
                      is_ck ? "safe point" : "checkpointable function", name);
         } else if (!u || flags) {
             pp_error(PP_LOC(c),
@@ -1539,6 +1674,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                      u ? pp_ctx_name(flags) : "this context");
         } else if (!is_ck && (S.fns[g].is_task || S.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
+        } else if (!pp_arg_once(w, c, cb, ce)) {
+            /* reported */
         } else {
             unsigned k = ++w->fn->npc;
             PP_PUSH(u->v, u->n, u->cap);
@@ -1561,7 +1698,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                                     "lev__v; })",
                                     k, k, k)
                            : pp_fmt("fr->lev__r%u", k);
-            pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1, rd);
+            pp_edit_add(w->f, cb, ce, E_REPL, 0, 1, rd);
         }
     }
     free(name);
@@ -1606,12 +1743,46 @@ static pp_unit *pp_unit_sub(CXCursor top, int has_top)
     return s;
 }
 
-/* Whether an operator whose later operands hold sites can be lowered; if
- * it comes from a macro, it cannot (an error). */
+/* Whether the value of lowered expression c is used (it is not what its
+ * statement evaluates, nor void); then it needs a temporary of its type,
+ * which must have a name (what: the operator, for the error). */
+static int pp_value_used(pp_walk *w, CXCursor c, pp_unit *u, const char *what)
+{
+    CXType t = clang_getCursorType(c);
+    if (pp_is_top(u, c) || clang_getCanonicalType(t).kind == CXType_Void)
+        return 0;
+    char *sp = pp_cx(clang_getTypeSpelling(t));
+    if (what && pp_bad_spelling(sp))
+        pp_error(PP_LOC(c),
+                 "%s of an unnamed type whose operand calls a checkpointable function in "
+                 "'%s' is not supported yet; name the type",
+                 what, w->fn->name);
+    free(sp);
+    return 1;
+}
+
+/* Ends the lowering of s (expression s->cur): its temporary if its value
+ * is used, read where the expression was, and s appended to u. */
+static void pp_site_done(pp_walk *w, pp_site *s, pp_unit *u)
+{
+    CXType t = clang_getCursorType(s->cur);
+    unsigned b, e;
+    pp_text_of(w->f, s->cur, &b, &e);
+    if (s->used)
+        s->k = pp_tmp_new(w->fn, t);
+    pp_edit_add(w->f, b, e, E_REPL, 0, 1, s->used ? pp_tmp_read(s->k, t) : pp_strdup("(void)0"));
+    PP_PUSH(u->v, u->n, u->cap);
+    u->v[u->n++] = *s;
+}
+
+/* Whether an operator whose later operands hold sites can be lowered: it
+ * is written in the input or in a macro argument evaluated once; written
+ * in a macro's body, it cannot (an error). */
 static int pp_lowerable(pp_walk *w, CXCursor c)
 {
-    if (!pp_in_macro(c))
-        return 1;
+    unsigned b, e;
+    if (pp_span(w->f, c, &b, &e))
+        return pp_arg_once(w, c, b, e);
     pp_error(PP_LOC(c),
              "operator from a macro expansion whose operand calls a checkpointable function in "
              "'%s' is not supported; write the operator outside the macro",
@@ -1628,16 +1799,10 @@ static void pp_lower_logic(pp_walk *w, CXCursor c, int kind, CXCursor l, CXCurso
     pp_site s = pp_site_op(kind, c);
     s.op[0] = l;
     s.op[1] = r;
-    s.used = !pp_is_top(u, c);
+    s.used = pp_value_used(w, c, u, NULL);
     s.sub[0] = pp_unit_sub(r, !s.used);
     pp_expr(w, r, flags, s.sub[0]);
-    CXType t = clang_getCursorType(c);
-    if (s.used)
-        s.k = pp_tmp_new(w->fn, t);
-    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
-                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
-    PP_PUSH(u->v, u->n, u->cap);
-    u->v[u->n++] = s;
+    pp_site_done(w, &s, u);
 }
 
 /* C ? A : B whose A or B holds a site: C's sites, then C, then the sites
@@ -1645,29 +1810,28 @@ static void pp_lower_logic(pp_walk *w, CXCursor c, int kind, CXCursor l, CXCurso
 static void pp_lower_cond(pp_walk *w, CXCursor c, CXCursor *ops, int flags, pp_unit *u)
 {
     pp_expr(w, ops[0], flags, u);
-    CXType t = clang_getCursorType(c);
     pp_site s = pp_site_op(S_COND, c);
     memcpy(s.op, ops, sizeof s.op);
-    s.used = !pp_is_top(u, c) && clang_getCanonicalType(t).kind != CXType_Void;
-    if (s.used) {
-        char *sp = pp_cx(clang_getTypeSpelling(t));
-        if (pp_bad_spelling(sp))
-            pp_error(PP_LOC(c),
-                     "?: of an unnamed type whose operand calls a checkpointable function in "
-                     "'%s' is not supported yet; name the type",
-                     w->fn->name);
-        free(sp);
-    }
+    s.used = pp_value_used(w, c, u, "?:");
     for (int i = 0; i < 2; i++) {
         s.sub[i] = pp_unit_sub(ops[i + 1], !s.used);
         pp_expr(w, ops[i + 1], flags, s.sub[i]);
     }
-    if (s.used)
-        s.k = pp_tmp_new(w->fn, t);
-    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
-                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
-    PP_PUSH(u->v, u->n, u->cap);
-    u->v[u->n++] = s;
+    pp_site_done(w, &s, u);
+}
+
+/* A ?: B (GNU) whose B holds a site: A's sites, then A once, then B's
+ * sites only if A is zero. */
+static void pp_lower_elvis(pp_walk *w, CXCursor c, CXCursor a, CXCursor b, int flags, pp_unit *u)
+{
+    pp_expr(w, a, flags, u);
+    pp_site s = pp_site_op(S_ELVIS, c);
+    s.op[0] = a;
+    s.op[1] = b;
+    s.used = pp_value_used(w, c, u, "?:");
+    s.sub[0] = pp_unit_sub(b, !s.used);
+    pp_expr(w, b, flags, s.sub[0]);
+    pp_site_done(w, &s, u);
 }
 
 /* L, R whose R holds a site: L's sites and L as a statement, then R's
@@ -1675,7 +1839,9 @@ static void pp_lower_cond(pp_walk *w, CXCursor c, CXCursor *ops, int flags, pp_u
 static void pp_lower_comma(pp_walk *w, CXCursor c, CXCursor l, CXCursor r, int flags, pp_unit *u)
 {
     pp_file *f = w->f;
-    unsigned i = pp_tok_from(f, pp_end(l));
+    unsigned lb, le;
+    pp_text_of(f, l, &lb, &le);
+    unsigned i = pp_tok_from(f, le);
     if (!pp_tok_is(f, i, ",")) {
         pp_error(PP_LOC(c), "cannot find the comma of this expression");
         return;
@@ -1685,25 +1851,149 @@ static void pp_lower_comma(pp_walk *w, CXCursor c, CXCursor l, CXCursor r, int f
     s.op[0] = l;
     PP_PUSH(u->v, u->n, u->cap);
     u->v[u->n++] = s;
-    pp_edit_add(f, pp_begin(l), f->toks[i].e, E_REPL, 0, 1, pp_strdup(""));
+    pp_edit_add(f, lb, f->toks[i].e, E_REPL, 0, 1, pp_strdup(""));
     if (pp_is_top(u, c))
         u->top = r; /* R is what the statement evaluates now */
     pp_expr(w, r, flags, u);
 }
 
-/* Whether `?` `:` (adjacent) lie between the end of a and the start of b. */
-static int pp_is_elvis(const pp_file *f, CXCursor a, CXCursor b)
+/* Whether UnexposedExpr children k are those of GNU `a ?: b`: a, the two
+ * opaque copies of a that clang keeps (same extent), b. */
+static int pp_is_elvis(const pp_kids *k)
 {
-    unsigned e = pp_begin(b);
-    for (unsigned i = pp_tok_from(f, pp_end(a)); i + 1 < f->ntoks && f->toks[i + 1].b < e; i++)
-        if (pp_tok_is(f, i, "?") && pp_tok_is(f, i + 1, ":"))
-            return 1;
-    return 0;
+    if (k->n != 4)
+        return 0;
+    CXSourceRange r = clang_getCursorExtent(k->v[0]);
+    return clang_equalRanges(r, clang_getCursorExtent(k->v[1])) &&
+           clang_equalRanges(r, clang_getCursorExtent(k->v[2]));
+}
+
+static void pp_stmt(pp_walk *w, CXCursor c, int depth);
+
+static enum CXChildVisitResult pp_effect_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_UnaryExpr)
+        return CXChildVisit_Continue; /* sizeof: not evaluated */
+    if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || pp_writes_operand(c) ||
+        clang_isVolatileQualifiedType(clang_getCursorType(c))) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether evaluating expression c has no side effect: no call, no
+ * assignment, no ++ or --, no volatile access (sizeof operands aside). */
+static int pp_no_effect(CXCursor c)
+{
+    int found = 0;
+    if (pp_effect_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_effect_cb, &found);
+    return !found;
+}
+
+/* The first full expression that macro-expanded statement c evaluates, and
+ * evaluates once, before anything else of it: the condition of an if or a
+ * switch, the initialiser of the first declarator, an expression
+ * statement; the first statement of a block or of a `do ... while (0)`.
+ * Null when there is none (a loop, say). */
+static CXCursor pp_macro_first(CXCursor c)
+{
+    for (int guard = 0; guard < 64; guard++) {
+        enum CXCursorKind k = pp_kind(c);
+        if (clang_isExpression(k))
+            return c;
+        pp_kids kk = pp_children(c);
+        CXCursor next = clang_getNullCursor();
+        if (k == CXCursor_CompoundStmt || k == CXCursor_IfStmt || k == CXCursor_SwitchStmt) {
+            if (kk.n)
+                next = kk.v[0];
+        } else if (k == CXCursor_DoStmt && kk.n == 2) {
+            CXEvalResult ev = clang_Cursor_Evaluate(kk.v[1]);
+            if (ev && clang_EvalResult_getKind(ev) == CXEval_Int &&
+                clang_EvalResult_getAsLongLong(ev) == 0)
+                next = kk.v[0];
+            if (ev)
+                clang_EvalResult_dispose(ev);
+        } else if (k == CXCursor_DeclStmt && kk.n && pp_kind(kk.v[0]) == CXCursor_VarDecl) {
+            next = clang_Cursor_getVarDeclInitializer(kk.v[0]);
+        }
+        free(kk.v);
+        if (clang_Cursor_isNull(next))
+            return next;
+        c = next;
+    }
+    return clang_getNullCursor();
+}
+
+/* Walks statement or expression c written by a macro (levpp cannot
+ * rewrite inside it): the sites of `first` (pp_macro_first), written in
+ * macro arguments, join unit u and run before the statement u belongs to,
+ * which is exact since nothing of the expansion runs before them; a site
+ * anywhere else is an error (F_LATE). Statements of c written in the input
+ * (the body of a loop or an if whose head a macro writes) are rewritten as
+ * usual. */
+static void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (!clang_Cursor_isNull(first) && clang_equalCursors(c, first)) {
+        pp_expr(w, c, 0, u);
+        return;
+    }
+    if (clang_isExpression(k)) {
+        pp_expr(w, c, F_LATE, u);
+        return;
+    }
+    if (clang_isStatement(k) && !pp_in_macro(c)) {
+        pp_stmt(w, c, depth + 1);
+        return;
+    }
+    pp_kids kk = pp_children(c);
+    CXCursor init = k == CXCursor_VarDecl ? clang_Cursor_getVarDeclInitializer(c)
+                                          : clang_getNullCursor();
+    for (unsigned i = 0; i < kk.n; i++) {
+        if (k == CXCursor_VarDecl && !clang_equalCursors(kk.v[i], init))
+            pp_expr(w, kk.v[i], F_UNEVAL, u); /* __typeof__ operand */
+        else
+            pp_macro_walk(w, kk.v[i], first, u, depth + 1);
+    }
+    free(kk.v);
+}
+
+/* A statement expression with sites, written in the input: its statements
+ * are rewritten as statements (declarations, loops and safe points
+ * included) and run, as one block, where the expression is evaluated in
+ * unit u; its value, the last expression statement, goes to a temporary. */
+static void pp_stmtexpr(pp_walk *w, CXCursor c, pp_unit *u)
+{
+    pp_kids k = pp_children(c);
+    CXCursor body = k.n == 1 ? k.v[0] : clang_getNullCursor();
+    free(k.v);
+    if (pp_kind(body) != CXCursor_CompoundStmt) {
+        pp_error(PP_LOC(c), "cannot find the block of this statement expression");
+        return;
+    }
+    pp_kids st = pp_children(body);
+    pp_site s = pp_site_op(S_STMTEXPR, c);
+    s.op[0] = body;
+    int has_val = st.n && clang_isExpression(pp_kind(st.v[st.n - 1]));
+    s.used = pp_value_used(w, c, u, "a statement expression");
+    for (unsigned i = 0; i + (has_val ? 1 : 0) < st.n; i++)
+        pp_stmt(w, st.v[i], w->depth + 2);
+    if (has_val) {
+        s.op[1] = st.v[st.n - 1];
+        s.sub[0] = pp_unit_sub(s.op[1], !s.used);
+        pp_expr(w, s.op[1], 0, s.sub[0]);
+    }
+    free(st.v);
+    pp_site_done(w, &s, u);
 }
 
 static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
-    int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR));
+    int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR | F_LATE));
     switch (pp_kind(c)) {
     case CXCursor_CallExpr:
         pp_call(w, c, flags, u);
@@ -1717,8 +2007,12 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
                   op == CXBinaryOperator_Comma;
         int comma = op == CXBinaryOperator_Comma;
-        if (k.n == 2 && seq && lower &&
-            (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
+        if (k.n == 2 && seq && lower && comma && pp_has_site(k.v[1]) && pp_no_effect(k.v[0])) {
+            /* nothing of L to keep before R's sites (glibc's assert) */
+            pp_expr(w, k.v[0], flags, u);
+            pp_expr(w, k.v[1], flags, u);
+        } else if (k.n == 2 && seq && lower &&
+                   (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
             if (!pp_lowerable(w, c))
                 ;
             else if (comma)
@@ -1754,11 +2048,17 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     case CXCursor_UnexposedExpr: {
         /* GNU `a ?: b`: children a, two opaque copies of a, b; b runs
-         * only if a is zero (not lowered yet) */
+         * only if a is zero */
         pp_kids k = pp_children(c);
-        if (k.n >= 2 && pp_is_elvis(w->f, k.v[0], k.v[k.n - 1])) {
-            pp_expr(w, k.v[0], flags, u);
-            pp_expr(w, k.v[k.n - 1], flags | F_COND, u);
+        if (pp_is_elvis(&k)) {
+            CXCursor a = k.v[0], b = k.v[k.n - 1];
+            if (lower && pp_has_site(b)) {
+                if (pp_lowerable(w, c))
+                    pp_lower_elvis(w, c, a, b, flags, u);
+            } else {
+                pp_expr(w, a, flags, u);
+                pp_expr(w, b, flags | F_COND, u);
+            }
             free(k.v);
             return;
         }
@@ -1767,8 +2067,34 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     case CXCursor_StmtExpr:
+        if (lower && pp_has_site(c)) {
+            unsigned b, e;
+            if (!pp_in_macro(c)) {
+                pp_stmtexpr(w, c, u);
+            } else if (pp_span(w->f, c, &b, &e)) {
+                pp_error(PP_LOC(c), "a statement expression in a macro argument that calls a "
+                                    "checkpointable function is not supported; write it "
+                                    "outside the macro");
+            } else {
+                pp_kids k = pp_children(c);
+                for (unsigned i = 0; i < k.n; i++)
+                    pp_macro_walk(w, k.v[i], pp_macro_first(k.v[i]), u, w->depth + 1);
+                free(k.v);
+            }
+            return;
+        }
         pp_expr_kids(w, c, flags | F_STMTEXPR, u);
         return;
+    case CXCursor_VarDecl: {
+        /* in a statement expression: an operand of __typeof__ in the
+         * declared type is a child too, and is not evaluated */
+        CXCursor init = clang_Cursor_getVarDeclInitializer(c);
+        pp_kids k = pp_children(c);
+        for (unsigned i = 0; i < k.n; i++)
+            pp_expr(w, k.v[i], clang_equalCursors(k.v[i], init) ? flags : flags | F_UNEVAL, u);
+        free(k.v);
+        return;
+    }
     case CXCursor_AddrLabelExpr:
         pp_error(PP_LOC(c),
                  "computed goto (label address) in checkpointable function '%s' "
@@ -1835,12 +2161,48 @@ static void pp_lowered(pp_walk *w, pp_site *s, pp_buf *b)
     free(t);
 }
 
+/* The code of a lowered GNU extension: `a ?: b` and a statement
+ * expression (see S_ELVIS). */
+static void pp_lowered_gnu(pp_walk *w, pp_site *s, pp_buf *b)
+{
+    char *t = s->used ? pp_fmt("fr->lev__t%u", s->k) : NULL;
+    if (s->kind == S_ELVIS) {
+        char *a = pp_render_str(w->f, s->op[0], 1), *x = pp_render_str(w->f, s->op[1], 1);
+        if (t)
+            pp_printf(b, "\n%s = (%s);\nif (!%s) {", t, a, t);
+        else
+            pp_printf(b, "\nif (!(%s)) {", a);
+        pp_seqs(w, s->sub[0], b);
+        pp_printf(b, t ? "\n%s = (%s);\n}" : "\n%s(void)(%s);\n}", t ? t : "", x);
+        free(a);
+        free(x);
+    } else { /* S_STMTEXPR: the block's statements, then its value */
+        unsigned from = pp_begin(s->op[0]) + 1;
+        unsigned to = clang_Cursor_isNull(s->op[1]) ? pp_end(s->op[0]) - 1 : pp_begin(s->op[1]);
+        pp_puts(b, "\n{");
+        pp_render(b, w->f, from, to, 1, 0);
+        if (!clang_Cursor_isNull(s->op[1])) {
+            char *x = pp_render_str(w->f, s->op[1], 1);
+            pp_puts(b, "\n{");
+            pp_seqs(w, s->sub[0], b);
+            pp_printf(b, t ? "\n%s = (%s);\n}" : "\n%s(void)(%s);\n}", t ? t : "", x);
+            free(x);
+        }
+        pp_puts(b, "\n}");
+    }
+    free(t);
+}
+
 /* The code of the safe points and calls of a unit, in order. */
 static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
 {
     pp_fn *fn = w->fn;
     for (unsigned i = 0; i < u->n; i++) {
         pp_site *s = &u->v[i];
+        if (s->kind >= S_ELVIS) {
+            pp_lowered_gnu(w, s, b);
+            continue;
+        }
         if (s->kind >= S_AND) {
             pp_lowered(w, s, b);
             continue;
@@ -2447,7 +2809,113 @@ static void pp_for(pp_walk *w, CXCursor c, int depth)
         pp_loop_body(w, c, body, depth, counted);
 }
 
+static enum CXChildVisitResult pp_macro_loop_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (!pp_in_macro(c))
+        return CXChildVisit_Continue; /* written in the input: polled as usual */
+    if (pp_is_loop(c)) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether statement c, written by a macro, is or holds a loop written by
+ * the macro. */
+static int pp_macro_loop(CXCursor c)
+{
+    int found = 0;
+    if (pp_macro_loop_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_macro_loop_cb, &found);
+    return found;
+}
+
+/* A poll after statement c: for a loop written by a macro, which levpp
+ * cannot poll inside, when no enclosing loop of the function polls. */
+static void pp_poll_after(pp_walk *w, CXCursor c, int depth)
+{
+    if (!S.auto_poll || w->loops)
+        return;
+    unsigned b = pp_begin(c), e = pp_stmt_end(w->f, c);
+    pp_buf t = {0};
+    pp_poll_text(w, &t);
+    pp_puts(&t, "}");
+    pp_edit_add(w->f, b, b, E_PRE, depth + 1, 1, pp_strdup("{"));
+    pp_edit_add(w->f, e, e, E_POST, depth + 1, 1, t.p);
+}
+
+/* A compound, if, switch or loop statement written by a macro. A `for` or
+ * `while` whose body is written in the input (a FOREACH-like macro): the
+ * head stays the macro's, the body is rewritten and polled as usual, but
+ * a variable the head declares cannot move to the frame, so its body must
+ * then hold no site (no poll inside; one after it). Anything else stays as
+ * the macro wrote it (pp_macro_walk), with a poll after it when it holds
+ * a loop. */
+static void pp_macro_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    enum CXCursorKind kind = pp_kind(c);
+    pp_kids k = pp_children(c);
+    CXCursor last = k.n ? k.v[k.n - 1] : clang_getNullCursor();
+    pp_unit u = {0};
+    if ((kind == CXCursor_ForStmt || kind == CXCursor_WhileStmt) && k.n &&
+        clang_isStatement(pp_kind(last)) && !pp_in_macro(last)) {
+        CXCursor decl = clang_getNullCursor();
+        for (unsigned i = 0; i + 1 < k.n; i++) {
+            if (pp_kind(k.v[i]) == CXCursor_DeclStmt && clang_Cursor_isNull(decl)) {
+                pp_kids dk = pp_children(k.v[i]);
+                if (dk.n)
+                    decl = dk.v[0];
+                free(dk.v);
+            }
+            pp_macro_walk(w, k.v[i], clang_getNullCursor(), &u, depth);
+        }
+        if (clang_Cursor_isNull(decl)) {
+            pp_loop_body(w, c, last, depth, 0);
+        } else {
+            if (pp_has_site(last)) {
+                char *name = pp_cx(clang_getCursorSpelling(decl));
+                pp_error(PP_LOC(c),
+                         "loop of checkpointable function '%s' whose head, written by a macro, "
+                         "declares '%s', and whose body calls a checkpointable function or a "
+                         "safe point: the variable cannot be kept across it; declare it before "
+                         "the loop",
+                         w->fn->name, name);
+                free(name);
+            }
+            w->loops++;
+            pp_stmt(w, last, depth + 1);
+            w->loops--;
+            pp_poll_after(w, c, depth);
+        }
+    } else {
+        pp_macro_walk(w, c, pp_macro_first(c), &u, depth);
+        pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(w->f, c), depth);
+        if (pp_macro_loop(c))
+            pp_poll_after(w, c, depth);
+    }
+    pp_unit_free(&u);
+    free(k.v);
+}
+
+static void pp_stmt_in(pp_walk *w, CXCursor c, int depth);
+
+/* Rewrites statement c (at nesting depth) of a checkpointable body. */
 static void pp_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    int saved = w->depth;
+    w->depth = depth;
+    enum CXCursorKind k = pp_kind(c);
+    if (pp_in_macro(c) &&
+        (k == CXCursor_CompoundStmt || k == CXCursor_IfStmt || k == CXCursor_SwitchStmt ||
+         k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_ForStmt))
+        pp_macro_stmt(w, c, depth);
+    else
+        pp_stmt_in(w, c, depth);
+    w->depth = saved;
+}
+
+static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
 {
     pp_file *f = w->f;
     enum CXCursorKind kind = pp_kind(c);
@@ -2590,7 +3058,7 @@ static void pp_rewrite(pp_fn *fn)
             body = k.v[i];
     free(k.v);
     pp_regs(fn);
-    pp_walk w = {fn, f, pp_begin(body), pp_end(body), 0};
+    pp_walk w = {fn, f, pp_begin(body), pp_end(body), 0, 0};
     pp_stmt(&w, body, 0);
     pp_buf *b = &fn->body;
     if (fn->is_task || fn->is_main) {
