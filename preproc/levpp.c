@@ -2965,10 +2965,11 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
  * (pp_counted) nested in another loop of the function and holds no safe
  * point or checkpointable call: then the enclosing loop's poll bounds the
  * delay, and the loop stays single-entry (no resume label inside it), so
- * the compiler keeps optimising the nest as the native one. */
+ * the compiler keeps optimising the nest as the native one. A body that
+ * is a macro's statement (`while (c) STEP(x);`) is polled before it. */
 static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, int counted)
 {
-    if (!S.auto_poll || pp_in_macro(body) || (w->loops && counted && !pp_has_site(loop))) {
+    if (!S.auto_poll || (w->loops && counted && !pp_has_site(loop))) {
         w->loops++;
         pp_stmt(w, body, depth + 1);
         w->loops--;

@@ -93,6 +93,11 @@ int main(void)
         int t = TWICE(visit(round + 1));
         int w = 0;
         WAIT_UNTIL(++w >= 4);
+        /* a loop of the function whose body is a macro's statement */
+        for (int k = 0; k < 3; k++)
+            SWAP(a, b);
+        while (w < 10)
+            SPIN_SUM(w, 2);
         printf("round %d: total %ld a %d b %d i %d t %d w %d\n", round, total, a, b, i, t, w);
         fflush(stdout);
     }
