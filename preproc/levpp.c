@@ -307,26 +307,6 @@ static unsigned pp_begin(CXCursor c)
 }
 static unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
 
-/* Where c is written in f: its extent, or, for an argument of a macro
- * invocation spelled in f, where the argument is spelled. */
-static void pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
-{
-    CXSourceRange r = clang_getCursorExtent(c);
-    CXFile f1, f2;
-    unsigned o1, o2, x;
-    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &o1);
-    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &o2);
-    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &x);
-    /* a macro's body is spelled before its invocation, an argument after */
-    if (f1 && f2 && clang_File_isEqual(f1, f->cxf) && clang_File_isEqual(f2, f->cxf) && x <= o1 &&
-        o1 <= o2) {
-        *b = o1;
-        *e = o2;
-    } else {
-        clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, b);
-        clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, e);
-    }
-}
 
 /* Whether any end of c's extent comes from a macro expansion. */
 static int pp_in_macro(CXCursor c)
@@ -505,10 +485,72 @@ static void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, 
     free(v);
 }
 
+/* End offset of the macro invocation whose name is the token at off: after
+ * the `)` that closes its arguments, or after the name (object-like). */
+static unsigned pp_inv_end(const pp_file *f, unsigned off)
+{
+    unsigned i = pp_tok_from(f, off);
+    if (i >= f->ntoks)
+        return off;
+    if (!pp_tok_is(f, i + 1, "("))
+        return f->toks[i].e;
+    int par = 0;
+    for (unsigned j = i + 1; j < f->ntoks; j++) {
+        if (pp_tok_is(f, j, "("))
+            par++;
+        else if (pp_tok_is(f, j, ")") && --par == 0)
+            return f->toks[j].e;
+    }
+    return f->toks[i].e;
+}
+
+/* The text of f that spells c: its extent when c is not from a macro;
+ * when it is, its spelling if that lies inside the arguments of the macro
+ * invocation it comes from (a macro argument written in f). 0: c has no
+ * such text (it is written in a macro's body). */
+static int pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    if (!pp_in_macro(c)) {
+        *b = pp_begin(c);
+        *e = pp_end(c);
+        return 1;
+    }
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    unsigned sb, se;
+    clang_getSpellingLocation(clang_getRangeStart(r), &f1, NULL, NULL, &sb);
+    clang_getSpellingLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &se);
+    unsigned xb = pp_begin(c);
+    if (!f1 || !f2 || !clang_File_isEqual(f1, f->cxf) || !clang_File_isEqual(f2, f->cxf) ||
+        sb <= xb || se <= sb || se > pp_inv_end(f, xb))
+        return 0;
+    *b = sb;
+    *e = se;
+    return 1;
+}
+
+/* Where c is written in f: pp_span's text, or else where the macro
+ * invocation it comes from is. */
+static void pp_written_at(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    if (pp_span(f, c, b, e))
+        return;
+    CXSourceRange r = clang_getCursorExtent(c);
+    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, b);
+    clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, e);
+}
+
+/* The text of c with the edits inside it applied (run: also those of
+ * resumable bodies); a macro argument's own text when c is one. */
 static char *pp_render_str(pp_file *f, CXCursor c, int run)
 {
     pp_buf b = {0};
-    pp_render(&b, f, pp_begin(c), pp_end(c), run, 0);
+    unsigned cb, ce;
+    if (!pp_span(f, c, &cb, &ce)) {
+        cb = pp_begin(c);
+        ce = pp_end(c);
+    }
+    pp_render(&b, f, cb, ce, run, 0);
     return b.p ? b.p : pp_strdup("");
 }
 
@@ -999,11 +1041,27 @@ static int pp_fn_get(CXCursor decl)
     return (int)S.nfns++;
 }
 
+/* Whether c is a loop: a for, or a while or do-while whose condition is
+ * not the constant 0 (`do { ... } while (0)` in macros). */
 static int pp_is_loop(CXCursor c)
 {
     enum CXCursorKind k = pp_kind(c);
-    return (k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt) &&
-           !pp_in_macro(c);
+    if (k == CXCursor_ForStmt)
+        return 1;
+    if (k != CXCursor_WhileStmt && k != CXCursor_DoStmt)
+        return 0;
+    pp_kids kk = pp_children(c);
+    int loop = 1;
+    if (kk.n == 2) {
+        CXEvalResult ev = clang_Cursor_Evaluate(kk.v[k == CXCursor_DoStmt ? 1 : 0]);
+        if (ev && clang_EvalResult_getKind(ev) == CXEval_Int &&
+            clang_EvalResult_getAsLongLong(ev) == 0)
+            loop = 0;
+        if (ev)
+            clang_EvalResult_dispose(ev);
+    }
+    free(kk.v);
+    return loop;
 }
 
 typedef struct pp_scan {
@@ -1253,17 +1311,34 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
     return 0;
 }
 
+/* Visits what of variable declaration v is evaluated: its initialiser (not
+ * the operand of a __typeof__ in its type, also a child of v). */
+static void pp_visit_init(CXCursor v, CXCursorVisitor cb, CXClientData d)
+{
+    CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+    if (!clang_Cursor_isNull(init) && cb(init, v, d) == CXChildVisit_Recurse)
+        clang_visitChildren(init, cb, d);
+}
+
 typedef struct pp_vc {
     pp_fn *fn;
 } pp_vc;
 
+static int pp_has_site(CXCursor c);
+
 static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
-    (void)parent;
     pp_vc *vc = d;
     enum CXCursorKind k = pp_kind(c);
+    /* Locals of a statement expression with no site stay C locals, and so
+     * do those of a block or of the head of a for written by a macro: no
+     * safe point can come between their declaration and their last use
+     * (pp_macro_stmt) */
     if (k == CXCursor_StmtExpr)
-        return CXChildVisit_Continue; /* locals of a statement expression stay C locals */
+        return pp_has_site(c) && !pp_in_macro(c) ? CXChildVisit_Recurse : CXChildVisit_Continue;
+    if ((k == CXCursor_CompoundStmt && pp_in_macro(c)) ||
+        (k == CXCursor_DeclStmt && pp_in_macro(c) && pp_kind(parent) == CXCursor_ForStmt))
+        return CXChildVisit_Continue;
     /* Locals declared by macros count too: the declaration statement then
      * refuses them ("declaration from a macro"), rather than leaving a C
      * local that would lose its value across a safe point. */
@@ -1295,6 +1370,7 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
             free(sp);
         }
         free(name);
+        pp_visit_init(c, pp_vars_cb, d); /* statement expressions in it */
         return CXChildVisit_Continue;
     }
     return CXChildVisit_Recurse;
@@ -1547,6 +1623,10 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
     (void)parent;
     if (pp_kind(c) == CXCursor_UnaryExpr)
         return CXChildVisit_Continue; /* sizeof, _Alignof: not evaluated */
+    if (pp_kind(c) == CXCursor_VarDecl) {
+        pp_visit_init(c, pp_site_cb, d);
+        return *(int *)d ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
     if (pp_kind(c) != CXCursor_CallExpr)
         return CXChildVisit_Recurse;
     CXCursor ref = clang_getCursorReferenced(c);
@@ -1685,10 +1765,582 @@ static int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
 }
 
 /* ===================================================================
+ * Integers that hold pointers: a capture relocates pointers, which it
+ * finds by type; a pointer converted to an integer and kept there across
+ * a safe point would come back pointing into the old process
+ * =================================================================== */
+
+/* Whether UnexposedExpr children k are those of GNU `a ?: b`: a, the two
+ * opaque copies of a that clang keeps (same extent), b. */
+static int pp_is_elvis(const pp_kids *k)
+{
+    if (k->n != 4)
+        return 0;
+    CXSourceRange r = clang_getCursorExtent(k->v[0]);
+    return clang_equalRanges(r, clang_getCursorExtent(k->v[1])) &&
+           clang_equalRanges(r, clang_getCursorExtent(k->v[2]));
+}
+
+/* Whether t is an integer type wide enough for a pointer's bits. */
+static int pp_wide_int(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    enum CXTypeKind k = c.kind;
+    int integer =
+        (k >= CXType_Char_U && k <= CXType_UInt128) || (k >= CXType_Char_S && k <= CXType_Int128);
+    return integer && clang_Type_getSizeOf(c) >= (long long)sizeof(void *);
+}
+
+static int pp_holds_wide(CXType t);
+
+static enum CXVisitorResult pp_wide_field_cb(CXCursor c, CXClientData d)
+{
+    if (pp_holds_wide(clang_getCursorType(c))) {
+        *(int *)d = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+/* Whether a variable of type t may keep a pointer's bits in an integer:
+ * a wide integer, or an array or struct holding one. */
+static int pp_holds_wide(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind == CXType_ConstantArray)
+        return pp_holds_wide(clang_getArrayElementType(c));
+    if (c.kind == CXType_Record) {
+        int found = 0;
+        clang_Type_visitFields(c, pp_wide_field_cb, &found);
+        return found;
+    }
+    return pp_wide_int(c);
+}
+
+/* What may hold a pointer's bits at one point of a body, per variable of
+ * the function: hold (and the conversion it came from), crossed (held at
+ * a resume point since it was last written, and which). */
+typedef struct pp_ist {
+    unsigned char *hold, *crossed;
+    CXCursor *conv, *at;
+} pp_ist;
+
+typedef struct pp_ia {
+    pp_fn *fn;
+    int fi; /* index of fn */
+    unsigned n;
+    unsigned char *tracked, *taken, *done;
+    pp_ist *sw; /* state entering the innermost switch */
+    int report, changed;
+} pp_ia;
+
+/* Conversions of pointers passed to the parameters of each function
+ * (null: none seen), from the callers' analyses. */
+static CXCursor **s_pconv;
+
+static pp_ist pp_ist_new(unsigned n)
+{
+    pp_ist s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
+                pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor)),
+                pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor))};
+    memset(s.hold, 0, n + 1);
+    memset(s.crossed, 0, n + 1);
+    for (unsigned i = 0; i <= n; i++)
+        s.conv[i] = s.at[i] = clang_getNullCursor();
+    return s;
+}
+
+static void pp_ist_copy(pp_ist *d, const pp_ist *s, unsigned n)
+{
+    memcpy(d->hold, s->hold, n);
+    memcpy(d->crossed, s->crossed, n);
+    memcpy(d->conv, s->conv, n * sizeof(CXCursor));
+    memcpy(d->at, s->at, n * sizeof(CXCursor));
+}
+
+/* d = d joined with s (what holds on either path); 1: d changed. */
+static int pp_ist_join(pp_ist *d, const pp_ist *s, unsigned n)
+{
+    int changed = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (s->hold[i] && !d->hold[i]) {
+            d->hold[i] = 1;
+            d->conv[i] = s->conv[i];
+            changed = 1;
+        }
+        if (s->crossed[i] && !d->crossed[i]) {
+            d->crossed[i] = 1;
+            d->at[i] = s->at[i];
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+static void pp_ist_free(pp_ist *s)
+{
+    free(s->hold);
+    free(s->crossed);
+    free(s->conv);
+    free(s->at);
+}
+
+/* The tracked variable e (stripped) names, or -1. */
+static int pp_ia_var(pp_ia *a, CXCursor e)
+{
+    e = pp_strip(e);
+    if (pp_kind(e) != CXCursor_DeclRefExpr)
+        return -1;
+    int vi = pp_var_find(a->fn, clang_getCursorReferenced(e));
+    return vi >= 0 && a->tracked[vi] ? vi : -1;
+}
+
+/* Whether integer constant e keeps bits of a pointer above its low 12
+ * (a mask such as ~7 does; 0xfff, a hash table's size, do not). */
+static int pp_high_mask(CXCursor e)
+{
+    CXEvalResult ev = clang_Cursor_Evaluate(e);
+    int high = 0;
+    if (ev && clang_EvalResult_getKind(ev) == CXEval_Int)
+        high = ((unsigned long long)clang_EvalResult_getAsLongLong(ev) >> 12) != 0;
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return high;
+}
+
+/* Whether the value of integer expression e may be a pointer's bits (see
+ * preproc/README.md): a cast of a pointer to a wide integer, a variable
+ * that holds one, and what keeps them: + and - of one such operand, |, ^,
+ * ~, unary -, & with a constant that keeps the high bits, ?:, comma and
+ * assignment. *conv: the conversion. */
+static int pp_carry(pp_ia *a, pp_ist *st, CXCursor e, CXCursor *conv)
+{
+    e = pp_strip(e);
+    if (!pp_wide_int(clang_getCursorType(e)))
+        return 0;
+    enum CXCursorKind k = pp_kind(e);
+    pp_kids kk = pp_children(e);
+    int r = 0;
+    CXCursor c2 = clang_getNullCursor();
+    if (k == CXCursor_CStyleCastExpr && kk.n) {
+        CXCursor op = kk.v[kk.n - 1];
+        if (clang_getCanonicalType(clang_getCursorType(op)).kind == CXType_Pointer) {
+            *conv = e;
+            r = 1;
+        } else {
+            r = pp_carry(a, st, op, conv);
+        }
+    } else if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_ia_var(a, e);
+        if (vi >= 0 && st->hold[vi]) {
+            *conv = st->conv[vi];
+            r = 1;
+        }
+    } else if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) &&
+               kk.n == 2) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(e);
+        if (op == CXBinaryOperator_Assign || op == CXBinaryOperator_Comma)
+            r = pp_carry(a, st, kk.v[1], conv);
+        else if (op == CXBinaryOperator_Add || op == CXBinaryOperator_AddAssign ||
+                 op == CXBinaryOperator_Or || op == CXBinaryOperator_OrAssign ||
+                 op == CXBinaryOperator_Xor || op == CXBinaryOperator_XorAssign)
+            r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[1], conv);
+        else if (op == CXBinaryOperator_Sub || op == CXBinaryOperator_SubAssign)
+            r = pp_carry(a, st, kk.v[0], conv) ^
+                pp_carry(a, st, kk.v[1], &c2); /* p - q: an offset */
+        else if (op == CXBinaryOperator_And || op == CXBinaryOperator_AndAssign)
+            r = (pp_high_mask(kk.v[1]) && pp_carry(a, st, kk.v[0], conv)) ||
+                (pp_high_mask(kk.v[0]) && pp_carry(a, st, kk.v[1], conv));
+        if (r && clang_Cursor_isNull(*conv))
+            *conv = c2;
+    } else if (k == CXCursor_UnaryOperator && kk.n == 1) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(e);
+        if (op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus ||
+            op == CXUnaryOperator_Not || op == CXUnaryOperator_PostInc ||
+            op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreInc ||
+            op == CXUnaryOperator_PreDec)
+            r = pp_carry(a, st, kk.v[0], conv);
+    } else if (k == CXCursor_ConditionalOperator && kk.n == 3) {
+        r = pp_carry(a, st, kk.v[1], conv) | pp_carry(a, st, kk.v[2], conv);
+    } else if (k == CXCursor_UnexposedExpr && pp_is_elvis(&kk)) {
+        r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[3], conv);
+    }
+    free(kk.v);
+    return r;
+}
+
+/* The line of cursor c, for messages. */
+static unsigned pp_line(CXCursor c)
+{
+    unsigned line = 0;
+    clang_getExpansionLocation(PP_LOC(c), NULL, &line, NULL, NULL);
+    return line;
+}
+
+static void pp_ia_report(pp_ia *a, int vi, CXCursor conv, const char *why, unsigned line)
+{
+    if (!a->report || a->done[vi])
+        return;
+    a->done[vi] = 1;
+    char *name = pp_cx(clang_getCursorSpelling(a->fn->vars[vi].decl));
+    pp_error(PP_LOC(conv),
+             "'%s' of checkpointable function '%s' may hold this pointer converted to an "
+             "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
+             "an image cannot relocate a pointer hidden in an integer; keep it as a pointer",
+             name, a->fn->name, line, why);
+    free(name);
+}
+
+/* A resume point (safe point, call site, poll) at cursor c. */
+static void pp_ia_resume(pp_ia *a, pp_ist *st, CXCursor c)
+{
+    for (unsigned i = 0; i < a->n; i++)
+        if (st->hold[i]) {
+            if (!st->crossed[i])
+                st->at[i] = c;
+            st->crossed[i] = 1;
+            if (a->taken[i])
+                pp_ia_report(a, (int)i, st->conv[i], "and its address is taken", pp_line(c));
+        }
+}
+
+/* Callee index of a site call c (a safe point: -2), else -1. */
+static int pp_ia_site(CXCursor c)
+{
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return -1;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return -1;
+    char *name = pp_cx(clang_getCursorSpelling(ref));
+    char *usr = pp_cx(clang_getCursorUSR(ref));
+    int g = pp_fn_find(usr);
+    int r = !strcmp(name, "lev_checkpoint") ? -2 : g >= 0 && S.fns[g].cp ? g : -1;
+    free(name);
+    free(usr);
+    return r;
+}
+
+static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c);
+static void pp_ia_expr(pp_ia *a, pp_ist *st, CXCursor e);
+
+/* Reads of expression e outside its sites (which pp_ia_expr handles): a
+ * read of a variable that crossed a resume point holding a pointer is
+ * the error. skip: a variable written, not read, by an assignment. */
+static void pp_ia_reads(pp_ia *a, pp_ist *st, CXCursor e, CXCursor skip)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_ia_site(e) != -1)
+        return;
+    if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_ia_var(a, e);
+        if (vi >= 0 && st->crossed[vi] &&
+            (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->fn->vars[vi].decl)))
+            pp_ia_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
+        return;
+    }
+    pp_kids kk = pp_children(e);
+    if (k == CXCursor_BinaryOperator && kk.n == 2 &&
+        clang_getCursorBinaryOperatorKind(e) == CXBinaryOperator_Assign) {
+        pp_ia_reads(a, st, kk.v[0], pp_write_var(kk.v[0]));
+        pp_ia_reads(a, st, kk.v[1], clang_getNullCursor());
+    } else {
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_ia_reads(a, st, kk.v[i], skip);
+    }
+    free(kk.v);
+}
+
+/* Writes of expression e outside its sites: a variable assigned a value
+ * that may be a pointer's bits holds one; assigned another value, it
+ * holds none (a write of part of it keeps what it held). */
+static void pp_ia_writes(pp_ia *a, pp_ist *st, CXCursor e)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_ia_site(e) != -1)
+        return;
+    pp_kids kk = pp_children(e);
+    for (unsigned i = 0; i < kk.n; i++)
+        pp_ia_writes(a, st, kk.v[i]);
+    if (pp_writes_operand(e) && kk.n >= 1 &&
+        !(k == CXCursor_UnaryOperator &&
+          clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)) {
+        CXCursor v = pp_write_var(kk.v[0]);
+        CXCursor conv = clang_getNullCursor();
+        int carry = pp_carry(a, st, e, &conv);
+        int vi = clang_Cursor_isNull(v) ? -1 : pp_var_find(a->fn, v);
+        if (vi >= 0 && a->tracked[vi]) {
+            int whole = pp_kind(pp_strip(kk.v[0])) == CXCursor_DeclRefExpr;
+            if (whole || carry) {
+                st->hold[vi] = (unsigned char)(carry || (!whole && st->hold[vi]));
+                st->conv[vi] = carry ? conv : st->conv[vi];
+            }
+            if (whole)
+                st->crossed[vi] = 0;
+        } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && S.main_task && a->report) {
+            int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
+            enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
+            if ((file_scope || sc == CX_SC_Static) &&
+                !clang_isConstQualifiedType(clang_getCursorType(v))) {
+                char *name = pp_cx(clang_getCursorSpelling(v));
+                pp_error(PP_LOC(conv),
+                         "%s '%s' is assigned this pointer converted to an integer in "
+                         "checkpointable function '%s' and travels with the image: an image "
+                         "cannot relocate a pointer hidden in an integer; keep it as a pointer",
+                         file_scope ? "file-scope variable" : "static local", name, a->fn->name);
+                free(name);
+            }
+        }
+    }
+    free(kk.v);
+}
+
+/* The resume points of expression e in evaluation order (levpp runs the
+ * sites of an expression before the rest of it): for each site, the reads
+ * and writes of its arguments, then the site; a statement expression's
+ * statements where it stands. */
+static void pp_ia_sites(pp_ia *a, pp_ist *st, CXCursor e)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr)
+        return;
+    if (k == CXCursor_StmtExpr) {
+        pp_kids kk = pp_children(e);
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_ia_stmt(a, st, kk.v[i]);
+        free(kk.v);
+        return;
+    }
+    pp_kids kk = pp_children(e);
+    for (unsigned i = 0; i < kk.n; i++)
+        pp_ia_sites(a, st, kk.v[i]);
+    int g = pp_ia_site(e);
+    if (g != -1) {
+        int nargs = clang_Cursor_getNumArguments(e);
+        for (int i = 0; i < nargs; i++) {
+            CXCursor arg = clang_Cursor_getArgument(e, (unsigned)i);
+            pp_ia_reads(a, st, arg, clang_getNullCursor());
+            pp_ia_writes(a, st, arg);
+            CXCursor conv = clang_getNullCursor();
+            if (g >= 0 && (unsigned)i < S.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
+                clang_Cursor_isNull(s_pconv[g][i])) {
+                s_pconv[g][i] = conv;
+                a->changed = 1;
+            }
+        }
+        pp_ia_resume(a, st, e);
+    }
+    free(kk.v);
+}
+
+static void pp_ia_expr(pp_ia *a, pp_ist *st, CXCursor e)
+{
+    pp_ia_sites(a, st, e);
+    pp_ia_reads(a, st, e, clang_getNullCursor());
+    pp_ia_writes(a, st, e);
+}
+
+/* A loop: head, then (cond, poll, body, inc) until the state at the head
+ * settles; for a do-while the body comes before the condition. */
+static void pp_ia_loop(pp_ia *a, pp_ist *st, CXCursor loop, CXCursor cond, CXCursor body,
+                       CXCursor inc, int is_do)
+{
+    pp_ist head = pp_ist_new(a->n), cur = pp_ist_new(a->n);
+    pp_ist_copy(&head, st, a->n);
+    for (int iter = 0; iter < 8; iter++) {
+        pp_ist_copy(&cur, &head, a->n);
+        if (!is_do && !clang_Cursor_isNull(cond))
+            pp_ia_expr(a, &cur, cond);
+        if (S.auto_poll)
+            pp_ia_resume(a, &cur, loop);
+        if (!clang_Cursor_isNull(body))
+            pp_ia_stmt(a, &cur, body);
+        if (!clang_Cursor_isNull(inc))
+            pp_ia_expr(a, &cur, inc);
+        if (is_do && !clang_Cursor_isNull(cond))
+            pp_ia_expr(a, &cur, cond);
+        if (!pp_ist_join(&head, &cur, a->n))
+            break;
+    }
+    pp_ist_join(st, &head, a->n);
+    pp_ist_free(&head);
+    pp_ist_free(&cur);
+}
+
+static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
+{
+    enum CXCursorKind k = pp_kind(c);
+    pp_kids kk = pp_children(c);
+    switch (k) {
+    case CXCursor_CompoundStmt:
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_ia_stmt(a, st, kk.v[i]);
+        break;
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt:
+        if (k != CXCursor_LabelStmt && a->sw)
+            pp_ist_join(st, a->sw, a->n);
+        if (kk.n)
+            pp_ia_stmt(a, st, kk.v[kk.n - 1]);
+        break;
+    case CXCursor_DeclStmt:
+        for (unsigned i = 0; i < kk.n; i++) {
+            if (pp_kind(kk.v[i]) != CXCursor_VarDecl)
+                continue;
+            CXCursor init = clang_Cursor_getVarDeclInitializer(kk.v[i]);
+            if (!clang_Cursor_isNull(init))
+                pp_ia_expr(a, st, init);
+            int vi = pp_var_find(a->fn, kk.v[i]);
+            if (vi < 0 || !a->tracked[vi])
+                continue;
+            CXCursor conv = clang_getNullCursor();
+            st->hold[vi] =
+                (unsigned char)(!clang_Cursor_isNull(init) && pp_carry(a, st, init, &conv));
+            st->conv[vi] = conv;
+            st->crossed[vi] = 0;
+        }
+        break;
+    case CXCursor_IfStmt: {
+        if (kk.n < 2)
+            break;
+        pp_ia_expr(a, st, kk.v[0]);
+        pp_ist other = pp_ist_new(a->n);
+        pp_ist_copy(&other, st, a->n);
+        pp_ia_stmt(a, st, kk.v[1]);
+        if (kk.n > 2)
+            pp_ia_stmt(a, &other, kk.v[2]);
+        pp_ist_join(st, &other, a->n);
+        pp_ist_free(&other);
+        break;
+    }
+    case CXCursor_SwitchStmt: {
+        if (kk.n < 2)
+            break;
+        pp_ia_expr(a, st, kk.v[0]);
+        pp_ist entry = pp_ist_new(a->n), *outer = a->sw;
+        pp_ist_copy(&entry, st, a->n);
+        a->sw = &entry;
+        pp_ia_stmt(a, st, kk.v[kk.n - 1]);
+        a->sw = outer;
+        pp_ist_join(st, &entry, a->n);
+        pp_ist_free(&entry);
+        break;
+    }
+    case CXCursor_WhileStmt:
+        if (kk.n == 2)
+            pp_ia_loop(a, st, c, kk.v[0], kk.v[1], clang_getNullCursor(), 0);
+        break;
+    case CXCursor_DoStmt:
+        if (kk.n == 2)
+            pp_ia_loop(a, st, c, kk.v[1], kk.v[0], clang_getNullCursor(), 1);
+        break;
+    case CXCursor_ForStmt: {
+        /* the init (a declaration, or the first of three expressions)
+         * runs once; the condition and the increment with the body */
+        CXCursor body = kk.n ? kk.v[kk.n - 1] : clang_getNullCursor();
+        CXCursor cond = clang_getNullCursor(), inc = cond;
+        unsigned first = 0;
+        if (kk.n >= 2 && (pp_kind(kk.v[0]) == CXCursor_DeclStmt || kk.n == 4)) {
+            pp_ia_stmt(a, st, kk.v[0]);
+            first = 1;
+        }
+        if (first + 1 < kk.n)
+            cond = kk.v[first];
+        if (first + 2 < kk.n)
+            inc = kk.v[first + 1];
+        pp_ia_loop(a, st, c, cond, body, inc, 0);
+        break;
+    }
+    case CXCursor_ReturnStmt:
+        if (kk.n)
+            pp_ia_expr(a, st, kk.v[0]);
+        memset(st->hold, 0, a->n);
+        memset(st->crossed, 0, a->n);
+        break;
+    default:
+        if (clang_isExpression(k))
+            pp_ia_expr(a, st, c);
+        else if (clang_isStatement(k))
+            for (unsigned i = 0; i < kk.n; i++)
+                pp_ia_stmt(a, st, kk.v[i]);
+        break;
+    }
+    free(kk.v);
+}
+
+/* Analyses checkpointable function fi (report: print the errors). */
+static void pp_ia_fn(int fi, int report, int *changed)
+{
+    pp_fn *fn = &S.fns[fi];
+    unsigned n = fn->nvars;
+    pp_ia a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
+               NULL, report, 0};
+    pp_rs rs = {fn, pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs), pp_xrealloc(NULL, n + 1)};
+    memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
+    memset(rs.taken, 0, n + 1);
+    clang_visitChildren(fn->def, pp_regs_cb, &rs);
+    a.taken = rs.taken;
+    memset(a.done, 0, n + 1);
+    for (unsigned i = 0; i < n; i++)
+        a.tracked[i] = (unsigned char)pp_holds_wide(fn->vars[i].type);
+    pp_ist st = pp_ist_new(n);
+    for (unsigned i = 0; i < fn->nparams && i < n; i++)
+        if (!clang_Cursor_isNull(s_pconv[fi][i]) && a.tracked[i]) {
+            st.hold[i] = 1;
+            st.conv[i] = s_pconv[fi][i];
+        }
+    pp_kids k = pp_children(fn->def);
+    for (unsigned i = 0; i < k.n; i++)
+        if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
+            pp_ia_stmt(&a, &st, k.v[i]);
+    free(k.v);
+    *changed |= a.changed;
+    pp_ist_free(&st);
+    free(a.tracked);
+    free(a.done);
+    free(rs.refs);
+    free(rs.taken);
+}
+
+/* Refuses the integers that may hold a pointer across a safe point in
+ * checkpointable functions (see preproc/README.md); conversions passed to
+ * parameters are followed into the callees. */
+static void pp_int_ptrs(void)
+{
+    s_pconv = pp_xrealloc(NULL, (S.nfns + 1) * sizeof *s_pconv);
+    for (unsigned i = 0; i < S.nfns; i++) {
+        unsigned np = S.fns[i].nparams;
+        s_pconv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
+        for (unsigned j = 0; j <= np; j++)
+            s_pconv[i][j] = clang_getNullCursor();
+    }
+    for (int pass = 0, changed = 1; changed && pass < 16; pass++) {
+        changed = 0;
+        for (unsigned i = 0; i < S.nfns; i++)
+            if (S.fns[i].cp)
+                pp_ia_fn((int)i, 0, &changed);
+    }
+    int ignored = 0;
+    for (unsigned i = 0; i < S.nfns; i++)
+        if (S.fns[i].cp)
+            pp_ia_fn((int)i, 1, &ignored);
+    for (unsigned i = 0; i < S.nfns; i++)
+        free(s_pconv[i]);
+    free(s_pconv);
+    s_pconv = NULL;
+}
+
+/* ===================================================================
  * Rewriting a checkpointable body
  * =================================================================== */
 
-enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32 };
+/* How an expression is evaluated: F_COND in an operand that runs
+ * conditionally and could not be lowered, F_UNEVAL not at all (sizeof,
+ * __typeof__), F_STMTEXPR in a statement expression that is not lowered,
+ * F_LATE in a macro's expansion after other code of it, conditionally or
+ * repeatedly (see pp_macro_walk). */
+enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32, F_LATE = 64 };
 
 /* What a unit holds, in evaluation order: safe points and calls, and the
  * operators whose later operands hold sites (S_AND...), lowered to
@@ -1697,10 +2349,12 @@ enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32 };
  *   S_AND  L && R   t = !!(L); if (t) { R's sites; t = !!(R); }   (|| : if (!t))
  *   S_COND C ? A : B   if (C) { A's sites; t = (A); } else { B's sites; t = (B); }
  *   S_COMMA L, R    (void)(L);  then R's sites in the same unit
+ *   S_ELVIS A ?: B  t = (A); if (!t) { B's sites; t = (B); }
+ *   S_STMTEXPR ({ S...; E; })   { S... { E's sites; t = (E); } }
  *
  * t is a frame field lev__tK (it may be read after a later site resumes),
  * and the operator's text becomes t, or (void)0 when its value is unused. */
-enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA };
+enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA, S_ELVIS, S_STMTEXPR };
 
 typedef struct pp_unit pp_unit;
 
@@ -1728,6 +2382,7 @@ typedef struct pp_walk {
     pp_file *f;
     unsigned body_b, body_e;
     int loops; /* loops of the function around the statement being walked */
+    int depth; /* statement nesting of the statement being walked */
 } pp_walk;
 
 static const char *pp_ctx_name(int flags)
@@ -1792,6 +2447,52 @@ static void pp_declref(pp_walk *w, CXCursor c)
     }
     pp_edit_add(w->f, b, e, E_REPL, 0, 1, pp_var_ref(w->fn, vi));
     free(name);
+}
+
+/* An error at offset off of the input being rewritten: text written in a
+ * macro argument, which libclang would locate at the macro's name. */
+static void __attribute__((format(printf, 3, 4)))
+pp_error_at(pp_walk *w, unsigned off, const char *fmt, ...)
+{
+    unsigned line = pp_line_of(w->f, off);
+    fprintf(stderr, "%s:%u:%u: error: levpp: ", w->f->path, line, off - w->f->lines[line - 1] + 1);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    S.errors++;
+}
+
+/* Whether an expression that levpp replaces (a call, a lowered operator)
+ * at [b, e) is replaced there for the first time: an expression written in
+ * a macro argument that the macro evaluates twice would be run once and
+ * read twice (an error). */
+static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e)
+{
+    if (!pp_in_macro(c))
+        return 1;
+    for (unsigned i = 0; i < w->f->nedits; i++) {
+        pp_edit *ed = &w->f->edits[i];
+        if (ed->cls == E_REPL && ed->run && ed->b == b && ed->e == e) {
+            pp_error_at(w, b,
+                     "a macro argument that calls a checkpointable function in '%s' is "
+                     "evaluated more than once by the macro; call it before the macro and pass "
+                     "the result",
+                     w->fn->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The text of f that spells c (pp_span), or its extent. */
+static void pp_text_of(const pp_file *f, CXCursor c, unsigned *b, unsigned *e)
+{
+    if (!pp_span(f, c, b, e)) {
+        *b = pp_begin(c);
+        *e = pp_end(c);
+    }
 }
 
 static int pp_is_top(pp_unit *u, CXCursor c)
@@ -1867,11 +2568,18 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         else
             u->lev_return = 1;
     }
+    unsigned cb, ce;
     if (is_ck || (g >= 0 && S.fns[g].cp)) {
-        if (pp_in_macro(c)) {
+        if (!pp_span(w->f, c, &cb, &ce)) {
             pp_error(PP_LOC(c),
                      "call to %s '%s' inside a macro expansion is not supported; call it "
                      "outside the macro",
+                     is_ck ? "safe point" : "checkpointable function", name);
+        } else if (flags & F_LATE) {
+            pp_error_at(w, cb,
+                     "call to %s '%s' in a macro argument that the macro evaluates after "
+                     "other code of its expansion, conditionally or repeatedly, is not "
+                     "supported; call it before the macro and pass the result",
                      is_ck ? "safe point" : "checkpointable function", name);
         } else if (!u || flags) {
             pp_error(PP_LOC(c),
@@ -1879,6 +2587,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                      u ? pp_ctx_name(flags) : "this context");
         } else if (!is_ck && (S.fns[g].is_task || S.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
+        } else if (!pp_arg_once(w, c, cb, ce)) {
+            /* reported */
         } else {
             unsigned k = pp_site_new(w->fn, pp_begin(c));
             PP_PUSH(u->v, u->n, u->cap);
@@ -1895,7 +2605,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             /* A slot that holds a pointer is cleared as it is read: a stale
              * copy would dangle once its object is freed. */
             char *rd = text ? pp_strdup(text) : pp_slot_read('r', k, S.fns[g].ret);
-            pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1, rd);
+            pp_edit_add(w->f, cb, ce, E_REPL, 0, 1, rd);
         }
     }
     free(name);
@@ -1933,12 +2643,46 @@ static pp_unit *pp_unit_sub(CXCursor top, int has_top)
     return s;
 }
 
-/* Whether an operator whose later operands hold sites can be lowered; if
- * it comes from a macro, it cannot (an error). */
+/* Whether the value of lowered expression c is used (it is not what its
+ * statement evaluates, nor void); then it needs a temporary of its type,
+ * which must have a name (what: the operator, for the error). */
+static int pp_value_used(pp_walk *w, CXCursor c, pp_unit *u, const char *what)
+{
+    CXType t = clang_getCursorType(c);
+    if (pp_is_top(u, c) || clang_getCanonicalType(t).kind == CXType_Void)
+        return 0;
+    char *sp = pp_cx(clang_getTypeSpelling(t));
+    if (what && pp_bad_spelling(sp))
+        pp_error(PP_LOC(c),
+                 "%s of an unnamed type whose operand calls a checkpointable function in "
+                 "'%s' is not supported yet; name the type",
+                 what, w->fn->name);
+    free(sp);
+    return 1;
+}
+
+/* Ends the lowering of s (expression s->cur): its temporary if its value
+ * is used, read where the expression was, and s appended to u. */
+static void pp_site_done(pp_walk *w, pp_site *s, pp_unit *u)
+{
+    CXType t = clang_getCursorType(s->cur);
+    unsigned b, e;
+    pp_text_of(w->f, s->cur, &b, &e);
+    if (s->used)
+        s->k = pp_tmp_new(w->fn, t);
+    pp_edit_add(w->f, b, e, E_REPL, 0, 1, s->used ? pp_tmp_read(s->k, t) : pp_strdup("(void)0"));
+    PP_PUSH(u->v, u->n, u->cap);
+    u->v[u->n++] = *s;
+}
+
+/* Whether an operator whose later operands hold sites can be lowered: it
+ * is written in the input or in a macro argument evaluated once; written
+ * in a macro's body, it cannot (an error). */
 static int pp_lowerable(pp_walk *w, CXCursor c)
 {
-    if (!pp_in_macro(c))
-        return 1;
+    unsigned b, e;
+    if (pp_span(w->f, c, &b, &e))
+        return pp_arg_once(w, c, b, e);
     pp_error(PP_LOC(c),
              "operator from a macro expansion whose operand calls a checkpointable function in "
              "'%s' is not supported; write the operator outside the macro",
@@ -1955,16 +2699,10 @@ static void pp_lower_logic(pp_walk *w, CXCursor c, int kind, CXCursor l, CXCurso
     pp_site s = pp_site_op(kind, c);
     s.op[0] = l;
     s.op[1] = r;
-    s.used = !pp_is_top(u, c);
+    s.used = pp_value_used(w, c, u, NULL);
     s.sub[0] = pp_unit_sub(r, !s.used);
     pp_expr(w, r, flags, s.sub[0]);
-    CXType t = clang_getCursorType(c);
-    if (s.used)
-        s.k = pp_tmp_new(w->fn, t);
-    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
-                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
-    PP_PUSH(u->v, u->n, u->cap);
-    u->v[u->n++] = s;
+    pp_site_done(w, &s, u);
 }
 
 /* C ? A : B whose A or B holds a site: C's sites, then C, then the sites
@@ -1972,29 +2710,28 @@ static void pp_lower_logic(pp_walk *w, CXCursor c, int kind, CXCursor l, CXCurso
 static void pp_lower_cond(pp_walk *w, CXCursor c, CXCursor *ops, int flags, pp_unit *u)
 {
     pp_expr(w, ops[0], flags, u);
-    CXType t = clang_getCursorType(c);
     pp_site s = pp_site_op(S_COND, c);
     memcpy(s.op, ops, sizeof s.op);
-    s.used = !pp_is_top(u, c) && clang_getCanonicalType(t).kind != CXType_Void;
-    if (s.used) {
-        char *sp = pp_cx(clang_getTypeSpelling(t));
-        if (pp_bad_spelling(sp))
-            pp_error(PP_LOC(c),
-                     "?: of an unnamed type whose operand calls a checkpointable function in "
-                     "'%s' is not supported yet; name the type",
-                     w->fn->name);
-        free(sp);
-    }
+    s.used = pp_value_used(w, c, u, "?:");
     for (int i = 0; i < 2; i++) {
         s.sub[i] = pp_unit_sub(ops[i + 1], !s.used);
         pp_expr(w, ops[i + 1], flags, s.sub[i]);
     }
-    if (s.used)
-        s.k = pp_tmp_new(w->fn, t);
-    pp_edit_add(w->f, pp_begin(c), pp_end(c), E_REPL, 0, 1,
-                s.used ? pp_tmp_read(s.k, t) : pp_strdup("(void)0"));
-    PP_PUSH(u->v, u->n, u->cap);
-    u->v[u->n++] = s;
+    pp_site_done(w, &s, u);
+}
+
+/* A ?: B (GNU) whose B holds a site: A's sites, then A once, then B's
+ * sites only if A is zero. */
+static void pp_lower_elvis(pp_walk *w, CXCursor c, CXCursor a, CXCursor b, int flags, pp_unit *u)
+{
+    pp_expr(w, a, flags, u);
+    pp_site s = pp_site_op(S_ELVIS, c);
+    s.op[0] = a;
+    s.op[1] = b;
+    s.used = pp_value_used(w, c, u, "?:");
+    s.sub[0] = pp_unit_sub(b, !s.used);
+    pp_expr(w, b, flags, s.sub[0]);
+    pp_site_done(w, &s, u);
 }
 
 /* L, R whose R holds a site: L's sites and L as a statement, then R's
@@ -2002,7 +2739,9 @@ static void pp_lower_cond(pp_walk *w, CXCursor c, CXCursor *ops, int flags, pp_u
 static void pp_lower_comma(pp_walk *w, CXCursor c, CXCursor l, CXCursor r, int flags, pp_unit *u)
 {
     pp_file *f = w->f;
-    unsigned i = pp_tok_from(f, pp_end(l));
+    unsigned lb, le;
+    pp_text_of(f, l, &lb, &le);
+    unsigned i = pp_tok_from(f, le);
     if (!pp_tok_is(f, i, ",")) {
         pp_error(PP_LOC(c), "cannot find the comma of this expression");
         return;
@@ -2012,25 +2751,138 @@ static void pp_lower_comma(pp_walk *w, CXCursor c, CXCursor l, CXCursor r, int f
     s.op[0] = l;
     PP_PUSH(u->v, u->n, u->cap);
     u->v[u->n++] = s;
-    pp_edit_add(f, pp_begin(l), f->toks[i].e, E_REPL, 0, 1, pp_strdup(""));
+    pp_edit_add(f, lb, f->toks[i].e, E_REPL, 0, 1, pp_strdup(""));
     if (pp_is_top(u, c))
         u->top = r; /* R is what the statement evaluates now */
     pp_expr(w, r, flags, u);
 }
 
-/* Whether `?` `:` (adjacent) lie between the end of a and the start of b. */
-static int pp_is_elvis(const pp_file *f, CXCursor a, CXCursor b)
+static void pp_stmt(pp_walk *w, CXCursor c, int depth);
+
+static enum CXChildVisitResult pp_effect_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
-    unsigned e = pp_begin(b);
-    for (unsigned i = pp_tok_from(f, pp_end(a)); i + 1 < f->ntoks && f->toks[i + 1].b < e; i++)
-        if (pp_tok_is(f, i, "?") && pp_tok_is(f, i + 1, ":"))
-            return 1;
-    return 0;
+    (void)parent;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_UnaryExpr)
+        return CXChildVisit_Continue; /* sizeof: not evaluated */
+    if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || pp_writes_operand(c) ||
+        clang_isVolatileQualifiedType(clang_getCursorType(c))) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether evaluating expression c has no side effect: no call, no
+ * assignment, no ++ or --, no volatile access (sizeof operands aside). */
+static int pp_no_effect(CXCursor c)
+{
+    int found = 0;
+    if (pp_effect_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_effect_cb, &found);
+    return !found;
+}
+
+/* The first full expression that macro-expanded statement c evaluates, and
+ * evaluates once, before anything else of it: the condition of an if or a
+ * switch, the initialiser of the first declarator, an expression
+ * statement; the first statement of a block or of a `do ... while (0)`.
+ * Null when there is none (a loop, say). */
+static CXCursor pp_macro_first(CXCursor c)
+{
+    for (int guard = 0; guard < 64; guard++) {
+        enum CXCursorKind k = pp_kind(c);
+        if (clang_isExpression(k))
+            return c;
+        pp_kids kk = pp_children(c);
+        CXCursor next = clang_getNullCursor();
+        if (k == CXCursor_CompoundStmt || k == CXCursor_IfStmt || k == CXCursor_SwitchStmt) {
+            if (kk.n)
+                next = kk.v[0];
+        } else if (k == CXCursor_DoStmt && kk.n == 2) {
+            CXEvalResult ev = clang_Cursor_Evaluate(kk.v[1]);
+            if (ev && clang_EvalResult_getKind(ev) == CXEval_Int &&
+                clang_EvalResult_getAsLongLong(ev) == 0)
+                next = kk.v[0];
+            if (ev)
+                clang_EvalResult_dispose(ev);
+        } else if (k == CXCursor_DeclStmt && kk.n && pp_kind(kk.v[0]) == CXCursor_VarDecl) {
+            next = clang_Cursor_getVarDeclInitializer(kk.v[0]);
+        }
+        free(kk.v);
+        if (clang_Cursor_isNull(next))
+            return next;
+        c = next;
+    }
+    return clang_getNullCursor();
+}
+
+/* Walks statement or expression c written by a macro (levpp cannot
+ * rewrite inside it): the sites of `first` (pp_macro_first), written in
+ * macro arguments, join unit u and run before the statement u belongs to,
+ * which is exact since nothing of the expansion runs before them; a site
+ * anywhere else is an error (F_LATE). Statements of c written in the input
+ * (the body of a loop or an if whose head a macro writes) are rewritten as
+ * usual. */
+static void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (!clang_Cursor_isNull(first) && clang_equalCursors(c, first)) {
+        pp_expr(w, c, 0, u);
+        return;
+    }
+    if ((clang_isStatement(k) || clang_isExpression(k)) && !pp_in_macro(c)) {
+        pp_stmt(w, c, depth + 1); /* a statement written in the input */
+        return;
+    }
+    if (clang_isExpression(k)) {
+        pp_expr(w, c, F_LATE, u);
+        return;
+    }
+    pp_kids kk = pp_children(c);
+    CXCursor init =
+        k == CXCursor_VarDecl ? clang_Cursor_getVarDeclInitializer(c) : clang_getNullCursor();
+    for (unsigned i = 0; i < kk.n; i++) {
+        if (k == CXCursor_VarDecl && !clang_equalCursors(kk.v[i], init))
+            pp_expr(w, kk.v[i], F_UNEVAL, u); /* __typeof__ operand */
+        else
+            pp_macro_walk(w, kk.v[i], first, u, depth + 1);
+    }
+    free(kk.v);
+}
+
+/* A statement expression with sites, written in the input: its statements
+ * are rewritten as statements (declarations, loops and safe points
+ * included) and run, as one block, where the expression is evaluated in
+ * unit u; its value, the last expression statement, goes to a temporary. */
+static void pp_stmtexpr(pp_walk *w, CXCursor c, pp_unit *u)
+{
+    pp_kids k = pp_children(c);
+    CXCursor body = k.n == 1 ? k.v[0] : clang_getNullCursor();
+    free(k.v);
+    if (pp_kind(body) != CXCursor_CompoundStmt) {
+        pp_error(PP_LOC(c), "cannot find the block of this statement expression");
+        return;
+    }
+    pp_kids st = pp_children(body);
+    pp_site s = pp_site_op(S_STMTEXPR, c);
+    s.op[0] = body;
+    int has_val = st.n && clang_isExpression(pp_kind(st.v[st.n - 1]));
+    s.used = pp_value_used(w, c, u, "a statement expression");
+    for (unsigned i = 0; i + (has_val ? 1 : 0) < st.n; i++)
+        pp_stmt(w, st.v[i], w->depth + 2);
+    if (has_val) {
+        s.op[1] = st.v[st.n - 1];
+        s.sub[0] = pp_unit_sub(s.op[1], !s.used);
+        pp_expr(w, s.op[1], 0, s.sub[0]);
+    }
+    free(st.v);
+    pp_site_done(w, &s, u);
 }
 
 static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
-    int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR));
+    int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR | F_LATE));
     switch (pp_kind(c)) {
     case CXCursor_CallExpr:
         pp_call(w, c, flags, u);
@@ -2044,8 +2896,12 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
                   op == CXBinaryOperator_Comma;
         int comma = op == CXBinaryOperator_Comma;
-        if (k.n == 2 && seq && lower &&
-            (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
+        if (k.n == 2 && seq && lower && comma && pp_has_site(k.v[1]) && pp_no_effect(k.v[0])) {
+            /* nothing of L to keep before R's sites (glibc's assert) */
+            pp_expr(w, k.v[0], flags, u);
+            pp_expr(w, k.v[1], flags, u);
+        } else if (k.n == 2 && seq && lower &&
+                   (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
             if (!pp_lowerable(w, c))
                 ;
             else if (comma)
@@ -2081,11 +2937,17 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     case CXCursor_UnexposedExpr: {
         /* GNU `a ?: b`: children a, two opaque copies of a, b; b runs
-         * only if a is zero (not lowered yet) */
+         * only if a is zero */
         pp_kids k = pp_children(c);
-        if (k.n >= 2 && pp_is_elvis(w->f, k.v[0], k.v[k.n - 1])) {
-            pp_expr(w, k.v[0], flags, u);
-            pp_expr(w, k.v[k.n - 1], flags | F_COND, u);
+        if (pp_is_elvis(&k)) {
+            CXCursor a = k.v[0], b = k.v[k.n - 1];
+            if (lower && pp_has_site(b)) {
+                if (pp_lowerable(w, c))
+                    pp_lower_elvis(w, c, a, b, flags, u);
+            } else {
+                pp_expr(w, a, flags, u);
+                pp_expr(w, b, flags | F_COND, u);
+            }
             free(k.v);
             return;
         }
@@ -2094,8 +2956,35 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     case CXCursor_StmtExpr:
+        if (lower && pp_has_site(c)) {
+            unsigned b, e;
+            if (!pp_in_macro(c)) {
+                pp_stmtexpr(w, c, u);
+            } else if (pp_span(w->f, c, &b, &e)) {
+                pp_error_at(w, b,
+                            "a statement expression in a macro argument that calls a "
+                            "checkpointable function is not supported; write it outside the "
+                            "macro");
+            } else {
+                pp_kids k = pp_children(c);
+                for (unsigned i = 0; i < k.n; i++)
+                    pp_macro_walk(w, k.v[i], pp_macro_first(k.v[i]), u, w->depth + 1);
+                free(k.v);
+            }
+            return;
+        }
         pp_expr_kids(w, c, flags | F_STMTEXPR, u);
         return;
+    case CXCursor_VarDecl: {
+        /* in a statement expression: an operand of __typeof__ in the
+         * declared type is a child too, and is not evaluated */
+        CXCursor init = clang_Cursor_getVarDeclInitializer(c);
+        pp_kids k = pp_children(c);
+        for (unsigned i = 0; i < k.n; i++)
+            pp_expr(w, k.v[i], clang_equalCursors(k.v[i], init) ? flags : flags | F_UNEVAL, u);
+        free(k.v);
+        return;
+    }
     case CXCursor_AddrLabelExpr:
         pp_error(PP_LOC(c),
                  "computed goto (label address) in checkpointable function '%s' "
@@ -2162,12 +3051,48 @@ static void pp_lowered(pp_walk *w, pp_site *s, pp_buf *b)
     free(t);
 }
 
+/* The code of a lowered GNU extension: `a ?: b` and a statement
+ * expression (see S_ELVIS). */
+static void pp_lowered_gnu(pp_walk *w, pp_site *s, pp_buf *b)
+{
+    char *t = s->used ? pp_slot_ref('t', s->k, w->fn->tmps[s->k - 1].type) : NULL;
+    if (s->kind == S_ELVIS) {
+        char *a = pp_render_str(w->f, s->op[0], 1), *x = pp_render_str(w->f, s->op[1], 1);
+        if (t)
+            pp_printf(b, "\n%s = (%s);\nif (!%s) {", t, a, t);
+        else
+            pp_printf(b, "\nif (!(%s)) {", a);
+        pp_seqs(w, s->sub[0], b);
+        pp_printf(b, t ? "\n%s = (%s);\n}" : "\n%s(void)(%s);\n}", t ? t : "", x);
+        free(a);
+        free(x);
+    } else { /* S_STMTEXPR: the block's statements, then its value */
+        unsigned from = pp_begin(s->op[0]) + 1;
+        unsigned to = clang_Cursor_isNull(s->op[1]) ? pp_end(s->op[0]) - 1 : pp_begin(s->op[1]);
+        pp_puts(b, "\n{");
+        pp_render(b, w->f, from, to, 1, 0);
+        if (!clang_Cursor_isNull(s->op[1])) {
+            char *x = pp_render_str(w->f, s->op[1], 1);
+            pp_puts(b, "\n{");
+            pp_seqs(w, s->sub[0], b);
+            pp_printf(b, t ? "\n%s = (%s);\n}" : "\n%s(void)(%s);\n}", t ? t : "", x);
+            free(x);
+        }
+        pp_puts(b, "\n}");
+    }
+    free(t);
+}
+
 /* The code of the safe points and calls of a unit, in order. */
 static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
 {
     pp_fn *fn = w->fn;
     for (unsigned i = 0; i < u->n; i++) {
         pp_site *s = &u->v[i];
+        if (s->kind >= S_ELVIS) {
+            pp_lowered_gnu(w, s, b);
+            continue;
+        }
         if (s->kind >= S_AND) {
             pp_lowered(w, s, b);
             continue;
@@ -2455,10 +3380,11 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
  * (pp_counted) nested in another loop of the function and holds no safe
  * point or checkpointable call: then the enclosing loop's poll bounds the
  * delay, and the loop stays single-entry (no resume label inside it), so
- * the compiler keeps optimising the nest as the native one. */
+ * the compiler keeps optimising the nest as the native one. A body that
+ * is a macro's statement (`while (c) STEP(x);`) is polled before it. */
 static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, int counted)
 {
-    if (!S.auto_poll || pp_in_macro(body) || (w->loops && counted && !pp_has_site(loop))) {
+    if (!S.auto_poll || (w->loops && counted && !pp_has_site(loop))) {
         w->loops++;
         pp_stmt(w, body, depth + 1);
         w->loops--;
@@ -2871,7 +3797,114 @@ static void pp_for(pp_walk *w, CXCursor c, int depth)
         pp_loop_body(w, c, body, depth, counted);
 }
 
+static enum CXChildVisitResult pp_macro_loop_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (!pp_in_macro(c))
+        return CXChildVisit_Continue; /* written in the input: polled as usual */
+    if (pp_is_loop(c)) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether statement c, written by a macro, is or holds a loop written by
+ * the macro. */
+static int pp_macro_loop(CXCursor c)
+{
+    int found = 0;
+    if (pp_macro_loop_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_macro_loop_cb, &found);
+    return found;
+}
+
+/* A poll after statement c: for a loop written by a macro, which levpp
+ * cannot poll inside, when no enclosing loop of the function polls. */
+static void pp_poll_after(pp_walk *w, CXCursor c, int depth)
+{
+    if (!S.auto_poll || w->loops)
+        return;
+    unsigned b = pp_begin(c), e = pp_stmt_end(w->f, c);
+    pp_buf t = {0};
+    pp_poll_text(w, &t, e);
+    pp_puts(&t, "}");
+    pp_edit_add(w->f, b, b, E_PRE, depth + 1, 1, pp_strdup("{"));
+    pp_edit_add(w->f, e, e, E_POST, depth + 1, 1, t.p);
+}
+
+/* A compound, if, switch or loop statement written by a macro. A `for` or
+ * `while` whose body is written in the input (a FOREACH-like macro): the
+ * head stays the macro's, the body is rewritten and polled as usual, but
+ * a variable the head declares cannot move to the frame, so its body must
+ * then hold no site (no poll inside; one after it). Anything else stays as
+ * the macro wrote it (pp_macro_walk), with a poll after it when it holds
+ * a loop. */
+static void pp_macro_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    enum CXCursorKind kind = pp_kind(c);
+    pp_kids k = pp_children(c);
+    CXCursor last = k.n ? k.v[k.n - 1] : clang_getNullCursor();
+    pp_unit u = {0};
+    if ((kind == CXCursor_ForStmt || kind == CXCursor_WhileStmt) && k.n &&
+        (clang_isStatement(pp_kind(last)) || clang_isExpression(pp_kind(last))) &&
+        !pp_in_macro(last)) {
+        CXCursor decl = clang_getNullCursor();
+        for (unsigned i = 0; i + 1 < k.n; i++) {
+            if (pp_kind(k.v[i]) == CXCursor_DeclStmt && clang_Cursor_isNull(decl)) {
+                pp_kids dk = pp_children(k.v[i]);
+                if (dk.n)
+                    decl = dk.v[0];
+                free(dk.v);
+            }
+            pp_macro_walk(w, k.v[i], clang_getNullCursor(), &u, depth);
+        }
+        if (clang_Cursor_isNull(decl)) {
+            pp_loop_body(w, c, last, depth, 0);
+        } else {
+            if (pp_has_site(last)) {
+                char *name = pp_cx(clang_getCursorSpelling(decl));
+                pp_error(PP_LOC(c),
+                         "loop of checkpointable function '%s' whose head, written by a macro, "
+                         "declares '%s', and whose body calls a checkpointable function or a "
+                         "safe point: the variable cannot be kept across it; declare it before "
+                         "the loop",
+                         w->fn->name, name);
+                free(name);
+            }
+            w->loops++;
+            pp_stmt(w, last, depth + 1);
+            w->loops--;
+            pp_poll_after(w, c, depth);
+        }
+    } else {
+        pp_macro_walk(w, c, pp_macro_first(c), &u, depth);
+        pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(w->f, c), depth);
+        if (pp_macro_loop(c))
+            pp_poll_after(w, c, depth);
+    }
+    pp_unit_free(&u);
+    free(k.v);
+}
+
+static void pp_stmt_in(pp_walk *w, CXCursor c, int depth);
+
+/* Rewrites statement c (at nesting depth) of a checkpointable body. */
 static void pp_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    int saved = w->depth;
+    w->depth = depth;
+    enum CXCursorKind k = pp_kind(c);
+    if (pp_in_macro(c) &&
+        (k == CXCursor_CompoundStmt || k == CXCursor_IfStmt || k == CXCursor_SwitchStmt ||
+         k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_ForStmt))
+        pp_macro_stmt(w, c, depth);
+    else
+        pp_stmt_in(w, c, depth);
+    w->depth = saved;
+}
+
+static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
 {
     pp_file *f = w->f;
     enum CXCursorKind kind = pp_kind(c);
@@ -3057,7 +4090,7 @@ static void pp_walk_fn(pp_fn *fn)
     free(k.v);
     pp_regs(fn);
     pp_scopes_of(fn);
-    pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0};
+    pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0, 0};
     pp_vla_params(&w);
     pp_stmt(&w, fn->body_c, 0);
 }
@@ -3422,7 +4455,7 @@ static int pp_defined_here(CXCursor fndecl)
 static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
 {
     unsigned sb, se;
-    pp_span(f, c, &sb, &se);
+    pp_written_at(f, c, &sb, &se);
     unsigned i = pp_tok_from(f, sb);
     if (!pp_tok_is(f, i, "sizeof"))
         return -1;
@@ -3551,7 +4584,7 @@ static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsign
 {
     unsigned b = eb, e = ee;
     if (!clang_Cursor_isNull(hi->fac)) {
-        pp_span(f, hi->fac, &b, &e);
+        pp_written_at(f, hi->fac, &b, &e);
         if (b < eb || e > ee) { /* not written there: divide the whole size */
             hi->fac = clang_getNullCursor();
             b = eb;
@@ -3602,7 +4635,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
         return;
     }
     unsigned eb, ee; /* where the size is written */
-    pp_span(f, !strcmp(name, "malloc") || is_alloca ? a0 : a1, &eb, &ee);
+    pp_written_at(f, !strcmp(name, "malloc") || is_alloca ? a0 : a1, &eb, &ee);
     if (is_alloca && pp_in_macro(c)) { /* between the parentheses of alloca( ) */
         unsigned i = pp_tok_from(f, cb), j = pp_tok_from(f, ce);
         eb = f->toks[i + 2 < j ? i + 2 : i].b;
@@ -4771,6 +5804,7 @@ int main(int argc, char **argv)
                                                           (int)i};
                     break;
                 }
+        pp_int_ptrs();
         for (unsigned i = 0; i < S.nfns; i++)
             if (S.fns[i].cp)
                 pp_walk_fn(&S.fns[i]);

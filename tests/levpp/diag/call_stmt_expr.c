@@ -1,6 +1,9 @@
-/* call_stmt_expr.c - a checkpointable call inside a GNU statement
- * expression. */
+/* call_stmt_expr.c - a statement expression written in a macro argument
+ * that calls a checkpointable function: its statements would have to be
+ * rewritten inside the macro's expansion. */
 #include <stdio.h>
+
+#define TWICE(x) (2 * (x))
 
 static int step(int n)
 {
@@ -12,10 +15,10 @@ static int step(int n)
 
 int main(void)
 {
-    int v = ({
+    int v = TWICE(({
         int t = 2;
         step(t) + 1;
-    });
+    }));
     printf("%d\n", v);
     return 0;
 }

@@ -1,0 +1,68 @@
+/* intptr.c - pointers converted to integers in checkpointable code where
+ * no integer keeps one across a safe point, which levpp allows: an
+ * alignment test within one expression, a pointer hashed into a table
+ * index, low bits kept apart, a converted value that is dead (or written
+ * again) before the next safe point, a difference of two converted
+ * pointers, and a narrow integer.
+ * Exit status: the sum of the slots modulo 100 (not where they are: the
+ * addresses differ between builds). */
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__has_include)
+#if __has_include("leverage.h")
+#include "leverage.h"
+#define HAVE_LEVERAGE 1
+#endif
+#endif
+#ifndef HAVE_LEVERAGE
+static int lev_checkpoint(void) { return 0; }
+#endif
+
+#define NSLOTS 16
+
+static double g_cells[8];
+static int g_sum;
+
+static int mix(int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s ^= i * 31;
+    return s;
+}
+
+int main(void)
+{
+    int slots[NSLOTS] = {0};
+    long diff_total = 0;
+    for (int round = 0; round < 4; round++) {
+        for (int k = 0; k < 8; k++) {
+            double *p = &g_cells[k];
+            /* the conversion used within one expression */
+            int aligned = ((uintptr_t)p & (sizeof(double) - 1)) == 0;
+            /* hashed into an index, used across the safe point */
+            size_t idx = (((uintptr_t)p >> 3) * 2654435761u) % NSLOTS;
+            /* only the low bits are kept */
+            uintptr_t low = (uintptr_t)p & 7;
+            /* the full value, dead before the next safe point */
+            uintptr_t whole = (uintptr_t)p + 8;
+            int odd = (int)(whole & 1);
+            /* an offset between two pointers is no pointer */
+            intptr_t off = (intptr_t)p - (intptr_t)&g_cells[0];
+            /* a narrow integer cannot hold a pointer */
+            unsigned tag = (unsigned)(uintptr_t)p;
+            lev_checkpoint();
+            slots[idx] += aligned + mix(k);
+            diff_total += off / (intptr_t)sizeof(double) + (long)low + odd + (tag != 0);
+            whole = 0; /* written again before any use */
+            diff_total += (long)whole;
+        }
+        printf("round %d: diff %ld\n", round, diff_total);
+        fflush(stdout);
+    }
+    for (int s = 0; s < NSLOTS; s++)
+        g_sum += slots[s];
+    printf("slots sum %d\n", g_sum);
+    return g_sum % 100;
+}
