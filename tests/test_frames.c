@@ -468,6 +468,64 @@ static void t_wipe_reaches_heap_and_statics(void **state)
 
 /* is_even/is_odd 10,000 levels deep: the frames span many arena chunks;
  * captured at the bottom, restored in place and as a new VT, both finish. */
+typedef struct s_walked {
+    uint32_t fn[8], pc[8];
+    int n;
+} s_walked;
+
+static int s_walk_cb(void *frame, size_t size, void *ud)
+{
+    (void)size;
+    s_walked *w = ud;
+    if (w->n < 8) {
+        w->fn[w->n] = ((lev_frame *)frame)->fn;
+        w->pc[w->n] = ((lev_frame *)frame)->pc;
+    }
+    w->n++;
+    return 0;
+}
+
+/* Frames spilled while unwinding (innermost first) are laid on the arena
+ * above the pushed ones in call order, zeroed but for what the body
+ * wrote; a failed VT's spilled frames are dropped. */
+static void t_spilled_frames_laid_in_call_order(void **state)
+{
+    (void)state;
+    rt_vt *vt = s_new(&c_parity);
+    const uint32_t fns[3] = {HW_FIB_FN_IS_ODD, HW_FIB_FN_IS_EVEN, HW_FIB_FN_FIB};
+    for (int i = 0; i < 3; i++) { /* innermost first, as an unwind writes them */
+        lev_frame *f = lev_frame_spill(&vt->ctx, rt_frame_size(vt->mod, fns[i]), fns[i]);
+        assert_non_null(f);
+        assert_int_equal(f->fn, fns[i]);
+        assert_int_equal(f->pc, 0);
+        f->pc = (uint32_t)(10 + i);
+    }
+    assert_true(vt->arena.spill_len > 0);
+    assert_int_equal(rt_arena_lay_spilled(&vt->ctx, &vt->arena, 1), 0);
+    assert_int_equal(vt->arena.spill_len, 0);
+    s_walked w = {0};
+    assert_int_equal(rt_arena_walk(&vt->ctx, &vt->arena, vt->mod, s_walk_cb, &w), 0);
+    assert_int_equal(w.n, 4); /* the task's frame, then the outermost spilled one */
+    assert_int_equal(w.fn[0], HW_FIB_FN_PARITY_TASK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(w.fn[1 + i], fns[2 - i]);
+        assert_int_equal(w.pc[1 + i], 12 - i);
+    }
+    /* The callee of each frame is the next one up. */
+    void *bottom = rt_vt_bottom(vt);
+    lev_frame *c1 = lev_frame_callee(&vt->ctx, bottom, rt_frame_size(vt->mod, HW_FIB_FN_PARITY_TASK));
+    assert_non_null(c1);
+    assert_int_equal(c1->fn, HW_FIB_FN_FIB);
+    /* Not laid: dropped. */
+    assert_non_null(lev_frame_spill(&vt->ctx, rt_frame_size(vt->mod, HW_FIB_FN_FIB), HW_FIB_FN_FIB));
+    assert_int_equal(rt_arena_lay_spilled(&vt->ctx, &vt->arena, 0), 0);
+    assert_int_equal(vt->arena.spill_len, 0);
+    w = (s_walked){0};
+    assert_int_equal(rt_arena_walk(&vt->ctx, &vt->arena, vt->mod, s_walk_cb, &w), 0);
+    assert_int_equal(w.n, 4);
+    rt_vt_destroy(&vt);
+}
+
 static void t_deep_recursion(void **state)
 {
     (void)state;
@@ -553,6 +611,7 @@ int main(void)
         cmocka_unit_test(t_statics_travelling_restored),
         cmocka_unit_test(t_wipe_reaches_heap_and_statics),
         cmocka_unit_test(t_deep_recursion),
+        cmocka_unit_test(t_spilled_frames_laid_in_call_order),
     };
     return cmocka_run_group_tests_name("frames", tests, NULL, NULL);
 }
