@@ -194,6 +194,9 @@ typedef struct pp_fn {
     int file;    /* index of the defining input, -1: not defined in the inputs */
     CXCursor def;
     int is_task, is_main, has_ckpt, has_loop, reach, cp;
+    int addr_taken;  /* its address is taken somewhere: a candidate of indirect calls */
+    char **itypes;   /* types (pp_fn_key) of the functions it calls through pointers */
+    unsigned nitypes, capitypes;
     int *callees;
     unsigned ncallees, capcallees;
     char *idname; /* LEV__FN_name */
@@ -1068,6 +1071,28 @@ typedef struct pp_scan {
     int fn;
 } pp_scan;
 
+/* The canonical spelling of a function type, or of the function type a
+ * pointer points to: what matches an indirect call with its candidates.
+ * NULL: not a function type. */
+static char *pp_fn_key(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    if (t.kind == CXType_Pointer)
+        t = clang_getCanonicalType(clang_getPointeeType(t));
+    if (t.kind != CXType_FunctionProto)
+        return NULL;
+    return pp_cx(clang_getTypeSpelling(t));
+}
+
+/* The function type key (pp_fn_key) of the callee of an indirect call c. */
+static char *pp_icall_key(CXCursor c)
+{
+    pp_kids k = pp_children(c);
+    char *key = k.n ? pp_fn_key(clang_getCursorType(k.v[0])) : NULL;
+    free(k.v);
+    return key;
+}
+
 static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
@@ -1086,9 +1111,98 @@ static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientD
             fn = &S.fns[sc->fn]; /* the table may have moved */
             PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
             fn->callees[fn->ncallees++] = g;
+        } else {
+            char *key = pp_icall_key(c);
+            if (key) {
+                PP_PUSH(fn->itypes, fn->nitypes, fn->capitypes);
+                fn->itypes[fn->nitypes++] = key;
+            }
         }
     }
     return CXChildVisit_Recurse;
+}
+
+typedef struct pp_addr {
+    char *callee; /* USR of the function a direct call just seen calls */
+} pp_addr;
+
+/* Marks the functions whose address is taken: every reference to a
+ * function but the callee of a direct call (the first reference to it
+ * under its call expression). */
+static enum CXChildVisitResult pp_addr_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_addr *a = d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k != CXCursor_CallExpr && k != CXCursor_DeclRefExpr)
+        return CXChildVisit_Recurse;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return CXChildVisit_Recurse;
+    char *usr = pp_cx(clang_getCursorUSR(ref));
+    if (k == CXCursor_CallExpr) {
+        free(a->callee);
+        a->callee = usr;
+        return CXChildVisit_Recurse;
+    }
+    if (a->callee && !strcmp(a->callee, usr)) {
+        free(a->callee);
+        a->callee = NULL;
+    } else {
+        S.fns[pp_fn_get(ref)].addr_taken = 1;
+    }
+    free(usr);
+    return CXChildVisit_Recurse;
+}
+
+/* Finds the functions whose address input fi takes (pp_addr_cb). */
+static void pp_addr_scan(unsigned fi)
+{
+    pp_kids k = pp_children(clang_getTranslationUnitCursor(S.files[fi].tu));
+    pp_addr a = {NULL};
+    for (unsigned i = 0; i < k.n; i++)
+        if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
+            clang_visitChildren(k.v[i], pp_addr_cb, &a);
+    free(a.callee);
+    free(k.v);
+}
+
+/* Whether g is a candidate of an indirect call of type `key`: a
+ * function of the inputs of that type whose address is taken. */
+static int pp_icand(const pp_fn *g, const char *key)
+{
+    if (g->file < 0 || !g->addr_taken || g->is_task || g->is_main)
+        return 0;
+    char *gk = pp_fn_key(clang_getCursorType(g->def));
+    int same = gk && !strcmp(gk, key);
+    free(gk);
+    return same;
+}
+
+/* Whether the indirect call c may reach a checkpointable function (a
+ * checkpointable candidate: pp_icand), which makes it a site. */
+static int pp_icall_cp(CXCursor c)
+{
+    char *key = pp_icall_key(c);
+    int any = 0;
+    for (unsigned j = 0; key && j < S.nfns && !any; j++)
+        any = S.fns[j].cp && pp_icand(&S.fns[j], key);
+    free(key);
+    return any;
+}
+
+/* Adds to the call graph an edge from each indirect call to each of its
+ * candidates, so that what a pointer may reach counts like a direct call. */
+static void pp_icall_edges(void)
+{
+    for (unsigned i = 0; i < S.nfns; i++)
+        for (unsigned t = 0; t < S.fns[i].nitypes; t++)
+            for (unsigned j = 0; j < S.nfns; j++)
+                if (pp_icand(&S.fns[j], S.fns[i].itypes[t])) {
+                    pp_fn *fn = &S.fns[i];
+                    PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
+                    fn->callees[fn->ncallees++] = (int)j;
+                }
 }
 
 static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -1638,6 +1752,8 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
             *(int *)d = 1;
         free(name);
         free(usr);
+    } else if (pp_icall_cp(c)) {
+        *(int *)d = 1;
     }
     return *(int *)d ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
@@ -2354,7 +2470,7 @@ enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32, F_LATE = 64 };
  *
  * t is a frame field lev__tK (it may be read after a later site resumes),
  * and the operator's text becomes t, or (void)0 when its value is unused. */
-enum { S_POINT = 0, S_CALL = 1, S_AND, S_OR, S_COND, S_COMMA, S_ELVIS, S_STMTEXPR };
+enum { S_POINT = 0, S_CALL = 1, S_ICALL, S_AND, S_OR, S_COND, S_COMMA, S_ELVIS, S_STMTEXPR };
 
 typedef struct pp_unit pp_unit;
 
@@ -2525,11 +2641,51 @@ static char *pp_slot_read(int x, unsigned k, CXType t)
     return s;
 }
 
+/* A call through a pointer that may reach a checkpointable function (a
+ * candidate: pp_icand) becomes a resumable site (S_ICALL), dispatched on
+ * the pointer's value; with no candidate it stays a native call. */
+static void pp_icall(pp_walk *w, CXCursor c, int flags, pp_unit *u)
+{
+    if (!pp_icall_cp(c))
+        return;
+    unsigned cb, ce;
+    if (!pp_span(w->f, c, &cb, &ce)) {
+        pp_error(PP_LOC(c), "call through a pointer that may reach a checkpointable function "
+                            "inside a macro expansion is not supported; call it outside the macro");
+    } else if (flags & F_LATE) {
+        pp_error_at(w, cb,
+                    "call through a pointer that may reach a checkpointable function in a macro "
+                    "argument that the macro evaluates after other code of its expansion, "
+                    "conditionally or repeatedly, is not supported; call it before the macro and "
+                    "pass the result");
+    } else if (!u || flags) {
+        pp_error(PP_LOC(c),
+                 "call through a pointer that may reach a checkpointable function inside %s is "
+                 "not supported yet",
+                 u ? pp_ctx_name(flags) : "this context");
+    } else if (pp_arg_once(w, c, cb, ce)) {
+        unsigned k = pp_site_new(w->fn, pp_begin(c));
+        PP_PUSH(u->v, u->n, u->cap);
+        u->v[u->n++] = (pp_site){.kind = S_ICALL, .cur = c, .callee = -1, .k = k};
+        CXType rt = clang_getCursorType(c);
+        int is_void = clang_getCanonicalType(rt).kind == CXType_Void;
+        if (!is_void) {
+            pp_fn *fn = w->fn;
+            PP_PUSH(fn->slots, fn->nslots, fn->capslots);
+            fn->slots[fn->nslots++] = (pp_slot){k, rt};
+        }
+        char *rd = pp_is_top(u, c) || is_void ? pp_strdup("(void)0") : pp_slot_read('r', k, rt);
+        pp_edit_add(w->f, cb, ce, E_REPL, 0, 1, rd);
+    }
+}
+
 static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl) {
         pp_expr_kids(w, c, flags, u);
+        if (!(flags & F_UNEVAL))
+            pp_icall(w, c, flags, u);
         return;
     }
     char *name = pp_cx(clang_getCursorSpelling(ref));
@@ -3083,6 +3239,121 @@ static void pp_lowered_gnu(pp_walk *w, pp_site *s, pp_buf *b)
     free(t);
 }
 
+/* Records that input f calls checkpointable function g of another input,
+ * whose body is only known in its own output (declarations: pp_emit). */
+static void pp_xcallee(pp_file *f, int g)
+{
+    for (unsigned x = 0; x < f->nx; x++)
+        if (f->xcallees[x] == g)
+            return;
+    PP_PUSH(f->xcallees, f->nx, f->capx);
+    f->xcallees[f->nx++] = g;
+}
+
+/* The arguments of call c as written (edits applied), each in
+ * parentheses after a comma. */
+static void pp_args_text(pp_walk *w, CXCursor c, pp_buf *b)
+{
+    int nargs = clang_Cursor_getNumArguments(c);
+    for (int a = 0; a < nargs; a++) {
+        char *txt = pp_render_str(w->f, clang_Cursor_getArgument(c, (unsigned)a), 1);
+        pp_printf(b, ", (%s)", txt);
+        free(txt);
+    }
+}
+
+/* The code of an indirect call site (S_ICALL): the pointer is evaluated
+ * once; a fresh call compares it with each candidate and runs the one it
+ * is through its __run, or calls it natively if it is none of them; a
+ * resumed call runs the __resume of the function whose frame the runtime
+ * restored. */
+static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
+{
+    pp_fn *fn = w->fn;
+    pp_kids kk = pp_children(s->cur);
+    char *callee = pp_render_str(w->f, kk.v[0], 1);
+    free(kk.v);
+    char *key = pp_icall_key(s->cur);
+    CXType rt = clang_getCursorType(s->cur);
+    int is_void = clang_getCanonicalType(rt).kind == CXType_Void;
+    char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL), *rc = pp_return(fn, "lev__rc", NULL);
+    pp_puts(b, "\n{\n    void *lev__cf = NULL;\n    int lev__rc;\n");
+    if (!is_void) {
+        char *d = pp_decl(clang_getUnqualifiedType(rt), "lev__v");
+        pp_printf(b, "    %s;\n    __builtin_memset(&lev__v, 0, sizeof lev__v);\n", d);
+        free(d);
+    }
+    pp_printf(b,
+              "    __typeof__(&*(%s)) lev__fp = &*(%s);\n"
+              "    if (0) {\n    lev__resume_%u: __attribute__((unused));\n"
+              "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n"
+              "        lev__fp = 0;\n"
+              "        if (!lev__cf) {\n"
+              "            lev_vt_fail(vt, LEV_EFAILED, \"%s: no frame to resume\");\n"
+              "            %s\n        }\n    }\n"
+              "    if (LEV_UNLIKELY(lev__cf != NULL)) {\n"
+              "        switch (((lev_frame *)lev__cf)->fn) {\n",
+              callee, callee, s->k, fn->name, ex);
+    const char *v = is_void ? "" : " lev__v = lev__x.v;";
+    int *cand = pp_xrealloc(NULL, (S.nfns + 1) * sizeof *cand);
+    unsigned nc = 0;
+    for (unsigned j = 0; j < S.nfns; j++)
+        if (S.fns[j].cp && pp_icand(&S.fns[j], key)) {
+            cand[nc++] = (int)j;
+            if (S.fns[j].file != fn->file)
+                pp_xcallee(w->f, (int)j);
+        }
+    for (unsigned c = 0; c < nc; c++) {
+        pp_fn *g = &S.fns[cand[c]];
+        int cross = g->file != fn->file;
+        pp_printf(b,
+                  "        case %s: {\n            struct %s__ret lev__x = %s__%sresume(vt, "
+                  "lev__cf);\n            lev__rc = lev__x.rc;%s\n            break;\n        }\n",
+                  g->idname, g->cname, g->cname, cross ? "x" : "", v);
+    }
+    pp_printf(b,
+              "        default:\n            lev_vt_fail(vt, LEV_EFAILED, \"%s: no function to "
+              "resume through a pointer\");\n            %s\n        }\n    }",
+              fn->name, ex);
+    for (unsigned c = 0; c < nc; c++) {
+        pp_fn *g = &S.fns[cand[c]];
+        int cross = g->file != fn->file;
+        if (cross)
+            pp_printf(b, " else if ((void (*)(void))lev__fp == %s__xaddr) {\n", g->cname);
+        else
+            pp_printf(b, " else if (lev__fp == %s) {\n", g->name);
+        pp_printf(b, "        struct %s__ret lev__x = %s__%srun(vt", g->cname, g->cname,
+                  cross ? "x" : "");
+        pp_args_text(w, s->cur, b);
+        pp_printf(b, ");\n        lev__rc = lev__x.rc;%s\n    }", v);
+    }
+    pp_printf(b, " else {\n        %slev__fp(", is_void ? "" : "lev__v = ");
+    pp_buf args = {0};
+    pp_args_text(w, s->cur, &args);
+    if (args.p)
+        pp_puts(b, args.p + 2); /* without the first ", " */
+    free(args.p);
+    pp_printf(b,
+              ");\n        lev__rc = LEV_RUN_DONE;\n    }\n"
+              "    if (LEV_UNLIKELY(lev__rc != LEV_RUN_DONE)) {\n"
+              "        if (lev__rc == LEV_RUN_UNWIND)\n            goto lev__unwind_%u;\n"
+              "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n"
+              "        %s\n    }\n"
+              "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
+              s->k, rc);
+    if (!is_void) {
+        char *r = pp_slot_ref('r', s->k, rt);
+        pp_printf(b, "    %s = lev__v;\n", r);
+        free(r);
+    }
+    pp_puts(b, "}");
+    free(cand);
+    free(ex);
+    free(rc);
+    free(key);
+    free(callee);
+}
+
 /* The code of the safe points and calls of a unit, in order. */
 static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
 {
@@ -3104,19 +3375,15 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
                       s->k, s->k);
             continue;
         }
+        if (s->kind == S_ICALL) {
+            pp_icall_text(w, s, b);
+            continue;
+        }
         pp_fn *g = &S.fns[s->callee];
         int nargs = clang_Cursor_getNumArguments(s->cur);
         int cross = g->file != fn->file;
-        if (cross) {
-            /* the callee's body is only known in its own output */
-            int known = 0;
-            for (unsigned x = 0; x < w->f->nx; x++)
-                known |= w->f->xcallees[x] == s->callee;
-            if (!known) {
-                PP_PUSH(w->f->xcallees, w->f->nx, w->f->capx);
-                w->f->xcallees[w->f->nx++] = s->callee;
-            }
-        }
+        if (cross)
+            pp_xcallee(w->f, s->callee);
         /* A fresh call runs the callee's __run with the arguments (it gets
          * a frame if it needs one); a resumed call runs its __resume on
          * the frame the runtime restored, and pops it. */
@@ -5320,12 +5587,16 @@ static void pp_emit(unsigned fi, pp_buf *o)
             pp_ret_struct(o, &S.fns[i]);
     for (unsigned x = 0; x < f->nx; x++)
         pp_ret_struct(o, &S.fns[f->xcallees[x]]);
-    for (unsigned x = 0; x < f->nx; x++)
+    for (unsigned x = 0; x < f->nx; x++) {
+        pp_fn *g = &S.fns[f->xcallees[x]];
         for (int r = 0; r < 2; r++) {
-            char *p = pp_xrun_proto(&S.fns[f->xcallees[x]], r);
+            char *p = pp_xrun_proto(g, r);
             pp_printf(o, "%s;\n", p);
             free(p);
         }
+        if (g->addr_taken)
+            pp_printf(o, "PP_HIDDEN extern void (*const %s__xaddr)(void);\n", g->cname);
+    }
     for (unsigned i = 0; i < S.nfns; i++) {
         pp_fn *fn = &S.fns[i];
         if (!fn->cp || fn->file != (int)fi)
@@ -5351,6 +5622,9 @@ static void pp_emit(unsigned fi, pp_buf *o)
             p = pp_xrun_proto(fn, 1);
             pp_printf(o, "\n%s\n{\n    return %s__resume(vt, frame);\n}\n", p, fn->cname);
             free(p);
+            if (fn->addr_taken) /* what indirect calls of other inputs compare with */
+                pp_printf(o, "\nPP_HIDDEN void (*const %s__xaddr)(void) = (void (*)(void))%s;\n",
+                          fn->cname, fn->name);
         }
     }
 
@@ -5763,6 +6037,9 @@ int main(int argc, char **argv)
     if (!rc) {
         for (unsigned i = 0; i < nin; i++)
             pp_collect_fns(i);
+        for (unsigned i = 0; i < nin; i++)
+            pp_addr_scan(i);
+        pp_icall_edges();
         pp_fixpoint();
         int have_main = 0;
         for (unsigned i = 0; i < S.nfns; i++) {

@@ -1,7 +1,7 @@
 /* fnptr.c - function pointers: a table of operations, a callback kept in
  * a struct, qsort with comparison callbacks on an array of structs, and
- * a checkpointable function also called through a pointer (where it runs
- * as plain native code).
+ * a checkpointable function also called through a pointer (a resumable
+ * call there; natively where qsort calls).
  * Exit status: the index of the winning record in the sorted array (2). */
 #include <stdio.h>
 #include <stdlib.h>

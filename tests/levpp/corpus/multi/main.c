@@ -1,6 +1,7 @@
 /* main.c - the multi-file program: pushes and pops through the stack of
- * stack.c, evaluates RPN expressions there, and keeps its own static
- * helper of the same name as one in stack.c.
+ * stack.c, evaluates RPN expressions there, folds the stack there with
+ * functions of both files called through a pointer, and keeps its own
+ * static helper of the same name as one in stack.c.
  * Exit status: the number of stack operations modulo 100. */
 #include <stdio.h>
 
@@ -14,6 +15,15 @@ static long helper(long v)
     return r;
 }
 
+/* checkpointable (a loop), called from stack.c through a pointer */
+static long add_square(long acc, long v)
+{
+    long sq = 0;
+    for (long i = 0; i < v; i++)
+        sq += v;
+    return acc + sq;
+}
+
 int main(void)
 {
     struct stack s = {NULL, 0, 0};
@@ -25,6 +35,8 @@ int main(void)
     }
     long sum = stack_sum(&s);
     printf("sum of squares, tripled: %ld (cap %zu)\n", sum, s.cap);
+    printf("fold: sum of squares of squares %ld, max %ld\n", stack_fold(&s, add_square, 0),
+           stack_fold(&s, stack_max, -1));
     long top = stack_pop(&s);
     printf("popped %ld, %zu left\n", top, s.size);
     stack_free(&s);

@@ -45,6 +45,23 @@ long stack_sum(const struct stack *s)
     return h;
 }
 
+long stack_fold(const struct stack *s, long (*f)(long, long), long init)
+{
+    long acc = init;
+    for (size_t i = 0; i < s->size; i++)
+        acc = f(acc, s->items[i]); /* may be a function of main.c */
+    return acc;
+}
+
+long stack_max(long a, long b)
+{
+    long m = a;
+    for (int i = 0; i < 1; i++)
+        if (b > m)
+            m = b;
+    return m;
+}
+
 void stack_free(struct stack *s)
 {
     free(s->items);

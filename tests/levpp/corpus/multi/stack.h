@@ -19,5 +19,9 @@ void stack_free(struct stack *s);
 /* Evaluates a reverse Polish expression of single digits and + - * d
  * (d: duplicate); returns the value on top, or -1 on error. */
 long rpn(struct stack *s, const char *text);
+/* Folds the stack's items, bottom first, with f: f(...f(init, x0)..., xn). */
+long stack_fold(const struct stack *s, long (*f)(long, long), long init);
+/* The larger of a and b (a function for stack_fold). */
+long stack_max(long a, long b);
 
 #endif
