@@ -603,10 +603,25 @@ static void *s_worker_main(void *arg)
  * and want words of a VT that a worker holds under its lock)
  * =================================================================== */
 
+/* Whether any VT waits in a run queue (read racily: a VT queued just
+ * after the read waits at most one more tick). */
+static bool s_any_waiting(rt_exec *ex)
+{
+    if (S_LOAD(&ex->gcount))
+        return true;
+    for (int i = 0; i < ex->nworkers; i++)
+        if (S_LOAD(&ex->w[i].n))
+            return true;
+    return false;
+}
+
 static void s_timer_tick(rt_exec *ex)
 {
     uint64_t now = rt_now_ns();
     uint32_t slice_ticks = ex->slice_ns ? (uint32_t)(ex->slice_ns / ex->tick_ns) : 0;
+    /* a slice is cut only for a VT that waits: a VT alone keeps running */
+    if (slice_ticks && !s_any_waiting(ex))
+        slice_ticks = 0;
     for (int i = 0; i < ex->nworkers; i++) {
         s_worker *w = &ex->w[i];
         pthread_mutex_lock(&w->mu);

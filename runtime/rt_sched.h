@@ -51,7 +51,8 @@
 
 typedef struct rt_exec_opts {
     int workers;       /* OS worker threads; 0: one per online core */
-    int slice_ms;      /* time slice before preemption; 0: 10; <0: never preempt */
+    int slice_ms;      /* time slice before preemption, cut only while another VT
+                        * waits; 0: 10; <0: never preempt */
     int checkpoint_ms; /* capture every VT this often (at a safe point); <=0: never */
     int shutdown_ms;   /* bound of rt_exec_destroy's wait for VTs; 0: 5000 */
     void (*on_report)(rt_vt *vt, const void *buf, size_t len, void *ud);

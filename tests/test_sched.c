@@ -892,6 +892,33 @@ static void test_cancel_queued(void **state)
     rt_vt_destroy(&queued);
 }
 
+static bool s_time_passed(void *deadline) { return rt_now_ns() >= *(uint64_t *)deadline; }
+
+/* A VT alone on its worker, with nothing waiting, runs on for many time
+ * slices without being cut (a cut would only unwind and resume it); once
+ * another VT waits, its slice is cut and the other runs. */
+static void test_no_preemption_alone(void **state)
+{
+    (void)state;
+    rt_exec *ex = s_exec(1, 2);
+    int slot = 5;
+    rt_vt *spin = s_spawn(ex, FN_SPIN_TASK, slot, 0);
+    assert_true(s_until(s_progress_pos, &slot));
+    uint64_t deadline = rt_now_ns() + 20u * 1000000u; /* ten slices */
+    assert_true(s_until(s_time_passed, &deadline));
+    rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    assert_int_equal(st.preempts, 0);
+    rt_vt *set = s_spawn(ex, FN_SET_TASK, slot, 0);
+    s_wait_ok(ex, set);
+    s_wait_ok(ex, spin);
+    rt_exec_stats_get(ex, &st);
+    assert_true(st.preempts >= 1);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&spin);
+    rt_vt_destroy(&set);
+}
+
 /* One worker: a VT spins in a polling loop until a flag that only another
  * VT sets. Only the timer's preemption lets that one run. */
 static void test_preemption(void **state)
@@ -1337,6 +1364,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_cancel_queued, s_setup),
         cmocka_unit_test_setup(test_preemption, s_setup),
         cmocka_unit_test_setup(test_preemption_shares_worker, s_setup),
+        cmocka_unit_test_setup(test_no_preemption_alone, s_setup),
         cmocka_unit_test_setup(test_wait_timeout_and_errors, s_setup),
         cmocka_unit_test_setup(test_capture_request_and_restore, s_setup),
         cmocka_unit_test_setup(test_periodic_checkpoints, s_setup),
