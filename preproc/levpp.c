@@ -1071,6 +1071,18 @@ typedef struct pp_scan {
     int fn;
 } pp_scan;
 
+/* The safe-point kind (a LEV_SP_* name) of a call of the Leverage
+ * function `name` that is a safe point in checkpointable code, or NULL. */
+static const char *pp_safepoint_kind(const char *name)
+{
+    static const char *const calls[][2] = {{"lev_checkpoint", "LEV_SP_CHECKPOINT"},
+                                           {"lev_yield", "LEV_SP_YIELD"}};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        if (!strcmp(name, calls[i][0]))
+            return calls[i][1];
+    return NULL;
+}
+
 /* The canonical spelling of a function type, or of the function type a
  * pointer points to: what matches an indirect call with its candidates.
  * NULL: not a function type. */
@@ -1104,7 +1116,7 @@ static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientD
         CXCursor ref = clang_getCursorReferenced(c);
         if (pp_kind(ref) == CXCursor_FunctionDecl) {
             char *name = pp_cx(clang_getCursorSpelling(ref));
-            if (!strcmp(name, "lev_checkpoint"))
+            if (pp_safepoint_kind(name))
                 fn->has_ckpt = 1;
             free(name);
             int g = pp_fn_get(ref);
@@ -1748,7 +1760,7 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         char *name = pp_cx(clang_getCursorSpelling(ref));
         char *usr = pp_cx(clang_getCursorUSR(ref));
         int g = pp_fn_find(usr);
-        if (!strcmp(name, "lev_checkpoint") || (g >= 0 && S.fns[g].cp))
+        if (pp_safepoint_kind(name) || (g >= 0 && S.fns[g].cp))
             *(int *)d = 1;
         free(name);
         free(usr);
@@ -2131,7 +2143,7 @@ static int pp_ia_site(CXCursor c)
     char *name = pp_cx(clang_getCursorSpelling(ref));
     char *usr = pp_cx(clang_getCursorUSR(ref));
     int g = pp_fn_find(usr);
-    int r = !strcmp(name, "lev_checkpoint") ? -2 : g >= 0 && S.fns[g].cp ? g : -1;
+    int r = pp_safepoint_kind(name) ? -2 : g >= 0 && S.fns[g].cp ? g : -1;
     free(name);
     free(usr);
     return r;
@@ -2482,6 +2494,7 @@ typedef struct pp_site {
     CXCursor op[3];  /* operands of a lowered operator */
     pp_unit *sub[2]; /* the sites of its conditionally evaluated operands */
     int used;        /* the lowered operator's value is used */
+    const char *spk; /* S_POINT: its LEV_SP_* kind */
 } pp_site;
 
 struct pp_unit {
@@ -2709,7 +2722,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     char *usr = pp_cx(clang_getCursorUSR(ref));
     int g = pp_fn_find(usr);
     free(usr);
-    int is_ck = !strcmp(name, "lev_checkpoint");
+    const char *spk = pp_safepoint_kind(name);
+    int is_ck = spk != NULL;
     int is_ret = !strcmp(name, "lev_return");
     pp_expr_kids(w, c, flags, u);
     if (flags & F_UNEVAL) {
@@ -2748,7 +2762,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         } else {
             unsigned k = pp_site_new(w->fn, pp_begin(c));
             PP_PUSH(u->v, u->n, u->cap);
-            u->v[u->n++] = (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k};
+            u->v[u->n++] =
+                (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k, .spk = spk};
             int top = pp_is_top(u, c);
             const char *text = top ? "(void)0" : is_ck ? "0" : NULL;
             if (!is_ck && !S.fns[g].ret_void) {
@@ -3369,10 +3384,13 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
             continue;
         }
         if (s->kind == S_POINT) {
+            /* a checkpoint asks the runtime only when the poll is set; a
+             * yield always does */
+            int always = strcmp(s->spk, "LEV_SP_CHECKPOINT") != 0;
             pp_printf(b,
-                      "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_CHECKPOINT))\n"
+                      "\nif (%slev_safepoint(vt, %s))\n"
                       "    goto lev__unwind_%u;\nlev__resume_%u: __attribute__((unused));",
-                      s->k, s->k);
+                      always ? "" : "lev_poll(vt) && ", s->spk, s->k, s->k);
             continue;
         }
         if (s->kind == S_ICALL) {

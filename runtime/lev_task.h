@@ -50,6 +50,14 @@ LEV_API int lev_return(const void *buf, size_t len);
  * lev_safepoint(vt, LEV_SP_CHECKPOINT), and may unwind the VT. */
 LEV_API int lev_checkpoint(void);
 
+/* Lets the other virtual threads of the worker run first. This plain
+ * function is what code that levpp did not transform reaches: it returns
+ * 0 at once. In checkpointable code the call is a safe point,
+ * lev_safepoint(vt, LEV_SP_YIELD): the VT unwinds, goes to the back of
+ * its run queue (a checkpoint that is due is taken then) and goes on
+ * after the call when it runs again; it returns 0. */
+LEV_API int lev_yield(void);
+
 /* Runs a whole program as one virtual thread and returns its exit status:
  * what `main` of a --main-task program calls. `fn` is the id of main in
  * the module (flag LEV_FN_MAIN, frame beginning with lev_main_frame).

@@ -79,11 +79,44 @@ static void t_tasks_on_executor(void **state)
         rt_vt_destroy(&vts[i]);
 }
 
+/* lev_yield() in task code is a safe point that hands the worker over:
+ * two yielding VTs on one worker switch at every yield, and each goes on
+ * after each of its yields. */
+static void t_yield(void **state)
+{
+    (void)state;
+    const lev_module *m;
+    uint32_t fn;
+    assert_int_equal(rt_task_find("yield_n", &m, &fn), 0);
+    rt_exec_opts o = {.workers = 1};
+    rt_exec *ex;
+    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    long n = 50;
+    rt_vt *vts[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rt_vt_new(m, fn, &n, sizeof n, &vts[i]), 0);
+        assert_int_equal(rt_exec_spawn(ex, vts[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rt_vt_wait(ex, vts[i], 120000), 0);
+        assert_int_equal(vts[i]->state, RT_VT_DONE);
+        assert_int_equal(vts[i]->result_len, sizeof n);
+        assert_memory_equal(vts[i]->result, &n, sizeof n);
+    }
+    rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    assert_true(st.switches >= 2 * (uint64_t)n);
+    rt_exec_destroy(&ex);
+    for (int i = 0; i < 2; i++)
+        rt_vt_destroy(&vts[i]);
+}
+
 int main(void)
 {
     rt_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_tasks_on_executor),
+        cmocka_unit_test(t_yield),
     };
     return cmocka_run_group_tests_name("levpp task module", tests, NULL, NULL);
 }

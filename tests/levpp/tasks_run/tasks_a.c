@@ -43,3 +43,15 @@ LEV_TASK void collatz_max(const void *arg, size_t len)
     long out[2] = {arg_best, best};
     lev_return(out, sizeof out);
 }
+
+/* Yields n times and returns how many times it went on after a yield. */
+LEV_TASK void yield_n(const void *arg, size_t len)
+{
+    long n = len == sizeof(long) ? *(const long *)arg : 0;
+    long after = 0;
+    for (long i = 0; i < n; i++) {
+        lev_yield();
+        after++;
+    }
+    lev_return(&after, sizeof after);
+}
