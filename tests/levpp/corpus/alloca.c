@@ -7,7 +7,7 @@
  * recursion; alloca in a function that is not checkpointable stays.
  * usage: alloca [N [ROUNDS [WORK]]]   (default 6 4 200)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 30 2000 20000 */
+/* levpp-test: resume 30 6000 20000 */
 #include <alloca.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * zero-width bit-field, and a struct that holds pointers too.
  * usage: bitfields [N [ROUNDS [WORK]]]   (default 9 4 200)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 40 2000 20000 */
+/* levpp-test: resume 40 6000 20000 */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
  * enough inside the callees that safe points are reached there.
  * Usage: indirect [ROUNDS [N]]; prints one line per round.
  * Exit status: 0 if every result matches its closed form, else 1. */
-/* levpp-test: resume 2000 1500 */
+/* levpp-test: resume 20000 1500 */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -8,7 +8,7 @@
  * that is not checkpointable stay as written.
  * usage: vla [N [ROUNDS]]   (default 7 5)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 40 4000 */
+/* levpp-test: resume 40 12000 */
 #include <stdio.h>
 #include <stdlib.h>
 
