@@ -3061,6 +3061,19 @@ static void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     case CXCursor_DeclRefExpr:
         pp_declref(w, c);
         return;
+    case CXCursor_GenericSelectionExpr:
+        /* only the selected association is evaluated, and libclang does
+         * not say which one it is */
+        if (!(flags & F_UNEVAL) && pp_has_site(c)) {
+            pp_error(PP_LOC(c),
+                     "_Generic whose associations call checkpointable functions in '%s' is not "
+                     "supported; select a function pointer or value with _Generic and call it "
+                     "outside",
+                     w->fn->name);
+            return;
+        }
+        pp_expr_kids(w, c, flags | F_UNEVAL, u);
+        return;
     case CXCursor_BinaryOperator: {
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
         pp_kids k = pp_children(c);

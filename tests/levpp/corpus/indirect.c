@@ -2,7 +2,8 @@
  * functions: a table of operations at file scope, a pointer kept in a
  * struct, `(*p)(x)`, a callback handed to a checkpointable driver,
  * recursion through a pointer, a pointer to a native function of the same
- * type, and a comparison function that qsort calls natively. Work long
+ * type, a function chosen by _Generic, and a comparison function that
+ * qsort calls natively. Work long
  * enough inside the callees that safe points are reached there.
  * Usage: indirect [ROUNDS [N]]; prints one line per round.
  * Exit status: 0 if every result matches its closed form, else 1. */
@@ -98,9 +99,11 @@ int main(int argc, char **argv)
         long cwant = 0;
         for (long i = 1; i <= n + r; i++)
             cwant += i & 3;
-        bad |= t != want || j != jwant || a != awant || c != cwant;
-        printf("round %d: ops %ld jobs %s/%s/%s %ld apply %ld chain %ld\n", r, t, jobs[0].name,
-               jobs[1].name, jobs[2].name, j, a, c);
+        long g = _Generic(m, long: tri, default: squares)(m % 50); /* tri */
+        bad |= t != want || j != jwant || a != awant || c != cwant ||
+               g != (m % 50) * (m % 50 + 1) / 2;
+        printf("round %d: ops %ld jobs %s/%s/%s %ld apply %ld chain %ld generic %ld\n", r, t,
+               jobs[0].name, jobs[1].name, jobs[2].name, j, a, c, g);
         fflush(stdout);
     }
     return bad;
