@@ -1,8 +1,13 @@
 /* heap.c - the VT heap: typed allocation on Boehm GC with a small header
  * in front of every object, so capture can find any object from an
  * interior pointer (GC_base) and know its type and requested size.
+ * Restore allocates small objects in slabs (one GC object for many VT
+ * objects, each with its own header), and lookups during a capture go
+ * through a cache of the heap pages already seen.
  */
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,19 +55,104 @@ rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count)
     return rt_heap_alloc_raw(m, type, count, true);
 }
 
-/* The header at GC block `base` if it is one of ours and holds p. */
-static rt_objhdr *s_ours(void *base, const void *p)
+/* ===================================================================
+ * Slabs
+ * =================================================================== */
+
+/* Largest slab (bytes of objects): few GC allocations per restore, and
+ * little memory kept alive by one surviving object. */
+#define S_SLAB_BYTES (64u * 1024u)
+/* Largest object that goes in a slab (header included). */
+#define S_SLAB_OBJ 1024u
+
+/* Whether GC object `base` is a slab (its header checked against the
+ * object's size, so that no other GC object passes for one). */
+static bool s_is_slab(const void *base)
 {
-    rt_objhdr *h = base;
-    if ((h->type >> 24) != RT_OBJ_MAGIC)
+    const rt_slab *s = base;
+    if ((s->magic >> 24) != RT_SLAB_MAGIC || s->stride < sizeof(rt_objhdr) ||
+        s->stride > S_SLAB_OBJ || s->n == 0 || s->n > S_SLAB_BYTES / s->stride)
+        return false;
+    return sizeof(rt_slab) + (size_t)s->stride * s->n <= GC_size((void *)base);
+}
+
+uint32_t rt_heap_slab_stride(size_t bytes)
+{
+    size_t stride = (sizeof(rt_objhdr) + bytes + 15) & ~(size_t)15;
+    return stride <= S_SLAB_OBJ ? (uint32_t)stride : 0;
+}
+
+rt_objhdr *rt_heap_alloc_slab(const lev_module *m, uint32_t type, uint32_t count, uint32_t n,
+                              uint32_t *stride)
+{
+    const rt_type *t = m ? rt_module_type(m, type) : NULL;
+    if (!t || n == 0 || (count && t->size > S_SLAB_OBJ / count))
         return NULL;
-    size_t cap = GC_size(base);
-    if (cap < sizeof(rt_objhdr))
+    uint32_t st = rt_heap_slab_stride((size_t)t->size * count);
+    if (!st || n > S_SLAB_BYTES / st)
+        return NULL;
+    size_t bytes = sizeof(rt_slab) + (size_t)st * n;
+    /* Memory from GC_malloc is cleared; GC_malloc_atomic's is not. */
+    rt_slab *s = t->has_ptrs ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
+    if (!s)
+        return NULL;
+    if (!t->has_ptrs)
+        memset(s, 0, bytes);
+    s->magic = (uint32_t)RT_SLAB_MAGIC << 24;
+    s->stride = st;
+    s->n = n;
+    char *first = (char *)s + sizeof(rt_slab);
+    for (uint32_t k = 0; k < n; k++) {
+        rt_objhdr *h = (rt_objhdr *)(first + (size_t)k * st);
+        h->type = type | (RT_OBJ_MAGIC << 24);
+        h->count = count;
+    }
+    *stride = st;
+    return (rt_objhdr *)first;
+}
+
+void rt_heap_free_restored(rt_objhdr *h)
+{
+    void *base = GC_base(h);
+    if (base == (void *)h)
+        GC_free(h);
+    else if (base && s_is_slab(base) && (char *)base + sizeof(rt_slab) == (char *)h)
+        GC_free(base);
+}
+
+/* The slot of slab `base` that holds p (the previous slot when p is one
+ * past its end), or NULL when p is in no slot. */
+static rt_objhdr *s_slab_slot(const rt_slab *s, const void *p)
+{
+    const char *first = (const char *)s + sizeof(rt_slab), *q = p;
+    if (q < first)
+        return NULL;
+    size_t k = (size_t)(q - first) / s->stride;
+    if (k > s->n || (k == s->n && q != first + (size_t)k * s->stride))
+        return NULL;
+    if (k == s->n || (k > 0 && q < first + k * s->stride + sizeof(rt_objhdr)))
+        k--;
+    return (rt_objhdr *)(first + k * s->stride);
+}
+
+/* The header of the GC object or slab slot at GC block `base` holding p. */
+static rt_objhdr *s_slot(void *base, const void *p)
+{
+    return s_is_slab(base) ? s_slab_slot(base, p) : base;
+}
+
+/* The header h if it is one of ours and holds p. */
+static rt_objhdr *s_ours(void *base, rt_objhdr *h, const void *p)
+{
+    if (!h || (h->type >> 24) != RT_OBJ_MAGIC)
         return NULL;
     /* The element size is not known here without the module; the data
-     * must at least fit in the block. */
-    const char *data = (const char *)base + sizeof(rt_objhdr);
-    if ((const char *)p < data || (const char *)p > (const char *)base + cap)
+     * must at least fit in the GC object or slab slot. */
+    const char *end = (const char *)base + GC_size(base);
+    if ((void *)h != base)
+        end = (const char *)h + ((const rt_slab *)base)->stride;
+    const char *data = (const char *)h + sizeof(rt_objhdr);
+    if ((const char *)p < data || (const char *)p > end)
         return NULL;
     return h;
 }
@@ -72,7 +162,64 @@ rt_objhdr *rt_heap_find(const void *p)
     if (!p)
         return NULL;
     void *base = GC_base((void *)p);
-    return base ? s_ours(base, p) : NULL;
+    return base ? s_ours(base, s_slot(base, p), p) : NULL;
+}
+
+/* ===================================================================
+ * Page cache of lookups
+ * =================================================================== */
+
+static pthread_once_t s_layout_once = PTHREAD_ONCE_INIT;
+static atomic_bool s_layout_ok;
+
+/* Small GC objects are cached by the 4 KiB page they are in, which
+ * assumes that the collector's heap blocks are whole pages, each holding
+ * objects of one size from its start (GC_base gives the same answer).
+ * Checked once on objects of a size that does not divide 4096: in blocks
+ * smaller than a page, some would lie off that grid. */
+static void s_layout_probe(void)
+{
+    enum { N = 256 };
+    bool ok = true;
+    for (int i = 0; i < N && ok; i++) {
+        void *o = GC_malloc_atomic(40);
+        if (!o)
+            return;
+        size_t sz = GC_size(o);
+        ok = sz > 0 && ((uintptr_t)o & 4095) % sz == 0;
+    }
+    atomic_store(&s_layout_ok, ok);
+}
+
+static inline uint32_t s_recip(uint32_t sz) { return (uint32_t)((((uint64_t)1 << 32) + sz - 1) / sz); }
+
+rt_objhdr *rt_heap_find_slow(rt_heap_cache *c, const void *p)
+{
+    void *base = p ? GC_base((void *)p) : NULL;
+    if (!base)
+        return NULL;
+    rt_objhdr *h = s_slot(base, p);
+    if (!h || ((h->type >> 24) != RT_OBJ_MAGIC && (h->type >> 24) != RT_OBJ_FREED))
+        return h;
+    /* A VT object: its GC block stays allocated while it is reachable. */
+    uintptr_t a = (uintptr_t)p, page = a & ~(uintptr_t)4095;
+    rt_heap_page e = {0};
+    if (s_is_slab(base)) {
+        const rt_slab *s = base;
+        uintptr_t first = (uintptr_t)base + sizeof(rt_slab);
+        uintptr_t from = page > first ? page : first;
+        e = (rt_heap_page){page, first + (from - first) / s->stride * s->stride,
+                           first + (uintptr_t)s->n * s->stride, first, s->stride, 0};
+    } else {
+        pthread_once(&s_layout_once, s_layout_probe);
+        size_t sz = GC_size(base);
+        if (!atomic_load(&s_layout_ok) || sz < 16 || sz > 2048 || ((uintptr_t)base & 4095) % sz)
+            return h;
+        e = (rt_heap_page){page, page, page + 4096 / sz * sz, 0, (uint32_t)sz, 0};
+    }
+    e.recip = s_recip(e.sz);
+    c->e[(a >> 12) % RT_HEAP_CACHE] = e;
+    return h;
 }
 
 void *lev_alloc(const lev_module *m, uint32_t type, size_t count)
@@ -90,7 +237,7 @@ void lev_free(void *p)
         free(p); /* memory of the C library */
         return;
     }
-    rt_objhdr *h = s_ours(base, p);
+    rt_objhdr *h = s_ours(base, s_slot(base, p), p);
     if (h && p == rt_obj_data(h))
         h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
 }

@@ -170,6 +170,39 @@ static inline int s_put(s_stream *s, const void *src, size_t items)
     return 0;
 }
 
+/* Copies n bytes; a single item of 1, 2, 4 or 8 bytes (most fields of
+ * small objects) is one load and one store instead of a call to memcpy
+ * with a size unknown at compile time. */
+static inline void s_copy(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 1:
+        memcpy(dst, src, 1);
+        break;
+    default:
+        memcpy(dst, src, n);
+    }
+}
+
+/* Appends one item of the stream's width. */
+static inline int s_put1(s_stream *s, const void *src)
+{
+    if (LEV_UNLIKELY(s->n + 1 > s->cap) && s_reserve(s, 1))
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
+    s_copy(s->p + s->n * s->w, src, s->w);
+    s->n++;
+    return 0;
+}
+
 static inline int s_put64(s_stream *s, uint64_t v)
 {
     if (LEV_UNLIKELY(s->n + 1 > s->cap) && s_reserve(s, 1))
@@ -220,6 +253,7 @@ typedef struct s_cap {
     s_stream meta, bsz, s1, s2, s4, s8;
     uint32_t *group;     /* open meta group, or NULL */
     uint64_t live;
+    rt_heap_cache *pages; /* heap pages seen by this capture */
 } s_cap;
 
 static _Atomic uint32_t s_gen_counter = 1;
@@ -302,17 +336,18 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
         return 0;
     }
     /* A heap object? */
-    void *base = GC_base(p);
-    if (base) {
-        rt_objhdr *h = base;
-        const rt_type *t;
+    rt_objhdr *h = rt_heap_find_cached(c->pages, p);
+    if (h) {
+        uint32_t type = RT_OBJ_TYPE(h);
         if (LEV_UNLIKELY((h->type >> 24) == RT_OBJ_FREED) &&
-            (char *)p >= (char *)base + sizeof(rt_objhdr)) {
+            p >= (char *)h + sizeof(rt_objhdr)) {
             *out = S_DANGLING;
             return 0;
         }
-        if ((h->type >> 24) == RT_OBJ_MAGIC && (t = rt_module_type(c->m, RT_OBJ_TYPE(h)))) {
-            char *data = (char *)base + sizeof(rt_objhdr);
+        if (LEV_LIKELY((h->type >> 24) == RT_OBJ_MAGIC && type < c->m->ntypes &&
+                       c->m->types[type].size)) {
+            const rt_type *t = &c->m->types[type];
+            char *data = (char *)h + sizeof(rt_objhdr);
             uint64_t size = (uint64_t)t->size * h->count;
             if (p >= data && (uint64_t)(p - data) <= size) {
                 if (h->mark != c->gen) {
@@ -377,7 +412,10 @@ static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, 
             char *p = eb + r->offset;
             if (r->kind <= LEV_K_B8) {
                 s_stream *s = s_stream_of(c, r->kind);
-                if (r->stride == s->w) {
+                if (r->count == 1) {
+                    if (s_put1(s, p))
+                        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
+                } else if (r->stride == s->w) {
                     if (s_put(s, p, r->count))
                         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
                 } else {
@@ -462,6 +500,7 @@ static void s_cap_free(s_cap *c)
     free(c->s2.p);
     free(c->s4.p);
     free(c->s8.p);
+    free(c->pages);
 }
 
 /* Walks the VT's object graph breadth-first and fills the streams. */
@@ -480,7 +519,8 @@ static int s_collect(s_cap *c, rt_vt *vt)
         c->gen = atomic_fetch_add(&s_gen_counter, 1);
     const lev_module_desc *d = c->m->desc;
     c->static_obj = malloc((d->nstatics ? d->nstatics : 1) * sizeof(int32_t));
-    if (!c->static_obj)
+    c->pages = calloc(1, sizeof *c->pages);
+    if (!c->static_obj || !c->pages)
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     int rc = rt_arena_walk(&vt->ctx, &vt->arena, c->m, s_frame_cb, c);
     if (rc)
@@ -537,9 +577,90 @@ static char *s_arr_fmt(uint32_t kind)
     }
 }
 
+/* ===================================================================
+ * Dense parts without tpl's copies
+ *
+ * A dense array part is a tpl image of one fixed-length array: "tpl",
+ * a flags byte, the image's length (32 bits), the format ("U#" etc., NUL
+ * terminated), the item count (32 bits), then the items, all in this
+ * host's byte order. The streams are written and read as such directly
+ * (one copy each way, none on restore) when a tpl image of two items
+ * that this file builds comes out byte for byte as tpl's own; otherwise,
+ * and for any part that is not exactly of that shape (another byte
+ * order, damage), tpl does the work.
+ * =================================================================== */
+
+#define S_PRE 15u /* bytes before the items */
+
+/* Per width index: 0 not checked yet, 1 direct, -1 through tpl. */
+static _Atomic int s_direct_state[4];
+static _Atomic int s_tpl_flags;
+
+static inline uint32_t s_widx(uint32_t kind) { return kind - LEV_K_B1; }
+
+/* Writes the tpl image of n items of kind (n * width + S_PRE bytes). */
+static void s_direct_write(uint8_t *dst, uint32_t kind, const void *items, size_t n)
+{
+    uint32_t w = rt_kind_width(kind), total = (uint32_t)(S_PRE + n * w), cnt = (uint32_t)n;
+    memcpy(dst, "tpl", 3);
+    dst[3] = (uint8_t)atomic_load(&s_tpl_flags);
+    memcpy(dst + 4, &total, 4);
+    memcpy(dst + 8, s_arr_fmt(kind), 3); /* with its NUL */
+    memcpy(dst + 11, &cnt, 4);
+    if (n)
+        memcpy(dst + S_PRE, items, n * w);
+}
+
+/* Whether this file writes parts of kind exactly as tpl does. */
+static bool s_direct_ok(uint32_t kind)
+{
+    int st = atomic_load(&s_direct_state[s_widx(kind)]);
+    if (st)
+        return st > 0;
+    uint64_t items[2] = {0x0102030405060708ull, 0x1112131415161718ull};
+    unsigned char mine[S_PRE + 16];
+    void *theirs = NULL;
+    size_t len = 0;
+    tpl_node *tn = tpl_map(s_arr_fmt(kind), items, 2);
+    bool ok = tn && tpl_pack(tn, 0) == 0 && tpl_dump(tn, TPL_MEM, &theirs, &len) == 0 && theirs;
+    if (tn)
+        tpl_free(tn);
+    uint32_t w = rt_kind_width(kind);
+    if (ok && len == S_PRE + 2 * w) {
+        atomic_store(&s_tpl_flags, ((unsigned char *)theirs)[3]);
+        /* The first 2 * w bytes of items, as tpl_map read them. */
+        s_direct_write(mine, kind, items, 2);
+        ok = memcmp(mine, theirs, len) == 0;
+    } else {
+        ok = false;
+    }
+    free(theirs);
+    atomic_store(&s_direct_state[s_widx(kind)], ok ? 1 : -1);
+    return ok;
+}
+
+/* Whether the sz bytes at p are exactly the image s_direct_write makes
+ * of n items of kind. */
+static bool s_direct_match(const uint8_t *p, uint64_t sz, uint32_t kind, uint64_t n)
+{
+    uint32_t w = rt_kind_width(kind);
+    if (!s_direct_ok(kind) || sz != S_PRE + n * w || sz > UINT32_MAX)
+        return false;
+    unsigned char pre[S_PRE];
+    s_direct_write(pre, kind, NULL, 0);
+    uint32_t total = (uint32_t)sz, cnt = (uint32_t)n;
+    memcpy(pre + 4, &total, 4);
+    memcpy(pre + 11, &cnt, 4);
+    return memcmp(pre, p, S_PRE) == 0;
+}
+
+/* A part of the image: a tpl node to dump, or items written directly. */
 typedef struct s_part {
     tpl_node *tn;
     size_t size;
+    const void *direct;
+    size_t n;
+    uint32_t kind;
 } s_part;
 
 /* Maps and packs one dense array as its own tpl image. */
@@ -591,8 +712,13 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
         h.len[2 * k] = streams[k]->n;
         if (streams[k]->n == 0)
             continue;
-        if ((rc = s_pack_arr(&parts[k], kinds[k], streams[k]->p, streams[k]->n)))
+        if (s_direct_ok(kinds[k]) &&
+            S_PRE + streams[k]->n * streams[k]->w <= UINT32_MAX) {
+            parts[k] = (s_part){NULL, S_PRE + streams[k]->n * streams[k]->w, streams[k]->p,
+                                streams[k]->n, kinds[k]};
+        } else if ((rc = s_pack_arr(&parts[k], kinds[k], streams[k]->p, streams[k]->n))) {
             return rc;
+        }
         h.len[2 * k + 1] = parts[k].size;
     }
     np = 6 + c->nbulk;
@@ -616,6 +742,11 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
     s_hugepages(out, total);
     size_t off = hp.size;
     for (uint32_t i = 0; i < np; i++) {
+        if (parts[i].direct) {
+            s_direct_write(out + off, parts[i].kind, parts[i].direct, parts[i].n);
+            off += parts[i].size;
+            continue;
+        }
         if (!parts[i].tn)
             continue;
         if (tpl_dump(parts[i].tn, TPL_MEM | TPL_PREALLOCD, out + off, parts[i].size)) {
@@ -705,37 +836,15 @@ int rt_heap_scribble_reachable(rt_vt *vt)
     return s_capture(vt, NULL, NULL, true);
 }
 
-/* Copies n bytes; a single item of 1, 2, 4 or 8 bytes (most fields of
- * small objects) is one load and one store instead of a call to memcpy
- * with a size unknown at compile time. */
-static inline void s_copy(void *dst, const void *src, size_t n)
-{
-    switch (n) {
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 2:
-        memcpy(dst, src, 2);
-        break;
-    case 1:
-        memcpy(dst, src, 1);
-        break;
-    default:
-        memcpy(dst, src, n);
-    }
-}
-
 /* ===================================================================
  * Restore
  * =================================================================== */
 
 typedef struct s_rd {
-    const unsigned char *p; /* stream items (malloc'd, unpacked) */
+    const unsigned char *p; /* stream items (in the image, or malloc'd) */
     size_t n, pos;
     uint32_t w;
+    bool own;               /* p is malloc'd */
 } s_rd;
 
 /* Small objects that hold pointers come from GC_malloc_many batches (one
@@ -747,6 +856,8 @@ typedef struct s_batch {
 } s_batch;
 
 #define S_BATCH_MAX 512u
+/* A slab holds at most this many bytes of objects (rt_heap_alloc_slab). */
+#define S_SLAB_MAX_BYTES (64u * 1024u)
 
 typedef struct s_rst {
     const lev_module *m;
@@ -930,7 +1041,7 @@ static void s_rst_free(s_rst *r, bool free_objects)
             const uint32_t *w = r->meta + g * S_META_WORDS;
             for (uint32_t k = 0; k < w[3] && i < r->h.nobj; k++, i++)
                 if ((w[0] & 0xFF) == S_OBJ_HEAP && r->addr[i])
-                    GC_free(r->addr[i] - sizeof(rt_objhdr));
+                    rt_heap_free_restored((rt_objhdr *)(r->addr[i] - sizeof(rt_objhdr)));
         }
     }
     if (free_objects && r->chunk) {
@@ -940,7 +1051,8 @@ static void s_rst_free(s_rst *r, bool free_objects)
     free(r->meta);
     free(r->bsz);
     for (int k = 0; k < 4; k++)
-        free((void *)r->s[k].p);
+        if (r->s[k].own)
+            free((void *)r->s[k].p);
     if (r->addr)
         GC_free(r->addr);
     free(r->size);
@@ -1134,6 +1246,25 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
         } else if (kind == S_OBJ_STATIC) {
             r->addr[r->nalloc] = d->statics[w[1]].addr;
             n = 1;
+        } else if (w[3] - r->ak >= 2 && rt_heap_slab_stride((size_t)r->size[r->nalloc])) {
+            /* The rest of the group, or as much as one slab holds. */
+            uint32_t stride = rt_heap_slab_stride((size_t)r->size[r->nalloc]);
+            n = w[3] - r->ak;
+            if (n > S_SLAB_MAX_BYTES / stride)
+                n = S_SLAB_MAX_BYTES / stride;
+            rt_objhdr *h = rt_heap_alloc_slab(r->m, w[1], w[2], n, &stride);
+            if (!h && r->gc_off) {
+                s_clear_pending(r);
+                GC_enable();
+                r->gc_off = false;
+                h = rt_heap_alloc_slab(r->m, w[1], w[2], n, &stride);
+            }
+            if (!h)
+                return rt_err(LEV_ENOMEM, "cannot allocate heap objects %u..%u (%llu bytes each)",
+                              r->nalloc, r->nalloc + n - 1, (unsigned long long)r->size[r->nalloc]);
+            char *data = rt_obj_data(h);
+            for (uint32_t k = 0; k < n; k++)
+                r->addr[r->nalloc + k] = data + (size_t)k * stride;
         } else {
             const rt_type *t = &r->m->types[w[1]];
             size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * w[2];
@@ -1305,13 +1436,17 @@ static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
     return 0;
 }
 
-static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
+/* Loads the stream part at *off: read in place when `in_place` and the
+ * part is a plain array of this host (its items are then only ever read
+ * with memcpy), else unpacked into a malloc'd copy. */
+static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li, bool in_place,
                          const char *what)
 {
     uint64_t n = r->h.len[li], sz = r->h.len[li + 1];
     rd->w = kind == LEV_K_B4 ? 4 : kind == LEV_K_B8 ? 8 : kind == LEV_K_B2 ? 2 : 1;
     rd->n = 0;
     rd->pos = 0;
+    rd->own = false;
     if (n == 0) {
         if (sz)
             return rt_err(LEV_EIMAGE, "%s: empty stream with a size", what);
@@ -1320,15 +1455,27 @@ static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
     if (n > INT32_MAX || sz > r->len - *off || n * rd->w > sz)
         return rt_err(LEV_EIMAGE, "%s: length %llu does not fit the image", what,
                       (unsigned long long)n);
+    bool direct = s_direct_match(r->img + *off, sz, kind, n);
+    if (direct && in_place) {
+        rd->p = r->img + *off + S_PRE;
+        rd->n = n;
+        *off += sz;
+        return 0;
+    }
     void *buf = malloc(n * rd->w);
     if (!buf)
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    int rc = s_unpack_arr(r->img + *off, sz, kind, buf, n, what);
+    int rc = 0;
+    if (direct)
+        memcpy(buf, r->img + *off + S_PRE, n * rd->w);
+    else
+        rc = s_unpack_arr(r->img + *off, sz, kind, buf, n, what);
     if (rc) {
         free(buf);
         return rc;
     }
     rd->p = buf;
+    rd->own = true;
     rd->n = n;
     *off += sz;
     return 0;
@@ -1350,20 +1497,20 @@ static int s_restore_guarded(s_rst *r)
         return rt_err(LEV_EIMAGE, "object table length is not a whole number of groups");
     size_t off = r->hdr_size;
     s_rd meta = {0}, bsz = {0};
-    rc = s_load_stream(r, &meta, LEV_K_B4, &off, L_META_N, "object table");
+    rc = s_load_stream(r, &meta, LEV_K_B4, &off, L_META_N, false, "object table");
     r->meta = (uint32_t *)meta.p;
     r->ngroups = meta.n / S_META_WORDS;
     if (rc)
         return rc;
-    rc = s_load_stream(r, &bsz, LEV_K_B4, &off, L_BSZ_N, "bulk size table");
+    rc = s_load_stream(r, &bsz, LEV_K_B4, &off, L_BSZ_N, false, "bulk size table");
     r->bsz = (uint32_t *)bsz.p;
     r->nbsz = bsz.n;
     if (rc)
         return rc;
-    if ((rc = s_load_stream(r, &r->s[0], LEV_K_B1, &off, L_S1_N, "1-byte stream")) ||
-        (rc = s_load_stream(r, &r->s[1], LEV_K_B2, &off, L_S2_N, "2-byte stream")) ||
-        (rc = s_load_stream(r, &r->s[2], LEV_K_B4, &off, L_S4_N, "4-byte stream")) ||
-        (rc = s_load_stream(r, &r->s[3], LEV_K_B8, &off, L_S8_N, "8-byte stream")))
+    if ((rc = s_load_stream(r, &r->s[0], LEV_K_B1, &off, L_S1_N, true, "1-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[1], LEV_K_B2, &off, L_S2_N, true, "2-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[2], LEV_K_B4, &off, L_S4_N, true, "4-byte stream")) ||
+        (rc = s_load_stream(r, &r->s[3], LEV_K_B8, &off, L_S8_N, true, "8-byte stream")))
         return rc;
     r->bulk_off = off;
     uint64_t bulk_total = 0;

@@ -496,6 +496,87 @@ static void t_dangling_pointer_captured(void **state)
     rt_vt_destroy(&vt);
 }
 
+/* Captures vt and restores the image into a new VT. */
+static rt_vt *s_roundtrip(const lev_module *m, rt_vt *vt)
+{
+    uint8_t *img;
+    size_t len;
+    assert_int_equal(rt_capture(vt, &img, &len), 0);
+    rt_vt *copy;
+    assert_int_equal(rt_restore(m, img, len, &copy), 0);
+    free(img);
+    return copy;
+}
+
+/* Restore puts the nodes of a list in slabs (one GC object for many VT
+ * objects): each is still a VT object of its own for lev_alloc_size,
+ * lev_free and the next capture, which finds interior, one-past-end and
+ * dangling pointers into slab objects as it does for single objects. */
+static void t_restored_slab_objects(void **state)
+{
+    (void)state;
+    const lev_module *m = s_list_mod();
+    enum { N = 3000 }; /* more than one 64 KiB slab */
+    rt_vt *vt;
+    void *frame;
+    assert_int_equal(rt_vt_alloc(m, HW_LIST_FN_TASK, &vt, &frame), 0);
+    struct hw_list_task__frame *f = frame;
+    struct hw_node *nodes[N];
+    for (long i = N - 1; i >= 0; i--) {
+        nodes[i] = lev_alloc(m, HW_LIST_T_NODE, 1);
+        assert_non_null(nodes[i]);
+        nodes[i]->v = i;
+        nodes[i]->next = f->head;
+        f->head = nodes[i];
+    }
+    f->tail = &nodes[N / 2]->next;      /* interior */
+    f->cur = nodes[N - 1] + 1;          /* one past the last node's end */
+    f->prev = nodes[7] + 1;             /* one past a node's end, inside a slab */
+    rt_vt *a = s_roundtrip(m, vt);
+    struct hw_list_task__frame *fa = rt_vt_bottom(a);
+    struct hw_node *p = fa->head, *mid = NULL, *last = NULL, *n7 = NULL;
+    for (long i = 0; i < N; i++, p = p->next) {
+        assert_non_null(p);
+        assert_int_equal(p->v, i);
+        assert_int_equal(lev_alloc_size(m, p), sizeof *p);
+        mid = i == N / 2 ? p : mid;
+        n7 = i == 7 ? p : n7;
+        last = p;
+    }
+    assert_null(p);
+    assert_true(GC_base(n7) != (char *)n7 - sizeof(rt_objhdr)); /* in a slab */
+    assert_ptr_equal(fa->tail, &mid->next);
+    assert_ptr_equal(fa->cur, last + 1);
+    assert_ptr_equal(fa->prev, n7 + 1);
+    assert_ptr_equal(rt_heap_find(&mid->next), (char *)mid - sizeof(rt_objhdr));
+    assert_ptr_equal(rt_heap_find(n7 + 1), (char *)n7 - sizeof(rt_objhdr));
+    lev_free(&mid->next); /* interior: ignored */
+    assert_int_equal(lev_alloc_size(m, mid), sizeof *mid);
+
+    /* Unlink and free node 8 and leave the frame pointing at it: the
+     * second round trip captures a dangling pointer into a slab, and
+     * pointers into slab objects through the page cache. */
+    struct hw_node *n8 = n7->next;
+    n7->next = n8->next;
+    fa->cur = n8;
+    lev_free(n8);
+    assert_int_equal(lev_alloc_size(m, n8), 0);
+    rt_vt *b = s_roundtrip(m, a);
+    struct hw_list_task__frame *fb = rt_vt_bottom(b);
+    long count = 0;
+    for (p = fb->head; p; p = p->next, count++)
+        assert_int_equal(p->v, count < 8 ? count : count + 1);
+    assert_int_equal(count, N - 1);
+    assert_int_equal(((struct hw_node *)((char *)fb->tail - offsetof(struct hw_node, next)))->v,
+                     N / 2);
+    assert_int_equal((fb->prev - 1)->v, 7);
+    assert_non_null(fb->cur);
+    assert_int_equal(lev_alloc_size(m, fb->cur), 0);
+    rt_vt_destroy(&b);
+    rt_vt_destroy(&a);
+    rt_vt_destroy(&vt);
+}
+
 /* lev_realloc: from NULL, growing, shrinking, to another type, and from the
  * C library's memory, keeping the contents; the old object is freed. */
 static void t_realloc(void **state)
@@ -582,6 +663,7 @@ int main(void)
         cmocka_unit_test(t_free),
         cmocka_unit_test(t_realloc),
         cmocka_unit_test(t_dangling_pointer_captured),
+        cmocka_unit_test(t_restored_slab_objects),
     };
     return cmocka_run_group_tests_name("heap", tests, NULL, NULL);
 }
