@@ -8,7 +8,7 @@
  * types.
  * Usage: lazyframes [ROUNDS [DEPTH]]; prints one line per round.
  * Exit status: 0 if every checksum matches its closed form, else 1. */
-/* levpp-test: resume 4000 4000 */
+/* levpp-test: resume 12000 4000 */
 #include <stdio.h>
 #include <stdlib.h>
 
