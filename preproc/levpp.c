@@ -216,7 +216,6 @@ typedef struct pp_fn {
     int lazy;        /* runs without a frame until it unwinds (pp_lazy) */
     CXCursor body_c; /* the body statement (pp_walk_fn) */
     pp_buf body;    /* the resumable body */
-    unsigned nreg;  /* vars kept in C locals (pp_regs) */
     unsigned nparams; /* vars[0, nparams) are the parameters */
     pp_buf counters; /* declarations of the strip counters (pp_strip_mine) */
 } pp_fn;
@@ -1708,12 +1707,10 @@ static void pp_regs(pp_fn *fn)
     memset(rs.refs, 0, n * sizeof *rs.refs);
     memset(rs.taken, 0, n);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
-    fn->nreg = 0;
     for (unsigned i = 0; i < fn->nvars; i++) {
         fn->vars[i].refs = rs.refs[i];
         fn->vars[i].reg = pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] &&
                           !rs.taken[i];
-        fn->nreg += (unsigned)fn->vars[i].reg;
     }
     free(rs.refs);
     free(rs.taken);
