@@ -185,6 +185,7 @@ struct rt_exec {
     pthread_cond_t tcv;
     bool tstop;
     uint64_t st_preempts; /* timer only */
+    uint64_t st_ticks;    /* timer only */
 };
 
 #define S_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -618,6 +619,7 @@ static bool s_any_waiting(rt_exec *ex)
 static void s_timer_tick(rt_exec *ex)
 {
     uint64_t now = rt_now_ns();
+    S_INC(&ex->st_ticks);
     uint32_t slice_ticks = ex->slice_ns ? (uint32_t)(ex->slice_ns / ex->tick_ns) : 0;
     /* a slice is cut only for a VT that waits: a VT alone keeps running */
     if (slice_ticks && !s_any_waiting(ex))
@@ -932,6 +934,7 @@ void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st)
         st->tortures += S_LOAD(&w->st_tortures);
     }
     st->preempts = S_LOAD(&ex->st_preempts);
+    st->ticks = S_LOAD(&ex->st_ticks);
 }
 
 int rt_exec_report(rt_vt *vt, const void *buf, size_t len)

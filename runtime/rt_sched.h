@@ -71,6 +71,7 @@ typedef struct rt_exec_stats {
     uint64_t captures;       /* images produced (handed to on_image or dropped) */
     uint64_t capture_errors; /* failed checkpoints */
     uint64_t tortures;       /* torture cycles (capture, wipe, restore) */
+    uint64_t ticks;          /* rounds of the timer (two per time slice) */
 } rt_exec_stats;
 
 /* Creates an executor and starts its workers (registered with the GC) and

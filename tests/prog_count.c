@@ -16,7 +16,7 @@
  *       long n = argc > 1 ? atol(argv[1]) : 100;
  *       long work = argc > 2 ? atol(argv[2]) : 100;
  *       uint64_t v = 1, *ring = calloc(8, sizeof *ring);
- *       for (long i = 1; i <= n; i++) {
+ *       for (long i = 1; n ? i <= n : i <= last_step(argc > 3 ? argv[3] : NULL); i++) {
  *           v = step(v, work, 2);
  *           ring[i % 8] = v;
  *           printf("step %ld %016llx\n", i, v);
@@ -29,6 +29,11 @@
  *       printf("result %016llx argc %d tag %s\n", r, argc, tag ? tag : "-");
  *       return (int)(r % 7) + 10;
  *   }
+ *
+ * With N = 0 the number of steps is read at every step from the file
+ * named by the third argument (last_step): until that file exists the
+ * program runs until it is killed, so a test can kill it whatever the
+ * machine's speed, then let the resumed run end at a step it chooses.
  *
  * Built twice: PROG_COUNT_OTHER gives the module another name, hence
  * another identity, for the foreign-image test.
@@ -133,6 +138,20 @@ static int step__run(lev_ctx *vt, struct step__frame *fr, uint64_t *ret)
 
 /* --- int main(int argc, char **argv) --------------------------------- */
 
+/* The last step to run: the number in the file at path, or INT64_MAX while
+ * there is no such file (or no path, or no number in it). Native code. */
+static int64_t last_step(const char *path)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    long long n = INT64_MAX;
+    if (f) {
+        if (fscanf(f, "%lld", &n) != 1)
+            n = INT64_MAX;
+        fclose(f);
+    }
+    return (int64_t)n;
+}
+
 struct main__frame {
     lev_main_frame m;
     int64_t n, work, i;
@@ -165,7 +184,8 @@ static int main__run(lev_ctx *vt, void *frame)
         lev_vt_fail(vt, LEV_ENOMEM, "main: no ring");
         return LEV_RUN_EXIT;
     }
-    for (fr->i = 1; fr->i <= fr->n; fr->i++) {
+    for (fr->i = 1; fr->n ? fr->i <= fr->n : fr->i <= last_step(fr->m.argc > 3 ? fr->m.argv[3] : NULL);
+         fr->i++) {
         cf = lev_frame_push(vt, sizeof *cf, FN_STEP);
         if (!cf) {
             lev_vt_fail(vt, LEV_ENOMEM, "main: no frame");

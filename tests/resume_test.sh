@@ -2,9 +2,11 @@
 # resume_test.sh - whole-program checkpoints. Runs prog_count natively and
 # under LEV_TORTURE (same output, same exit status); runs it with a
 # checkpoint file, kills it with SIGKILL once a checkpoint taken after its
-# third step is on disk, resumes it in a new process with LEV_RESUME (other
-# arguments and environment: those of the image must win) and checks that
-# the resumed run continues the sequence and ends like the native run.
+# third step is on disk (the run would never end by itself), resumes it in
+# a new process with LEV_RESUME (other arguments and environment: those of
+# the image must win), lets it end at a step chosen after the kill, and
+# checks that the resumed run continues the sequence and ends like a
+# native run that stops at the same step.
 # Then missing, damaged and foreign images: a message that names the file
 # and the problem, exit status 2, no crash.
 #
@@ -67,38 +69,49 @@ for every in 1 3; do
 done
 
 step "checkpointed run, killed with SIGKILL"
-ck=$work/ck.img
+# With N = 0 and no file $last, the run never ends by itself: the kill
+# cannot come too late, however fast the machine.
+ck=$work/ck.img last=$work/last_step
 PROG_COUNT_TAG=first LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 \
-    "$prog" $N $W >run1.out 2>run1.err &
+    "$prog" 0 $W "$last" >run1.out 2>run1.err </dev/null &
 pid=$!
-three_steps_and_image() { (($(steps_in run1.out) >= 3)) && [[ -s $ck ]]; }
-await three_steps_and_image || fail "no checkpoint after three steps: $(cat run1.err)"
+alive() { kill -0 $pid 2>/dev/null; }
+three_steps_and_image() { { (($(steps_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! alive; }
+await three_steps_and_image && alive || fail "no checkpoint after three steps: $(cat run1.err)"
 sum0=$(cksum <"$ck")
-newer_image() { [[ $(cksum <"$ck") != "$sum0" ]]; }
-await newer_image || fail "no second checkpoint: $(cat run1.err)"
-kill -0 $pid 2>/dev/null || fail "the run ended before it could be killed; raise N"
+newer_image() { [[ $(cksum <"$ck") != "$sum0" ]] || ! alive; }
+await newer_image && alive || fail "no second checkpoint: $(cat run1.err)"
 kill -9 $pid
-wait $pid 2>/dev/null || true
+status=0
+wait $pid 2>/dev/null || status=$?
+((status == 128 + 9)) || fail "the run ended by itself with status $status: $(cat run1.err)"
 killed_at=$(steps_in run1.out)
-((killed_at < N)) || fail "the run finished before the kill"
-head -n "$killed_at" native.out | cmp -s - <(grep '^step ' run1.out | head -n "$killed_at") ||
-    fail "the killed run's output is not a prefix of the native run's"
 [[ ! -e $ck.tmp ]] || echo "   (killed while writing $ck.tmp: the image itself is whole)"
+
+# From here on the program stops after step $stop: the native reference
+# and the resumed run both end there.
+stop=$((killed_at + 20))
+echo $stop >"$last"
+run ref.out ref.err env PROG_COUNT_TAG=first "$prog" 0 $W "$last"
+ref_status=$status
+(($(steps_in ref.out) == stop)) || fail "reference run printed $(steps_in ref.out) steps, not $stop"
+head -n "$killed_at" ref.out | cmp -s - <(grep '^step ' run1.out | head -n "$killed_at") ||
+    fail "the killed run's output is not a prefix of the native run's"
 
 step "resumed in a new process"
 ck2=$work/ck2.img
 run run2.out run2.err env PROG_COUNT_TAG=second LEV_RESUME="$ck" LEV_CHECKPOINT_FILE="$ck2" \
     LEV_CHECKPOINT_MS=20 "$prog" 5
-((status == native_status)) ||
-    fail "resumed run exited with $status, native $native_status: $(cat run2.err)"
+((status == ref_status)) ||
+    fail "resumed run exited with $status, native $ref_status: $(cat run2.err)"
 first=$(head -n 1 run2.out | awk '$1 == "step" { print $2 }')
 [[ -n $first ]] || fail "resumed run printed no step first: $(head -n 3 run2.out)"
 ((first >= 4)) || fail "resumed run began at step $first: it did not continue from the checkpoint"
 ((first <= killed_at + 1)) || fail "resumed run began at step $first, after the killed run's $killed_at"
-tail -n +"$first" native.out | cmp -s - run2.out ||
+tail -n +"$first" ref.out | cmp -s - run2.out ||
     fail "resumed output does not continue the native sequence from step $first"
 [[ -s $ck2 ]] || fail "the resumed run wrote no checkpoint of its own"
-echo "   killed after step $killed_at, resumed at step $first, result and exit status $status match"
+echo "   killed after step $killed_at, resumed at step $first, ended at step $stop; result and exit status $status match"
 
 step "missing, damaged and foreign images"
 size=$(stat -c %s "$ck")

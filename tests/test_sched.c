@@ -892,11 +892,24 @@ static void test_cancel_queued(void **state)
     rt_vt_destroy(&queued);
 }
 
-static bool s_time_passed(void *deadline) { return rt_now_ns() >= *(uint64_t *)deadline; }
+typedef struct s_ticks_past {
+    rt_exec *ex;
+    uint64_t until;
+} s_ticks_past;
+
+static bool s_ticks_passed(void *arg)
+{
+    s_ticks_past *t = arg;
+    rt_exec_stats st;
+    rt_exec_stats_get(t->ex, &st);
+    return st.ticks >= t->until;
+}
 
 /* A VT alone on its worker, with nothing waiting, runs on for many time
  * slices without being cut (a cut would only unwind and resume it); once
- * another VT waits, its slice is cut and the other runs. */
+ * another VT waits, its slice is cut and the other runs. The slices are
+ * counted in the timer's own rounds, not in time: a loaded machine may
+ * delay the timer, never make it skip a round. */
 static void test_no_preemption_alone(void **state)
 {
     (void)state;
@@ -904,9 +917,10 @@ static void test_no_preemption_alone(void **state)
     int slot = 5;
     rt_vt *spin = s_spawn(ex, FN_SPIN_TASK, slot, 0);
     assert_true(s_until(s_progress_pos, &slot));
-    uint64_t deadline = rt_now_ns() + 20u * 1000000u; /* ten slices */
-    assert_true(s_until(s_time_passed, &deadline));
     rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    s_ticks_past ten_slices = {ex, st.ticks + 20}; /* two rounds a slice */
+    assert_true(s_until(s_ticks_passed, &ten_slices));
     rt_exec_stats_get(ex, &st);
     assert_int_equal(st.preempts, 0);
     rt_vt *set = s_spawn(ex, FN_SET_TASK, slot, 0);
@@ -1265,7 +1279,7 @@ static void test_torture_identical(void **state)
     free(mine);
 }
 
-/* --- shutdown, task calls, cost ------------------------------------ */
+/* --- shutdown, task calls, many VTs -------------------------------- */
 
 static void test_destroy_cancels(void **state)
 {
@@ -1277,9 +1291,9 @@ static void test_destroy_cancels(void **state)
     rt_vt *parked = s_spawn(ex, FN_BLOCK_TASK, 21, 0);
     assert_true(s_until(s_parked, ex));
     rt_vt *queued = s_spawn(ex, FN_SPIN_TASK, 22, 0);
-    uint64_t t0 = rt_now_ns();
+    /* the spinners never end by themselves: a destroy that waited for
+     * them instead of cancelling would not return (ctest's limit) */
     rt_exec_destroy(&ex);
-    assert_true(rt_now_ns() - t0 < 5000000000u);
     rt_vt *all[] = {spin, parked, queued};
     for (int i = 0; i < 3; i++) {
         assert_int_equal(all[i]->state, RT_VT_FAILED);
@@ -1316,8 +1330,9 @@ static void test_task_calls(void **state)
     rt_vt_destroy(&vt);
 }
 
-/* Measures a switch at a yield on one worker with many VTs. */
-static void test_switch_cost(void **state)
+/* Many VTs yielding in turn on one worker all end, each yield a switch.
+ * (What a switch costs is measured in eval/bench_vt.c, not here.) */
+static void test_many_yielders(void **state)
 {
     (void)state;
     enum { N = 500, ROUNDS = 2000 };
@@ -1325,18 +1340,13 @@ static void test_switch_cost(void **state)
     static rt_vt *vts[N];
     for (int i = 0; i < N; i++)
         vts[i] = s_new(FN_LOG_TASK, 0, ROUNDS);
-    uint64_t t0 = rt_now_ns();
     for (int i = 0; i < N; i++)
         assert_int_equal(rt_exec_spawn(ex, vts[i]), 0);
     for (int i = 0; i < N; i++)
         s_wait_ok(ex, vts[i]);
-    uint64_t dt = rt_now_ns() - t0;
     rt_exec_stats st;
     rt_exec_stats_get(ex, &st);
     assert_true(st.switches >= (uint64_t)N * ROUNDS - N);
-    double per = (double)dt / (double)st.switches;
-    print_message("switch at a yield, one worker, %d VTs: %.1f ns\n", N, per);
-    assert_true(per < 20000.0); /* sanity only: sanitizers and loaded CI are slow */
     rt_exec_destroy(&ex);
     for (int i = 0; i < N; i++)
         rt_vt_destroy(&vts[i]);
@@ -1373,7 +1383,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_torture_identical, s_setup),
         cmocka_unit_test_setup(test_destroy_cancels, s_setup),
         cmocka_unit_test_setup(test_task_calls, s_setup),
-        cmocka_unit_test_setup(test_switch_cost, s_setup),
+        cmocka_unit_test_setup(test_many_yielders, s_setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

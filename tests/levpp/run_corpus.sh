@@ -6,9 +6,12 @@
 # run's. A program whose source holds a line `levpp-test: resume ARGS...`
 # is also run with ARGS and a checkpoint file, killed with SIGKILL once a
 # checkpoint taken after its third line of output is on disk, and resumed
-# with LEV_RESUME in a new process: the resumed output must be exactly the
-# rest of the native output, from the line after the checkpoint. Programs
-# print only deterministic text and flush where they may be killed.
+# with LEV_RESUME in a new process, which is killed once it has printed as
+# many lines as the first run: its output must be exactly the native
+# output from the line after the checkpoint on. With ARGS a program must
+# never end by itself (e.g. a round count of 0 meaning "until killed"), so
+# no run depends on the machine's speed. Programs print only deterministic
+# text and flush where they may be killed.
 #
 # usage: run_corpus.sh OPTIONS ITEM...   (an option: --NAME VALUE or --NAME=VALUE)
 #   --levpp PATH     the levpp program
@@ -136,65 +139,116 @@ refused() {
     [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
 }
 
+# spawn OUT ERR CMD...: starts CMD in the background, its standard output
+# line-buffered so that every line printed is in OUT at once (a block-
+# buffered file would lose unflushed lines with the process, and a
+# checkpoint could then be newer than the output seen); sets $pid. stdbuf
+# preloads a library, which a sanitized program accepts only if told to.
+spawn() {
+    local out=$1 err=$2
+    shift 2
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        stdbuf -oL "$@" >"$out" 2>"$err" </dev/null &
+    pid=$!
+}
+
+# stop PID: kills PID with SIGKILL and reaps it; fails if it had ended by
+# itself (its status is then not that of a SIGKILL).
+stop() {
+    local st=0
+    kill -9 "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || st=$?
+    ((st == 128 + 9))
+}
+
 # resume_check PROG ARGS...: checkpoint, SIGKILL, resume in a new process.
+# With ARGS the program must never end by itself, so nothing here depends
+# on the machine's speed: every run is stopped by a kill once an event has
+# happened (lines printed, a checkpoint on disk), and each wait is bounded
+# by LIMIT seconds.
 resume_check() {
     local prog=$1
     shift
-    run long.out long.err ./native "$@"
-    local long_status=$status
-    ((long_status < 124)) || { fail "native run with $* $(describe $long_status)"; return 1; }
-    local total
-    total=$(lines_in long.out)
-    ((total >= 10)) || { fail "resume: $total lines with $*: too few to kill in between"; return 1; }
-
     local ck=$PWD/ck.img
-    # Line-buffered: every line printed before the kill is in run1.out, so a
-    # checkpoint can never be newer than the output seen (a block-buffered
-    # file would lose the unflushed lines with the process). stdbuf preloads
-    # a library, which a sanitized program accepts only if told to.
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-        LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 stdbuf -oL "$prog" "$@" \
-        >run1.out 2>run1.err </dev/null &
-    local pid=$!
-    # Stops waiting when the run ends, too.
+    spawn run1.out run1.err env LEV_CHECKPOINT_FILE="$ck" LEV_CHECKPOINT_MS=20 "$prog" "$@"
+    local run1=$pid
+    # Three lines, then an image written after them: the first image seen
+    # once three lines are out may be older than them, so wait for the
+    # next one. Each wait also stops when the run ends.
     three_lines_and_image() {
-        { (($(lines_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! kill -0 "$pid" 2>/dev/null
+        { (($(lines_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! kill -0 "$run1" 2>/dev/null
     }
-    if ! await three_lines_and_image || ! [[ -s $ck ]]; then
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        fail "resume: no checkpoint file after three lines of output: $(head -n 3 run1.err)"
+    local sum0=''
+    if await three_lines_and_image && [[ -s $ck ]]; then
+        sum0=$(cksum <"$ck")
+    fi
+    newer_image() { [[ $(cksum <"$ck") != "$sum0" ]] || ! kill -0 "$run1" 2>/dev/null; }
+    if [[ -z $sum0 ]] || ! await newer_image; then
+        stop "$run1" || true
+        fail "resume: no checkpoint file after three lines of output within ${LIMIT}s: $(head -n 3 run1.err)"
         return 1
     fi
-    local sum0
-    sum0=$(cksum <"$ck")
-    newer_image() { [[ $(cksum <"$ck") != "$sum0" ]] || ! kill -0 "$pid" 2>/dev/null; }
-    await newer_image || true
-    if ! kill -9 $pid 2>/dev/null; then
-        wait $pid 2>/dev/null || true
-        fail "resume: the run ended before it could be killed; make its resume arguments larger"
+    if ! stop "$run1"; then
+        fail "resume: the run with $* ended by itself ($(lines_in run1.out) lines); with its resume
+  arguments a program must run until it is killed: $(head -n 3 run1.err)"
         return 1
     fi
-    wait $pid 2>/dev/null || true
     local killed_at
     killed_at=$(lines_in run1.out)
-    cmp -s <(head -n "$killed_at" long.out) <(head -n "$killed_at" run1.out) ||
-        { fail "resume: the killed run's output is not a prefix of the native one's"; return 1; }
 
-    # Other arguments and environment: those of the image must win.
-    run run2.out run2.err env LEV_RESUME="$ck" "$prog" 1 1
-    local n2 first
-    n2=$(lines_in run2.out)
-    first=$((total - n2 + 1))
-    if ((status != long_status)) || ((first < 4 || first > killed_at + 1)) ||
-        ! cmp -s <(tail -n +"$first" long.out) run2.out; then
-        fail "resume: killed after line $killed_at of $total; resumed run printed $n2 lines and
-  ended with $(describe $status) (native $long_status); its first lines:
+    # Other arguments and environment: those of the image must win. The
+    # resumed run starts at a line from 4 to killed_at + 1; once it has
+    # printed killed_at lines it has gone at least three past the kill.
+    spawn run2.out run2.err env LEV_RESUME="$ck" "$prog" 1 1
+    local run2=$pid
+    enough_resumed() { (($(lines_in run2.out) >= killed_at)) || ! kill -0 "$run2" 2>/dev/null; }
+    await enough_resumed || true
+    if ! stop "$run2"; then
+        fail "resume: the resumed run ended by itself after $(lines_in run2.out) lines:
 $(head -n 3 run2.out | sed 's/^/  > /')
 $(head -n 3 run2.err | sed 's/^/  stderr: /')"
         return 1
     fi
-    resume_note="killed after line $killed_at of $total, resumed at line $first"
+    local n2
+    n2=$(lines_in run2.out)
+    if ((n2 < killed_at)); then
+        fail "resume: the resumed run printed $n2 of $killed_at lines within ${LIMIT}s: $(head -n 3 run2.err)"
+        return 1
+    fi
+    # Compared: its first killed_at lines (it may have printed more before
+    # the kill).
+    n2=$killed_at
+    head -n "$n2" run2.out >resumed.out
+
+    # The native run, as far as any alignment can reach. Killed by SIGPIPE
+    # once head has its lines.
+    local want=$((2 * killed_at + 1))
+    { timeout "$LIMIT" ./native "$@" </dev/null 2>native-long.err || true; } |
+        head -n "$want" >long.out || true
+    (($(lines_in long.out) == want)) ||
+        { fail "resume: the native run with $* printed only $(lines_in long.out) lines"; return 1; }
+    cmp -s <(head -n "$killed_at" long.out) <(head -n "$killed_at" run1.out) ||
+        { fail "resume: the killed run's output is not a prefix of the native one's:
+$(diff <(head -n "$killed_at" long.out) <(head -n "$killed_at" run1.out) | sed -n '1,6s/^/  /p')"; return 1; }
+
+    # Where the resumed output starts in the native one: a line from 4 to
+    # killed_at + 1 equal to its first line, from which all n2 lines match.
+    local first='' at
+    for at in $(awk -v lo=4 -v hi=$((killed_at + 1)) 'NR == FNR { if (FNR == 1) l = $0; next }
+            FNR >= lo && FNR <= hi && $0 == l { print FNR }' resumed.out long.out); do
+        if cmp -s <(tail -n +"$at" long.out | head -n "$n2") resumed.out; then
+            first=$at
+            break
+        fi
+    done
+    if [[ -z $first ]]; then
+        fail "resume: killed after line $killed_at; the resumed run's $n2 lines are not the native
+  output from any line between 4 and $((killed_at + 1)); its first lines:
+$(head -n 3 run2.out | sed 's/^/  > /')
+$(head -n 3 run2.err | sed 's/^/  stderr: /')"
+        return 1
+    fi
+    resume_note="killed after line $killed_at, resumed at line $first, compared $n2 lines"
 }
 
 # check_program ITEM: the differential checks of one program.

@@ -5,9 +5,9 @@
  * to, a size written with a macro whose body holds the sizeof (alloca
  * and malloc), __builtin_alloca, buffers taken in every pass of a loop and in
  * recursion; alloca in a function that is not checkpointable stays.
- * usage: alloca [N [ROUNDS [WORK]]]   (default 6 4 200)
+ * usage: alloca [N [ROUNDS [WORK]]]   (default 6 4 200; ROUNDS 0: until killed)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 30 6000 20000 */
+/* levpp-test: resume 30 0 2000 */
 #include <alloca.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,10 +105,10 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 6;
     int rounds = argc > 2 ? atoi(argv[2]) : 4;
     int work = argc > 3 ? atoi(argv[3]) : 200;
-    if (n < 1 || n > 1000 || rounds < 1 || work < 0)
+    if (n < 1 || n > 1000 || rounds < 0 || work < 0)
         return 99;
     long total = 0;
-    for (int r = 0; r < rounds; r++)
+    for (int r = 0; rounds == 0 || r < rounds; r++)
         total += run(n, r, work);
     printf("total %ld letters %d\n", total, letters(n));
     return (int)(total % 100);

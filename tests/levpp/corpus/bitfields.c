@@ -3,9 +3,9 @@
  * the polls of the loops that update them: bit-fields first, between and
  * after named fields, a struct of bit-fields only, signed bit-fields, a
  * zero-width bit-field, and a struct that holds pointers too.
- * usage: bitfields [N [ROUNDS [WORK]]]   (default 9 4 200)
+ * usage: bitfields [N [ROUNDS [WORK]]]   (default 9 4 200; ROUNDS 0: until killed)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 40 6000 20000 */
+/* levpp-test: resume 40 0 2000 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -116,10 +116,10 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 9;
     int rounds = argc > 2 ? atoi(argv[2]) : 4;
     int work = argc > 3 ? atoi(argv[3]) : 200;
-    if (n < 1 || n > 100000 || rounds < 1 || work < 0)
+    if (n < 1 || n > 100000 || rounds < 0 || work < 0)
         return 99;
     long total = 0;
-    for (int r = 0; r < rounds; r++)
+    for (int r = 0; rounds == 0 || r < rounds; r++)
         total += run(n, r, work);
     printf("total %ld\n", total);
     return (int)(total % 100);

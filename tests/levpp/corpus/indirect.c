@@ -5,9 +5,9 @@
  * type, a function chosen by _Generic, and a comparison function that
  * qsort calls natively. Work long
  * enough inside the callees that safe points are reached there.
- * Usage: indirect [ROUNDS [N]]; prints one line per round.
+ * Usage: indirect [ROUNDS [N]]; prints one line per round (ROUNDS 0: until killed).
  * Exit status: 0 if every result matches its closed form, else 1. */
-/* levpp-test: resume 20000 1500 */
+/* levpp-test: resume 0 1500 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     struct job jobs[3] = {{"squares", squares, n / 2}, {"tri", tri, n}, {"twice", twice, 7}};
     qsort(jobs, 3, sizeof jobs[0], by_len);
     long xs[4] = {n, n / 2, n / 3, 1};
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
         long t = 0;
         for (int k = 0; k < 3; k++)
             t += s_ops[k](n + r);

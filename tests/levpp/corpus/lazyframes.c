@@ -6,9 +6,9 @@
  *   main, walk, bump (frames) -> descend (lazy, DEPTH deep) -> add (lazy)
  * and a lazy recursive tree sum over pointers, and results of several
  * types.
- * Usage: lazyframes [ROUNDS [DEPTH]]; prints one line per round.
+ * Usage: lazyframes [ROUNDS [DEPTH]]; prints one line per round (ROUNDS 0: until killed).
  * Exit status: 0 if every checksum matches its closed form, else 1. */
-/* levpp-test: resume 12000 4000 */
+/* levpp-test: resume 0 4000 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     struct node *root = build(6, &counter); /* 127 nodes: 0..126 */
     int bad = 0;
     const char word[] = "HAL";
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
         long w = walk(depth, r);
         /* descend(d, v) = v + d + 1 + ceil(d / 2) */
         long want = 0;

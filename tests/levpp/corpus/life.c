@@ -2,10 +2,10 @@
  * one line per generation (flushed, so that a run killed and resumed
  * from a checkpoint shows where it stopped), a file-scope generation
  * counter and hash counter that keep their values across images.
- * usage: life [SIZE [GENERATIONS]]   (default 16 20)
+ * usage: life [SIZE [GENERATIONS]]   (default 16 20; GENERATIONS 0: until killed)
  * Exit status: the number of live cells at the end modulo 64.
  */
-/* levpp-test: resume 128 2000 */
+/* levpp-test: resume 128 0 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 16;
     int gens = argc > 2 ? atoi(argv[2]) : 20;
-    if (n < 3 || gens < 1) {
-        fprintf(stderr, "usage: life [SIZE >= 3 [GENERATIONS >= 1]]\n");
+    if (n < 3 || gens < 0) {
+        fprintf(stderr, "usage: life [SIZE >= 3 [GENERATIONS >= 0]]\n");
         return 2;
     }
     unsigned char *a = calloc((size_t)n * n, 1);
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         a[i] = r % 3 == 0;
     }
     int alive = 0;
-    for (int g = 1; g <= gens; g++) {
+    for (int g = 1; gens == 0 || g <= gens; g++) {
         alive = step(a, b, n);
         unsigned char *t = a;
         a = b;

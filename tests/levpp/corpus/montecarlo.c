@@ -5,10 +5,10 @@
  * generator's state must continue exactly after every capture and
  * restore; rand is also called from a macro and in a macro's argument.
  * One flushed line per round, integers only.
- * usage: montecarlo [ROUNDS [SAMPLES_PER_ROUND]]   (default 12 2000)
+ * usage: montecarlo [ROUNDS [SAMPLES_PER_ROUND]]   (default 12 2000; ROUNDS 0: until killed)
  * Exit status: the number of rounds whose estimate is within 0.05 of pi.
  */
-/* levpp-test: resume 300 40000 */
+/* levpp-test: resume 0 40000 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 12;
     long samples = argc > 2 ? atol(argv[2]) : 2000;
-    if (rounds < 1 || samples < 1)
+    if (rounds < 0 || samples < 1)
         return 99;
 
     int a = rand(), b = rand(), c = rand();
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 
     int close = 0;
     long total = 0, inside = 0;
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
         long hits = quarter_circle(samples);
         inside += hits;
         total += samples;

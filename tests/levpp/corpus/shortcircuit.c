@@ -2,10 +2,10 @@
  * of && and ||: they run only when the left operand does not decide, and
  * the left operand (with its side effects) runs first, once. Counters show
  * every call; the results are 0 or 1 as in C.
- * usage: shortcircuit [ROUNDS [WORK]]   (default 6 200)
+ * usage: shortcircuit [ROUNDS [WORK]]   (default 6 200; ROUNDS 0: until killed)
  * Exit status: the number of calls of check() modulo 100.
  */
-/* levpp-test: resume 400 20000 */
+/* levpp-test: resume 0 2000 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     if (argc > 2)
         g_work = atol(argv[2]);
     long total = 0;
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
         int i = r % 5, hits = 0, side = 0;
         /* the call must not run when the left is false */
         int before = g_checks;

@@ -5,10 +5,10 @@
  * and a file-scope array; words are counted in a small table, and one
  * sequence is abandoned half-way on the heap buffer. One flushed line per
  * round.
- * usage: tokens [ROUNDS [LINES_PER_ROUND]]   (default 10 20)
+ * usage: tokens [ROUNDS [LINES_PER_ROUND]]   (default 10 20; ROUNDS 0: until killed)
  * Exit status: the number of distinct words modulo 100.
  */
-/* levpp-test: resume 400 300 */
+/* levpp-test: resume 0 300 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +69,10 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 10;
     int lines = argc > 2 ? atoi(argv[2]) : 20;
-    if (rounds < 1 || lines < 1)
+    if (rounds < 0 || lines < 1)
         return 99;
     long total = 0;
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
         long in_round = 0;
         for (int l = 0; l < lines; l++) {
             char frame_line[256];

@@ -6,9 +6,9 @@
  * their rows, a size expression with a side effect (evaluated once) and a
  * size that is a call of a checkpointable function; VLAs of a function
  * that is not checkpointable stay as written.
- * usage: vla [N [ROUNDS]]   (default 7 5)
+ * usage: vla [N [ROUNDS]]   (default 7 5; ROUNDS 0: until killed)
  * Exit status: the sum of the checks modulo 100. */
-/* levpp-test: resume 40 12000 */
+/* levpp-test: resume 40 0 */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -141,10 +141,10 @@ int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 7;
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
-    if (n < 2 || n > 1000 || rounds < 1)
+    if (n < 2 || n > 1000 || rounds < 0)
         return 99;
     long total = 0;
-    for (int r = 0; r < rounds; r++)
+    for (int r = 0; rounds == 0 || r < rounds; r++)
         total += run(n + r % 3, r, 300);
     printf("total %ld plain %d\n", total, plain(n));
     return (int)(total % 100);

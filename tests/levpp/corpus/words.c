@@ -4,10 +4,10 @@
  * recent ones in a linked list whose old nodes are freed, and asks for a
  * checkpoint with lev_checkpoint() between rounds. One flushed line per
  * round. Built natively, lev_checkpoint() is a stub that does nothing.
- * usage: words [ROUNDS [WORDS_PER_ROUND]]   (default 12 40)
+ * usage: words [ROUNDS [WORDS_PER_ROUND]]   (default 12 40; ROUNDS 0: until killed)
  * Exit status: the number of distinct words modulo 100.
  */
-/* levpp-test: resume 400 2500 */
+/* levpp-test: resume 0 2500 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
     int per_round = argc > 2 ? atoi(argv[2]) : 40;
     struct recent *recent = NULL;
     unsigned long long sum = 0;
-    for (int r = 1; r <= rounds; r++) {
+    for (int r = 1; rounds == 0 || r <= rounds; r++) {
         for (int i = 0; i < per_round; i++) {
             char buf[32];
             int len = 0;
