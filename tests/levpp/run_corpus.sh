@@ -328,11 +328,12 @@ check_program() {
 # ===================================================================
 
 # A listing of a directory and the checksums of its files, to see that a
-# refused run changed nothing in it.
+# refused run changed nothing in it (one cksum for all the files).
 snapshot() {
-    # shellcheck disable=SC2016 # the inner script expands its own variables
-    (cd "$1" && find . -print0 | LC_ALL=C sort -z | xargs -0 -r sh -c \
-        'for f; do if [ -f "$f" ]; then printf "%s %s\n" "$f" "$(cksum <"$f")"; else echo "$f/"; fi; done' sh)
+    (cd "$1" && {
+        find . ! -type f | LC_ALL=C sort
+        find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r cksum
+    })
 }
 
 # check_diag ITEM: levpp's errors for one diag/NAME.expected.
@@ -382,7 +383,7 @@ check_diag() {
         [[ -z $want ]] || ((levpp_status == want)) ||
             { fail "levpp $(describe $levpp_status), expected exit status $want: $(head -n 3 "$err")"; return 1; }
         [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
-        [[ $(snapshot "$wdir" | grep -Ev '^\./std(out|err) ') == "$before_work" ]] ||
+        [[ $(snapshot "$wdir" | grep -Ev ' \./std(out|err)$') == "$before_work" ]] ||
             { fail "levpp left something in its scratch directory: $(ls -A "$wdir" "$wdir/empty")"; return 1; }
     fi
     [[ $(snapshot "$dir") == "$before_dir" ]] ||
