@@ -869,6 +869,10 @@ static bool s_hold_owed;   /* a collection was due but could not run */
  * cycle or two. */
 #define S_GC_MIN_ALLOC ((size_t)4 << 20)
 
+/* Most free heap a restore keeps beyond what it will allocate, for the
+ * holes between free blocks that a slab or a large object cannot use. */
+#define S_ROOM_SPARE ((size_t)1 << 20)
+
 /* Bytes the collector may allocate between two collections: a share of
  * the heap in use (its free-space divisor), at least S_GC_MIN_ALLOC. */
 static size_t s_gc_allowance(void)
@@ -882,8 +886,8 @@ static size_t s_gc_allowance(void)
 /* Turns collections off for a restore that will allocate about `need`
  * bytes: first collects if a collection is due (the bytes allocated
  * since the last one reach the allowance), then, if the free heap cannot
- * hold `need` with half as much again to spare (the holes between free
- * blocks), grows it by that and the allowance. */
+ * hold `need` with half as much again to spare (at most S_ROOM_SPARE),
+ * grows it by that and the allowance. */
 static void s_hold_begin(uint64_t need)
 {
     pthread_mutex_lock(&s_hold_mu);
@@ -892,7 +896,7 @@ static void s_hold_begin(uint64_t need)
         if (due)
             GC_gcollect();
         size_t fr = GC_get_free_bytes();
-        uint64_t room = need + need / 2;
+        uint64_t room = need + (need / 2 < S_ROOM_SPARE ? need / 2 : S_ROOM_SPARE);
         if (fr < room && room + s_gc_allowance() - fr <= SIZE_MAX)
             GC_expand_hp((size_t)(room + s_gc_allowance() - fr)); /* else the restore grows it */
         s_hold_heap = GC_get_heap_size();
