@@ -887,7 +887,7 @@ static size_t s_gc_allowance(void)
  * bytes: first collects if a collection is due (the bytes allocated
  * since the last one reach the allowance), then, if the free heap cannot
  * hold `need` with half as much again to spare (at most S_ROOM_SPARE),
- * grows it by that and the allowance. */
+ * grows it to hold them. */
 static void s_hold_begin(uint64_t need)
 {
     pthread_mutex_lock(&s_hold_mu);
@@ -897,8 +897,8 @@ static void s_hold_begin(uint64_t need)
             GC_gcollect();
         size_t fr = GC_get_free_bytes();
         uint64_t room = need + (need / 2 < S_ROOM_SPARE ? need / 2 : S_ROOM_SPARE);
-        if (fr < room && room + s_gc_allowance() - fr <= SIZE_MAX)
-            GC_expand_hp((size_t)(room + s_gc_allowance() - fr)); /* else the restore grows it */
+        if (fr < room && room - fr <= SIZE_MAX)
+            GC_expand_hp((size_t)(room - fr)); /* if this fails, the restore grows it */
         s_hold_heap = GC_get_heap_size();
     } else if (due) {
         s_hold_owed = true;
