@@ -8,7 +8,17 @@
  * image's live bytes (frames and heap objects) over capture + restore.
  * A memcpy of the same objects is the reference.
  *
+ * mem: resident memory across many cycles of a VT holding a list of
+ * MEM_NODES nodes, in three ways: capture, wipe and restore in place (as
+ * torture mode does at every safe point), capture and restore into a new
+ * VT (resume, migration), and capture alone (checkpoint files). Prints
+ * RSS and the collector's heap after 100, 1,000, 10,000 and 100,000
+ * cycles and the growth per cycle; stops a way early once RSS has grown
+ * by MEM_RSS_CAP (a runtime whose memory grows without bound). Each way
+ * runs in a process of its own when named (`mem in_place`).
+ *
  * Usage: bench_image [big|list|all] [REPS] [noref]
+ *        bench_image mem [in_place|new_vt|capture]
  * (noref: leave out the memcpy reference, for profiles)
  */
 #include <stdio.h>
@@ -90,6 +100,8 @@ static int s_hold_run(lev_ctx *vt, void *frame)
  * =================================================================== */
 
 enum { BIG_NOBJ = 1000, BIG_PER = 64 * 1024 / sizeof(double), LIST_N = 1000000 };
+enum { MEM_NODES = 2000, MEM_CYCLES = 100000 };
+#define MEM_RSS_CAP ((size_t)1 << 30)
 
 static rt_vt *s_suspended(uint32_t fn, void **frame)
 {
@@ -125,12 +137,12 @@ static rt_vt *s_make_big(void)
     return vt;
 }
 
-static rt_vt *s_make_list(void)
+static rt_vt *s_make_list(long n)
 {
     struct list_frame *fr;
     rt_vt *vt = s_suspended(FN_LIST, (void **)&fr);
-    fr->n = LIST_N;
-    for (long k = LIST_N; k >= 1; k--) {
+    fr->n = n;
+    for (long k = n; k >= 1; k--) {
         struct node *p = lev_alloc(M, T_NODE, 1);
         if (!p) {
             fprintf(stderr, "bench_image: out of memory\n");
@@ -312,6 +324,97 @@ static void s_measure(const char *name, rt_vt *vt, int (*same)(rt_vt *, rt_vt *)
     fflush(stdout);
 }
 
+/* ===================================================================
+ * Memory across cycles
+ * =================================================================== */
+
+enum { MEM_IN_PLACE, MEM_NEW_VT, MEM_CAPTURE };
+
+/* One cycle of the given way on *vt (replaced by the new VT for
+ * MEM_NEW_VT). */
+static void s_mem_cycle(rt_vt **vt, int way)
+{
+    uint8_t *img;
+    size_t len;
+    BENCH_CHECK(rt_capture(*vt, &img, &len), "rt_capture");
+    if (way == MEM_IN_PLACE) {
+        rt_heap_scribble_reachable(*vt);
+        rt_arena_scribble(&(*vt)->ctx, &(*vt)->arena);
+        BENCH_CHECK(rt_restore_into(*vt, img, len), "rt_restore_into");
+    } else if (way == MEM_NEW_VT) {
+        rt_vt *n;
+        BENCH_CHECK(rt_restore(M, img, len, &n), "rt_restore");
+        rt_vt_destroy(vt);
+        *vt = n;
+    }
+    free(img);
+}
+
+/* Runs MEM_CYCLES cycles of one way and prints the memory at each power
+ * of ten from 100 on; returns RSS after 100,000 over RSS after 100 (0 if
+ * it stopped early). */
+static double s_mem_way(const char *name, int way)
+{
+    GC_gcollect();
+    size_t rss0 = bench_rss();
+    rt_vt *vt = s_make_list(MEM_NODES);
+    size_t at100 = 0, at1k = 0, rss = 0;
+    long done = 0;
+    double t0 = bench_now();
+    for (long c = 1; c <= MEM_CYCLES; c++) {
+        s_mem_cycle(&vt, way);
+        done = c;
+        if (c == 100 || c == 1000 || c == 10000 || c == 100000 || c % 1000 == 0) {
+            rss = bench_rss();
+            if (c == 100)
+                at100 = rss;
+            if (c == 1000)
+                at1k = rss;
+            if (c == 100 || c == 1000 || c == 10000 || c == 100000)
+                printf("mem.%s: after %6ld cycles: RSS %8.1f MiB, GC heap %8.1f MiB "
+                       "(%.1f MiB unmapped)\n",
+                       name, c, (double)rss / 1048576.0,
+                       (double)(GC_get_heap_size() + GC_get_unmapped_bytes()) / 1048576.0,
+                       (double)GC_get_unmapped_bytes() / 1048576.0);
+            if (rss > rss0 + MEM_RSS_CAP) {
+                printf("mem.%s: stopped after %ld cycles: RSS grew by more than %zu MiB\n", name, c,
+                       MEM_RSS_CAP >> 20);
+                break;
+            }
+        }
+    }
+    double secs = bench_now() - t0;
+    long span = done > 1000 ? done - 1000 : 0;
+    double per = span && at1k ? ((double)rss - (double)at1k) / (double)span : 0;
+    printf("mem.%s: RSS before the VT %.1f MiB; growth per cycle from 1,000 to %ld cycles: "
+           "%.0f B; %.1f us per cycle\n",
+           name, (double)rss0 / 1048576.0, done, per, secs * 1e6 / (double)done);
+    if (!span) /* stopped before 1,000 cycles */
+        printf("mem.%s: growth per cycle over the first %ld cycles: %.0f B\n", name, done,
+               ((double)rss - (double)rss0) / (double)done);
+    fflush(stdout);
+    rt_vt_destroy(&vt);
+    return done == MEM_CYCLES && at100 ? (double)rss / (double)at100 : 0;
+}
+
+/* The ways named by `only` (all if NULL), with a target line for each. */
+static void s_mem(const char *only)
+{
+    static const struct {
+        const char *name;
+        int way;
+    } ways[] = {{"in_place", MEM_IN_PLACE}, {"new_vt", MEM_NEW_VT}, {"capture", MEM_CAPTURE}};
+    printf("mem: a VT holding a list of %d nodes (%zu live bytes), %d cycles\n", MEM_NODES,
+           (size_t)MEM_NODES * (sizeof(struct node) + sizeof(rt_objhdr)), MEM_CYCLES);
+    for (int i = 0; i < 3; i++) {
+        if (only && strcmp(only, ways[i].name) != 0)
+            continue;
+        double r = s_mem_way(ways[i].name, ways[i].way);
+        printf("TARGET mem.%s RSS after 100,000 cycles <= 2x after 100: %s%.2fx: %s\n",
+               ways[i].name, r ? "" : "did not finish, ", r, r && r <= 2 ? "met" : "MISSED");
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -321,6 +424,10 @@ int main(int argc, char **argv)
         reps = 1;
     rt_init();
     BENCH_CHECK(lev_module_register(&s_mdesc, &M), "lev_module_register");
+    if (strcmp(which, "mem") == 0) {
+        s_mem(argc > 2 ? argv[2] : NULL);
+        return 0;
+    }
     result big = {0}, list = {0};
     int do_big = strcmp(which, "list") != 0, do_list = strcmp(which, "big") != 0;
     if (do_big) {
@@ -330,7 +437,7 @@ int main(int argc, char **argv)
         GC_gcollect();
     }
     if (do_list) {
-        rt_vt *vt = s_make_list();
+        rt_vt *vt = s_make_list(LIST_N);
         s_measure("image.list", vt, s_same_list, s_copy_list, reps, ref, &list);
         rt_vt_destroy(&vt);
     }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # eval/run.sh - builds the benchmarks (Release, -O2) in a build tree of
-# their own and runs them: capture and restore of a VT (bench_image), and
-# the memory of idle VTs and the cost of a VT switch (bench_vt). Prints
-# the machine, every figure, and the targets met or missed.
+# their own and runs them: capture and restore of a VT (bench_image), the
+# resident memory of a VT across 100,000 capture and restore cycles
+# (bench_image mem), and the memory of idle VTs and the cost of a VT
+# switch (bench_vt). Prints the machine, every figure, and the targets met
+# or missed.
 #
-#   eval/run.sh            build, run everything (about 5 minutes)
+#   eval/run.sh            build, run everything (about 7 minutes)
 #   eval/run.sh profile    build, then perf profiles of capture and restore
 #
 # Then eval/levpp/run.sh: levpp's output against native code, same build.
@@ -70,6 +72,10 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "== bench_image (best and median of $IMAGE_REPS)"
 "$BUILD/eval/bench_image" all "$IMAGE_REPS" | tee -a "$out"
+echo "== bench_image mem (resident memory per cycle; one process per way)"
+for way in in_place new_vt capture; do
+    "$BUILD/eval/bench_image" mem "$way" | tee -a "$out"
+done
 echo "== bench_vt (best and median of $VT_REPS)"
 "$BUILD/eval/bench_vt" all "$VT_REPS" | tee -a "$out"
 echo "== targets"

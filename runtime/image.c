@@ -22,6 +22,7 @@
  * Decoding never reads outside the buffer it is given: every count is
  * checked against the stream it consumes before anything is allocated.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -837,6 +838,92 @@ int rt_heap_scribble_reachable(rt_vt *vt)
 }
 
 /* ===================================================================
+ * Collections held off during a restore
+ *
+ * A restore allocates every object of the image with collections off
+ * (GC_disable): nothing it allocates is garbage before the frames are
+ * installed, and a collection in the middle would only mark the heap
+ * again. But a collector that runs out of free blocks while collections
+ * are off grows its heap instead of collecting. A VT that allocates only
+ * through restores (torture mode, or a program that allocates nothing
+ * between its captures) therefore grew the heap by about one image per
+ * restore without one collection ever running: memory grew without
+ * bound (over 100 MB a second under LEV_TORTURE=1), every old copy of
+ * the VT kept as garbage nobody collected. So before collections go off,
+ * a restore does what the collector would have done: it collects when
+ * the bytes allocated since the last collection reach the allowance
+ * (s_gc_allowance), and grows the heap when even then it cannot hold
+ * the restore. Restores on several threads share one window of held-off
+ * collections; a collection that came due meanwhile runs when the last
+ * of them ends.
+ * =================================================================== */
+
+static pthread_mutex_t s_hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t s_holders; /* restores with collections off */
+static size_t s_hold_heap; /* heap size when the window opened */
+static bool s_hold_owed;   /* a collection was due but could not run */
+
+/* Least allocation between two collections that a restore asks for: a
+ * small VT restored at every safe point (torture mode) would otherwise
+ * pay a whole collection, most of it the collector's fixed cost, every
+ * cycle or two. */
+#define S_GC_MIN_ALLOC ((size_t)4 << 20)
+
+/* Most free heap a restore keeps beyond what it will allocate, for the
+ * holes between free blocks that a slab or a large object cannot use. */
+#define S_ROOM_SPARE ((size_t)1 << 20)
+
+/* Bytes the collector may allocate between two collections: a share of
+ * the heap in use (its free-space divisor), at least S_GC_MIN_ALLOC. */
+static size_t s_gc_allowance(void)
+{
+    size_t heap = GC_get_heap_size(), fr = GC_get_free_bytes();
+    GC_word div = GC_get_free_space_divisor();
+    size_t a = (heap > fr ? heap - fr : 0) / (div ? div : 1);
+    return a > S_GC_MIN_ALLOC ? a : S_GC_MIN_ALLOC;
+}
+
+/* Turns collections off for a restore that will allocate about `need`
+ * bytes: first collects if a collection is due (the bytes allocated
+ * since the last one reach the allowance), then, if the free heap cannot
+ * hold `need` with half as much again to spare (at most S_ROOM_SPARE),
+ * grows it to hold them. */
+static void s_hold_begin(uint64_t need)
+{
+    pthread_mutex_lock(&s_hold_mu);
+    bool due = GC_get_bytes_since_gc() >= s_gc_allowance();
+    if (s_holders == 0) {
+        if (due)
+            GC_gcollect();
+        size_t fr = GC_get_free_bytes();
+        uint64_t room = need + (need / 2 < S_ROOM_SPARE ? need / 2 : S_ROOM_SPARE);
+        if (fr < room && room - fr <= SIZE_MAX)
+            GC_expand_hp((size_t)(room - fr)); /* if this fails, the restore grows it */
+        s_hold_heap = GC_get_heap_size();
+    } else if (due) {
+        s_hold_owed = true;
+    }
+    s_holders++;
+    GC_disable();
+    pthread_mutex_unlock(&s_hold_mu);
+}
+
+/* Turns collections back on; the last restore of a window pays the
+ * collection owed, if any, or one that came due while the heap grew. */
+static void s_hold_end(void)
+{
+    pthread_mutex_lock(&s_hold_mu);
+    GC_enable();
+    if (--s_holders == 0) {
+        if (s_hold_owed ||
+            (GC_get_heap_size() > s_hold_heap && GC_get_bytes_since_gc() >= s_gc_allowance()))
+            GC_gcollect();
+        s_hold_owed = false;
+    }
+    pthread_mutex_unlock(&s_hold_mu);
+}
+
+/* ===================================================================
  * Restore
  * =================================================================== */
 
@@ -882,7 +969,8 @@ typedef struct s_rst {
     uint32_t ak;      /* its index within that group */
     char *fp;         /* next frame in the chunk */
     s_batch batch;
-    bool gc_off;      /* collections disabled by the restore */
+    bool gc_off;      /* collections held off by the restore (s_hold_begin) */
+    uint64_t gc_need; /* bytes the heap objects take from the collector */
 } s_rst;
 
 static size_t s_hdr_size;
@@ -1075,6 +1163,21 @@ static const rt_type *s_group_type(s_rst *r, const uint32_t *w, uint32_t *nelem)
     return &r->m->types[w[1]];
 }
 
+/* About how many bytes of the collector's heap `rep` objects of `bytes`
+ * data bytes take as restore allocates them: slabs, small objects in
+ * 16-byte granules with one heap block per size, large ones in whole
+ * pages. */
+static uint64_t s_heap_need(uint64_t bytes, uint32_t rep)
+{
+    uint64_t one = sizeof(rt_objhdr) + bytes;
+    uint32_t st = rt_heap_slab_stride(bytes);
+    if (rep >= 2 && st)
+        return (uint64_t)rep * st + ((uint64_t)rep * st / S_SLAB_MAX_BYTES + 1) * 4096u;
+    if (one <= 2048)
+        return (uint64_t)rep * ((one + 15) & ~(uint64_t)15) + 4096u;
+    return (uint64_t)rep * ((one + 4095) & ~(uint64_t)4095);
+}
+
 /* Validates the object table and that the streams hold exactly what the
  * objects will consume; nothing is allocated for objects before this. */
 static int s_validate_meta(s_rst *r)
@@ -1126,6 +1229,8 @@ static int s_validate_meta(s_rst *r)
             r->size[nobj + k] = (uint32_t)bytes;
         if (kind == S_OBJ_FRAME)
             r->frames_bytes += LEV_FRAME_SIZE(bytes);
+        if (kind == S_OBJ_HEAP)
+            r->gc_need += s_heap_need(bytes, rep);
         nobj += rep;
         if (flags & S_F_BULK) {
             if (!t->dense)
@@ -1255,7 +1360,7 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
             rt_objhdr *h = rt_heap_alloc_slab(r->m, w[1], w[2], n, &stride);
             if (!h && r->gc_off) {
                 s_clear_pending(r);
-                GC_enable();
+                s_hold_end();
                 r->gc_off = false;
                 h = rt_heap_alloc_slab(r->m, w[1], w[2], n, &stride);
             }
@@ -1274,7 +1379,7 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
                 if (!h && r->gc_off) {
                     r->nalloc = i;
                     s_clear_pending(r);
-                    GC_enable();
+                    s_hold_end();
                     r->gc_off = false;
                     h = s_alloc_heap(r, t, w[1], w[2], bytes);
                 }
@@ -1545,10 +1650,11 @@ static int s_restore_guarded(s_rst *r)
      * that each is written while still in cache. Nothing allocated here
      * can be garbage before the frames are installed: a collection now
      * would only re-mark the heap, so collections stay off until every
-     * object is decoded (s_restore turns them back on after an error).
+     * object is decoded (s_restore turns them back on after an error),
+     * once s_hold_begin has collected if one is due and made room.
      * They come back on the first allocation failure, which is retried. */
+    s_hold_begin(r->gc_need);
     r->gc_off = true;
-    GC_disable();
     /* Fill, in object order, as the streams were written. */
     uint32_t i = 0;
     size_t b = 0;
@@ -1573,7 +1679,7 @@ static int s_restore_guarded(s_rst *r)
     }
     r->nfilled = i;
     if (r->gc_off) {
-        GC_enable();
+        s_hold_end();
         r->gc_off = false;
     }
     for (size_t g = 0; g < r->h.nframes; g++) {
@@ -1598,7 +1704,7 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
     if (r->gc_off) {
         /* An error (or tpl's fatal hook) left collections off. */
         s_clear_pending(r);
-        GC_enable();
+        s_hold_end();
         r->gc_off = false;
     }
     return rc;

@@ -23,7 +23,7 @@ function(lev_hw_sources target)
   endif()
 endfunction()
 
-foreach(runner test_module test_heap test_image test_frames)
+foreach(runner test_module test_heap test_image test_frames test_memory)
   lev_hw_sources(${runner})
 endforeach()
 
