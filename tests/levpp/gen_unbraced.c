@@ -7,15 +7,17 @@
  * assignment, compound literals and initialiser lists, statement
  * expressions, calls as arguments of calls).
  *
- * usage: gen_unbraced OUTDIR
+ * usage: gen_unbraced [--sample N] OUTDIR
  *
  * Writes OUTDIR/unbraced_GROUP.c, one program per group of positions,
- * one function per combination. Each run of a combination prints a line
- * with its variables and the count and order of the calls made so far
- * (a hash of their arguments), so a call evaluated once too often, too
- * seldom or out of order changes the output. A program runs every
- * combination four times; given an argument N it does so N times over
- * (N = 0: forever, the kill-and-resume convention of run_corpus.sh). */
+ * one function per combination. With --sample N, only the combinations
+ * of position P and form F with (P + F) % N == 0: every position and
+ * every form still appear, in a program N times smaller (the sanitizer
+ * build, where compiling the whole product would take minutes). Each run of a combination prints a
+ * line with its variables and the count and order of the calls made so far (a hash of their
+ * arguments), so a call evaluated once too often, too seldom or out of order changes the output. A
+ * program runs every combination four times; given an argument N it does so N times over (N = 0:
+ * forever, the kill-and-resume convention of run_corpus.sh). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +103,7 @@ static const gen_form s_forms[] = {
     {"or_chain", "(void)(f(k) > 3 || (b & 1) || (a = h(a)) > 5);"},
     /* compound assignment */
     {"compound", "a += f(k);"},
-    {"compound_nested", "b *= (a -= f(b)) | 1;"},
+    {"compound_nested", "b ^= (a -= f(b)) | 1;"},
     {"compound_index", "v[f(k) & 3] -= 5;"},
     /* compound literals, initialiser lists */
     {"literal", "a = ((struct pair){f(k), b}).x + ((struct pair){b, 3}).y;"},
@@ -198,7 +200,8 @@ static void s_subst(FILE *out, const char *text, const char *stmt, unsigned id)
  * with a form, and main running them all in order through a table (one
  * resumable call through a pointer, not one call site each). Returns 0,
  * or -1 with a message if the file cannot be written. */
-static int s_program(const char *dir, const char *group, const gen_pos *ps, size_t nps)
+static int s_program(const char *dir, const char *group, const gen_pos *ps, size_t nps,
+                     unsigned sample)
 {
     size_t len = strlen(dir) + strlen(group) + 32;
     char *path = malloc(len);
@@ -213,15 +216,24 @@ static int s_program(const char *dir, const char *group, const gen_pos *ps, size
     }
     fprintf(out,
             "/* unbraced_%s.c - written by gen_unbraced: statements standing unbraced\n"
-            " * (%s positions) holding calls of checkpointable functions in every form\n"
+            " * (positions: %s) holding calls of checkpointable functions in every form\n"
             " * of expression. Argument: the number of passes (default 1, 0: forever).\n"
+            " * Combinations: %s.\n"
             " * Exit status: the trace of calls modulo 100.\n"
             " * levpp-test: resume 0 */\n",
-            group, group);
+            group, group, sample > 1 ? "one in every few (--sample)" : "all");
     fputs(s_prelude, out);
-    unsigned id = 0;
+    unsigned id = 0, *ids = malloc(nps * GEN_N(s_forms) * sizeof *ids), nids = 0;
+    if (!ids) {
+        fclose(out);
+        free(path);
+        return -1;
+    }
     for (size_t pi = 0; pi < nps; pi++) {
         for (size_t fi = 0; fi < GEN_N(s_forms); fi++, id++) {
+            if ((pi + fi) % sample != 0)
+                continue;
+            ids[nids++] = id;
             fprintf(out,
                     "\n/* %s, %s */\n"
                     "static void c%u(int k)\n"
@@ -236,8 +248,9 @@ static int s_program(const char *dir, const char *group, const gen_pos *ps, size
         }
     }
     fputs("\nstatic void (*const s_all[])(int) = {", out);
-    for (unsigned c = 0; c < id; c++)
-        fprintf(out, "%sc%u,", c % 8 ? " " : "\n    ", c);
+    for (unsigned c = 0; c < nids; c++)
+        fprintf(out, "%sc%u,", c % 8 ? " " : "\n    ", ids[c]);
+    free(ids);
     fputs("\n};\n"
           "\n"
           "int main(int argc, char **argv)\n"
@@ -261,13 +274,19 @@ static int s_program(const char *dir, const char *group, const gen_pos *ps, size
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: gen_unbraced OUTDIR\n");
+    unsigned sample = 1;
+    if (argc == 4 && strcmp(argv[1], "--sample") == 0) {
+        sample = (unsigned)atoi(argv[2]);
+        argv += 2;
+        argc -= 2;
+    }
+    if (argc != 2 || sample < 1) {
+        fprintf(stderr, "usage: gen_unbraced [--sample N] OUTDIR\n");
         return 2;
     }
-    if (s_program(argv[1], "simple", s_simple, GEN_N(s_simple)) ||
-        s_program(argv[1], "loops", s_loops, GEN_N(s_loops)) ||
-        s_program(argv[1], "nested", s_nested, GEN_N(s_nested)))
+    if (s_program(argv[1], "simple", s_simple, GEN_N(s_simple), sample) ||
+        s_program(argv[1], "loops", s_loops, GEN_N(s_loops), sample) ||
+        s_program(argv[1], "nested", s_nested, GEN_N(s_nested), sample))
         return 1;
     return 0;
 }
