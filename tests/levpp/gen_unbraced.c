@@ -218,10 +218,10 @@ static int s_program(const char *dir, const char *group, const gen_pos *ps, size
             "/* unbraced_%s.c - written by gen_unbraced: statements standing unbraced\n"
             " * (positions: %s) holding calls of checkpointable functions in every form\n"
             " * of expression. Argument: the number of passes (default 1, 0: forever).\n"
-            " * Combinations: %s.\n"
+            " * Combinations: one in %u (--sample).\n"
             " * Exit status: the trace of calls modulo 100.\n"
             " * levpp-test: resume 0 */\n",
-            group, group, sample > 1 ? "one in every few (--sample)" : "all");
+            group, group, sample);
     fputs(s_prelude, out);
     unsigned id = 0, *ids = malloc(nps * GEN_N(s_forms) * sizeof *ids), nids = 0;
     if (!ids) {
