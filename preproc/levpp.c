@@ -443,15 +443,24 @@ static int pp_edit_cmp(const void *pa, const void *pb)
     return x->seq < y->seq ? -1 : 1;
 }
 
+/* How pp_render renders a range: R_SYNC re-synchronises #line after
+ * inserted lines; R_EXPR renders an expression, without the insertions at
+ * its two ends: those belong to the statements it begins or ends (an
+ * unbraced loop body's poll, the code of a statement's calls), never to
+ * the expression, which holds statements only inside `({ })`. */
+enum { R_SYNC = 1, R_EXPR = 2 };
+
 /* Appends input range [b, e) with the edits inside it applied (run: also
- * those of resumable bodies). sync: re-synchronise #line after inserted
- * lines. */
-static void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int sync)
+ * those of resumable bodies), as `how` says (R_*). */
+static void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int how)
 {
     pp_edit **v = NULL;
     unsigned n = 0, cap = 0;
+    int sync = how & R_SYNC;
     for (unsigned i = 0; i < f->nedits; i++) {
         pp_edit *ed = &f->edits[i];
+        if ((how & R_EXPR) && ed->b == ed->e && (ed->b == b || ed->b == e))
+            continue;
         if (ed->b >= b && ed->e <= e && (run || !ed->run)) {
             PP_PUSH(v, n, cap);
             v[n++] = ed;
@@ -552,7 +561,7 @@ static char *pp_render_str(pp_file *f, CXCursor c, int run)
         cb = pp_begin(c);
         ce = pp_end(c);
     }
-    pp_render(&b, f, cb, ce, run, 0);
+    pp_render(&b, f, cb, ce, run, R_EXPR);
     return b.p ? b.p : pp_strdup("");
 }
 
@@ -4641,7 +4650,7 @@ static void pp_body_text(pp_buf *b, pp_fn *fn)
     pp_file *f = &S.files[fn->file];
     unsigned bb = pp_begin(fn->body_c), be = pp_end(fn->body_c);
     pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, bb), f->path);
-    pp_render(b, f, bb, be, 1, 1);
+    pp_render(b, f, bb, be, 1, R_SYNC);
     pp_puts(b, "\n");
 }
 
@@ -5589,7 +5598,7 @@ static void pp_emit(unsigned fi, pp_buf *o)
     if (f->lits.p)
         pp_puts(o, f->lits.p);
     pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
-    pp_render(o, f, f->insert_at, f->len, 0, 1);
+    pp_render(o, f, f->insert_at, f->len, 0, R_SYNC);
     if (f->len && f->text[f->len - 1] != '\n')
         pp_puts(o, "\n");
 

@@ -15,6 +15,10 @@
 #   levpp_add_tasks     leverage_add_tasks() builds a task module that the
 #                       application finds through LEV_TASK_MODULE_PATH
 #                       (built by the test levpp_add_tasks_build)
+#   levpp_gen_NAME      a program written at build time by gen_unbraced
+#                       (statements standing unbraced, each with every form
+#                       of expression holding a checkpointable call), the
+#                       same checks
 if(NOT TARGET levpp)
   return()
 endif()
@@ -80,6 +84,31 @@ foreach(check compdb line)
     COMMAND bash ${LEVPP_TEST_DIR}/run_checks.sh ${LEVPP_TEST_OPTIONS}
       --work ${LEVPP_TEST_WORK}/levpp_${check} ${check})
   set_tests_properties(levpp_${check} PROPERTIES TIMEOUT 300)
+endforeach()
+
+# Generated programs, written into the build tree by gen_unbraced (one per
+# group of positions: the names it writes). Under the sanitizers, a third
+# of the combinations (every position and every form still appear), since
+# compiling them all there takes minutes.
+add_executable(levpp_gen_unbraced ${LEVPP_TEST_DIR}/gen_unbraced.c)
+set(gen_sample)
+if(LEV_SANITIZE)
+  set(gen_sample --sample 3)
+endif()
+set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/levpp_gen)
+set(gen_programs)
+foreach(group simple loops nested)
+  list(APPEND gen_programs ${gen_dir}/unbraced_${group}.c)
+endforeach()
+add_custom_command(OUTPUT ${gen_programs}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${gen_dir}
+  COMMAND levpp_gen_unbraced ${gen_sample} ${gen_dir}
+  DEPENDS levpp_gen_unbraced
+  COMMENT "Writing the generated levpp test programs")
+add_custom_target(levpp_gen_programs ALL DEPENDS ${gen_programs})
+foreach(program IN LISTS gen_programs)
+  get_filename_component(name ${program} NAME_WE)
+  levpp_corpus_test(levpp_gen_${name} ${program})
 endforeach()
 
 # leverage_add_tasks: two task sources whose header is found only through

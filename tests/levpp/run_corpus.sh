@@ -27,6 +27,8 @@
 #     corpus/pending/NAME.c  a program levpp may still refuse: refusal must
 #                            be a clean `file:line:col: error:` and a
 #                            non-zero exit; if accepted, checked as above
+#     /DIR/NAME.c            a one-file program anywhere (absolute path: a
+#                            generated one), checked as corpus/NAME.c
 #     diag/NAME.expected     a golden diagnostic (format below)
 #     diag/pending/NAME.expected  a golden diagnostic levpp does not meet
 #                            yet: checked the same way and reported
@@ -65,7 +67,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '13,30s/^# \{0,1\}//p' "$0" >&2
+    sed -n '/^# usage:/,/^#$/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -254,8 +256,10 @@ $(head -n 3 run2.err | sed 's/^/  stderr: /')"
 # check_program ITEM: the differential checks of one program.
 check_program() {
     local path=$here/$item pending=0 name out
+    [[ $item == /* ]] && path=$item
     [[ $item == */pending/* ]] && pending=1
     name=${item#corpus/}
+    [[ $item == /* ]] && name=$(basename "$item")
     name=${name%.c}
     name=${name//\//_}
     srcs=()
@@ -451,7 +455,7 @@ for item in "$@"; do
     case $item in
     diag/pending/*.expected) check_pending ;;
     diag/*.expected) check_diag || true ;;
-    corpus/*) check_program || true ;;
+    corpus/* | /*.c) check_program || true ;;
     *) fail "unknown item" || true ;;
     esac
     cd "$work"
