@@ -4004,7 +4004,7 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
  * of the function, whatever their nesting. Every loop keeps lev__b >= 0
  * when it ends; the poll, and the resume label with it, sits between
  * strips, outside the native inner loop. */
-#define PP_BUDGET 1024
+#define PP_BUDGET 4096
 
 /* Iterations of an innermost counted loop that are not charged when it
  * is entered with fewer left (pp_strip_mine), and the most units one
@@ -4110,8 +4110,10 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
     const char *lo = s > 0 ? vt : bt, *hi = s > 0 ? bt : vt;
     char *dist = pp_fmt("((unsigned long long)(%s) - (unsigned long long)(%s))", hi, lo);
     char *n = ss == 1 ? pp_strdup(dist) : pp_fmt("(%s / %lluULL)", dist, ss);
-    char *fits = pp_fmt("%s < (unsigned long long)lev__b / %uULL", n, u);
-    char *charge = pp_fmt("lev__b -= (long)((%s + 1) * %uULL);\n", n, u);
+    char *fits = u == 1 ? pp_fmt("%s < (unsigned long long)lev__b", n)
+                        : pp_fmt("%s < (unsigned long long)lev__b / %uULL", n, u);
+    char *charge = u == 1 ? pp_fmt("lev__b -= (long)%s + 1;\n", n)
+                          : pp_fmt("lev__b -= (long)((%s + 1) * %uULL);\n", n, u);
     pp_buf pb = {0};
     pp_budget_poll(w, &pb, pp_begin(body), 0);
     unsigned k = w->fn->npc;
