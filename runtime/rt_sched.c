@@ -741,9 +741,11 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o)
     ex->tick_ns = ex->slice_ns ? ex->slice_ns / 2 : 5000000u;
     if (ex->ck_ns && ex->ck_ns / 4 < ex->tick_ns)
         ex->tick_ns = ex->ck_ns / 4;
+    ex->probe = rt_ttsp_report() != 0;
+    if (ex->probe && ex->tick_ns > 1000000u)
+        ex->tick_ns = 1000000u; /* a sample of the time to safe point every ms */
     if (ex->tick_ns < 500000u)
         ex->tick_ns = 500000u;
-    ex->probe = rt_ttsp_report() != 0;
 
     pthread_mutex_init(&ex->mu, NULL);
     pthread_mutex_init(&ex->tmu, NULL);

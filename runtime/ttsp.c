@@ -10,8 +10,9 @@
  * time spent queued does not count. Histograms have four buckets per
  * power of two (a quantile is known within 25%); maxima are exact.
  * LEV_TTSP_REPORT=1 prints a summary on stderr at exit and makes the
- * executor's timer request a poll of every running VT at each tick, so
- * that a program that asks for nothing still has its polls timed.
+ * executor's timer request a poll of every running VT at each tick (1 ms
+ * apart), so that a program that asks for nothing still has its polls
+ * timed.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #             out), transformed / native
 #   ttsp      time to safe point of the transformed program at the timed
 #             size, as the runtime measures it (LEV_TTSP_REPORT=1: the
-#             timer requests a poll at every tick, 5 ms, and the safe point
+#             timer requests a poll at every tick, 1 ms, and the safe point
 #             that honours it records the time since): maximum and p99, in
 #             the worker's CPU time and in wall time
 #
