@@ -2274,6 +2274,8 @@ static void pp_ia_loop(pp_ia *a, pp_ist *st, CXCursor loop, CXCursor cond, CXCur
     pp_ist_copy(&head, st, a->n);
     for (int iter = 0; iter < 8; iter++) {
         pp_ist_copy(&cur, &head, a->n);
+        if (S.auto_poll)
+            pp_ia_resume(a, &cur, loop); /* a budget poll comes before the condition */
         if (!is_do && !clang_Cursor_isNull(cond))
             pp_ia_expr(a, &cur, cond);
         if (S.auto_poll)
