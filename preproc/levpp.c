@@ -3908,7 +3908,8 @@ static int pp_bound_fits(CXType t, CXType bt, CXCursor b)
                          : v < (1ULL << (8 * ts - (tsigned ? 1 : 0)));
         } else {
             long long v = clang_EvalResult_getAsLongLong(ev);
-            ok = v >= 0 && (ts >= 8 || (unsigned long long)v < (1ULL << (8 * ts - (tsigned ? 1 : 0))));
+            ok = v >= 0 &&
+                 (ts >= 8 || (unsigned long long)v < (1ULL << (8 * ts - (tsigned ? 1 : 0))));
         }
     }
     if (ev)
@@ -4179,6 +4180,8 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
  * is the text replaced by the head of the inner loop (for: from the
  * first `;` to the `)`; while: from `while` to the body), `tail_b` where
  * a do's `while (COND);` starts. */
+static unsigned pp_unroll(pp_file *f, CXCursor body);
+
 static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CXCursor body,
                          int depth, unsigned head_b, unsigned head_e)
 {
@@ -4187,16 +4190,21 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
     char *ct = clang_Cursor_isNull(cond) ? NULL : pp_render_str(f, cond, 1);
     char *it = clang_Cursor_isNull(inc) ? NULL : pp_render_str(f, inc, 1);
     pp_budget_var(w->fn);
-    unsigned height = 0, u = pp_units(body, &height);
+    unsigned height = 0, u = pp_units(body, &height) * pp_unroll(w->f, body);
+    unsigned x = u > 1 ? ++w->fn->nlabels : 0;
     char *dec = u == 1 ? pp_strdup("--lev__b >= 0") : pp_fmt("(lev__b -= %u) >= 0", u);
     pp_buf b = {0};
+    if (u > 1) {
+        unsigned at = kind == CXCursor_WhileStmt || kind == CXCursor_DoStmt ? head_b : pp_begin(c);
+        pp_edit_add(f, at, at, E_PRE, depth - 1, 1, pp_strdup("{\n"));
+    }
     if (kind == CXCursor_ForStmt) {
         pp_edit_add(f, head_b, head_e, E_REPL, depth, 1, pp_strdup(";;"));
         pp_puts(&b, "{\n");
         pp_budget_poll(w, &b, pp_begin(body), 0);
         pp_printf(&b, "for (; %s%s%s%s; %s)\n", dec, ct ? " && (" : "", ct ? ct : "",
                   ct ? ")" : "", it ? it : "");
-        pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+        /* added once the body is rendered below (it starts there) */
     } else if (kind == CXCursor_WhileStmt) {
         pp_puts(&b, "for (;;) {\n");
         pp_budget_poll(w, &b, pp_begin(body), 0);
@@ -4210,13 +4218,96 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
                     pp_fmt(" while ((%s) && %s);", ct, dec));
     }
     free(dec);
-    unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
-    pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
-    free(ct);
-    free(it);
     w->loops++;
     pp_stmt(w, body, depth + 1);
     w->loops--;
+    /* the body with its edits applied, before the tail's edits are added */
+    char *bt = NULL;
+    if (u > 1) {
+        /* without the edits of enclosing statements that meet the body's
+         * end (the brace closing an enclosing loop's body) */
+        unsigned be = pp_stmt_end(f, body), *out = NULL, nout = 0, capout = 0;
+        for (unsigned i = 0; i < f->nedits; i++)
+            if (f->edits[i].b == be && f->edits[i].e == be && f->edits[i].depth <= depth) {
+                PP_PUSH(out, nout, capout);
+                out[nout++] = i;
+                f->edits[i].b = f->edits[i].e = UINT_MAX; /* out of the range, for now */
+            }
+        pp_buf r = {0};
+        pp_puts(&r, "{\n");
+        pp_render(&r, f, pp_begin(body), be, 1, 0);
+        pp_puts(&r, "\n}");
+        bt = r.p;
+        for (unsigned i = 0; i < nout; i++)
+            f->edits[out[i]].b = f->edits[out[i]].e = be;
+        free(out);
+    }
+    if (kind == CXCursor_ForStmt)
+        pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+    unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
+    pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
+    if (u > 1) {
+        pp_edit_add(f, pp_stmt_end(f, c), pp_stmt_end(f, c), E_POST, depth - 1, 1,
+                    pp_fmt("\nlev__x%u:;\n}", x));
+        /* the body u times; the condition (after the increment) between
+         * two copies, leaving the loop when it fails */
+        pp_buf t = {0};
+        pp_puts(&t, "{");
+        for (unsigned i = 0; i < u; i++) {
+            pp_printf(&t, "\n%s", bt);
+            if (i + 1 == u)
+                break;
+            if (it)
+                pp_printf(&t, "\n(void)(%s);", it);
+            if (ct)
+                pp_printf(&t, "\nif (!(%s))\n    goto lev__x%u;", ct, x);
+        }
+        pp_puts(&t, "\n}");
+        pp_edit_add(f, pp_begin(body), pp_stmt_end(f, body), E_REPL, depth, 1, t.p);
+        free(bt);
+    }
+    free(ct);
+    free(it);
+}
+
+static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    switch (pp_kind(c)) {
+    case CXCursor_LabelStmt:
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_GotoStmt:
+    case CXCursor_IndirectGotoStmt:
+    case CXCursor_BreakStmt:
+    case CXCursor_ContinueStmt:
+    case CXCursor_ForStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+    case CXCursor_StmtExpr:
+    case CXCursor_GCCAsmStmt:
+    case CXCursor_MSAsmStmt:
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    default:
+        return CXChildVisit_Recurse;
+    }
+}
+
+/* How many copies of the body of an innermost loop that counts down the
+ * budget to run per decrement (pp_countdown): 4 for a short body (at most
+ * 300 characters), 2 for one of at most 1,000, 1 otherwise, or when it
+ * holds a jump (break, continue, goto), a label, a loop (of a macro), a
+ * statement expression or assembly. */
+static unsigned pp_unroll(pp_file *f, CXCursor body)
+{
+    unsigned len = pp_stmt_end(f, body) - pp_begin(body);
+    if (len > 1000)
+        return 1;
+    int bad = 0;
+    if (pp_unroll_cb(body, body, &bad) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_unroll_cb, &bad);
+    return bad ? 1 : len <= 300 ? 4 : 2;
 }
 
 /* Whether a loop without sites can count down the budget (pp_countdown):
