@@ -2283,6 +2283,8 @@ static void pp_ia_loop(pp_ia *a, pp_ist *st, CXCursor loop, CXCursor cond, CXCur
     pp_ist_copy(&head, st, a->n);
     for (int iter = 0; iter < 8; iter++) {
         pp_ist_copy(&cur, &head, a->n);
+        if (S.auto_poll)
+            pp_ia_resume(a, &cur, loop); /* a budget poll comes before the condition */
         if (!is_do && !clang_Cursor_isNull(cond))
             pp_ia_expr(a, &cur, cond);
         if (S.auto_poll)
@@ -3489,6 +3491,18 @@ static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int dep
     free(ex);
 }
 
+/* The budgeted strips (pp_strip_mine) around the statement being walked:
+ * their number and the text of their induction variables. A resume label
+ * inside one jumps past the initialisation of its limit lev__lK, which
+ * the resume path then sets to the variable's value, so that the strip
+ * ends after the iteration under way. */
+#define PP_MAX_STRIPS 64
+static struct {
+    unsigned k;
+    char *v;
+} pp_strips[PP_MAX_STRIPS];
+static unsigned pp_nstrips;
+
 /* A poll, numbered as a site at offset `at`. */
 static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
 {
@@ -3497,6 +3511,8 @@ static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
               "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL))\n    goto lev__unwind_%u;\n"
               "lev__resume_%u: __attribute__((unused));\n",
               k, k);
+    for (unsigned i = 0; i < pp_nstrips && i < PP_MAX_STRIPS; i++)
+        pp_printf(b, "lev__l%u = %s;\n", pp_strips[i].k, pp_strips[i].v);
 }
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth);
@@ -3680,28 +3696,43 @@ static void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigne
     free(k.v);
 }
 
-/* The body of a loop, with a poll at its head unless it is a counted loop
- * (pp_counted) nested in another loop of the function and holds no safe
- * point or checkpointable call: then the enclosing loop's poll bounds the
- * delay, and the loop stays single-entry (no resume label inside it), so
- * the compiler keeps optimising the nest as the native one. A body that
- * is a macro's statement (`while (c) STEP(x);`) is polled before it. */
-static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, int counted)
+static void pp_budget_var(pp_fn *fn);
+static void pp_budget_poll(pp_walk *w, pp_buf *b, unsigned at, unsigned units);
+
+/* The body of a loop with a poll at the head of every iteration: a loop
+ * that holds a safe point or a checkpointable call, or one whose
+ * condition or body a macro writes (units 0); or, with `units`, a loop
+ * without sites that holds other loops: it counts down the budget by
+ * that many units per iteration (pp_units) and polls only when it is
+ * spent: `if (LEV_UNLIKELY((lev__b -= U) < 0)) { POLL lev__b =
+ * PP_BUDGET; }`, two instructions per iteration of an outer loop, and the
+ * inner loops stay as the compiler would have them. Innermost loops
+ * count down in strips instead (pp_strip_mine, pp_countdown). With
+ * --no-auto-poll there is no poll at all. A body that is a macro's
+ * statement (`while (c) STEP(x);`) is polled before it. */
+static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, unsigned units)
 {
-    if (!S.auto_poll || (w->loops && counted && !pp_has_site(loop))) {
+    (void)loop;
+    if (!S.auto_poll) {
         w->loops++;
         pp_stmt(w, body, depth + 1);
         w->loops--;
         return;
     }
     pp_buf b = {0};
-    if (pp_kind(body) == CXCursor_CompoundStmt) {
+    if (pp_kind(body) != CXCursor_CompoundStmt)
+        pp_puts(&b, "{");
+    if (units) {
+        pp_budget_var(w->fn);
+        pp_puts(&b, "\n");
+        pp_budget_poll(w, &b, pp_begin(body), units);
+    } else {
         pp_poll_text(w, &b, pp_begin(body));
+    }
+    if (pp_kind(body) == CXCursor_CompoundStmt) {
         unsigned at = pp_begin(body) + 1;
         pp_edit_add(w->f, at, at, E_PRE, depth, 1, b.p);
     } else {
-        pp_puts(&b, "{");
-        pp_poll_text(w, &b, pp_begin(body));
         pp_edit_add(w->f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
         pp_edit_add(w->f, pp_stmt_end(w->f, body), pp_stmt_end(w->f, body), E_POST, depth, 1,
                     pp_strdup("\n}"));
@@ -3810,39 +3841,16 @@ static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
     return !bad;
 }
 
-/* Whether the body of a strippable loop may hold a resume label or a jump
- * that the bounded strip (pp_strip_bound) would change: a continue of the
- * loop itself, a goto, or an inner loop that gets a poll (any while or do,
- * a for that is not counted). */
+/* Whether the body of a strippable loop holds a goto (the bounded strip,
+ * pp_strip_bound, keeps to structured jumps). Resume labels of inner
+ * loops are fine: their resume path resets the strip's limit
+ * (pp_poll_text). */
 static enum CXChildVisitResult pp_unbounded_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     int *bad = d;
-    switch (pp_kind(c)) {
-    case CXCursor_ContinueStmt:
-        if (bad[1] == 0)
-            bad[0] = 1;
-        break;
-    case CXCursor_GotoStmt:
-    case CXCursor_IndirectGotoStmt:
-    case CXCursor_WhileStmt:
-    case CXCursor_DoStmt:
+    if (pp_kind(c) == CXCursor_GotoStmt || pp_kind(c) == CXCursor_IndirectGotoStmt)
         bad[0] = 1;
-        break;
-    case CXCursor_ForStmt: {
-        pp_kids k = pp_children(c);
-        bad[0] = k.n != 4 || !pp_counted(k.v[1], k.v[2], k.v[3]);
-        free(k.v);
-        if (!bad[0]) {
-            bad[1]++; /* a continue in there is its own */
-            clang_visitChildren(c, pp_unbounded_cb, bad);
-            bad[1]--;
-        }
-        return bad[0] ? CXChildVisit_Break : CXChildVisit_Continue;
-    }
-    default:
-        break;
-    }
     return bad[0] ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
@@ -3881,8 +3889,45 @@ static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv)
     return ok;
 }
 
+/* Whether bound b of type bt converts to the induction variable's
+ * integer type t without changing its value, so that `V OP B` compares
+ * as in t: the same type, an integer type of t's signedness and no wider,
+ * or a constant that t holds (`long s; s < 1000000`). */
+static int pp_bound_fits(CXType t, CXType bt, CXCursor b)
+{
+    if (clang_equalTypes(t, bt))
+        return 1;
+    enum CXTypeKind k = bt.kind;
+    int bint = (k >= CXType_Char_U && k <= CXType_ULongLong && k != CXType_Char16 &&
+                k != CXType_Char32 && k != CXType_Bool) ||
+               (k >= CXType_Char_S && k <= CXType_LongLong && k != CXType_WChar);
+    if (!bint)
+        return 0;
+    int tsigned = t.kind >= CXType_Char_S && t.kind <= CXType_Int128;
+    int bsigned = k >= CXType_Char_S && k <= CXType_Int128;
+    long long ts = clang_Type_getSizeOf(t), bs = clang_Type_getSizeOf(bt);
+    if (tsigned == bsigned && bs <= ts && ts >= 4)
+        return 1;
+    CXEvalResult ev = clang_Cursor_Evaluate(b);
+    int ok = 0;
+    if (ev && clang_EvalResult_getKind(ev) == CXEval_Int) {
+        if (clang_EvalResult_isUnsignedInt(ev)) {
+            unsigned long long v = clang_EvalResult_getAsUnsigned(ev);
+            ok = ts >= 8 ? (tsigned ? v <= 0x7fffffffffffffffULL : 1)
+                         : v < (1ULL << (8 * ts - (tsigned ? 1 : 0)));
+        } else {
+            long long v = clang_EvalResult_getAsLongLong(ev);
+            ok = v >= 0 &&
+                 (ts >= 8 || (unsigned long long)v < (1ULL << (8 * ts - (tsigned ? 1 : 0))));
+        }
+    }
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return ok;
+}
+
 /* For `V OP B; V += S` (OP < <= > >=, S a constant of the direction of
- * OP, V and B of the same integer type, B pure): the texts of V and B,
+ * OP, V of an integer type that B fits (pp_bound_fits), B pure): the texts of V and B,
  * OP and the signed step. */
 static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, char **vt,
                           char **bt, const char **op, long long *step)
@@ -3927,7 +3972,7 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
         ok = ((tk >= CXType_Char_U && tk <= CXType_ULongLong && tk != CXType_Char16 &&
                tk != CXType_Char32) ||
               (tk >= CXType_Char_S && tk <= CXType_LongLong && tk != CXType_WChar)) &&
-             clang_Type_getSizeOf(t) <= 8 && clang_equalTypes(t, bt2) &&
+             clang_Type_getSizeOf(t) <= 8 && pp_bound_fits(t, bt2, bc) &&
              pp_pure_bound(w->fn, bc, iv);
     } else {
         ok = 0;
@@ -3963,70 +4008,338 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
     return ok;
 }
 
-/* The outermost counted loop of a nest, strip-mined: the poll runs once
- * every PP_STRIP iterations, in an outer loop around the original one.
- * For `V OP B; V += S` (pp_strip_bound) the inner loop is the user's with
- * the bound replaced, so it costs what the native loop costs:
+/* Loops without safe points or checkpointable calls count their work
+ * down a budget, the C local lev__b of the function (declared by
+ * pp_budget_var, 0 on entry and after a resume elsewhere, so that the
+ * first loop a call runs polls), and poll only when it is spent:
+ * between two polls run at most about PP_BUDGET iterations of the loops
+ * of the function, whatever their nesting. Every loop keeps lev__b >= 0
+ * when it ends; the poll, and the resume label with it, sits between
+ * strips, outside the native inner loop. */
+#define PP_BUDGET 4096
+
+/* Iterations of an innermost counted loop that are not charged when it
+ * is entered with fewer left (pp_strip_mine), and the most units one
+ * iteration of a loop is charged. */
+#define PP_SMALL 16
+#define PP_MAX_UNITS 256
+
+typedef struct pp_nest {
+    unsigned height; /* levels of loops below */
+    unsigned inner;  /* innermost loops directly in the body */
+} pp_nest;
+
+static enum CXChildVisitResult pp_nest_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_nest *n = d;
+    if (!pp_is_loop(c) || pp_in_macro(c))
+        return CXChildVisit_Recurse;
+    pp_nest in = {0, 0};
+    clang_visitChildren(c, pp_nest_cb, &in);
+    if (in.height + 1 > n->height)
+        n->height = in.height + 1;
+    if (!in.height)
+        n->inner++;
+    return CXChildVisit_Continue;
+}
+
+/* The units one iteration of a loop whose body is `body` is charged: 1,
+ * plus PP_SMALL for each innermost loop directly inside, which may run
+ * uncharged (pp_strip_mine), rounded up to a power of two, at most
+ * PP_MAX_UNITS. Loops further down are charged by their own parents.
+ * *height: levels of loops inside. */
+static unsigned pp_units(CXCursor body, unsigned *height)
+{
+    pp_nest n = {0, 0};
+    if (pp_nest_cb(body, body, &n) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_nest_cb, &n);
+    *height = n.height;
+    unsigned long long want = 1ULL + (unsigned long long)PP_SMALL * n.inner, u = 1;
+    while (u < want && u < PP_MAX_UNITS)
+        u *= 2;
+    return (unsigned)u;
+}
+
+static void pp_budget_var(pp_fn *fn)
+{
+    if (!fn->counters.p || !strstr(fn->counters.p, "long lev__b "))
+        pp_puts(&fn->counters, "    long lev__b = 0;\n");
+}
+
+/* The poll of a loop whose budget is spent, at offset `at`: between
+ * strips (units 0) when lev__b <= 0; at the head of an iteration charged
+ * `units` when lev__b goes below 0. Resets the budget, also on the
+ * resume path. */
+static void pp_budget_poll(pp_walk *w, pp_buf *b, unsigned at, unsigned units)
+{
+    pp_buf t = {0};
+    pp_poll_text(w, &t, at);
+    if (units)
+        pp_printf(b, "if (LEV_UNLIKELY((lev__b -= %u) < 0)) {%slev__b = %d;\n}\n", units, t.p,
+                  PP_BUDGET);
+    else
+        pp_printf(b, "if (LEV_UNLIKELY(lev__b <= 0)) {%slev__b = %d;\n}\n", t.p, PP_BUDGET);
+    free(t.p);
+}
+
+/* A counted loop `for (INIT; V OP B; V += S) BODY` (pp_strip_bound; no
+ * break of its own, no label): strips of whole runs of the native loop
+ * with its bound replaced, each charged to the budget at once, U units
+ * per iteration (pp_units), so it costs what the native loop costs plus
+ * a few instructions per strip. With N = DIST / |S| (DIST = |B - V|, in
+ * unsigned long long: nothing overflows):
  *
  *     for (INIT; COND;) {
- *         POLL
- *         T lev__lK = |B - V| > PP_STRIP*|S| ? V + PP_STRIP*S : B;
+ *         T lev__lK = B;
+ *         if (LEV_UNLIKELY(N >= lev__b / U)) {          // does not fit
+ *             if (lev__b <= 0) { POLL lev__b = PP_BUDGET; }
+ *             lev__lK = B;
+ *             if (N >= lev__b / U) { lev__lK = V + (lev__b / U) * S; lev__b = 0; }
+ *             else lev__b -= (N + 1) * U;
+ *         } else
+ *             lev__b -= (N + 1) * U;
  *         for (; V OP lev__lK; INC)
  *             BODY
  *     }
  *
- * (the distance taken in unsigned long long, so no overflow; V + ... stays
- * between V and B). Otherwise a strip counter bounds it:
- *
- *     for (INIT; COND;) {
- *         POLL
- *         for (lev__sK = 0; lev__sK < PP_STRIP && (COND); lev__sK++, (INC))
- *             BODY
- *     }
- *
- * Either way the loop itself stays single-entry; `continue` still reaches
- * INC. */
-#define PP_STRIP 1024
-static void pp_strip_mine(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, int depth)
+ * lev__lK lies between V and B. An innermost loop nested in another loop
+ * of the function is not charged at all when DIST < PP_SMALL * |S| (the
+ * enclosing loop's units pay for it): that is the whole cost of a short
+ * inner loop, one comparison. A resume label of an inner loop sets
+ * lev__lK to V (pp_poll_text): the strip ends after the iteration under
+ * way and the next one is charged afresh. */
+static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, char *vt, char *bt,
+                          const char *op, long long s)
 {
     pp_file *f = w->f;
-    char *vt = NULL, *bt = NULL;
-    const char *op = NULL;
-    long long s = 0;
-    int bounded = pp_strip_bound(w, cond, inc, body, &vt, &bt, &op, &s);
-    char *ct = pp_render_str(f, cond, 1), *it = pp_render_str(f, inc, 1);
+    char *it = pp_render_str(f, inc, 1);
     pp_edit_add(f, pp_begin(inc), pp_end(inc), E_REPL, depth, 1, pp_strdup(""));
-    pp_buf b = {0};
-    pp_puts(&b, "{");
-    pp_poll_text(w, &b, pp_begin(body));
+    pp_budget_var(w->fn);
+    unsigned height = 0, u = pp_units(body, &height);
+    int small = height == 0 && w->loops > 0;
+    unsigned long long ss = (unsigned long long)(s < 0 ? -s : s);
+    const char *lo = s > 0 ? vt : bt, *hi = s > 0 ? bt : vt;
+    char *dist = pp_fmt("((unsigned long long)(%s) - (unsigned long long)(%s))", hi, lo);
+    char *n = ss == 1 ? pp_strdup(dist) : pp_fmt("(%s / %lluULL)", dist, ss);
+    char *fits = u == 1 ? pp_fmt("%s < (unsigned long long)lev__b", n)
+                        : pp_fmt("%s < (unsigned long long)lev__b / %uULL", n, u);
+    char *charge = u == 1 ? pp_fmt("lev__b -= (long)%s + 1;\n", n)
+                          : pp_fmt("lev__b -= (long)((%s + 1) * %uULL);\n", n, u);
+    pp_buf pb = {0};
+    pp_budget_poll(w, &pb, pp_begin(body), 0);
     unsigned k = w->fn->npc;
-    if (bounded) {
-        /* no resume label in the body (pp_unbounded_cb): lev__lK is
-         * always initialised when the inner loop runs */
-        unsigned long long n = (unsigned long long)PP_STRIP * (unsigned long long)(s < 0 ? -s : s);
-        const char *lo = s > 0 ? vt : bt, *hi = s > 0 ? bt : vt;
-        pp_printf(&b,
-                  "__typeof__(%s) lev__l%u = (unsigned long long)(%s) - (unsigned long long)(%s) "
-                  "> %lluULL ? (__typeof__(%s))((unsigned long long)(%s) %c %lluULL) : (%s);\n",
-                  vt, k, hi, lo, n, vt, vt, s > 0 ? '+' : '-', n, bt);
-        pp_printf(&b, "for (; %s %s lev__l%u; %s)\n", vt, op, k, it);
-    } else {
-        pp_printf(&b, "for (lev__s%u = 0; lev__s%u < %u && (%s); lev__s%u++, (%s))\n", k, k,
-                  PP_STRIP, ct, k, it);
-        /* at function scope: a resume label in the body (a nested loop's
-         * poll) must not jump past its initialisation */
-        pp_printf(&w->fn->counters, "    unsigned lev__s%u = 0;\n", k);
-    }
+    pp_buf b = {0};
+    pp_printf(&b, "{\n__typeof__(%s) lev__l%u = (%s);\n", vt, k, bt);
+    if (small)
+        pp_printf(&b, "if (%s >= %lluULL) {\n", dist, ss * PP_SMALL);
+    pp_printf(&b, "if (LEV_UNLIKELY(!(%s))) {\n%s", fits, pb.p);
+    pp_printf(&b, "lev__l%u = (%s);\n", k, bt);
+    pp_printf(&b,
+              "if (!(%s)) {\n"
+              "lev__l%u = (__typeof__(%s))((unsigned long long)(%s) %c (unsigned long long)"
+              "(lev__b / %u) * %lluULL);\nlev__b = 0;\n} else\n%s} else\n%s",
+              fits, k, vt, vt, s > 0 ? '+' : '-', u, ss, charge, charge);
+    if (small)
+        pp_puts(&b, "}\n");
+    pp_printf(&b, "for (; %s %s lev__l%u; %s)\n", vt, op, k, it);
     pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1,
                 pp_strdup("\n}"));
-    free(ct);
+    free(pb.p);
+    free(dist);
+    free(n);
+    free(fits);
+    free(charge);
     free(it);
-    free(vt);
-    free(bt);
+    if (pp_nstrips < PP_MAX_STRIPS) {
+        pp_strips[pp_nstrips].k = k;
+        pp_strips[pp_nstrips].v = vt;
+    } else {
+        free(vt);
+    }
+    pp_nstrips++;
     w->loops++;
     pp_stmt(w, body, depth + 1);
     w->loops--;
+    pp_nstrips--;
+    if (pp_nstrips < PP_MAX_STRIPS)
+        free(pp_strips[pp_nstrips].v);
+}
+
+/* Any other loop without a safe point or checkpointable call counts down
+ * the budget in its condition, in strips run by the loop as written (the
+ * condition and increment evaluated once per iteration, as written):
+ *
+ *     for (INIT; COND; INC) BODY  ->  for (INIT;;) { BUDGET_POLL
+ *                                         for (; --lev__b >= 0 && (COND); INC) BODY
+ *                                         if (lev__b >= 0) break; }
+ *     while (COND) BODY           ->  for (;;) { BUDGET_POLL
+ *                                         while (--lev__b >= 0 && (COND)) BODY
+ *                                         if (lev__b >= 0) break; }
+ *     do BODY while (COND);       ->  for (;;) { BUDGET_POLL
+ *                                         do BODY while ((COND) && --lev__b >= 0);
+ *                                         if (lev__b >= 0) break; }
+ *
+ * (`--lev__b` is `(lev__b -= U)` for a loop charged U units per
+ * iteration, pp_units.) The strip stops with lev__b < 0 only when the
+ * budget is spent and the loop must go on; a `break` of BODY, or the
+ * condition failing, leaves lev__b >= 0 (every loop inside BODY ends with
+ * lev__b >= 0), and the outer `for` ends too. `continue` keeps its meaning. `head_b`..`head_e`
+ * is the text replaced by the head of the inner loop (for: from the
+ * first `;` to the `)`; while: from `while` to the body), `tail_b` where
+ * a do's `while (COND);` starts. */
+static unsigned pp_unroll(pp_file *f, CXCursor body);
+
+static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CXCursor body,
+                         int depth, unsigned head_b, unsigned head_e)
+{
+    pp_file *f = w->f;
+    enum CXCursorKind kind = pp_kind(c);
+    char *ct = clang_Cursor_isNull(cond) ? NULL : pp_render_str(f, cond, 1);
+    char *it = clang_Cursor_isNull(inc) ? NULL : pp_render_str(f, inc, 1);
+    pp_budget_var(w->fn);
+    unsigned height = 0, u = pp_units(body, &height) * pp_unroll(w->f, body);
+    unsigned x = u > 1 ? ++w->fn->nlabels : 0;
+    char *dec = u == 1 ? pp_strdup("--lev__b >= 0") : pp_fmt("(lev__b -= %u) >= 0", u);
+    pp_buf b = {0};
+    if (u > 1) {
+        unsigned at = kind == CXCursor_WhileStmt || kind == CXCursor_DoStmt ? head_b : pp_begin(c);
+        pp_edit_add(f, at, at, E_PRE, depth - 1, 1, pp_strdup("{\n"));
+    }
+    if (kind == CXCursor_ForStmt) {
+        pp_edit_add(f, head_b, head_e, E_REPL, depth, 1, pp_strdup(";;"));
+        pp_puts(&b, "{\n");
+        pp_budget_poll(w, &b, pp_begin(body), 0);
+        pp_printf(&b, "for (; %s%s%s%s; %s)\n", dec, ct ? " && (" : "", ct ? ct : "",
+                  ct ? ")" : "", it ? it : "");
+        /* added once the body is rendered below (it starts there) */
+    } else if (kind == CXCursor_WhileStmt) {
+        pp_puts(&b, "for (;;) {\n");
+        pp_budget_poll(w, &b, pp_begin(body), 0);
+        pp_printf(&b, "while (%s && (%s))\n", dec, ct);
+        pp_edit_add(f, head_b, head_e, E_REPL, depth, 1, b.p);
+    } else {
+        pp_puts(&b, "for (;;) {\n");
+        pp_budget_poll(w, &b, pp_begin(body), 0);
+        pp_edit_add(f, head_b, head_b, E_PRE, depth, 1, b.p);
+        pp_edit_add(f, head_e, pp_stmt_end(f, c), E_REPL, depth, 1,
+                    pp_fmt(" while ((%s) && %s);", ct, dec));
+    }
+    free(dec);
+    w->loops++;
+    pp_stmt(w, body, depth + 1);
+    w->loops--;
+    /* the body with its edits applied, before the tail's edits are added */
+    char *bt = NULL;
+    if (u > 1) {
+        /* without the edits of enclosing statements that meet the body's
+         * end (the brace closing an enclosing loop's body) */
+        unsigned be = pp_stmt_end(f, body), *out = NULL, nout = 0, capout = 0;
+        for (unsigned i = 0; i < f->nedits; i++)
+            if (f->edits[i].b == be && f->edits[i].e == be && f->edits[i].depth <= depth) {
+                PP_PUSH(out, nout, capout);
+                out[nout++] = i;
+                f->edits[i].b = f->edits[i].e = UINT_MAX; /* out of the range, for now */
+            }
+        pp_buf r = {0};
+        pp_puts(&r, "{\n");
+        pp_render(&r, f, pp_begin(body), be, 1, 0);
+        pp_puts(&r, "\n}");
+        bt = r.p;
+        for (unsigned i = 0; i < nout; i++)
+            f->edits[out[i]].b = f->edits[out[i]].e = be;
+        free(out);
+    }
+    if (kind == CXCursor_ForStmt)
+        pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
+    unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
+    pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
+    if (u > 1) {
+        pp_edit_add(f, pp_stmt_end(f, c), pp_stmt_end(f, c), E_POST, depth - 1, 1,
+                    pp_fmt("\nlev__x%u:;\n}", x));
+        /* the body u times; the condition (after the increment) between
+         * two copies, leaving the loop when it fails */
+        pp_buf t = {0};
+        pp_puts(&t, "{");
+        for (unsigned i = 0; i < u; i++) {
+            pp_printf(&t, "\n%s", bt);
+            if (i + 1 == u)
+                break;
+            if (it)
+                pp_printf(&t, "\n(void)(%s);", it);
+            if (ct)
+                pp_printf(&t, "\nif (!(%s))\n    goto lev__x%u;", ct, x);
+        }
+        pp_puts(&t, "\n}");
+        pp_edit_add(f, pp_begin(body), pp_stmt_end(f, body), E_REPL, depth, 1, t.p);
+        free(bt);
+    }
+    free(ct);
+    free(it);
+}
+
+static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    switch (pp_kind(c)) {
+    case CXCursor_LabelStmt:
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_GotoStmt:
+    case CXCursor_IndirectGotoStmt:
+    case CXCursor_BreakStmt:
+    case CXCursor_ContinueStmt:
+    case CXCursor_ForStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+    case CXCursor_StmtExpr:
+    case CXCursor_GCCAsmStmt:
+    case CXCursor_MSAsmStmt:
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    default:
+        return CXChildVisit_Recurse;
+    }
+}
+
+/* How many copies of the body of an innermost loop that counts down the
+ * budget to run per decrement (pp_countdown): 4 for a short body (at most
+ * 300 characters), 2 for one of at most 1,000, 1 otherwise, or when it
+ * holds a jump (break, continue, goto), a label, a loop (of a macro), a
+ * statement expression or assembly. */
+static unsigned pp_unroll(pp_file *f, CXCursor body)
+{
+    unsigned len = pp_stmt_end(f, body) - pp_begin(body);
+    if (len > 1000)
+        return 1;
+    int bad = 0;
+    if (pp_unroll_cb(body, body, &bad) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_unroll_cb, &bad);
+    return bad ? 1 : len <= 300 ? 4 : 2;
+}
+
+/* Whether a loop without sites can count down the budget (pp_countdown):
+ * its condition and body are written in the input. */
+static int pp_countdown_ok(CXCursor c, CXCursor cond, CXCursor body)
+{
+    return S.auto_poll && !pp_has_site(c) && !pp_in_macro(body) &&
+           (clang_Cursor_isNull(cond) || !pp_in_macro(cond));
+}
+
+/* A while or do loop (cond, body; head_b, head_e as for pp_countdown):
+ * polled every iteration, counting down the budget per iteration if it
+ * holds loops, or in strips if it is innermost. */
+static void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth,
+                    unsigned head_b, unsigned head_e)
+{
+    unsigned height = 0, units = pp_units(body, &height);
+    if (!pp_countdown_ok(c, cond, body))
+        pp_loop_body(w, c, body, depth, 0);
+    else if (height)
+        pp_loop_body(w, c, body, depth, units);
+    else
+        pp_countdown(w, c, cond, clang_getNullCursor(), body, depth, head_b, head_e);
 }
 
 static void pp_for(pp_walk *w, CXCursor c, int depth)
@@ -4094,11 +4407,21 @@ static void pp_for(pp_walk *w, CXCursor c, int depth)
     if (incu.n)
         pp_loop_tail(w, &incu, body, depth);
     pp_unit_free(&incu);
-    int counted = pp_counted(cond, inc, body);
-    if (S.auto_poll && !w->loops && counted && pp_strippable(c, cond, body))
-        pp_strip_mine(w, cond, inc, body, depth);
-    else
-        pp_loop_body(w, c, body, depth, counted);
+    char *vt = NULL, *bt = NULL;
+    const char *op = NULL;
+    long long s = 0;
+    unsigned height = 0, units = pp_units(body, &height);
+    if (!pp_countdown_ok(c, cond, body)) {
+        pp_loop_body(w, c, body, depth, 0);
+    } else if (height) {
+        pp_loop_body(w, c, body, depth, units);
+    } else if (pp_counted(cond, inc, body) && pp_strippable(c, cond, body) &&
+               pp_strip_bound(w, cond, inc, body, &vt, &bt, &op, &s)) {
+        pp_strip_mine(w, inc, body, depth, vt, bt, op, s);
+        free(bt);
+    } else {
+        pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);
+    }
 }
 
 static enum CXChildVisitResult pp_macro_loop_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -4273,7 +4596,7 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
             pp_cond_break(w, &u, k.v[0], k.v[1], depth);
         }
         pp_unit_free(&u);
-        pp_loop_body(w, c, k.v[1], depth, 0);
+        pp_loop(w, c, k.v[0], k.v[1], depth, pp_begin(c), pp_begin(k.v[1]));
         break;
     }
     case CXCursor_DoStmt:
@@ -4283,7 +4606,10 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
             if (du.n)
                 pp_loop_tail(w, &du, k.v[0], depth);
             pp_unit_free(&du);
-            pp_loop_body(w, c, k.v[0], depth, 0);
+            if (!pp_is_loop(c))
+                pp_stmt(w, k.v[0], depth + 1);
+            else
+                pp_loop(w, c, k.v[1], k.v[0], depth, pp_begin(c), pp_stmt_end(f, k.v[0]));
         }
         break;
     case CXCursor_ForStmt:

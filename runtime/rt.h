@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lev_abi.h"
 
@@ -327,6 +328,12 @@ struct rt_vt {
     uint32_t torture_left;   /* safe points until the next torture cycle */
     uint32_t flags;
     void *host;              /* owned by the embedding side */
+    /* time to safe point (ttsp.c): the pending request's stamps, and the
+     * CPU clock of the thread running the VT */
+    uint64_t ttsp_wall;      /* monotonic ns of the pending request, 0: none */
+    uint64_t ttsp_cpu;       /* the running thread's CPU ns then, 0: unknown */
+    clockid_t ttsp_clock;
+    int ttsp_running;        /* ttsp_clock is valid */
 };
 
 /* Creates a VT that will run function `fn` of `m` (a task entry) with a
@@ -348,6 +355,44 @@ uint32_t rt_torture_every(void);
 
 /* Frees a VT that is not running or queued; accepts NULL. */
 void rt_vt_destroy(rt_vt **vt_p);
+
+/* ===================================================================
+ * Time to safe point (ttsp.c)
+ * =================================================================== */
+
+/* Safe points that honoured a timed poll request, and the time each took
+ * from the request, in wall time and in the running thread's CPU time
+ * (quantiles are bucket bounds, within 25%; maxima exact). */
+typedef struct rt_ttsp_stats {
+    uint64_t count;
+    uint64_t wall_max_ns, wall_p99_ns, wall_p50_ns;
+    uint64_t cpu_count; /* of count, those whose CPU time was known */
+    uint64_t cpu_max_ns, cpu_p99_ns, cpu_p50_ns;
+} rt_ttsp_stats;
+
+/* Stamps a poll request of vt (call it before setting the poll word); a
+ * request already pending keeps its stamp. Any thread. */
+void rt_ttsp_request(rt_vt *vt);
+
+/* The calling thread starts running vt: a request pending now is timed
+ * from now. */
+void rt_ttsp_run_start(rt_vt *vt);
+
+/* The calling thread stops running vt. */
+void rt_ttsp_run_end(rt_vt *vt);
+
+/* At a safe point of vt (its slow path): records the time since the
+ * pending request, if any. */
+void rt_ttsp_honour(rt_vt *vt);
+
+/* Sums the histograms of all threads; rt_ttsp_reset clears them (call it
+ * while no VT runs). */
+void rt_ttsp_get(rt_ttsp_stats *st);
+void rt_ttsp_reset(void);
+
+/* Whether LEV_TTSP_REPORT is set (read once; if so, a summary is printed
+ * on stderr at exit: "lev-ttsp: count N wall_max_ns ..."). */
+int rt_ttsp_report(void);
 
 /* Runs the VT on the calling thread until it unwinds or ends; returns
  * LEV_RUN_DONE/LEV_RUN_EXIT (ended: see state) or LEV_RUN_UNWIND. */

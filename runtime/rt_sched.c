@@ -165,6 +165,7 @@ struct rt_exec {
     uint64_t slice_ns; /* 0: no preemption */
     uint64_t ck_ns;    /* 0: no periodic checkpoints */
     uint64_t tick_ns;  /* timer period */
+    bool probe;        /* LEV_TTSP_REPORT: poll every running VT at each tick */
     int nworkers;
     s_worker *w;
 
@@ -641,10 +642,12 @@ static void s_timer_tick(rt_exec *ex)
                     S_INC(&ex->st_preempts);
                 poke = true;
             }
-            if (w->cur_ck_ns && now >= w->cur_ck_ns)
+            if ((w->cur_ck_ns && now >= w->cur_ck_ns) || ex->probe)
                 poke = true;
-            if (poke)
+            if (poke) {
+                rt_ttsp_request(vt);
                 vt->ctx.poll = 1;
+            }
         }
         pthread_mutex_unlock(&w->mu);
     }
@@ -740,6 +743,9 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o)
     ex->tick_ns = ex->slice_ns ? ex->slice_ns / 2 : 5000000u;
     if (ex->ck_ns && ex->ck_ns / 4 < ex->tick_ns)
         ex->tick_ns = ex->ck_ns / 4;
+    ex->probe = rt_ttsp_report() != 0;
+    if (ex->probe && ex->tick_ns > 1000000u)
+        ex->tick_ns = 1000000u; /* a sample of the time to safe point every ms */
     if (ex->tick_ns < 500000u)
         ex->tick_ns = 500000u;
 
@@ -790,6 +796,7 @@ static void s_cancel_locked(rt_exec *ex, s_slot *s)
         S_STORE(&ex->ncancel, ex->ncancel + 1);
     }
     __atomic_fetch_or(&vt->want, RT_WANT_CANCEL, __ATOMIC_SEQ_CST);
+    rt_ttsp_request(vt);
     vt->ctx.poll = 1;
     if (s->flags & S_PARKED) {
         s->flags &= ~S_PARKED;
@@ -903,6 +910,7 @@ static void s_wake_locked(rt_exec *ex, s_slot *s)
 static void s_request_capture_locked(rt_exec *ex, s_slot *s)
 {
     __atomic_fetch_or(&s->vt->want, RT_WANT_CAPTURE, __ATOMIC_SEQ_CST);
+    rt_ttsp_request(s->vt);
     s->vt->ctx.poll = 1;
     if (s->flags & S_PARKED) {
         s->flags &= ~S_PARKED;

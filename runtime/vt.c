@@ -114,7 +114,9 @@ int rt_vt_step(rt_vt *vt)
     rt_vt *prev = s_current;
     s_current = vt;
     vt->state = RT_VT_RUNNING;
+    rt_ttsp_run_start(vt);
     int r = fd->entry(&vt->ctx, bottom);
+    rt_ttsp_run_end(vt);
     s_current = prev;
     if (vt->arena.spill_len &&
         rt_arena_lay_spilled(&vt->ctx, &vt->arena, r == LEV_RUN_UNWIND && !vt->err)) {
@@ -145,8 +147,14 @@ int lev_safepoint(lev_ctx *ctx, int kind)
     if (vt->next_ck_ns && rt_now_ns() >= vt->next_ck_ns)
         add |= RT_WANT_CAPTURE;
     /* Clear the poll before reading `want`: a request that lands after the
-     * read leaves poll set and is seen at the next safe point. */
+     * read leaves poll set and is seen at the next safe point. The time
+     * to this safe point is taken after the clear too, for the same
+     * reason (a request stamps the VT before it sets the poll). Torture
+     * asks again at once: the next safe point is timed from here. */
     ctx->poll = every ? 1u : 0u;
+    rt_ttsp_honour(vt);
+    if (every)
+        rt_ttsp_request(vt);
     uint32_t w = __atomic_or_fetch(&vt->want, add, __ATOMIC_SEQ_CST);
     return w != 0;
 }

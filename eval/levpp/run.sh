@@ -13,6 +13,11 @@
 #             a run at that size minus the count of a run with an empty
 #             kernel (so start-up, runtime set-up and allocation cancel
 #             out), transformed / native
+#   ttsp      time to safe point of the transformed program at the timed
+#             size, as the runtime measures it (LEV_TTSP_REPORT=1: the
+#             timer requests a poll at every tick, 1 ms, and the safe point
+#             that honours it records the time since): maximum and p99, in
+#             the worker's CPU time and in wall time
 #
 # usage: eval/levpp/run.sh [NAME...]    (default: every program)
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
@@ -35,7 +40,20 @@ BENCHES=(
     "nbody|5000000|100000|0"
     "gafit|500 100 400|500 100 20|500 100 0"
     "fib|32|24|1"
+    "spectral|1000 10|100 10|100 0"
+    "fannkuch|10 1|8 1|8 0"
+    "mandelbrot|1000 1|150 1|150 0"
+    "listwalk|100000 300|10000 30|10000 0"
+    "crc|1000000 100|100000 10|100000 0"
+    "spmv|200000 50|20000 10|20000 0"
+    "isort|14000 1|2000 1|2000 0"
+    "nest3|100 1000 1000|10 100 100|0 100 100"
 )
+# BENCH_SPEC="PATH.c|targs|cgargs|cg0args" measures one C file of your own
+# instead (eval/levpp/measure.sh sets it).
+if [[ -n ${BENCH_SPEC:-} ]]; then
+    BENCHES=("$BENCH_SPEC")
+fi
 
 echo "== machine"
 echo "cores: $(nproc); $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
@@ -86,10 +104,15 @@ names=("$@")
 rows=()
 for spec in "${BENCHES[@]}"; do
     IFS='|' read -r name targs cgargs cg0args <<<"$spec"
+    if [[ $name == */* || $name == *.c ]]; then
+        src=$(realpath "$name")
+        name=$(basename "$name" .c)
+    else
+        src=$top/eval/levpp/$name.c
+    fi
     if ((${#names[@]})) && [[ " ${names[*]} " != *" $name "* ]]; then
         continue
     fi
-    src=$top/eval/levpp/$name.c
     d=$work/$name
     mkdir -p "$d"
     "$CC" "${CFLAGS[@]}" "$src" -o "$d/native" -lm
@@ -133,11 +156,23 @@ for spec in "${BENCHES[@]}"; do
         cg=$(awk -v a=$((l1 - l0)) -v b=$((n1 - n0)) 'BEGIN {printf "%.3f", a / b}')
         echo "  callgrind ($cgargs minus $cg0args): native $((n1 - n0)), transformed $((l1 - l0)) instructions: ${cg}x"
     fi
-    rows+=("| $name | ${rb}x | ${rm_}x | ${cg}x |")
+    # time to safe point: the runtime's own histogram (LEV_TTSP_REPORT),
+    # the timer asking every running VT for a poll at each tick
+    # shellcheck disable=SC2086
+    tt=$(LEV_TTSP_REPORT=1 "$d/lev" $targs 2>&1 >/dev/null | sed -n 's/^lev-ttsp: //p')
+    ttsp=$(awk '{for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)}
+        END {printf "%.3f / %.3f ms (CPU), %.3f / %.3f ms (wall), %d polls",
+             v["cpu_max_ns"] / 1e6, v["cpu_p99_ns"] / 1e6, v["wall_max_ns"] / 1e6,
+             v["wall_p99_ns"] / 1e6, v["count"]}' <<<"$tt")
+    echo "  time to safe point, max / p99: $ttsp"
+    ttcell=$(awk '{for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)}
+        END {printf "%.3f / %.3f | %.3f / %.3f", v["cpu_max_ns"] / 1e6, v["cpu_p99_ns"] / 1e6,
+             v["wall_max_ns"] / 1e6, v["wall_p99_ns"] / 1e6}' <<<"$tt")
+    rows+=("| $name | ${rb}x | ${rm_}x | ${cg}x | $ttcell |")
 done
 
-echo "== summary (transformed / native)"
-echo "| kernel | time, best | time, median | callgrind instructions |"
-echo "| --- | --- | --- | --- |"
+echo "== summary (transformed / native; time to safe point in ms)"
+echo "| kernel | time, best | time, median | callgrind instructions | TTSP CPU max / p99 | TTSP wall max / p99 |"
+echo "| --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
