@@ -7,6 +7,7 @@
  * loop that polls. Each round prints one checksum line.
  * usage: nests [N [ROUNDS]]   (default 30 3); ROUNDS 0: rounds without end
  * Exit status: the last checksum modulo 100. */
+/* levpp-test: resume 30 0 */
 #include <stdio.h>
 #include <stdlib.h>
 
