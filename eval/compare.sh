@@ -5,7 +5,10 @@
 # then ROUNDS rounds, each running the baseline's and this tree's
 # `bench_image all REPS noref` one after the other, and last
 # `bench_image mem` of each way for both. Prints every figure labelled
-# `base` or `this`.
+# `base` or `this`. Then, unless LEVPP_EVAL=0, eval/levpp/run.sh twice
+# with this tree's runtime: with the baseline's levpp, then with this
+# tree's, so the overhead ratios and the time to safe point (measured by
+# this runtime either way) of the two pre-processors stand side by side.
 #
 #   eval/compare.sh COMMIT [ROUNDS]      (default 3 rounds)
 #
@@ -27,7 +30,7 @@ build() { # build SRC DIR
     cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DLEV_SANITIZE=OFF >"$2/eval-configure.log" 2>&1 ||
         { cat "$2/eval-configure.log"; exit 1; }
-    cmake --build "$2" --target bench_image -j"$(nproc)" >"$2/eval-build.log" 2>&1 ||
+    cmake --build "$2" --target bench_image levpp -j"$(nproc)" >"$2/eval-build.log" 2>&1 ||
         { cat "$2/eval-build.log"; exit 1; }
 }
 
@@ -56,4 +59,10 @@ for way in in_place new_vt capture; do
         "$bin" mem "$way" | grep -E 'after 100000|stopped|per cycle|^TARGET' | sed "s/^/$side /"
     done
 done
+if [[ ${LEVPP_EVAL:-1} != 0 ]]; then
+    echo "== levpp: the baseline's pre-processor, this runtime"
+    LEV_EVAL_BUILD=$BUILD LEVPP="$(cd "$BASE/build" && pwd)/preproc/levpp" eval/levpp/run.sh | sed 's/^/base /'
+    echo "== levpp: this tree's pre-processor, this runtime"
+    LEV_EVAL_BUILD=$BUILD eval/levpp/run.sh | sed 's/^/this /'
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
