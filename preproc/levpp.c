@@ -4360,8 +4360,9 @@ static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClien
 }
 
 /* How many copies of the body of an innermost loop that counts down the
- * budget to run per decrement (pp_countdown): 4 for a short body (at most
- * 300 characters), 2 for one of at most 1,000, 1 otherwise, or when it
+ * budget to run per decrement (pp_countdown): 8 for a body of at most 80
+ * characters (a list walk: the decrement weighs on a few instructions), 4
+ * for one of at most 300, 2 for one of at most 1,000, 1 otherwise, or when it
  * holds a jump (break, continue, goto), a label, a loop (of a macro), a
  * statement expression or assembly. */
 static unsigned pp_unroll(pp_file *f, CXCursor body)
@@ -4372,7 +4373,7 @@ static unsigned pp_unroll(pp_file *f, CXCursor body)
     int bad = 0;
     if (pp_unroll_cb(body, body, &bad) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_unroll_cb, &bad);
-    return bad ? 1 : len <= 300 ? 4 : 2;
+    return bad ? 1 : len <= 80 ? 8 : len <= 300 ? 4 : 2;
 }
 
 /* Whether a loop without sites can count down the budget (pp_countdown):
