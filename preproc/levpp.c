@@ -3854,13 +3854,29 @@ static enum CXChildVisitResult pp_unbounded_cb(CXCursor c, CXCursor parent, CXCl
     return bad[0] ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-/* Whether e is a bound that the body cannot change and that costs nothing
+/* Whether e is a bound that the body cannot change and that costs little
  * to evaluate again: integer constants and C locals (not the induction
- * variable iv) under arithmetic operators and casts. */
-static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv)
+ * variable iv) under arithmetic operators and casts, and, when `loads`
+ * (the body stores to no memory, pp_no_store), elements `P[X]` and `*P`
+ * read through such expressions (not volatile). */
+static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
 {
     enum CXCursorKind k = pp_kind(e);
     int ok = 1;
+    if (loads && (k == CXCursor_ArraySubscriptExpr ||
+                  (k == CXCursor_UnaryOperator &&
+                   clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_Deref))) {
+        CXType t = clang_getCursorType(e);
+        if (clang_isVolatileQualifiedType(t) ||
+            clang_isVolatileQualifiedType(clang_getCanonicalType(t)))
+            return 0;
+        pp_kids kk = pp_children(e);
+        ok = kk.n == (k == CXCursor_ArraySubscriptExpr ? 2u : 1u);
+        for (unsigned i = 0; ok && i < kk.n; i++)
+            ok = pp_pure_bound(fn, kk.v[i], iv, loads);
+        free(kk.v);
+        return ok;
+    }
     if (k == CXCursor_DeclRefExpr) {
         CXCursor r = clang_getCursorReferenced(e);
         if (pp_kind(r) == CXCursor_EnumConstantDecl)
@@ -3884,9 +3900,49 @@ static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv)
     pp_kids kk = pp_children(e);
     ok = ok && kk.n >= 1;
     for (unsigned i = 0; ok && i < kk.n; i++)
-        ok = pp_pure_bound(fn, kk.v[i], iv);
+        ok = pp_pure_bound(fn, kk.v[i], iv, loads);
     free(kk.v);
     return ok;
+}
+
+typedef struct pp_ns {
+    pp_fn *fn;
+    int bad;
+} pp_ns;
+
+static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_ns *s = d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || k == CXCursor_GCCAsmStmt ||
+        k == CXCursor_MSAsmStmt || k == CXCursor_AsmStmt) {
+        s->bad = 1;
+    } else if (pp_writes_operand(c)) {
+        pp_kids kk = pp_children(c);
+        CXCursor l = kk.n ? pp_strip(kk.v[0]) : c;
+        int vi = -1;
+        if (pp_kind(c) != CXCursor_UnaryOperator ||
+            clang_getCursorUnaryOperatorKind(c) != CXUnaryOperator_AddrOf)
+            if (pp_kind(l) == CXCursor_DeclRefExpr)
+                vi = pp_var_find(s->fn, clang_getCursorReferenced(l));
+        s->bad = vi < 0 || !s->fn->vars[vi].reg;
+        free(kk.v);
+    }
+    return s->bad ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* Whether a loop body stores to no memory: every assignment, increment
+ * and decrement in it writes a C local of fn (pp_regs: its address is
+ * never taken), and it holds no `&`, call, statement expression or
+ * assembly. Memory read by the loop's bound then keeps its value while
+ * the loop runs. */
+static int pp_no_store(pp_fn *fn, CXCursor body)
+{
+    pp_ns s = {fn, 0};
+    if (pp_no_store_cb(body, body, &s) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_no_store_cb, &s);
+    return !s.bad;
 }
 
 /* Whether bound b of type bt converts to the induction variable's
@@ -3973,7 +4029,7 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
                tk != CXType_Char32) ||
               (tk >= CXType_Char_S && tk <= CXType_LongLong && tk != CXType_WChar)) &&
              clang_Type_getSizeOf(t) <= 8 && pp_bound_fits(t, bt2, bc) &&
-             pp_pure_bound(w->fn, bc, iv);
+             pp_pure_bound(w->fn, bc, iv, pp_no_store(w->fn, body));
     } else {
         ok = 0;
     }
@@ -4304,8 +4360,9 @@ static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClien
 }
 
 /* How many copies of the body of an innermost loop that counts down the
- * budget to run per decrement (pp_countdown): 4 for a short body (at most
- * 300 characters), 2 for one of at most 1,000, 1 otherwise, or when it
+ * budget to run per decrement (pp_countdown): 8 for a body of at most 80
+ * characters (a list walk: the decrement weighs on a few instructions), 4
+ * for one of at most 300, 2 for one of at most 1,000, 1 otherwise, or when it
  * holds a jump (break, continue, goto), a label, a loop (of a macro), a
  * statement expression or assembly. */
 static unsigned pp_unroll(pp_file *f, CXCursor body)
@@ -4316,7 +4373,7 @@ static unsigned pp_unroll(pp_file *f, CXCursor body)
     int bad = 0;
     if (pp_unroll_cb(body, body, &bad) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_unroll_cb, &bad);
-    return bad ? 1 : len <= 300 ? 4 : 2;
+    return bad ? 1 : len <= 80 ? 8 : len <= 300 ? 4 : 2;
 }
 
 /* Whether a loop without sites can count down the budget (pp_countdown):

@@ -4,7 +4,9 @@
  * do-while loops, loops over pointers and over a list, loops with break,
  * continue and goto, loops written by macros (a whole loop, and the head
  * of a loop whose body is written here), a counted loop holding a macro's
- * loop that polls. Each round prints one checksum line.
+ * loop that polls, counted loops bounded by an array element (a body that
+ * stores nowhere, and one that moves its own bound), loops over a range
+ * from both ends (`lo++, hi--`). Each round prints one checksum line.
  * usage: nests [N [ROUNDS]]   (default 30 3); ROUNDS 0: rounds without end
  * Exit status: the last checksum modulo 100. */
 /* levpp-test: resume 30 0 */
@@ -98,6 +100,38 @@ static long macros(struct cell *head, long n)
     return sum;
 }
 
+static long rows(long *start, long n)
+{
+    long sum = 0;
+    for (long i = 0; i < n; i++) {
+        for (long k = start[i]; k < start[i + 1]; k++)
+            sum += (k * 7 + i) % 11;
+        for (long k = start[i]; k < start[i + 1]; k += 3)
+            if (k % 5 == 1 && start[i + 1] < 40 * n)
+                start[i + 1]++;
+    }
+    return sum;
+}
+
+static long ends(long *a, long n)
+{
+    long sum = 0;
+    for (long m = 0; m < n * 4; m++) {
+        for (long lo = 0, hi = m; lo < hi; lo++, hi--) {
+            long t = a[lo];
+            a[lo] = a[hi];
+            a[hi] = t;
+        }
+        signed char c = 0;
+        for (signed char hi = (signed char)(m % 100 - 50), lo = (signed char)(-(m % 77)); hi > lo;
+             --hi, ++lo)
+            c = (signed char)(c ^ (hi + lo));
+        sum = sum * 3 + a[m / 2] + c;
+        sum %= 1000003;
+    }
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 30;
@@ -105,6 +139,7 @@ int main(int argc, char **argv)
     if (n < 1 || n > 100000 || rounds < 0)
         return 1;
     long *a = malloc(sizeof(long) * (size_t)n * 4);
+    long *start = malloc(sizeof(long) * ((size_t)n + 1));
     struct cell *head = NULL;
     for (long i = 0; i < n * 4; i++) {
         a[i] = (i * 37) % 101;
@@ -113,14 +148,18 @@ int main(int argc, char **argv)
         c->next = head;
         head = c;
     }
+    for (long i = 0; i <= n; i++)
+        start[i] = i * (i % 7 == 3 ? 40 : i % 29);
     long check = 0;
     for (long round = 0; rounds == 0 || round < rounds; round++) {
-        long s[6] = {counted3(n, round), whiles(n),        pointers(a, n * 4),
-                     list(head, n),      jumps(n + round), macros(head, n)};
+        long s[8] = {counted3(n, round), whiles(n),       pointers(a, n * 4), list(head, n),
+                     jumps(n + round),   macros(head, n), rows(start, n)};
+        s[7] = ends(a, n); /* after pointers(), which reads what it writes */
         check = 0;
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 8; i++)
             check = check * 31 + s[i];
-        printf("round %ld: %ld %ld %ld %ld %ld %ld\n", round, s[0], s[1], s[2], s[3], s[4], s[5]);
+        printf("round %ld: %ld %ld %ld %ld %ld %ld %ld %ld\n", round, s[0], s[1], s[2], s[3], s[4],
+               s[5], s[6], s[7]);
         fflush(stdout);
     }
     return (int)((check % 100 + 100) % 100);
