@@ -4360,11 +4360,14 @@ static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClien
 }
 
 /* How many copies of the body of an innermost loop that counts down the
- * budget to run per decrement (pp_countdown): 8 for a body of at most 80
- * characters (a list walk: the decrement weighs on a few instructions), 4
- * for one of at most 300, 2 for one of at most 1,000, 1 otherwise, or when it
- * holds a jump (break, continue, goto), a label, a loop (of a macro), a
- * statement expression or assembly. */
+ * budget to run per decrement (pp_countdown): 4 for a body of 81 to 300
+ * characters, 2 for one of at most 1,000, 1 otherwise, or when it holds a
+ * jump (break, continue, goto), a label, a loop (of a macro), a statement
+ * expression or assembly. A body of at most 80 characters (a list walk)
+ * runs once per decrement: copies of it cut its instructions (8 copies:
+ * 1.06x native instead of 1.50x) but made a walk of dependent loads
+ * slower in time (1.55x-1.75x native with 8 copies, 1.2x-1.4x with 2,
+ * 1.05x with 1; eval/README.md). */
 static unsigned pp_unroll(pp_file *f, CXCursor body)
 {
     unsigned len = pp_stmt_end(f, body) - pp_begin(body);
@@ -4373,7 +4376,7 @@ static unsigned pp_unroll(pp_file *f, CXCursor body)
     int bad = 0;
     if (pp_unroll_cb(body, body, &bad) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_unroll_cb, &bad);
-    return bad ? 1 : len <= 80 ? 8 : len <= 300 ? 4 : 2;
+    return bad || len <= 80 ? 1 : len <= 300 ? 4 : 2;
 }
 
 /* Whether a loop without sites can count down the budget (pp_countdown):
