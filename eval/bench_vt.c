@@ -8,7 +8,7 @@
  *   switch  one OS thread round-robins over K VTs, each yielding at a safe
  *           point in a loop (rt_vt_step, clearing want between steps):
  *           the floor of a switch, one unwind and one rewind of D frames.
- *   exec    the same VTs through the executor (rt_sched.h) with one worker.
+ *   exec    the same VTs through the executor (executor.h) with one worker.
  *
  * Usage: bench_vt [idle|switch|exec|all] [REPS]
  */
@@ -21,7 +21,7 @@
 
 #include "bench.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 /* ===================================================================
  * The task module
@@ -343,7 +343,7 @@ static double s_exec_once(long k, long depth, long total, uint64_t *switches)
     for (long i = 0; i < k; i++)
         BENCH_CHECK(rt_exec_spawn(ex, vts[i]), "rt_exec_spawn");
     for (long i = 0; i < k; i++)
-        BENCH_CHECK(rt_vt_wait(ex, vts[i], -1), "rt_vt_wait");
+        BENCH_CHECK(rt_exec_wait(ex, vts[i], -1), "rt_exec_wait");
     double t = bench_now() - t0;
     rt_exec_stats st;
     rt_exec_stats_get(ex, &st);

@@ -97,7 +97,7 @@ int rt_task_find(const char *task, const lev_module **m, uint32_t *fn);
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name);
 
 /* What lev_module_register did on a thread while a task module loader
- * held its registrations (rt_taskmod.c): the modules it built, kept out
+ * held its registrations (taskmod.c): the modules it built, kept out
  * of every lookup until the loader publishes or discards them, and the
  * first registration that failed. */
 typedef struct rt_module_hold {

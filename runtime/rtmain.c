@@ -19,7 +19,7 @@
 
 #include "lev_task.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 extern char **environ;
 
@@ -342,7 +342,7 @@ int lev_main_run(const lev_module_desc *desc, uint32_t fn, int argc, char **argv
     if (!rc)
         rc = rt_exec_spawn(ex, vt);
     if (!rc)
-        rc = rt_vt_wait(ex, vt, -1);
+        rc = rt_exec_wait(ex, vt, -1);
     if (rc) {
         rc = s_fail(prog, "cannot run", NULL, rc);
     } else if (vt->state != RT_VT_DONE) {

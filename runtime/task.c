@@ -7,7 +7,7 @@
 
 #include "lev_task.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 uint64_t lev_self(void)
 {

@@ -19,7 +19,7 @@
 
 #include "lev_task.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 /* ===================================================================
  * Task code (as generated)
@@ -547,7 +547,7 @@ static void s_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
     s_host *h = ud;
     int32_t n;
     if (len == sizeof n && (memcpy(&n, buf, sizeof n), n == h->capture_n))
-        rt_vt_request_capture(vt); /* taken at its next safe point */
+        rt_exec_request_capture(vt); /* taken at its next safe point */
 }
 
 static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
@@ -633,9 +633,9 @@ static int s_batch(rt_exec *ex)
     }
     int bad = 0;
     for (int i = 0; i < NFIB + NTREE; i++) {
-        int rc = rt_vt_wait(ex, vts[i], -1);
+        int rc = rt_exec_wait(ex, vts[i], -1);
         if (rc)
-            s_die("rt_vt_wait", rc);
+            s_die("rt_exec_wait", rc);
         int64_t got = s_result(vts[i]), want;
         if (i < NFIB) {
             want = s_fib(18 + i);
@@ -671,8 +671,8 @@ static int s_capture_copy(rt_exec *ex, s_host *h)
     rt_vt *copy;
     if ((rc = rt_restore(s_mod, h->img, h->len, &copy)))
         s_die("rt_restore", rc);
-    if ((rc = rt_exec_spawn(ex, copy)) || (rc = rt_vt_wait(ex, copy, -1)) ||
-        (rc = rt_vt_wait(ex, vt, -1)))
+    if ((rc = rt_exec_spawn(ex, copy)) || (rc = rt_exec_wait(ex, copy, -1)) ||
+        (rc = rt_exec_wait(ex, vt, -1)))
         s_die("running the copy", rc);
     int64_t a = s_result(vt), b = s_result(copy);
     printf("captured fib(27) while it ran (image of %s); original = %" PRId64
@@ -743,7 +743,7 @@ static int s_bench(void)
         if ((rc = rt_exec_spawn(ex, vts[i])))
             s_die("rt_exec_spawn", rc);
     for (int i = 0; i < NVT; i++)
-        rt_vt_wait(ex, vts[i], -1);
+        rt_exec_wait(ex, vts[i], -1);
     uint64_t t1 = rt_now_ns();
     rt_exec_stats st;
     rt_exec_stats_get(ex, &st);

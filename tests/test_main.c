@@ -22,7 +22,7 @@
 
 #include "lev_task.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 /* ===================================================================
  * What the programs tell the tests

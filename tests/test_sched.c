@@ -33,7 +33,7 @@
 
 #include "lev_task.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 extern char **environ;
 
@@ -385,7 +385,7 @@ static int ping_task__run(lev_ctx *vt, void *frame)
         while (atomic_load(&g_turn) % 2 != s_arg(fr).a)
             SAFEPOINT(vt, fr->t.h, LEV_SP_BLOCK, 1);
         atomic_fetch_add(&g_turn, 1);
-        rt_vt_wake(g_peer[1 - s_arg(fr).a]);
+        rt_exec_wake(g_peer[1 - s_arg(fr).a]);
     }
     return s_return(s_arg(fr).b);
 }
@@ -669,7 +669,7 @@ static int64_t s_result(rt_vt *vt)
     return v;
 }
 
-static void s_wait_ok(rt_exec *ex, rt_vt *vt) { assert_int_equal(rt_vt_wait(ex, vt, LIMIT_MS), 0); }
+static void s_wait_ok(rt_exec *ex, rt_vt *vt) { assert_int_equal(rt_exec_wait(ex, vt, LIMIT_MS), 0); }
 
 static void s_canceled(rt_exec *ex, rt_vt *vt)
 {
@@ -794,12 +794,12 @@ static void test_block_wake(void **state)
     rt_exec *ex = s_exec(2, 0);
     rt_vt *vt = s_spawn(ex, FN_BLOCK_TASK, 3, 0);
     assert_true(s_until(s_parked, ex));
-    assert_int_equal(rt_vt_wait(ex, vt, 0), LEV_ETIMEDOUT);
+    assert_int_equal(rt_exec_wait(ex, vt, 0), LEV_ETIMEDOUT);
     atomic_store(&g_flag[3], 1);
-    assert_int_equal(rt_vt_wake(vt), 0);
+    assert_int_equal(rt_exec_wake(vt), 0);
     s_wait_ok(ex, vt);
     assert_true(s_result(vt) >= 1);
-    assert_int_equal(rt_vt_wake(vt), LEV_ENOVT); /* ended */
+    assert_int_equal(rt_exec_wake(vt), LEV_ENOVT); /* ended */
     rt_exec_destroy(&ex);
     rt_vt_destroy(&vt);
 }
@@ -811,7 +811,7 @@ static void s_wake_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
     (void)buf;
     (void)len;
     (void)ud;
-    assert_int_equal(rt_vt_wake(vt), 0);
+    assert_int_equal(rt_exec_wake(vt), 0);
 }
 
 static void test_wake_before_park(void **state)
@@ -861,11 +861,11 @@ static void test_cancel(void **state)
     rt_vt *parked = s_spawn(ex, FN_BLOCK_TASK, 6, 0);
     assert_true(s_until(s_progress_pos, &slot));
     assert_true(s_until(s_parked, ex));
-    assert_int_equal(rt_vt_cancel(spin), 0);
-    assert_int_equal(rt_vt_cancel(parked), 0);
+    assert_int_equal(rt_exec_cancel(spin), 0);
+    assert_int_equal(rt_exec_cancel(parked), 0);
     s_canceled(ex, spin);
     s_canceled(ex, parked);
-    assert_int_equal(rt_vt_cancel(spin), LEV_ENOVT);
+    assert_int_equal(rt_exec_cancel(spin), LEV_ENOVT);
     rt_exec_destroy(&ex);
     rt_vt_destroy(&spin);
     rt_vt_destroy(&parked);
@@ -880,10 +880,10 @@ static void test_cancel_queued(void **state)
     rt_vt *spin = s_spawn(ex, FN_SPIN_TASK, slot, 0);
     assert_true(s_until(s_progress_pos, &slot));
     rt_vt *queued = s_spawn(ex, FN_SPIN_TASK, 2, 0);
-    assert_int_equal(rt_vt_cancel(queued), 0);
+    assert_int_equal(rt_exec_cancel(queued), 0);
     s_canceled(ex, queued);
     assert_int_equal(atomic_load(&g_progress[2]), 0);
-    assert_int_equal(rt_vt_wait(ex, spin, 0), LEV_ETIMEDOUT); /* still running */
+    assert_int_equal(rt_exec_wait(ex, spin, 0), LEV_ETIMEDOUT); /* still running */
     atomic_store(&g_flag[slot], 1);
     s_wait_ok(ex, spin);
     assert_true(s_result(spin) > 0);
@@ -984,12 +984,12 @@ static void test_wait_timeout_and_errors(void **state)
     rt_exec *ex = s_exec(1, 0);
     rt_vt *spin = s_spawn(ex, FN_SPIN_TASK, 4, 0);
     uint64_t t0 = rt_now_ns();
-    assert_int_equal(rt_vt_wait(ex, spin, 20), LEV_ETIMEDOUT);
+    assert_int_equal(rt_exec_wait(ex, spin, 20), LEV_ETIMEDOUT);
     assert_true(rt_now_ns() - t0 >= 15000000u);
     assert_int_equal(rt_exec_spawn(ex, spin), LEV_EBUSY);
     rt_vt *never = s_new(FN_SPIN_TASK, 4, 0);
-    assert_int_equal(rt_vt_wait(ex, never, 0), LEV_EINVAL);
-    assert_int_equal(rt_vt_wake(never), LEV_ENOVT);
+    assert_int_equal(rt_exec_wait(ex, never, 0), LEV_EINVAL);
+    assert_int_equal(rt_exec_wake(never), LEV_ENOVT);
     assert_int_equal(rt_exec_spawn(NULL, never), LEV_EINVAL);
     atomic_store(&g_flag[4], 1);
     s_wait_ok(ex, spin);
@@ -1042,7 +1042,7 @@ static void s_capture_on_report(rt_vt *vt, const void *buf, size_t len, void *ud
     s_images *im = ud;
     int64_t v;
     if (len == sizeof v && (memcpy(&v, buf, sizeof v), v == im->capture_at))
-        assert_int_equal(rt_vt_request_capture(vt), 0);
+        assert_int_equal(rt_exec_request_capture(vt), 0);
 }
 
 static bool s_images_n(void *ud)
@@ -1127,7 +1127,7 @@ static void test_capture_failure_goes_on(void **state)
     int slot = 9;
     rt_vt *vt = s_spawn(ex, FN_BADPTR_TASK, slot, 0);
     assert_true(s_until(s_progress_pos, &slot));
-    assert_int_equal(rt_vt_request_capture(vt), 0);
+    assert_int_equal(rt_exec_request_capture(vt), 0);
     assert_true(s_until(s_errors_1, &im));
     assert_int_equal(im.last_err, LEV_ECAPTURE);
     assert_int_equal(im.n, 0);
@@ -1163,7 +1163,7 @@ static void test_capture_failure_logged_once(void **state)
         rt_exec_stats st;
         rt_exec_stats_get(ex, &st);
         uint64_t before = st.capture_errors;
-        assert_int_equal(rt_vt_request_capture(vt), 0);
+        assert_int_equal(rt_exec_request_capture(vt), 0);
         uint64_t end = rt_now_ns() + (uint64_t)LIMIT_MS * 1000000u;
         do {
             s_sleep_ms(1);

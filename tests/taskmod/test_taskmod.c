@@ -27,8 +27,8 @@
 #include <cmocka.h>
 
 #include "rt.h"
-#include "rt_sched.h"
-#include "rt_taskmod.h"
+#include "executor.h"
+#include "taskmod.h"
 
 #if !defined(TM_MODE_EMBED) && !defined(TM_MODE_PATH)
 #error "define TM_MODE_EMBED or TM_MODE_PATH"
@@ -290,7 +290,7 @@ static void t_run(void **state)
         assert_int_equal(rt_exec_spawn(ex, vts[i]), 0);
     }
     for (int i = 0; i < S_NVT; i++) {
-        assert_int_equal(rt_vt_wait(ex, vts[i], 60000), 0);
+        assert_int_equal(rt_exec_wait(ex, vts[i], 60000), 0);
         assert_int_equal(vts[i]->state, RT_VT_DONE);
         long n = args[i], want = (n - 1) * n * (2 * n - 1) / 6;
         assert_int_equal(vts[i]->result_len, sizeof want);

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 /* Plain C reference of collatz_max. */
 static void s_collatz_ref(long lim, long out[2])
@@ -60,7 +60,7 @@ static void t_tasks_on_executor(void **state)
         assert_int_equal(rt_exec_spawn(ex, vts[i]), 0);
     }
     for (int i = 0; i < S_NVT; i++) {
-        assert_int_equal(rt_vt_wait(ex, vts[i], 120000), 0);
+        assert_int_equal(rt_exec_wait(ex, vts[i], 120000), 0);
         assert_int_equal(vts[i]->state, RT_VT_DONE);
         if (i % 2) {
             long ref[2];
@@ -98,7 +98,7 @@ static void t_yield(void **state)
         assert_int_equal(rt_exec_spawn(ex, vts[i]), 0);
     }
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(rt_vt_wait(ex, vts[i], 120000), 0);
+        assert_int_equal(rt_exec_wait(ex, vts[i], 120000), 0);
         assert_int_equal(vts[i]->state, RT_VT_DONE);
         assert_int_equal(vts[i]->result_len, sizeof n);
         assert_memory_equal(vts[i]->result, &n, sizeof n);

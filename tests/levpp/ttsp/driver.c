@@ -23,7 +23,7 @@
 
 #include "nests.h"
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 #define S_CK_MS 50
 #define S_RATE_NS 200000000ull /* most worker CPU time per image, on average */
@@ -80,7 +80,7 @@ static void s_run(const char *name, struct nest_arg a, long ref)
     rt_vt *vt;
     assert_int_equal(rt_vt_new(m, fn, &a, sizeof a, &vt), 0);
     assert_int_equal(rt_exec_spawn(ex, vt), 0);
-    assert_int_equal(rt_vt_wait(ex, vt, -1), 0);
+    assert_int_equal(rt_exec_wait(ex, vt, -1), 0);
     rt_exec_destroy(&ex);
     assert_int_equal(vt->state, RT_VT_DONE);
     assert_int_equal(vt->result_len, sizeof ref);

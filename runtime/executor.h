@@ -1,4 +1,4 @@
-/* rt_sched.h - the executor: a pool of OS worker threads that run virtual
+/* executor.h - the executor: a pool of OS worker threads that run virtual
  * threads, their run queues, a timer that cuts long time slices and wakes
  * VTs whose checkpoint is due, and what a worker does when a VT unwinds
  * (torture cycle, capture, yield, park, cancel).
@@ -8,7 +8,7 @@
  * Lifecycle and ownership
  * -----------------------
  * The caller owns every VT it spawns: rt_exec_spawn() only schedules it.
- * Once rt_vt_wait() has returned 0 the executor no longer touches the VT
+ * Once rt_exec_wait() has returned 0 the executor no longer touches the VT
  * and the caller may rt_vt_destroy() it. A VT must not be destroyed while
  * it is spawned and has not ended. rt_exec_destroy() cancels the VTs still
  * running and waits for them (bounded); the VTs themselves stay the
@@ -18,10 +18,10 @@
  *   on_report  synchronously from lev_report(); the buffer lives until the
  *              callback returns.
  *   on_done    once per VT, after it ended (DONE or FAILED, see vt->state,
- *              vt->err, vt->result) and before rt_vt_wait() returns for it;
+ *              vt->err, vt->result) and before rt_exec_wait() returns for it;
  *              it must not destroy the VT.
  *   on_image   with a new image of a suspended VT (periodic checkpoint or
- *              rt_vt_request_capture()); the callback owns `img` and frees
+ *              rt_exec_request_capture()); the callback owns `img` and frees
  *              it with free(). Without on_image the image is dropped.
  *   on_capture_error
  *              a capture failed (e.g. LEV_ECAPTURE: a pointer to memory the
@@ -35,14 +35,14 @@
  * be) wiped; a failed checkpoint never fails a VT.
  *
  * Blocking: a VT that unwinds with RT_WANT_BLOCK is parked until
- * rt_vt_wake(). A wake that arrives while the VT is not parked is kept
+ * rt_exec_wake(). A wake that arrives while the VT is not parked is kept
  * (one pending wake, like a binary semaphore) and consumed by the next
  * park, so it is never lost. Wakes may be spurious (a capture request
  * wakes a parked VT, so does a pending wake): a blocking safe point
  * re-checks its condition when resumed.
  */
-#ifndef RT_SCHED_H
-#define RT_SCHED_H
+#ifndef EXECUTOR_H
+#define EXECUTOR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -95,21 +95,21 @@ int rt_exec_spawn(rt_exec *ex, rt_vt *vt);
 /* Blocks the calling OS thread until the spawned VT has ended and the
  * executor is done with it (timeout_ms < 0: no limit). 0 or LEV_ETIMEDOUT;
  * LEV_EINVAL for a VT that was never spawned. Not for use inside a VT. */
-int rt_vt_wait(rt_exec *ex, rt_vt *vt, int timeout_ms);
+int rt_exec_wait(rt_exec *ex, rt_vt *vt, int timeout_ms);
 
 /* Makes a parked VT runnable, or records one pending wake for a VT that has
  * not parked yet. Any thread, VTs included. LEV_ENOVT if the VT has ended. */
-int rt_vt_wake(rt_vt *vt);
+int rt_exec_wake(rt_vt *vt);
 
 /* Ends a VT with LEV_ECANCELED: a running VT at its next safe point, a
  * queued or parked one when a worker next takes it, without running it
  * again. LEV_ENOVT if the VT has already ended. */
-int rt_vt_cancel(rt_vt *vt);
+int rt_exec_cancel(rt_vt *vt);
 
 /* Asks for an image of the VT, delivered through on_image: a running VT
  * is captured at its next safe point, a queued one before it runs again,
  * a parked one is woken for it. LEV_ENOVT if the VT has already ended. */
-int rt_vt_request_capture(rt_vt *vt);
+int rt_exec_request_capture(rt_vt *vt);
 
 /* Counters since rt_exec_new (approximate while workers run). */
 void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st);

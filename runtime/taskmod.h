@@ -1,4 +1,4 @@
-/* rt_taskmod.h - task modules as files: finding the module the running
+/* taskmod.h - task modules as files: finding the module the running
  * program carries (its bytes in an ELF note of the program, or the path
  * the note records), and loading a module from its bytes so that its
  * descriptors register and its tasks can be found with rt_task_find.
@@ -9,8 +9,8 @@
  * ends; loading the same module again (same bytes, or an expected hash
  * that a registered module has) returns the module already loaded.
  */
-#ifndef RT_TASKMOD_H
-#define RT_TASKMOD_H
+#ifndef TASKMOD_H
+#define TASKMOD_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* rt_taskmod.c - task modules as files: the module a program carries (an
+/* taskmod.c - task modules as files: the module a program carries (an
  * ELF note in its image: the module's bytes, or its path), and the loader
  * that turns a module's bytes into registered, runnable tasks (memfd or
  * private temporary file, dlopen, checks, publication).
@@ -21,7 +21,7 @@
 #include <gc/gc.h>
 
 #include "rt.h"
-#include "rt_taskmod.h"
+#include "taskmod.h"
 
 /* ===================================================================
  * Digest

@@ -1,4 +1,4 @@
-/* rt_sched.c - the executor: OS worker threads that run virtual threads, the
+/* executor.c - the executor: OS worker threads that run virtual threads, the
  * run queues between them, the timer that preempts long time slices, and
  * the actions a worker takes when a VT unwinds at a safe point.
  *
@@ -34,7 +34,7 @@
 #include <gc/gc.h>
 
 #include "rt.h"
-#include "rt_sched.h"
+#include "executor.h"
 
 #define S_DEFAULT_SLICE_MS 10
 #define S_DEFAULT_SHUTDOWN_MS 5000
@@ -171,7 +171,7 @@ struct rt_exec {
 
     pthread_mutex_t mu;
     pthread_cond_t work_cv; /* idle workers */
-    pthread_cond_t done_cv; /* rt_vt_wait */
+    pthread_cond_t done_cv; /* rt_exec_wait */
     rt_vt *ghead, *gtail;   /* global FIFO */
     uint32_t gcount;        /* written under mu, read racily (atomic) */
     int nidle;              /* idem */
@@ -858,10 +858,10 @@ int rt_exec_spawn(rt_exec *ex, rt_vt *vt)
     return rc;
 }
 
-int rt_vt_wait(rt_exec *ex, rt_vt *vt, int timeout_ms)
+int rt_exec_wait(rt_exec *ex, rt_vt *vt, int timeout_ms)
 {
     if (!ex || !vt)
-        return rt_err(LEV_EINVAL, "rt_vt_wait: NULL argument");
+        return rt_err(LEV_EINVAL, "rt_exec_wait: NULL argument");
     struct timespec dl = s_deadline(timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000u : 0);
     int rc = 0;
     pthread_mutex_lock(&ex->mu);
@@ -876,7 +876,7 @@ int rt_vt_wait(rt_exec *ex, rt_vt *vt, int timeout_ms)
     }
     pthread_mutex_unlock(&ex->mu);
     if (!rc && vt->state != RT_VT_DONE && vt->state != RT_VT_FAILED)
-        rc = rt_err(LEV_EINVAL, "rt_vt_wait: virtual thread %llu was never spawned",
+        rc = rt_err(LEV_EINVAL, "rt_exec_wait: virtual thread %llu was never spawned",
                     (unsigned long long)vt->id);
     return rc;
 }
@@ -918,11 +918,11 @@ static void s_request_capture_locked(rt_exec *ex, s_slot *s)
     }
 }
 
-int rt_vt_wake(rt_vt *vt) { return s_with_slot(vt, s_wake_locked); }
+int rt_exec_wake(rt_vt *vt) { return s_with_slot(vt, s_wake_locked); }
 
-int rt_vt_cancel(rt_vt *vt) { return s_with_slot(vt, s_cancel_locked); }
+int rt_exec_cancel(rt_vt *vt) { return s_with_slot(vt, s_cancel_locked); }
 
-int rt_vt_request_capture(rt_vt *vt) { return s_with_slot(vt, s_request_capture_locked); }
+int rt_exec_request_capture(rt_vt *vt) { return s_with_slot(vt, s_request_capture_locked); }
 
 void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st)
 {
