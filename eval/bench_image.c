@@ -30,7 +30,11 @@
 #include <gc/gc.h>
 
 #include "bench.h"
+#include "arena.h"
+#include "heap.h"
+#include "image.h"
 #include "rt.h"
+#include "vt.h"
 
 /* ===================================================================
  * The task module: hand-written frames and types

@@ -20,8 +20,10 @@
 #include <gc/gc.h>
 
 #include "bench.h"
-#include "rt.h"
+#include "arena.h"
 #include "executor.h"
+#include "rt.h"
+#include "vt.h"
 
 /* ===================================================================
  * The task module

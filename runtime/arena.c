@@ -1,19 +1,22 @@
 /* arena.c - the per-VT frame arena: a chain of chunks holding the frames
  * of a VT's checkpointable calls in call order. Chunks are GC roots
  * (uncollectable, scanned), so frames may hold the only pointer to a heap
- * object. A frame never spans two chunks.
+ * object. A frame never spans two chunks. The arena allocates and frees
+ * every chunk, and is the only code that sets a context's frame
+ * registers (base, sp, limit).
  */
 #include <string.h>
 
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "arena.h"
 #include "rt.h"
 
 #define S_FIRST_CAP 64u
 #define S_MAX_GROW (64u * 1024u)
 
-static rt_chunk *s_chunk_new(size_t cap)
+rt_chunk *rt_arena_chunk_new(size_t cap)
 {
     rt_chunk *c = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
     if (!c)
@@ -31,15 +34,13 @@ static void s_enter(lev_ctx *ctx, rt_chunk *c, char *top)
     ctx->limit = c->data + c->cap;
 }
 
-void *lev_frame_push_slow(lev_ctx *vt_ctx, size_t size)
+void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size)
 {
-    rt_vt *vt = (rt_vt *)vt_ctx;
-    rt_arena *a = &vt->arena;
     size_t sz = LEV_FRAME_SIZE(size);
     rt_chunk *cur = a->cur;
     rt_chunk *c;
     if (!cur) {
-        c = s_chunk_new(sz > S_FIRST_CAP ? sz : S_FIRST_CAP);
+        c = rt_arena_chunk_new(sz > S_FIRST_CAP ? sz : S_FIRST_CAP);
         if (!c)
             return NULL;
         a->first = a->cur = c;
@@ -49,7 +50,7 @@ void *lev_frame_push_slow(lev_ctx *vt_ctx, size_t size)
         size_t cap = cur->cap * 2;
         if (cap < sz)
             cap = sz;
-        c = s_chunk_new(cap);
+        c = rt_arena_chunk_new(cap);
         if (!c)
             return NULL;
         c->prev = cur->prev;
@@ -78,7 +79,7 @@ void *lev_frame_push_slow(lev_ctx *vt_ctx, size_t size)
                 cap = S_MAX_GROW;
             if (cap < sz)
                 cap = sz;
-            c = s_chunk_new(cap);
+            c = rt_arena_chunk_new(cap);
             if (!c)
                 return NULL;
             c->prev = cur;
@@ -94,10 +95,8 @@ void *lev_frame_push_slow(lev_ctx *vt_ctx, size_t size)
     return c->data;
 }
 
-void lev_frame_pop_slow(lev_ctx *vt_ctx, void *frame)
+void rt_arena_pop_slow(lev_ctx *vt_ctx, rt_arena *a, void *frame)
 {
-    rt_vt *vt = (rt_vt *)vt_ctx;
-    rt_arena *a = &vt->arena;
     rt_chunk *cur = a->cur;
     if (cur && cur->prev && (char *)frame == cur->data) {
         cur->end = cur->data;
@@ -145,10 +144,8 @@ int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
     return 0;
 }
 
-void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
+void *rt_arena_callee(lev_ctx *ctx, rt_arena *a, void *frame, size_t size)
 {
-    rt_vt *vt = (rt_vt *)ctx;
-    rt_arena *a = &vt->arena;
     char *next = (char *)frame + LEV_FRAME_SIZE(size);
     for (rt_chunk *c = a->first; c; c = c->next) {
         if ((char *)frame >= c->data && (char *)frame < c->data + c->cap) {
@@ -172,10 +169,8 @@ void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
 #define S_TRAILER ((size_t)LEV_FRAME_ALIGN)
 #define S_SPILL_FIRST 1024u
 
-void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
+void *rt_arena_spill(rt_arena *a, size_t size, uint32_t fn)
 {
-    rt_vt *vt = (rt_vt *)ctx;
-    rt_arena *a = &vt->arena;
     size_t sz = LEV_FRAME_SIZE(size);
     size_t need = a->spill_len + sz + S_TRAILER;
     if (need > a->spill_cap) {
@@ -184,10 +179,8 @@ void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
             cap *= 2;
         /* scanned: a spilled frame may hold the only pointer to an object */
         char *n = GC_malloc_uncollectable(cap);
-        if (!n) {
-            lev_vt_fail(ctx, LEV_ENOMEM, "no memory for a frame while unwinding");
+        if (!n)
             return NULL;
-        }
         if (a->spill_len)
             memcpy(n, a->spill, a->spill_len);
         GC_free(a->spill);
@@ -202,6 +195,18 @@ void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
     return p;
 }
 
+/* lev_frame_push without its frame header stores (the caller copies a
+ * whole frame in). */
+static void *s_push(lev_ctx *ctx, rt_arena *a, size_t sz)
+{
+    char *p = ctx->sp;
+    char *np = p + LEV_FRAME_SIZE(sz);
+    if (LEV_UNLIKELY(np > ctx->limit))
+        return rt_arena_push_slow(ctx, a, sz);
+    ctx->sp = np;
+    return p;
+}
+
 int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay)
 {
     int rc = 0;
@@ -210,7 +215,7 @@ int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay)
         size_t sz;
         memcpy(&sz, a->spill + end - S_TRAILER, sizeof sz);
         char *src = a->spill + end - S_TRAILER - sz;
-        void *dst = lev_frame_push(ctx, sz, ((lev_frame *)src)->fn);
+        void *dst = s_push(ctx, a, sz);
         if (!dst) {
             rc = rt_err(LEV_ENOMEM, "no memory for the frames of an unwound virtual thread");
             break;
@@ -247,4 +252,16 @@ void rt_arena_scribble(lev_ctx *ctx, rt_arena *a)
         if (c == a->cur)
             break;
     }
+}
+
+void *rt_arena_bottom(const rt_arena *a) { return a->first ? a->first->data : NULL; }
+
+void rt_arena_chunk_free(rt_chunk *c) { GC_free(c); }
+
+void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, size_t used)
+{
+    rt_arena_clear(ctx, a);
+    a->first = a->cur = c;
+    c->end = c->data + used;
+    s_enter(ctx, c, c->end);
 }

@@ -33,8 +33,13 @@
 #define GC_NO_THREAD_REDIRECTS
 #include <gc/gc.h>
 
-#include "rt.h"
+#include "arena.h"
+#include "clock.h"
 #include "executor.h"
+#include "image.h"
+#include "rt.h"
+#include "ttsp.h"
+#include "vt.h"
 
 #define S_DEFAULT_SLICE_MS 10
 #define S_DEFAULT_SHUTDOWN_MS 5000
@@ -645,7 +650,7 @@ static void s_timer_tick(rt_exec *ex)
             if ((w->cur_ck_ns && now >= w->cur_ck_ns) || ex->probe)
                 poke = true;
             if (poke) {
-                rt_ttsp_request(vt);
+                rt_ttsp_request(&vt->ttsp);
                 vt->ctx.poll = 1;
             }
         }
@@ -796,7 +801,7 @@ static void s_cancel_locked(rt_exec *ex, s_slot *s)
         S_STORE(&ex->ncancel, ex->ncancel + 1);
     }
     __atomic_fetch_or(&vt->want, RT_WANT_CANCEL, __ATOMIC_SEQ_CST);
-    rt_ttsp_request(vt);
+    rt_ttsp_request(&vt->ttsp);
     vt->ctx.poll = 1;
     if (s->flags & S_PARKED) {
         s->flags &= ~S_PARKED;
@@ -910,7 +915,7 @@ static void s_wake_locked(rt_exec *ex, s_slot *s)
 static void s_request_capture_locked(rt_exec *ex, s_slot *s)
 {
     __atomic_fetch_or(&s->vt->want, RT_WANT_CAPTURE, __ATOMIC_SEQ_CST);
-    rt_ttsp_request(s->vt);
+    rt_ttsp_request(&s->vt->ttsp);
     s->vt->ctx.poll = 1;
     if (s->flags & S_PARKED) {
         s->flags &= ~S_PARKED;

@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt.h"
+#include "vt.h"
 
 typedef struct rt_exec_opts {
     int workers;       /* OS worker threads; 0: one per online core */

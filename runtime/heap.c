@@ -15,6 +15,9 @@
 #include <gc/gc.h>
 #include <gc/gc_typed.h>
 
+#include "heap.h"
+#include "heap_private.h"
+#include "module.h"
 #include "rt.h"
 
 #define S_MAX_BYTES ((size_t)UINT32_MAX)

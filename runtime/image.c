@@ -33,8 +33,14 @@
 #include <gc/gc.h>
 #include <tpl.h>
 
+#include "arena.h"
+#include "heap.h"
+#include "heap_private.h"
+#include "image.h"
+#include "module.h"
 #include "rt.h"
 #include "rt_tpl.h"
+#include "vt.h"
 
 #define S_MAGIC 0x4C455649u /* "LEVI" */
 #define S_BULK_MIN 4096u
@@ -1133,7 +1139,7 @@ static void s_rst_free(s_rst *r, bool free_objects)
         }
     }
     if (free_objects && r->chunk) {
-        GC_free(r->chunk);
+        rt_arena_chunk_free(r->chunk);
         r->chunk = NULL;
     }
     free(r->meta);
@@ -1639,12 +1645,9 @@ static int s_restore_guarded(s_rst *r)
         return rc;
     /* Allocate: frames contiguously in one chunk, then the rest. */
     size_t cap = r->frames_bytes < 256 ? 256 : r->frames_bytes;
-    r->chunk = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
+    r->chunk = rt_arena_chunk_new(cap);
     if (!r->chunk)
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    r->chunk->prev = r->chunk->next = NULL;
-    r->chunk->cap = cap;
-    r->chunk->end = r->chunk->data + r->frames_bytes;
     r->fp = r->chunk->data;
     /* Objects are allocated as decoding reaches them (s_alloc_for), so
      * that each is written while still in cache. Nothing allocated here
@@ -1710,16 +1713,10 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
     return rc;
 }
 
+/* Hands the decoded frames to the VT (its arena adopts the chunk). */
 static void s_install(rt_vt *vt, s_rst *r)
 {
-    rt_arena_clear(&vt->ctx, &vt->arena);
-    vt->arena.first = vt->arena.cur = r->chunk;
-    vt->ctx.base = r->chunk->data;
-    vt->ctx.sp = r->chunk->end;
-    vt->ctx.limit = r->chunk->data + r->chunk->cap;
-    vt->entry = ((lev_frame *)r->chunk->data)->fn;
-    vt->epoch = r->h.epoch;
-    vt->ctx.poll = rt_torture_every() ? 1u : 0u;
+    rt_vt_adopt_frames(vt, r->chunk, r->frames_bytes, r->h.epoch);
     r->chunk = NULL;
 }
 
@@ -1746,20 +1743,11 @@ int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
     int rc = s_restore(m, img, len, &r);
     rt_vt *vt = NULL;
     if (rc == 0) {
-        vt = GC_malloc_uncollectable(sizeof *vt);
+        vt = rt_vt_create(m, r.h.vt_id, RT_VT_RUNNABLE);
         if (!vt)
             rc = rt_err(LEV_ENOMEM, "out of memory in tpl");
     }
     if (rc == 0) {
-        memset(vt, 0, sizeof *vt);
-        vt->mod = m;
-        vt->id = r.h.vt_id;
-        vt->state = RT_VT_RUNNABLE;
-        uint32_t every = rt_torture_every();
-        if (every) {
-            vt->torture_left = every;
-            vt->ctx.poll = 1;
-        }
         s_install(vt, &r);
         *out = vt;
     }

@@ -12,6 +12,7 @@
 #include <gc/gc.h>
 #include <gc/gc_typed.h>
 
+#include "module.h"
 #include "rt.h"
 
 /* ===================================================================
@@ -265,7 +266,7 @@ static void s_make_gc_descr(rt_type *t)
     t->gc_descr = 0;
     if (!t->has_ptrs)
         return;
-    size_t words = (sizeof(rt_objhdr) + t->size + sizeof(GC_word) - 1) / sizeof(GC_word);
+    size_t words = (RT_OBJ_HDR_SIZE + t->size + sizeof(GC_word) - 1) / sizeof(GC_word);
     GC_word *bm = calloc((words + GC_WORDSZ - 1) / GC_WORDSZ, sizeof(GC_word));
     if (!bm)
         return;
@@ -275,7 +276,7 @@ static void s_make_gc_descr(rt_type *t)
         if (r->kind != LEV_K_PTR)
             continue;
         for (uint32_t j = 0; j < r->count; j++) {
-            size_t off = sizeof(rt_objhdr) + r->offset + (size_t)j * r->stride;
+            size_t off = RT_OBJ_HDR_SIZE + r->offset + (size_t)j * r->stride;
             if (off % sizeof(GC_word)) {
                 ok = false;
                 break;

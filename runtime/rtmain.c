@@ -18,8 +18,12 @@
 #include <unistd.h>
 
 #include "lev_task.h"
-#include "rt.h"
 #include "executor.h"
+#include "heap.h"
+#include "image.h"
+#include "module.h"
+#include "rt.h"
+#include "vt.h"
 
 extern char **environ;
 

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "lev_task.h"
-#include "rt.h"
 #include "executor.h"
+#include "rt.h"
+#include "vt.h"
 
 uint64_t lev_self(void)
 {

@@ -20,6 +20,7 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "module.h"
 #include "rt.h"
 #include "taskmod.h"
 

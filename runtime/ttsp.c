@@ -20,7 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "clock.h"
+#include "ttsp.h"
 
 #define S_NBUCKETS 256
 #define S_NSLOTS 64 /* threads with a histogram of their own; others share the last */
@@ -111,41 +112,41 @@ static int s_clock_self(clockid_t *c)
     return s_clock_ok > 0;
 }
 
-void rt_ttsp_request(rt_vt *vt)
+void rt_ttsp_request(rt_ttsp *t)
 {
-    if (__atomic_load_n(&vt->ttsp_wall, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&t->wall, __ATOMIC_ACQUIRE))
         return; /* an earlier request is still pending: time from it */
     uint64_t cpu = 0;
-    if (__atomic_load_n(&vt->ttsp_running, __ATOMIC_ACQUIRE))
-        cpu = s_cpu_of(vt->ttsp_clock);
-    __atomic_store_n(&vt->ttsp_cpu, cpu, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&t->running, __ATOMIC_ACQUIRE))
+        cpu = s_cpu_of(t->clock);
+    __atomic_store_n(&t->cpu, cpu, __ATOMIC_RELAXED);
     uint64_t zero = 0, now = rt_now_ns();
-    __atomic_compare_exchange_n(&vt->ttsp_wall, &zero, now ? now : 1, 0, __ATOMIC_RELEASE,
+    __atomic_compare_exchange_n(&t->wall, &zero, now ? now : 1, 0, __ATOMIC_RELEASE,
                                 __ATOMIC_RELAXED);
 }
 
-void rt_ttsp_run_start(rt_vt *vt)
+void rt_ttsp_run_start(rt_ttsp *t, const volatile uint32_t *poll)
 {
     clockid_t c;
     int ok = s_clock_self(&c);
-    vt->ttsp_clock = c;
-    __atomic_store_n(&vt->ttsp_running, ok, __ATOMIC_RELEASE);
-    if (!vt->ctx.poll)
+    t->clock = c;
+    __atomic_store_n(&t->running, ok, __ATOMIC_RELEASE);
+    if (!*poll)
         return;
     /* a request made while the VT was queued: timed from now */
-    __atomic_store_n(&vt->ttsp_cpu, ok ? s_cpu_self() : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->cpu, ok ? s_cpu_self() : 0, __ATOMIC_RELAXED);
     uint64_t now = rt_now_ns();
-    __atomic_store_n(&vt->ttsp_wall, now ? now : 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->wall, now ? now : 1, __ATOMIC_RELEASE);
 }
 
-void rt_ttsp_run_end(rt_vt *vt) { __atomic_store_n(&vt->ttsp_running, 0, __ATOMIC_RELEASE); }
+void rt_ttsp_run_end(rt_ttsp *t) { __atomic_store_n(&t->running, 0, __ATOMIC_RELEASE); }
 
-void rt_ttsp_honour(rt_vt *vt)
+void rt_ttsp_honour(rt_ttsp *t)
 {
-    uint64_t t0 = __atomic_exchange_n(&vt->ttsp_wall, 0, __ATOMIC_SEQ_CST);
+    uint64_t t0 = __atomic_exchange_n(&t->wall, 0, __ATOMIC_SEQ_CST);
     if (!t0)
         return;
-    uint64_t c0 = __atomic_load_n(&vt->ttsp_cpu, __ATOMIC_RELAXED);
+    uint64_t c0 = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
     uint64_t now = rt_now_ns();
     s_slot *s = s_slot_mine();
     s_hist_add(&s->wall, now > t0 ? now - t0 : 0);

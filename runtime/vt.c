@@ -1,8 +1,11 @@
 /* vt.c - virtual threads: creation with an entry frame, running one on the
  * calling OS thread until it unwinds or ends, and the safe-point slow path
  * that decides whether a VT must unwind (torture, checkpoint, yield, block).
+ * The lev_* entry points that receive a context (safe point, failure, the
+ * frame slow paths) find their VT here, with rt_vt_of.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,17 +13,15 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "arena.h"
+#include "clock.h"
+#include "module.h"
 #include "rt.h"
+#include "ttsp.h"
+#include "vt.h"
 
 static _Atomic uint64_t s_next_id = 2; /* 0: LEV_ANY, 1: LEV_CLIENT */
 static __thread rt_vt *s_current;
-
-uint64_t rt_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 uint32_t rt_torture_every(void)
 {
@@ -33,28 +34,53 @@ uint32_t rt_torture_every(void)
     return (uint32_t)cached;
 }
 
-int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame)
+rt_vt *rt_vt_create(const lev_module *m, uint64_t id, rt_vt_state state)
 {
-    rt_init();
-    if (!m || fn >= m->desc->nfns || !m->desc->fns[fn].entry || !m->desc->fns[fn].frame_type)
-        return rt_err(LEV_EINVAL, "function id %u is not an entry of the module", fn);
     rt_vt *vt = GC_malloc_uncollectable(sizeof *vt);
     if (!vt)
-        return LEV_ENOMEM;
+        return NULL;
     memset(vt, 0, sizeof *vt);
+    vt->magic = RT_VT_MAGIC;
     vt->mod = m;
-    vt->id = atomic_fetch_add(&s_next_id, 1);
+    vt->id = id ? id : atomic_fetch_add(&s_next_id, 1);
     vt->epoch = 1;
-    vt->entry = fn;
-    vt->state = RT_VT_NEW;
+    vt->state = state;
     uint32_t every = rt_torture_every();
     if (every) {
         vt->torture_left = every;
         vt->ctx.poll = 1;
     }
+    return vt;
+}
+
+void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch)
+{
+    rt_arena_adopt(&vt->ctx, &vt->arena, c, used);
+    vt->entry = ((lev_frame *)rt_vt_bottom(vt))->fn;
+    vt->epoch = epoch;
+    vt->ctx.poll = rt_torture_every() ? 1u : 0u;
+}
+
+void rt_vt_bad_ctx(const lev_ctx *ctx)
+{
+    fprintf(stderr, "leverage: context %p is not that of a live virtual thread\n",
+            (const void *)ctx);
+    abort();
+}
+
+int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame)
+{
+    rt_init();
+    if (!m || fn >= m->desc->nfns || !m->desc->fns[fn].entry || !m->desc->fns[fn].frame_type)
+        return rt_err(LEV_EINVAL, "function id %u is not an entry of the module", fn);
+    rt_vt *vt = rt_vt_create(m, 0, RT_VT_NEW);
+    if (!vt)
+        return LEV_ENOMEM;
+    vt->entry = fn;
     size_t size = m->types[m->desc->fns[fn].frame_type].size;
     void *fr = lev_frame_push(&vt->ctx, size, fn);
     if (!fr) {
+        vt->magic = 0;
         GC_free(vt);
         return LEV_ENOMEM;
     }
@@ -97,13 +123,14 @@ void rt_vt_destroy(rt_vt **vt_p)
     rt_arena_clear(&vt->ctx, &vt->arena);
     free(vt->errdetail);
     free(vt->result);
+    vt->magic = 0;
     GC_free(vt);
     *vt_p = NULL;
 }
 
 rt_vt *rt_vt_current(void) { return s_current; }
 
-void *rt_vt_bottom(rt_vt *vt) { return vt->arena.first ? vt->arena.first->data : NULL; }
+void *rt_vt_bottom(rt_vt *vt) { return rt_arena_bottom(&vt->arena); }
 
 int rt_vt_step(rt_vt *vt)
 {
@@ -114,9 +141,9 @@ int rt_vt_step(rt_vt *vt)
     rt_vt *prev = s_current;
     s_current = vt;
     vt->state = RT_VT_RUNNING;
-    rt_ttsp_run_start(vt);
+    rt_ttsp_run_start(&vt->ttsp, &vt->ctx.poll);
     int r = fd->entry(&vt->ctx, bottom);
-    rt_ttsp_run_end(vt);
+    rt_ttsp_run_end(&vt->ttsp);
     s_current = prev;
     if (vt->arena.spill_len &&
         rt_arena_lay_spilled(&vt->ctx, &vt->arena, r == LEV_RUN_UNWIND && !vt->err)) {
@@ -133,7 +160,7 @@ int rt_vt_step(rt_vt *vt)
 
 int lev_safepoint(lev_ctx *ctx, int kind)
 {
-    rt_vt *vt = (rt_vt *)ctx;
+    rt_vt *vt = rt_vt_of(ctx);
     uint32_t every = rt_torture_every();
     uint32_t add = 0;
     if (every && --vt->torture_left == 0) {
@@ -152,19 +179,46 @@ int lev_safepoint(lev_ctx *ctx, int kind)
      * reason (a request stamps the VT before it sets the poll). Torture
      * asks again at once: the next safe point is timed from here. */
     ctx->poll = every ? 1u : 0u;
-    rt_ttsp_honour(vt);
+    rt_ttsp_honour(&vt->ttsp);
     if (every)
-        rt_ttsp_request(vt);
+        rt_ttsp_request(&vt->ttsp);
     uint32_t w = __atomic_or_fetch(&vt->want, add, __ATOMIC_SEQ_CST);
     return w != 0;
 }
 
 void lev_vt_fail(lev_ctx *ctx, int err, const char *detail)
 {
-    rt_vt *vt = (rt_vt *)ctx;
+    rt_vt *vt = rt_vt_of(ctx);
     if (vt->err)
         return;
     vt->err = err ? err : LEV_EFAILED;
     free(vt->errdetail);
     vt->errdetail = detail ? strdup(detail) : NULL;
+}
+
+/* ===================================================================
+ * The frame slow paths of lev_abi.h, on the VT's arena
+ * =================================================================== */
+
+void *lev_frame_push_slow(lev_ctx *ctx, size_t size)
+{
+    return rt_arena_push_slow(ctx, &rt_vt_of(ctx)->arena, size);
+}
+
+void lev_frame_pop_slow(lev_ctx *ctx, void *frame)
+{
+    rt_arena_pop_slow(ctx, &rt_vt_of(ctx)->arena, frame);
+}
+
+void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
+{
+    return rt_arena_callee(ctx, &rt_vt_of(ctx)->arena, frame, size);
+}
+
+void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
+{
+    void *p = rt_arena_spill(&rt_vt_of(ctx)->arena, size, fn);
+    if (!p)
+        lev_vt_fail(ctx, LEV_ENOMEM, "no memory for a frame while unwinding");
+    return p;
 }

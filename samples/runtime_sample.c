@@ -18,8 +18,11 @@
 #include <string.h>
 
 #include "lev_task.h"
-#include "rt.h"
+#include "clock.h"
 #include "executor.h"
+#include "image.h"
+#include "rt.h"
+#include "vt.h"
 
 /* ===================================================================
  * Task code (as generated)

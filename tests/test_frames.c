@@ -29,7 +29,9 @@
 #include "hw/hw_locals.h"
 #include "hw/hw_statics.h"
 #include "hw/hw_tree.h"
-#include "rt.h"
+#include "arena.h"
+#include "image.h"
+#include "vt.h"
 
 /* ===================================================================
  * Cases: one task of one module, its argument and its reference result

@@ -19,7 +19,9 @@
 #include "hw/hw_drive.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_list.h"
-#include "rt.h"
+#include "heap.h"
+#include "image.h"
+#include "vt.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* From the AddressSanitizer runtime (sanitizer/allocator_interface.h,

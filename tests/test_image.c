@@ -24,7 +24,10 @@
 #include "hw/hw_fib.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_list.h"
+#include "arena.h"
+#include "image.h"
 #include "rt.h"
+#include "vt.h"
 
 /* ===================================================================
  * Helpers

@@ -21,8 +21,10 @@
 #include <cmocka.h>
 
 #include "lev_task.h"
-#include "rt.h"
 #include "executor.h"
+#include "heap.h"
+#include "image.h"
+#include "vt.h"
 
 /* ===================================================================
  * What the programs tell the tests

@@ -33,7 +33,10 @@
 
 #include "hw/hw_drive.h"
 #include "hw/hw_list.h"
+#include "heap.h"
+#include "image.h"
 #include "rt.h"
+#include "vt.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define S_ASAN 1

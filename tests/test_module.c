@@ -15,6 +15,8 @@
 #include "hw/hw_fnptr.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_statics.h"
+#include "arena.h"
+#include "module.h"
 #include "rt.h"
 
 /* ===================================================================

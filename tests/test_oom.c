@@ -16,7 +16,9 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "image.h"
 #include "rt.h"
+#include "vt.h"
 
 enum { T_TASK = LEV_T_USER };
 enum { NARR = 64, ARR_WORDS = 32768 }; /* 64 arrays of 256 KiB: 16 MiB */

@@ -32,8 +32,11 @@
 #include <cmocka.h>
 
 #include "lev_task.h"
-#include "rt.h"
+#include "clock.h"
 #include "executor.h"
+#include "image.h"
+#include "rt.h"
+#include "vt.h"
 
 extern char **environ;
 

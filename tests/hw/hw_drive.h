@@ -17,7 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt.h"
+#include "arena.h"
+#include "image.h"
+#include "vt.h"
 
 typedef struct hw_stats {
     unsigned steps;      /* rt_vt_step calls */

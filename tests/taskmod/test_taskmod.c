@@ -26,9 +26,11 @@
 
 #include <cmocka.h>
 
-#include "rt.h"
 #include "executor.h"
+#include "module.h"
+#include "rt.h"
 #include "taskmod.h"
+#include "vt.h"
 
 #if !defined(TM_MODE_EMBED) && !defined(TM_MODE_PATH)
 #error "define TM_MODE_EMBED or TM_MODE_PATH"

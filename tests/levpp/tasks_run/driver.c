@@ -13,8 +13,10 @@
 
 #include <cmocka.h>
 
-#include "rt.h"
 #include "executor.h"
+#include "module.h"
+#include "rt.h"
+#include "vt.h"
 
 /* Plain C reference of collatz_max. */
 static void s_collatz_ref(long lim, long out[2])

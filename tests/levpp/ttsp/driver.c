@@ -22,8 +22,11 @@
 #include <cmocka.h>
 
 #include "nests.h"
-#include "rt.h"
 #include "executor.h"
+#include "module.h"
+#include "rt.h"
+#include "ttsp.h"
+#include "vt.h"
 
 #define S_CK_MS 50
 #define S_RATE_NS 200000000ull /* most worker CPU time per image, on average */

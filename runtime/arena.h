@@ -1,0 +1,85 @@
+/* arena.h - the frame arena of one VT (arena.c): a chain of chunks that
+ * holds the frames of its checkpointable calls in call order, the buffer
+ * of frames spilled while it unwinds, and the frame registers of its
+ * context (base, sp, limit), which only the arena sets.
+ *
+ * Internal (not installed). Depends on module.h (frame sizes). The arena
+ * owns its chunks: a restore gets one from rt_arena_chunk_new, fills it
+ * and hands it over with rt_arena_adopt. The lev_frame_* entry points of
+ * lev_abi.h are in vt.c, which finds a context's arena.
+ */
+#ifndef ARENA_H
+#define ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "module.h"
+
+typedef struct rt_chunk {
+    struct rt_chunk *prev;
+    struct rt_chunk *next;
+    char *end;   /* top of this chunk's frames while it is not current */
+    size_t cap;  /* bytes of frame space */
+    uint64_t pad_;
+    char data[]; /* 16-byte aligned */
+} rt_chunk;
+
+typedef struct rt_arena {
+    rt_chunk *first;
+    rt_chunk *cur;
+    /* Frames written while unwinding by bodies that ran without one
+     * (lev_frame_spill), innermost first; GC-scanned, laid on the chain
+     * by rt_arena_lay_spilled once the VT has unwound. */
+    char *spill;
+    size_t spill_len, spill_cap;
+} rt_arena;
+
+/* lev_frame_push_slow for the context ctx whose arena is a. */
+void *rt_arena_push_slow(lev_ctx *ctx, rt_arena *a, size_t size);
+
+/* lev_frame_pop_slow for the context ctx whose arena is a. */
+void rt_arena_pop_slow(lev_ctx *ctx, rt_arena *a, void *frame);
+
+/* lev_frame_callee for the context ctx whose arena is a. */
+void *rt_arena_callee(lev_ctx *ctx, rt_arena *a, void *frame, size_t size);
+
+/* lev_frame_spill: a zeroed frame of function fn in the spill buffer, or
+ * NULL when out of memory (the caller fails the VT). */
+void *rt_arena_spill(rt_arena *a, size_t size, uint32_t fn);
+
+/* Calls fn for every frame from the bottom of the chain to the top;
+ * stops early and returns fn's result if it is non-zero. */
+int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
+                  int (*fn)(void *frame, size_t size, void *ud), void *ud);
+
+/* With `lay`, pushes the spilled frames on the chain, outermost first;
+ * either way empties the spill buffer. 0, or LEV_ENOMEM (some spilled
+ * frames are then missing from the chain: the VT cannot go on). */
+int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay);
+
+/* Frees every chunk and leaves the arena and ctx empty. */
+void rt_arena_clear(lev_ctx *ctx, rt_arena *a);
+
+/* Overwrites every frame byte with garbage (torture mode). */
+void rt_arena_scribble(lev_ctx *ctx, rt_arena *a);
+
+/* The bottom frame of the arena, or NULL if it has none. */
+void *rt_arena_bottom(const rt_arena *a);
+
+/* A new chunk of `cap` bytes of frame space, not in any arena, for a
+ * restore to fill from its data on (then rt_arena_adopt, or
+ * rt_arena_chunk_free). NULL on exhaustion. */
+rt_chunk *rt_arena_chunk_new(size_t cap);
+
+/* Frees a chunk that no arena adopted; accepts NULL. */
+void rt_arena_chunk_free(rt_chunk *c);
+
+/* Empties the arena and makes c, whose first `used` bytes hold frames,
+ * its only chunk, with ctx's frame registers on it. */
+void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, size_t used);
+
+/* Byte size of the frame of function `fn` in module m (aligned). */
+size_t rt_frame_size(const lev_module *m, uint32_t fn);
+
+#endif

@@ -1,0 +1,95 @@
+/* heap_private.h - the heap's internals that the image codec shares: raw
+ * (unzeroed) allocation and slabs for restore, and the cache of heap pages
+ * that makes a capture's pointer lookups cheap.
+ *
+ * Internal to heap.c, image_capture.c and image_restore.c; nothing else
+ * includes it. Depends on heap.h.
+ */
+#ifndef HEAP_PRIVATE_H
+#define HEAP_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+
+/* Like rt_heap_alloc_obj; data is left unzeroed when !zero and the
+ * type holds no pointers (restore overwrites it all). */
+rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero);
+
+/* A slab: one GC object holding `n` VT objects of one type and element
+ * count, `stride` bytes apart from the end of this header on, each with
+ * its own rt_objhdr. Restore allocates small objects this way; a slab is
+ * reclaimed once none of its objects is referenced. */
+typedef struct rt_slab {
+    uint32_t magic; /* RT_SLAB_MAGIC << 24, where an object has its type */
+    uint32_t stride;
+    uint32_t n;
+    uint32_t pad_;
+} rt_slab;
+
+#define RT_SLAB_MAGIC 0x5Bu
+
+/* Allocates a slab of n objects of `count` elements of `type`, headers
+ * set and data zeroed, and returns the header of the first (the others
+ * follow *stride bytes apart). NULL on exhaustion or overflow. */
+rt_objhdr *rt_heap_alloc_slab(const lev_module *m, uint32_t type, uint32_t count, uint32_t n,
+                              uint32_t *stride);
+
+/* Slab stride of objects of `bytes` data bytes: 0 if they are too large
+ * to share a slab. */
+uint32_t rt_heap_slab_stride(size_t bytes);
+
+/* Frees a restored object at once (error paths): its slab with the
+ * slab's first object, nothing for the slab's other objects. */
+void rt_heap_free_restored(rt_objhdr *h);
+
+/* What a lookup learnt about one 4 KiB page of the GC heap: VT objects
+ * (or GC objects) of `sz` bytes start at o0 + k*sz up to lim. */
+typedef struct rt_heap_page {
+    uintptr_t page; /* page address, 0 if the entry is empty */
+    uintptr_t o0, lim;
+    uintptr_t first; /* first object of a slab (0 for a GC block) */
+    uint32_t sz;
+    uint32_t recip; /* ceil(2^32 / sz) */
+} rt_heap_page;
+
+#define RT_HEAP_CACHE 256u
+
+/* Pages seen by one walk over objects that stay allocated meanwhile
+ * (a capture): lookups in a known page need no GC_base. Zero it first. */
+typedef struct rt_heap_cache {
+    rt_heap_page e[RT_HEAP_CACHE];
+} rt_heap_cache;
+
+/* rt_heap_find through the cache; records p's page when p is in a VT
+ * object, which must stay allocated while the cache is in use. */
+rt_objhdr *rt_heap_find_slow(rt_heap_cache *c, const void *p);
+
+/* The header of the GC object or slab slot that holds p, through the
+ * cache: like rt_heap_find but the magic and bounds are the caller's to
+ * check, and p may be an object's one-past-end pointer. */
+LEV_INLINE rt_objhdr *rt_heap_find_cached(rt_heap_cache *c, const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    const rt_heap_page *e = &c->e[(a >> 12) % RT_HEAP_CACHE];
+    if (LEV_LIKELY(e->page == (a & ~(uintptr_t)4095) && a >= e->o0)) {
+        uintptr_t base = e->o0 + (uintptr_t)(((uint64_t)(a - e->o0) * e->recip) >> 32) * e->sz;
+        if (LEV_LIKELY(base + e->sz <= e->lim)) {
+            if (!e->first) {
+                /* A small slab shares its page with other GC objects. */
+                if (LEV_LIKELY((((const rt_slab *)base)->magic >> 24) != RT_SLAB_MAGIC))
+                    return (rt_objhdr *)base;
+                return rt_heap_find_slow(c, p);
+            }
+            if (a >= base + sizeof(rt_objhdr))
+                return (rt_objhdr *)base;
+            if (base > e->first)
+                return (rt_objhdr *)(base - e->sz); /* one past the previous one's end */
+        }
+    }
+    return rt_heap_find_slow(c, p);
+}
+
+#endif

@@ -1,0 +1,50 @@
+/* image.h - checkpoint images: capture of a suspended VT into a portable
+ * image (image_capture.c), restore of a VT from one (image_restore.c), and
+ * reading an image's header (image_format.c, which also holds the layout).
+ *
+ * Internal (not installed). Depends on vt.h; the executor and rtmain are
+ * above it.
+ */
+#ifndef IMAGE_H
+#define IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt.h"
+
+#define RT_IMAGE_VERSION 1u
+
+typedef struct rt_image_info {
+    uint32_t version;
+    uint64_t module_hash;
+    uint64_t vt_id;
+    uint32_t epoch;
+    uint32_t nobjects;
+    uint32_t nframes;
+    uint64_t live_bytes;
+} rt_image_info;
+
+/* Captures a suspended (not running) VT into a new image. Caller owns
+ * *img and frees it with free(). LEV_ECAPTURE names the function or type
+ * and field holding a pointer that cannot be encoded. */
+int rt_capture(rt_vt *vt, uint8_t **img, size_t *len);
+
+/* Builds a new VT from an image, for module m. Never reads outside
+ * img[0..len). LEV_EIMAGE, LEV_EVERSION, LEV_EMODULE, LEV_ENOMEM. */
+int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out);
+
+/* Replaces the frames and heap graph of `vt` with those of the image
+ * (same VT, same id), without touching its scheduling state. */
+int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len);
+
+/* Reads and checks an image's header (and checksum). */
+int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info);
+
+/* Overwrites every heap object and travelling static reachable from the
+ * VT's frames with garbage (torture mode). It finds them through the
+ * frames, so call it before rt_arena_scribble. Returns 0 or the error of
+ * the walk (e.g. LEV_ECAPTURE). */
+int rt_heap_scribble_reachable(rt_vt *vt);
+
+#endif

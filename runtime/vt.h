@@ -1,0 +1,117 @@
+/* vt.h - virtual threads (vt.c): the VT record around a lev_ctx, its one
+ * initialisation (for a new VT and for one built from an image), running
+ * it on the calling OS thread until it unwinds or ends, and reaching a VT
+ * from the context that generated code passes around (rt_vt_of).
+ *
+ * Internal (not installed). Depends on arena.h (a VT's frames), ttsp.h
+ * and module.h. The executor that schedules VTs is above it (executor.h):
+ * here it is only the opaque rt_exec a VT points to.
+ */
+#ifndef VT_H
+#define VT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "module.h"
+#include "ttsp.h"
+
+typedef enum rt_vt_state {
+    RT_VT_NEW = 0,
+    RT_VT_RUNNABLE,
+    RT_VT_RUNNING,
+    RT_VT_BLOCKED,
+    RT_VT_DONE,
+    RT_VT_FAILED
+} rt_vt_state;
+
+/* Why a VT unwound (bits of rt_vt.want). */
+enum {
+    RT_WANT_PREEMPT = 1u,
+    RT_WANT_CAPTURE = 2u,
+    RT_WANT_TORTURE = 4u,
+    RT_WANT_BLOCK = 8u,
+    RT_WANT_YIELD = 16u,
+    RT_WANT_CANCEL = 32u
+};
+
+/* rt_vt.magic of a live VT. */
+#define RT_VT_MAGIC 0x4C565456u /* "LVTV" */
+
+typedef struct rt_exec rt_exec;
+typedef struct rt_vt rt_vt;
+
+struct rt_vt {
+    lev_ctx ctx;             /* what generated code sees; rt_vt_of(&vt->ctx) == vt */
+    rt_arena arena;
+    const lev_module *mod;
+    rt_exec *exec;
+    rt_vt *next;             /* run queue / list link */
+    uint64_t id;             /* stable across migration */
+    uint32_t epoch;          /* incarnation */
+    uint32_t entry;          /* function id of the bottom frame */
+    volatile uint32_t want;  /* RT_WANT_* */
+    int state;               /* rt_vt_state */
+    int err;                 /* failure code once FAILED */
+    uint32_t magic;          /* RT_VT_MAGIC while the VT lives */
+    char *errdetail;         /* malloc'd */
+    void *result;            /* malloc'd result of lev_return */
+    size_t result_len;
+    uint64_t next_ck_ns;     /* monotonic time the next checkpoint is due */
+    uint32_t torture_left;   /* safe points until the next torture cycle */
+    uint32_t flags;
+    void *host;              /* owned by the embedding side */
+    rt_ttsp ttsp;            /* time to safe point (ttsp.c) */
+};
+
+/* Reports a context that is not a live VT's and aborts. */
+__attribute__((noreturn, cold)) void rt_vt_bad_ctx(const lev_ctx *ctx);
+
+/* The VT whose context is ctx (what the lev_* entry points receive);
+ * aborts if ctx is not the context of a live VT. */
+static inline rt_vt *rt_vt_of(lev_ctx *ctx)
+{
+    rt_vt *vt = (rt_vt *)((char *)ctx - offsetof(rt_vt, ctx));
+    if (LEV_UNLIKELY(vt->magic != RT_VT_MAGIC))
+        rt_vt_bad_ctx(ctx);
+    return vt;
+}
+
+/* Allocates a VT of module m with no frames, in `state`, with id `id` (0:
+ * a new id) and epoch 1, its poll armed in torture mode; the only place a
+ * VT record is initialised (rt_vt_alloc, and restore with
+ * rt_vt_adopt_frames). NULL on exhaustion. */
+rt_vt *rt_vt_create(const lev_module *m, uint64_t id, rt_vt_state state);
+
+/* Replaces the VT's frames with chunk c (from rt_arena_chunk_new), whose
+ * first `used` bytes hold the frames of an image, bottom first: the bottom
+ * frame's function becomes the entry, `epoch` the epoch, and the poll is
+ * armed as for a new VT (torture mode). */
+void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch);
+
+/* Creates a VT that will run function `fn` of `m` (a task entry) with a
+ * copy of arg; the VT is not scheduled. Caller owns it (rt_vt_destroy). */
+int rt_vt_new(const lev_module *m, uint32_t fn, const void *arg, size_t len, rt_vt **out);
+
+/* Creates a VT whose bottom frame (zeroed, pc 0) belongs to entry `fn`
+ * (a task or main entry); the caller fills the frame's parameters. */
+int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame);
+
+/* The bottom (entry) frame of a VT, or NULL once it has none. */
+void *rt_vt_bottom(rt_vt *vt);
+
+/* LEV_TORTURE as read once from the environment (0: off). */
+uint32_t rt_torture_every(void);
+
+/* Frees a VT that is not running or queued; accepts NULL. */
+void rt_vt_destroy(rt_vt **vt_p);
+
+/* Runs the VT on the calling thread until it unwinds or ends; returns
+ * LEV_RUN_DONE/LEV_RUN_EXIT (ended: see state) or LEV_RUN_UNWIND. */
+int rt_vt_step(rt_vt *vt);
+
+/* The VT running on the calling thread, or NULL. */
+rt_vt *rt_vt_current(void);
+
+#endif
