@@ -766,7 +766,7 @@ static void t_capture_detail_names_variable(void **state)
  * damage. These helpers re-seal an image: they read its header (a tpl
  * image "uuUUuuuuU#": magic, version, module hash, VT id, epoch, entry,
  * objects, frames, then a table of lengths holding the body length and,
- * right after it, the checksum) and recompute the checksum as image.c
+ * right after it, the checksum) and recompute the checksum as image_format.c
  * documents it. A test first checks that re-sealing an intact image gives
  * it back byte for byte, and is skipped if the format has moved on.
  * =================================================================== */

@@ -63,7 +63,7 @@ enum { S_NODES = 2000, S_EARLY = 100 };
 
 /* The collector's heap may hold, besides the live bytes (and as much
  * again for the restore's new copy, and the room it makes): the least
- * allocation a restore allows between collections (4 MiB, image.c), and
+ * allocation a restore allows between collections (4 MiB, image_restore.c), and
  * a margin. Resident memory may grow by the heap and images, frames and
  * the C library's free lists. */
 #define S_HEAP_ALLOW ((size_t)6 << 20)
