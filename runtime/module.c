@@ -343,28 +343,14 @@ static void s_builtin(lev_module *m, uint32_t id, const char *name, uint32_t kin
     s_make_plan(t);
 }
 
-static int s_build(const lev_module_desc *d, lev_module **out)
+/* The type table: built-in types, then each user type flattened into
+ * runs, with its GC descriptor and codec plan. */
+static int s_build_types(lev_module *m)
 {
-    if (d->abi_version != LEV_ABI_VERSION)
-        return rt_err(LEV_EMODULE, "module %s was built for frame ABI %u, runtime has %u",
-                      d->name ? d->name : "?", d->abi_version, LEV_ABI_VERSION);
-    if ((d->ntypes && !d->types) || (d->nfns && !d->fns) || (d->nstatics && !d->statics))
-        return rt_err(LEV_EINVAL, "module %s: a descriptor table is missing",
-                      d->name ? d->name : "?");
-    if (d->ntypes > 0xFFFFFFu - LEV_T_USER)
-        return rt_err(LEV_EINVAL, "module has too many types");
-    lev_module *m = calloc(1, sizeof *m);
-    if (!m)
-        return LEV_ENOMEM;
-    m->desc = d;
-    m->ntypes = LEV_T_USER + d->ntypes;
-    m->types = calloc(m->ntypes, sizeof *m->types);
     unsigned char *state = calloc(m->ntypes, 1);
+    if (!state)
+        return LEV_ENOMEM;
     int rc = 0;
-    if (!m->types || !state) {
-        rc = LEV_ENOMEM;
-        goto fail;
-    }
     s_builtin(m, LEV_T_BYTES, "bytes", LEV_K_B1);
     s_builtin(m, LEV_T_U16, "u16", LEV_K_B2);
     s_builtin(m, LEV_T_U32, "u32", LEV_K_B4);
@@ -375,53 +361,49 @@ static int s_build(const lev_module_desc *d, lev_module **out)
         state[i] = S_DONE;
         if (!m->types[i].runs) {
             rc = LEV_ENOMEM;
-            goto fail;
+            break;
         }
     }
     for (uint32_t t = LEV_T_USER; t < m->ntypes && !rc; t++)
         rc = s_flatten(m, t, state);
+    free(state);
     if (rc)
-        goto fail;
+        return rc;
     for (uint32_t t = LEV_T_USER; t < m->ntypes; t++) {
         s_make_gc_descr(&m->types[t]);
         s_make_plan(&m->types[t]);
     }
+    return 0;
+}
 
-    /* Functions. */
+/* Checks the functions' frame types and fills the address -> id table. */
+static int s_build_fns(lev_module *m)
+{
+    const lev_module_desc *d = m->desc;
     for (uint32_t i = 0; i < d->nfns; i++) {
         const lev_fn_desc *f = &d->fns[i];
         const char *fname = f->name ? f->name : "?";
-        if (f->frame_type && (f->frame_type < LEV_T_USER || f->frame_type >= m->ntypes)) {
-            rc = rt_err(LEV_EINVAL, "function %s names unknown frame type %u", fname,
-                        f->frame_type);
-            goto fail;
-        }
-        if (f->frame_type && m->types[f->frame_type].size < sizeof(lev_frame)) {
-            rc = rt_err(LEV_EINVAL, "frame of function %s is smaller than its header", fname);
-            goto fail;
-        }
+        if (f->frame_type && (f->frame_type < LEV_T_USER || f->frame_type >= m->ntypes))
+            return rt_err(LEV_EINVAL, "function %s names unknown frame type %u", fname,
+                          f->frame_type);
+        if (f->frame_type && m->types[f->frame_type].size < sizeof(lev_frame))
+            return rt_err(LEV_EINVAL, "frame of function %s is smaller than its header", fname);
         if ((f->flags & LEV_FN_TASK) &&
             (!f->entry || !f->frame_type ||
-             m->types[f->frame_type].size < sizeof(lev_task_frame))) {
-            rc = rt_err(LEV_EINVAL, "task entry %s lacks a body or a task frame", fname);
-            goto fail;
-        }
+             m->types[f->frame_type].size < sizeof(lev_task_frame)))
+            return rt_err(LEV_EINVAL, "task entry %s lacks a body or a task frame", fname);
         if ((f->flags & LEV_FN_MAIN) &&
             (!f->entry || !f->frame_type ||
-             m->types[f->frame_type].size < sizeof(lev_main_frame))) {
-            rc = rt_err(LEV_EINVAL, "main entry %s lacks a body or a main frame", fname);
-            goto fail;
-        }
+             m->types[f->frame_type].size < sizeof(lev_main_frame)))
+            return rt_err(LEV_EINVAL, "main entry %s lacks a body or a main frame", fname);
     }
     m->fn_cap = 16;
     while (m->fn_cap < d->nfns * 2u + 2u)
         m->fn_cap *= 2;
     m->fn_keys = calloc(m->fn_cap, sizeof *m->fn_keys);
     m->fn_vals = calloc(m->fn_cap, sizeof *m->fn_vals);
-    if (!m->fn_keys || !m->fn_vals) {
-        rc = LEV_ENOMEM;
-        goto fail;
-    }
+    if (!m->fn_keys || !m->fn_vals)
+        return LEV_ENOMEM;
     for (uint32_t i = 0; i < d->nfns; i++) {
         uintptr_t a = (uintptr_t)d->fns[i].native;
         if (!a)
@@ -434,27 +416,32 @@ static int s_build(const lev_module_desc *d, lev_module **out)
             m->fn_vals[h] = i;
         }
     }
+    return 0;
+}
 
-    /* Statics. */
+/* Checks the statics and sorts them by address. */
+static int s_build_statics(lev_module *m)
+{
+    const lev_module_desc *d = m->desc;
     m->nstatics = d->nstatics;
     m->static_by_addr = calloc(d->nstatics ? d->nstatics : 1, sizeof *m->static_by_addr);
-    if (!m->static_by_addr) {
-        rc = LEV_ENOMEM;
-        goto fail;
-    }
+    if (!m->static_by_addr)
+        return LEV_ENOMEM;
     for (uint32_t i = 0; i < d->nstatics; i++) {
         const lev_static_desc *s = &d->statics[i];
-        if (!s->addr || s->type >= m->ntypes || !m->types[s->type].size || s->count == 0) {
-            rc = rt_err(LEV_EINVAL, "static %s has no address, an unknown type or count 0",
-                        s->name ? s->name : "?");
-            goto fail;
-        }
+        if (!s->addr || s->type >= m->ntypes || !m->types[s->type].size || s->count == 0)
+            return rt_err(LEV_EINVAL, "static %s has no address, an unknown type or count 0",
+                          s->name ? s->name : "?");
         m->static_by_addr[i] = i;
     }
     s_sort_mod = m;
     qsort(m->static_by_addr, d->nstatics, sizeof(uint32_t), s_static_cmp);
+    return 0;
+}
 
-    /* Identity. */
+/* The module's identity: a hash of its descriptors' names and layout. */
+static uint64_t s_module_hash(const lev_module_desc *d)
+{
     s_hash h = {0xcbf29ce484222325ull};
     s_hash_u32(&h, LEV_ABI_VERSION);
     s_hash_u32(&h, (uint32_t)sizeof(void *));
@@ -483,14 +470,39 @@ static int s_build(const lev_module_desc *d, lev_module **out)
         s_hash_u32(&h, d->statics[i].count);
         s_hash_u32(&h, d->statics[i].flags);
     }
-    m->hash = h.h;
-    free(state);
+    return h.h;
+}
+
+static int s_build(const lev_module_desc *d, lev_module **out)
+{
+    if (d->abi_version != LEV_ABI_VERSION)
+        return rt_err(LEV_EMODULE, "module %s was built for frame ABI %u, runtime has %u",
+                      d->name ? d->name : "?", d->abi_version, LEV_ABI_VERSION);
+    if ((d->ntypes && !d->types) || (d->nfns && !d->fns) || (d->nstatics && !d->statics))
+        return rt_err(LEV_EINVAL, "module %s: a descriptor table is missing",
+                      d->name ? d->name : "?");
+    if (d->ntypes > 0xFFFFFFu - LEV_T_USER)
+        return rt_err(LEV_EINVAL, "module has too many types");
+    lev_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return LEV_ENOMEM;
+    m->desc = d;
+    m->ntypes = LEV_T_USER + d->ntypes;
+    m->types = calloc(m->ntypes, sizeof *m->types);
+    int rc = m->types ? 0 : LEV_ENOMEM;
+    if (!rc)
+        rc = s_build_types(m);
+    if (!rc)
+        rc = s_build_fns(m);
+    if (!rc)
+        rc = s_build_statics(m);
+    if (rc) {
+        s_module_free(m);
+        return rc;
+    }
+    m->hash = s_module_hash(d);
     *out = m;
     return 0;
-fail:
-    free(state);
-    s_module_free(m);
-    return rc;
 }
 
 /* The hold of the task module loader running on this thread, if any. */
