@@ -624,7 +624,10 @@ static int s_load_stream(s_rst *r, s_rd *rd, uint32_t kind, size_t *off, int li,
     return 0;
 }
 
-static int s_restore_guarded(s_rst *r)
+/* Reads the header and loads the object table, the bulk size table and
+ * the four streams, checking their lengths against the header and the
+ * image; r->bulk_off is then where the bulk images begin. */
+static int s_load_parts(s_rst *r)
 {
     int rc = rt_img_read_header(r->img, r->len, &r->h, &r->hdr_size);
     if (rc)
@@ -668,6 +671,15 @@ static int s_restore_guarded(s_rst *r)
     if (listed != r->h.nobj)
         return rt_err(LEV_EIMAGE, "object table lists %llu objects, the header says %u",
                       (unsigned long long)listed, r->h.nobj);
+    return 0;
+}
+
+static int s_restore_guarded(s_rst *r)
+{
+    int rc = s_load_parts(r);
+    if (rc)
+        return rc;
+    size_t off = r->bulk_off;
     r->size = malloc((size_t)r->h.nobj * sizeof *r->size);
     r->addr = GC_malloc_uncollectable((size_t)r->h.nobj * sizeof *r->addr);
     if (!r->size || !r->addr)
