@@ -342,7 +342,7 @@ static void s_mem_cycle(rt_vt **vt, int way)
     size_t len;
     BENCH_CHECK(rt_capture(*vt, &img, &len), "rt_capture");
     if (way == MEM_IN_PLACE) {
-        rt_heap_scribble_reachable(*vt);
+        rt_image_scribble_reachable(*vt);
         rt_arena_scribble(&(*vt)->ctx, &(*vt)->arena);
         BENCH_CHECK(rt_restore_into(*vt, img, len), "rt_restore_into");
     } else if (way == MEM_NEW_VT) {

@@ -413,7 +413,7 @@ static int s_torture(s_worker *w, rt_vt *vt)
     int rc = rt_capture(vt, &img, &len);
     if (rc)
         return rc;
-    rt_heap_scribble_reachable(vt);
+    rt_image_scribble_reachable(vt);
     rt_arena_scribble(&vt->ctx, &vt->arena);
     rc = rt_restore_into(vt, img, len);
     free(img);

@@ -45,6 +45,6 @@ int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info);
  * VT's frames with garbage (torture mode). It finds them through the
  * frames, so call it before rt_arena_scribble. Returns 0 or the error of
  * the walk (e.g. LEV_ECAPTURE). */
-int rt_heap_scribble_reachable(rt_vt *vt);
+int rt_image_scribble_reachable(rt_vt *vt);
 
 #endif

@@ -3,7 +3,7 @@
  * statics, encoding each object's scalars into streams by width and its
  * pointers as (tag, id, offset) words, then the tpl parts and the header
  * (image_format.c has the layout). Also the torture mode's wipe of what a
- * capture reaches (rt_heap_scribble_reachable).
+ * capture reaches (rt_image_scribble_reachable).
  */
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -619,9 +619,9 @@ int rt_capture(rt_vt *vt, uint8_t **img, size_t *len)
     return s_capture(vt, img, len, false);
 }
 
-int rt_heap_scribble_reachable(rt_vt *vt)
+int rt_image_scribble_reachable(rt_vt *vt)
 {
     if (!vt)
-        return rt_err(LEV_EINVAL, "rt_heap_scribble_reachable: NULL argument");
+        return rt_err(LEV_EINVAL, "rt_image_scribble_reachable: NULL argument");
     return s_capture(vt, NULL, NULL, true);
 }

@@ -396,7 +396,7 @@ static void t_statics_travelling_restored(void **state)
         /* one frame, the argument, two travelling statics, 8 list nodes */
         assert_int_equal(info.nframes, 1);
         assert_int_equal(info.nobjects, 1 + 1 + 2 + 8);
-        rt_heap_scribble_reachable(vt);
+        rt_image_scribble_reachable(vt);
         *ctr = -1;
         *head = NULL;
         if (into) {
@@ -440,7 +440,7 @@ static void t_wipe_reaches_heap_and_statics(void **state)
     static const long primes[8] = {2, 3, 5, 7, 11, 13, 17, 19};
     const char *msg = f->msg;
 
-    rt_heap_scribble_reachable(vt);
+    rt_image_scribble_reachable(vt);
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof *nodes[i]; k++)
             assert_int_equal(((unsigned char *)nodes[i])[k], 0xA5);
@@ -558,7 +558,7 @@ static void t_deep_recursion(void **state)
     assert_int_equal(info.nobjects, 10003); /* and the argument */
 
     /* In place, after wiping. */
-    rt_heap_scribble_reachable(vt);
+    rt_image_scribble_reachable(vt);
     rt_arena_scribble(&vt->ctx, &vt->arena);
     assert_int_equal(hw_restore_into_copy(vt, img, len), 0);
     s_check_done(&deep, vt, hw_run_straight(vt, &st));

@@ -227,7 +227,7 @@ static void t_roundtrip_every_field(void **state)
     assert_int_equal(hw_restore_copy(m, img, len, &ref), 0);
     free(img);
     s_capture(vt, &img, &len);
-    rt_heap_scribble_reachable(vt);
+    rt_image_scribble_reachable(vt);
     rt_arena_scribble(&vt->ctx, &vt->arena);
     assert_int_equal(hw_restore_into_copy(vt, img, len), 0);
     free(img);

@@ -67,12 +67,12 @@ static int s_capture(rt_vt *vt, hw_stats *st, uint8_t **img, size_t *len)
     return 0;
 }
 
-/* The heap is wiped before the frames: rt_heap_scribble_reachable() finds
+/* The heap is wiped before the frames: rt_image_scribble_reachable() finds
  * the objects by walking the frames, so once rt_arena_scribble() has run it
  * finds nothing to wipe. */
 static void s_wipe(rt_vt *vt)
 {
-    rt_heap_scribble_reachable(vt);
+    rt_image_scribble_reachable(vt);
     rt_arena_scribble(&vt->ctx, &vt->arena);
 }
 
