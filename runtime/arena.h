@@ -19,8 +19,8 @@
 typedef struct rt_chunk {
     struct rt_chunk *prev;
     struct rt_chunk *next;
-    char *end;   /* top of this chunk's frames while it is not current */
-    size_t cap;  /* bytes of frame space */
+    char *end;  /* top of this chunk's frames while it is not current */
+    size_t cap; /* bytes of frame space */
     uint64_t pad_;
     char data[]; /* 16-byte aligned */
 } rt_chunk;

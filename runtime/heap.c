@@ -194,7 +194,10 @@ static void s_layout_probe(void)
     atomic_store(&s_layout_ok, ok);
 }
 
-static inline uint32_t s_recip(uint32_t sz) { return (uint32_t)((((uint64_t)1 << 32) + sz - 1) / sz); }
+static inline uint32_t s_recip(uint32_t sz)
+{
+    return (uint32_t)((((uint64_t)1 << 32) + sz - 1) / sz);
+}
 
 rt_objhdr *rt_heap_find_slow(rt_heap_cache *c, const void *p)
 {
@@ -211,8 +214,12 @@ rt_objhdr *rt_heap_find_slow(rt_heap_cache *c, const void *p)
         const rt_slab *s = base;
         uintptr_t first = (uintptr_t)base + sizeof(rt_slab);
         uintptr_t from = page > first ? page : first;
-        e = (rt_heap_page){page, first + (from - first) / s->stride * s->stride,
-                           first + (uintptr_t)s->n * s->stride, first, s->stride, 0};
+        e = (rt_heap_page){page,
+                           first + (from - first) / s->stride * s->stride,
+                           first + (uintptr_t)s->n * s->stride,
+                           first,
+                           s->stride,
+                           0};
     } else {
         pthread_once(&s_layout_once, s_layout_probe);
         size_t sz = GC_size(base);

@@ -133,7 +133,7 @@ typedef struct s_cap {
     s_bulk *bulk;
     uint32_t nbulk, capbulk;
     s_stream meta, bsz, s1, s2, s4, s8;
-    uint32_t *group;     /* open meta group, or NULL */
+    uint32_t *group; /* open meta group, or NULL */
     uint64_t live;
     rt_heap_cache *pages; /* heap pages seen by this capture */
 } s_cap;
@@ -221,8 +221,7 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
     rt_objhdr *h = rt_heap_find_cached(c->pages, p);
     if (h) {
         uint32_t type = RT_OBJ_TYPE(h);
-        if (LEV_UNLIKELY((h->type >> 24) == RT_OBJ_FREED) &&
-            p >= (char *)h + sizeof(rt_objhdr)) {
+        if (LEV_UNLIKELY((h->type >> 24) == RT_OBJ_FREED) && p >= (char *)h + sizeof(rt_objhdr)) {
             *out = IMG_DANGLING;
             return 0;
         }
@@ -427,7 +426,7 @@ static int s_collect(s_cap *c, rt_vt *vt)
     for (uint32_t i = 0; i < c->nfixed; i++) {
         s_fixed o = c->fixed[i];
         const rt_type *t = o.kind == IMG_OBJ_FRAME ? &c->m->types[d->fns[o.id].frame_type]
-                                                 : &c->m->types[d->statics[o.id].type];
+                                                   : &c->m->types[d->statics[o.id].type];
         uint32_t nelem = o.kind == IMG_OBJ_FRAME ? 1 : o.count;
         if ((rc = s_emit(c, o.addr, o.size, t, nelem, o.kind, o.id, o.count)))
             return rc;
@@ -437,8 +436,8 @@ static int s_collect(s_cap *c, rt_vt *vt)
         rt_objhdr *h = c->heap[i];
         uint32_t type = RT_OBJ_TYPE(h);
         const rt_type *t = &c->m->types[type];
-        if ((rc = s_emit(c, rt_obj_data(h), (uint64_t)t->size * h->count, t, h->count,
-                         IMG_OBJ_HEAP, type, h->count)))
+        if ((rc = s_emit(c, rt_obj_data(h), (uint64_t)t->size * h->count, t, h->count, IMG_OBJ_HEAP,
+                         type, h->count)))
             return rc;
     }
     return 0;
@@ -494,16 +493,21 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
     }
     s_stream *streams[6] = {&c->meta, &c->bsz, &c->s1, &c->s2, &c->s4, &c->s8};
     uint32_t kinds[6] = {LEV_K_B4, LEV_K_B4, LEV_K_B1, LEV_K_B2, LEV_K_B4, LEV_K_B8};
-    rt_img_header h = {IMG_MAGIC, RT_IMAGE_VERSION, c->m->hash, vt->id, vt->epoch, vt->entry,
-                  c->nfixed + c->nheap, c->nframes, {0}};
+    rt_img_header h = {.magic = IMG_MAGIC,
+                       .version = RT_IMAGE_VERSION,
+                       .module_hash = c->m->hash,
+                       .vt_id = vt->id,
+                       .epoch = vt->epoch,
+                       .entry = vt->entry,
+                       .nobj = c->nfixed + c->nheap,
+                       .nframes = c->nframes};
     for (int k = 0; k < 6; k++) {
         if (streams[k]->n > INT32_MAX)
             return rt_err(LEV_ERANGE, "image stream too large for one image");
         h.len[2 * k] = streams[k]->n;
         if (streams[k]->n == 0)
             continue;
-        if (rt_img_direct_ok(kinds[k]) &&
-            IMG_PRE + streams[k]->n * streams[k]->w <= UINT32_MAX) {
+        if (rt_img_direct_ok(kinds[k]) && IMG_PRE + streams[k]->n * streams[k]->w <= UINT32_MAX) {
             parts[k] = (s_part){NULL, IMG_PRE + streams[k]->n * streams[k]->w, streams[k]->p,
                                 streams[k]->n, kinds[k]};
         } else if ((rc = s_pack_arr(&parts[k], kinds[k], streams[k]->p, streams[k]->n))) {

@@ -80,12 +80,11 @@ static uint64_t s_hash_bytes(const unsigned char *p, size_t n, uint64_t seed)
     return h;
 }
 
-
 uint64_t rt_img_checksum(const rt_img_header *h, const unsigned char *body, size_t n)
 {
     unsigned char buf[8 * (6 + IMG_NLEN)];
-    uint64_t v[6 + IMG_NLEN] = {h->magic, h->version, h->module_hash, h->vt_id, h->epoch,
-                              ((uint64_t)h->entry << 32) | h->nobj};
+    uint64_t word5 = ((uint64_t)h->entry << 32) | h->nobj;
+    uint64_t v[6 + IMG_NLEN] = {h->magic, h->version, h->module_hash, h->vt_id, h->epoch, word5};
     v[5] ^= (uint64_t)h->nframes << 16;
     for (int i = 0; i < IMG_NLEN; i++)
         v[6 + i] = i == IMG_L_SUM ? 0 : h->len[i];
@@ -209,7 +208,7 @@ size_t rt_img_header_size(void)
 /* Checks that a part is a tpl image of the expected format and fixed
  * length before tpl_load ever sees it. */
 int rt_img_check_fmt(const uint8_t *p, size_t n, const char *fmt, uint32_t expect_len,
-                       const char *what)
+                     const char *what)
 {
     char *f = tpl_peek(TPL_MEM, p, n);
     if (!f)
@@ -232,7 +231,7 @@ int rt_img_check_fmt(const uint8_t *p, size_t n, const char *fmt, uint32_t expec
 
 /* Unpacks one dense array part into dst (n items of kind). */
 int rt_img_unpack_arr(const uint8_t *p, size_t sz, uint32_t kind, void *dst, size_t n,
-                        const char *what)
+                      const char *what)
 {
     int rc = rt_img_check_fmt(p, sz, rt_img_arr_fmt(kind), (uint32_t)n, what);
     if (rc)
@@ -268,8 +267,8 @@ int rt_img_read_header(const uint8_t *img, size_t len, rt_img_header *h, size_t 
     if (len < hs)
         return rt_err(LEV_EIMAGE, "image of %zu bytes is truncated inside its header", len);
     memset(h, 0, sizeof *h);
-    tpl_node *tn = tpl_map(IMG_HDR_FMT, &h->magic, &h->version, &h->module_hash, &h->vt_id, &h->epoch,
-                           &h->entry, &h->nobj, &h->nframes, h->len, IMG_NLEN);
+    tpl_node *tn = tpl_map(IMG_HDR_FMT, &h->magic, &h->version, &h->module_hash, &h->vt_id,
+                           &h->epoch, &h->entry, &h->nobj, &h->nframes, h->len, IMG_NLEN);
     if (!tn)
         return rt_err(LEV_ENOMEM, "tpl_map failed");
     int rc = 0;
@@ -309,7 +308,6 @@ static int s_info_guarded(const uint8_t *img, size_t len, rt_image_info *info)
     info->live_bytes = h.len[IMG_L_LIVE];
     return 0;
 }
-
 
 int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info)
 {

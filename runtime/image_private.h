@@ -34,8 +34,22 @@ enum { IMG_F_BULK = 1 };
 enum { IMG_META_WORDS = 4 };
 /* Indices in the header's length table. */
 enum {
-    IMG_L_META_N, IMG_L_META_SZ, IMG_L_BSZ_N, IMG_L_BSZ_SZ, IMG_L_S1_N, IMG_L_S1_SZ, IMG_L_S2_N, IMG_L_S2_SZ, IMG_L_S4_N, IMG_L_S4_SZ,
-    IMG_L_S8_N, IMG_L_S8_SZ, IMG_L_BODY, IMG_L_SUM, IMG_L_LIVE, IMG_L_RESERVED
+    IMG_L_META_N,
+    IMG_L_META_SZ,
+    IMG_L_BSZ_N,
+    IMG_L_BSZ_SZ,
+    IMG_L_S1_N,
+    IMG_L_S1_SZ,
+    IMG_L_S2_N,
+    IMG_L_S2_SZ,
+    IMG_L_S4_N,
+    IMG_L_S4_SZ,
+    IMG_L_S8_N,
+    IMG_L_S8_SZ,
+    IMG_L_BODY,
+    IMG_L_SUM,
+    IMG_L_LIVE,
+    IMG_L_RESERVED
 };
 
 /* Where a dangling pointer points after restore (and is known again by
@@ -112,7 +126,7 @@ int rt_img_unpack_arr(const uint8_t *p, size_t sz, uint32_t kind, void *dst, siz
 int rt_img_read_header(const uint8_t *img, size_t len, rt_img_header *h, size_t *hsz);
 
 /* Runs `call` with tpl's fatal hook returning here (then rc is LEV_ENOMEM). */
-#define RT_IMG_GUARDED(rc, call)                                                                        \
+#define RT_IMG_GUARDED(rc, call)                                                                   \
     do {                                                                                           \
         jmp_buf jb_;                                                                               \
         jmp_buf **slot_ = rt_tpl_jmp_slot();                                                       \

@@ -117,7 +117,7 @@ typedef struct s_rd {
     const unsigned char *p; /* stream items (in the image, or malloc'd) */
     size_t n, pos;
     uint32_t w;
-    bool own;               /* p is malloc'd */
+    bool own; /* p is malloc'd */
 } s_rd;
 
 /* Small objects that hold pointers come from GC_malloc_many batches (one
@@ -138,22 +138,22 @@ typedef struct s_rst {
     size_t hdr_size;
     const uint8_t *img;
     size_t len;
-    uint32_t *meta;   /* groups of IMG_META_WORDS words */
+    uint32_t *meta; /* groups of IMG_META_WORDS words */
     size_t ngroups;
-    uint32_t *bsz;    /* image size of each bulk object */
+    uint32_t *bsz; /* image size of each bulk object */
     size_t nbsz;
-    s_rd s[4];        /* scalars of 1, 2, 4, 8 bytes; pointers in s[3] */
-    char **addr;      /* object id -> address (GC-visible) */
-    uint32_t *size;   /* object id -> bytes (at most UINT32_MAX, checked) */
-    rt_chunk *chunk;  /* the new frame chunk */
-    size_t bulk_off;  /* where the bulk images begin */
+    s_rd s[4];       /* scalars of 1, 2, 4, 8 bytes; pointers in s[3] */
+    char **addr;     /* object id -> address (GC-visible) */
+    uint32_t *size;  /* object id -> bytes (at most UINT32_MAX, checked) */
+    rt_chunk *chunk; /* the new frame chunk */
+    size_t bulk_off; /* where the bulk images begin */
     uint64_t frames_bytes;
     /* Allocation runs just ahead of decoding: objects [0, nalloc) have
      * addresses, [nfilled, nalloc) are not decoded yet. */
     uint32_t nalloc, nfilled;
-    size_t ag;        /* meta group of object nalloc */
-    uint32_t ak;      /* its index within that group */
-    char *fp;         /* next frame in the chunk */
+    size_t ag;   /* meta group of object nalloc */
+    uint32_t ak; /* its index within that group */
+    char *fp;    /* next frame in the chunk */
     s_batch batch;
     bool gc_off;      /* collections held off by the restore (s_hold_begin) */
     uint64_t gc_need; /* bytes the heap objects take from the collector */
@@ -230,10 +230,9 @@ static int s_validate_meta(s_rst *r)
         if (flags & ~(uint32_t)IMG_F_BULK)
             return rt_err(LEV_EIMAGE, "object group %zu has unknown flags", g);
         if (rep == 0 || rep > r->h.nobj - nobj)
-            return rt_err(LEV_EIMAGE, "object group %zu repeats %u times past the object count",
-                          g, rep);
-        if ((nobj < r->h.nframes) != (kind == IMG_OBJ_FRAME) ||
-            (kind == IMG_OBJ_FRAME && rep != 1))
+            return rt_err(LEV_EIMAGE, "object group %zu repeats %u times past the object count", g,
+                          rep);
+        if ((nobj < r->h.nframes) != (kind == IMG_OBJ_FRAME) || (kind == IMG_OBJ_FRAME && rep != 1))
             return rt_err(LEV_EIMAGE, "object %llu: frames must come first, one per group",
                           (unsigned long long)nobj);
         if (kind == IMG_OBJ_FRAME) {
@@ -287,8 +286,8 @@ static int s_validate_meta(s_rst *r)
     if (nbulk != r->nbsz)
         return rt_err(LEV_EIMAGE, "%llu bulk objects but %zu bulk images",
                       (unsigned long long)nbulk, r->nbsz);
-    if (need[LEV_K_B1] != r->s[0].n || need[LEV_K_B2] != r->s[1].n ||
-        need[LEV_K_B4] != r->s[2].n || need[LEV_K_B8] != r->s[3].n)
+    if (need[LEV_K_B1] != r->s[0].n || need[LEV_K_B2] != r->s[1].n || need[LEV_K_B4] != r->s[2].n ||
+        need[LEV_K_B8] != r->s[3].n)
         return rt_err(LEV_EIMAGE, "object table does not match the data streams");
     /* Each bulk object's image must hold its elements before anything is
      * allocated for it. */
@@ -302,8 +301,8 @@ static int s_validate_meta(s_rst *r)
             if (!(w[0] >> 8 & IMG_F_BULK))
                 continue;
             int rc = rt_img_check_fmt(r->img + off, r->bsz[b], rt_img_arr_fmt(t->dense_kind),
-                                 (uint32_t)(r->size[i] / rt_kind_width(t->dense_kind)),
-                                 "bulk object");
+                                      (uint32_t)(r->size[i] / rt_kind_width(t->dense_kind)),
+                                      "bulk object");
             if (rc)
                 return rc;
             off += r->bsz[b++];
@@ -437,7 +436,7 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
 
 #define S_TAKE(rd, dst, items)                                                                     \
     do {                                                                                           \
-        rt_img_copy((dst), (rd)->p + (rd)->pos * (rd)->w, (size_t)(items) * (rd)->w);                   \
+        rt_img_copy((dst), (rd)->p + (rd)->pos * (rd)->w, (size_t)(items) * (rd)->w);              \
         (rd)->pos += (items);                                                                      \
     } while (0)
 
@@ -633,10 +632,9 @@ static int s_load_parts(s_rst *r)
     if (rc)
         return rc;
     if (r->h.module_hash != r->m->hash)
-        return rt_err(LEV_EMODULE,
-                      "image was taken with task module %016llx, this process has %s (%016llx)",
-                      (unsigned long long)r->h.module_hash, r->m->desc->name,
-                      (unsigned long long)r->m->hash);
+        return rt_err(
+            LEV_EMODULE, "image was taken with task module %016llx, this process has %s (%016llx)",
+            (unsigned long long)r->h.module_hash, r->m->desc->name, (unsigned long long)r->m->hash);
     if (r->h.nframes == 0 || r->h.nframes > r->h.nobj || r->h.nobj > IMG_ID_MAX)
         return rt_err(LEV_EIMAGE, "image has %u frames in %u objects", r->h.nframes, r->h.nobj);
     if (r->h.len[IMG_L_META_N] % IMG_META_WORDS)
@@ -716,7 +714,7 @@ static int s_restore_guarded(s_rst *r)
             if (w[0] >> 8 & IMG_F_BULK) {
                 uint32_t width = rt_kind_width(t->dense_kind);
                 if ((rc = rt_img_unpack_arr(r->img + off, r->bsz[b], t->dense_kind, r->addr[i],
-                                       r->size[i] / width, "bulk object")))
+                                            r->size[i] / width, "bulk object")))
                     return rc;
                 off += r->bsz[b++];
             } else if ((rc = s_decode_obj(r, i, t, nelem))) {
@@ -771,8 +769,8 @@ int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len)
     s_rst r;
     int rc = s_restore(vt->mod, img, len, &r);
     if (rc == 0 && r.h.vt_id != vt->id)
-        rc = rt_err(LEV_EIMAGE, "image belongs to VT %llu, not %llu",
-                    (unsigned long long)r.h.vt_id, (unsigned long long)vt->id);
+        rc = rt_err(LEV_EIMAGE, "image belongs to VT %llu, not %llu", (unsigned long long)r.h.vt_id,
+                    (unsigned long long)vt->id);
     if (rc == 0)
         s_install(vt, &r);
     s_rst_free(&r, rc != 0);

@@ -124,8 +124,8 @@ static int s_append_rec(lev_module *m, s_runs *r, uint32_t base, uint32_t t, uin
                     return rc;
             } else {
                 for (uint32_t j = 0; j < er->count; j++) {
-                    rc = s_runs_add(r, base + i * et->size + er->offset + j * er->stride, er->kind, 1,
-                                    er->name);
+                    rc = s_runs_add(r, base + i * et->size + er->offset + j * er->stride, er->kind,
+                                    1, er->name);
                     if (rc)
                         return rc;
                 }
@@ -182,7 +182,8 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
         } else {
             esz = s_kind_width(f->kind);
             if (!esz) {
-                rc = rt_err(LEV_EINVAL, "field %s.%s has unknown kind %u", rt->name, fname, f->kind);
+                rc =
+                    rt_err(LEV_EINVAL, "field %s.%s has unknown kind %u", rt->name, fname, f->kind);
                 break;
             }
         }
@@ -389,12 +390,10 @@ static int s_build_fns(lev_module *m)
         if (f->frame_type && m->types[f->frame_type].size < sizeof(lev_frame))
             return rt_err(LEV_EINVAL, "frame of function %s is smaller than its header", fname);
         if ((f->flags & LEV_FN_TASK) &&
-            (!f->entry || !f->frame_type ||
-             m->types[f->frame_type].size < sizeof(lev_task_frame)))
+            (!f->entry || !f->frame_type || m->types[f->frame_type].size < sizeof(lev_task_frame)))
             return rt_err(LEV_EINVAL, "task entry %s lacks a body or a task frame", fname);
         if ((f->flags & LEV_FN_MAIN) &&
-            (!f->entry || !f->frame_type ||
-             m->types[f->frame_type].size < sizeof(lev_main_frame)))
+            (!f->entry || !f->frame_type || m->types[f->frame_type].size < sizeof(lev_main_frame)))
             return rt_err(LEV_EINVAL, "main entry %s lacks a body or a main frame", fname);
     }
     m->fn_cap = 16;

@@ -24,9 +24,9 @@
  * starting at `offset`, `stride` bytes apart. */
 typedef struct rt_run {
     uint32_t offset;
-    uint32_t kind;   /* LEV_K_B1..LEV_K_FNPTR */
+    uint32_t kind; /* LEV_K_B1..LEV_K_FNPTR */
     uint32_t count;
-    uint32_t stride; /* bytes between items (the width for packed runs) */
+    uint32_t stride;  /* bytes between items (the width for packed runs) */
     const char *name; /* field name for diagnostics */
 } rt_run;
 
@@ -35,8 +35,8 @@ typedef struct rt_type {
     uint32_t size;
     uint32_t nruns;
     rt_run *runs;
-    bool has_ptrs;     /* any PTR or FNPTR run */
-    bool dense;        /* one packed scalar run that covers size exactly */
+    bool has_ptrs; /* any PTR or FNPTR run */
+    bool dense;    /* one packed scalar run that covers size exactly */
     uint32_t dense_kind;
     uintptr_t gc_descr; /* GC descriptor of header + one element, 0 if none */
     /* For the image codec, per element: items in the 1-, 2-, 4- and 8-byte
@@ -49,8 +49,8 @@ typedef struct rt_type {
 struct lev_module {
     const lev_module_desc *desc;
     uint64_t hash;
-    uint32_t ntypes;         /* LEV_T_USER + desc->ntypes */
-    rt_type *types;          /* indexed by type id (built-ins included) */
+    uint32_t ntypes; /* LEV_T_USER + desc->ntypes */
+    rt_type *types;  /* indexed by type id (built-ins included) */
     /* statics sorted by address, for pointer lookup */
     uint32_t nstatics;
     uint32_t *static_by_addr;
@@ -88,10 +88,10 @@ int64_t rt_module_fn_by_name(const lev_module *m, const char *name);
  * of every lookup until the loader publishes or discards them, and the
  * first registration that failed. */
 typedef struct rt_module_hold {
-    lev_module *held;  /* newest first, linked by next */
+    lev_module *held; /* newest first, linked by next */
     uint32_t nheld;
-    int err;           /* 0, or the code of the first failed registration */
-    char detail[256];  /* its message and lev_errdetail */
+    int err;          /* 0, or the code of the first failed registration */
+    char detail[256]; /* its message and lev_errdetail */
 } rt_module_hold;
 
 /* Holds the modules registered on the calling thread (by the constructors

@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lev_task.h"
 #include "executor.h"
 #include "heap.h"
 #include "image.h"
+#include "lev_task.h"
 #include "module.h"
 #include "rt.h"
 #include "vt.h"

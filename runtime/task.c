@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lev_task.h"
 #include "executor.h"
+#include "lev_task.h"
 #include "rt.h"
 #include "vt.h"
 

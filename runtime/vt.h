@@ -43,26 +43,26 @@ typedef struct rt_exec rt_exec;
 typedef struct rt_vt rt_vt;
 
 struct rt_vt {
-    lev_ctx ctx;             /* what generated code sees; rt_vt_of(&vt->ctx) == vt */
+    lev_ctx ctx; /* what generated code sees; rt_vt_of(&vt->ctx) == vt */
     rt_arena arena;
     const lev_module *mod;
     rt_exec *exec;
-    rt_vt *next;             /* run queue / list link */
-    uint64_t id;             /* stable across migration */
-    uint32_t epoch;          /* incarnation */
-    uint32_t entry;          /* function id of the bottom frame */
-    volatile uint32_t want;  /* RT_WANT_* */
-    int state;               /* rt_vt_state */
-    int err;                 /* failure code once FAILED */
-    uint32_t magic;          /* RT_VT_MAGIC while the VT lives */
-    char *errdetail;         /* malloc'd */
-    void *result;            /* malloc'd result of lev_return */
+    rt_vt *next;            /* run queue / list link */
+    uint64_t id;            /* stable across migration */
+    uint32_t epoch;         /* incarnation */
+    uint32_t entry;         /* function id of the bottom frame */
+    volatile uint32_t want; /* RT_WANT_* */
+    int state;              /* rt_vt_state */
+    int err;                /* failure code once FAILED */
+    uint32_t magic;         /* RT_VT_MAGIC while the VT lives */
+    char *errdetail;        /* malloc'd */
+    void *result;           /* malloc'd result of lev_return */
     size_t result_len;
-    uint64_t next_ck_ns;     /* monotonic time the next checkpoint is due */
-    uint32_t torture_left;   /* safe points until the next torture cycle */
+    uint64_t next_ck_ns;   /* monotonic time the next checkpoint is due */
+    uint32_t torture_left; /* safe points until the next torture cycle */
     uint32_t flags;
-    void *host;              /* owned by the embedding side */
-    rt_ttsp ttsp;            /* time to safe point (ttsp.c) */
+    void *host;   /* owned by the embedding side */
+    rt_ttsp ttsp; /* time to safe point (ttsp.c) */
 };
 
 /* Reports a context that is not a live VT's and aborts. */
