@@ -785,7 +785,7 @@ int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
     int rc = s_restore(m, img, len, &r);
     rt_vt *vt = NULL;
     if (rc == 0) {
-        vt = rt_vt_create(m, r.h.vt_id, RT_VT_RUNNABLE);
+        vt = rt_vt_create(m, &r.h.vt_id, RT_VT_RUNNABLE);
         if (!vt)
             rc = rt_err(LEV_ENOMEM, "out of memory allocating the VT");
     }

@@ -33,7 +33,7 @@ uint32_t rt_torture_every(void)
     return (uint32_t)cached;
 }
 
-rt_vt *rt_vt_create(const lev_module *m, uint64_t id, rt_vt_state state)
+rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state)
 {
     rt_vt *vt = GC_malloc_uncollectable(sizeof *vt);
     if (!vt)
@@ -41,7 +41,7 @@ rt_vt *rt_vt_create(const lev_module *m, uint64_t id, rt_vt_state state)
     memset(vt, 0, sizeof *vt);
     vt->magic = RT_VT_MAGIC;
     vt->mod = m;
-    vt->id = id ? id : atomic_fetch_add(&s_next_id, 1);
+    vt->id = id ? *id : atomic_fetch_add(&s_next_id, 1);
     vt->epoch = 1;
     vt->state = state;
     uint32_t every = rt_torture_every();
@@ -72,7 +72,7 @@ int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame)
     rt_init();
     if (!m || fn >= m->desc->nfns || !m->desc->fns[fn].entry || !m->desc->fns[fn].frame_type)
         return rt_err(LEV_EINVAL, "function id %u is not an entry of the module", fn);
-    rt_vt *vt = rt_vt_create(m, 0, RT_VT_NEW);
+    rt_vt *vt = rt_vt_create(m, NULL, RT_VT_NEW);
     if (!vt)
         return LEV_ENOMEM;
     vt->entry = fn;

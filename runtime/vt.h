@@ -78,11 +78,11 @@ static inline rt_vt *rt_vt_of(lev_ctx *ctx)
     return vt;
 }
 
-/* Allocates a VT of module m with no frames, in `state`, with id `id` (0:
- * a new id) and epoch 1, its poll armed in torture mode; the only place a
- * VT record is initialised (rt_vt_alloc, and restore with
+/* Allocates a VT of module m with no frames, in `state`, with id *id (id
+ * NULL: a new id) and epoch 1, its poll armed in torture mode; the only
+ * place a VT record is initialised (rt_vt_alloc, and restore with
  * rt_vt_adopt_frames). NULL on exhaustion. */
-rt_vt *rt_vt_create(const lev_module *m, uint64_t id, rt_vt_state state);
+rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state);
 
 /* Replaces the VT's frames with chunk c (from rt_arena_chunk_new), whose
  * first `used` bytes hold the frames of an image, bottom first: the bottom
