@@ -12,10 +12,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 # Debian packages for building and testing (the install test uses
-# pkg-config, and nm and objdump from binutils).
+# pkg-config, and nm and objdump from binutils; the style test uses
+# clang-format and cppcheck, Debian 12's versions 14 and 2.10).
 PACKAGES=(
-    cmake gcc make pkg-config binutils
+    cmake gcc make pkg-config binutils git
     libgc-dev libtpl-dev libzmq3-dev libczmq-dev libclang-19-dev libcmocka-dev
+    clang-format cppcheck
 )
 
 JOBS=$(nproc 2>/dev/null || echo 2)
