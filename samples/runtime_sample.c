@@ -1,7 +1,9 @@
 /* runtime_sample.c - the virtual-thread runtime on its own, with task code
- * written by hand exactly as levpp would generate it: one frame struct and
- * one resumable body per checkpointable function, a hand-written module
- * descriptor, safe points in loops and on every call.
+ * written by hand against the frame ABI in its simplest form: one frame
+ * struct and one resumable body per checkpointable function, a
+ * hand-written module descriptor, safe points in loops and on every call.
+ * (levpp's output follows the same ABI and adds run/resume pairs, lazy
+ * frames and an unwind block per site.)
  *
  * It runs a batch of VTs on an executor and prints their results, captures
  * a running VT and finishes a restored copy of it, and rolls a VT back in

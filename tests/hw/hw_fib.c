@@ -1,5 +1,7 @@
-/* hw_fib.c - hand-written task module in the shape levpp gives
- * checkpointable code: direct recursion (fib), mutual recursion
+/* hw_fib.c - hand-written task module that follows the frame
+ * ABI as levpp's output does, in its simplest form (frames pushed on
+ * entry, one unwind block per body; levpp adds run/resume pairs, lazy
+ * frames and an unwind block per site): direct recursion (fib), mutual recursion
  * (is_even/is_odd, also used for deep recursion) and their task entries.
  *
  * Source it stands for:

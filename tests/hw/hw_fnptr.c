@@ -1,5 +1,7 @@
-/* hw_fnptr.c - hand-written task module in the shape levpp gives
- * checkpointable code: function pointers that cross safe points.
+/* hw_fnptr.c - hand-written task module that follows the frame
+ * ABI as levpp's output does, in its simplest form (frames pushed on
+ * entry, one unwind block per body; levpp adds run/resume pairs, lazy
+ * frames and an unwind block per site): function pointers that cross safe points.
  *
  * Source it stands for:
  *

@@ -1,5 +1,7 @@
-/* hw_hash.c - hand-written task module in the shape levpp gives
- * checkpointable code: a chained hash table with an array of bucket
+/* hw_hash.c - hand-written task module that follows the frame
+ * ABI as levpp's output does, in its simplest form (frames pushed on
+ * entry, one unwind block per body; levpp adds run/resume pairs, lazy
+ * frames and an unwind block per site): a chained hash table with an array of bucket
  * pointers.
  *
  * Source it stands for:

@@ -1,5 +1,5 @@
-/* hw_layout.c - hand-written task module in the shape levpp gives
- * checkpointable code, whose state covers every field kind and layout an
+/* hw_layout.c - hand-written task module that follows the frame ABI as
+ * levpp's output does, in its simplest form, whose state covers every field kind and layout an
  * image must carry (see hw_layout.h), with the digest and comparison that
  * the image tests use.
  *

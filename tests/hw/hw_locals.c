@@ -1,5 +1,7 @@
-/* hw_locals.c - hand-written task module in the shape levpp gives
- * checkpointable code: locals whose address is taken live in the frame,
+/* hw_locals.c - hand-written task module that follows the frame
+ * ABI as levpp's output does, in its simplest form (frames pushed on
+ * entry, one unwind block per body; levpp adds run/resume pairs, lazy
+ * frames and an unwind block per site): locals whose address is taken live in the frame,
  * and pointers to them survive every safe point.
  *
  * Source it stands for:

@@ -1,5 +1,7 @@
-/* hw_statics.c - hand-written task module in the shape levpp gives
- * checkpointable code: statics. A string literal gets a generated symbol
+/* hw_statics.c - hand-written task module that follows the frame
+ * ABI as levpp's output does, in its simplest form (frames pushed on
+ * entry, one unwind block per body; levpp adds run/resume pairs, lazy
+ * frames and an unwind block per site): statics. A string literal gets a generated symbol
  * and is registered as a static that does not travel (pointers to it come
  * back to the same address); `counter` and `head` are registered with
  * LEV_S_TRAVELS, so their values are part of every image.
