@@ -431,7 +431,7 @@ static void t_wipe_reaches_heap_and_statics(void **state)
     uint8_t *img;
     size_t len;
     assert_int_equal(rt_capture(vt, &img, &len), 0);
-    struct hw_snode *nodes[8];
+    struct hw_snode *nodes[8] = {0};
     int n = 0;
     for (struct hw_snode *p = *hw_statics_head(); p && n < 8; p = p->next)
         nodes[n++] = p;

@@ -219,7 +219,7 @@ const lev_module *hw_hash_module(void)
 
 long hw_hash_ref(long n)
 {
-    long val[S_KEYS];
+    long val[S_KEYS] = {0};
     int present[S_KEYS] = {0};
     uint32_t nb = 4, count = 0;
     uint64_t seed = 7;
