@@ -11,8 +11,8 @@
 # What is checked, and why:
 #   clang-format  every .c and .h that the project writes: runtime/,
 #                 preproc/, leverage/, samples/, eval/ and tests/, except
-#                 the inputs of levpp's tests (tests/levpp/corpus, diag,
-#                 checks, tasks, ttsp, tasks_run): they are C as other
+#                 the inputs of levpp's corpus, diagnostics and checks
+#                 (tests/levpp/corpus, diag, checks): they are C as other
 #                 people write it, odd layouts on purpose. Generated code
 #                 keeps the user's layout (#line maps it back), so it is
 #                 not formatted.
@@ -43,14 +43,14 @@ mapfile -t sources < <(git ls-files -- '*.c' '*.h' 2>/dev/null ||
 formatted=()
 for f in "${sources[@]}"; do
     case $f in
-    tests/levpp/corpus/* | tests/levpp/diag/* | tests/levpp/checks/* | \
-        tests/levpp/tasks/* | tests/levpp/ttsp/* | tests/levpp/tasks_run/*) ;;
+    tests/levpp/corpus/* | tests/levpp/diag/* | tests/levpp/checks/*) ;;
     *) formatted+=("$f") ;;
     esac
 done
 if ! clang-format --dry-run --Werror "${formatted[@]}" 2>"$build/style-format.log"; then
     echo "style: FAIL: files differ from .clang-format (fix: clang-format -i FILE):"
-    grep -Eo '^[^:]+\.[ch]' "$build/style-format.log" | sort -u | sed 's/^/  /'
+    grep -Eo '^[^: ]+\.[ch]:[0-9]+:[0-9]+: ' "$build/style-format.log" | cut -d: -f1 | sort -u |
+        sed 's/^/  /'
     status=1
 else
     echo "style: clang-format: ${#formatted[@]} files as .clang-format says"
