@@ -20,6 +20,9 @@
 #define LEVPP_RESOURCE_DIR ""
 #endif
 
+void pp_error_noloc(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pp_frame_type(int fi);
+
 /* ===================================================================
  * Small helpers: memory, strings, growable buffers
  * =================================================================== */
@@ -28,7 +31,7 @@ static void *pp_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p) {
-        fprintf(stderr, "levpp: error: out of memory\n");
+        pp_error_noloc(NULL, "out of memory");
         exit(1);
     }
     return p;
@@ -239,6 +242,14 @@ typedef struct pp_static {
     int owner; /* the input that defines it */
 } pp_static;
 
+/* Static locals, moved to file scope: declaration and new name. */
+typedef struct pp_moved {
+    CXCursor decl;
+    char *name;
+} pp_moved;
+
+#define PP_MAX_STRIPS 64
+
 typedef struct pp_ctx {
     pp_file *files;
     unsigned nfiles;
@@ -252,45 +263,90 @@ typedef struct pp_ctx {
     int errors;
     unsigned nlit, seq;
     int cur_file; /* the input being processed */
+    /* How to name an unnamed type in generated code: __typeof__ of an
+     * object of that type, when one is at hand (set by pp_static_var
+     * around one pp_elem call; NULL otherwise). */
+    const char *typeof_hint;
+    /* The integer-pointer analysis: [fn][param] (param == nparams: the
+     * return value), the pointer-to-integer conversion that reaches it. */
+    CXCursor **param_conv;
+    /* Static locals moved to file scope (pp_move_decl). */
+    pp_moved *moved;
+    unsigned nmoved, capmoved;
+    /* The strip-mined loops around the statement being rewritten
+     * (pp_strip_mine): their number and their induction variables. */
+    struct {
+        unsigned k;
+        char *v;
+    } strips[PP_MAX_STRIPS];
+    unsigned nstrips;
+    /* The last libc call refused inside a macro: one error per expansion. */
+    const pp_file *libc_macro_file;
+    unsigned libc_macro_at;
 } pp_ctx;
 
-static pp_ctx S;
+enum { PP_ERROR, PP_WARNING };
+void pp_vdiag(int severity, int count, const char *file, unsigned line, unsigned col,
+              const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+void pp_diag(int severity, CXSourceLocation loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* An error (counted) or a warning (the run still succeeds) at loc. */
+#define pp_error(loc, ...) pp_diag(PP_ERROR, (loc), __VA_ARGS__)
+#define pp_warn(loc, ...) pp_diag(PP_WARNING, (loc), __VA_ARGS__)
+
+/* An error with no source location: `FILE: error: levpp: TEXT`, or
+ * `levpp: error: TEXT` when file is NULL. Counted like the others. */
+void pp_error_noloc(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The names of the standard streams, by pp_static.std - 1. */
+extern const char *const pp_std_names[3];
+
+/* The one context of a run: every piece of mutable state of levpp. */
+pp_ctx ctx;
 
 /* ===================================================================
  * Locations, diagnostics, children, tokens
  * =================================================================== */
 
-static void __attribute__((format(printf, 2, 3)))
-pp_error(CXSourceLocation loc, const char *fmt, ...)
+/* The one diagnostic printer: `FILE:LINE:COL: error: levpp: TEXT`, or
+ * `FILE: error: levpp: TEXT` with no line, or `levpp: error: TEXT` with no
+ * file; warnings alike with `warning:`. Errors are counted in ctx.errors
+ * when `count` is set (a run with errors writes nothing). */
+void pp_vdiag(int severity, int count, const char *file, unsigned line, unsigned col,
+              const char *fmt, va_list ap)
 {
-    CXFile file;
-    unsigned line, col;
-    clang_getExpansionLocation(loc, &file, &line, &col, NULL);
-    char *name = file ? pp_cx(clang_getFileName(file)) : pp_strdup("levpp");
-    fprintf(stderr, "%s:%u:%u: error: levpp: ", name, line, col);
-    va_list ap;
-    va_start(ap, fmt);
+    const char *what = severity == PP_WARNING ? "warning" : "error";
+    if (file && line)
+        fprintf(stderr, "%s:%u:%u: %s: levpp: ", file, line, col, what);
+    else if (file)
+        fprintf(stderr, "%s: %s: levpp: ", file, what);
+    else
+        fprintf(stderr, "levpp: %s: ", what);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputc('\n', stderr);
-    free(name);
-    S.errors++;
+    if (severity == PP_ERROR && count)
+        ctx.errors++;
 }
 
-/* A warning: printed like an error, but the run still succeeds. */
-static void __attribute__((format(printf, 2, 3)))
-pp_warn(CXSourceLocation loc, const char *fmt, ...)
+void pp_error_noloc(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pp_vdiag(PP_ERROR, 1, file, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
+/* A diagnostic at a source location (its expansion location). */
+void pp_diag(int severity, CXSourceLocation loc, const char *fmt, ...)
 {
     CXFile file;
     unsigned line, col;
     clang_getExpansionLocation(loc, &file, &line, &col, NULL);
     char *name = file ? pp_cx(clang_getFileName(file)) : pp_strdup("levpp");
-    fprintf(stderr, "%s:%u:%u: warning: levpp: ", name, line, col);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    pp_vdiag(severity, 1, name, line, col, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     free(name);
 }
 
@@ -421,7 +477,7 @@ static int pp_attributed(const pp_file *f, CXCursor c)
 static void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text)
 {
     PP_PUSH(f->edits, f->nedits, f->capedits);
-    f->edits[f->nedits++] = (pp_edit){b, e, cls, depth, run, S.seq++, text};
+    f->edits[f->nedits++] = (pp_edit){b, e, cls, depth, run, ctx.seq++, text};
 }
 
 static int pp_edit_cmp(const void *pa, const void *pb)
@@ -735,10 +791,6 @@ static char *pp_ident(const char *s)
     return r;
 }
 
-/* How to name an unnamed type in generated code: __typeof__ of an object
- * of that type, when one is at hand. */
-static const char *s_typeof_hint;
-
 /* The id (enum name) of record type t, registering it. */
 static const char *pp_record_id(CXType t, CXCursor where)
 {
@@ -749,33 +801,33 @@ static const char *pp_record_id(CXType t, CXCursor where)
         free(spell);
         spell = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
     }
-    if (pp_bad_spelling(spell) && s_typeof_hint) {
+    if (pp_bad_spelling(spell) && ctx.typeof_hint) {
         free(spell);
-        spell = pp_strdup(s_typeof_hint);
+        spell = pp_strdup(ctx.typeof_hint);
     }
-    for (unsigned i = 0; i < S.ntypes; i++) {
-        if (S.types[i].fn < 0 && !strcmp(S.types[i].key, key)) {
-            if (pp_bad_spelling(S.types[i].spell) && !pp_bad_spelling(spell)) {
-                free(S.types[i].spell);
-                S.types[i].spell = spell;
+    for (unsigned i = 0; i < ctx.ntypes; i++) {
+        if (ctx.types[i].fn < 0 && !strcmp(ctx.types[i].key, key)) {
+            if (pp_bad_spelling(ctx.types[i].spell) && !pp_bad_spelling(spell)) {
+                free(ctx.types[i].spell);
+                ctx.types[i].spell = spell;
             } else {
                 free(spell);
             }
             free(key);
-            return S.types[i].idname;
+            return ctx.types[i].idname;
         }
     }
-    PP_PUSH(S.types, S.ntypes, S.captypes);
-    pp_type *ty = &S.types[S.ntypes++];
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
     memset(ty, 0, sizeof *ty);
     char *id = pp_ident(key);
-    ty->idname = pp_fmt("LEV__T_%s_%u", id, S.ntypes);
+    ty->idname = pp_fmt("LEV__T_%s_%u", id, ctx.ntypes);
     free(id);
     ty->key = key;
     ty->spell = spell;
     ty->type = canon;
     ty->fn = -1;
-    ty->owner = S.cur_file;
+    ty->owner = ctx.cur_file;
     ty->where = where;
     return ty->idname;
 }
@@ -1029,8 +1081,8 @@ static void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t
 
 static int pp_fn_find(const char *usr)
 {
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (!strcmp(S.fns[i].usr, usr))
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (!strcmp(ctx.fns[i].usr, usr))
             return (int)i;
     return -1;
 }
@@ -1043,13 +1095,13 @@ static int pp_fn_get(CXCursor decl)
         free(usr);
         return i;
     }
-    PP_PUSH(S.fns, S.nfns, S.capfns);
-    pp_fn *fn = &S.fns[S.nfns];
+    PP_PUSH(ctx.fns, ctx.nfns, ctx.capfns);
+    pp_fn *fn = &ctx.fns[ctx.nfns];
     memset(fn, 0, sizeof *fn);
     fn->usr = usr;
     fn->name = pp_cx(clang_getCursorSpelling(decl));
     fn->file = -1;
-    return (int)S.nfns++;
+    return (int)ctx.nfns++;
 }
 
 /* Whether c is a loop: a for, or a while or do-while whose condition is
@@ -1117,7 +1169,7 @@ static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientD
 {
     (void)parent;
     pp_scan *sc = d;
-    pp_fn *fn = &S.fns[sc->fn];
+    pp_fn *fn = &ctx.fns[sc->fn];
     if (pp_is_loop(c))
         fn->has_loop = 1;
     if (pp_kind(c) == CXCursor_CallExpr) {
@@ -1128,7 +1180,7 @@ static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientD
                 fn->has_ckpt = 1;
             free(name);
             int g = pp_fn_get(ref);
-            fn = &S.fns[sc->fn]; /* the table may have moved */
+            fn = &ctx.fns[sc->fn]; /* the table may have moved */
             PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
             fn->callees[fn->ncallees++] = g;
         } else {
@@ -1169,7 +1221,7 @@ static enum CXChildVisitResult pp_addr_cb(CXCursor c, CXCursor parent, CXClientD
         free(a->callee);
         a->callee = NULL;
     } else {
-        S.fns[pp_fn_get(ref)].addr_taken = 1;
+        ctx.fns[pp_fn_get(ref)].addr_taken = 1;
     }
     free(usr);
     return CXChildVisit_Recurse;
@@ -1178,7 +1230,7 @@ static enum CXChildVisitResult pp_addr_cb(CXCursor c, CXCursor parent, CXClientD
 /* Finds the functions whose address input fi takes (pp_addr_cb). */
 static void pp_addr_scan(unsigned fi)
 {
-    pp_kids k = pp_children(clang_getTranslationUnitCursor(S.files[fi].tu));
+    pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
     pp_addr a = {NULL};
     for (unsigned i = 0; i < k.n; i++)
         if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
@@ -1205,8 +1257,8 @@ static int pp_icall_cp(CXCursor c)
 {
     char *key = pp_icall_key(c);
     int any = 0;
-    for (unsigned j = 0; key && j < S.nfns && !any; j++)
-        any = S.fns[j].cp && pp_icand(&S.fns[j], key);
+    for (unsigned j = 0; key && j < ctx.nfns && !any; j++)
+        any = ctx.fns[j].cp && pp_icand(&ctx.fns[j], key);
     free(key);
     return any;
 }
@@ -1215,11 +1267,11 @@ static int pp_icall_cp(CXCursor c)
  * candidates, so that what a pointer may reach counts like a direct call. */
 static void pp_icall_edges(void)
 {
-    for (unsigned i = 0; i < S.nfns; i++)
-        for (unsigned t = 0; t < S.fns[i].nitypes; t++)
-            for (unsigned j = 0; j < S.nfns; j++)
-                if (pp_icand(&S.fns[j], S.fns[i].itypes[t])) {
-                    pp_fn *fn = &S.fns[i];
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        for (unsigned t = 0; t < ctx.fns[i].nitypes; t++)
+            for (unsigned j = 0; j < ctx.nfns; j++)
+                if (pp_icand(&ctx.fns[j], ctx.fns[i].itypes[t])) {
+                    pp_fn *fn = &ctx.fns[i];
                     PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
                     fn->callees[fn->ncallees++] = (int)j;
                 }
@@ -1240,7 +1292,7 @@ static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClie
 /* Records the functions defined in file fi and their calls. */
 static void pp_collect_fns(unsigned fi)
 {
-    pp_file *f = &S.files[fi];
+    pp_file *f = &ctx.files[fi];
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
@@ -1248,7 +1300,7 @@ static void pp_collect_fns(unsigned fi)
             !clang_Location_isFromMainFile(PP_LOC(c)))
             continue;
         int id = pp_fn_get(c);
-        pp_fn *fn = &S.fns[id];
+        pp_fn *fn = &ctx.fns[id];
         if (fn->file >= 0) {
             pp_error(PP_LOC(c), "function '%s' is defined in two inputs", fn->name);
             continue;
@@ -1258,7 +1310,7 @@ static void pp_collect_fns(unsigned fi)
         int task = 0;
         clang_visitChildren(c, pp_is_task_cb, &task);
         fn->is_task = task;
-        fn->is_main = S.main_task && !strcmp(fn->name, "main");
+        fn->is_main = ctx.main_task && !strcmp(fn->name, "main");
         pp_scan sc = {id};
         clang_visitChildren(c, pp_scan_cb, &sc);
     }
@@ -1267,7 +1319,7 @@ static void pp_collect_fns(unsigned fi)
 
 static void pp_mark_reach(int i)
 {
-    pp_fn *fn = &S.fns[i];
+    pp_fn *fn = &ctx.fns[i];
     if (fn->reach || fn->file < 0)
         return;
     fn->reach = 1;
@@ -1277,27 +1329,58 @@ static void pp_mark_reach(int i)
 
 static void pp_fixpoint(void)
 {
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].is_task || S.fns[i].is_main)
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].is_task || ctx.fns[i].is_main)
             pp_mark_reach((int)i);
-    for (unsigned i = 0; i < S.nfns; i++) {
-        pp_fn *fn = &S.fns[i];
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
         fn->cp = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt ||
-                                   (S.auto_poll && fn->reach && fn->has_loop));
+                                   (ctx.auto_poll && fn->reach && fn->has_loop));
     }
     for (int changed = 1; changed;) {
         changed = 0;
-        for (unsigned i = 0; i < S.nfns; i++) {
-            pp_fn *fn = &S.fns[i];
+        for (unsigned i = 0; i < ctx.nfns; i++) {
+            pp_fn *fn = &ctx.fns[i];
             if (fn->cp || fn->file < 0)
                 continue;
             for (unsigned j = 0; j < fn->ncallees; j++)
-                if (S.fns[fn->callees[j]].cp) {
+                if (ctx.fns[fn->callees[j]].cp) {
                     fn->cp = changed = 1;
                     break;
                 }
         }
     }
+}
+
+/* Pass: the functions of every input and the call graph over all of
+ * them, which functions are checkpointable (the fixpoint), then the C
+ * name and id of each defined function. `first_input` names the run in
+ * the error for a --main-task run without main. */
+void pp_call_graph_pass(const char *first_input)
+{
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        pp_collect_fns(i);
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        pp_addr_scan(i);
+    pp_icall_edges();
+    pp_fixpoint();
+    int have_main = 0;
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
+        have_main |= fn->is_main;
+        if (fn->file >= 0) {
+            int dup = 0;
+            for (unsigned j = 0; j < ctx.nfns; j++)
+                dup |= j != i && ctx.fns[j].file >= 0 && !strcmp(ctx.fns[j].name, fn->name);
+            fn->cname =
+                dup ? pp_fmt("%s__%s", fn->name, ctx.files[fn->file].stem) : pp_strdup(fn->name);
+            char *id = pp_ident(fn->cname);
+            fn->idname = pp_fmt("LEV__FN_%s", id);
+            free(id);
+        }
+    }
+    if (ctx.main_task && !have_main)
+        pp_error_noloc(first_input, "--main-task: no definition of main");
 }
 
 /* ===================================================================
@@ -1429,7 +1512,7 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
         return -1;
     }
     CXCursor br[PP_VLA_MAX];
-    unsigned nb = pp_bracket_exprs(&S.files[fn->file], v, br);
+    unsigned nb = pp_bracket_exprs(&ctx.files[fn->file], v, br);
     for (unsigned i = 0; i < out->ndims; i++) {
         out->size[i] = i < nb ? br[i] : clang_getNullCursor();
         if (out->cdim[i] < 0 && i >= nb) {
@@ -1622,10 +1705,21 @@ static void pp_layout(pp_fn *fn)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
             pp_vc vc = {fn};
             clang_visitChildren(k.v[i], pp_vars_cb, &vc);
-            if (!S.main_task)
+            if (!ctx.main_task)
                 clang_visitChildren(k.v[i], pp_static_write_cb, fn);
         }
     free(k.v);
+}
+
+/* Pass: the frame layout and the frame type of every checkpointable
+ * function. */
+void pp_layout_frames(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp) {
+            pp_layout(&ctx.fns[i]);
+            pp_frame_type((int)i);
+        }
 }
 
 /* ===================================================================
@@ -1766,7 +1860,7 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         char *name = pp_cx(clang_getCursorSpelling(ref));
         char *usr = pp_cx(clang_getCursorUSR(ref));
         int g = pp_fn_find(usr);
-        if (pp_safepoint_kind(name) || (g >= 0 && S.fns[g].cp))
+        if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp))
             *(int *)d = 1;
         free(name);
         free(usr);
@@ -1970,7 +2064,6 @@ typedef struct pp_ia {
 
 /* Conversions of pointers passed to the parameters of each function
  * (null: none seen), from the callers' analyses. */
-static CXCursor **s_pconv;
 
 static pp_ist pp_ist_new(unsigned n)
 {
@@ -2149,7 +2242,7 @@ static int pp_ia_site(CXCursor c)
     char *name = pp_cx(clang_getCursorSpelling(ref));
     char *usr = pp_cx(clang_getCursorUSR(ref));
     int g = pp_fn_find(usr);
-    int r = pp_safepoint_kind(name) ? -2 : g >= 0 && S.fns[g].cp ? g : -1;
+    int r = pp_safepoint_kind(name) ? -2 : g >= 0 && ctx.fns[g].cp ? g : -1;
     free(name);
     free(usr);
     return r;
@@ -2211,7 +2304,7 @@ static void pp_ia_writes(pp_ia *a, pp_ist *st, CXCursor e)
             }
             if (whole)
                 st->crossed[vi] = 0;
-        } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && S.main_task && a->report) {
+        } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && ctx.main_task && a->report) {
             int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
             enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
             if ((file_scope || sc == CX_SC_Static) &&
@@ -2256,9 +2349,9 @@ static void pp_ia_sites(pp_ia *a, pp_ist *st, CXCursor e)
             pp_ia_reads(a, st, arg, clang_getNullCursor());
             pp_ia_writes(a, st, arg);
             CXCursor conv = clang_getNullCursor();
-            if (g >= 0 && (unsigned)i < S.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
-                clang_Cursor_isNull(s_pconv[g][i])) {
-                s_pconv[g][i] = conv;
+            if (g >= 0 && (unsigned)i < ctx.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
+                clang_Cursor_isNull(ctx.param_conv[g][i])) {
+                ctx.param_conv[g][i] = conv;
                 a->changed = 1;
             }
         }
@@ -2283,11 +2376,11 @@ static void pp_ia_loop(pp_ia *a, pp_ist *st, CXCursor loop, CXCursor cond, CXCur
     pp_ist_copy(&head, st, a->n);
     for (int iter = 0; iter < 8; iter++) {
         pp_ist_copy(&cur, &head, a->n);
-        if (S.auto_poll)
+        if (ctx.auto_poll)
             pp_ia_resume(a, &cur, loop); /* a budget poll comes before the condition */
         if (!is_do && !clang_Cursor_isNull(cond))
             pp_ia_expr(a, &cur, cond);
-        if (S.auto_poll)
+        if (ctx.auto_poll)
             pp_ia_resume(a, &cur, loop);
         if (!clang_Cursor_isNull(body))
             pp_ia_stmt(a, &cur, body);
@@ -2408,7 +2501,7 @@ static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
 /* Analyses checkpointable function fi (report: print the errors). */
 static void pp_ia_fn(int fi, int report, int *changed)
 {
-    pp_fn *fn = &S.fns[fi];
+    pp_fn *fn = &ctx.fns[fi];
     unsigned n = fn->nvars;
     pp_ia a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
                NULL, report, 0};
@@ -2422,9 +2515,9 @@ static void pp_ia_fn(int fi, int report, int *changed)
         a.tracked[i] = (unsigned char)pp_holds_wide(fn->vars[i].type);
     pp_ist st = pp_ist_new(n);
     for (unsigned i = 0; i < fn->nparams && i < n; i++)
-        if (!clang_Cursor_isNull(s_pconv[fi][i]) && a.tracked[i]) {
+        if (!clang_Cursor_isNull(ctx.param_conv[fi][i]) && a.tracked[i]) {
             st.hold[i] = 1;
-            st.conv[i] = s_pconv[fi][i];
+            st.conv[i] = ctx.param_conv[fi][i];
         }
     pp_kids k = pp_children(fn->def);
     for (unsigned i = 0; i < k.n; i++)
@@ -2444,27 +2537,27 @@ static void pp_ia_fn(int fi, int report, int *changed)
  * parameters are followed into the callees. */
 static void pp_int_ptrs(void)
 {
-    s_pconv = pp_xrealloc(NULL, (S.nfns + 1) * sizeof *s_pconv);
-    for (unsigned i = 0; i < S.nfns; i++) {
-        unsigned np = S.fns[i].nparams;
-        s_pconv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
+    ctx.param_conv = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *ctx.param_conv);
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        unsigned np = ctx.fns[i].nparams;
+        ctx.param_conv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
         for (unsigned j = 0; j <= np; j++)
-            s_pconv[i][j] = clang_getNullCursor();
+            ctx.param_conv[i][j] = clang_getNullCursor();
     }
     for (int pass = 0, changed = 1; changed && pass < 16; pass++) {
         changed = 0;
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].cp)
+        for (unsigned i = 0; i < ctx.nfns; i++)
+            if (ctx.fns[i].cp)
                 pp_ia_fn((int)i, 0, &changed);
     }
     int ignored = 0;
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].cp)
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp)
             pp_ia_fn((int)i, 1, &ignored);
-    for (unsigned i = 0; i < S.nfns; i++)
-        free(s_pconv[i]);
-    free(s_pconv);
-    s_pconv = NULL;
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        free(ctx.param_conv[i]);
+    free(ctx.param_conv);
+    ctx.param_conv = NULL;
 }
 
 /* ===================================================================
@@ -2486,7 +2579,7 @@ enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32, F_LATE = 64 };
  *   S_COND C ? A : B   if (C) { A's sites; t = (A); } else { B's sites; t = (B); }
  *   S_COMMA L, R    (void)(L);  then R's sites in the same unit
  *   S_ELVIS A ?: B  t = (A); if (!t) { B's sites; t = (B); }
- *   S_STMTEXPR ({ S...; E; })   { S... { E's sites; t = (E); } }
+ *   S_STMTEXPR ({ ctx...; E; })   { ctx... { E's sites; t = (E); } }
  *
  * t is a frame field lev__tK (it may be read after a later site resumes),
  * and the operator's text becomes t, or (void)0 when its value is unused. */
@@ -2592,13 +2685,10 @@ static void __attribute__((format(printf, 3, 4)))
 pp_error_at(pp_walk *w, unsigned off, const char *fmt, ...)
 {
     unsigned line = pp_line_of(w->f, off);
-    fprintf(stderr, "%s:%u:%u: error: levpp: ", w->f->path, line, off - w->f->lines[line - 1] + 1);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    pp_vdiag(PP_ERROR, 1, w->f->path, line, off - w->f->lines[line - 1] + 1, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    S.errors++;
 }
 
 /* Whether an expression that levpp replaces (a call, a lowered operator)
@@ -2747,7 +2837,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             u->lev_return = 1;
     }
     unsigned cb, ce;
-    if (is_ck || (g >= 0 && S.fns[g].cp)) {
+    if (is_ck || (g >= 0 && ctx.fns[g].cp)) {
         if (!pp_span(w->f, c, &cb, &ce)) {
             pp_error(PP_LOC(c),
                      "call to %s '%s' inside a macro expansion is not supported; call it "
@@ -2763,7 +2853,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             pp_error(PP_LOC(c),
                      "call to checkpointable function '%s' inside %s is not supported yet", name,
                      u ? pp_ctx_name(flags) : "this context");
-        } else if (!is_ck && (S.fns[g].is_task || S.fns[g].is_main)) {
+        } else if (!is_ck && (ctx.fns[g].is_task || ctx.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
         } else if (!pp_arg_once(w, c, cb, ce)) {
             /* reported */
@@ -2774,16 +2864,16 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                 (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k, .spk = spk};
             int top = pp_is_top(u, c);
             const char *text = top ? "(void)0" : is_ck ? "0" : NULL;
-            if (!is_ck && !S.fns[g].ret_void) {
+            if (!is_ck && !ctx.fns[g].ret_void) {
                 pp_fn *fn = w->fn;
                 PP_PUSH(fn->slots, fn->nslots, fn->capslots);
-                fn->slots[fn->nslots++] = (pp_slot){k, S.fns[g].ret};
+                fn->slots[fn->nslots++] = (pp_slot){k, ctx.fns[g].ret};
             }
-            if (!is_ck && S.fns[g].ret_void)
+            if (!is_ck && ctx.fns[g].ret_void)
                 text = "(void)0";
             /* A slot that holds a pointer is cleared as it is read: a stale
              * copy would dangle once its object is freed. */
-            char *rd = text ? pp_strdup(text) : pp_slot_read('r', k, S.fns[g].ret);
+            char *rd = text ? pp_strdup(text) : pp_slot_read('r', k, ctx.fns[g].ret);
             pp_edit_add(w->f, cb, ce, E_REPL, 0, 1, rd);
         }
     }
@@ -3331,16 +3421,16 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
               "        switch (((lev_frame *)lev__cf)->fn) {\n",
               callee, callee, s->k, fn->name, ex);
     const char *v = is_void ? "" : " lev__v = lev__x.v;";
-    int *cand = pp_xrealloc(NULL, (S.nfns + 1) * sizeof *cand);
+    int *cand = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *cand);
     unsigned nc = 0;
-    for (unsigned j = 0; j < S.nfns; j++)
-        if (S.fns[j].cp && pp_icand(&S.fns[j], key)) {
+    for (unsigned j = 0; j < ctx.nfns; j++)
+        if (ctx.fns[j].cp && pp_icand(&ctx.fns[j], key)) {
             cand[nc++] = (int)j;
-            if (S.fns[j].file != fn->file)
+            if (ctx.fns[j].file != fn->file)
                 pp_xcallee(w->f, (int)j);
         }
     for (unsigned c = 0; c < nc; c++) {
-        pp_fn *g = &S.fns[cand[c]];
+        pp_fn *g = &ctx.fns[cand[c]];
         int cross = g->file != fn->file;
         pp_printf(b,
                   "        case %s: {\n            struct %s__ret lev__x = %s__%sresume(vt, "
@@ -3352,7 +3442,7 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
               "resume through a pointer\");\n            %s\n        }\n    }",
               fn->name, ex);
     for (unsigned c = 0; c < nc; c++) {
-        pp_fn *g = &S.fns[cand[c]];
+        pp_fn *g = &ctx.fns[cand[c]];
         int cross = g->file != fn->file;
         if (cross)
             pp_printf(b, " else if ((void (*)(void))lev__fp == %s__xaddr) {\n", g->cname);
@@ -3418,7 +3508,7 @@ static void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
             pp_icall_text(w, s, b);
             continue;
         }
-        pp_fn *g = &S.fns[s->callee];
+        pp_fn *g = &ctx.fns[s->callee];
         int nargs = clang_Cursor_getNumArguments(s->cur);
         int cross = g->file != fn->file;
         if (cross)
@@ -3496,12 +3586,6 @@ static void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int dep
  * inside one jumps past the initialisation of its limit lev__lK, which
  * the resume path then sets to the variable's value, so that the strip
  * ends after the iteration under way. */
-#define PP_MAX_STRIPS 64
-static struct {
-    unsigned k;
-    char *v;
-} pp_strips[PP_MAX_STRIPS];
-static unsigned pp_nstrips;
 
 /* A poll, numbered as a site at offset `at`. */
 static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
@@ -3511,8 +3595,8 @@ static void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
               "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL))\n    goto lev__unwind_%u;\n"
               "lev__resume_%u: __attribute__((unused));\n",
               k, k);
-    for (unsigned i = 0; i < pp_nstrips && i < PP_MAX_STRIPS; i++)
-        pp_printf(b, "lev__l%u = %s;\n", pp_strips[i].k, pp_strips[i].v);
+    for (unsigned i = 0; i < ctx.nstrips && i < PP_MAX_STRIPS; i++)
+        pp_printf(b, "lev__l%u = %s;\n", ctx.strips[i].k, ctx.strips[i].v);
 }
 
 static void pp_stmt(pp_walk *w, CXCursor c, int depth);
@@ -3540,10 +3624,10 @@ static char *pp_vla_decl(pp_walk *w, int vi)
     const char *id = NULL;
     char *size = NULL;
     long long mult = 1;
-    int owner = S.cur_file;
-    S.cur_file = w->fn->file; /* a record type is described where it is known */
+    int owner = ctx.cur_file;
+    ctx.cur_file = w->fn->file; /* a record type is described where it is known */
     int bad = v->vla.kind == PP_VLA_ARRAY && pp_elem(v->vla.elem, v->decl, &id, &size, &mult);
-    S.cur_file = owner;
+    ctx.cur_file = owner;
     free(size);
     if (v->vla.kind == PP_VLA_ARRAY && !bad) {
         char *name = pp_cx(clang_getCursorSpelling(v->decl));
@@ -3713,7 +3797,7 @@ static void pp_budget_poll(pp_walk *w, pp_buf *b, unsigned at, unsigned units);
 static void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, unsigned units)
 {
     (void)loop;
-    if (!S.auto_poll) {
+    if (!ctx.auto_poll) {
         w->loops++;
         pp_stmt(w, body, depth + 1);
         w->loops--;
@@ -4208,19 +4292,19 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
     free(fits);
     free(charge);
     free(it);
-    if (pp_nstrips < PP_MAX_STRIPS) {
-        pp_strips[pp_nstrips].k = k;
-        pp_strips[pp_nstrips].v = vt;
+    if (ctx.nstrips < PP_MAX_STRIPS) {
+        ctx.strips[ctx.nstrips].k = k;
+        ctx.strips[ctx.nstrips].v = vt;
     } else {
         free(vt);
     }
-    pp_nstrips++;
+    ctx.nstrips++;
     w->loops++;
     pp_stmt(w, body, depth + 1);
     w->loops--;
-    pp_nstrips--;
-    if (pp_nstrips < PP_MAX_STRIPS)
-        free(pp_strips[pp_nstrips].v);
+    ctx.nstrips--;
+    if (ctx.nstrips < PP_MAX_STRIPS)
+        free(ctx.strips[ctx.nstrips].v);
 }
 
 /* Any other loop without a safe point or checkpointable call counts down
@@ -4383,7 +4467,7 @@ static unsigned pp_unroll(pp_file *f, CXCursor body)
  * its condition and body are written in the input. */
 static int pp_countdown_ok(CXCursor c, CXCursor cond, CXCursor body)
 {
-    return S.auto_poll && !pp_has_site(c) && !pp_in_macro(body) &&
+    return ctx.auto_poll && !pp_has_site(c) && !pp_in_macro(body) &&
            (clang_Cursor_isNull(cond) || !pp_in_macro(cond));
 }
 
@@ -4510,7 +4594,7 @@ static int pp_macro_loop(CXCursor c)
  * cannot poll inside, when no enclosing loop of the function polls. */
 static void pp_poll_after(pp_walk *w, CXCursor c, int depth)
 {
-    if (!S.auto_poll || w->loops)
+    if (!ctx.auto_poll || w->loops)
         return;
     unsigned b = pp_begin(c), e = pp_stmt_end(w->f, c);
     pp_buf t = {0};
@@ -4771,7 +4855,7 @@ static void pp_scopes_of(pp_fn *fn)
  * (whose code is the same whichever prologue pp_rewrite gives it). */
 static void pp_walk_fn(pp_fn *fn)
 {
-    pp_file *f = &S.files[fn->file];
+    pp_file *f = &ctx.files[fn->file];
     pp_kids k = pp_children(fn->def);
     fn->body_c = clang_getNullCursor();
     for (unsigned i = 0; i < k.n; i++)
@@ -4810,14 +4894,14 @@ static int pp_frameless(pp_fn *fn)
  * never pushed on the arena below it (greatest fixpoint). */
 static void pp_lazy(void)
 {
-    for (unsigned i = 0; i < S.nfns; i++)
-        S.fns[i].lazy = S.fns[i].cp && S.fns[i].file >= 0 && pp_frameless(&S.fns[i]);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        ctx.fns[i].lazy = ctx.fns[i].cp && ctx.fns[i].file >= 0 && pp_frameless(&ctx.fns[i]);
     for (int changed = 1; changed;) {
         changed = 0;
-        for (unsigned i = 0; i < S.nfns; i++) {
-            pp_fn *fn = &S.fns[i];
+        for (unsigned i = 0; i < ctx.nfns; i++) {
+            pp_fn *fn = &ctx.fns[i];
             for (unsigned c = 0; fn->lazy && c < fn->ncallees; c++) {
-                pp_fn *g = &S.fns[fn->callees[c]];
+                pp_fn *g = &ctx.fns[fn->callees[c]];
                 if (g->cp && !g->lazy) {
                     fn->lazy = 0;
                     changed = 1;
@@ -5033,7 +5117,7 @@ static char *pp_run_proto(pp_fn *fn, int resume)
 /* Writes the body statement of fn after its prologue. */
 static void pp_body_text(pp_buf *b, pp_fn *fn)
 {
-    pp_file *f = &S.files[fn->file];
+    pp_file *f = &ctx.files[fn->file];
     unsigned bb = pp_begin(fn->body_c), be = pp_end(fn->body_c);
     pp_printf(b, "#line %u \"%s\"\n", pp_line_of(f, bb), f->path);
     pp_render(b, f, bb, be, 1, R_SYNC);
@@ -5129,16 +5213,43 @@ static void pp_rewrite(pp_fn *fn)
     pp_body_text(b, fn);
 }
 
+/* Pass: walks each checkpointable body (its sites, temporaries and
+ * lowered operators), then decides which functions run lazily. */
+void pp_walk_bodies(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp)
+            pp_walk_fn(&ctx.fns[i]);
+    pp_lazy();
+}
+
+/* Pass: writes the resumable bodies, and renames a --main-task main to
+ * main__native. */
+void pp_rewrite_bodies(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp)
+            pp_rewrite(&ctx.fns[i]);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].is_main) {
+            CXSourceRange nr = clang_Cursor_getSpellingNameRange(ctx.fns[i].def, 0, 0);
+            pp_edit_add(&ctx.files[ctx.fns[i].file], pp_off(clang_getRangeStart(nr)),
+                        pp_off(clang_getRangeEnd(nr)), E_REPL, 0, 0, pp_strdup("main__native"));
+        }
+}
+
 /* ===================================================================
  * The common pass: heap calls, string literals, statics
  * =================================================================== */
+
+const char *const pp_std_names[3] = {"stdin", "stdout", "stderr"};
 
 static int pp_defined_here(CXCursor fndecl)
 {
     char *usr = pp_cx(clang_getCursorUSR(fndecl));
     int i = pp_fn_find(usr);
     free(usr);
-    return i >= 0 && S.fns[i].file >= 0;
+    return i >= 0 && ctx.fns[i].file >= 0;
 }
 
 /* The type operand or expression type of a sizeof; 0: found. */
@@ -5387,7 +5498,7 @@ static const char *pp_libc_refused[][2] = {
  * a macro defined in this input (once, however often it is expanded). */
 static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
 {
-    if (!S.main_task)
+    if (!ctx.main_task)
         return;
     for (int i = 0; pp_libc_names[i][0]; i++)
         if (!strcmp(name, pp_libc_names[i][0])) {
@@ -5397,12 +5508,11 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
             if (sf && clang_File_isEqual(sf, f->cxf))
                 e = b + (unsigned)strlen(name);
             if (!e || e > f->len || memcmp(f->text + b, name, e - b)) {
-                static const pp_file *last_f; /* once per expansion */
-                static unsigned last;
-                if (last_f == f && last == pp_off(PP_LOC(c)))
+                /* once per expansion */
+                if (ctx.libc_macro_file == f && ctx.libc_macro_at == pp_off(PP_LOC(c)))
                     return;
-                last_f = f;
-                last = pp_off(PP_LOC(c));
+                ctx.libc_macro_file = f;
+                ctx.libc_macro_at = pp_off(PP_LOC(c));
                 pp_error(PP_LOC(c),
                          "%s inside a macro of another file cannot be rewritten onto state that "
                          "travels; call it outside the macro",
@@ -5427,12 +5537,12 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
 static void pp_libc_statics(void)
 {
     int any[2] = {0, 0};
-    for (unsigned i = 0; i < S.nfiles; i++)
+    for (unsigned i = 0; i < ctx.nfiles; i++)
         for (int k = 0; k < 2; k++)
-            any[k] |= S.files[i].uses_libc[k];
+            any[k] |= ctx.files[i].uses_libc[k];
     if (any[0]) {
-        PP_PUSH(S.types, S.ntypes, S.captypes);
-        pp_type *ty = &S.types[S.ntypes++];
+        PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+        pp_type *ty = &ctx.types[ctx.ntypes++];
         memset(ty, 0, sizeof *ty);
         ty->key = pp_strdup("lev_rand_state");
         ty->spell = pp_strdup("lev_rand_state");
@@ -5443,8 +5553,8 @@ static void pp_libc_statics(void)
         pp_field_row(ty, "lev_rand_state", "f", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "b", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
-        PP_PUSH(S.statics, S.nstatics, S.capstatics);
-        S.statics[S.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
+        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
                                               pp_strdup("(void *)&lev__rand_state"),
                                               pp_strdup("LEV__T_lev_rand_state"),
                                               pp_strdup("1"),
@@ -5453,8 +5563,8 @@ static void pp_libc_statics(void)
                                               0};
     }
     if (any[1]) {
-        PP_PUSH(S.statics, S.nstatics, S.capstatics);
-        S.statics[S.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
+        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
                                               pp_strdup("(void *)&lev__strtok_save"),
                                               pp_strdup("LEV_T_PTR"),
                                               pp_strdup("1"),
@@ -5467,20 +5577,20 @@ static void pp_libc_statics(void)
 /* The statics and wrappers of the rewritten calls, in input fi's output. */
 static void pp_libc_prelude(pp_buf *o, unsigned fi)
 {
-    int multi = S.nfiles > 1;
+    int multi = ctx.nfiles > 1;
     static const char *def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
     for (int k = 0; k < 2; k++) {
         int any = 0;
-        for (unsigned i = 0; i < S.nfiles; i++)
-            any |= S.files[i].uses_libc[k];
-        if (!any || (fi && !S.files[fi].uses_libc[k]))
+        for (unsigned i = 0; i < ctx.nfiles; i++)
+            any |= ctx.files[i].uses_libc[k];
+        if (!any || (fi && !ctx.files[fi].uses_libc[k]))
             continue;
         pp_printf(o, "%s%s;\n",
                   !multi ? "static "
                   : fi   ? "PP_HIDDEN extern "
                          : "PP_HIDDEN ",
                   def[k]);
-        if (!S.files[fi].uses_libc[k])
+        if (!ctx.files[fi].uses_libc[k])
             continue;
         if (k == 0)
             pp_puts(o, "static inline int lev__rand(void)\n"
@@ -5529,34 +5639,27 @@ static void pp_literal(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 return; /* only read by the callee: no pointer to it survives */
         }
     }
-    unsigned id = S.nlit++;
+    unsigned id = ctx.nlit++;
     pp_printf(&f->lits, "static char lev__str%u[] = ", id);
     pp_putn(&f->lits, f->text + b, e - b);
     pp_puts(&f->lits, ";\n");
     pp_edit_add(f, b, e, E_REPL, 0, 0, pp_fmt("lev__str%u", id));
-    PP_PUSH(S.statics, S.nstatics, S.capstatics);
-    S.statics[S.nstatics++] = (pp_static){pp_fmt("lev__str%u", id),
+    PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+    ctx.statics[ctx.nstatics++] = (pp_static){pp_fmt("lev__str%u", id),
                                           pp_fmt("lev__str%u", id),
                                           pp_strdup("LEV_T_BYTES"),
                                           pp_fmt("sizeof lev__str%u", id),
                                           "0",
                                           0,
-                                          S.cur_file};
+                                          ctx.cur_file};
 }
 
-/* Static locals, moved to file scope: declaration and new name. */
-typedef struct pp_moved {
-    CXCursor decl;
-    char *name;
-} pp_moved;
-static pp_moved *s_moved;
-static unsigned s_nmoved, s_capmoved;
 
 static const char *pp_moved_name(CXCursor decl)
 {
-    for (unsigned i = 0; i < s_nmoved; i++)
-        if (clang_equalCursors(s_moved[i].decl, decl))
-            return s_moved[i].name;
+    for (unsigned i = 0; i < ctx.nmoved; i++)
+        if (clang_equalCursors(ctx.moved[i].decl, decl))
+            return ctx.moved[i].name;
     return NULL;
 }
 
@@ -5590,8 +5693,8 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
                 CXCursor v = k.v[i];
                 char *vn = pp_cx(clang_getCursorSpelling(v));
                 char *nn = pp_fmt("%s__%s", fname, vn);
-                PP_PUSH(s_moved, s_nmoved, s_capmoved);
-                s_moved[s_nmoved++] = (pp_moved){v, nn};
+                PP_PUSH(ctx.moved, ctx.nmoved, ctx.capmoved);
+                ctx.moved[ctx.nmoved++] = (pp_moved){v, nn};
                 char *d = pp_decl(clang_getCursorType(v), nn);
                 pp_printf(&b, "static %s", d);
                 free(d);
@@ -5640,7 +5743,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 char *usr = pp_cx(clang_getCursorUSR(parents[0]));
                 int g = pp_fn_find(usr);
                 free(usr);
-                if (g >= 0 && S.fns[g].cp) {
+                if (g >= 0 && ctx.fns[g].cp) {
                     pp_heap(f, c, "alloca", parents, np);
                     skip_callee = 1;
                 }
@@ -5678,9 +5781,8 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
             pp_libc_call(f, c, name);
         }
         if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
-            static const char *std[] = {"stdin", "stdout", "stderr"};
             for (int i = 0; i < 3; i++)
-                if (!strcmp(name, std[i]))
+                if (!strcmp(name, pp_std_names[i]))
                     f->uses_std[i] = 1;
         }
         free(name);
@@ -5714,17 +5816,17 @@ static void pp_static_var(CXCursor v)
          c = clang_getArrayElementType(c))
         pp_puts(&hint, "[0]");
     pp_puts(&hint, ")");
-    s_typeof_hint = hint.p;
+    ctx.typeof_hint = hint.p;
     int bad = pp_elem(t, v, &id, &size, &mult);
-    s_typeof_hint = NULL;
+    ctx.typeof_hint = NULL;
     free(hint.p);
     if (bad) {
         free(name);
         return;
     }
     free(size);
-    for (unsigned i = 0; i < S.nstatics; i++)
-        if (!strcmp(S.statics[i].name, name)) {
+    for (unsigned i = 0; i < ctx.nstatics; i++)
+        if (!strcmp(ctx.statics[i].name, name)) {
             free(name);
             return; /* a tentative definition seen again */
         }
@@ -5734,20 +5836,20 @@ static void pp_static_var(CXCursor v)
         if (c.kind != CXType_ConstantArray)
             break;
     }
-    PP_PUSH(S.statics, S.nstatics, S.capstatics);
-    S.statics[S.nstatics++] = (pp_static){name,
+    PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+    ctx.statics[ctx.nstatics++] = (pp_static){name,
                                           pp_fmt("(void *)&%s", name),
                                           pp_strdup(id),
                                           pp_fmt("%lld", mult),
-                                          S.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                                          ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
                                           0,
-                                          S.cur_file};
+                                          ctx.cur_file};
 }
 
 static void pp_common_file(unsigned fi)
 {
-    pp_file *f = &S.files[fi];
-    S.cur_file = (int)fi;
+    pp_file *f = &ctx.files[fi];
+    ctx.cur_file = (int)fi;
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     f->insert_at = f->len;
     int first = 1;
@@ -5782,6 +5884,29 @@ static void pp_common_file(unsigned fi)
     }
     if (nopen)
         f->insert_at = open[0];
+}
+
+/* Pass: the common rewriting of every input (heap calls, string
+ * literals, statics), then the statics of the C library's state and of
+ * the standard streams used. */
+void pp_common_pass(void)
+{
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        pp_common_file(i);
+    pp_libc_statics();
+    for (int k = 0; k < 3; k++)
+        for (unsigned i = 0; i < ctx.nfiles; i++)
+            if (ctx.files[i].uses_std[k]) {
+                PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+                ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup(pp_std_names[k]),
+                                                          pp_strdup("NULL"),
+                                                          pp_strdup("LEV_T_BYTES"),
+                                                          pp_strdup("1"),
+                                                          "0",
+                                                          k + 1,
+                                                          (int)i};
+                break;
+            }
 }
 
 /* ===================================================================
@@ -5837,9 +5962,9 @@ static void pp_frame_struct(pp_buf *o, pp_fn *fn)
 
 static void pp_frame_type(int fi)
 {
-    pp_fn *fn = &S.fns[fi];
-    PP_PUSH(S.types, S.ntypes, S.captypes);
-    pp_type *ty = &S.types[S.ntypes++];
+    pp_fn *fn = &ctx.fns[fi];
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
     memset(ty, 0, sizeof *ty);
     ty->key = pp_fmt("frame %s", fn->cname);
     ty->spell = pp_fmt("struct %s__frame", fn->cname);
@@ -5851,11 +5976,11 @@ static void pp_frame_type(int fi)
 /* Fills the field tables of every type (may register more record types). */
 static void pp_describe_types(void)
 {
-    for (unsigned i = 0; i < S.ntypes; i++) {
-        pp_type *ty = &S.types[i];
-        S.cur_file = ty->owner;
+    for (unsigned i = 0; i < ctx.ntypes; i++) {
+        pp_type *ty = &ctx.types[i];
+        ctx.cur_file = ty->owner;
         if (ty->fn >= 0) {
-            pp_fn *fn = &S.fns[ty->fn];
+            pp_fn *fn = &ctx.fns[ty->fn];
             const char *owner = ty->spell;
             if (fn->is_task) {
                 pp_field_row(ty, owner, "t.arg", "LEV_K_PTR", 1, "0");
@@ -5870,25 +5995,25 @@ static void pp_describe_types(void)
                 if (strchr(var->field, '.'))
                     continue;
                 if (!var->vla.kind) {
-                    pp_fields(&S.types[i], owner, var->field, var->type, var->decl);
+                    pp_fields(&ctx.types[i], owner, var->field, var->type, var->decl);
                     continue;
                 }
-                pp_field_row(&S.types[i], owner, var->field, "LEV_K_PTR", 1, "0");
+                pp_field_row(&ctx.types[i], owner, var->field, "LEV_K_PTR", 1, "0");
                 for (unsigned d = 0; d < var->vla.ndims; d++)
                     if (var->vla.cdim[d] < 0) {
                         char *nm = pp_fmt("lev__d%u_%s", d, var->field);
-                        pp_field_row(&S.types[i], owner, nm, "LEV_K_B8", 1, "0");
+                        pp_field_row(&ctx.types[i], owner, nm, "LEV_K_B8", 1, "0");
                         free(nm);
                     }
             }
             for (unsigned s = 0; s < fn->nslots; s++) {
                 char *nm = pp_fmt("lev__r%u", fn->slots[s].k);
-                pp_fields(&S.types[i], S.types[i].spell, nm, fn->slots[s].type, fn->def);
+                pp_fields(&ctx.types[i], ctx.types[i].spell, nm, fn->slots[s].type, fn->def);
                 free(nm);
             }
             for (unsigned s = 0; s < fn->ntmps; s++) {
                 char *nm = pp_fmt("lev__t%u", fn->tmps[s].k);
-                pp_fields(&S.types[i], S.types[i].spell, nm, fn->tmps[s].type, fn->def);
+                pp_fields(&ctx.types[i], ctx.types[i].spell, nm, fn->tmps[s].type, fn->def);
                 free(nm);
             }
         } else if (!ty->nfields) { /* not lev_rand_state, described when registered */
@@ -5900,10 +6025,10 @@ static void pp_describe_types(void)
             char *owner = pp_strdup(ty->spell);
             pp_record_fields(ty, owner, "", ty->type, 0);
             free(owner);
-            ty = &S.types[i];
+            ty = &ctx.types[i];
         }
-        if (!S.types[i].nfields)
-            pp_printf(&S.types[i].fields, "    {\"lev__empty\", 0, LEV_K_B1, 1, 0},\n");
+        if (!ctx.types[i].nfields)
+            pp_printf(&ctx.types[i].fields, "    {\"lev__empty\", 0, LEV_K_B1, 1, 0},\n");
     }
 }
 
@@ -5929,8 +6054,6 @@ static char *pp_xrun_proto(pp_fn *fn, int resume)
     return b.p;
 }
 
-static const char *s_std[] = {"stdin", "stdout", "stderr"};
-
 /* The descriptor initialisers of what input fi owns, as C statements
  * (multi: assignments into the module's tables) or table rows. */
 static void pp_fn_row(pp_buf *o, pp_fn *fn)
@@ -5955,9 +6078,9 @@ static void pp_static_row(pp_buf *o, pp_static *st)
 
 static void pp_emit(unsigned fi, pp_buf *o)
 {
-    pp_file *f = &S.files[fi];
+    pp_file *f = &ctx.files[fi];
     const char *outname = f->outname;
-    int multi = S.nfiles > 1, first = fi == 0;
+    int multi = ctx.nfiles > 1, first = fi == 0;
     const char *vis = multi ? "PP_HIDDEN " : "static ";
     pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
               pp_base(outname), pp_base(f->path));
@@ -5969,17 +6092,17 @@ static void pp_emit(unsigned fi, pp_buf *o)
         pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
     pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
     pp_libc_prelude(o, fi);
-    if (S.ntypes) {
+    if (ctx.ntypes) {
         pp_puts(o, "enum {\n");
-        for (unsigned i = 0; i < S.ntypes; i++)
-            pp_printf(o, "    %s = LEV_T_USER + %u,\n", S.types[i].idname, i);
+        for (unsigned i = 0; i < ctx.ntypes; i++)
+            pp_printf(o, "    %s = LEV_T_USER + %u,\n", ctx.types[i].idname, i);
         pp_puts(o, "};\n");
     }
     pp_puts(o, "enum {\n");
     unsigned nfn = 0;
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].file >= 0)
-            pp_printf(o, "    %s = %u,\n", S.fns[i].idname, nfn++);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].file >= 0)
+            pp_printf(o, "    %s = %u,\n", ctx.fns[i].idname, nfn++);
     pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
     if (f->lits.p)
         pp_puts(o, f->lits.p);
@@ -5993,25 +6116,25 @@ static void pp_emit(unsigned fi, pp_buf *o)
                " * Frames and resumable bodies (levpp)\n"
                " * =================================================================== */\n\n"
                "#include <stddef.h>\n\n");
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].cp && S.fns[i].file == (int)fi) {
-            pp_frame_struct(o, &S.fns[i]);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi) {
+            pp_frame_struct(o, &ctx.fns[i]);
             pp_puts(o, "\n");
         }
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].cp && S.fns[i].file == (int)fi)
-            for (int r = 0; r < 2 - (S.fns[i].is_task || S.fns[i].is_main); r++) {
-                char *p = pp_run_proto(&S.fns[i], r);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi)
+            for (int r = 0; r < 2 - (ctx.fns[i].is_task || ctx.fns[i].is_main); r++) {
+                char *p = pp_run_proto(&ctx.fns[i], r);
                 pp_printf(o, "%s;\n", p);
                 free(p);
             }
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].cp && S.fns[i].file == (int)fi && !S.fns[i].is_task && !S.fns[i].is_main)
-            pp_ret_struct(o, &S.fns[i]);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task && !ctx.fns[i].is_main)
+            pp_ret_struct(o, &ctx.fns[i]);
     for (unsigned x = 0; x < f->nx; x++)
-        pp_ret_struct(o, &S.fns[f->xcallees[x]]);
+        pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);
     for (unsigned x = 0; x < f->nx; x++) {
-        pp_fn *g = &S.fns[f->xcallees[x]];
+        pp_fn *g = &ctx.fns[f->xcallees[x]];
         for (int r = 0; r < 2; r++) {
             char *p = pp_xrun_proto(g, r);
             pp_printf(o, "%s;\n", p);
@@ -6020,8 +6143,8 @@ static void pp_emit(unsigned fi, pp_buf *o)
         if (g->addr_taken)
             pp_printf(o, "PP_HIDDEN extern void (*const %s__xaddr)(void);\n", g->cname);
     }
-    for (unsigned i = 0; i < S.nfns; i++) {
-        pp_fn *fn = &S.fns[i];
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
         if (!fn->cp || fn->file != (int)fi)
             continue;
         pp_puts(o, "\n");
@@ -6055,39 +6178,39 @@ static void pp_emit(unsigned fi, pp_buf *o)
                " * Descriptors (levpp)\n"
                " * =================================================================== */\n\n");
     pp_puts(o, "#define LEV__NF(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))\n\n");
-    for (unsigned i = 0; i < S.ntypes; i++)
-        if (!multi || S.types[i].owner == (int)fi)
+    for (unsigned i = 0; i < ctx.ntypes; i++)
+        if (!multi || ctx.types[i].owner == (int)fi)
             pp_printf(o, "static const lev_field_desc lev__fields%u[] = {\n%s};\n", i,
-                      S.types[i].fields.p);
+                      ctx.types[i].fields.p);
     int any_std = 0;
-    for (unsigned i = 0; i < S.nstatics; i++)
-        any_std |= S.statics[i].std != 0;
-    char *mname = pp_strdup(pp_base(S.files[0].path));
+    for (unsigned i = 0; i < ctx.nstatics; i++)
+        any_std |= ctx.statics[i].std != 0;
+    char *mname = pp_strdup(pp_base(ctx.files[0].path));
     char *dot = strrchr(mname, '.');
     if (dot)
         *dot = '\0';
     if (!multi) {
-        if (S.ntypes) {
+        if (ctx.ntypes) {
             pp_puts(o, "\nstatic const lev_type_desc lev__types[] = {\n");
-            for (unsigned i = 0; i < S.ntypes; i++)
+            for (unsigned i = 0; i < ctx.ntypes; i++)
                 pp_printf(o, "    {\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u},\n",
-                          S.types[i].key, S.types[i].spell, i, i);
+                          ctx.types[i].key, ctx.types[i].spell, i, i);
             pp_puts(o, "};\n");
         }
         pp_puts(o, "\nstatic const lev_fn_desc lev__fns[LEV__NFNS] = {\n");
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].file >= 0) {
-                pp_printf(o, "    [%s] = ", S.fns[i].idname);
-                pp_fn_row(o, &S.fns[i]);
+        for (unsigned i = 0; i < ctx.nfns; i++)
+            if (ctx.fns[i].file >= 0) {
+                pp_printf(o, "    [%s] = ", ctx.fns[i].idname);
+                pp_fn_row(o, &ctx.fns[i]);
                 pp_puts(o, ",\n");
             }
         pp_puts(o, "};\n");
-        if (S.nstatics) {
+        if (ctx.nstatics) {
             pp_printf(o, "\nstatic %slev_static_desc lev__statics[] = {\n",
                       any_std ? "" : "const ");
-            for (unsigned i = 0; i < S.nstatics; i++) {
+            for (unsigned i = 0; i < ctx.nstatics; i++) {
                 pp_puts(o, "    ");
-                pp_static_row(o, &S.statics[i]);
+                pp_static_row(o, &ctx.statics[i]);
                 pp_puts(o, ",\n");
             }
             pp_puts(o, "};\n");
@@ -6096,8 +6219,8 @@ static void pp_emit(unsigned fi, pp_buf *o)
                   "\nstatic const lev_module_desc lev__module_desc = {\n"
                   "    LEV_ABI_VERSION, \"%s\",\n    %s, %s,\n    LEV__NFNS, lev__fns,\n"
                   "    %s, %s,\n};\n",
-                  mname, S.ntypes ? "LEV__NF(lev__types)" : "0", S.ntypes ? "lev__types" : "NULL",
-                  S.nstatics ? "LEV__NF(lev__statics)" : "0", S.nstatics ? "lev__statics" : "NULL");
+                  mname, ctx.ntypes ? "LEV__NF(lev__types)" : "0", ctx.ntypes ? "lev__types" : "NULL",
+                  ctx.nstatics ? "LEV__NF(lev__statics)" : "0", ctx.nstatics ? "lev__statics" : "NULL");
     } else {
         /* Each output fills the entries of what it defines into the
          * module's tables, which live in the first output. */
@@ -6106,43 +6229,43 @@ static void pp_emit(unsigned fi, pp_buf *o)
                   "lev_static_desc *statics)\n{\n    (void)types;\n    (void)fns;\n"
                   "    (void)statics;\n",
                   f->stem);
-        for (unsigned i = 0; i < S.ntypes; i++)
-            if (S.types[i].owner == (int)fi)
+        for (unsigned i = 0; i < ctx.ntypes; i++)
+            if (ctx.types[i].owner == (int)fi)
                 pp_printf(o,
                           "    types[%u] = (lev_type_desc){\"%s\", sizeof(%s), "
                           "LEV__NF(lev__fields%u), lev__fields%u};\n",
-                          i, S.types[i].key, S.types[i].spell, i, i);
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].file == (int)fi) {
-                pp_printf(o, "    fns[%s] = (lev_fn_desc)", S.fns[i].idname);
-                pp_fn_row(o, &S.fns[i]);
+                          i, ctx.types[i].key, ctx.types[i].spell, i, i);
+        for (unsigned i = 0; i < ctx.nfns; i++)
+            if (ctx.fns[i].file == (int)fi) {
+                pp_printf(o, "    fns[%s] = (lev_fn_desc)", ctx.fns[i].idname);
+                pp_fn_row(o, &ctx.fns[i]);
                 pp_puts(o, ";\n");
             }
-        for (unsigned i = 0; i < S.nstatics; i++)
-            if (S.statics[i].owner == (int)fi) {
+        for (unsigned i = 0; i < ctx.nstatics; i++)
+            if (ctx.statics[i].owner == (int)fi) {
                 pp_printf(o, "    statics[%u] = (lev_static_desc)", i);
-                pp_static_row(o, &S.statics[i]);
+                pp_static_row(o, &ctx.statics[i]);
                 pp_puts(o, ";\n");
-                if (S.statics[i].std)
+                if (ctx.statics[i].std)
                     pp_printf(o, "    statics[%u].addr = (void *)%s;\n", i,
-                              s_std[S.statics[i].std - 1]);
+                              pp_std_names[ctx.statics[i].std - 1]);
             }
         pp_puts(o, "}\n");
         if (first) {
-            for (unsigned j = 1; j < S.nfiles; j++)
+            for (unsigned j = 1; j < ctx.nfiles; j++)
                 pp_printf(o,
                           "PP_HIDDEN void lev__fill_%s(lev_type_desc *types, lev_fn_desc *fns, "
                           "lev_static_desc *statics);\n",
-                          S.files[j].stem);
+                          ctx.files[j].stem);
             pp_printf(o,
                       "\nstatic lev_type_desc lev__types[%u];\nstatic lev_fn_desc "
                       "lev__fns[LEV__NFNS];\nstatic lev_static_desc lev__statics[%u];\n",
-                      S.ntypes ? S.ntypes : 1, S.nstatics ? S.nstatics : 1);
+                      ctx.ntypes ? ctx.ntypes : 1, ctx.nstatics ? ctx.nstatics : 1);
             pp_printf(o,
                       "\nPP_HIDDEN const lev_module_desc lev__module_desc = {\n"
                       "    LEV_ABI_VERSION, \"%s\",\n    %u, lev__types,\n"
                       "    LEV__NFNS, lev__fns,\n    %u, lev__statics,\n};\n",
-                      mname, S.ntypes, S.nstatics);
+                      mname, ctx.ntypes, ctx.nstatics);
         }
     }
     free(mname);
@@ -6154,31 +6277,61 @@ static void pp_emit(unsigned fi, pp_buf *o)
                   "        return lev__mod;\n",
                   vis);
         if (multi) {
-            for (unsigned j = 0; j < S.nfiles; j++)
+            for (unsigned j = 0; j < ctx.nfiles; j++)
                 pp_printf(o, "    lev__fill_%s(lev__types, lev__fns, lev__statics);\n",
-                          S.files[j].stem);
+                          ctx.files[j].stem);
         } else {
-            for (unsigned i = 0; i < S.nstatics; i++)
-                if (S.statics[i].std)
+            for (unsigned i = 0; i < ctx.nstatics; i++)
+                if (ctx.statics[i].std)
                     pp_printf(o, "    lev__statics[%u].addr = (void *)%s;\n", i,
-                              s_std[S.statics[i].std - 1]);
+                              pp_std_names[ctx.statics[i].std - 1]);
         }
         pp_puts(o, "    if (lev_module_register(&lev__module_desc, &lev__mod) != 0)\n"
                    "        return NULL;\n    return lev__mod;\n}\n");
-        if (!S.main_task)
+        if (!ctx.main_task)
             pp_puts(o, "\n__attribute__((constructor)) static void lev__register(void)\n{\n"
                        "    (void)lev__module();\n}\n");
     }
-    for (unsigned i = 0; i < S.nfns; i++)
-        if (S.fns[i].is_main && S.fns[i].file == (int)fi) {
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].is_main && ctx.fns[i].file == (int)fi) {
             if (multi && !first)
                 pp_puts(o, "PP_HIDDEN extern const lev_module_desc lev__module_desc;\n");
             pp_printf(o,
                       "\nint main(int argc, char **argv)\n{\n"
                       "    if (!lev__module())\n        return 2;\n"
                       "    return lev_main_run(&lev__module_desc, %s, argc, argv);\n}\n",
-                      S.fns[i].idname);
+                      ctx.fns[i].idname);
         }
+}
+
+/* Pass: writes every output to OUT.tmp, then renames them all; on an
+ * error (rc != 0, given or met) removes the temporaries. Returns rc. */
+int pp_write_outputs(int rc)
+{
+    for (unsigned i = 0; i < ctx.nfiles && !rc; i++) {
+        pp_buf o = {0};
+        pp_emit(i, &o);
+        char *tmp = pp_fmt("%s.tmp", ctx.files[i].outname);
+        FILE *fp = fopen(tmp, "wb");
+        if (!fp || fwrite(o.p, 1, o.n, fp) != o.n || fclose(fp) != 0) {
+            pp_error_noloc(NULL, "cannot write %s: %s", tmp, strerror(errno));
+            rc = 1;
+        }
+        free(tmp);
+        free(o.p);
+    }
+    for (unsigned i = 0; i < ctx.nfiles; i++) {
+        char *tmp = pp_fmt("%s.tmp", ctx.files[i].outname ? ctx.files[i].outname : "");
+        if (!rc && rename(tmp, ctx.files[i].outname) != 0) {
+            pp_error_noloc(NULL, "cannot rename %s to %s: %s", tmp, ctx.files[i].outname,
+                           strerror(errno));
+            rc = 1;
+        }
+        if (rc && ctx.files[i].outname)
+            unlink(tmp);
+        free(tmp);
+    }
+    return rc;
 }
 
 /* ===================================================================
@@ -6200,11 +6353,14 @@ static void pp_usage(FILE *out)
                  "  --help           show this help\n");
 }
 
-static int pp_usage_error(const char *fmt, const char *arg)
+/* A usage error: exit status 2. */
+static int __attribute__((format(printf, 1, 2))) pp_usage_error(const char *fmt, ...)
 {
-    fprintf(stderr, "levpp: error: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(levpp --help shows the usage)\n");
+    va_list ap;
+    va_start(ap, fmt);
+    pp_vdiag(PP_ERROR, 0, NULL, 0, 0, fmt, ap);
+    va_end(ap);
+    fputs("(levpp --help shows the usage)\n", stderr);
     return 2;
 }
 
@@ -6293,14 +6449,13 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
 {
     f->text = pp_read_file(f->path, &f->len);
     if (!f->text) {
-        fprintf(stderr, "levpp: error: cannot read %s: %s\n", f->path, strerror(errno));
+        pp_error_noloc(NULL, "cannot read %s: %s", f->path, strerror(errno));
         return -1;
     }
     enum CXErrorCode ec = clang_parseTranslationUnit2(idx, f->path, args, (int)nargs, NULL, 0,
                                                       CXTranslationUnit_None, &f->tu);
     if (ec != CXError_Success || !f->tu) {
-        fprintf(stderr, "%s: error: levpp: libclang cannot parse this file (code %d)\n", f->path,
-                (int)ec);
+        pp_error_noloc(f->path, "libclang cannot parse this file (code %d)", (int)ec);
         return -1;
     }
     int bad = 0;
@@ -6316,7 +6471,10 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
                                                                CXDiagnostic_DisplayOption))
                          : pp_cx(clang_getDiagnosticSpelling(d));
             /* No location (a bad flag, say): ours to say, with clang's words. */
-            fprintf(stderr, df ? "%s\n" : "levpp: error: %s\n", s);
+            if (df)
+                fprintf(stderr, "%s\n", s);
+            else
+                pp_error_noloc(NULL, "%s", s);
             free(s);
             bad = 1;
         }
@@ -6350,207 +6508,170 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+typedef struct pp_options {
+    const char **inputs, *out, *dbdir;
+    unsigned nin, capin;
+    const char **cflags; /* after -- */
+    unsigned ncf, capcf;
+} pp_options;
+
+/* Parses the command line into *o and ctx's flags. Returns -1 to go on,
+ * else the exit status (--help, usage errors). */
+static int pp_parse_args(int argc, char **argv, pp_options *o)
 {
-    const char **inputs = NULL, *out = NULL, *dbdir = NULL;
-    unsigned nin = 0, capin = 0;
-    const char **cflags = NULL;
-    unsigned ncf = 0, capcf = 0;
-    S.auto_poll = 1;
+    ctx.auto_poll = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
             for (i++; i < argc; i++) {
-                PP_PUSH(cflags, ncf, capcf);
-                cflags[ncf++] = argv[i];
+                PP_PUSH(o->cflags, o->ncf, o->capcf);
+                o->cflags[o->ncf++] = argv[i];
             }
             break;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             pp_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--main-task")) {
-            S.main_task = 1;
+            ctx.main_task = 1;
         } else if (!strcmp(a, "--no-auto-poll")) {
-            S.auto_poll = 0;
+            ctx.auto_poll = 0;
         } else if (!strcmp(a, "-o") || !strcmp(a, "-p")) {
             if (i + 1 >= argc)
                 return pp_usage_error("option %s needs an argument", a);
             if (!strcmp(a, "-o"))
-                out = argv[++i];
+                o->out = argv[++i];
             else
-                dbdir = argv[++i];
+                o->dbdir = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             return pp_usage_error("unknown option '%s'", a);
         } else {
-            PP_PUSH(inputs, nin, capin);
-            inputs[nin++] = a;
+            PP_PUSH(o->inputs, o->nin, o->capin);
+            o->inputs[o->nin++] = a;
         }
     }
-    if (!nin)
+    if (!o->nin)
         return pp_usage_error("%s", "no input files");
-    if (!out)
+    if (!o->out)
         return pp_usage_error("%s", "no output given (-o OUT)");
-    if (nin > 1) {
+    if (o->nin > 1) {
         struct stat st;
-        if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
-            return pp_usage_error("with several inputs, -o names an existing directory: %s", out);
+        if (stat(o->out, &st) != 0 || !S_ISDIR(st.st_mode))
+            return pp_usage_error("with several inputs, -o names an existing directory: %s",
+                                  o->out);
     }
+    return -1;
+}
 
+/* The clang arguments of input i: the compilation database's flags, those
+ * after --, the resource directory and -D__LEVPP__=1. */
+static const char **pp_clang_args(const pp_options *o, CXCompilationDatabase db, unsigned i,
+                                  unsigned *nargs)
+{
+    const char **args = NULL;
+    unsigned na = 0, capa = 0;
+    if (db)
+        pp_db_flags(db, o->inputs[i], &args, &na, &capa);
+    for (unsigned j = 0; j < o->ncf; j++) {
+        PP_PUSH(args, na, capa);
+        args[na++] = o->cflags[j];
+    }
+    struct stat st;
+    if (*LEVPP_RESOURCE_DIR && stat(LEVPP_RESOURCE_DIR, &st) == 0) {
+        int given = 0;
+        for (unsigned j = 0; j < na; j++)
+            given |= !strcmp(args[j], "-resource-dir");
+        if (!given) {
+            PP_PUSH(args, na, capa);
+            args[na++] = "-resource-dir";
+            PP_PUSH(args, na, capa);
+            args[na++] = LEVPP_RESOURCE_DIR;
+        }
+    }
+    PP_PUSH(args, na, capa);
+    args[na++] = "-D__LEVPP__=1";
+    *nargs = na;
+    return args;
+}
+
+/* Pass: reads and parses every input (ctx.files), naming its output.
+ * Returns 0, or 1 after an error (printed). */
+static int pp_read_inputs(const pp_options *o, CXIndex idx)
+{
     CXCompilationDatabase db = NULL;
-    if (dbdir) {
+    if (o->dbdir) {
         CXCompilationDatabase_Error dberr;
-        db = clang_CompilationDatabase_fromDirectory(dbdir, &dberr);
+        db = clang_CompilationDatabase_fromDirectory(o->dbdir, &dberr);
         if (dberr != CXCompilationDatabase_NoError || !db) {
-            fprintf(stderr, "levpp: error: cannot read %s/compile_commands.json\n", dbdir);
+            pp_error_noloc(NULL, "cannot read %s/compile_commands.json", o->dbdir);
             return 1;
         }
     }
-    CXIndex idx = clang_createIndex(0, 0);
-    S.nfiles = nin;
-    S.files = pp_xrealloc(NULL, sizeof *S.files * nin);
-    memset(S.files, 0, sizeof *S.files * nin);
+    unsigned nin = o->nin;
+    ctx.nfiles = nin;
+    ctx.files = pp_xrealloc(NULL, sizeof *ctx.files * nin);
+    memset(ctx.files, 0, sizeof *ctx.files * nin);
     int rc = 0;
     for (unsigned i = 0; i < nin && !rc; i++) {
-        const char **args = NULL;
-        unsigned na = 0, capa = 0;
-        if (db)
-            pp_db_flags(db, inputs[i], &args, &na, &capa);
-        for (unsigned j = 0; j < ncf; j++) {
-            PP_PUSH(args, na, capa);
-            args[na++] = cflags[j];
-        }
-        struct stat st;
-        if (*LEVPP_RESOURCE_DIR && stat(LEVPP_RESOURCE_DIR, &st) == 0) {
-            int given = 0;
-            for (unsigned j = 0; j < na; j++)
-                given |= !strcmp(args[j], "-resource-dir");
-            if (!given) {
-                PP_PUSH(args, na, capa);
-                args[na++] = "-resource-dir";
-                PP_PUSH(args, na, capa);
-                args[na++] = LEVPP_RESOURCE_DIR;
+        unsigned na;
+        const char **args = pp_clang_args(o, db, i, &na);
+        ctx.files[i].path = o->inputs[i];
+        char *stem = pp_strdup(pp_base(o->inputs[i]));
+        char *dot = strrchr(stem, '.');
+        if (dot)
+            *dot = '\0';
+        ctx.files[i].stem = pp_ident(stem);
+        ctx.files[i].outname = nin > 1 ? pp_fmt("%s/%s.lev.c", o->out, stem) : pp_strdup(o->out);
+        free(stem);
+        for (unsigned j = 0; j < i; j++)
+            if (!strcmp(ctx.files[j].stem, ctx.files[i].stem)) {
+                pp_error_noloc(NULL, "two inputs are named %s.c: each gives %s.lev.c",
+                               ctx.files[i].stem, ctx.files[i].stem);
+                rc = 1;
             }
-        }
-        PP_PUSH(args, na, capa);
-        args[na++] = "-D__LEVPP__=1";
-        S.files[i].path = inputs[i];
-        {
-            char *stem = pp_strdup(pp_base(inputs[i]));
-            char *dot = strrchr(stem, '.');
-            if (dot)
-                *dot = '\0';
-            S.files[i].stem = pp_ident(stem);
-            S.files[i].outname = nin > 1 ? pp_fmt("%s/%s.lev.c", out, stem) : pp_strdup(out);
-            free(stem);
-            for (unsigned j = 0; j < i; j++)
-                if (!strcmp(S.files[j].stem, S.files[i].stem)) {
-                    fprintf(stderr,
-                            "levpp: error: two inputs are named %s.c: each gives "
-                            "%s.lev.c\n",
-                            S.files[i].stem, S.files[i].stem);
-                    rc = 1;
-                }
-        }
-        if (!rc && pp_parse(&S.files[i], idx, args, na))
+        if (!rc && pp_parse(&ctx.files[i], idx, args, na))
             rc = 1;
         free(args);
     }
     if (db)
         clang_CompilationDatabase_dispose(db);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    pp_options o = {0};
+    int rc = pp_parse_args(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    CXIndex idx = clang_createIndex(0, 0);
+    /* sources: read, parse and tokenize every input */
+    rc = pp_read_inputs(&o, idx);
     if (!rc) {
-        for (unsigned i = 0; i < nin; i++)
-            pp_collect_fns(i);
-        for (unsigned i = 0; i < nin; i++)
-            pp_addr_scan(i);
-        pp_icall_edges();
-        pp_fixpoint();
-        int have_main = 0;
-        for (unsigned i = 0; i < S.nfns; i++) {
-            pp_fn *fn = &S.fns[i];
-            have_main |= fn->is_main;
-            if (fn->file >= 0) {
-                int dup = 0;
-                for (unsigned j = 0; j < S.nfns; j++)
-                    dup |= j != i && S.fns[j].file >= 0 && !strcmp(S.fns[j].name, fn->name);
-                fn->cname =
-                    dup ? pp_fmt("%s__%s", fn->name, S.files[fn->file].stem) : pp_strdup(fn->name);
-                char *id = pp_ident(fn->cname);
-                fn->idname = pp_fmt("LEV__FN_%s", id);
-                free(id);
-            }
-        }
-        if (S.main_task && !have_main) {
-            fprintf(stderr, "%s: error: levpp: --main-task: no definition of main\n", inputs[0]);
-            S.errors++;
-        }
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].cp) {
-                pp_layout(&S.fns[i]);
-                pp_frame_type((int)i);
-            }
-        for (unsigned i = 0; i < nin; i++)
-            pp_common_file(i);
-        pp_libc_statics();
-        for (int k = 0; k < 3; k++)
-            for (unsigned i = 0; i < nin; i++)
-                if (S.files[i].uses_std[k]) {
-                    PP_PUSH(S.statics, S.nstatics, S.capstatics);
-                    S.statics[S.nstatics++] = (pp_static){pp_strdup(s_std[k]),
-                                                          pp_strdup("NULL"),
-                                                          pp_strdup("LEV_T_BYTES"),
-                                                          pp_strdup("1"),
-                                                          "0",
-                                                          k + 1,
-                                                          (int)i};
-                    break;
-                }
+        /* the call graph and which functions are checkpointable */
+        pp_call_graph_pass(o.inputs[0]);
+        /* the frame of each checkpointable function */
+        pp_layout_frames();
+        /* heap calls, string literals, statics of every input */
+        pp_common_pass();
+        /* refuse integers that may hold pointers across a safe point */
         pp_int_ptrs();
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].cp)
-                pp_walk_fn(&S.fns[i]);
-        pp_lazy();
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].cp)
-                pp_rewrite(&S.fns[i]);
-        for (unsigned i = 0; i < S.nfns; i++)
-            if (S.fns[i].is_main) {
-                CXSourceRange nr = clang_Cursor_getSpellingNameRange(S.fns[i].def, 0, 0);
-                pp_edit_add(&S.files[S.fns[i].file], pp_off(clang_getRangeStart(nr)),
-                            pp_off(clang_getRangeEnd(nr)), E_REPL, 0, 0, pp_strdup("main__native"));
-            }
+        /* the sites and lowered expressions of each body; lazy frames */
+        pp_walk_bodies();
+        /* the resumable bodies */
+        pp_rewrite_bodies();
+        /* the descriptors of every type a frame holds */
         pp_describe_types();
-        if (S.errors)
+        if (ctx.errors)
             rc = 1;
     }
-    /* All outputs are written to temporaries first, then renamed. */
-    for (unsigned i = 0; i < nin && !rc; i++) {
-        pp_buf o = {0};
-        pp_emit(i, &o);
-        char *tmp = pp_fmt("%s.tmp", S.files[i].outname);
-        FILE *fp = fopen(tmp, "wb");
-        if (!fp || fwrite(o.p, 1, o.n, fp) != o.n || fclose(fp) != 0) {
-            fprintf(stderr, "levpp: error: cannot write %s: %s\n", tmp, strerror(errno));
-            rc = 1;
-        }
-        free(tmp);
-        free(o.p);
-    }
-    for (unsigned i = 0; i < nin; i++) {
-        char *tmp = pp_fmt("%s.tmp", S.files[i].outname ? S.files[i].outname : "");
-        if (!rc && rename(tmp, S.files[i].outname) != 0) {
-            fprintf(stderr, "levpp: error: cannot rename %s to %s: %s\n", tmp, S.files[i].outname,
-                    strerror(errno));
-            rc = 1;
-        }
-        if (rc && S.files[i].outname)
-            unlink(tmp);
-        free(tmp);
-    }
-    for (unsigned i = 0; i < nin; i++)
-        if (S.files[i].tu)
-            clang_disposeTranslationUnit(S.files[i].tu);
+    /* the outputs, all or none */
+    rc = pp_write_outputs(rc);
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        if (ctx.files[i].tu)
+            clang_disposeTranslationUnit(ctx.files[i].tu);
     clang_disposeIndex(idx);
-    free(inputs);
-    free(cflags);
+    free(o.inputs);
+    free(o.cflags);
     return rc;
 }
