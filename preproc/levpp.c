@@ -80,9 +80,9 @@ static void pp_db_flags(CXCompilationDatabase db, const char *path, const char *
     if (cmds && clang_CompileCommands_getSize(cmds) > 0) {
         CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, 0);
         unsigned na = clang_CompileCommand_getNumArgs(cmd);
-        char *dir = pp_cx(clang_CompileCommand_getDirectory(cmd));
+        char *dir = pp_cxstring(clang_CompileCommand_getDirectory(cmd));
         for (unsigned i = 1; i < na; i++) {
-            char *a = pp_cx(clang_CompileCommand_getArg(cmd, i));
+            char *a = pp_cxstring(clang_CompileCommand_getArg(cmd, i));
             if (!strcmp(a, "-o") || !strcmp(a, "-c") || !strcmp(a, "--")) {
                 if (!strcmp(a, "-o"))
                     i++;
@@ -108,7 +108,7 @@ static void pp_db_flags(CXCompilationDatabase db, const char *path, const char *
                 if (!a[ol] && i + 1 < na) { /* two arguments: -I DIR */
                     PP_PUSH(*args, *n, *cap);
                     (*args)[(*n)++] = a;
-                    a = pp_cx(clang_CompileCommand_getArg(cmd, ++i));
+                    a = pp_cxstring(clang_CompileCommand_getArg(cmd, ++i));
                     if (a[0] != '/') {
                         char *abs_i = pp_fmt("%s/%s", dir, a);
                         free(a);
@@ -151,10 +151,10 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
         if (sev >= CXDiagnostic_Error) {
             CXFile df = NULL;
             clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);
-            char *s = df ? pp_cx(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
+            char *s = df ? pp_cxstring(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
                                                                CXDiagnostic_DisplayColumn |
                                                                CXDiagnostic_DisplayOption))
-                         : pp_cx(clang_getDiagnosticSpelling(d));
+                         : pp_cxstring(clang_getDiagnosticSpelling(d));
             /* No location (a bad flag, say): ours to say, with clang's words. */
             if (df)
                 fprintf(stderr, "%s\n", s);

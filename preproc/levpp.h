@@ -219,11 +219,11 @@ typedef struct pp_kids {
  * the expression, which holds statements only inside `({ })`. */
 enum { R_SYNC = 1, R_EXPR = 2 };
 
-typedef struct pp_rs {
+typedef struct pp_var_refs {
     pp_fn *fn;
     unsigned *refs;
     unsigned char *taken;
-} pp_rs;
+} pp_var_refs;
 
 typedef struct pp_unit pp_unit;
 
@@ -269,7 +269,7 @@ void pp_putn(pp_buf *b, const char *s, size_t n);
 void pp_puts(pp_buf *b, const char *s);
 void __attribute__((format(printf, 2, 3))) pp_printf(pp_buf *b, const char *fmt, ...);
 char *__attribute__((format(printf, 1, 2))) pp_fmt(const char *fmt, ...);
-char *pp_cx(CXString s);
+char *pp_cxstring(CXString s);
 unsigned pp_lines_in(const pp_buf *b);
 
 /* pp_source.c */
@@ -311,7 +311,7 @@ int pp_fn_find(const char *usr);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);
 char *pp_icall_key(CXCursor c);
-int pp_icand(const pp_fn *g, const char *key);
+int pp_icall_candidate(const pp_fn *g, const char *key);
 int pp_icall_cp(CXCursor c);
 void pp_call_graph_pass(const char *first_input);
 

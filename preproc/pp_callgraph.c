@@ -21,7 +21,7 @@ int pp_fn_find(const char *usr)
 
 static int pp_fn_get(CXCursor decl)
 {
-    char *usr = pp_cx(clang_getCursorUSR(decl));
+    char *usr = pp_cxstring(clang_getCursorUSR(decl));
     int i = pp_fn_find(usr);
     if (i >= 0) {
         free(usr);
@@ -31,7 +31,7 @@ static int pp_fn_get(CXCursor decl)
     pp_fn *fn = &ctx.fns[ctx.nfns];
     memset(fn, 0, sizeof *fn);
     fn->usr = usr;
-    fn->name = pp_cx(clang_getCursorSpelling(decl));
+    fn->name = pp_cxstring(clang_getCursorSpelling(decl));
     fn->file = -1;
     return (int)ctx.nfns++;
 }
@@ -59,9 +59,9 @@ int pp_is_loop(CXCursor c)
     return loop;
 }
 
-typedef struct pp_scan {
+typedef struct pp_calls_scan {
     int fn;
-} pp_scan;
+} pp_calls_scan;
 
 /* The safe-point kind (a LEV_SP_* name) of a call of the Leverage
  * function `name` that is a safe point in checkpointable code, or NULL. */
@@ -85,7 +85,7 @@ static char *pp_fn_key(CXType t)
         t = clang_getCanonicalType(clang_getPointeeType(t));
     if (t.kind != CXType_FunctionProto)
         return NULL;
-    return pp_cx(clang_getTypeSpelling(t));
+    return pp_cxstring(clang_getTypeSpelling(t));
 }
 
 /* The function type key (pp_fn_key) of the callee of an indirect call c. */
@@ -97,17 +97,17 @@ char *pp_icall_key(CXCursor c)
     return key;
 }
 
-static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientData d)
+static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_scan *sc = d;
+    pp_calls_scan *sc = d;
     pp_fn *fn = &ctx.fns[sc->fn];
     if (pp_is_loop(c))
         fn->has_loop = 1;
     if (pp_kind(c) == CXCursor_CallExpr) {
         CXCursor ref = clang_getCursorReferenced(c);
         if (pp_kind(ref) == CXCursor_FunctionDecl) {
-            char *name = pp_cx(clang_getCursorSpelling(ref));
+            char *name = pp_cxstring(clang_getCursorSpelling(ref));
             if (pp_safepoint_kind(name))
                 fn->has_ckpt = 1;
             free(name);
@@ -126,24 +126,24 @@ static enum CXChildVisitResult pp_scan_cb(CXCursor c, CXCursor parent, CXClientD
     return CXChildVisit_Recurse;
 }
 
-typedef struct pp_addr {
+typedef struct pp_addr_taken_scan {
     char *callee; /* USR of the function a direct call just seen calls */
-} pp_addr;
+} pp_addr_taken_scan;
 
 /* Marks the functions whose address is taken: every reference to a
  * function but the callee of a direct call (the first reference to it
  * under its call expression). */
-static enum CXChildVisitResult pp_addr_cb(CXCursor c, CXCursor parent, CXClientData d)
+static enum CXChildVisitResult pp_addr_taken_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_addr *a = d;
+    pp_addr_taken_scan *a = d;
     enum CXCursorKind k = pp_kind(c);
     if (k != CXCursor_CallExpr && k != CXCursor_DeclRefExpr)
         return CXChildVisit_Recurse;
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return CXChildVisit_Recurse;
-    char *usr = pp_cx(clang_getCursorUSR(ref));
+    char *usr = pp_cxstring(clang_getCursorUSR(ref));
     if (k == CXCursor_CallExpr) {
         free(a->callee);
         a->callee = usr;
@@ -159,21 +159,21 @@ static enum CXChildVisitResult pp_addr_cb(CXCursor c, CXCursor parent, CXClientD
     return CXChildVisit_Recurse;
 }
 
-/* Finds the functions whose address input fi takes (pp_addr_cb). */
+/* Finds the functions whose address input fi takes (pp_addr_taken_cb). */
 static void pp_addr_scan(unsigned fi)
 {
     pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
-    pp_addr a = {NULL};
+    pp_addr_taken_scan a = {NULL};
     for (unsigned i = 0; i < k.n; i++)
         if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
-            clang_visitChildren(k.v[i], pp_addr_cb, &a);
+            clang_visitChildren(k.v[i], pp_addr_taken_cb, &a);
     free(a.callee);
     free(k.v);
 }
 
 /* Whether g is a candidate of an indirect call of type `key`: a
  * function of the inputs of that type whose address is taken. */
-int pp_icand(const pp_fn *g, const char *key)
+int pp_icall_candidate(const pp_fn *g, const char *key)
 {
     if (g->file < 0 || !g->addr_taken || g->is_task || g->is_main)
         return 0;
@@ -184,13 +184,13 @@ int pp_icand(const pp_fn *g, const char *key)
 }
 
 /* Whether the indirect call c may reach a checkpointable function (a
- * checkpointable candidate: pp_icand), which makes it a site. */
+ * checkpointable candidate: pp_icall_candidate), which makes it a site. */
 int pp_icall_cp(CXCursor c)
 {
     char *key = pp_icall_key(c);
     int any = 0;
     for (unsigned j = 0; key && j < ctx.nfns && !any; j++)
-        any = ctx.fns[j].cp && pp_icand(&ctx.fns[j], key);
+        any = ctx.fns[j].cp && pp_icall_candidate(&ctx.fns[j], key);
     free(key);
     return any;
 }
@@ -202,7 +202,7 @@ static void pp_icall_edges(void)
     for (unsigned i = 0; i < ctx.nfns; i++)
         for (unsigned t = 0; t < ctx.fns[i].nitypes; t++)
             for (unsigned j = 0; j < ctx.nfns; j++)
-                if (pp_icand(&ctx.fns[j], ctx.fns[i].itypes[t])) {
+                if (pp_icall_candidate(&ctx.fns[j], ctx.fns[i].itypes[t])) {
                     pp_fn *fn = &ctx.fns[i];
                     PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
                     fn->callees[fn->ncallees++] = (int)j;
@@ -213,7 +213,7 @@ static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClie
 {
     (void)parent;
     if (pp_kind(c) == CXCursor_AnnotateAttr) {
-        char *s = pp_cx(clang_getCursorSpelling(c));
+        char *s = pp_cxstring(clang_getCursorSpelling(c));
         if (!strcmp(s, "lev_task"))
             *(int *)d = 1;
         free(s);
@@ -243,8 +243,8 @@ static void pp_collect_fns(unsigned fi)
         clang_visitChildren(c, pp_is_task_cb, &task);
         fn->is_task = task;
         fn->is_main = ctx.main_task && !strcmp(fn->name, "main");
-        pp_scan sc = {id};
-        clang_visitChildren(c, pp_scan_cb, &sc);
+        pp_calls_scan sc = {id};
+        clang_visitChildren(c, pp_calls_cb, &sc);
     }
     free(k.v);
 }

@@ -58,7 +58,7 @@ static void pp_declref(pp_walk *w, CXCursor c)
             return;
     }
     int vi = pp_var_find(w->fn, ref);
-    char *name = pp_cx(clang_getCursorSpelling(ref));
+    char *name = pp_cxstring(clang_getCursorSpelling(ref));
     if (vi < 0) {
         if ((rk == CXCursor_VarDecl || rk == CXCursor_FunctionDecl) &&
             (!strcmp(name, "vt") || !strcmp(name, "fr") || !strcmp(name, "ret")))
@@ -170,7 +170,7 @@ static char *pp_slot_read(int x, unsigned k, CXType t)
 }
 
 /* A call through a pointer that may reach a checkpointable function (a
- * candidate: pp_icand) becomes a resumable site (S_ICALL), dispatched on
+ * candidate: pp_icall_candidate) becomes a resumable site (S_ICALL), dispatched on
  * the pointer's value; with no candidate it stays a native call. */
 static void pp_icall(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
@@ -216,7 +216,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             pp_icall(w, c, flags, u);
         return;
     }
-    char *name = pp_cx(clang_getCursorSpelling(ref));
+    char *name = pp_cxstring(clang_getCursorSpelling(ref));
     static const char *jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
                                 "__sigsetjmp", "longjmp",          "_longjmp",
                                 "siglongjmp",  "__builtin_setjmp", NULL};
@@ -234,7 +234,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         pp_error(PP_LOC(c),
                  "%s in checkpointable function '%s': signal handlers cannot be made mobile", name,
                  w->fn->name);
-    char *usr = pp_cx(clang_getCursorUSR(ref));
+    char *usr = pp_cxstring(clang_getCursorUSR(ref));
     int g = pp_fn_find(usr);
     free(usr);
     const char *spk = pp_safepoint_kind(name);
@@ -337,7 +337,7 @@ static int pp_value_used(pp_walk *w, CXCursor c, pp_unit *u, const char *what)
     CXType t = clang_getCursorType(c);
     if (pp_is_top(u, c) || clang_getCanonicalType(t).kind == CXType_Void)
         return 0;
-    char *sp = pp_cx(clang_getTypeSpelling(t));
+    char *sp = pp_cxstring(clang_getTypeSpelling(t));
     if (what && pp_bad_spelling(sp))
         pp_error(PP_LOC(c),
                  "%s of an unnamed type whose operand calls a checkpointable function in "
@@ -780,7 +780,7 @@ static void pp_lowered_gnu(pp_walk *w, pp_site *s, pp_buf *b)
 
 /* Records that input f calls checkpointable function g of another input,
  * whose body is only known in its own output (declarations: pp_emit). */
-static void pp_xcallee(pp_file *f, int g)
+static void pp_note_xcallee(pp_file *f, int g)
 {
     for (unsigned x = 0; x < f->nx; x++)
         if (f->xcallees[x] == g)
@@ -837,10 +837,10 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
     int *cand = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *cand);
     unsigned nc = 0;
     for (unsigned j = 0; j < ctx.nfns; j++)
-        if (ctx.fns[j].cp && pp_icand(&ctx.fns[j], key)) {
+        if (ctx.fns[j].cp && pp_icall_candidate(&ctx.fns[j], key)) {
             cand[nc++] = (int)j;
             if (ctx.fns[j].file != fn->file)
-                pp_xcallee(w->f, (int)j);
+                pp_note_xcallee(w->f, (int)j);
         }
     for (unsigned c = 0; c < nc; c++) {
         pp_fn *g = &ctx.fns[cand[c]];
@@ -925,7 +925,7 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         int nargs = clang_Cursor_getNumArguments(s->cur);
         int cross = g->file != fn->file;
         if (cross)
-            pp_xcallee(w->f, s->callee);
+            pp_note_xcallee(w->f, s->callee);
         /* A fresh call runs the callee's __run with the arguments (it gets
          * a frame if it needs one); a resumed call runs its __resume on
          * the frame the runtime restored, and pops it. */

@@ -33,14 +33,14 @@ static int pp_field_taken(pp_fn *fn, const char *name)
 
 static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
 {
-    char *name = field ? pp_strdup(field) : pp_cx(clang_getCursorSpelling(decl));
+    char *name = field ? pp_strdup(field) : pp_cxstring(clang_getCursorSpelling(decl));
     if (!field) {
         if (!*name) {
             free(name);
             name = pp_fmt("lev__p%u", fn->nvars);
         }
         for (unsigned n = 1; pp_field_taken(fn, name); n++) {
-            char *base = pp_cx(clang_getCursorSpelling(decl));
+            char *base = pp_cxstring(clang_getCursorSpelling(decl));
             free(name);
             name = pp_fmt("%s__%u", base, n);
             free(base);
@@ -91,7 +91,7 @@ static unsigned pp_bracket_exprs(pp_file *f, CXCursor v, CXCursor *out)
 static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
 {
     memset(out, 0, sizeof *out);
-    char *name = pp_cx(clang_getCursorSpelling(v));
+    char *name = pp_cxstring(clang_getCursorSpelling(v));
     CXType a = t;
     out->kind = PP_VLA_ARRAY;
     if (clang_getCanonicalType(t).kind == CXType_Pointer) {
@@ -162,13 +162,13 @@ static void pp_visit_init(CXCursor v, CXCursorVisitor cb, CXClientData d)
         clang_visitChildren(init, cb, d);
 }
 
-typedef struct pp_vc {
+typedef struct pp_vars_scan {
     pp_fn *fn;
-} pp_vc;
+} pp_vars_scan;
 
 static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
-    pp_vc *vc = d;
+    pp_vars_scan *vc = d;
     enum CXCursorKind k = pp_kind(c);
     /* Locals of a statement expression with no site stay C locals, and so
      * do those of a block or of the head of a for written by a macro: no
@@ -184,7 +184,7 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
      * local that would lose its value across a safe point. */
     if (k == CXCursor_VarDecl) {
         enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
-        char *name = pp_cx(clang_getCursorSpelling(c));
+        char *name = pp_cxstring(clang_getCursorSpelling(c));
         if (sc == CX_SC_Static) {
             /* moved to file scope by the common pass */
         } else if (sc == CX_SC_Extern) {
@@ -199,7 +199,7 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
                 vc->fn->vars[vc->fn->nvars - 1].vla = shape;
             }
         } else {
-            char *sp = pp_cx(clang_getTypeSpelling(clang_getCursorType(c)));
+            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(c)));
             if (pp_bad_spelling(sp))
                 pp_error(PP_LOC(c),
                          "local '%s' of an unnamed type in checkpointable function '%s' is not "
@@ -276,7 +276,7 @@ static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, C
         int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
         enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
         if (file_scope || sc == CX_SC_Static || sc == CX_SC_Extern) {
-            char *name = pp_cx(clang_getCursorSpelling(v));
+            char *name = pp_cxstring(clang_getCursorSpelling(v));
             CXCursor at = pp_strip(t);
             while (pp_kind(at) != CXCursor_DeclRefExpr) {
                 pp_kids ak = pp_children(at);
@@ -326,7 +326,7 @@ static void pp_layout(pp_fn *fn)
     pp_kids k = pp_children(c);
     for (unsigned i = 0; i < k.n; i++)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
-            pp_vc vc = {fn};
+            pp_vars_scan vc = {fn};
             clang_visitChildren(k.v[i], pp_vars_cb, &vc);
             if (!ctx.main_task)
                 clang_visitChildren(k.v[i], pp_static_write_cb, fn);
@@ -384,7 +384,7 @@ char *pp_var_ref(pp_fn *fn, int vi)
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_rs *rs = d;
+    pp_var_refs *rs = d;
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_DeclRefExpr) {
         int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
@@ -423,7 +423,7 @@ int pp_scalar(CXType t)
 void pp_regs(pp_fn *fn)
 {
     size_t n = fn->nvars + 1;
-    pp_rs rs = {fn, pp_xrealloc(NULL, n * sizeof *rs.refs), pp_xrealloc(NULL, n)};
+    pp_var_refs rs = {fn, pp_xrealloc(NULL, n * sizeof *rs.refs), pp_xrealloc(NULL, n)};
     memset(rs.refs, 0, n * sizeof *rs.refs);
     memset(rs.taken, 0, n);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
@@ -474,8 +474,8 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         return CXChildVisit_Recurse;
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) == CXCursor_FunctionDecl) {
-        char *name = pp_cx(clang_getCursorSpelling(ref));
-        char *usr = pp_cx(clang_getCursorUSR(ref));
+        char *name = pp_cxstring(clang_getCursorSpelling(ref));
+        char *usr = pp_cxstring(clang_getCursorUSR(ref));
         int g = pp_fn_find(usr);
         if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp))
             *(int *)d = 1;
@@ -507,16 +507,16 @@ int pp_has_site(CXCursor c)
     return found;
 }
 
-typedef struct pp_mod {
+typedef struct pp_modified_vars {
     CXCursor *v;
     unsigned n, cap;
     int hit;
-} pp_mod;
+} pp_modified_vars;
 
 static enum CXChildVisitResult pp_refs_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_mod *m = d;
+    pp_modified_vars *m = d;
     if (pp_kind(c) == CXCursor_DeclRefExpr) {
         CXCursor r = clang_getCursorReferenced(c);
         if (pp_kind(r) == CXCursor_VarDecl || pp_kind(r) == CXCursor_ParmDecl) {
@@ -528,7 +528,7 @@ static enum CXChildVisitResult pp_refs_cb(CXCursor c, CXCursor parent, CXClientD
 }
 
 /* Whether e (stripped) names one of m's variables. */
-static int pp_names_one(pp_mod *m, CXCursor e)
+static int pp_names_one(pp_modified_vars *m, CXCursor e)
 {
     e = pp_strip(e);
     if (pp_kind(e) != CXCursor_DeclRefExpr)
@@ -540,10 +540,10 @@ static int pp_names_one(pp_mod *m, CXCursor e)
     return 0;
 }
 
-static enum CXChildVisitResult pp_mod_cb(CXCursor c, CXCursor parent, CXClientData d)
+static enum CXChildVisitResult pp_modified_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_mod *m = d;
+    pp_modified_vars *m = d;
     int lhs = pp_writes_operand(c);
     if (lhs) {
         pp_kids kk = pp_children(c);
@@ -585,7 +585,7 @@ int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
         return 0;
     pp_kids ik2 = pp_children(in), ck = pp_children(cn);
     int ok = ik2.n >= 1 && ck.n == 2;
-    pp_mod iv = {0}, m = {0};
+    pp_modified_vars iv = {0}, m = {0};
     if (ok) {
         /* the induction variable is one side of the comparison */
         CXCursor v = pp_strip(ik2.v[0]);
@@ -598,8 +598,8 @@ int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
     if (ok) {
         clang_visitChildren(cn, pp_refs_cb, &m);
         clang_visitChildren(in, pp_refs_cb, &m);
-        if (pp_mod_cb(body, body, &m) != CXChildVisit_Break)
-            clang_visitChildren(body, pp_mod_cb, &m);
+        if (pp_modified_cb(body, body, &m) != CXChildVisit_Break)
+            clang_visitChildren(body, pp_modified_cb, &m);
         ok = !m.hit;
     }
     free(iv.v);

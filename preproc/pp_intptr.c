@@ -63,26 +63,26 @@ static int pp_holds_wide(CXType t)
 /* What may hold a pointer's bits at one point of a body, per variable of
  * the function: hold (and the conversion it came from), crossed (held at
  * a resume point since it was last written, and which). */
-typedef struct pp_ist {
+typedef struct pp_held_bits {
     unsigned char *hold, *crossed;
     CXCursor *conv, *at;
-} pp_ist;
+} pp_held_bits;
 
-typedef struct pp_ia {
+typedef struct pp_intptr_state {
     pp_fn *fn;
     int fi; /* index of fn */
     unsigned n;
     unsigned char *tracked, *taken, *done;
-    pp_ist *sw; /* state entering the innermost switch */
+    pp_held_bits *sw; /* state entering the innermost switch */
     int report, changed;
-} pp_ia;
+} pp_intptr_state;
 
 /* Conversions of pointers passed to the parameters of each function
  * (null: none seen), from the callers' analyses. */
 
-static pp_ist pp_ist_new(unsigned n)
+static pp_held_bits pp_held_bits_new(unsigned n)
 {
-    pp_ist s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
+    pp_held_bits s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
                 pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor)),
                 pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor))};
     memset(s.hold, 0, n + 1);
@@ -92,7 +92,7 @@ static pp_ist pp_ist_new(unsigned n)
     return s;
 }
 
-static void pp_ist_copy(pp_ist *d, const pp_ist *s, unsigned n)
+static void pp_held_bits_copy(pp_held_bits *d, const pp_held_bits *s, unsigned n)
 {
     memcpy(d->hold, s->hold, n);
     memcpy(d->crossed, s->crossed, n);
@@ -101,7 +101,7 @@ static void pp_ist_copy(pp_ist *d, const pp_ist *s, unsigned n)
 }
 
 /* d = d joined with s (what holds on either path); 1: d changed. */
-static int pp_ist_join(pp_ist *d, const pp_ist *s, unsigned n)
+static int pp_held_bits_join(pp_held_bits *d, const pp_held_bits *s, unsigned n)
 {
     int changed = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -119,7 +119,7 @@ static int pp_ist_join(pp_ist *d, const pp_ist *s, unsigned n)
     return changed;
 }
 
-static void pp_ist_free(pp_ist *s)
+static void pp_held_bits_free(pp_held_bits *s)
 {
     free(s->hold);
     free(s->crossed);
@@ -128,7 +128,7 @@ static void pp_ist_free(pp_ist *s)
 }
 
 /* The tracked variable e (stripped) names, or -1. */
-static int pp_ia_var(pp_ia *a, CXCursor e)
+static int pp_intptr_var(pp_intptr_state *a, CXCursor e)
 {
     e = pp_strip(e);
     if (pp_kind(e) != CXCursor_DeclRefExpr)
@@ -155,7 +155,7 @@ static int pp_high_mask(CXCursor e)
  * that holds one, and what keeps them: + and - of one such operand, |, ^,
  * ~, unary -, & with a constant that keeps the high bits, ?:, comma and
  * assignment. *conv: the conversion. */
-static int pp_carry(pp_ia *a, pp_ist *st, CXCursor e, CXCursor *conv)
+static int pp_carry(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv)
 {
     e = pp_strip(e);
     if (!pp_wide_int(clang_getCursorType(e)))
@@ -173,7 +173,7 @@ static int pp_carry(pp_ia *a, pp_ist *st, CXCursor e, CXCursor *conv)
             r = pp_carry(a, st, op, conv);
         }
     } else if (k == CXCursor_DeclRefExpr) {
-        int vi = pp_ia_var(a, e);
+        int vi = pp_intptr_var(a, e);
         if (vi >= 0 && st->hold[vi]) {
             *conv = st->conv[vi];
             r = 1;
@@ -219,12 +219,12 @@ static unsigned pp_line(CXCursor c)
     return line;
 }
 
-static void pp_ia_report(pp_ia *a, int vi, CXCursor conv, const char *why, unsigned line)
+static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const char *why, unsigned line)
 {
     if (!a->report || a->done[vi])
         return;
     a->done[vi] = 1;
-    char *name = pp_cx(clang_getCursorSpelling(a->fn->vars[vi].decl));
+    char *name = pp_cxstring(clang_getCursorSpelling(a->fn->vars[vi].decl));
     pp_error(PP_LOC(conv),
              "'%s' of checkpointable function '%s' may hold this pointer converted to an "
              "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
@@ -234,7 +234,7 @@ static void pp_ia_report(pp_ia *a, int vi, CXCursor conv, const char *why, unsig
 }
 
 /* A resume point (safe point, call site, poll) at cursor c. */
-static void pp_ia_resume(pp_ia *a, pp_ist *st, CXCursor c)
+static void pp_intptr_resume(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
 {
     for (unsigned i = 0; i < a->n; i++)
         if (st->hold[i]) {
@@ -242,20 +242,20 @@ static void pp_ia_resume(pp_ia *a, pp_ist *st, CXCursor c)
                 st->at[i] = c;
             st->crossed[i] = 1;
             if (a->taken[i])
-                pp_ia_report(a, (int)i, st->conv[i], "and its address is taken", pp_line(c));
+                pp_intptr_report(a, (int)i, st->conv[i], "and its address is taken", pp_line(c));
         }
 }
 
 /* Callee index of a site call c (a safe point: -2), else -1. */
-static int pp_ia_site(CXCursor c)
+static int pp_intptr_site(CXCursor c)
 {
     if (pp_kind(c) != CXCursor_CallExpr)
         return -1;
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return -1;
-    char *name = pp_cx(clang_getCursorSpelling(ref));
-    char *usr = pp_cx(clang_getCursorUSR(ref));
+    char *name = pp_cxstring(clang_getCursorSpelling(ref));
+    char *usr = pp_cxstring(clang_getCursorUSR(ref));
     int g = pp_fn_find(usr);
     int r = pp_safepoint_kind(name) ? -2 : g >= 0 && ctx.fns[g].cp ? g : -1;
     free(name);
@@ -263,32 +263,32 @@ static int pp_ia_site(CXCursor c)
     return r;
 }
 
-static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c);
-static void pp_ia_expr(pp_ia *a, pp_ist *st, CXCursor e);
+static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c);
+static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e);
 
-/* Reads of expression e outside its sites (which pp_ia_expr handles): a
+/* Reads of expression e outside its sites (which pp_intptr_expr handles): a
  * read of a variable that crossed a resume point holding a pointer is
  * the error. skip: a variable written, not read, by an assignment. */
-static void pp_ia_reads(pp_ia *a, pp_ist *st, CXCursor e, CXCursor skip)
+static void pp_intptr_reads(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor skip)
 {
     enum CXCursorKind k = pp_kind(e);
-    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_ia_site(e) != -1)
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_intptr_site(e) != -1)
         return;
     if (k == CXCursor_DeclRefExpr) {
-        int vi = pp_ia_var(a, e);
+        int vi = pp_intptr_var(a, e);
         if (vi >= 0 && st->crossed[vi] &&
             (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->fn->vars[vi].decl)))
-            pp_ia_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
+            pp_intptr_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
         return;
     }
     pp_kids kk = pp_children(e);
     if (k == CXCursor_BinaryOperator && kk.n == 2 &&
         clang_getCursorBinaryOperatorKind(e) == CXBinaryOperator_Assign) {
-        pp_ia_reads(a, st, kk.v[0], pp_write_var(kk.v[0]));
-        pp_ia_reads(a, st, kk.v[1], clang_getNullCursor());
+        pp_intptr_reads(a, st, kk.v[0], pp_write_var(kk.v[0]));
+        pp_intptr_reads(a, st, kk.v[1], clang_getNullCursor());
     } else {
         for (unsigned i = 0; i < kk.n; i++)
-            pp_ia_reads(a, st, kk.v[i], skip);
+            pp_intptr_reads(a, st, kk.v[i], skip);
     }
     free(kk.v);
 }
@@ -296,14 +296,14 @@ static void pp_ia_reads(pp_ia *a, pp_ist *st, CXCursor e, CXCursor skip)
 /* Writes of expression e outside its sites: a variable assigned a value
  * that may be a pointer's bits holds one; assigned another value, it
  * holds none (a write of part of it keeps what it held). */
-static void pp_ia_writes(pp_ia *a, pp_ist *st, CXCursor e)
+static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
 {
     enum CXCursorKind k = pp_kind(e);
-    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_ia_site(e) != -1)
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_intptr_site(e) != -1)
         return;
     pp_kids kk = pp_children(e);
     for (unsigned i = 0; i < kk.n; i++)
-        pp_ia_writes(a, st, kk.v[i]);
+        pp_intptr_writes(a, st, kk.v[i]);
     if (pp_writes_operand(e) && kk.n >= 1 &&
         !(k == CXCursor_UnaryOperator &&
           clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)) {
@@ -324,7 +324,7 @@ static void pp_ia_writes(pp_ia *a, pp_ist *st, CXCursor e)
             enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
             if ((file_scope || sc == CX_SC_Static) &&
                 !clang_isConstQualifiedType(clang_getCursorType(v))) {
-                char *name = pp_cx(clang_getCursorSpelling(v));
+                char *name = pp_cxstring(clang_getCursorSpelling(v));
                 pp_error(PP_LOC(conv),
                          "%s '%s' is assigned this pointer converted to an integer in "
                          "checkpointable function '%s' and travels with the image: an image "
@@ -341,7 +341,7 @@ static void pp_ia_writes(pp_ia *a, pp_ist *st, CXCursor e)
  * sites of an expression before the rest of it): for each site, the reads
  * and writes of its arguments, then the site; a statement expression's
  * statements where it stands. */
-static void pp_ia_sites(pp_ia *a, pp_ist *st, CXCursor e)
+static void pp_intptr_sites(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
 {
     enum CXCursorKind k = pp_kind(e);
     if (k == CXCursor_UnaryExpr)
@@ -349,20 +349,20 @@ static void pp_ia_sites(pp_ia *a, pp_ist *st, CXCursor e)
     if (k == CXCursor_StmtExpr) {
         pp_kids kk = pp_children(e);
         for (unsigned i = 0; i < kk.n; i++)
-            pp_ia_stmt(a, st, kk.v[i]);
+            pp_intptr_stmt(a, st, kk.v[i]);
         free(kk.v);
         return;
     }
     pp_kids kk = pp_children(e);
     for (unsigned i = 0; i < kk.n; i++)
-        pp_ia_sites(a, st, kk.v[i]);
-    int g = pp_ia_site(e);
+        pp_intptr_sites(a, st, kk.v[i]);
+    int g = pp_intptr_site(e);
     if (g != -1) {
         int nargs = clang_Cursor_getNumArguments(e);
         for (int i = 0; i < nargs; i++) {
             CXCursor arg = clang_Cursor_getArgument(e, (unsigned)i);
-            pp_ia_reads(a, st, arg, clang_getNullCursor());
-            pp_ia_writes(a, st, arg);
+            pp_intptr_reads(a, st, arg, clang_getNullCursor());
+            pp_intptr_writes(a, st, arg);
             CXCursor conv = clang_getNullCursor();
             if (g >= 0 && (unsigned)i < ctx.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
                 clang_Cursor_isNull(ctx.param_conv[g][i])) {
@@ -370,63 +370,63 @@ static void pp_ia_sites(pp_ia *a, pp_ist *st, CXCursor e)
                 a->changed = 1;
             }
         }
-        pp_ia_resume(a, st, e);
+        pp_intptr_resume(a, st, e);
     }
     free(kk.v);
 }
 
-static void pp_ia_expr(pp_ia *a, pp_ist *st, CXCursor e)
+static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
 {
-    pp_ia_sites(a, st, e);
-    pp_ia_reads(a, st, e, clang_getNullCursor());
-    pp_ia_writes(a, st, e);
+    pp_intptr_sites(a, st, e);
+    pp_intptr_reads(a, st, e, clang_getNullCursor());
+    pp_intptr_writes(a, st, e);
 }
 
 /* A loop: head, then (cond, poll, body, inc) until the state at the head
  * settles; for a do-while the body comes before the condition. */
-static void pp_ia_loop(pp_ia *a, pp_ist *st, CXCursor loop, CXCursor cond, CXCursor body,
+static void pp_intptr_loop(pp_intptr_state *a, pp_held_bits *st, CXCursor loop, CXCursor cond, CXCursor body,
                        CXCursor inc, int is_do)
 {
-    pp_ist head = pp_ist_new(a->n), cur = pp_ist_new(a->n);
-    pp_ist_copy(&head, st, a->n);
+    pp_held_bits head = pp_held_bits_new(a->n), cur = pp_held_bits_new(a->n);
+    pp_held_bits_copy(&head, st, a->n);
     for (int iter = 0; iter < 8; iter++) {
-        pp_ist_copy(&cur, &head, a->n);
+        pp_held_bits_copy(&cur, &head, a->n);
         if (ctx.auto_poll)
-            pp_ia_resume(a, &cur, loop); /* a budget poll comes before the condition */
+            pp_intptr_resume(a, &cur, loop); /* a budget poll comes before the condition */
         if (!is_do && !clang_Cursor_isNull(cond))
-            pp_ia_expr(a, &cur, cond);
+            pp_intptr_expr(a, &cur, cond);
         if (ctx.auto_poll)
-            pp_ia_resume(a, &cur, loop);
+            pp_intptr_resume(a, &cur, loop);
         if (!clang_Cursor_isNull(body))
-            pp_ia_stmt(a, &cur, body);
+            pp_intptr_stmt(a, &cur, body);
         if (!clang_Cursor_isNull(inc))
-            pp_ia_expr(a, &cur, inc);
+            pp_intptr_expr(a, &cur, inc);
         if (is_do && !clang_Cursor_isNull(cond))
-            pp_ia_expr(a, &cur, cond);
-        if (!pp_ist_join(&head, &cur, a->n))
+            pp_intptr_expr(a, &cur, cond);
+        if (!pp_held_bits_join(&head, &cur, a->n))
             break;
     }
-    pp_ist_join(st, &head, a->n);
-    pp_ist_free(&head);
-    pp_ist_free(&cur);
+    pp_held_bits_join(st, &head, a->n);
+    pp_held_bits_free(&head);
+    pp_held_bits_free(&cur);
 }
 
-static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
+static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
 {
     enum CXCursorKind k = pp_kind(c);
     pp_kids kk = pp_children(c);
     switch (k) {
     case CXCursor_CompoundStmt:
         for (unsigned i = 0; i < kk.n; i++)
-            pp_ia_stmt(a, st, kk.v[i]);
+            pp_intptr_stmt(a, st, kk.v[i]);
         break;
     case CXCursor_CaseStmt:
     case CXCursor_DefaultStmt:
     case CXCursor_LabelStmt:
         if (k != CXCursor_LabelStmt && a->sw)
-            pp_ist_join(st, a->sw, a->n);
+            pp_held_bits_join(st, a->sw, a->n);
         if (kk.n)
-            pp_ia_stmt(a, st, kk.v[kk.n - 1]);
+            pp_intptr_stmt(a, st, kk.v[kk.n - 1]);
         break;
     case CXCursor_DeclStmt:
         for (unsigned i = 0; i < kk.n; i++) {
@@ -434,7 +434,7 @@ static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
                 continue;
             CXCursor init = clang_Cursor_getVarDeclInitializer(kk.v[i]);
             if (!clang_Cursor_isNull(init))
-                pp_ia_expr(a, st, init);
+                pp_intptr_expr(a, st, init);
             int vi = pp_var_find(a->fn, kk.v[i]);
             if (vi < 0 || !a->tracked[vi])
                 continue;
@@ -448,36 +448,36 @@ static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
     case CXCursor_IfStmt: {
         if (kk.n < 2)
             break;
-        pp_ia_expr(a, st, kk.v[0]);
-        pp_ist other = pp_ist_new(a->n);
-        pp_ist_copy(&other, st, a->n);
-        pp_ia_stmt(a, st, kk.v[1]);
+        pp_intptr_expr(a, st, kk.v[0]);
+        pp_held_bits other = pp_held_bits_new(a->n);
+        pp_held_bits_copy(&other, st, a->n);
+        pp_intptr_stmt(a, st, kk.v[1]);
         if (kk.n > 2)
-            pp_ia_stmt(a, &other, kk.v[2]);
-        pp_ist_join(st, &other, a->n);
-        pp_ist_free(&other);
+            pp_intptr_stmt(a, &other, kk.v[2]);
+        pp_held_bits_join(st, &other, a->n);
+        pp_held_bits_free(&other);
         break;
     }
     case CXCursor_SwitchStmt: {
         if (kk.n < 2)
             break;
-        pp_ia_expr(a, st, kk.v[0]);
-        pp_ist entry = pp_ist_new(a->n), *outer = a->sw;
-        pp_ist_copy(&entry, st, a->n);
+        pp_intptr_expr(a, st, kk.v[0]);
+        pp_held_bits entry = pp_held_bits_new(a->n), *outer = a->sw;
+        pp_held_bits_copy(&entry, st, a->n);
         a->sw = &entry;
-        pp_ia_stmt(a, st, kk.v[kk.n - 1]);
+        pp_intptr_stmt(a, st, kk.v[kk.n - 1]);
         a->sw = outer;
-        pp_ist_join(st, &entry, a->n);
-        pp_ist_free(&entry);
+        pp_held_bits_join(st, &entry, a->n);
+        pp_held_bits_free(&entry);
         break;
     }
     case CXCursor_WhileStmt:
         if (kk.n == 2)
-            pp_ia_loop(a, st, c, kk.v[0], kk.v[1], clang_getNullCursor(), 0);
+            pp_intptr_loop(a, st, c, kk.v[0], kk.v[1], clang_getNullCursor(), 0);
         break;
     case CXCursor_DoStmt:
         if (kk.n == 2)
-            pp_ia_loop(a, st, c, kk.v[1], kk.v[0], clang_getNullCursor(), 1);
+            pp_intptr_loop(a, st, c, kk.v[1], kk.v[0], clang_getNullCursor(), 1);
         break;
     case CXCursor_ForStmt: {
         /* the init (a declaration, or the first of three expressions)
@@ -486,41 +486,41 @@ static void pp_ia_stmt(pp_ia *a, pp_ist *st, CXCursor c)
         CXCursor cond = clang_getNullCursor(), inc = cond;
         unsigned first = 0;
         if (kk.n >= 2 && (pp_kind(kk.v[0]) == CXCursor_DeclStmt || kk.n == 4)) {
-            pp_ia_stmt(a, st, kk.v[0]);
+            pp_intptr_stmt(a, st, kk.v[0]);
             first = 1;
         }
         if (first + 1 < kk.n)
             cond = kk.v[first];
         if (first + 2 < kk.n)
             inc = kk.v[first + 1];
-        pp_ia_loop(a, st, c, cond, body, inc, 0);
+        pp_intptr_loop(a, st, c, cond, body, inc, 0);
         break;
     }
     case CXCursor_ReturnStmt:
         if (kk.n)
-            pp_ia_expr(a, st, kk.v[0]);
+            pp_intptr_expr(a, st, kk.v[0]);
         memset(st->hold, 0, a->n);
         memset(st->crossed, 0, a->n);
         break;
     default:
         if (clang_isExpression(k))
-            pp_ia_expr(a, st, c);
+            pp_intptr_expr(a, st, c);
         else if (clang_isStatement(k))
             for (unsigned i = 0; i < kk.n; i++)
-                pp_ia_stmt(a, st, kk.v[i]);
+                pp_intptr_stmt(a, st, kk.v[i]);
         break;
     }
     free(kk.v);
 }
 
 /* Analyses checkpointable function fi (report: print the errors). */
-static void pp_ia_fn(int fi, int report, int *changed)
+static void pp_intptr_fn(int fi, int report, int *changed)
 {
     pp_fn *fn = &ctx.fns[fi];
     unsigned n = fn->nvars;
-    pp_ia a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
+    pp_intptr_state a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
                NULL, report, 0};
-    pp_rs rs = {fn, pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs), pp_xrealloc(NULL, n + 1)};
+    pp_var_refs rs = {fn, pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs), pp_xrealloc(NULL, n + 1)};
     memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
     memset(rs.taken, 0, n + 1);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
@@ -528,7 +528,7 @@ static void pp_ia_fn(int fi, int report, int *changed)
     memset(a.done, 0, n + 1);
     for (unsigned i = 0; i < n; i++)
         a.tracked[i] = (unsigned char)pp_holds_wide(fn->vars[i].type);
-    pp_ist st = pp_ist_new(n);
+    pp_held_bits st = pp_held_bits_new(n);
     for (unsigned i = 0; i < fn->nparams && i < n; i++)
         if (!clang_Cursor_isNull(ctx.param_conv[fi][i]) && a.tracked[i]) {
             st.hold[i] = 1;
@@ -537,10 +537,10 @@ static void pp_ia_fn(int fi, int report, int *changed)
     pp_kids k = pp_children(fn->def);
     for (unsigned i = 0; i < k.n; i++)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
-            pp_ia_stmt(&a, &st, k.v[i]);
+            pp_intptr_stmt(&a, &st, k.v[i]);
     free(k.v);
     *changed |= a.changed;
-    pp_ist_free(&st);
+    pp_held_bits_free(&st);
     free(a.tracked);
     free(a.done);
     free(rs.refs);
@@ -563,12 +563,12 @@ void pp_int_ptrs(void)
         changed = 0;
         for (unsigned i = 0; i < ctx.nfns; i++)
             if (ctx.fns[i].cp)
-                pp_ia_fn((int)i, 0, &changed);
+                pp_intptr_fn((int)i, 0, &changed);
     }
     int ignored = 0;
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (ctx.fns[i].cp)
-            pp_ia_fn((int)i, 1, &ignored);
+            pp_intptr_fn((int)i, 1, &ignored);
     for (unsigned i = 0; i < ctx.nfns; i++)
         free(ctx.param_conv[i]);
     free(ctx.param_conv);

@@ -16,7 +16,7 @@ const char *const pp_std_names[3] = {"stdin", "stdout", "stderr"};
 
 static int pp_defined_here(CXCursor fndecl)
 {
-    char *usr = pp_cx(clang_getCursorUSR(fndecl));
+    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
     int i = pp_fn_find(usr);
     free(usr);
     return i >= 0 && ctx.fns[i].file >= 0;
@@ -68,16 +68,16 @@ static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **specia
     return rc;
 }
 
-typedef struct pp_heapinf {
+typedef struct pp_heap_info {
     const char *id;
     char *size;   /* element size text */
     CXCursor fac; /* n of n * sizeof(T), or null */
     int sizeof_only, by_dest;
-} pp_heapinf;
+} pp_heap_info;
 
 /* Infers the element type of an allocation of E bytes. */
 static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
-                         pp_heapinf *hi)
+                         pp_heap_info *hi)
 {
     memset(hi, 0, sizeof *hi);
     hi->fac = clang_getNullCursor();
@@ -150,7 +150,7 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
 
 /* Count edits for an allocation whose byte-size argument is written at
  * [eb, ee), with the text before it (from hb) replaced by prefix. */
-static void pp_heap_count(pp_file *f, pp_heapinf *hi, const char *prefix, unsigned hb, unsigned eb,
+static void pp_heap_count(pp_file *f, pp_heap_info *hi, const char *prefix, unsigned hb, unsigned eb,
                           unsigned ee, unsigned ce)
 {
     unsigned b = eb, e = ee;
@@ -200,7 +200,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     int n = clang_Cursor_getNumArguments(c);
     unsigned cb = pp_begin(c), ce = pp_end(c);
     CXCursor a0 = clang_Cursor_getArgument(c, 0), a1 = clang_Cursor_getArgument(c, 1);
-    pp_heapinf hi;
+    pp_heap_info hi;
     if (!strcmp(name, "strdup") && n == 1) {
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
@@ -402,7 +402,7 @@ static void pp_literal(pp_file *f, CXCursor c, CXCursor *parents, int np)
     if (pp_kind(parents[up]) == CXCursor_CallExpr) {
         CXCursor ref = clang_getCursorReferenced(parents[up]);
         if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
-            char *name = pp_cx(clang_getCursorSpelling(ref));
+            char *name = pp_cxstring(clang_getCursorSpelling(ref));
             int keep = pp_lit_keep_for(name);
             free(name);
             if (keep)
@@ -458,10 +458,10 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
         if (types) {
             pp_putn(&b, f->text + pp_begin(c), pp_stmt_end(f, c) - pp_begin(c));
         } else {
-            char *fname = pp_cx(clang_getCursorSpelling(fn));
+            char *fname = pp_cxstring(clang_getCursorSpelling(fn));
             for (unsigned i = 0; i < k.n; i++) {
                 CXCursor v = k.v[i];
-                char *vn = pp_cx(clang_getCursorSpelling(v));
+                char *vn = pp_cxstring(clang_getCursorSpelling(v));
                 char *nn = pp_fmt("%s__%s", fname, vn);
                 PP_PUSH(ctx.moved, ctx.nmoved, ctx.capmoved);
                 ctx.moved[ctx.nmoved++] = (pp_moved){v, nn};
@@ -500,7 +500,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
     if (k == CXCursor_CallExpr) {
         CXCursor ref = clang_getCursorReferenced(c);
         if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
-            char *name = pp_cx(clang_getCursorSpelling(ref));
+            char *name = pp_cxstring(clang_getCursorSpelling(ref));
             for (int i = 0; pp_heap_names[i]; i++)
                 if (!strcmp(name, pp_heap_names[i])) {
                     pp_heap(f, c, name, parents, np);
@@ -510,7 +510,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 pp_kind(parents[0]) == CXCursor_FunctionDecl) {
                 /* a checkpointable function's stack is its frame: the
                  * buffer moves to the VT heap like malloc's */
-                char *usr = pp_cx(clang_getCursorUSR(parents[0]));
+                char *usr = pp_cxstring(clang_getCursorUSR(parents[0]));
                 int g = pp_fn_find(usr);
                 free(usr);
                 if (g >= 0 && ctx.fns[g].cp) {
@@ -535,7 +535,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup(moved));
             return;
         }
-        char *name = pp_cx(clang_getCursorSpelling(ref));
+        char *name = pp_cxstring(clang_getCursorSpelling(ref));
         if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
             if (!strcmp(name, "free")) {
                 if (pp_in_macro(c))
@@ -579,7 +579,7 @@ static void pp_static_var(CXCursor v)
     const char *id;
     char *size;
     long long mult;
-    char *name = moved ? pp_strdup(moved) : pp_cx(clang_getCursorSpelling(v));
+    char *name = moved ? pp_strdup(moved) : pp_cxstring(clang_getCursorSpelling(v));
     pp_buf hint = {0};
     pp_printf(&hint, "__typeof__(%s", name);
     for (CXType c = clang_getCanonicalType(t); c.kind == CXType_ConstantArray;

@@ -85,15 +85,15 @@ static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
     return ok;
 }
 
-typedef struct pp_ns {
+typedef struct pp_no_store_scan {
     pp_fn *fn;
     int bad;
-} pp_ns;
+} pp_no_store_scan;
 
 static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_ns *s = d;
+    pp_no_store_scan *s = d;
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || k == CXCursor_GCCAsmStmt ||
         k == CXCursor_MSAsmStmt || k == CXCursor_AsmStmt) {
@@ -119,7 +119,7 @@ static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXCli
  * the loop runs. */
 static int pp_no_store(pp_fn *fn, CXCursor body)
 {
-    pp_ns s = {fn, 0};
+    pp_no_store_scan s = {fn, 0};
     if (pp_no_store_cb(body, body, &s) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_no_store_cb, &s);
     return !s.bad;

@@ -52,7 +52,7 @@ static char *pp_vla_decl(pp_walk *w, int vi)
     ctx.cur_file = owner;
     free(size);
     if (v->vla.kind == PP_VLA_ARRAY && !bad) {
-        char *name = pp_cx(clang_getCursorSpelling(v->decl));
+        char *name = pp_cxstring(clang_getCursorSpelling(v->decl));
         char *ex = pp_return(w->fn, "LEV_RUN_EXIT", NULL);
         pp_printf(&b,
                   "%sfr->%s = ({ unsigned long long lev__n = %s * %lldULL; "
@@ -260,15 +260,15 @@ void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, int dep
                 pp_strdup("\n}"));
 }
 
-typedef struct pp_cont {
+typedef struct pp_continue_scan {
     pp_walk *w;
     unsigned k, n;
-} pp_cont;
+} pp_continue_scan;
 
-static enum CXChildVisitResult pp_cont_cb(CXCursor c, CXCursor parent, CXClientData d)
+static enum CXChildVisitResult pp_continue_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_cont *ct = d;
+    pp_continue_scan *ct = d;
     switch (pp_kind(c)) {
     case CXCursor_ForStmt:
     case CXCursor_WhileStmt:
@@ -297,9 +297,9 @@ static enum CXChildVisitResult pp_cont_cb(CXCursor c, CXCursor parent, CXClientD
  * pp_loop_body (the order of their insertions at the same offsets). */
 void pp_loop_tail(pp_walk *w, pp_unit *u, CXCursor body, int depth)
 {
-    pp_cont ct = {w, ++w->fn->nlabels, 0};
-    if (pp_cont_cb(body, body, &ct) == CXChildVisit_Recurse)
-        clang_visitChildren(body, pp_cont_cb, &ct);
+    pp_continue_scan ct = {w, ++w->fn->nlabels, 0};
+    if (pp_continue_cb(body, body, &ct) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_continue_cb, &ct);
     pp_buf b = {0};
     if (ct.n)
         pp_printf(&b, "\nlev__cont%u:;", ct.k);
@@ -375,7 +375,7 @@ static void pp_macro_stmt(pp_walk *w, CXCursor c, int depth)
             pp_loop_body(w, c, last, depth, 0);
         } else {
             if (pp_has_site(last)) {
-                char *name = pp_cx(clang_getCursorSpelling(decl));
+                char *name = pp_cxstring(clang_getCursorSpelling(decl));
                 pp_error(PP_LOC(c),
                          "loop of checkpointable function '%s' whose head, written by a macro, "
                          "declares '%s', and whose body calls a checkpointable function or a "
@@ -541,7 +541,7 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
             pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
             pp_unit_free(&u);
         } else {
-            char *ks = pp_cx(clang_getCursorKindSpelling(kind));
+            char *ks = pp_cxstring(clang_getCursorKindSpelling(kind));
             pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported",
                      ks, w->fn->name);
             free(ks);

@@ -70,7 +70,7 @@ char *pp_decl(CXType t, const char *name)
         pp_printf(&b, "%s(", name);
         int n = clang_getNumArgTypes(d);
         for (int i = 0; i < n; i++) {
-            char *a = pp_cx(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i)));
+            char *a = pp_cxstring(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i)));
             pp_printf(&b, "%s%s", i ? ", " : "", a);
             free(a);
         }
@@ -86,7 +86,7 @@ char *pp_decl(CXType t, const char *name)
     default:
         break;
     }
-    char *sp = pp_cx(clang_getTypeSpelling(t));
+    char *sp = pp_cxstring(clang_getTypeSpelling(t));
     char *r = pp_fmt("%s%s%s", sp, name[0] == '*' || sp[strlen(sp) - 1] == '*' ? "" : " ", name);
     if (name[0] == '*' && sp[strlen(sp) - 1] != '*') {
         free(r);
@@ -178,11 +178,11 @@ char *pp_ident(const char *s)
 static const char *pp_record_id(CXType t, CXCursor where)
 {
     CXType canon = clang_getCanonicalType(t);
-    char *key = pp_cx(clang_getTypeSpelling(canon));
-    char *spell = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+    char *key = pp_cxstring(clang_getTypeSpelling(canon));
+    char *spell = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
     if (pp_bad_spelling(spell)) {
         free(spell);
-        spell = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
+        spell = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
     }
     if (pp_bad_spelling(spell) && ctx.typeof_hint) {
         free(spell);
@@ -246,7 +246,7 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
         }
         *id = pp_record_id(t, where);
         {
-            char *sp = pp_cx(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
             *size = pp_fmt("sizeof(%s)", sp);
             free(sp);
         }
@@ -266,7 +266,7 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
         *size = pp_fmt("%lld", sz == 16 ? 8 : sz);
         return 0;
     }
-    char *sp = pp_cx(clang_getTypeSpelling(t));
+    char *sp = pp_cxstring(clang_getTypeSpelling(t));
     pp_error(PP_LOC(where), "type '%s' cannot be described for the VT's heap or statics", sp);
     free(sp);
     return -1;
@@ -290,7 +290,7 @@ static int pp_anon_member(CXCursor c)
 /* Member path of field c (named, not a bit-field) below path. */
 static char *pp_member_path(const char *path, CXCursor c)
 {
-    char *name = pp_cx(clang_getCursorSpelling(c));
+    char *name = pp_cxstring(clang_getCursorSpelling(c));
     char *r = *path ? pp_fmt("%s.%s", path, name) : pp_strdup(name);
     free(name);
     return r;
@@ -307,7 +307,7 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
 {
     CXCursor prev = b > 0 ? v[b - 1] : clang_getNullCursor();
     CXCursor next = e < n ? v[e] : clang_getNullCursor();
-    char *first = pp_cx(clang_getCursorSpelling(v[b]));
+    char *first = pp_cxstring(clang_getCursorSpelling(v[b]));
     if ((!clang_Cursor_isNull(prev) && pp_anon_member(prev)) ||
         (!clang_Cursor_isNull(next) && pp_anon_member(next)) ||
         (anon && (clang_Cursor_isNull(prev) || clang_Cursor_isNull(next)))) {
@@ -344,7 +344,7 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
         end = *path ? pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, path, owner, path)
                     : pp_fmt("sizeof(%s)", owner);
     }
-    char *last = pp_cx(clang_getCursorSpelling(v[e - 1]));
+    char *last = pp_cxstring(clang_getCursorSpelling(v[e - 1]));
     pp_printf(&ty->fields, "    {\"%s%s%s%s%s\", %s, LEV_K_B1, (%s) - (%s), 0},\n", path,
               *path ? "." : "", *first ? first : "(bit-field)", e - b > 1 ? ".." : "",
               e - b > 1 ? (*last ? last : "(bit-field)") : "", start, end, start);
@@ -379,7 +379,7 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
             pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
             continue;
         }
-        char *name = pp_cx(clang_getCursorSpelling(c));
+        char *name = pp_cxstring(clang_getCursorSpelling(c));
         char *p = !*name || pp_anon_member(c) ? pp_strdup(path) : pp_member_path(path, c);
         pp_fields(ty, owner, p, ct, c);
         free(p);
@@ -444,7 +444,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
                     : sz == 8 || sz == 16 ? "LEV_K_B8"
                                           : NULL;
     if (!k) {
-        char *sp = pp_cx(clang_getTypeSpelling(t));
+        char *sp = pp_cxstring(clang_getTypeSpelling(t));
         pp_error(PP_LOC(where), "'%s' of type '%s' cannot be described for capture", path, sp);
         free(sp);
         return;

@@ -75,7 +75,7 @@ char *__attribute__((format(printf, 1, 2))) pp_fmt(const char *fmt, ...)
 }
 
 /* Copies a CXString and disposes it. */
-char *pp_cx(CXString s)
+char *pp_cxstring(CXString s)
 {
     const char *c = clang_getCString(s);
     char *r = pp_strdup(c ? c : "");
@@ -129,7 +129,7 @@ void pp_diag(int severity, CXSourceLocation loc, const char *fmt, ...)
     CXFile file;
     unsigned line, col;
     clang_getExpansionLocation(loc, &file, &line, &col, NULL);
-    char *name = file ? pp_cx(clang_getFileName(file)) : pp_strdup("levpp");
+    char *name = file ? pp_cxstring(clang_getFileName(file)) : pp_strdup("levpp");
     va_list ap;
     va_start(ap, fmt);
     pp_vdiag(severity, 1, name, line, col, fmt, ap);
