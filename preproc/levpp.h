@@ -6,6 +6,7 @@
 #ifndef LEVPP_H
 #define LEVPP_H
 
+#include <assert.h>
 #include <clang-c/Index.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,7 +208,38 @@ extern const char *const pp_std_names[3];
 
 #define PP_LOC(c) clang_getCursorLocation(c)
 
+/* Visitor states. A struct passed to a libclang visitor as CXClientData
+ * begins with `magic`, the PP_MAGIC_* constant of its type, which the
+ * visitor checks with pp_visit_state before using it; a visitor that
+ * only reports a finding gets an int flag (pp_visit_flag). */
+enum {
+    PP_MAGIC_KIDS = 0x70700001,
+    PP_MAGIC_SCOPES,
+    PP_MAGIC_CALLS,
+    PP_MAGIC_ADDR_TAKEN,
+    PP_MAGIC_VARS,
+    PP_MAGIC_VAR_REFS,
+    PP_MAGIC_MODIFIED,
+    PP_MAGIC_NO_STORE,
+    PP_MAGIC_NEST,
+    PP_MAGIC_CONTINUE,
+};
+
+static inline void *pp_visit_state(CXClientData d, unsigned magic)
+{
+    assert(d && *(const unsigned *)d == magic);
+    (void)magic;
+    return d;
+}
+
+static inline int *pp_visit_flag(CXClientData d)
+{
+    assert(d);
+    return d;
+}
+
 typedef struct pp_kids {
+    unsigned magic; /* PP_MAGIC_KIDS */
     CXCursor *v;
     unsigned n, cap;
 } pp_kids;
@@ -220,6 +252,7 @@ typedef struct pp_kids {
 enum { R_SYNC = 1, R_EXPR = 2 };
 
 typedef struct pp_var_refs {
+    unsigned magic; /* PP_MAGIC_VAR_REFS */
     pp_fn *fn;
     unsigned *refs;
     unsigned char *taken;

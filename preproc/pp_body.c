@@ -7,6 +7,7 @@
 #include "levpp.h"
 
 typedef struct pp_scopes {
+    unsigned magic; /* PP_MAGIC_SCOPES */
     pp_tok *v; /* extents of the blocks and for statements of a body */
     unsigned n, cap;
 } pp_scopes;
@@ -14,7 +15,7 @@ typedef struct pp_scopes {
 static enum CXChildVisitResult pp_scopes_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_scopes *sc = d;
+    pp_scopes *sc = pp_visit_state(d, PP_MAGIC_SCOPES);
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_CompoundStmt || k == CXCursor_ForStmt) {
         PP_PUSH(sc->v, sc->n, sc->cap);
@@ -27,7 +28,7 @@ static enum CXChildVisitResult pp_scopes_cb(CXCursor c, CXCursor parent, CXClien
  * the innermost block or for statement around it. */
 static void pp_scopes_of(pp_fn *fn)
 {
-    pp_scopes sc = {0};
+    pp_scopes sc = {.magic = PP_MAGIC_SCOPES};
     clang_visitChildren(fn->body_c, pp_scopes_cb, &sc);
     for (unsigned i = fn->nparams; i < fn->nvars; i++) {
         pp_var *v = &fn->vars[i];

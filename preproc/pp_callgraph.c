@@ -60,6 +60,7 @@ int pp_is_loop(CXCursor c)
 }
 
 typedef struct pp_calls_scan {
+    unsigned magic; /* PP_MAGIC_CALLS */
     int fn;
 } pp_calls_scan;
 
@@ -100,7 +101,7 @@ char *pp_icall_key(CXCursor c)
 static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_calls_scan *sc = d;
+    pp_calls_scan *sc = pp_visit_state(d, PP_MAGIC_CALLS);
     pp_fn *fn = &ctx.fns[sc->fn];
     if (pp_is_loop(c))
         fn->has_loop = 1;
@@ -127,6 +128,7 @@ static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClient
 }
 
 typedef struct pp_addr_taken_scan {
+    unsigned magic; /* PP_MAGIC_ADDR_TAKEN */
     char *callee; /* USR of the function a direct call just seen calls */
 } pp_addr_taken_scan;
 
@@ -136,7 +138,7 @@ typedef struct pp_addr_taken_scan {
 static enum CXChildVisitResult pp_addr_taken_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_addr_taken_scan *a = d;
+    pp_addr_taken_scan *a = pp_visit_state(d, PP_MAGIC_ADDR_TAKEN);
     enum CXCursorKind k = pp_kind(c);
     if (k != CXCursor_CallExpr && k != CXCursor_DeclRefExpr)
         return CXChildVisit_Recurse;
@@ -163,7 +165,7 @@ static enum CXChildVisitResult pp_addr_taken_cb(CXCursor c, CXCursor parent, CXC
 static void pp_addr_scan(unsigned fi)
 {
     pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
-    pp_addr_taken_scan a = {NULL};
+    pp_addr_taken_scan a = {.magic = PP_MAGIC_ADDR_TAKEN, .callee = NULL};
     for (unsigned i = 0; i < k.n; i++)
         if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
             clang_visitChildren(k.v[i], pp_addr_taken_cb, &a);
@@ -215,7 +217,7 @@ static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClie
     if (pp_kind(c) == CXCursor_AnnotateAttr) {
         char *s = pp_cxstring(clang_getCursorSpelling(c));
         if (!strcmp(s, "lev_task"))
-            *(int *)d = 1;
+            *pp_visit_flag(d) = 1;
         free(s);
     }
     return CXChildVisit_Continue;
@@ -243,7 +245,7 @@ static void pp_collect_fns(unsigned fi)
         clang_visitChildren(c, pp_is_task_cb, &task);
         fn->is_task = task;
         fn->is_main = ctx.main_task && !strcmp(fn->name, "main");
-        pp_calls_scan sc = {id};
+        pp_calls_scan sc = {.magic = PP_MAGIC_CALLS, .fn = id};
         clang_visitChildren(c, pp_calls_cb, &sc);
     }
     free(k.v);

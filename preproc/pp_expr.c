@@ -217,7 +217,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     char *name = pp_cxstring(clang_getCursorSpelling(ref));
-    static const char *jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
+    static const char *const jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
                                 "__sigsetjmp", "longjmp",          "_longjmp",
                                 "siglongjmp",  "__builtin_setjmp", NULL};
     for (int i = 0; jmp[i]; i++)
@@ -451,7 +451,7 @@ static enum CXChildVisitResult pp_effect_cb(CXCursor c, CXCursor parent, CXClien
         return CXChildVisit_Continue; /* sizeof: not evaluated */
     if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || pp_writes_operand(c) ||
         clang_isVolatileQualifiedType(clang_getCursorType(c))) {
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;

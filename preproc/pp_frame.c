@@ -163,12 +163,13 @@ static void pp_visit_init(CXCursor v, CXCursorVisitor cb, CXClientData d)
 }
 
 typedef struct pp_vars_scan {
+    unsigned magic; /* PP_MAGIC_VARS */
     pp_fn *fn;
 } pp_vars_scan;
 
 static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
-    pp_vars_scan *vc = d;
+    pp_vars_scan *vc = pp_visit_state(d, PP_MAGIC_VARS);
     enum CXCursorKind k = pp_kind(c);
     /* Locals of a statement expression with no site stay C locals, and so
      * do those of a block or of the head of a for written by a macro: no
@@ -265,6 +266,7 @@ static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, C
 {
     (void)parent;
     pp_fn *fn = d;
+    assert(fn && fn->cp);
     int lhs = pp_writes_operand(c);
     if (!lhs)
         return CXChildVisit_Recurse;
@@ -312,7 +314,7 @@ static void pp_layout(pp_fn *fn)
                  fn->name, fn->name);
     if (fn->is_main && nargs != 0 && nargs != 2)
         pp_error(PP_LOC(c), "main must be 'int main(void)' or 'int main(int argc, char **argv)'");
-    static const char *task_f[] = {"t.arg", "t.len"}, *main_f[] = {"m.argc", "m.argv"};
+    static const char *const task_f[] = {"t.arg", "t.len"}, *const main_f[] = {"m.argc", "m.argv"};
     fn->nparams = nargs > 0 ? (unsigned)nargs : 0;
     for (int i = 0; i < nargs; i++) {
         CXCursor p = clang_Cursor_getArgument(c, (unsigned)i);
@@ -326,7 +328,7 @@ static void pp_layout(pp_fn *fn)
     pp_kids k = pp_children(c);
     for (unsigned i = 0; i < k.n; i++)
         if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
-            pp_vars_scan vc = {fn};
+            pp_vars_scan vc = {.magic = PP_MAGIC_VARS, .fn = fn};
             clang_visitChildren(k.v[i], pp_vars_cb, &vc);
             if (!ctx.main_task)
                 clang_visitChildren(k.v[i], pp_static_write_cb, fn);
@@ -384,7 +386,7 @@ char *pp_var_ref(pp_fn *fn, int vi)
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_var_refs *rs = d;
+    pp_var_refs *rs = pp_visit_state(d, PP_MAGIC_VAR_REFS);
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_DeclRefExpr) {
         int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
@@ -423,7 +425,10 @@ int pp_scalar(CXType t)
 void pp_regs(pp_fn *fn)
 {
     size_t n = fn->nvars + 1;
-    pp_var_refs rs = {fn, pp_xrealloc(NULL, n * sizeof *rs.refs), pp_xrealloc(NULL, n)};
+    pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
+                       .fn = fn,
+                       .refs = pp_xrealloc(NULL, n * sizeof *rs.refs),
+                       .taken = pp_xrealloc(NULL, n)};
     memset(rs.refs, 0, n * sizeof *rs.refs);
     memset(rs.taken, 0, n);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
@@ -468,7 +473,7 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         return CXChildVisit_Continue; /* sizeof, _Alignof: not evaluated */
     if (pp_kind(c) == CXCursor_VarDecl) {
         pp_visit_init(c, pp_site_cb, d);
-        return *(int *)d ? CXChildVisit_Break : CXChildVisit_Continue;
+        return *pp_visit_flag(d) ? CXChildVisit_Break : CXChildVisit_Continue;
     }
     if (pp_kind(c) != CXCursor_CallExpr)
         return CXChildVisit_Recurse;
@@ -478,20 +483,20 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         char *usr = pp_cxstring(clang_getCursorUSR(ref));
         int g = pp_fn_find(usr);
         if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp))
-            *(int *)d = 1;
+            *pp_visit_flag(d) = 1;
         free(name);
         free(usr);
     } else if (pp_icall_cp(c)) {
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
     }
-    return *(int *)d ? CXChildVisit_Break : CXChildVisit_Recurse;
+    return *pp_visit_flag(d) ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
 enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     if (pp_kind(c) == CXCursor_CallExpr) {
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;
@@ -508,6 +513,7 @@ int pp_has_site(CXCursor c)
 }
 
 typedef struct pp_modified_vars {
+    unsigned magic; /* PP_MAGIC_MODIFIED */
     CXCursor *v;
     unsigned n, cap;
     int hit;
@@ -516,7 +522,7 @@ typedef struct pp_modified_vars {
 static enum CXChildVisitResult pp_refs_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_modified_vars *m = d;
+    pp_modified_vars *m = pp_visit_state(d, PP_MAGIC_MODIFIED);
     if (pp_kind(c) == CXCursor_DeclRefExpr) {
         CXCursor r = clang_getCursorReferenced(c);
         if (pp_kind(r) == CXCursor_VarDecl || pp_kind(r) == CXCursor_ParmDecl) {
@@ -543,7 +549,7 @@ static int pp_names_one(pp_modified_vars *m, CXCursor e)
 static enum CXChildVisitResult pp_modified_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_modified_vars *m = d;
+    pp_modified_vars *m = pp_visit_state(d, PP_MAGIC_MODIFIED);
     int lhs = pp_writes_operand(c);
     if (lhs) {
         pp_kids kk = pp_children(c);
@@ -585,7 +591,7 @@ int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
         return 0;
     pp_kids ik2 = pp_children(in), ck = pp_children(cn);
     int ok = ik2.n >= 1 && ck.n == 2;
-    pp_modified_vars iv = {0}, m = {0};
+    pp_modified_vars iv = {.magic = PP_MAGIC_MODIFIED}, m = {.magic = PP_MAGIC_MODIFIED};
     if (ok) {
         /* the induction variable is one side of the comparison */
         CXCursor v = pp_strip(ik2.v[0]);

@@ -39,7 +39,7 @@ static int pp_holds_wide(CXType t);
 static enum CXVisitorResult pp_wide_field_cb(CXCursor c, CXClientData d)
 {
     if (pp_holds_wide(clang_getCursorType(c))) {
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXVisit_Break;
     }
     return CXVisit_Continue;
@@ -520,7 +520,10 @@ static void pp_intptr_fn(int fi, int report, int *changed)
     unsigned n = fn->nvars;
     pp_intptr_state a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
                NULL, report, 0};
-    pp_var_refs rs = {fn, pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs), pp_xrealloc(NULL, n + 1)};
+    pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
+                       .fn = fn,
+                       .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
+                       .taken = pp_xrealloc(NULL, n + 1)};
     memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
     memset(rs.taken, 0, n + 1);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);

@@ -185,7 +185,7 @@ static int pp_alloca_macro(const pp_file *f, CXCursor c)
            pp_tok_is(f, j - 1, ")") && f->toks[j - 1].e == e;
 }
 
-static const char *pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
+static const char *const pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
 
 static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents, int np)
 {
@@ -245,11 +245,11 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
  * strtok become wrappers (emitted by pp_libc_prelude) over generated
  * travelling statics, so their state is part of every image; calls whose
  * state cannot be moved into the program are refused. */
-static const char *pp_libc_names[][2] = {{"rand", "lev__rand"},     {"srand", "lev__srand"},
+static const char *const pp_libc_names[][2] = {{"rand", "lev__rand"},     {"srand", "lev__srand"},
                                          {"random", "lev__random"}, {"srandom", "lev__srandom"},
                                          {"strtok", "lev__strtok"}, {NULL, NULL}};
 
-static const char *pp_libc_refused[][2] = {
+static const char *const pp_libc_refused[][2] = {
     {"drand48", "use erand48, nrand48 or jrand48 with a state of your own"},
     {"lrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
     {"mrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
@@ -348,7 +348,7 @@ static void pp_libc_statics(void)
 void pp_libc_prelude(pp_buf *o, unsigned fi)
 {
     int multi = ctx.nfiles > 1;
-    static const char *def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
+    static const char *const def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
     for (int k = 0; k < 2; k++) {
         int any = 0;
         for (unsigned i = 0; i < ctx.nfiles; i++)
@@ -380,7 +380,7 @@ void pp_libc_prelude(pp_buf *o, unsigned fi)
 /* Whether a literal passed to external function `name` may be kept. */
 static int pp_lit_keep_for(const char *name)
 {
-    static const char *keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
+    static const char *const keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
                                  "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
                                  "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
     for (int i = 0; keep[i]; i++)

@@ -28,7 +28,7 @@ static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
 static enum CXChildVisitResult pp_unbounded_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    int *bad = d;
+    int *bad = pp_visit_flag(d);
     if (pp_kind(c) == CXCursor_GotoStmt || pp_kind(c) == CXCursor_IndirectGotoStmt)
         bad[0] = 1;
     return bad[0] ? CXChildVisit_Break : CXChildVisit_Recurse;
@@ -86,6 +86,7 @@ static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
 }
 
 typedef struct pp_no_store_scan {
+    unsigned magic; /* PP_MAGIC_NO_STORE */
     pp_fn *fn;
     int bad;
 } pp_no_store_scan;
@@ -93,7 +94,7 @@ typedef struct pp_no_store_scan {
 static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_no_store_scan *s = d;
+    pp_no_store_scan *s = pp_visit_state(d, PP_MAGIC_NO_STORE);
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_CallExpr || k == CXCursor_StmtExpr || k == CXCursor_GCCAsmStmt ||
         k == CXCursor_MSAsmStmt || k == CXCursor_AsmStmt) {
@@ -119,7 +120,7 @@ static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXCli
  * the loop runs. */
 static int pp_no_store(pp_fn *fn, CXCursor body)
 {
-    pp_no_store_scan s = {fn, 0};
+    pp_no_store_scan s = {.magic = PP_MAGIC_NO_STORE, .fn = fn, .bad = 0};
     if (pp_no_store_cb(body, body, &s) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_no_store_cb, &s);
     return !s.bad;
@@ -261,6 +262,7 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
 #define PP_MAX_UNITS 256
 
 typedef struct pp_nest {
+    unsigned magic; /* PP_MAGIC_NEST */
     unsigned height; /* levels of loops below */
     unsigned inner;  /* innermost loops directly in the body */
 } pp_nest;
@@ -268,10 +270,10 @@ typedef struct pp_nest {
 static enum CXChildVisitResult pp_nest_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_nest *n = d;
+    pp_nest *n = pp_visit_state(d, PP_MAGIC_NEST);
     if (!pp_is_loop(c) || pp_in_macro(c))
         return CXChildVisit_Recurse;
-    pp_nest in = {0, 0};
+    pp_nest in = {.magic = PP_MAGIC_NEST, .height = 0, .inner = 0};
     clang_visitChildren(c, pp_nest_cb, &in);
     if (in.height + 1 > n->height)
         n->height = in.height + 1;
@@ -287,7 +289,7 @@ static enum CXChildVisitResult pp_nest_cb(CXCursor c, CXCursor parent, CXClientD
  * *height: levels of loops inside. */
 static unsigned pp_units(CXCursor body, unsigned *height)
 {
-    pp_nest n = {0, 0};
+    pp_nest n = {.magic = PP_MAGIC_NEST, .height = 0, .inner = 0};
     if (pp_nest_cb(body, body, &n) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_nest_cb, &n);
     *height = n.height;
@@ -532,7 +534,7 @@ static enum CXChildVisitResult pp_unroll_cb(CXCursor c, CXCursor parent, CXClien
     case CXCursor_StmtExpr:
     case CXCursor_GCCAsmStmt:
     case CXCursor_MSAsmStmt:
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXChildVisit_Break;
     default:
         return CXChildVisit_Recurse;
@@ -670,7 +672,7 @@ static enum CXChildVisitResult pp_macro_loop_cb(CXCursor c, CXCursor parent, CXC
     if (!pp_in_macro(c))
         return CXChildVisit_Continue; /* written in the input: polled as usual */
     if (pp_is_loop(c)) {
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;

@@ -40,7 +40,7 @@ int pp_in_macro(CXCursor c)
 static enum CXChildVisitResult pp_kid_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_kids *k = d;
+    pp_kids *k = pp_visit_state(d, PP_MAGIC_KIDS);
     PP_PUSH(k->v, k->n, k->cap);
     k->v[k->n++] = c;
     return CXChildVisit_Continue;
@@ -48,7 +48,7 @@ static enum CXChildVisitResult pp_kid_cb(CXCursor c, CXCursor parent, CXClientDa
 
 pp_kids pp_children(CXCursor c)
 {
-    pp_kids k = {0};
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
     clang_visitChildren(c, pp_kid_cb, &k);
     return k;
 }

@@ -154,7 +154,7 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
             any = 1;
             if (vla->kind == PP_VLA_ARRAY) {
                 /* the heap object starts zeroed: only `= {}` can be kept */
-                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){0} : pp_children(init);
+                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){.magic = PP_MAGIC_KIDS} : pp_children(init);
                 if (!clang_Cursor_isNull(init) &&
                     (pp_kind(pp_strip(init)) != CXCursor_InitListExpr || ik.n))
                     pp_error(PP_LOC(init), "variable-length array with an initialiser");
@@ -261,6 +261,7 @@ void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, int dep
 }
 
 typedef struct pp_continue_scan {
+    unsigned magic; /* PP_MAGIC_CONTINUE */
     pp_walk *w;
     unsigned k, n;
 } pp_continue_scan;
@@ -268,7 +269,7 @@ typedef struct pp_continue_scan {
 static enum CXChildVisitResult pp_continue_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_continue_scan *ct = d;
+    pp_continue_scan *ct = pp_visit_state(d, PP_MAGIC_CONTINUE);
     switch (pp_kind(c)) {
     case CXCursor_ForStmt:
     case CXCursor_WhileStmt:
@@ -297,7 +298,7 @@ static enum CXChildVisitResult pp_continue_cb(CXCursor c, CXCursor parent, CXCli
  * pp_loop_body (the order of their insertions at the same offsets). */
 void pp_loop_tail(pp_walk *w, pp_unit *u, CXCursor body, int depth)
 {
-    pp_continue_scan ct = {w, ++w->fn->nlabels, 0};
+    pp_continue_scan ct = {.magic = PP_MAGIC_CONTINUE, .w = w, .k = ++w->fn->nlabels, .n = 0};
     if (pp_continue_cb(body, body, &ct) == CXChildVisit_Recurse)
         clang_visitChildren(body, pp_continue_cb, &ct);
     pp_buf b = {0};
@@ -324,7 +325,7 @@ enum CXChildVisitResult pp_break_cb(CXCursor c, CXCursor parent, CXClientData d)
     case CXCursor_LabelStmt:
     case CXCursor_CaseStmt:
     case CXCursor_DefaultStmt:
-        *(int *)d = 1;
+        *pp_visit_flag(d) = 1;
         return CXChildVisit_Break;
     default:
         return CXChildVisit_Recurse;

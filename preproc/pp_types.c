@@ -104,7 +104,7 @@ static int pp_is_fn_type(CXType t)
 
 static enum CXVisitorResult pp_ptr_field_cb(CXCursor c, CXClientData d)
 {
-    int *found = d;
+    int *found = pp_visit_flag(d);
     if (pp_has_pointer(clang_getCursorType(c))) {
         *found = 1;
         return CXVisit_Break;
@@ -274,7 +274,7 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
 
 static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d)
 {
-    pp_kids *k = d;
+    pp_kids *k = pp_visit_state(d, PP_MAGIC_KIDS);
     PP_PUSH(k->v, k->n, k->cap);
     k->v[k->n++] = c;
     return CXVisit_Continue;
@@ -361,7 +361,7 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
 void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
                              int anon)
 {
-    pp_kids k = {0};
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
     clang_Type_visitFields(rec, pp_collect_field_cb, &k);
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
