@@ -154,8 +154,7 @@ static char *pp_xrun_proto(pp_fn *fn, int resume)
     return b.p;
 }
 
-/* The descriptor initialisers of what input fi owns, as C statements
- * (multi: assignments into the module's tables) or table rows. */
+/* The rows of the descriptor tables: a function's, a static's, a type's. */
 static void pp_fn_row(pp_buf *o, pp_fn *fn)
 {
     const char *nat = fn->is_main ? "main__native" : fn->name;
@@ -176,182 +175,143 @@ static void pp_static_row(pp_buf *o, pp_static *st)
               st->type, st->count, st->flags);
 }
 
-static void pp_emit(unsigned fi, pp_buf *o)
+static void pp_type_row(pp_buf *o, unsigned i)
+{
+    pp_printf(o, "{\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u}", ctx.types[i].key,
+              ctx.types[i].spell, i, i);
+}
+
+/* How an output writes the descriptor rows of what it owns. With one
+ * input (fill == 0) the output owns everything and the rows initialise
+ * the module's tables; with several (fill == 1) each output owns what its
+ * input defines and assigns the rows into the tables, which live in the
+ * first output, from its function lev__fill_STEM. */
+typedef struct pp_rows {
+    int fill;
+    int fi; /* the output */
+} pp_rows;
+
+/* Opens table `decl` (one input: when it has rows). */
+static void pp_rows_open(pp_buf *o, const pp_rows *r, const char *decl, int nonempty)
+{
+    if (!r->fill && nonempty)
+        pp_printf(o, "\n%s = {\n", decl);
+}
+
+static void pp_rows_close(pp_buf *o, const pp_rows *r, int nonempty)
+{
+    if (!r->fill && nonempty)
+        pp_puts(o, "};\n");
+}
+
+/* The start of a row of table `table` (of element type `type`): an
+ * assignment to table[index], or an initialiser, designated or not. */
+static void pp_row_open(pp_buf *o, const pp_rows *r, const char *table, const char *type,
+                        const char *index, int designated)
+{
+    if (r->fill)
+        pp_printf(o, "    %s[%s] = (%s)", table, index, type);
+    else if (designated)
+        pp_printf(o, "    [%s] = ", index);
+    else
+        pp_puts(o, "    ");
+}
+
+static void pp_row_close(pp_buf *o, const pp_rows *r) { pp_puts(o, r->fill ? ";\n" : ",\n"); }
+
+/* The descriptor rows of what output r->fi owns: types, functions,
+ * statics; the standard streams' addresses are set at run time. */
+static void pp_emit_rows(pp_buf *o, const pp_rows *r)
+{
+    int any_std = 0;
+    for (unsigned i = 0; i < ctx.nstatics; i++)
+        any_std |= ctx.statics[i].std != 0;
+    pp_rows_open(o, r, "static const lev_type_desc lev__types[]", ctx.ntypes != 0);
+    for (unsigned i = 0; i < ctx.ntypes; i++)
+        if (!r->fill || ctx.types[i].owner == r->fi) {
+            char *index = pp_fmt("%u", i);
+            pp_row_open(o, r, "types", "lev_type_desc", index, 0);
+            free(index);
+            pp_type_row(o, i);
+            pp_row_close(o, r);
+        }
+    pp_rows_close(o, r, ctx.ntypes != 0);
+    pp_rows_open(o, r, "static const lev_fn_desc lev__fns[LEV__NFNS]", 1);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (r->fill ? ctx.fns[i].file == r->fi : ctx.fns[i].file >= 0) {
+            pp_row_open(o, r, "fns", "lev_fn_desc", ctx.fns[i].idname, 1);
+            pp_fn_row(o, &ctx.fns[i]);
+            pp_row_close(o, r);
+        }
+    pp_rows_close(o, r, 1);
+    char *decl = pp_fmt("static %slev_static_desc lev__statics[]", any_std ? "" : "const ");
+    pp_rows_open(o, r, decl, ctx.nstatics != 0);
+    free(decl);
+    for (unsigned i = 0; i < ctx.nstatics; i++)
+        if (!r->fill || ctx.statics[i].owner == r->fi) {
+            char *index = pp_fmt("%u", i);
+            pp_row_open(o, r, "statics", "lev_static_desc", index, 0);
+            free(index);
+            pp_static_row(o, &ctx.statics[i]);
+            pp_row_close(o, r);
+            if (r->fill && ctx.statics[i].std)
+                pp_printf(o, "    statics[%u].addr = (void *)%s;\n", i,
+                          pp_std_names[ctx.statics[i].std - 1]);
+        }
+    pp_rows_close(o, r, ctx.nstatics != 0);
+}
+
+/* The module descriptor, `vis` its storage ("static " or "PP_HIDDEN "):
+ * with one input the tables are sized by their initialisers and absent
+ * when empty; with several they are arrays of fixed size. */
+static void pp_emit_module_desc(pp_buf *o, const pp_rows *r, const char *vis, const char *mname)
+{
+    char *ntypes = r->fill      ? pp_fmt("%u", ctx.ntypes)
+                   : ctx.ntypes ? pp_strdup("LEV__NF(lev__types)")
+                                : pp_strdup("0");
+    char *nstatics = r->fill        ? pp_fmt("%u", ctx.nstatics)
+                     : ctx.nstatics ? pp_strdup("LEV__NF(lev__statics)")
+                                    : pp_strdup("0");
+    const char *types = r->fill || ctx.ntypes ? "lev__types" : "NULL";
+    const char *statics = r->fill || ctx.nstatics ? "lev__statics" : "NULL";
+    pp_printf(o,
+              "\n%sconst lev_module_desc lev__module_desc = {\n"
+              "    LEV_ABI_VERSION, \"%s\",\n    %s, %s,\n    LEV__NFNS, lev__fns,\n"
+              "    %s, %s,\n};\n",
+              vis, mname, ntypes, types, nstatics, statics);
+    free(ntypes);
+    free(nstatics);
+}
+
+/* The descriptors of output fi: the field tables of the types it owns,
+ * its rows (pp_emit_rows), and, in the output that holds them (the only
+ * one, or the first), the module's tables and descriptor. */
+static void pp_emit_descriptors(pp_buf *o, unsigned fi)
 {
     pp_file *f = &ctx.files[fi];
-    const char *outname = f->outname;
-    int multi = ctx.nfiles > 1, first = fi == 0;
-    const char *vis = multi ? "PP_HIDDEN " : "static ";
-    pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
-              pp_base(outname), pp_base(f->path));
-    pp_printf(o, "#line 1 \"%s\"\n", f->path);
-    pp_render(o, f, 0, f->insert_at, 0, 0);
-    pp_printf(o, "\n#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
-    pp_puts(o, "#include \"lev_task.h\"\n\n");
-    if (multi)
-        pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
-    pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
-    pp_libc_prelude(o, fi);
-    if (ctx.ntypes) {
-        pp_puts(o, "enum {\n");
-        for (unsigned i = 0; i < ctx.ntypes; i++)
-            pp_printf(o, "    %s = LEV_T_USER + %u,\n", ctx.types[i].idname, i);
-        pp_puts(o, "};\n");
-    }
-    pp_puts(o, "enum {\n");
-    unsigned nfn = 0;
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].file >= 0)
-            pp_printf(o, "    %s = %u,\n", ctx.fns[i].idname, nfn++);
-    pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
-    if (f->lits.p)
-        pp_puts(o, f->lits.p);
-    pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
-    pp_render(o, f, f->insert_at, f->len, 0, R_SYNC);
-    if (f->len && f->text[f->len - 1] != '\n')
-        pp_puts(o, "\n");
-
-    pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
-    pp_puts(o, "\n/* ===================================================================\n"
-               " * Frames and resumable bodies (levpp)\n"
-               " * =================================================================== */\n\n"
-               "#include <stddef.h>\n\n");
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi) {
-            pp_frame_struct(o, &ctx.fns[i]);
-            pp_puts(o, "\n");
-        }
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi)
-            for (int r = 0; r < 2 - (ctx.fns[i].is_task || ctx.fns[i].is_main); r++) {
-                char *p = pp_run_proto(&ctx.fns[i], r);
-                pp_printf(o, "%s;\n", p);
-                free(p);
-            }
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task && !ctx.fns[i].is_main)
-            pp_ret_struct(o, &ctx.fns[i]);
-    for (unsigned x = 0; x < f->nx; x++)
-        pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);
-    for (unsigned x = 0; x < f->nx; x++) {
-        pp_fn *g = &ctx.fns[f->xcallees[x]];
-        for (int r = 0; r < 2; r++) {
-            char *p = pp_xrun_proto(g, r);
-            pp_printf(o, "%s;\n", p);
-            free(p);
-        }
-        if (g->addr_taken)
-            pp_printf(o, "PP_HIDDEN extern void (*const %s__xaddr)(void);\n", g->cname);
-    }
-    for (unsigned i = 0; i < ctx.nfns; i++) {
-        pp_fn *fn = &ctx.fns[i];
-        if (!fn->cp || fn->file != (int)fi)
-            continue;
-        pp_puts(o, "\n");
-        pp_puts(o, fn->body.p);
-        pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
-        if (fn->is_main)
-            pp_puts(o, "    fr->m.ret = 0;\n");
-        char *rt = pp_return(fn, "LEV_RUN_DONE", NULL);
-        pp_printf(o, "    %s\n}\n", rt);
-        free(rt);
-        if (multi && !fn->is_task && !fn->is_main) {
-            /* what the other inputs call: the frame is only known here */
-            char *p = pp_xrun_proto(fn, 0);
-            pp_printf(o, "\n%s\n{\n    return %s__run(vt", p, fn->cname);
-            free(p);
-            CXType ft = clang_getCursorType(fn->def);
-            int n = clang_getNumArgTypes(ft);
-            for (int a = 0; a < n; a++)
-                pp_printf(o, ", lev__a%d", a);
-            pp_puts(o, ");\n}\n");
-            p = pp_xrun_proto(fn, 1);
-            pp_printf(o, "\n%s\n{\n    return %s__resume(vt, frame);\n}\n", p, fn->cname);
-            free(p);
-            if (fn->addr_taken) /* what indirect calls of other inputs compare with */
-                pp_printf(o, "\nPP_HIDDEN void (*const %s__xaddr)(void) = (void (*)(void))%s;\n",
-                          fn->cname, fn->name);
-        }
-    }
-
+    pp_rows r = {ctx.nfiles > 1, (int)fi};
     pp_puts(o, "\n/* ===================================================================\n"
                " * Descriptors (levpp)\n"
                " * =================================================================== */\n\n");
     pp_puts(o, "#define LEV__NF(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))\n\n");
     for (unsigned i = 0; i < ctx.ntypes; i++)
-        if (!multi || ctx.types[i].owner == (int)fi)
+        if (!r.fill || ctx.types[i].owner == (int)fi)
             pp_printf(o, "static const lev_field_desc lev__fields%u[] = {\n%s};\n", i,
                       ctx.types[i].fields.p);
-    int any_std = 0;
-    for (unsigned i = 0; i < ctx.nstatics; i++)
-        any_std |= ctx.statics[i].std != 0;
     char *mname = pp_strdup(pp_base(ctx.files[0].path));
     char *dot = strrchr(mname, '.');
     if (dot)
         *dot = '\0';
-    if (!multi) {
-        if (ctx.ntypes) {
-            pp_puts(o, "\nstatic const lev_type_desc lev__types[] = {\n");
-            for (unsigned i = 0; i < ctx.ntypes; i++)
-                pp_printf(o, "    {\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u},\n",
-                          ctx.types[i].key, ctx.types[i].spell, i, i);
-            pp_puts(o, "};\n");
-        }
-        pp_puts(o, "\nstatic const lev_fn_desc lev__fns[LEV__NFNS] = {\n");
-        for (unsigned i = 0; i < ctx.nfns; i++)
-            if (ctx.fns[i].file >= 0) {
-                pp_printf(o, "    [%s] = ", ctx.fns[i].idname);
-                pp_fn_row(o, &ctx.fns[i]);
-                pp_puts(o, ",\n");
-            }
-        pp_puts(o, "};\n");
-        if (ctx.nstatics) {
-            pp_printf(o, "\nstatic %slev_static_desc lev__statics[] = {\n",
-                      any_std ? "" : "const ");
-            for (unsigned i = 0; i < ctx.nstatics; i++) {
-                pp_puts(o, "    ");
-                pp_static_row(o, &ctx.statics[i]);
-                pp_puts(o, ",\n");
-            }
-            pp_puts(o, "};\n");
-        }
-        pp_printf(o,
-                  "\nstatic const lev_module_desc lev__module_desc = {\n"
-                  "    LEV_ABI_VERSION, \"%s\",\n    %s, %s,\n    LEV__NFNS, lev__fns,\n"
-                  "    %s, %s,\n};\n",
-                  mname, ctx.ntypes ? "LEV__NF(lev__types)" : "0", ctx.ntypes ? "lev__types" : "NULL",
-                  ctx.nstatics ? "LEV__NF(lev__statics)" : "0", ctx.nstatics ? "lev__statics" : "NULL");
-    } else {
-        /* Each output fills the entries of what it defines into the
-         * module's tables, which live in the first output. */
+    if (r.fill)
         pp_printf(o,
                   "\nPP_HIDDEN void lev__fill_%s(lev_type_desc *types, lev_fn_desc *fns, "
                   "lev_static_desc *statics)\n{\n    (void)types;\n    (void)fns;\n"
                   "    (void)statics;\n",
                   f->stem);
-        for (unsigned i = 0; i < ctx.ntypes; i++)
-            if (ctx.types[i].owner == (int)fi)
-                pp_printf(o,
-                          "    types[%u] = (lev_type_desc){\"%s\", sizeof(%s), "
-                          "LEV__NF(lev__fields%u), lev__fields%u};\n",
-                          i, ctx.types[i].key, ctx.types[i].spell, i, i);
-        for (unsigned i = 0; i < ctx.nfns; i++)
-            if (ctx.fns[i].file == (int)fi) {
-                pp_printf(o, "    fns[%s] = (lev_fn_desc)", ctx.fns[i].idname);
-                pp_fn_row(o, &ctx.fns[i]);
-                pp_puts(o, ";\n");
-            }
-        for (unsigned i = 0; i < ctx.nstatics; i++)
-            if (ctx.statics[i].owner == (int)fi) {
-                pp_printf(o, "    statics[%u] = (lev_static_desc)", i);
-                pp_static_row(o, &ctx.statics[i]);
-                pp_puts(o, ";\n");
-                if (ctx.statics[i].std)
-                    pp_printf(o, "    statics[%u].addr = (void *)%s;\n", i,
-                              pp_std_names[ctx.statics[i].std - 1]);
-            }
+    pp_emit_rows(o, &r);
+    if (r.fill) {
         pp_puts(o, "}\n");
-        if (first) {
+        if (fi == 0) {
             for (unsigned j = 1; j < ctx.nfiles; j++)
                 pp_printf(o,
                           "PP_HIDDEN void lev__fill_%s(lev_type_desc *types, lev_fn_desc *fns, "
@@ -361,15 +321,19 @@ static void pp_emit(unsigned fi, pp_buf *o)
                       "\nstatic lev_type_desc lev__types[%u];\nstatic lev_fn_desc "
                       "lev__fns[LEV__NFNS];\nstatic lev_static_desc lev__statics[%u];\n",
                       ctx.ntypes ? ctx.ntypes : 1, ctx.nstatics ? ctx.nstatics : 1);
-            pp_printf(o,
-                      "\nPP_HIDDEN const lev_module_desc lev__module_desc = {\n"
-                      "    LEV_ABI_VERSION, \"%s\",\n    %u, lev__types,\n"
-                      "    LEV__NFNS, lev__fns,\n    %u, lev__statics,\n};\n",
-                      mname, ctx.ntypes, ctx.nstatics);
         }
     }
+    if (!r.fill || fi == 0)
+        pp_emit_module_desc(o, &r, r.fill ? "PP_HIDDEN " : "static ", mname);
     free(mname);
-    if (!multi || first) {
+}
+
+/* lev__module(), in the output that holds the module (the only one, or
+ * the first), and the entry main of a --main-task run. */
+static void pp_emit_module(pp_buf *o, unsigned fi, const char *vis)
+{
+    int multi = ctx.nfiles > 1;
+    if (!multi || fi == 0) {
         pp_printf(o,
                   "\nstatic lev_module *lev__mod;\n\n"
                   "/* The module of this program's descriptors, registered on first use. */\n"
@@ -394,7 +358,7 @@ static void pp_emit(unsigned fi, pp_buf *o)
     }
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (ctx.fns[i].is_main && ctx.fns[i].file == (int)fi) {
-            if (multi && !first)
+            if (multi && fi != 0)
                 pp_puts(o, "PP_HIDDEN extern const lev_module_desc lev__module_desc;\n");
             pp_printf(o,
                       "\nint main(int argc, char **argv)\n{\n"
@@ -402,6 +366,131 @@ static void pp_emit(unsigned fi, pp_buf *o)
                       "    return lev_main_run(&lev__module_desc, %s, argc, argv);\n}\n",
                       ctx.fns[i].idname);
         }
+}
+
+/* The user's text of input fi up to where levpp's declarations go, those
+ * declarations (ids of the types and functions, hoisted literals), then
+ * the rest of the text with its edits. */
+static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
+{
+    pp_file *f = &ctx.files[fi];
+    const char *outname = f->outname;
+    pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
+              pp_base(outname), pp_base(f->path));
+    pp_printf(o, "#line 1 \"%s\"\n", f->path);
+    pp_render(o, f, 0, f->insert_at, 0, 0);
+    pp_printf(o, "\n#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+    pp_puts(o, "#include \"lev_task.h\"\n\n");
+    if (ctx.nfiles > 1)
+        pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
+    pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
+    pp_libc_prelude(o, fi);
+    if (ctx.ntypes) {
+        pp_puts(o, "enum {\n");
+        for (unsigned i = 0; i < ctx.ntypes; i++)
+            pp_printf(o, "    %s = LEV_T_USER + %u,\n", ctx.types[i].idname, i);
+        pp_puts(o, "};\n");
+    }
+    pp_puts(o, "enum {\n");
+    unsigned nfn = 0;
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].file >= 0)
+            pp_printf(o, "    %s = %u,\n", ctx.fns[i].idname, nfn++);
+    pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
+    if (f->lits.p)
+        pp_puts(o, f->lits.p);
+    pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
+    pp_render(o, f, f->insert_at, f->len, 0, R_SYNC);
+    if (f->len && f->text[f->len - 1] != '\n')
+        pp_puts(o, "\n");
+}
+
+/* The declarations levpp's code of input fi needs: frame structs,
+ * prototypes of the resumable functions, return structs, and those of the
+ * checkpointable functions of other inputs it calls. */
+static void pp_emit_frames(pp_buf *o, unsigned fi)
+{
+    pp_file *f = &ctx.files[fi];
+    pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, f->outname);
+    pp_puts(o, "\n/* ===================================================================\n"
+               " * Frames and resumable bodies (levpp)\n"
+               " * =================================================================== */\n\n"
+               "#include <stddef.h>\n\n");
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi) {
+            pp_frame_struct(o, &ctx.fns[i]);
+            pp_puts(o, "\n");
+        }
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi)
+            for (int r = 0; r < 2 - (ctx.fns[i].is_task || ctx.fns[i].is_main); r++) {
+                char *p = pp_run_proto(&ctx.fns[i], r);
+                pp_printf(o, "%s;\n", p);
+                free(p);
+            }
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task &&
+            !ctx.fns[i].is_main)
+            pp_ret_struct(o, &ctx.fns[i]);
+    for (unsigned x = 0; x < f->nx; x++)
+        pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);
+    for (unsigned x = 0; x < f->nx; x++) {
+        pp_fn *g = &ctx.fns[f->xcallees[x]];
+        for (int r = 0; r < 2; r++) {
+            char *p = pp_xrun_proto(g, r);
+            pp_printf(o, "%s;\n", p);
+            free(p);
+        }
+        if (g->addr_taken)
+            pp_printf(o, "PP_HIDDEN extern void (*const %s__xaddr)(void);\n", g->cname);
+    }
+}
+
+/* The resumable bodies of input fi, and, with several inputs, what the
+ * other inputs call them through (their frames are only known here). */
+static void pp_emit_bodies(pp_buf *o, unsigned fi)
+{
+    const char *outname = ctx.files[fi].outname;
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
+        if (!fn->cp || fn->file != (int)fi)
+            continue;
+        pp_puts(o, "\n");
+        pp_puts(o, fn->body.p);
+        pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+        if (fn->is_main)
+            pp_puts(o, "    fr->m.ret = 0;\n");
+        char *rt = pp_return(fn, "LEV_RUN_DONE", NULL);
+        pp_printf(o, "    %s\n}\n", rt);
+        free(rt);
+        if (ctx.nfiles > 1 && !fn->is_task && !fn->is_main) {
+            char *p = pp_xrun_proto(fn, 0);
+            pp_printf(o, "\n%s\n{\n    return %s__run(vt", p, fn->cname);
+            free(p);
+            CXType ft = clang_getCursorType(fn->def);
+            int n = clang_getNumArgTypes(ft);
+            for (int a = 0; a < n; a++)
+                pp_printf(o, ", lev__a%d", a);
+            pp_puts(o, ");\n}\n");
+            p = pp_xrun_proto(fn, 1);
+            pp_printf(o, "\n%s\n{\n    return %s__resume(vt, frame);\n}\n", p, fn->cname);
+            free(p);
+            if (fn->addr_taken) /* what indirect calls of other inputs compare with */
+                pp_printf(o, "\nPP_HIDDEN void (*const %s__xaddr)(void) = (void (*)(void))%s;\n",
+                          fn->cname, fn->name);
+        }
+    }
+}
+
+/* The output of input fi, whether the run has one input or several. */
+static void pp_emit(unsigned fi, pp_buf *o)
+{
+    const char *vis = ctx.nfiles > 1 ? "PP_HIDDEN " : "static ";
+    pp_emit_source(o, fi, vis);
+    pp_emit_frames(o, fi);
+    pp_emit_bodies(o, fi);
+    pp_emit_descriptors(o, fi);
+    pp_emit_module(o, fi, vis);
 }
 
 /* Pass: writes every output to OUT.tmp, then renames them all; on an
