@@ -564,6 +564,99 @@ static void pp_stmtexpr(pp_walk *w, CXCursor c, pp_unit *u)
     pp_site_done(w, &s, u);
 }
 
+/* A binary operator of an expression (pp_expr): &&, || and the comma
+ * operator are lowered when a later operand holds a site. */
+static void pp_expr_binary(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lower)
+{
+    enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
+    pp_kids k = pp_children(c);
+    int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
+              op == CXBinaryOperator_Comma;
+    int comma = op == CXBinaryOperator_Comma;
+    if (k.n == 2 && seq && lower && comma && pp_has_site(k.v[1]) && pp_no_effect(k.v[0])) {
+        /* nothing of L to keep before R's sites (glibc's assert) */
+        pp_expr(w, k.v[0], flags, u);
+        pp_expr(w, k.v[1], flags, u);
+    } else if (k.n == 2 && seq && lower &&
+               (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
+        if (!pp_lowerable(w, c))
+            ;
+        else if (comma)
+            pp_lower_comma(w, c, k.v[0], k.v[1], flags, u);
+        else
+            pp_lower_logic(w, c, op == CXBinaryOperator_LAnd ? S_AND : S_OR, k.v[0], k.v[1],
+                           flags, u);
+    } else if (k.n == 2) {
+        pp_expr(w, k.v[0], flags, u);
+        pp_expr(w, k.v[1], flags | (seq && !comma ? F_COND : 0), u);
+    } else {
+        for (unsigned i = 0; i < k.n; i++)
+            pp_expr(w, k.v[i], flags, u);
+    }
+    free(k.v);
+}
+
+/* A conditional operator of an expression (pp_expr). */
+static void pp_expr_cond(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lower)
+{
+    pp_kids k = pp_children(c);
+    if (k.n == 3 && lower && (pp_has_site(k.v[1]) || pp_has_site(k.v[2]))) {
+        if (pp_lowerable(w, c))
+            pp_lower_cond(w, c, k.v, flags, u);
+        free(k.v);
+        return;
+    }
+    for (unsigned i = 0; i < k.n; i++)
+        pp_expr(w, k.v[i], i ? flags | F_COND : flags, u);
+    free(k.v);
+}
+
+/* An unexposed expression of an expression (pp_expr): GNU `a ?: b` has
+ * children a, two opaque copies of a, b; b runs only if a is zero. */
+static void pp_expr_unexposed(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lower)
+{
+    /* GNU `a ?: b`: children a, two opaque copies of a, b; b runs
+     * only if a is zero */
+    pp_kids k = pp_children(c);
+    if (pp_is_elvis(&k)) {
+        CXCursor a = k.v[0], b = k.v[k.n - 1];
+        if (lower && pp_has_site(b)) {
+            if (pp_lowerable(w, c))
+                pp_lower_elvis(w, c, a, b, flags, u);
+        } else {
+            pp_expr(w, a, flags, u);
+            pp_expr(w, b, flags | F_COND, u);
+        }
+        free(k.v);
+        return;
+    }
+    free(k.v);
+    pp_expr_kids(w, c, flags, u);
+}
+
+/* A statement expression of an expression (pp_expr). */
+static void pp_expr_stmtexpr(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lower)
+{
+    if (lower && pp_has_site(c)) {
+        unsigned b, e;
+        if (!pp_in_macro(c)) {
+            pp_stmtexpr(w, c, u);
+        } else if (pp_span(w->f, c, &b, &e)) {
+            pp_error_at(w, b,
+                        "a statement expression in a macro argument that calls a "
+                        "checkpointable function is not supported; write it outside the "
+                        "macro");
+        } else {
+            pp_kids k = pp_children(c);
+            for (unsigned i = 0; i < k.n; i++)
+                pp_macro_walk(w, k.v[i], pp_macro_first(k.v[i]), u, w->depth + 1);
+            free(k.v);
+        }
+        return;
+    }
+    pp_expr_kids(w, c, flags | F_STMTEXPR, u);
+}
+
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
     int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR | F_LATE));
@@ -587,90 +680,20 @@ void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         }
         pp_expr_kids(w, c, flags | F_UNEVAL, u);
         return;
-    case CXCursor_BinaryOperator: {
-        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
-        pp_kids k = pp_children(c);
-        int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
-                  op == CXBinaryOperator_Comma;
-        int comma = op == CXBinaryOperator_Comma;
-        if (k.n == 2 && seq && lower && comma && pp_has_site(k.v[1]) && pp_no_effect(k.v[0])) {
-            /* nothing of L to keep before R's sites (glibc's assert) */
-            pp_expr(w, k.v[0], flags, u);
-            pp_expr(w, k.v[1], flags, u);
-        } else if (k.n == 2 && seq && lower &&
-                   (pp_has_site(k.v[1]) || (comma && pp_has_site(k.v[0])))) {
-            if (!pp_lowerable(w, c))
-                ;
-            else if (comma)
-                pp_lower_comma(w, c, k.v[0], k.v[1], flags, u);
-            else
-                pp_lower_logic(w, c, op == CXBinaryOperator_LAnd ? S_AND : S_OR, k.v[0], k.v[1],
-                               flags, u);
-        } else if (k.n == 2) {
-            pp_expr(w, k.v[0], flags, u);
-            pp_expr(w, k.v[1], flags | (seq && !comma ? F_COND : 0), u);
-        } else {
-            for (unsigned i = 0; i < k.n; i++)
-                pp_expr(w, k.v[i], flags, u);
-        }
-        free(k.v);
+    case CXCursor_BinaryOperator:
+        pp_expr_binary(w, c, flags, u, lower);
         return;
-    }
-    case CXCursor_ConditionalOperator: {
-        pp_kids k = pp_children(c);
-        if (k.n == 3 && lower && (pp_has_site(k.v[1]) || pp_has_site(k.v[2]))) {
-            if (pp_lowerable(w, c))
-                pp_lower_cond(w, c, k.v, flags, u);
-            free(k.v);
-            return;
-        }
-        for (unsigned i = 0; i < k.n; i++)
-            pp_expr(w, k.v[i], i ? flags | F_COND : flags, u);
-        free(k.v);
+    case CXCursor_ConditionalOperator:
+        pp_expr_cond(w, c, flags, u, lower);
         return;
-    }
     case CXCursor_UnaryExpr:
         pp_expr_kids(w, c, flags | F_UNEVAL, u);
         return;
-    case CXCursor_UnexposedExpr: {
-        /* GNU `a ?: b`: children a, two opaque copies of a, b; b runs
-         * only if a is zero */
-        pp_kids k = pp_children(c);
-        if (pp_is_elvis(&k)) {
-            CXCursor a = k.v[0], b = k.v[k.n - 1];
-            if (lower && pp_has_site(b)) {
-                if (pp_lowerable(w, c))
-                    pp_lower_elvis(w, c, a, b, flags, u);
-            } else {
-                pp_expr(w, a, flags, u);
-                pp_expr(w, b, flags | F_COND, u);
-            }
-            free(k.v);
-            return;
-        }
-        free(k.v);
-        pp_expr_kids(w, c, flags, u);
+    case CXCursor_UnexposedExpr:
+        pp_expr_unexposed(w, c, flags, u, lower);
         return;
-    }
     case CXCursor_StmtExpr:
-        if (lower && pp_has_site(c)) {
-            unsigned b, e;
-            if (!pp_in_macro(c)) {
-                pp_stmtexpr(w, c, u);
-            } else if (pp_span(w->f, c, &b, &e)) {
-                pp_error_at(w, b,
-                            "a statement expression in a macro argument that calls a "
-                            "checkpointable function is not supported; write it outside the "
-                            "macro");
-            } else {
-                pp_kids k = pp_children(c);
-                for (unsigned i = 0; i < k.n; i++)
-                    pp_macro_walk(w, k.v[i], pp_macro_first(k.v[i]), u, w->depth + 1);
-                free(k.v);
-            }
-            return;
-        }
-        pp_expr_kids(w, c, flags | F_STMTEXPR, u);
+        pp_expr_stmtexpr(w, c, flags, u, lower);
         return;
     case CXCursor_VarDecl: {
         /* in a statement expression: an operand of __typeof__ in the

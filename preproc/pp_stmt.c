@@ -417,6 +417,93 @@ void pp_stmt(pp_walk *w, CXCursor c, int depth)
     w->depth = saved;
 }
 
+/* A return statement: its sites, then the return of the resumable body. */
+static void pp_return_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
+{
+    pp_file *f = w->f;
+    pp_unit u = {0};
+    pp_buf b = {0};
+    char *et = NULL;
+    if (k->n) {
+        pp_expr(w, k->v[0], 0, &u);
+        et = pp_render_str(f, k->v[0], 1);
+    }
+    pp_puts(&b, "{");
+    pp_seqs(w, &u, &b);
+    if (u.n)
+        pp_puts(&b, "\n");
+    char *rt = pp_return(w->fn, "LEV_RUN_DONE", et && !w->fn->is_main && !w->fn->ret_void ? et : NULL);
+    if (et && w->fn->is_main)
+        pp_printf(&b, " fr->m.ret = (%s);", et);
+    else if (et && w->fn->ret_void)
+        pp_printf(&b, " (void)(%s);", et);
+    pp_printf(&b, " %s }", rt);
+    free(rt);
+    free(et);
+    if (pp_in_macro(c))
+        pp_error(PP_LOC(c),
+                 "return from a macro in checkpointable function '%s' is not "
+                 "supported",
+                 w->fn->name);
+    else
+        pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, depth, 1, b.p);
+    pp_unit_free(&u);
+}
+
+/* A while loop: a condition with sites becomes `for (;;)` and a break. */
+static void pp_while_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
+{
+    pp_file *f = w->f;
+    pp_unit u = {0};
+    if (k->n != 2)
+        return;
+    pp_expr(w, k->v[0], 0, &u);
+    if (u.n) {
+        pp_edit_add(f, pp_begin(c), pp_begin(k->v[1]), E_REPL, depth, 1,
+                    pp_strdup("for (;;)\n"));
+        pp_cond_break(w, &u, k->v[0], k->v[1], depth);
+    }
+    pp_unit_free(&u);
+    pp_loop(w, c, k->v[0], k->v[1], depth, pp_begin(c), pp_begin(k->v[1]));
+}
+
+/* A do loop: the sites of its condition run at the end of its body. */
+static void pp_do_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
+{
+    pp_file *f = w->f;
+    if (k->n == 2) {
+        pp_unit du = {.nested = 1};
+        pp_expr(w, k->v[1], 0, &du);
+        if (du.n)
+            pp_loop_tail(w, &du, k->v[0], depth);
+        pp_unit_free(&du);
+        if (!pp_is_loop(c))
+            pp_stmt(w, k->v[0], depth + 1);
+        else
+            pp_loop(w, c, k->v[1], k->v[0], depth, pp_begin(c), pp_stmt_end(f, k->v[0]));
+    }
+}
+
+/* An expression statement, or a statement levpp refuses. */
+static void pp_other_stmt(pp_walk *w, CXCursor c, int depth)
+{
+    pp_file *f = w->f;
+    enum CXCursorKind kind = pp_kind(c);
+    if (clang_isExpression(kind)) {
+        pp_unit u = {0};
+        u.top = c;
+        u.has_top = 1;
+        pp_expr(w, c, 0, &u);
+        pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
+        pp_unit_free(&u);
+    } else {
+        char *ks = pp_cxstring(clang_getCursorKindSpelling(kind));
+        pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported",
+                 ks, w->fn->name);
+        free(ks);
+    }
+}
+
 static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
 {
     pp_file *f = w->f;
@@ -430,36 +517,9 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
     case CXCursor_DeclStmt:
         pp_declstmt(w, c, depth, 0, pp_stmt_end(f, c), NULL);
         break;
-    case CXCursor_ReturnStmt: {
-        pp_unit u = {0};
-        pp_buf b = {0};
-        char *et = NULL;
-        if (k.n) {
-            pp_expr(w, k.v[0], 0, &u);
-            et = pp_render_str(f, k.v[0], 1);
-        }
-        pp_puts(&b, "{");
-        pp_seqs(w, &u, &b);
-        if (u.n)
-            pp_puts(&b, "\n");
-        char *rt = pp_return(w->fn, "LEV_RUN_DONE", et && !w->fn->is_main && !w->fn->ret_void ? et : NULL);
-        if (et && w->fn->is_main)
-            pp_printf(&b, " fr->m.ret = (%s);", et);
-        else if (et && w->fn->ret_void)
-            pp_printf(&b, " (void)(%s);", et);
-        pp_printf(&b, " %s }", rt);
-        free(rt);
-        free(et);
-        if (pp_in_macro(c))
-            pp_error(PP_LOC(c),
-                     "return from a macro in checkpointable function '%s' is not "
-                     "supported",
-                     w->fn->name);
-        else
-            pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, depth, 1, b.p);
-        pp_unit_free(&u);
+    case CXCursor_ReturnStmt:
+        pp_return_stmt(w, c, &k, depth);
         break;
-    }
     case CXCursor_IfStmt:
     case CXCursor_SwitchStmt: {
         pp_unit u = {0};
@@ -471,32 +531,11 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
             pp_stmt(w, k.v[i], depth + 1);
         break;
     }
-    case CXCursor_WhileStmt: {
-        pp_unit u = {0};
-        if (k.n != 2)
-            break;
-        pp_expr(w, k.v[0], 0, &u);
-        if (u.n) {
-            pp_edit_add(f, pp_begin(c), pp_begin(k.v[1]), E_REPL, depth, 1,
-                        pp_strdup("for (;;)\n"));
-            pp_cond_break(w, &u, k.v[0], k.v[1], depth);
-        }
-        pp_unit_free(&u);
-        pp_loop(w, c, k.v[0], k.v[1], depth, pp_begin(c), pp_begin(k.v[1]));
+    case CXCursor_WhileStmt:
+        pp_while_stmt(w, c, &k, depth);
         break;
-    }
     case CXCursor_DoStmt:
-        if (k.n == 2) {
-            pp_unit du = {.nested = 1};
-            pp_expr(w, k.v[1], 0, &du);
-            if (du.n)
-                pp_loop_tail(w, &du, k.v[0], depth);
-            pp_unit_free(&du);
-            if (!pp_is_loop(c))
-                pp_stmt(w, k.v[0], depth + 1);
-            else
-                pp_loop(w, c, k.v[1], k.v[0], depth, pp_begin(c), pp_stmt_end(f, k.v[0]));
-        }
+        pp_do_stmt(w, c, &k, depth);
         break;
     case CXCursor_ForStmt:
         pp_for(w, c, depth);
@@ -534,19 +573,7 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
                  w->fn->name);
         break;
     default:
-        if (clang_isExpression(kind)) {
-            pp_unit u = {0};
-            u.top = c;
-            u.has_top = 1;
-            pp_expr(w, c, 0, &u);
-            pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
-            pp_unit_free(&u);
-        } else {
-            char *ks = pp_cxstring(clang_getCursorKindSpelling(kind));
-            pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported",
-                     ks, w->fn->name);
-            free(ks);
-        }
+        pp_other_stmt(w, c, depth);
         break;
     }
     free(k.v);
