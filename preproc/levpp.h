@@ -11,6 +11,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* ===================================================================
+ * Growable arrays and buffers (pp_util.c)
+ * =================================================================== */
+
+/* Makes room for one more element of a growable array (arr, n, cap). */
 #define PP_PUSH(arr, n, cap)                                                                       \
     do {                                                                                           \
         if ((n) == (cap)) {                                                                        \
@@ -25,7 +30,8 @@ typedef struct pp_buf {
 } pp_buf;
 
 /* ===================================================================
- * State
+ * State: inputs and their edits, functions, frames, types, statics,
+ * and the context of a run
  * =================================================================== */
 
 enum { E_POST = 0, E_PRE = 1, E_REPL = 2 };
@@ -190,6 +196,10 @@ typedef struct pp_ctx {
     unsigned libc_macro_at;
 } pp_ctx;
 
+/* ===================================================================
+ * Diagnostics (pp_util.c)
+ * =================================================================== */
+
 enum { PP_ERROR, PP_WARNING };
 void pp_vdiag(int severity, int count, const char *file, unsigned line, unsigned col,
               const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
@@ -207,6 +217,10 @@ void pp_error_noloc(const char *file, const char *fmt, ...) __attribute__((forma
 extern const char *const pp_std_names[3];
 
 #define PP_LOC(c) clang_getCursorLocation(c)
+
+/* ===================================================================
+ * Children, visitors, rendering and the lowering units
+ * =================================================================== */
 
 /* Visitor states. A struct passed to a libclang visitor as CXClientData
  * begins with `magic`, the PP_MAGIC_* constant of its type, which the

@@ -92,7 +92,7 @@ unsigned pp_lines_in(const pp_buf *b)
 }
 
 /* ===================================================================
- * Locations, diagnostics, children, tokens
+ * Diagnostics
  * =================================================================== */
 
 /* The one diagnostic printer: `FILE:LINE:COL: error: levpp: TEXT`, or
