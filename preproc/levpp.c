@@ -151,9 +151,9 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
         if (sev >= CXDiagnostic_Error) {
             CXFile df = NULL;
             clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);
-            char *s = df ? pp_cxstring(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
-                                                               CXDiagnostic_DisplayColumn |
-                                                               CXDiagnostic_DisplayOption))
+            char *s = df ? pp_cxstring(clang_formatDiagnostic(
+                               d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn |
+                                      CXDiagnostic_DisplayOption))
                          : pp_cxstring(clang_getDiagnosticSpelling(d));
             /* No location (a bad flag, say): ours to say, with clang's words. */
             if (df)

@@ -91,8 +91,8 @@ typedef struct pp_var {
     char *field; /* name in the frame: x, x__1, t.arg... */
     CXCursor decl;
     CXType type;
-    int reg; /* kept in a C local of the resumable body (lev__v_FIELD) */
-    unsigned refs; /* references in the body */
+    int reg;                   /* kept in a C local of the resumable body (lev__v_FIELD) */
+    unsigned refs;             /* references in the body */
     unsigned scope_b, scope_e; /* where it is in scope: declaration to end of block */
     pp_vla vla;
 } pp_var;
@@ -108,8 +108,8 @@ typedef struct pp_fn {
     int file;    /* index of the defining input, -1: not defined in the inputs */
     CXCursor def;
     int is_task, is_main, has_ckpt, has_loop, reach, cp;
-    int addr_taken;  /* its address is taken somewhere: a candidate of indirect calls */
-    char **itypes;   /* types (pp_fn_key) of the functions it calls through pointers */
+    int addr_taken; /* its address is taken somewhere: a candidate of indirect calls */
+    char **itypes;  /* types (pp_fn_key) of the functions it calls through pointers */
     unsigned nitypes, capitypes;
     int *callees;
     unsigned ncallees, capcallees;
@@ -126,12 +126,12 @@ typedef struct pp_fn {
     unsigned npc;
     unsigned *site_at; /* [k]: offset of safe point or call site k (pp_site_new) */
     unsigned capsites;
-    const char *pcf; /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
-    int lazy;        /* runs without a frame until it unwinds (pp_lazy) */
-    CXCursor body_c; /* the body statement (pp_walk_fn) */
-    pp_buf body;    /* the resumable body */
+    const char *pcf;  /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
+    int lazy;         /* runs without a frame until it unwinds (pp_lazy) */
+    CXCursor body_c;  /* the body statement (pp_walk_fn) */
+    pp_buf body;      /* the resumable body */
     unsigned nparams; /* vars[0, nparams) are the parameters */
-    pp_buf counters; /* declarations of the strip counters (pp_strip_mine) */
+    pp_buf counters;  /* declarations of the strip counters (pp_strip_mine) */
 } pp_fn;
 
 typedef struct pp_type {
@@ -347,10 +347,9 @@ int pp_is_vm(CXType t);
 int pp_vm_typedef(CXCursor c);
 char *pp_ident(const char *s);
 int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult);
-void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
-                             int anon);
+void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon);
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
-                         long long count, const char *type);
+                  long long count, const char *type);
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 
 /* pp_callgraph.c */
@@ -392,8 +391,7 @@ void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth);
 /* pp_stmt.c */
 void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at);
 void pp_vla_params(pp_walk *w);
-void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
-                        pp_unit *outer);
+void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, pp_unit *outer);
 void pp_loop_body(pp_walk *w, CXCursor loop, CXCursor body, int depth, unsigned units);
 void pp_cond_break(pp_walk *w, pp_unit *u, CXCursor cond, CXCursor body, int depth);
 void pp_loop_tail(pp_walk *w, pp_unit *u, CXCursor body, int depth);
@@ -403,8 +401,8 @@ void pp_stmt(pp_walk *w, CXCursor c, int depth);
 /* pp_loop.c */
 void pp_budget_var(pp_fn *fn);
 void pp_budget_poll(pp_walk *w, pp_buf *b, unsigned at, unsigned units);
-void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth,
-                    unsigned head_b, unsigned head_e);
+void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth, unsigned head_b,
+             unsigned head_e);
 void pp_for(pp_walk *w, CXCursor c, int depth);
 int pp_macro_loop(CXCursor c);
 

@@ -8,7 +8,7 @@
 
 typedef struct pp_scopes {
     unsigned magic; /* PP_MAGIC_SCOPES */
-    pp_tok *v; /* extents of the blocks and for statements of a body */
+    pp_tok *v;      /* extents of the blocks and for statements of a body */
     unsigned n, cap;
 } pp_scopes;
 
@@ -110,17 +110,17 @@ static void pp_lazy(void)
 
 /* The C locals of slots and temporaries (pp_slot_ref) visited with fn(i,
  * x, k, t) for i = 0, 1, ...: x is 'r' or 't'. */
-#define PP_EACH_SLOT(FN, X, K, T, ...)                                                          \
-    do {                                                                                        \
-        for (unsigned pp_i = 0; pp_i < (FN)->nslots + (FN)->ntmps; pp_i++) {                    \
-            int X = pp_i < (FN)->nslots ? 'r' : 't';                                            \
-            pp_slot *pp_s = X == 'r' ? &(FN)->slots[pp_i] : &(FN)->tmps[pp_i - (FN)->nslots];   \
-            unsigned K = pp_s->k;                                                               \
-            CXType T = pp_s->type;                                                              \
-            if (pp_scalar(T)) {                                                                 \
-                __VA_ARGS__;                                                                    \
-            }                                                                                   \
-        }                                                                                       \
+#define PP_EACH_SLOT(FN, X, K, T, ...)                                                             \
+    do {                                                                                           \
+        for (unsigned pp_i = 0; pp_i < (FN)->nslots + (FN)->ntmps; pp_i++) {                       \
+            int X = pp_i < (FN)->nslots ? 'r' : 't';                                               \
+            pp_slot *pp_s = X == 'r' ? &(FN)->slots[pp_i] : &(FN)->tmps[pp_i - (FN)->nslots];      \
+            unsigned K = pp_s->k;                                                                  \
+            CXType T = pp_s->type;                                                                 \
+            if (pp_scalar(T)) {                                                                    \
+                __VA_ARGS__;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* Declares the C locals of fn's body. `from`: how they start: 0 at 0
@@ -203,8 +203,10 @@ static int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
  * in, with the resume point lev__pc. */
 static void pp_spill_fn(pp_buf *b, pp_fn *fn)
 {
-    pp_printf(b, "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
-                 "uint32_t lev__pc", fn->cname, fn->cname);
+    pp_printf(b,
+              "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
+              "uint32_t lev__pc",
+              fn->cname, fn->cname);
     pp_spill_list(b, fn);
     pp_printf(b,
               ")\n{\n    struct %s__frame *fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
@@ -346,8 +348,9 @@ static void pp_rewrite(pp_fn *fn)
     } else if (fn->lazy) {
         pp_spill_fn(b, fn);
         p = pp_run_proto(fn, -1);
-        pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n    struct %s__frame *fr = NULL;\n",
-                  p, fn->cname, fn->cname);
+        pp_printf(
+            b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n    struct %s__frame *fr = NULL;\n",
+            p, fn->cname, fn->cname);
         free(p);
         for (unsigned i = 0; i < fn->nparams; i++)
             if (!fn->vars[i].reg)
@@ -402,8 +405,8 @@ static void pp_rewrite(pp_fn *fn)
             int x = i < fn->nslots ? 'r' : 't';
             pp_slot *sl = x == 'r' ? &fn->slots[i] : &fn->tmps[i - fn->nslots];
             if (!pp_scalar(sl->type) && pp_has_pointer(sl->type))
-                pp_printf(b, "    __builtin_memset(&fr->lev__%c%u, 0, sizeof fr->lev__%c%u);\n",
-                          x, sl->k, x, sl->k);
+                pp_printf(b, "    __builtin_memset(&fr->lev__%c%u, 0, sizeof fr->lev__%c%u);\n", x,
+                          sl->k, x, sl->k);
         }
     }
     pp_unwind_block(b, fn, 0);

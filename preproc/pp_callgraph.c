@@ -129,7 +129,7 @@ static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClient
 
 typedef struct pp_addr_taken_scan {
     unsigned magic; /* PP_MAGIC_ADDR_TAKEN */
-    char *callee; /* USR of the function a direct call just seen calls */
+    char *callee;   /* USR of the function a direct call just seen calls */
 } pp_addr_taken_scan;
 
 /* Marks the functions whose address is taken: every reference to a

@@ -120,10 +120,10 @@ static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e)
         pp_edit *ed = &w->f->edits[i];
         if (ed->cls == E_REPL && ed->run && ed->b == b && ed->e == e) {
             pp_error_at(w, b,
-                     "a macro argument that calls a checkpointable function in '%s' is "
-                     "evaluated more than once by the macro; call it before the macro and pass "
-                     "the result",
-                     w->fn->name);
+                        "a macro argument that calls a checkpointable function in '%s' is "
+                        "evaluated more than once by the macro; call it before the macro and pass "
+                        "the result",
+                        w->fn->name);
             return 0;
         }
     }
@@ -218,8 +218,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     }
     char *name = pp_cxstring(clang_getCursorSpelling(ref));
     static const char *const jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
-                                "__sigsetjmp", "longjmp",          "_longjmp",
-                                "siglongjmp",  "__builtin_setjmp", NULL};
+                                      "__sigsetjmp", "longjmp",          "_longjmp",
+                                      "siglongjmp",  "__builtin_setjmp", NULL};
     for (int i = 0; jmp[i]; i++)
         if (!strcmp(name, jmp[i]))
             pp_error(PP_LOC(c),
@@ -262,10 +262,10 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                      is_ck ? "safe point" : "checkpointable function", name);
         } else if (flags & F_LATE) {
             pp_error_at(w, cb,
-                     "call to %s '%s' in a macro argument that the macro evaluates after "
-                     "other code of its expansion, conditionally or repeatedly, is not "
-                     "supported; call it before the macro and pass the result",
-                     is_ck ? "safe point" : "checkpointable function", name);
+                        "call to %s '%s' in a macro argument that the macro evaluates after "
+                        "other code of its expansion, conditionally or repeatedly, is not "
+                        "supported; call it before the macro and pass the result",
+                        is_ck ? "safe point" : "checkpointable function", name);
         } else if (!u || flags) {
             pp_error(PP_LOC(c),
                      "call to checkpointable function '%s' inside %s is not supported yet", name,
@@ -277,8 +277,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         } else {
             unsigned k = pp_site_new(w->fn, pp_begin(c));
             PP_PUSH(u->v, u->n, u->cap);
-            u->v[u->n++] =
-                (pp_site){.kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k, .spk = spk};
+            u->v[u->n++] = (pp_site){
+                .kind = is_ck ? S_POINT : S_CALL, .cur = c, .callee = g, .k = k, .spk = spk};
             int top = pp_is_top(u, c);
             const char *text = top ? "(void)0" : is_ck ? "0" : NULL;
             if (!is_ck && !ctx.fns[g].ret_void) {
@@ -570,8 +570,8 @@ static void pp_expr_binary(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lo
 {
     enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
     pp_kids k = pp_children(c);
-    int seq = op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr ||
-              op == CXBinaryOperator_Comma;
+    int seq =
+        op == CXBinaryOperator_LAnd || op == CXBinaryOperator_LOr || op == CXBinaryOperator_Comma;
     int comma = op == CXBinaryOperator_Comma;
     if (k.n == 2 && seq && lower && comma && pp_has_site(k.v[1]) && pp_no_effect(k.v[0])) {
         /* nothing of L to keep before R's sites (glibc's assert) */
@@ -584,8 +584,8 @@ static void pp_expr_binary(pp_walk *w, CXCursor c, int flags, pp_unit *u, int lo
         else if (comma)
             pp_lower_comma(w, c, k.v[0], k.v[1], flags, u);
         else
-            pp_lower_logic(w, c, op == CXBinaryOperator_LAnd ? S_AND : S_OR, k.v[0], k.v[1],
-                           flags, u);
+            pp_lower_logic(w, c, op == CXBinaryOperator_LAnd ? S_AND : S_OR, k.v[0], k.v[1], flags,
+                           u);
     } else if (k.n == 2) {
         pp_expr(w, k.v[0], flags, u);
         pp_expr(w, k.v[1], flags | (seq && !comma ? F_COND : 0), u);

@@ -47,7 +47,8 @@ static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
         }
     }
     PP_PUSH(fn->vars, fn->nvars, fn->capvars);
-    fn->vars[fn->nvars++] = (pp_var){.field = name, .decl = decl, .type = type, .scope_e = UINT_MAX};
+    fn->vars[fn->nvars++] =
+        (pp_var){.field = name, .decl = decl, .type = type, .scope_e = UINT_MAX};
 }
 
 /* The size expressions written in the brackets of variable v's
@@ -108,7 +109,8 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
             ok = 0;
             break;
         }
-        out->cdim[n] = k == CXType_ConstantArray ? clang_getArraySize(clang_getCanonicalType(a)) : -1;
+        out->cdim[n] =
+            k == CXType_ConstantArray ? clang_getArraySize(clang_getCanonicalType(a)) : -1;
         if (k == CXType_VariableArray)
             last = (int)n;
         n++;
@@ -426,16 +428,16 @@ void pp_regs(pp_fn *fn)
 {
     size_t n = fn->nvars + 1;
     pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
-                       .fn = fn,
-                       .refs = pp_xrealloc(NULL, n * sizeof *rs.refs),
-                       .taken = pp_xrealloc(NULL, n)};
+                      .fn = fn,
+                      .refs = pp_xrealloc(NULL, n * sizeof *rs.refs),
+                      .taken = pp_xrealloc(NULL, n)};
     memset(rs.refs, 0, n * sizeof *rs.refs);
     memset(rs.taken, 0, n);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
     for (unsigned i = 0; i < fn->nvars; i++) {
         fn->vars[i].refs = rs.refs[i];
-        fn->vars[i].reg = pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] &&
-                          !rs.taken[i];
+        fn->vars[i].reg =
+            pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] && !rs.taken[i];
     }
     free(rs.refs);
     free(rs.taken);

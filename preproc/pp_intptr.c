@@ -83,8 +83,8 @@ typedef struct pp_intptr_state {
 static pp_held_bits pp_held_bits_new(unsigned n)
 {
     pp_held_bits s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
-                pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor)),
-                pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor))};
+                      pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor)),
+                      pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor))};
     memset(s.hold, 0, n + 1);
     memset(s.crossed, 0, n + 1);
     for (unsigned i = 0; i <= n; i++)
@@ -219,7 +219,8 @@ static unsigned pp_line(CXCursor c)
     return line;
 }
 
-static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const char *why, unsigned line)
+static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const char *why,
+                             unsigned line)
 {
     if (!a->report || a->done[vi])
         return;
@@ -384,8 +385,8 @@ static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
 
 /* A loop: head, then (cond, poll, body, inc) until the state at the head
  * settles; for a do-while the body comes before the condition. */
-static void pp_intptr_loop(pp_intptr_state *a, pp_held_bits *st, CXCursor loop, CXCursor cond, CXCursor body,
-                       CXCursor inc, int is_do)
+static void pp_intptr_loop(pp_intptr_state *a, pp_held_bits *st, CXCursor loop, CXCursor cond,
+                           CXCursor body, CXCursor inc, int is_do)
 {
     pp_held_bits head = pp_held_bits_new(a->n), cur = pp_held_bits_new(a->n);
     pp_held_bits_copy(&head, st, a->n);
@@ -519,11 +520,11 @@ static void pp_intptr_fn(int fi, int report, int *changed)
     pp_fn *fn = &ctx.fns[fi];
     unsigned n = fn->nvars;
     pp_intptr_state a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
-               NULL, report, 0};
+                         NULL, report, 0};
     pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
-                       .fn = fn,
-                       .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
-                       .taken = pp_xrealloc(NULL, n + 1)};
+                      .fn = fn,
+                      .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
+                      .taken = pp_xrealloc(NULL, n + 1)};
     memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
     memset(rs.taken, 0, n + 1);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);

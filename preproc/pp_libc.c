@@ -150,8 +150,8 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
 
 /* Count edits for an allocation whose byte-size argument is written at
  * [eb, ee), with the text before it (from hb) replaced by prefix. */
-static void pp_heap_count(pp_file *f, pp_heap_info *hi, const char *prefix, unsigned hb, unsigned eb,
-                          unsigned ee, unsigned ce)
+static void pp_heap_count(pp_file *f, pp_heap_info *hi, const char *prefix, unsigned hb,
+                          unsigned eb, unsigned ee, unsigned ce)
 {
     unsigned b = eb, e = ee;
     if (!clang_Cursor_isNull(hi->fac)) {
@@ -245,9 +245,9 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
  * strtok become wrappers (emitted by pp_libc_prelude) over generated
  * travelling statics, so their state is part of every image; calls whose
  * state cannot be moved into the program are refused. */
-static const char *const pp_libc_names[][2] = {{"rand", "lev__rand"},     {"srand", "lev__srand"},
-                                         {"random", "lev__random"}, {"srandom", "lev__srandom"},
-                                         {"strtok", "lev__strtok"}, {NULL, NULL}};
+static const char *const pp_libc_names[][2] = {
+    {"rand", "lev__rand"},       {"srand", "lev__srand"},   {"random", "lev__random"},
+    {"srandom", "lev__srandom"}, {"strtok", "lev__strtok"}, {NULL, NULL}};
 
 static const char *const pp_libc_refused[][2] = {
     {"drand48", "use erand48, nrand48 or jrand48 with a state of your own"},
@@ -325,22 +325,22 @@ static void pp_libc_statics(void)
         pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
         PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
         ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
-                                              pp_strdup("(void *)&lev__rand_state"),
-                                              pp_strdup("LEV__T_lev_rand_state"),
-                                              pp_strdup("1"),
-                                              "LEV_S_TRAVELS",
-                                              0,
-                                              0};
+                                                  pp_strdup("(void *)&lev__rand_state"),
+                                                  pp_strdup("LEV__T_lev_rand_state"),
+                                                  pp_strdup("1"),
+                                                  "LEV_S_TRAVELS",
+                                                  0,
+                                                  0};
     }
     if (any[1]) {
         PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
         ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
-                                              pp_strdup("(void *)&lev__strtok_save"),
-                                              pp_strdup("LEV_T_PTR"),
-                                              pp_strdup("1"),
-                                              "LEV_S_TRAVELS",
-                                              0,
-                                              0};
+                                                  pp_strdup("(void *)&lev__strtok_save"),
+                                                  pp_strdup("LEV_T_PTR"),
+                                                  pp_strdup("1"),
+                                                  "LEV_S_TRAVELS",
+                                                  0,
+                                                  0};
     }
 }
 
@@ -381,8 +381,8 @@ void pp_libc_prelude(pp_buf *o, unsigned fi)
 static int pp_lit_keep_for(const char *name)
 {
     static const char *const keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
-                                 "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
-                                 "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
+                                       "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
+                                       "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
     for (int i = 0; keep[i]; i++)
         if (!strcmp(name, keep[i]))
             return 0;
@@ -416,14 +416,13 @@ static void pp_literal(pp_file *f, CXCursor c, CXCursor *parents, int np)
     pp_edit_add(f, b, e, E_REPL, 0, 0, pp_fmt("lev__str%u", id));
     PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
     ctx.statics[ctx.nstatics++] = (pp_static){pp_fmt("lev__str%u", id),
-                                          pp_fmt("lev__str%u", id),
-                                          pp_strdup("LEV_T_BYTES"),
-                                          pp_fmt("sizeof lev__str%u", id),
-                                          "0",
-                                          0,
-                                          ctx.cur_file};
+                                              pp_fmt("lev__str%u", id),
+                                              pp_strdup("LEV_T_BYTES"),
+                                              pp_fmt("sizeof lev__str%u", id),
+                                              "0",
+                                              0,
+                                              ctx.cur_file};
 }
-
 
 static const char *pp_moved_name(CXCursor decl)
 {
@@ -608,12 +607,12 @@ static void pp_static_var(CXCursor v)
     }
     PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
     ctx.statics[ctx.nstatics++] = (pp_static){name,
-                                          pp_fmt("(void *)&%s", name),
-                                          pp_strdup(id),
-                                          pp_fmt("%lld", mult),
-                                          ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
-                                          0,
-                                          ctx.cur_file};
+                                              pp_fmt("(void *)&%s", name),
+                                              pp_strdup(id),
+                                              pp_fmt("%lld", mult),
+                                              ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                                              0,
+                                              ctx.cur_file};
 }
 
 static void pp_common_file(unsigned fi)

@@ -71,8 +71,7 @@ static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
         ok = op >= CXBinaryOperator_Mul && op <= CXBinaryOperator_Shr;
     } else if (k == CXCursor_UnaryOperator) {
         enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(e);
-        ok = op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus ||
-             op == CXUnaryOperator_Not;
+        ok = op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus || op == CXUnaryOperator_Not;
     } else if (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr &&
                k != CXCursor_CStyleCastExpr) {
         return 0;
@@ -177,7 +176,8 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
     if (ok && pp_kind(v) == CXCursor_DeclRefExpr) {
         iv = clang_getCursorReferenced(v);
         CXCursor l = pp_strip(ck.v[0]), r = pp_strip(ck.v[1]);
-        if (pp_kind(l) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(l), iv))
+        if (pp_kind(l) == CXCursor_DeclRefExpr &&
+            clang_equalCursors(clang_getCursorReferenced(l), iv))
             swap = 0;
         else if (pp_kind(r) == CXCursor_DeclRefExpr &&
                  clang_equalCursors(clang_getCursorReferenced(r), iv))
@@ -262,7 +262,7 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
 #define PP_MAX_UNITS 256
 
 typedef struct pp_nest {
-    unsigned magic; /* PP_MAGIC_NEST */
+    unsigned magic;  /* PP_MAGIC_NEST */
     unsigned height; /* levels of loops below */
     unsigned inner;  /* innermost loops directly in the body */
 } pp_nest;
@@ -382,8 +382,7 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
         pp_puts(&b, "}\n");
     pp_printf(&b, "for (; %s %s lev__l%u; %s)\n", vt, op, k, it);
     pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
-    pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1,
-                pp_strdup("\n}"));
+    pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1, pp_strdup("\n}"));
     free(pb.p);
     free(dist);
     free(n);
@@ -449,8 +448,8 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
         pp_edit_add(f, head_b, head_e, E_REPL, depth, 1, pp_strdup(";;"));
         pp_puts(&b, "{\n");
         pp_budget_poll(w, &b, pp_begin(body), 0);
-        pp_printf(&b, "for (; %s%s%s%s; %s)\n", dec, ct ? " && (" : "", ct ? ct : "",
-                  ct ? ")" : "", it ? it : "");
+        pp_printf(&b, "for (; %s%s%s%s; %s)\n", dec, ct ? " && (" : "", ct ? ct : "", ct ? ")" : "",
+                  it ? it : "");
         /* added once the body is rendered below (it starts there) */
     } else if (kind == CXCursor_WhileStmt) {
         pp_puts(&b, "for (;;) {\n");
@@ -572,8 +571,8 @@ static int pp_countdown_ok(CXCursor c, CXCursor cond, CXCursor body)
 /* A while or do loop (cond, body; head_b, head_e as for pp_countdown):
  * polled every iteration, counting down the budget per iteration if it
  * holds loops, or in strips if it is innermost. */
-void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth,
-                    unsigned head_b, unsigned head_e)
+void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth, unsigned head_b,
+             unsigned head_e)
 {
     unsigned height = 0, units = pp_units(body, &height);
     if (!pp_countdown_ok(c, cond, body))

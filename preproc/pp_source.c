@@ -14,12 +14,8 @@ unsigned pp_off(CXSourceLocation l)
     return o;
 }
 
-unsigned pp_begin(CXCursor c)
-{
-    return pp_off(clang_getRangeStart(clang_getCursorExtent(c)));
-}
+unsigned pp_begin(CXCursor c) { return pp_off(clang_getRangeStart(clang_getCursorExtent(c))); }
 unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
-
 
 /* Whether any end of c's extent comes from a macro expansion. */
 int pp_in_macro(CXCursor c)

@@ -89,8 +89,7 @@ void pp_vla_params(pp_walk *w)
 }
 
 /* A DeclStmt: assignments to the frame. for_init: as one expression. */
-void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
-                        pp_unit *outer)
+void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, pp_unit *outer)
 {
     pp_kids k = pp_children(c);
     int movable = k.n > 0, asserts = k.n > 0;
@@ -154,7 +153,8 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end,
             any = 1;
             if (vla->kind == PP_VLA_ARRAY) {
                 /* the heap object starts zeroed: only `= {}` can be kept */
-                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){.magic = PP_MAGIC_KIDS} : pp_children(init);
+                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){.magic = PP_MAGIC_KIDS}
+                                                       : pp_children(init);
                 if (!clang_Cursor_isNull(init) &&
                     (pp_kind(pp_strip(init)) != CXCursor_InitListExpr || ik.n))
                     pp_error(PP_LOC(init), "variable-length array with an initialiser");
@@ -432,7 +432,8 @@ static void pp_return_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
     pp_seqs(w, &u, &b);
     if (u.n)
         pp_puts(&b, "\n");
-    char *rt = pp_return(w->fn, "LEV_RUN_DONE", et && !w->fn->is_main && !w->fn->ret_void ? et : NULL);
+    char *rt =
+        pp_return(w->fn, "LEV_RUN_DONE", et && !w->fn->is_main && !w->fn->ret_void ? et : NULL);
     if (et && w->fn->is_main)
         pp_printf(&b, " fr->m.ret = (%s);", et);
     else if (et && w->fn->ret_void)
@@ -459,8 +460,7 @@ static void pp_while_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
         return;
     pp_expr(w, k->v[0], 0, &u);
     if (u.n) {
-        pp_edit_add(f, pp_begin(c), pp_begin(k->v[1]), E_REPL, depth, 1,
-                    pp_strdup("for (;;)\n"));
+        pp_edit_add(f, pp_begin(c), pp_begin(k->v[1]), E_REPL, depth, 1, pp_strdup("for (;;)\n"));
         pp_cond_break(w, &u, k->v[0], k->v[1], depth);
     }
     pp_unit_free(&u);
@@ -498,8 +498,8 @@ static void pp_other_stmt(pp_walk *w, CXCursor c, int depth)
         pp_unit_free(&u);
     } else {
         char *ks = pp_cxstring(clang_getCursorKindSpelling(kind));
-        pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported",
-                 ks, w->fn->name);
+        pp_error(PP_LOC(c), "statement '%s' in checkpointable function '%s' is not supported", ks,
+                 w->fn->name);
         free(ks);
     }
 }

@@ -28,10 +28,7 @@ CXType pp_desugar(CXType t)
     }
 }
 
-int pp_bad_spelling(const char *s)
-{
-    return strstr(s, "(unnamed") || strstr(s, "(anonymous");
-}
+int pp_bad_spelling(const char *s) { return strstr(s, "(unnamed") || strstr(s, "(anonymous"); }
 
 /* A declaration of `name` with type t (top-level qualifiers dropped). */
 char *pp_decl(CXType t, const char *name)
@@ -302,8 +299,8 @@ static char *pp_member_path(const char *path, CXCursor c)
  * one after them (or the record's end), computed with offsetof and sizeof
  * since no bit-field can be named. Captured bit-exactly, between machines
  * of the same byte order. */
-static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CXType rec,
-                            int anon, CXCursor *v, unsigned n, unsigned b, unsigned e)
+static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CXType rec, int anon,
+                            CXCursor *v, unsigned n, unsigned b, unsigned e)
 {
     CXCursor prev = b > 0 ? v[b - 1] : clang_getNullCursor();
     CXCursor next = e < n ? v[e] : clang_getNullCursor();
@@ -321,7 +318,8 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
     /* the layout as libclang sees it: no row for zero-width bit-fields */
     long long lo = 0, hi = clang_Type_getSizeOf(rec);
     if (!clang_Cursor_isNull(prev))
-        lo = clang_Cursor_getOffsetOfField(prev) / 8 + clang_Type_getSizeOf(clang_getCursorType(prev));
+        lo = clang_Cursor_getOffsetOfField(prev) / 8 +
+             clang_Type_getSizeOf(clang_getCursorType(prev));
     if (!clang_Cursor_isNull(next))
         hi = clang_Cursor_getOffsetOfField(next) / 8;
     if (hi <= lo) {
@@ -358,8 +356,7 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
 /* Appends the field descriptors of record type rec, at member path
  * `path` of owner (or the owner itself); anon: rec is an anonymous
  * member, its fields named as the enclosing record's. */
-void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec,
-                             int anon)
+void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon)
 {
     pp_kids k = {.magic = PP_MAGIC_KIDS};
     clang_Type_visitFields(rec, pp_collect_field_cb, &k);
@@ -389,7 +386,7 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
 }
 
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
-                         long long count, const char *type)
+                  long long count, const char *type)
 {
     pp_printf(&ty->fields, "    {\"%s\", offsetof(%s, %s), %s, %lld, %s},\n", path, owner, path,
               kind, count, type);
