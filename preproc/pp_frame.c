@@ -1,0 +1,618 @@
+/* pp_frame.c - the frame layout of a checkpointable function: its
+ * variables and slots, which variables stay in C locals of the body,
+ * safe-point sites and which loops poll.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "levpp.h"
+
+/* ===================================================================
+ * Frames: the variables of a checkpointable function
+ * =================================================================== */
+
+int pp_var_find(pp_fn *fn, CXCursor decl)
+{
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (clang_equalCursors(fn->vars[i].decl, decl))
+            return (int)i;
+    return -1;
+}
+
+static int pp_field_taken(pp_fn *fn, const char *name)
+{
+    const char *prefix = fn->is_task ? "t" : fn->is_main ? "m" : "h";
+    if (!strcmp(name, prefix) || !strncmp(name, "lev__", 5))
+        return 1;
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (!strcmp(fn->vars[i].field, name))
+            return 1;
+    return 0;
+}
+
+static void pp_var_add(pp_fn *fn, CXCursor decl, CXType type, const char *field)
+{
+    char *name = field ? pp_strdup(field) : pp_cxstring(clang_getCursorSpelling(decl));
+    if (!field) {
+        if (!*name) {
+            free(name);
+            name = pp_fmt("lev__p%u", fn->nvars);
+        }
+        for (unsigned n = 1; pp_field_taken(fn, name); n++) {
+            char *base = pp_cxstring(clang_getCursorSpelling(decl));
+            free(name);
+            name = pp_fmt("%s__%u", base, n);
+            free(base);
+        }
+    }
+    PP_PUSH(fn->vars, fn->nvars, fn->capvars);
+    fn->vars[fn->nvars++] =
+        (pp_var){.field = name, .decl = decl, .type = type, .scope_e = UINT_MAX};
+}
+
+/* The size expressions written in the brackets of variable v's
+ * declarator, outermost first (at most PP_VLA_MAX); their number. */
+static unsigned pp_bracket_exprs(pp_file *f, CXCursor v, CXCursor *out)
+{
+    /* a parameter written as an array: its first brackets are adjusted
+     * away (T a[n][m] is T (*a)[m]) */
+    unsigned skip = 0;
+    if (pp_kind(v) == CXCursor_ParmDecl) {
+        unsigned t = pp_tok_from(f, pp_off(PP_LOC(v)));
+        for (unsigned d = 0, i = t + 1; pp_tok_is(f, t + 1, "[") && i < f->ntoks; i++) {
+            d += (unsigned)pp_tok_is(f, i, "[") - (unsigned)pp_tok_is(f, i, "]");
+            if (!d) {
+                skip = f->toks[i].e;
+                break;
+            }
+        }
+    }
+    pp_kids k = pp_children(v);
+    unsigned n = 0;
+    for (unsigned i = 0; i < k.n && n < PP_VLA_MAX; i++) {
+        if (!clang_isExpression(pp_kind(k.v[i])) || pp_begin(k.v[i]) < skip)
+            continue;
+        unsigned t = pp_tok_from(f, pp_begin(k.v[i]));
+        if (t > 0 && pp_tok_is(f, t - 1, "["))
+            out[n++] = k.v[i];
+    }
+    free(k.v);
+    for (unsigned i = 1; i < n; i++) /* children come innermost first */
+        for (unsigned j = i; j > 0 && pp_begin(out[j - 1]) > pp_begin(out[j]); j--) {
+            CXCursor x = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = x;
+        }
+    return n;
+}
+
+/* The shape (pp_vla) of local v of variably modified type t in fn. 0; -1
+ * after an error naming v and saying how to write it instead. */
+static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
+{
+    memset(out, 0, sizeof *out);
+    char *name = pp_cxstring(clang_getCursorSpelling(v));
+    CXType a = t;
+    out->kind = PP_VLA_ARRAY;
+    if (clang_getCanonicalType(t).kind == CXType_Pointer) {
+        out->kind = PP_VLA_POINTER;
+        a = clang_getPointeeType(pp_desugar(t));
+    }
+    unsigned n = 0;
+    int last = -1, ok = 1;
+    for (;;) {
+        enum CXTypeKind k = clang_getCanonicalType(a).kind;
+        if (k != CXType_ConstantArray && k != CXType_VariableArray)
+            break;
+        if (n == PP_VLA_MAX) {
+            ok = 0;
+            break;
+        }
+        out->cdim[n] =
+            k == CXType_ConstantArray ? clang_getArraySize(clang_getCanonicalType(a)) : -1;
+        if (k == CXType_VariableArray)
+            last = (int)n;
+        n++;
+        a = clang_getArrayElementType(pp_desugar(a));
+    }
+    ok = ok && last >= 0;
+    if (ok) {
+        /* the element type: below the last variable dimension */
+        out->ndims = (unsigned)last + 1;
+        a = out->kind == PP_VLA_POINTER ? clang_getPointeeType(pp_desugar(t)) : t;
+        for (unsigned i = 0; i < out->ndims; i++)
+            a = clang_getArrayElementType(pp_desugar(a));
+        out->elem = a;
+        ok = !pp_is_vm(a);
+    }
+    for (unsigned i = 1; ok && out->kind == PP_VLA_POINTER && i < out->ndims; i++)
+        ok = out->cdim[i] >= 0;
+    if (!ok) {
+        pp_error(PP_LOC(v),
+                 "'%s' in checkpointable function '%s' has a variably modified type that cannot "
+                 "be captured: only variable-length arrays (T a[n][m]) and pointers to arrays "
+                 "whose first dimension only is variable (T (*p)[m]) are supported; use a 'T *' "
+                 "and index it by hand",
+                 name, fn->name);
+        free(name);
+        return -1;
+    }
+    CXCursor br[PP_VLA_MAX];
+    unsigned nb = pp_bracket_exprs(&ctx.files[fn->file], v, br);
+    for (unsigned i = 0; i < out->ndims; i++) {
+        out->size[i] = i < nb ? br[i] : clang_getNullCursor();
+        if (out->cdim[i] < 0 && i >= nb) {
+            pp_error(PP_LOC(v),
+                     "variable-length array '%s' in checkpointable function '%s' takes a "
+                     "dimension from a typedef; write its dimensions in its declaration",
+                     name, fn->name);
+            free(name);
+            return -1;
+        }
+    }
+    free(name);
+    return 0;
+}
+
+/* Visits what of variable declaration v is evaluated: its initialiser (not
+ * the operand of a __typeof__ in its type, also a child of v). */
+static void pp_visit_init(CXCursor v, CXCursorVisitor cb, CXClientData d)
+{
+    CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+    if (!clang_Cursor_isNull(init) && cb(init, v, d) == CXChildVisit_Recurse)
+        clang_visitChildren(init, cb, d);
+}
+
+typedef struct pp_vars_scan {
+    unsigned magic; /* PP_MAGIC_VARS */
+    pp_fn *fn;
+} pp_vars_scan;
+
+static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    pp_vars_scan *vc = pp_visit_state(d, PP_MAGIC_VARS);
+    enum CXCursorKind k = pp_kind(c);
+    /* Locals of a statement expression with no site stay C locals, and so
+     * do those of a block or of the head of a for written by a macro: no
+     * safe point can come between their declaration and their last use
+     * (pp_macro_stmt) */
+    if (k == CXCursor_StmtExpr)
+        return pp_has_site(c) && !pp_in_macro(c) ? CXChildVisit_Recurse : CXChildVisit_Continue;
+    if ((k == CXCursor_CompoundStmt && pp_in_macro(c)) ||
+        (k == CXCursor_DeclStmt && pp_in_macro(c) && pp_kind(parent) == CXCursor_ForStmt))
+        return CXChildVisit_Continue;
+    /* Locals declared by macros count too: the declaration statement then
+     * refuses them ("declaration from a macro"), rather than leaving a C
+     * local that would lose its value across a safe point. */
+    if (k == CXCursor_VarDecl) {
+        enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
+        char *name = pp_cxstring(clang_getCursorSpelling(c));
+        if (sc == CX_SC_Static) {
+            /* moved to file scope by the common pass */
+        } else if (sc == CX_SC_Extern) {
+            pp_error(PP_LOC(c),
+                     "%s local '%s' in checkpointable function '%s' is not supported yet; "
+                     "move it to file scope",
+                     sc == CX_SC_Static ? "static" : "extern", name, vc->fn->name);
+        } else if (pp_is_vm(clang_getCursorType(c))) {
+            pp_vla shape;
+            if (pp_vla_shape(vc->fn, c, clang_getCursorType(c), &shape) == 0) {
+                pp_var_add(vc->fn, c, clang_getCursorType(c), NULL);
+                vc->fn->vars[vc->fn->nvars - 1].vla = shape;
+            }
+        } else {
+            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(c)));
+            if (pp_bad_spelling(sp))
+                pp_error(PP_LOC(c),
+                         "local '%s' of an unnamed type in checkpointable function '%s' is not "
+                         "supported yet; name the type at file scope",
+                         name, vc->fn->name);
+            else
+                pp_var_add(vc->fn, c, clang_getCursorType(c), NULL);
+            free(sp);
+        }
+        free(name);
+        pp_visit_init(c, pp_vars_cb, d); /* statement expressions in it */
+        return CXChildVisit_Continue;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* The variable a write target (stripped) stores into: through array
+ * subscripts of arrays and member accesses of structs, not through
+ * pointers. A null cursor when it is not one variable's storage. */
+CXCursor pp_write_var(CXCursor e)
+{
+    for (;;) {
+        e = pp_strip(e);
+        enum CXCursorKind k = pp_kind(e);
+        if (k == CXCursor_DeclRefExpr) {
+            CXCursor r = clang_getCursorReferenced(e);
+            return pp_kind(r) == CXCursor_VarDecl ? r : clang_getNullCursor();
+        }
+        if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr)
+            return clang_getNullCursor();
+        pp_kids kk = pp_children(e);
+        CXCursor b = kk.n >= 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
+        free(kk.v);
+        enum CXTypeKind bt = clang_getCanonicalType(clang_getCursorType(b)).kind;
+        if (clang_Cursor_isNull(b) || bt == CXType_Pointer)
+            return clang_getNullCursor();
+        e = b;
+    }
+}
+
+/* Whether c writes (or takes the address of) its first operand: an
+ * assignment, a compound assignment, ++, -- or unary &. */
+int pp_writes_operand(CXCursor c)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_CompoundAssignOperator)
+        return 1;
+    if (k == CXCursor_BinaryOperator)
+        return clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign;
+    if (k == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        return op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+               op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+               op == CXUnaryOperator_AddrOf;
+    }
+    return 0;
+}
+
+/* In a task module, warns where checkpointable code writes a file-scope
+ * variable or a static local: the worker's VTs share it and it does not
+ * move with a VT. */
+static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_fn *fn = d;
+    assert(fn && fn->cp);
+    int lhs = pp_writes_operand(c);
+    if (!lhs)
+        return CXChildVisit_Recurse;
+    pp_kids kk = pp_children(c);
+    CXCursor t = kk.n >= 1 ? kk.v[0] : clang_getNullCursor();
+    free(kk.v);
+    CXCursor v = clang_Cursor_isNull(t) ? t : pp_write_var(t);
+    if (!clang_Cursor_isNull(v)) {
+        int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
+        enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
+        if (file_scope || sc == CX_SC_Static || sc == CX_SC_Extern) {
+            char *name = pp_cxstring(clang_getCursorSpelling(v));
+            CXCursor at = pp_strip(t);
+            while (pp_kind(at) != CXCursor_DeclRefExpr) {
+                pp_kids ak = pp_children(at);
+                at = ak.n >= 1 ? pp_strip(ak.v[0]) : at;
+                free(ak.v);
+                if (!ak.n)
+                    break;
+            }
+            pp_warn(PP_LOC(at),
+                    "checkpointable function '%s' writes %s '%s': in a task module it is "
+                    "shared by every VT of the worker and does not move with a VT",
+                    fn->name, file_scope ? "file-scope variable" : "static local", name);
+            free(name);
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Lays out the frame of a checkpointable function: parameters, locals. */
+static void pp_layout(pp_fn *fn)
+{
+    CXCursor c = fn->def;
+    CXType ft = clang_getCursorType(c);
+    fn->ret = clang_getResultType(ft);
+    fn->ret_void = clang_getCanonicalType(fn->ret).kind == CXType_Void;
+    fn->pcf = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
+    int nargs = clang_Cursor_getNumArguments(c);
+    if (ft.kind == CXType_FunctionNoProto || clang_isFunctionTypeVariadic(ft))
+        pp_error(PP_LOC(c), "checkpointable function '%s' must have a prototype and no '...'",
+                 fn->name);
+    if (fn->is_task && nargs != 2)
+        pp_error(PP_LOC(c), "task entry '%s' must be 'void %s(const void *arg, size_t len)'",
+                 fn->name, fn->name);
+    if (fn->is_main && nargs != 0 && nargs != 2)
+        pp_error(PP_LOC(c), "main must be 'int main(void)' or 'int main(int argc, char **argv)'");
+    static const char *const task_f[] = {"t.arg", "t.len"}, *const main_f[] = {"m.argc", "m.argv"};
+    fn->nparams = nargs > 0 ? (unsigned)nargs : 0;
+    for (int i = 0; i < nargs; i++) {
+        CXCursor p = clang_Cursor_getArgument(c, (unsigned)i);
+        const char *fixed = fn->is_task && i < 2   ? task_f[i]
+                            : fn->is_main && i < 2 ? main_f[i]
+                                                   : NULL;
+        pp_var_add(fn, p, clang_getArgType(ft, (unsigned)i), fixed);
+        if (pp_is_vm(clang_getArgType(ft, (unsigned)i)))
+            pp_vla_shape(fn, p, clang_getArgType(ft, (unsigned)i), &fn->vars[fn->nvars - 1].vla);
+    }
+    pp_kids k = pp_children(c);
+    for (unsigned i = 0; i < k.n; i++)
+        if (pp_kind(k.v[i]) == CXCursor_CompoundStmt) {
+            pp_vars_scan vc = {.magic = PP_MAGIC_VARS, .fn = fn};
+            clang_visitChildren(k.v[i], pp_vars_cb, &vc);
+            if (!ctx.main_task)
+                clang_visitChildren(k.v[i], pp_static_write_cb, fn);
+        }
+    free(k.v);
+}
+
+/* Pass: the frame layout and the frame type of every checkpointable
+ * function. */
+void pp_layout_frames(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp) {
+            pp_layout(&ctx.fns[i]);
+            pp_frame_type((int)i);
+        }
+}
+
+/* ===================================================================
+ * C locals and polls: which variables stay in C locals of the body,
+ * which loops poll
+ * =================================================================== */
+
+/* How the resumable body names var vi: its C local (lev__vN_FIELD, N the
+ * var's index, so that no two names meet) or its frame field. */
+char *pp_var_ref(pp_fn *fn, int vi)
+{
+    pp_var *v = &fn->vars[vi];
+    if (v->vla.kind) {
+        /* an lvalue of the declared type, its dimensions read from the
+         * frame: the array on the heap, or the pointer field (declared
+         * with a compatible type of unknown first dimension) */
+        pp_buf d = {0};
+        pp_puts(&d, v->vla.kind == PP_VLA_ARRAY ? "(*)" : "(**)");
+        for (unsigned i = 0; i < v->vla.ndims; i++)
+            if (v->vla.cdim[i] < 0)
+                pp_printf(&d, "[fr->lev__d%u_%s]", i, v->field);
+            else
+                pp_printf(&d, "[%lld]", v->vla.cdim[i]);
+        char *ty = pp_decl(v->vla.elem, d.p);
+        char *r = pp_fmt("(*(%s)%sfr->%s)", ty, v->vla.kind == PP_VLA_ARRAY ? "" : "&", v->field);
+        free(ty);
+        free(d.p);
+        return r;
+    }
+    if (!v->reg)
+        return pp_fmt("fr->%s", v->field);
+    char *r = pp_fmt("lev__v%d_%s", vi, v->field);
+    for (char *q = r; *q; q++)
+        if (*q == '.')
+            *q = '_';
+    return r;
+}
+
+enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_var_refs *rs = pp_visit_state(d, PP_MAGIC_VAR_REFS);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
+        if (vi >= 0)
+            rs->refs[vi]++;
+    } else if (k == CXCursor_UnaryOperator &&
+               clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_AddrOf) {
+        pp_kids kk = pp_children(c);
+        CXCursor o = kk.n == 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
+        if (pp_kind(o) == CXCursor_DeclRefExpr) {
+            int vi = pp_var_find(rs->fn, clang_getCursorReferenced(o));
+            if (vi >= 0)
+                rs->taken[vi] = 1;
+        }
+        free(kk.v);
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether a value of type t can live in a C local of the body (spilled
+ * and reloaded by plain assignment): scalars, enums and pointers. */
+int pp_scalar(CXType t)
+{
+    CXType ct = clang_getCanonicalType(t);
+    enum CXTypeKind k = ct.kind;
+    return ((k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Pointer ||
+            k == CXType_Enum) &&
+           !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
+}
+
+/* Chooses the vars that live in C locals while the body runs: scalars and
+ * pointers that are used and whose address is never taken. They are loaded
+ * from the frame when the body is entered or resumed and stored back only
+ * when it unwinds; arrays, structs, volatile and address-taken variables
+ * stay in the frame, where pointers to them remain valid. */
+void pp_regs(pp_fn *fn)
+{
+    size_t n = fn->nvars + 1;
+    pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
+                      .fn = fn,
+                      .refs = pp_xrealloc(NULL, n * sizeof *rs.refs),
+                      .taken = pp_xrealloc(NULL, n)};
+    memset(rs.refs, 0, n * sizeof *rs.refs);
+    memset(rs.taken, 0, n);
+    clang_visitChildren(fn->def, pp_regs_cb, &rs);
+    for (unsigned i = 0; i < fn->nvars; i++) {
+        fn->vars[i].refs = rs.refs[i];
+        fn->vars[i].reg =
+            pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] && !rs.taken[i];
+    }
+    free(rs.refs);
+    free(rs.taken);
+}
+
+/* The statement returning `code` (a LEV_RUN_* expression) from a body
+ * of fn, with the value `val` (NULL: none): task and main entries return
+ * the int the runtime expects, other functions their __ret struct. */
+char *pp_return(pp_fn *fn, const char *code, const char *val)
+{
+    if (fn->is_task || fn->is_main)
+        return pp_fmt("return %s;", code);
+    if (val)
+        return pp_fmt("return (lev__ret_t){.rc = %s, .v = (%s)};", code, val);
+    return pp_fmt("return (lev__ret_t){.rc = %s};", code);
+}
+
+/* Numbers a new safe point or call site of fn at offset `at` of its input
+ * (what decides which variables are in scope there). */
+unsigned pp_site_new(pp_fn *fn, unsigned at)
+{
+    unsigned k = ++fn->npc;
+    while (k >= fn->capsites) {
+        fn->capsites = fn->capsites ? fn->capsites * 2 : 16;
+        fn->site_at = pp_xrealloc(fn->site_at, fn->capsites * sizeof *fn->site_at);
+    }
+    fn->site_at[k] = at;
+    return k;
+}
+
+static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) == CXCursor_UnaryExpr)
+        return CXChildVisit_Continue; /* sizeof, _Alignof: not evaluated */
+    if (pp_kind(c) == CXCursor_VarDecl) {
+        pp_visit_init(c, pp_site_cb, d);
+        return *pp_visit_flag(d) ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return CXChildVisit_Recurse;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) == CXCursor_FunctionDecl) {
+        char *name = pp_cxstring(clang_getCursorSpelling(ref));
+        char *usr = pp_cxstring(clang_getCursorUSR(ref));
+        int g = pp_fn_find(usr);
+        if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp))
+            *pp_visit_flag(d) = 1;
+        free(name);
+        free(usr);
+    } else if (pp_icall_cp(c)) {
+        *pp_visit_flag(d) = 1;
+    }
+    return *pp_visit_flag(d) ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) == CXCursor_CallExpr) {
+        *pp_visit_flag(d) = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether c is or contains a safe point or a call of a checkpointable
+ * function. */
+int pp_has_site(CXCursor c)
+{
+    int found = 0;
+    if (pp_site_cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, pp_site_cb, &found);
+    return found;
+}
+
+typedef struct pp_modified_vars {
+    unsigned magic; /* PP_MAGIC_MODIFIED */
+    CXCursor *v;
+    unsigned n, cap;
+    int hit;
+} pp_modified_vars;
+
+static enum CXChildVisitResult pp_refs_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_modified_vars *m = pp_visit_state(d, PP_MAGIC_MODIFIED);
+    if (pp_kind(c) == CXCursor_DeclRefExpr) {
+        CXCursor r = clang_getCursorReferenced(c);
+        if (pp_kind(r) == CXCursor_VarDecl || pp_kind(r) == CXCursor_ParmDecl) {
+            PP_PUSH(m->v, m->n, m->cap);
+            m->v[m->n++] = r;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether e (stripped) names one of m's variables. */
+static int pp_names_one(pp_modified_vars *m, CXCursor e)
+{
+    e = pp_strip(e);
+    if (pp_kind(e) != CXCursor_DeclRefExpr)
+        return 0;
+    CXCursor r = clang_getCursorReferenced(e);
+    for (unsigned i = 0; i < m->n; i++)
+        if (clang_equalCursors(m->v[i], r))
+            return 1;
+    return 0;
+}
+
+static enum CXChildVisitResult pp_modified_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_modified_vars *m = pp_visit_state(d, PP_MAGIC_MODIFIED);
+    int lhs = pp_writes_operand(c);
+    if (lhs) {
+        pp_kids kk = pp_children(c);
+        if (kk.n >= 1 && pp_names_one(m, kk.v[0]))
+            m->hit = 1;
+        free(kk.v);
+    }
+    return m->hit ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* A counted for loop: `for (...; i OP bound; i++ / i-- / i += s / i -= s)`
+ * (OP one of < <= > >= !=) whose body assigns none of the variables of
+ * its condition and increment, nor takes their address: its trip count is
+ * fixed when it starts, so it bounds the time between two polls of an
+ * enclosing loop. */
+int pp_counted(CXCursor cond, CXCursor inc, CXCursor body)
+{
+    if (clang_Cursor_isNull(cond) || clang_Cursor_isNull(inc) || clang_Cursor_isNull(body))
+        return 0;
+    CXCursor in = pp_strip(inc), cn = pp_strip(cond);
+    enum CXCursorKind ik = pp_kind(in);
+    if (ik == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(in);
+        if (op != CXUnaryOperator_PostInc && op != CXUnaryOperator_PostDec &&
+            op != CXUnaryOperator_PreInc && op != CXUnaryOperator_PreDec)
+            return 0;
+    } else if (ik == CXCursor_CompoundAssignOperator) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(in);
+        if (op != CXBinaryOperator_AddAssign && op != CXBinaryOperator_SubAssign)
+            return 0;
+    } else {
+        return 0;
+    }
+    if (pp_kind(cn) != CXCursor_BinaryOperator)
+        return 0;
+    enum CXBinaryOperatorKind cop = clang_getCursorBinaryOperatorKind(cn);
+    if (cop != CXBinaryOperator_LT && cop != CXBinaryOperator_GT && cop != CXBinaryOperator_LE &&
+        cop != CXBinaryOperator_GE && cop != CXBinaryOperator_NE)
+        return 0;
+    pp_kids ik2 = pp_children(in), ck = pp_children(cn);
+    int ok = ik2.n >= 1 && ck.n == 2;
+    pp_modified_vars iv = {.magic = PP_MAGIC_MODIFIED}, m = {.magic = PP_MAGIC_MODIFIED};
+    if (ok) {
+        /* the induction variable is one side of the comparison */
+        CXCursor v = pp_strip(ik2.v[0]);
+        if (pp_kind(v) == CXCursor_DeclRefExpr) {
+            PP_PUSH(iv.v, iv.n, iv.cap);
+            iv.v[iv.n++] = clang_getCursorReferenced(v);
+        }
+        ok = iv.n && (pp_names_one(&iv, ck.v[0]) || pp_names_one(&iv, ck.v[1]));
+    }
+    if (ok) {
+        clang_visitChildren(cn, pp_refs_cb, &m);
+        clang_visitChildren(in, pp_refs_cb, &m);
+        if (pp_modified_cb(body, body, &m) != CXChildVisit_Break)
+            clang_visitChildren(body, pp_modified_cb, &m);
+        ok = !m.hit;
+    }
+    free(iv.v);
+    free(m.v);
+    free(ik2.v);
+    free(ck.v);
+    return ok;
+}

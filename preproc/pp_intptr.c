@@ -1,0 +1,580 @@
+/* pp_intptr.c - the integer-pointer analysis: refuses integers that may
+ * hold a pointer across a safe point, following conversions passed to
+ * parameters into the callees.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "levpp.h"
+
+/* ===================================================================
+ * Integers that hold pointers: a capture relocates pointers, which it
+ * finds by type; a pointer converted to an integer and kept there across
+ * a safe point would come back pointing into the old process
+ * =================================================================== */
+
+/* Whether UnexposedExpr children k are those of GNU `a ?: b`: a, the two
+ * opaque copies of a that clang keeps (same extent), b. */
+int pp_is_elvis(const pp_kids *k)
+{
+    if (k->n != 4)
+        return 0;
+    CXSourceRange r = clang_getCursorExtent(k->v[0]);
+    return clang_equalRanges(r, clang_getCursorExtent(k->v[1])) &&
+           clang_equalRanges(r, clang_getCursorExtent(k->v[2]));
+}
+
+/* Whether t is an integer type wide enough for a pointer's bits. */
+static int pp_wide_int(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    enum CXTypeKind k = c.kind;
+    int integer =
+        (k >= CXType_Char_U && k <= CXType_UInt128) || (k >= CXType_Char_S && k <= CXType_Int128);
+    return integer && clang_Type_getSizeOf(c) >= (long long)sizeof(void *);
+}
+
+static int pp_holds_wide(CXType t);
+
+static enum CXVisitorResult pp_wide_field_cb(CXCursor c, CXClientData d)
+{
+    if (pp_holds_wide(clang_getCursorType(c))) {
+        *pp_visit_flag(d) = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+/* Whether a variable of type t may keep a pointer's bits in an integer:
+ * a wide integer, or an array or struct holding one. */
+static int pp_holds_wide(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind == CXType_ConstantArray)
+        return pp_holds_wide(clang_getArrayElementType(c));
+    if (c.kind == CXType_Record) {
+        int found = 0;
+        clang_Type_visitFields(c, pp_wide_field_cb, &found);
+        return found;
+    }
+    return pp_wide_int(c);
+}
+
+/* What may hold a pointer's bits at one point of a body, per variable of
+ * the function: hold (and the conversion it came from), crossed (held at
+ * a resume point since it was last written, and which). */
+typedef struct pp_held_bits {
+    unsigned char *hold, *crossed;
+    CXCursor *conv, *at;
+} pp_held_bits;
+
+typedef struct pp_intptr_state {
+    pp_fn *fn;
+    int fi; /* index of fn */
+    unsigned n;
+    unsigned char *tracked, *taken, *done;
+    pp_held_bits *sw; /* state entering the innermost switch */
+    int report, changed;
+} pp_intptr_state;
+
+/* Conversions of pointers passed to the parameters of each function
+ * (null: none seen), from the callers' analyses. */
+
+static pp_held_bits pp_held_bits_new(unsigned n)
+{
+    pp_held_bits s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
+                      pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor)),
+                      pp_xrealloc(NULL, (n + 1) * sizeof(CXCursor))};
+    memset(s.hold, 0, n + 1);
+    memset(s.crossed, 0, n + 1);
+    for (unsigned i = 0; i <= n; i++)
+        s.conv[i] = s.at[i] = clang_getNullCursor();
+    return s;
+}
+
+static void pp_held_bits_copy(pp_held_bits *d, const pp_held_bits *s, unsigned n)
+{
+    memcpy(d->hold, s->hold, n);
+    memcpy(d->crossed, s->crossed, n);
+    memcpy(d->conv, s->conv, n * sizeof(CXCursor));
+    memcpy(d->at, s->at, n * sizeof(CXCursor));
+}
+
+/* d = d joined with s (what holds on either path); 1: d changed. */
+static int pp_held_bits_join(pp_held_bits *d, const pp_held_bits *s, unsigned n)
+{
+    int changed = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (s->hold[i] && !d->hold[i]) {
+            d->hold[i] = 1;
+            d->conv[i] = s->conv[i];
+            changed = 1;
+        }
+        if (s->crossed[i] && !d->crossed[i]) {
+            d->crossed[i] = 1;
+            d->at[i] = s->at[i];
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+static void pp_held_bits_free(pp_held_bits *s)
+{
+    free(s->hold);
+    free(s->crossed);
+    free(s->conv);
+    free(s->at);
+}
+
+/* The tracked variable e (stripped) names, or -1. */
+static int pp_intptr_var(pp_intptr_state *a, CXCursor e)
+{
+    e = pp_strip(e);
+    if (pp_kind(e) != CXCursor_DeclRefExpr)
+        return -1;
+    int vi = pp_var_find(a->fn, clang_getCursorReferenced(e));
+    return vi >= 0 && a->tracked[vi] ? vi : -1;
+}
+
+/* Whether integer constant e keeps bits of a pointer above its low 12
+ * (a mask such as ~7 does; 0xfff, a hash table's size, do not). */
+static int pp_high_mask(CXCursor e)
+{
+    CXEvalResult ev = clang_Cursor_Evaluate(e);
+    int high = 0;
+    if (ev && clang_EvalResult_getKind(ev) == CXEval_Int)
+        high = ((unsigned long long)clang_EvalResult_getAsLongLong(ev) >> 12) != 0;
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return high;
+}
+
+/* Whether the value of integer expression e may be a pointer's bits (see
+ * preproc/README.md): a cast of a pointer to a wide integer, a variable
+ * that holds one, and what keeps them: + and - of one such operand, |, ^,
+ * ~, unary -, & with a constant that keeps the high bits, ?:, comma and
+ * assignment. *conv: the conversion. */
+static int pp_carry(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv)
+{
+    e = pp_strip(e);
+    if (!pp_wide_int(clang_getCursorType(e)))
+        return 0;
+    enum CXCursorKind k = pp_kind(e);
+    pp_kids kk = pp_children(e);
+    int r = 0;
+    CXCursor c2 = clang_getNullCursor();
+    if (k == CXCursor_CStyleCastExpr && kk.n) {
+        CXCursor op = kk.v[kk.n - 1];
+        if (clang_getCanonicalType(clang_getCursorType(op)).kind == CXType_Pointer) {
+            *conv = e;
+            r = 1;
+        } else {
+            r = pp_carry(a, st, op, conv);
+        }
+    } else if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_intptr_var(a, e);
+        if (vi >= 0 && st->hold[vi]) {
+            *conv = st->conv[vi];
+            r = 1;
+        }
+    } else if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) &&
+               kk.n == 2) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(e);
+        if (op == CXBinaryOperator_Assign || op == CXBinaryOperator_Comma)
+            r = pp_carry(a, st, kk.v[1], conv);
+        else if (op == CXBinaryOperator_Add || op == CXBinaryOperator_AddAssign ||
+                 op == CXBinaryOperator_Or || op == CXBinaryOperator_OrAssign ||
+                 op == CXBinaryOperator_Xor || op == CXBinaryOperator_XorAssign)
+            r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[1], conv);
+        else if (op == CXBinaryOperator_Sub || op == CXBinaryOperator_SubAssign)
+            r = pp_carry(a, st, kk.v[0], conv) ^
+                pp_carry(a, st, kk.v[1], &c2); /* p - q: an offset */
+        else if (op == CXBinaryOperator_And || op == CXBinaryOperator_AndAssign)
+            r = (pp_high_mask(kk.v[1]) && pp_carry(a, st, kk.v[0], conv)) ||
+                (pp_high_mask(kk.v[0]) && pp_carry(a, st, kk.v[1], conv));
+        if (r && clang_Cursor_isNull(*conv))
+            *conv = c2;
+    } else if (k == CXCursor_UnaryOperator && kk.n == 1) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(e);
+        if (op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus ||
+            op == CXUnaryOperator_Not || op == CXUnaryOperator_PostInc ||
+            op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreInc ||
+            op == CXUnaryOperator_PreDec)
+            r = pp_carry(a, st, kk.v[0], conv);
+    } else if (k == CXCursor_ConditionalOperator && kk.n == 3) {
+        r = pp_carry(a, st, kk.v[1], conv) | pp_carry(a, st, kk.v[2], conv);
+    } else if (k == CXCursor_UnexposedExpr && pp_is_elvis(&kk)) {
+        r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[3], conv);
+    }
+    free(kk.v);
+    return r;
+}
+
+/* The line of cursor c, for messages. */
+static unsigned pp_line(CXCursor c)
+{
+    unsigned line = 0;
+    clang_getExpansionLocation(PP_LOC(c), NULL, &line, NULL, NULL);
+    return line;
+}
+
+static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const char *why,
+                             unsigned line)
+{
+    if (!a->report || a->done[vi])
+        return;
+    a->done[vi] = 1;
+    char *name = pp_cxstring(clang_getCursorSpelling(a->fn->vars[vi].decl));
+    pp_error(PP_LOC(conv),
+             "'%s' of checkpointable function '%s' may hold this pointer converted to an "
+             "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
+             "an image cannot relocate a pointer hidden in an integer; keep it as a pointer",
+             name, a->fn->name, line, why);
+    free(name);
+}
+
+/* A resume point (safe point, call site, poll) at cursor c. */
+static void pp_intptr_resume(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
+{
+    for (unsigned i = 0; i < a->n; i++)
+        if (st->hold[i]) {
+            if (!st->crossed[i])
+                st->at[i] = c;
+            st->crossed[i] = 1;
+            if (a->taken[i])
+                pp_intptr_report(a, (int)i, st->conv[i], "and its address is taken", pp_line(c));
+        }
+}
+
+/* Callee index of a site call c (a safe point: -2), else -1. */
+static int pp_intptr_site(CXCursor c)
+{
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return -1;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return -1;
+    char *name = pp_cxstring(clang_getCursorSpelling(ref));
+    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    int g = pp_fn_find(usr);
+    int r = pp_safepoint_kind(name) ? -2 : g >= 0 && ctx.fns[g].cp ? g : -1;
+    free(name);
+    free(usr);
+    return r;
+}
+
+static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c);
+static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e);
+
+/* Reads of expression e outside its sites (which pp_intptr_expr handles): a
+ * read of a variable that crossed a resume point holding a pointer is
+ * the error. skip: a variable written, not read, by an assignment. */
+static void pp_intptr_reads(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor skip)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_intptr_site(e) != -1)
+        return;
+    if (k == CXCursor_DeclRefExpr) {
+        int vi = pp_intptr_var(a, e);
+        if (vi >= 0 && st->crossed[vi] &&
+            (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->fn->vars[vi].decl)))
+            pp_intptr_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
+        return;
+    }
+    pp_kids kk = pp_children(e);
+    if (k == CXCursor_BinaryOperator && kk.n == 2 &&
+        clang_getCursorBinaryOperatorKind(e) == CXBinaryOperator_Assign) {
+        pp_intptr_reads(a, st, kk.v[0], pp_write_var(kk.v[0]));
+        pp_intptr_reads(a, st, kk.v[1], clang_getNullCursor());
+    } else {
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_intptr_reads(a, st, kk.v[i], skip);
+    }
+    free(kk.v);
+}
+
+/* Writes of expression e outside its sites: a variable assigned a value
+ * that may be a pointer's bits holds one; assigned another value, it
+ * holds none (a write of part of it keeps what it held). */
+static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr || k == CXCursor_StmtExpr || pp_intptr_site(e) != -1)
+        return;
+    pp_kids kk = pp_children(e);
+    for (unsigned i = 0; i < kk.n; i++)
+        pp_intptr_writes(a, st, kk.v[i]);
+    if (pp_writes_operand(e) && kk.n >= 1 &&
+        !(k == CXCursor_UnaryOperator &&
+          clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)) {
+        CXCursor v = pp_write_var(kk.v[0]);
+        CXCursor conv = clang_getNullCursor();
+        int carry = pp_carry(a, st, e, &conv);
+        int vi = clang_Cursor_isNull(v) ? -1 : pp_var_find(a->fn, v);
+        if (vi >= 0 && a->tracked[vi]) {
+            int whole = pp_kind(pp_strip(kk.v[0])) == CXCursor_DeclRefExpr;
+            if (whole || carry) {
+                st->hold[vi] = (unsigned char)(carry || (!whole && st->hold[vi]));
+                st->conv[vi] = carry ? conv : st->conv[vi];
+            }
+            if (whole)
+                st->crossed[vi] = 0;
+        } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && ctx.main_task && a->report) {
+            int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
+            enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
+            if ((file_scope || sc == CX_SC_Static) &&
+                !clang_isConstQualifiedType(clang_getCursorType(v))) {
+                char *name = pp_cxstring(clang_getCursorSpelling(v));
+                pp_error(PP_LOC(conv),
+                         "%s '%s' is assigned this pointer converted to an integer in "
+                         "checkpointable function '%s' and travels with the image: an image "
+                         "cannot relocate a pointer hidden in an integer; keep it as a pointer",
+                         file_scope ? "file-scope variable" : "static local", name, a->fn->name);
+                free(name);
+            }
+        }
+    }
+    free(kk.v);
+}
+
+/* The resume points of expression e in evaluation order (levpp runs the
+ * sites of an expression before the rest of it): for each site, the reads
+ * and writes of its arguments, then the site; a statement expression's
+ * statements where it stands. */
+static void pp_intptr_sites(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
+{
+    enum CXCursorKind k = pp_kind(e);
+    if (k == CXCursor_UnaryExpr)
+        return;
+    if (k == CXCursor_StmtExpr) {
+        pp_kids kk = pp_children(e);
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_intptr_stmt(a, st, kk.v[i]);
+        free(kk.v);
+        return;
+    }
+    pp_kids kk = pp_children(e);
+    for (unsigned i = 0; i < kk.n; i++)
+        pp_intptr_sites(a, st, kk.v[i]);
+    int g = pp_intptr_site(e);
+    if (g != -1) {
+        int nargs = clang_Cursor_getNumArguments(e);
+        for (int i = 0; i < nargs; i++) {
+            CXCursor arg = clang_Cursor_getArgument(e, (unsigned)i);
+            pp_intptr_reads(a, st, arg, clang_getNullCursor());
+            pp_intptr_writes(a, st, arg);
+            CXCursor conv = clang_getNullCursor();
+            if (g >= 0 && (unsigned)i < ctx.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
+                clang_Cursor_isNull(ctx.param_conv[g][i])) {
+                ctx.param_conv[g][i] = conv;
+                a->changed = 1;
+            }
+        }
+        pp_intptr_resume(a, st, e);
+    }
+    free(kk.v);
+}
+
+static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
+{
+    pp_intptr_sites(a, st, e);
+    pp_intptr_reads(a, st, e, clang_getNullCursor());
+    pp_intptr_writes(a, st, e);
+}
+
+/* A loop: head, then (cond, poll, body, inc) until the state at the head
+ * settles; for a do-while the body comes before the condition. */
+static void pp_intptr_loop(pp_intptr_state *a, pp_held_bits *st, CXCursor loop, CXCursor cond,
+                           CXCursor body, CXCursor inc, int is_do)
+{
+    pp_held_bits head = pp_held_bits_new(a->n), cur = pp_held_bits_new(a->n);
+    pp_held_bits_copy(&head, st, a->n);
+    for (int iter = 0; iter < 8; iter++) {
+        pp_held_bits_copy(&cur, &head, a->n);
+        if (ctx.auto_poll)
+            pp_intptr_resume(a, &cur, loop); /* a budget poll comes before the condition */
+        if (!is_do && !clang_Cursor_isNull(cond))
+            pp_intptr_expr(a, &cur, cond);
+        if (ctx.auto_poll)
+            pp_intptr_resume(a, &cur, loop);
+        if (!clang_Cursor_isNull(body))
+            pp_intptr_stmt(a, &cur, body);
+        if (!clang_Cursor_isNull(inc))
+            pp_intptr_expr(a, &cur, inc);
+        if (is_do && !clang_Cursor_isNull(cond))
+            pp_intptr_expr(a, &cur, cond);
+        if (!pp_held_bits_join(&head, &cur, a->n))
+            break;
+    }
+    pp_held_bits_join(st, &head, a->n);
+    pp_held_bits_free(&head);
+    pp_held_bits_free(&cur);
+}
+
+static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
+{
+    enum CXCursorKind k = pp_kind(c);
+    pp_kids kk = pp_children(c);
+    switch (k) {
+    case CXCursor_CompoundStmt:
+        for (unsigned i = 0; i < kk.n; i++)
+            pp_intptr_stmt(a, st, kk.v[i]);
+        break;
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt:
+        if (k != CXCursor_LabelStmt && a->sw)
+            pp_held_bits_join(st, a->sw, a->n);
+        if (kk.n)
+            pp_intptr_stmt(a, st, kk.v[kk.n - 1]);
+        break;
+    case CXCursor_DeclStmt:
+        for (unsigned i = 0; i < kk.n; i++) {
+            if (pp_kind(kk.v[i]) != CXCursor_VarDecl)
+                continue;
+            CXCursor init = clang_Cursor_getVarDeclInitializer(kk.v[i]);
+            if (!clang_Cursor_isNull(init))
+                pp_intptr_expr(a, st, init);
+            int vi = pp_var_find(a->fn, kk.v[i]);
+            if (vi < 0 || !a->tracked[vi])
+                continue;
+            CXCursor conv = clang_getNullCursor();
+            st->hold[vi] =
+                (unsigned char)(!clang_Cursor_isNull(init) && pp_carry(a, st, init, &conv));
+            st->conv[vi] = conv;
+            st->crossed[vi] = 0;
+        }
+        break;
+    case CXCursor_IfStmt: {
+        if (kk.n < 2)
+            break;
+        pp_intptr_expr(a, st, kk.v[0]);
+        pp_held_bits other = pp_held_bits_new(a->n);
+        pp_held_bits_copy(&other, st, a->n);
+        pp_intptr_stmt(a, st, kk.v[1]);
+        if (kk.n > 2)
+            pp_intptr_stmt(a, &other, kk.v[2]);
+        pp_held_bits_join(st, &other, a->n);
+        pp_held_bits_free(&other);
+        break;
+    }
+    case CXCursor_SwitchStmt: {
+        if (kk.n < 2)
+            break;
+        pp_intptr_expr(a, st, kk.v[0]);
+        pp_held_bits entry = pp_held_bits_new(a->n), *outer = a->sw;
+        pp_held_bits_copy(&entry, st, a->n);
+        a->sw = &entry;
+        pp_intptr_stmt(a, st, kk.v[kk.n - 1]);
+        a->sw = outer;
+        pp_held_bits_join(st, &entry, a->n);
+        pp_held_bits_free(&entry);
+        break;
+    }
+    case CXCursor_WhileStmt:
+        if (kk.n == 2)
+            pp_intptr_loop(a, st, c, kk.v[0], kk.v[1], clang_getNullCursor(), 0);
+        break;
+    case CXCursor_DoStmt:
+        if (kk.n == 2)
+            pp_intptr_loop(a, st, c, kk.v[1], kk.v[0], clang_getNullCursor(), 1);
+        break;
+    case CXCursor_ForStmt: {
+        /* the init (a declaration, or the first of three expressions)
+         * runs once; the condition and the increment with the body */
+        CXCursor body = kk.n ? kk.v[kk.n - 1] : clang_getNullCursor();
+        CXCursor cond = clang_getNullCursor(), inc = cond;
+        unsigned first = 0;
+        if (kk.n >= 2 && (pp_kind(kk.v[0]) == CXCursor_DeclStmt || kk.n == 4)) {
+            pp_intptr_stmt(a, st, kk.v[0]);
+            first = 1;
+        }
+        if (first + 1 < kk.n)
+            cond = kk.v[first];
+        if (first + 2 < kk.n)
+            inc = kk.v[first + 1];
+        pp_intptr_loop(a, st, c, cond, body, inc, 0);
+        break;
+    }
+    case CXCursor_ReturnStmt:
+        if (kk.n)
+            pp_intptr_expr(a, st, kk.v[0]);
+        memset(st->hold, 0, a->n);
+        memset(st->crossed, 0, a->n);
+        break;
+    default:
+        if (clang_isExpression(k))
+            pp_intptr_expr(a, st, c);
+        else if (clang_isStatement(k))
+            for (unsigned i = 0; i < kk.n; i++)
+                pp_intptr_stmt(a, st, kk.v[i]);
+        break;
+    }
+    free(kk.v);
+}
+
+/* Analyses checkpointable function fi (report: print the errors). */
+static void pp_intptr_fn(int fi, int report, int *changed)
+{
+    pp_fn *fn = &ctx.fns[fi];
+    unsigned n = fn->nvars;
+    pp_intptr_state a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
+                         NULL, report, 0};
+    pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
+                      .fn = fn,
+                      .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
+                      .taken = pp_xrealloc(NULL, n + 1)};
+    memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
+    memset(rs.taken, 0, n + 1);
+    clang_visitChildren(fn->def, pp_regs_cb, &rs);
+    a.taken = rs.taken;
+    memset(a.done, 0, n + 1);
+    for (unsigned i = 0; i < n; i++)
+        a.tracked[i] = (unsigned char)pp_holds_wide(fn->vars[i].type);
+    pp_held_bits st = pp_held_bits_new(n);
+    for (unsigned i = 0; i < fn->nparams && i < n; i++)
+        if (!clang_Cursor_isNull(ctx.param_conv[fi][i]) && a.tracked[i]) {
+            st.hold[i] = 1;
+            st.conv[i] = ctx.param_conv[fi][i];
+        }
+    pp_kids k = pp_children(fn->def);
+    for (unsigned i = 0; i < k.n; i++)
+        if (pp_kind(k.v[i]) == CXCursor_CompoundStmt)
+            pp_intptr_stmt(&a, &st, k.v[i]);
+    free(k.v);
+    *changed |= a.changed;
+    pp_held_bits_free(&st);
+    free(a.tracked);
+    free(a.done);
+    free(rs.refs);
+    free(rs.taken);
+}
+
+/* Refuses the integers that may hold a pointer across a safe point in
+ * checkpointable functions (see preproc/README.md); conversions passed to
+ * parameters are followed into the callees. */
+void pp_int_ptrs(void)
+{
+    ctx.param_conv = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *ctx.param_conv);
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        unsigned np = ctx.fns[i].nparams;
+        ctx.param_conv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
+        for (unsigned j = 0; j <= np; j++)
+            ctx.param_conv[i][j] = clang_getNullCursor();
+    }
+    for (int pass = 0, changed = 1; changed && pass < 16; pass++) {
+        changed = 0;
+        for (unsigned i = 0; i < ctx.nfns; i++)
+            if (ctx.fns[i].cp)
+                pp_intptr_fn((int)i, 0, &changed);
+    }
+    int ignored = 0;
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp)
+            pp_intptr_fn((int)i, 1, &ignored);
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        free(ctx.param_conv[i]);
+    free(ctx.param_conv);
+    ctx.param_conv = NULL;
+}

@@ -1,0 +1,679 @@
+/* pp_libc.c - the common pass over every input: heap calls onto the VT
+ * heap, hoisted string literals, statics (moved static locals) and the C
+ * library's state that must travel (rand, strtok, standard streams).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "levpp.h"
+
+/* ===================================================================
+ * The common pass: heap calls, string literals, statics
+ * =================================================================== */
+
+const char *const pp_std_names[3] = {"stdin", "stdout", "stderr"};
+
+static int pp_defined_here(CXCursor fndecl)
+{
+    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
+    int i = pp_fn_find(usr);
+    free(usr);
+    return i >= 0 && ctx.fns[i].file >= 0;
+}
+
+/* The type operand or expression type of a sizeof; 0: found. */
+static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
+{
+    unsigned sb, se;
+    pp_written_at(f, c, &sb, &se);
+    unsigned i = pp_tok_from(f, sb);
+    if (!pp_tok_is(f, i, "sizeof"))
+        return -1;
+    *special = NULL;
+    pp_kids k = pp_children(c);
+    int rc = -1;
+    if (k.n == 1 && clang_isExpression(pp_kind(k.v[0]))) {
+        *t = clang_getCursorType(k.v[0]);
+        rc = 0;
+    } else {
+        /* sizeof(type): the tokens tell pointers from the type named */
+        unsigned e = se;
+        int star = 0, paren = 0;
+        for (unsigned j = i + 2; j < f->ntoks && f->toks[j].e < e; j++) {
+            star |= pp_tok_is(f, j, "*");
+            paren |= pp_tok_is(f, j, "(");
+        }
+        if (star) {
+            *special = paren ? "LEV_T_FNPTR" : "LEV_T_PTR";
+            rc = 0;
+        } else if (k.n >= 1 && pp_kind(k.v[0]) == CXCursor_TypeRef) {
+            *t = clang_getCursorType(k.v[0]);
+            rc = 0;
+        } else {
+            CXEvalResult ev = clang_Cursor_Evaluate(c);
+            if (ev) {
+                long long sz = clang_EvalResult_getAsLongLong(ev);
+                clang_EvalResult_dispose(ev);
+                *special = sz == 1   ? "LEV_T_BYTES"
+                           : sz == 2 ? "LEV_T_U16"
+                           : sz == 4 ? "LEV_T_U32"
+                           : sz == 8 ? "LEV_T_U64"
+                                     : NULL;
+                rc = *special ? 0 : -1;
+            }
+        }
+    }
+    free(k.v);
+    return rc;
+}
+
+typedef struct pp_heap_info {
+    const char *id;
+    char *size;   /* element size text */
+    CXCursor fac; /* n of n * sizeof(T), or null */
+    int sizeof_only, by_dest;
+} pp_heap_info;
+
+/* Infers the element type of an allocation of E bytes. */
+static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
+                         pp_heap_info *hi)
+{
+    memset(hi, 0, sizeof *hi);
+    hi->fac = clang_getNullCursor();
+    CXCursor s = pp_strip(E), so = clang_getNullCursor();
+    if (pp_kind(s) == CXCursor_UnaryExpr) {
+        so = s;
+        hi->sizeof_only = 1;
+    } else if (pp_kind(s) == CXCursor_BinaryOperator &&
+               clang_getCursorBinaryOperatorKind(s) == CXBinaryOperator_Mul) {
+        pp_kids k = pp_children(s);
+        if (k.n == 2) {
+            CXCursor l = pp_strip(k.v[0]), r = pp_strip(k.v[1]);
+            if (pp_kind(r) == CXCursor_UnaryExpr) {
+                so = r;
+                hi->fac = k.v[0];
+            } else if (pp_kind(l) == CXCursor_UnaryExpr) {
+                so = l;
+                hi->fac = k.v[1];
+            }
+        }
+        free(k.v);
+    }
+    CXType t;
+    const char *special = NULL;
+    if (!clang_Cursor_isNull(so) && pp_sizeof_type(f, so, &t, &special) == 0) {
+        if (special) {
+            hi->id = special;
+            hi->size = pp_strdup("1");
+            return 0;
+        }
+        long long mult;
+        return pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+    }
+    hi->sizeof_only = 0;
+    hi->fac = clang_getNullCursor();
+    /* The destination: a cast, an initialised variable, an assignment. */
+    CXType dest = {0};
+    int have = 0;
+    for (int i = np - 1; i >= 0 && !have; i--) {
+        CXCursor p = parents[i];
+        enum CXCursorKind k = pp_kind(p);
+        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
+            continue;
+        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
+            dest = clang_getCursorType(p);
+            have = 1;
+        } else if (k == CXCursor_BinaryOperator &&
+                   clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
+            pp_kids kk = pp_children(p);
+            dest = clang_getCursorType(kk.v[0]);
+            have = 1;
+            free(kk.v);
+        }
+        break;
+    }
+    if (have && clang_getCanonicalType(dest).kind == CXType_Pointer) {
+        CXType pt = clang_getPointeeType(clang_getCanonicalType(dest));
+        if (pt.kind != CXType_Void) {
+            long long mult;
+            hi->by_dest = 1;
+            /* the sugared pointee keeps typedef names */
+            CXType sp = clang_getPointeeType(pp_desugar(dest));
+            if (sp.kind == CXType_Invalid)
+                sp = pt;
+            return pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+        }
+    }
+    return -1;
+}
+
+/* Count edits for an allocation whose byte-size argument is written at
+ * [eb, ee), with the text before it (from hb) replaced by prefix. */
+static void pp_heap_count(pp_file *f, pp_heap_info *hi, const char *prefix, unsigned hb,
+                          unsigned eb, unsigned ee, unsigned ce)
+{
+    unsigned b = eb, e = ee;
+    if (!clang_Cursor_isNull(hi->fac)) {
+        pp_written_at(f, hi->fac, &b, &e);
+        if (b < eb || e > ee) { /* not written there: divide the whole size */
+            hi->fac = clang_getNullCursor();
+            b = eb;
+            e = ee;
+        }
+    }
+    if (hi->sizeof_only) {
+        pp_edit_add(f, hb, ce, E_REPL, 0, 0, pp_fmt("%s1)", prefix));
+    } else if (!clang_Cursor_isNull(hi->fac)) {
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
+    } else if (!strcmp(hi->size, "1")) {
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s(", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_strdup("))"));
+    } else {
+        pp_edit_add(f, hb, b, E_REPL, 0, 0, pp_fmt("%s((", prefix));
+        pp_edit_add(f, e, ce, E_REPL, 0, 0, pp_fmt(") + %s - 1) / %s)", hi->size, hi->size));
+    }
+}
+
+/* Whether call c is the expansion of the C library's macro `alloca(E)`
+ * written in f (its argument is then spelled in f). */
+static int pp_alloca_macro(const pp_file *f, CXCursor c)
+{
+    unsigned b = pp_begin(c), e = pp_end(c), i = pp_tok_from(f, b), j = pp_tok_from(f, e);
+    return pp_tok_is(f, i, "alloca") && f->toks[i].b == b && pp_tok_is(f, i + 1, "(") && j > 0 &&
+           pp_tok_is(f, j - 1, ")") && f->toks[j - 1].e == e;
+}
+
+static const char *const pp_heap_names[] = {"malloc", "calloc", "realloc", "strdup", NULL};
+
+static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents, int np)
+{
+    int is_alloca = !strcmp(name, "alloca");
+    if (pp_in_macro(c) && !(is_alloca && pp_alloca_macro(f, c))) {
+        pp_error(PP_LOC(c),
+                 "%s inside a macro expansion cannot be rewritten to the VT heap; "
+                 "call it outside the macro",
+                 name);
+        return;
+    }
+    int n = clang_Cursor_getNumArguments(c);
+    unsigned cb = pp_begin(c), ce = pp_end(c);
+    CXCursor a0 = clang_Cursor_getArgument(c, 0), a1 = clang_Cursor_getArgument(c, 1);
+    pp_heap_info hi;
+    if (!strcmp(name, "strdup") && n == 1) {
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
+        return;
+    }
+    unsigned eb, ee; /* where the size is written */
+    pp_written_at(f, !strcmp(name, "malloc") || is_alloca ? a0 : a1, &eb, &ee);
+    if (is_alloca && pp_in_macro(c)) { /* between the parentheses of alloca( ) */
+        unsigned i = pp_tok_from(f, cb), j = pp_tok_from(f, ce);
+        eb = f->toks[i + 2 < j ? i + 2 : i].b;
+        ee = f->toks[j >= 2 ? j - 2 : 0].e;
+    }
+    if (is_alloca) /* on the heap, the memory outlives the call: harmless */
+        name = "malloc";
+    CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
+    if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
+        if (is_alloca)
+            name = "alloca";
+        pp_error(PP_LOC(c),
+                 "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
+                 "assign the result to a T *",
+                 name, !strcmp(name, "calloc") ? "calloc(n, sizeof(T)) or calloc" : name);
+        return;
+    }
+    if (!strcmp(name, "malloc")) {
+        char *pre = pp_fmt("lev_alloc(lev__module(), %s, ", hi.id);
+        pp_heap_count(f, &hi, pre, cb, eb, ee, ce);
+        free(pre);
+    } else if (!strcmp(name, "realloc")) {
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_realloc(lev__module(), "));
+        char *pre = pp_fmt(", %s, ", hi.id);
+        pp_heap_count(f, &hi, pre, pp_end(a0), eb, ee, ce);
+        free(pre);
+    } else { /* calloc */
+        pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
+                    pp_fmt("lev_alloc(lev__module(), %s, (", hi.id));
+        pp_heap_count(f, &hi, ") * ", pp_end(a0), eb, ee, ce);
+    }
+    free(hi.size);
+}
+
+/* C library calls with hidden state (--main-task). The rand family and
+ * strtok become wrappers (emitted by pp_libc_prelude) over generated
+ * travelling statics, so their state is part of every image; calls whose
+ * state cannot be moved into the program are refused. */
+static const char *const pp_libc_names[][2] = {
+    {"rand", "lev__rand"},       {"srand", "lev__srand"},   {"random", "lev__random"},
+    {"srandom", "lev__srandom"}, {"strtok", "lev__strtok"}, {NULL, NULL}};
+
+static const char *const pp_libc_refused[][2] = {
+    {"drand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"lrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"mrand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"srand48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"seed48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"lcong48", "use erand48, nrand48 or jrand48 with a state of your own"},
+    {"initstate", "use srandom"},
+    {"setstate", "use srandom"},
+    {"atexit", "a process that resumes the program would not run the handler"},
+    {"at_quick_exit", "a process that resumes the program would not run the handler"},
+    {"on_exit", "a process that resumes the program would not run the handler"},
+    {NULL, NULL}};
+
+/* A reference to external function `name` in input f. The name is
+ * renamed where it is written: also in a macro argument or in the body of
+ * a macro defined in this input (once, however often it is expanded). */
+static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
+{
+    if (!ctx.main_task)
+        return;
+    for (int i = 0; pp_libc_names[i][0]; i++)
+        if (!strcmp(name, pp_libc_names[i][0])) {
+            CXFile sf;
+            unsigned b, e = 0;
+            clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
+            if (sf && clang_File_isEqual(sf, f->cxf))
+                e = b + (unsigned)strlen(name);
+            if (!e || e > f->len || memcmp(f->text + b, name, e - b)) {
+                /* once per expansion */
+                if (ctx.libc_macro_file == f && ctx.libc_macro_at == pp_off(PP_LOC(c)))
+                    return;
+                ctx.libc_macro_file = f;
+                ctx.libc_macro_at = pp_off(PP_LOC(c));
+                pp_error(PP_LOC(c),
+                         "%s inside a macro of another file cannot be rewritten onto state that "
+                         "travels; call it outside the macro",
+                         name);
+                return;
+            }
+            f->uses_libc[strcmp(name, "strtok") ? 0 : 1] = 1;
+            for (unsigned k = 0; k < f->nedits; k++)
+                if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
+                    return; /* a macro expanded again */
+            pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i][1]));
+            return;
+        }
+    for (int i = 0; pp_libc_refused[i][0]; i++)
+        if (!strcmp(name, pp_libc_refused[i][0]))
+            pp_error(PP_LOC(c), "%s keeps state inside the C library, which no image holds (%s)",
+                     name, pp_libc_refused[i][1]);
+}
+
+/* Registers the statics behind the rewritten calls (owned by the first
+ * input, shared by all) and the type of the rand state. */
+static void pp_libc_statics(void)
+{
+    int any[2] = {0, 0};
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        for (int k = 0; k < 2; k++)
+            any[k] |= ctx.files[i].uses_libc[k];
+    if (any[0]) {
+        PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+        pp_type *ty = &ctx.types[ctx.ntypes++];
+        memset(ty, 0, sizeof *ty);
+        ty->key = pp_strdup("lev_rand_state");
+        ty->spell = pp_strdup("lev_rand_state");
+        ty->idname = pp_strdup("LEV__T_lev_rand_state");
+        ty->fn = -1;
+        ty->owner = 0;
+        pp_field_row(ty, "lev_rand_state", "r", "LEV_K_B4", 31, "0");
+        pp_field_row(ty, "lev_rand_state", "f", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "b", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
+        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
+                                                  pp_strdup("(void *)&lev__rand_state"),
+                                                  pp_strdup("LEV__T_lev_rand_state"),
+                                                  pp_strdup("1"),
+                                                  "LEV_S_TRAVELS",
+                                                  0,
+                                                  0};
+    }
+    if (any[1]) {
+        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
+                                                  pp_strdup("(void *)&lev__strtok_save"),
+                                                  pp_strdup("LEV_T_PTR"),
+                                                  pp_strdup("1"),
+                                                  "LEV_S_TRAVELS",
+                                                  0,
+                                                  0};
+    }
+}
+
+/* The statics and wrappers of the rewritten calls, in input fi's output. */
+void pp_libc_prelude(pp_buf *o, unsigned fi)
+{
+    int multi = ctx.nfiles > 1;
+    static const char *const def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
+    for (int k = 0; k < 2; k++) {
+        int any = 0;
+        for (unsigned i = 0; i < ctx.nfiles; i++)
+            any |= ctx.files[i].uses_libc[k];
+        if (!any || (fi && !ctx.files[fi].uses_libc[k]))
+            continue;
+        pp_printf(o, "%s%s;\n",
+                  !multi ? "static "
+                  : fi   ? "PP_HIDDEN extern "
+                         : "PP_HIDDEN ",
+                  def[k]);
+        if (!ctx.files[fi].uses_libc[k])
+            continue;
+        if (k == 0)
+            pp_puts(o, "static inline int lev__rand(void)\n"
+                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+                       "static inline long lev__random(void)\n"
+                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+                       "static inline void lev__srand(unsigned s)\n"
+                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n"
+                       "static inline void lev__srandom(unsigned s)\n"
+                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n");
+        else
+            pp_puts(o, "static inline char *lev__strtok(char *s, const char *d)\n"
+                       "{\n    return lev_strtok_r(s, d, &lev__strtok_save);\n}\n");
+    }
+}
+
+/* Whether a literal passed to external function `name` may be kept. */
+static int pp_lit_keep_for(const char *name)
+{
+    static const char *const keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
+                                       "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
+                                       "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
+    for (int i = 0; keep[i]; i++)
+        if (!strcmp(name, keep[i]))
+            return 0;
+    return 1;
+}
+
+static void pp_literal(pp_file *f, CXCursor c, CXCursor *parents, int np)
+{
+    if (pp_in_macro(c) || np < 1 || pp_kind(parents[np - 1]) != CXCursor_UnexposedExpr)
+        return;
+    unsigned b = pp_begin(c), e = pp_end(c);
+    if (f->text[b] != '"')
+        return; /* wide and prefixed literals stay */
+    int up = np - 1;
+    while (up > 0 && pp_kind(parents[up]) == CXCursor_UnexposedExpr)
+        up--;
+    if (pp_kind(parents[up]) == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(parents[up]);
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            char *name = pp_cxstring(clang_getCursorSpelling(ref));
+            int keep = pp_lit_keep_for(name);
+            free(name);
+            if (keep)
+                return; /* only read by the callee: no pointer to it survives */
+        }
+    }
+    unsigned id = ctx.nlit++;
+    pp_printf(&f->lits, "static char lev__str%u[] = ", id);
+    pp_putn(&f->lits, f->text + b, e - b);
+    pp_puts(&f->lits, ";\n");
+    pp_edit_add(f, b, e, E_REPL, 0, 0, pp_fmt("lev__str%u", id));
+    PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+    ctx.statics[ctx.nstatics++] = (pp_static){pp_fmt("lev__str%u", id),
+                                              pp_fmt("lev__str%u", id),
+                                              pp_strdup("LEV_T_BYTES"),
+                                              pp_fmt("sizeof lev__str%u", id),
+                                              "0",
+                                              0,
+                                              ctx.cur_file};
+}
+
+static const char *pp_moved_name(CXCursor decl)
+{
+    for (unsigned i = 0; i < ctx.nmoved; i++)
+        if (clang_equalCursors(ctx.moved[i].decl, decl))
+            return ctx.moved[i].name;
+    return NULL;
+}
+
+static void pp_static_var(CXCursor v);
+
+/* A DeclStmt of a function: local types and static locals move before
+ * the function, so that both copies of its body share them. 1: done. */
+static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
+{
+    pp_kids k = pp_children(c);
+    int types = 0, statics = 0, others = 0;
+    for (unsigned i = 0; i < k.n; i++) {
+        enum CXCursorKind kk = pp_kind(k.v[i]);
+        if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
+            (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])))
+            types++;
+        else if (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static)
+            statics++;
+        else
+            others++;
+    }
+    int done = 0;
+    if ((types || statics) && !others && !pp_in_macro(c)) {
+        unsigned at = pp_begin(fn);
+        pp_buf b = {0};
+        if (types) {
+            pp_putn(&b, f->text + pp_begin(c), pp_stmt_end(f, c) - pp_begin(c));
+        } else {
+            char *fname = pp_cxstring(clang_getCursorSpelling(fn));
+            for (unsigned i = 0; i < k.n; i++) {
+                CXCursor v = k.v[i];
+                char *vn = pp_cxstring(clang_getCursorSpelling(v));
+                char *nn = pp_fmt("%s__%s", fname, vn);
+                PP_PUSH(ctx.moved, ctx.nmoved, ctx.capmoved);
+                ctx.moved[ctx.nmoved++] = (pp_moved){v, nn};
+                char *d = pp_decl(clang_getCursorType(v), nn);
+                pp_printf(&b, "static %s", d);
+                free(d);
+                CXCursor init = clang_Cursor_getVarDeclInitializer(v);
+                if (!clang_Cursor_isNull(init)) {
+                    char *it = pp_render_str(f, init, 0);
+                    pp_printf(&b, " = %s", it);
+                    free(it);
+                }
+                pp_puts(&b, ";\n");
+                pp_static_var(v);
+                free(vn);
+            }
+            free(fname);
+        }
+        pp_puts(&b, "\n");
+        pp_edit_add(f, at, at, E_PRE, 0, 0, b.p);
+        pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, 0, 0, pp_strdup(";"));
+        done = 1;
+    }
+    free(k.v);
+    return done;
+}
+
+static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
+{
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_StringLiteral) {
+        pp_literal(f, c, parents, np);
+        return;
+    }
+    int skip_callee = 0;
+    if (k == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            char *name = pp_cxstring(clang_getCursorSpelling(ref));
+            for (int i = 0; pp_heap_names[i]; i++)
+                if (!strcmp(name, pp_heap_names[i])) {
+                    pp_heap(f, c, name, parents, np);
+                    skip_callee = 1;
+                }
+            if ((!strcmp(name, "alloca") || !strcmp(name, "__builtin_alloca")) && np >= 1 &&
+                pp_kind(parents[0]) == CXCursor_FunctionDecl) {
+                /* a checkpointable function's stack is its frame: the
+                 * buffer moves to the VT heap like malloc's */
+                char *usr = pp_cxstring(clang_getCursorUSR(parents[0]));
+                int g = pp_fn_find(usr);
+                free(usr);
+                if (g >= 0 && ctx.fns[g].cp) {
+                    pp_heap(f, c, "alloca", parents, np);
+                    skip_callee = 1;
+                }
+            }
+            free(name);
+        }
+    }
+    if (k == CXCursor_DeclStmt && np >= 1 && pp_kind(parents[0]) == CXCursor_FunctionDecl &&
+        pp_move_decl(f, c, parents[0]))
+        return;
+    if (k == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        const char *moved = pp_moved_name(ref);
+        if (moved) {
+            if (pp_in_macro(c))
+                pp_error(PP_LOC(c), "a static local used inside a macro expansion cannot be "
+                                    "rewritten yet; move it to file scope");
+            else
+                pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup(moved));
+            return;
+        }
+        char *name = pp_cxstring(clang_getCursorSpelling(ref));
+        if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
+            if (!strcmp(name, "free")) {
+                if (pp_in_macro(c))
+                    pp_error(PP_LOC(c), "free inside a macro expansion cannot be rewritten; "
+                                        "call it outside the macro");
+                else
+                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup("lev_free"));
+            }
+            for (int i = 0; pp_heap_names[i]; i++)
+                if (!strcmp(name, pp_heap_names[i]))
+                    pp_error(PP_LOC(c), "%s used as a value cannot be rewritten to the VT heap",
+                             name);
+            pp_libc_call(f, c, name);
+        }
+        if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
+            for (int i = 0; i < 3; i++)
+                if (!strcmp(name, pp_std_names[i]))
+                    f->uses_std[i] = 1;
+        }
+        free(name);
+        return;
+    }
+    pp_kids kids = pp_children(c);
+    CXCursor *np2 = pp_xrealloc(NULL, sizeof(CXCursor) * (size_t)(np + 1));
+    if (np)
+        memcpy(np2, parents, sizeof(CXCursor) * (size_t)np);
+    np2[np] = c;
+    for (unsigned i = skip_callee ? 1 : 0; i < kids.n; i++)
+        pp_common(f, kids.v[i], np2, np + 1);
+    free(np2);
+    free(kids.v);
+}
+
+/* Registers file-scope variable v as a static. */
+static void pp_static_var(CXCursor v)
+{
+    CXType t = clang_getCursorType(v);
+    const char *moved = pp_moved_name(v);
+    if (clang_getCanonicalType(t).kind == CXType_IncompleteArray)
+        return;
+    const char *id;
+    char *size;
+    long long mult;
+    char *name = moved ? pp_strdup(moved) : pp_cxstring(clang_getCursorSpelling(v));
+    pp_buf hint = {0};
+    pp_printf(&hint, "__typeof__(%s", name);
+    for (CXType c = clang_getCanonicalType(t); c.kind == CXType_ConstantArray;
+         c = clang_getArrayElementType(c))
+        pp_puts(&hint, "[0]");
+    pp_puts(&hint, ")");
+    ctx.typeof_hint = hint.p;
+    int bad = pp_elem(t, v, &id, &size, &mult);
+    ctx.typeof_hint = NULL;
+    free(hint.p);
+    if (bad) {
+        free(name);
+        return;
+    }
+    free(size);
+    for (unsigned i = 0; i < ctx.nstatics; i++)
+        if (!strcmp(ctx.statics[i].name, name)) {
+            free(name);
+            return; /* a tentative definition seen again */
+        }
+    int is_const = clang_isConstQualifiedType(t);
+    for (CXType c = clang_getCanonicalType(t);; c = clang_getArrayElementType(c)) {
+        is_const |= clang_isConstQualifiedType(c);
+        if (c.kind != CXType_ConstantArray)
+            break;
+    }
+    PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+    ctx.statics[ctx.nstatics++] = (pp_static){name,
+                                              pp_fmt("(void *)&%s", name),
+                                              pp_strdup(id),
+                                              pp_fmt("%lld", mult),
+                                              ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                                              0,
+                                              ctx.cur_file};
+}
+
+static void pp_common_file(unsigned fi)
+{
+    pp_file *f = &ctx.files[fi];
+    ctx.cur_file = (int)fi;
+    pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
+    f->insert_at = f->len;
+    int first = 1;
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (!clang_Location_isFromMainFile(PP_LOC(c)))
+            continue;
+        if (first || pp_begin(c) < f->insert_at) {
+            /* a declaration may begin before the type it defines */
+            f->insert_at = f->lines[pp_line_of(f, pp_begin(c)) - 1];
+            first = 0;
+        }
+        if (pp_kind(c) == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern)
+            pp_static_var(c);
+        pp_common(f, c, NULL, 0);
+    }
+    free(k.v);
+    /* Not inside a conditional group: before the outermost one open there. */
+    unsigned open[64], nopen = 0;
+    for (unsigned i = 0; i + 1 < f->ntoks && f->toks[i].b < f->insert_at; i++) {
+        unsigned ls = f->lines[pp_line_of(f, f->toks[i].b) - 1];
+        if (!pp_tok_is(f, i, "#") || (i > 0 && f->toks[i - 1].b >= ls))
+            continue;
+        if (pp_tok_is(f, i + 1, "if") || pp_tok_is(f, i + 1, "ifdef") ||
+            pp_tok_is(f, i + 1, "ifndef")) {
+            if (nopen < 64)
+                open[nopen] = ls;
+            nopen++;
+        } else if (pp_tok_is(f, i + 1, "endif") && nopen) {
+            nopen--;
+        }
+    }
+    if (nopen)
+        f->insert_at = open[0];
+}
+
+/* Pass: the common rewriting of every input (heap calls, string
+ * literals, statics), then the statics of the C library's state and of
+ * the standard streams used. */
+void pp_common_pass(void)
+{
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        pp_common_file(i);
+    pp_libc_statics();
+    for (int k = 0; k < 3; k++)
+        for (unsigned i = 0; i < ctx.nfiles; i++)
+            if (ctx.files[i].uses_std[k]) {
+                PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+                ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup(pp_std_names[k]),
+                                                          pp_strdup("NULL"),
+                                                          pp_strdup("LEV_T_BYTES"),
+                                                          pp_strdup("1"),
+                                                          "0",
+                                                          k + 1,
+                                                          (int)i};
+                break;
+            }
+}

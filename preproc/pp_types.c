@@ -1,0 +1,450 @@
+/* pp_types.c - C types as levpp sees them: declarators, classification
+ * (pointers, variably modified types) and the field descriptors of every
+ * type a frame holds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "levpp.h"
+
+/* ===================================================================
+ * Types: declarators, classification, descriptors
+ * =================================================================== */
+
+CXType pp_desugar(CXType t)
+{
+    for (;;) {
+        enum CXTypeKind ck = clang_getCanonicalType(t).kind;
+        if (t.kind == CXType_Elaborated)
+            t = clang_Type_getNamedType(t);
+        else if (t.kind == CXType_Typedef &&
+                 (ck == CXType_ConstantArray || ck == CXType_IncompleteArray ||
+                  ck == CXType_VariableArray || ck == CXType_Pointer))
+            t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
+        else if (t.kind == CXType_Unexposed)
+            return clang_getCanonicalType(t);
+        else
+            return t;
+    }
+}
+
+int pp_bad_spelling(const char *s) { return strstr(s, "(unnamed") || strstr(s, "(anonymous"); }
+
+/* A declaration of `name` with type t (top-level qualifiers dropped). */
+char *pp_decl(CXType t, const char *name)
+{
+    t = clang_getUnqualifiedType(t);
+    CXType d = pp_desugar(t);
+    switch (d.kind) {
+    case CXType_ConstantArray: {
+        char *inner = name[0] == '*' ? pp_fmt("(%s)[%lld]", name, clang_getArraySize(d))
+                                     : pp_fmt("%s[%lld]", name, clang_getArraySize(d));
+        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        free(inner);
+        return r;
+    }
+    case CXType_IncompleteArray:
+    case CXType_VariableArray: { /* [] is compatible with any first dimension */
+        char *inner = name[0] == '*' ? pp_fmt("(%s)[]", name) : pp_fmt("%s[]", name);
+        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        free(inner);
+        return r;
+    }
+    case CXType_Pointer: {
+        CXType p = pp_desugar(clang_getPointeeType(d));
+        if (p.kind == CXType_FunctionProto || p.kind == CXType_FunctionNoProto ||
+            p.kind == CXType_ConstantArray || p.kind == CXType_IncompleteArray ||
+            p.kind == CXType_VariableArray) {
+            char *inner = pp_fmt("(*%s)", name);
+            char *r = pp_decl(clang_getPointeeType(d), inner);
+            free(inner);
+            return r;
+        }
+        break;
+    }
+    case CXType_FunctionProto: {
+        pp_buf b = {0};
+        pp_printf(&b, "%s(", name);
+        int n = clang_getNumArgTypes(d);
+        for (int i = 0; i < n; i++) {
+            char *a = pp_cxstring(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i)));
+            pp_printf(&b, "%s%s", i ? ", " : "", a);
+            free(a);
+        }
+        if (clang_isFunctionTypeVariadic(d))
+            pp_puts(&b, n ? ", ..." : "...");
+        else if (!n)
+            pp_puts(&b, "void");
+        pp_puts(&b, ")");
+        char *r = pp_decl(clang_getResultType(d), b.p);
+        free(b.p);
+        return r;
+    }
+    default:
+        break;
+    }
+    char *sp = pp_cxstring(clang_getTypeSpelling(t));
+    char *r = pp_fmt("%s%s%s", sp, name[0] == '*' || sp[strlen(sp) - 1] == '*' ? "" : " ", name);
+    if (name[0] == '*' && sp[strlen(sp) - 1] != '*') {
+        free(r);
+        r = pp_fmt("%s %s", sp, name);
+    }
+    free(sp);
+    return r;
+}
+
+static int pp_is_fn_type(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    return t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto;
+}
+
+static enum CXVisitorResult pp_ptr_field_cb(CXCursor c, CXClientData d)
+{
+    int *found = pp_visit_flag(d);
+    if (pp_has_pointer(clang_getCursorType(c))) {
+        *found = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+int pp_has_pointer(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    switch (t.kind) {
+    case CXType_Pointer:
+    case CXType_BlockPointer:
+        return 1;
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+        return pp_has_pointer(clang_getArrayElementType(t));
+    case CXType_VariableArray:
+        return 1; /* a local one lives on the VT heap behind a frame pointer */
+    case CXType_Record: {
+        int found = 0;
+        clang_Type_visitFields(t, pp_ptr_field_cb, &found);
+        return found;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Whether t is variably modified: a variable-length array, or an array
+ * of or a pointer to one. */
+int pp_is_vm(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    switch (t.kind) {
+    case CXType_VariableArray:
+        return 1;
+    case CXType_Pointer:
+        return pp_is_vm(clang_getPointeeType(t));
+    case CXType_ConstantArray:
+    case CXType_IncompleteArray:
+        return pp_is_vm(clang_getArrayElementType(t));
+    default:
+        return 0;
+    }
+}
+
+/* Whether declaration c is a typedef of a variably modified type: its
+ * size expressions run where it stands, so it cannot move. */
+int pp_vm_typedef(CXCursor c)
+{
+    return pp_kind(c) == CXCursor_TypedefDecl && pp_is_vm(clang_getTypedefDeclUnderlyingType(c));
+}
+
+static int pp_is_union(CXType t)
+{
+    t = clang_getCanonicalType(t);
+    return t.kind == CXType_Record && pp_kind(clang_getTypeDeclaration(t)) == CXCursor_UnionDecl;
+}
+
+char *pp_ident(const char *s)
+{
+    char *r = pp_strdup(s);
+    for (char *p = r; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    return r;
+}
+
+/* The id (enum name) of record type t, registering it. */
+static const char *pp_record_id(CXType t, CXCursor where)
+{
+    CXType canon = clang_getCanonicalType(t);
+    char *key = pp_cxstring(clang_getTypeSpelling(canon));
+    char *spell = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+    if (pp_bad_spelling(spell)) {
+        free(spell);
+        spell = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
+    }
+    if (pp_bad_spelling(spell) && ctx.typeof_hint) {
+        free(spell);
+        spell = pp_strdup(ctx.typeof_hint);
+    }
+    for (unsigned i = 0; i < ctx.ntypes; i++) {
+        if (ctx.types[i].fn < 0 && !strcmp(ctx.types[i].key, key)) {
+            if (pp_bad_spelling(ctx.types[i].spell) && !pp_bad_spelling(spell)) {
+                free(ctx.types[i].spell);
+                ctx.types[i].spell = spell;
+            } else {
+                free(spell);
+            }
+            free(key);
+            return ctx.types[i].idname;
+        }
+    }
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
+    memset(ty, 0, sizeof *ty);
+    char *id = pp_ident(key);
+    ty->idname = pp_fmt("LEV__T_%s_%u", id, ctx.ntypes);
+    free(id);
+    ty->key = key;
+    ty->spell = spell;
+    ty->type = canon;
+    ty->fn = -1;
+    ty->owner = ctx.cur_file;
+    ty->where = where;
+    return ty->idname;
+}
+
+/* Element type of a static or heap array of t: id text and element size
+ * text; *mult: how many elements one t is (arrays, long double). 0: ok. */
+int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult)
+{
+    CXType c = clang_getCanonicalType(t);
+    *mult = 1;
+    while (c.kind == CXType_ConstantArray) {
+        *mult *= clang_getArraySize(c);
+        t = clang_getArrayElementType(pp_desugar(t));
+        c = clang_getCanonicalType(t);
+    }
+    long long sz = clang_Type_getSizeOf(c);
+    switch (c.kind) {
+    case CXType_Pointer:
+        *id = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_T_FNPTR" : "LEV_T_PTR";
+        *size = pp_strdup("sizeof(void *)");
+        return 0;
+    case CXType_Record:
+        if (pp_is_union(c)) {
+            if (pp_has_pointer(c)) {
+                pp_error(PP_LOC(where), "a union that holds a pointer cannot be described; "
+                                        "it must not live in the VT's heap or statics");
+                return -1;
+            }
+            *id = "LEV_T_BYTES";
+            *mult *= sz;
+            *size = pp_strdup("1");
+            return 0;
+        }
+        *id = pp_record_id(t, where);
+        {
+            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+            *size = pp_fmt("sizeof(%s)", sp);
+            free(sp);
+        }
+        return 0;
+    default:
+        break;
+    }
+    if (c.kind == CXType_Void || sz == 1) {
+        *id = "LEV_T_BYTES";
+        *size = pp_strdup("1");
+        return 0;
+    }
+    if (sz == 2 || sz == 4 || sz == 8 || sz == 16) {
+        *id = sz == 2 ? "LEV_T_U16" : sz == 4 ? "LEV_T_U32" : "LEV_T_U64";
+        if (sz == 16)
+            *mult *= 2;
+        *size = pp_fmt("%lld", sz == 16 ? 8 : sz);
+        return 0;
+    }
+    char *sp = pp_cxstring(clang_getTypeSpelling(t));
+    pp_error(PP_LOC(where), "type '%s' cannot be described for the VT's heap or statics", sp);
+    free(sp);
+    return -1;
+}
+
+static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d)
+{
+    pp_kids *k = pp_visit_state(d, PP_MAGIC_KIDS);
+    PP_PUSH(k->v, k->n, k->cap);
+    k->v[k->n++] = c;
+    return CXVisit_Continue;
+}
+
+/* Whether field c is a member of an anonymous struct or union (its
+ * fields are named as the enclosing record's). */
+static int pp_anon_member(CXCursor c)
+{
+    return clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(clang_getCursorType(c)));
+}
+
+/* Member path of field c (named, not a bit-field) below path. */
+static char *pp_member_path(const char *path, CXCursor c)
+{
+    char *name = pp_cxstring(clang_getCursorSpelling(c));
+    char *r = *path ? pp_fmt("%s.%s", path, name) : pp_strdup(name);
+    free(name);
+    return r;
+}
+
+/* The bytes of bit-fields v[b, e) of a record (at member path `path` of
+ * owner, or the owner itself) as one run of raw bytes: from the end of
+ * the named field before them (or the record's start) to the start of the
+ * one after them (or the record's end), computed with offsetof and sizeof
+ * since no bit-field can be named. Captured bit-exactly, between machines
+ * of the same byte order. */
+static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CXType rec, int anon,
+                            CXCursor *v, unsigned n, unsigned b, unsigned e)
+{
+    CXCursor prev = b > 0 ? v[b - 1] : clang_getNullCursor();
+    CXCursor next = e < n ? v[e] : clang_getNullCursor();
+    char *first = pp_cxstring(clang_getCursorSpelling(v[b]));
+    if ((!clang_Cursor_isNull(prev) && pp_anon_member(prev)) ||
+        (!clang_Cursor_isNull(next) && pp_anon_member(next)) ||
+        (anon && (clang_Cursor_isNull(prev) || clang_Cursor_isNull(next)))) {
+        pp_error(PP_LOC(v[b]),
+                 "bit-field '%s' next to an anonymous struct or union cannot be described; "
+                 "give the struct or union a member name",
+                 first);
+        free(first);
+        return;
+    }
+    /* the layout as libclang sees it: no row for zero-width bit-fields */
+    long long lo = 0, hi = clang_Type_getSizeOf(rec);
+    if (!clang_Cursor_isNull(prev))
+        lo = clang_Cursor_getOffsetOfField(prev) / 8 +
+             clang_Type_getSizeOf(clang_getCursorType(prev));
+    if (!clang_Cursor_isNull(next))
+        hi = clang_Cursor_getOffsetOfField(next) / 8;
+    if (hi <= lo) {
+        free(first);
+        return;
+    }
+    char *start, *end;
+    if (!clang_Cursor_isNull(prev)) {
+        char *pp = pp_member_path(path, prev);
+        start = pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, pp, owner, pp);
+        free(pp);
+    } else {
+        start = *path ? pp_fmt("offsetof(%s, %s)", owner, path) : pp_strdup("0");
+    }
+    if (!clang_Cursor_isNull(next)) {
+        char *np = pp_member_path(path, next);
+        end = pp_fmt("offsetof(%s, %s)", owner, np);
+        free(np);
+    } else {
+        end = *path ? pp_fmt("offsetof(%s, %s) + sizeof(((%s *)0)->%s)", owner, path, owner, path)
+                    : pp_fmt("sizeof(%s)", owner);
+    }
+    char *last = pp_cxstring(clang_getCursorSpelling(v[e - 1]));
+    pp_printf(&ty->fields, "    {\"%s%s%s%s%s\", %s, LEV_K_B1, (%s) - (%s), 0},\n", path,
+              *path ? "." : "", *first ? first : "(bit-field)", e - b > 1 ? ".." : "",
+              e - b > 1 ? (*last ? last : "(bit-field)") : "", start, end, start);
+    ty->nfields++;
+    free(first);
+    free(last);
+    free(start);
+    free(end);
+}
+
+/* Appends the field descriptors of record type rec, at member path
+ * `path` of owner (or the owner itself); anon: rec is an anonymous
+ * member, its fields named as the enclosing record's. */
+void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon)
+{
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
+    clang_Type_visitFields(rec, pp_collect_field_cb, &k);
+    for (unsigned i = 0; i < k.n; i++) {
+        CXCursor c = k.v[i];
+        if (clang_Cursor_isBitField(c)) {
+            unsigned e = i + 1;
+            while (e < k.n && clang_Cursor_isBitField(k.v[e]))
+                e++;
+            pp_bitfield_run(ty, owner, path, rec, anon, k.v, k.n, i, e);
+            i = e - 1;
+            continue;
+        }
+        CXType ct = clang_getCursorType(c);
+        if (pp_anon_member(c) && clang_getCanonicalType(ct).kind == CXType_Record &&
+            !pp_is_union(ct)) {
+            pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
+            continue;
+        }
+        char *name = pp_cxstring(clang_getCursorSpelling(c));
+        char *p = !*name || pp_anon_member(c) ? pp_strdup(path) : pp_member_path(path, c);
+        pp_fields(ty, owner, p, ct, c);
+        free(p);
+        free(name);
+    }
+    free(k.v);
+}
+
+void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
+                  long long count, const char *type)
+{
+    pp_printf(&ty->fields, "    {\"%s\", offsetof(%s, %s), %s, %lld, %s},\n", path, owner, path,
+              kind, count, type);
+    ty->nfields++;
+}
+
+void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
+{
+    CXType c = clang_getCanonicalType(t);
+    long long count = 1;
+    CXType elem = t;
+    while (c.kind == CXType_ConstantArray) {
+        count *= clang_getArraySize(c);
+        elem = clang_getArrayElementType(pp_desugar(elem));
+        c = clang_getCanonicalType(elem);
+    }
+    if (c.kind == CXType_IncompleteArray || c.kind == CXType_VariableArray) {
+        pp_error(PP_LOC(where), "'%s': arrays without a constant size cannot be described yet",
+                 path);
+        return;
+    }
+    if (count == 0)
+        return;
+    if (c.kind == CXType_Pointer) {
+        pp_field_row(ty, owner, path,
+                     pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_K_FNPTR" : "LEV_K_PTR", count,
+                     "0");
+        return;
+    }
+    if (c.kind == CXType_Record) {
+        if (pp_is_union(c)) {
+            if (pp_has_pointer(c)) {
+                pp_error(PP_LOC(where),
+                         "'%s' is a union that may hold a pointer: it cannot be captured", path);
+                return;
+            }
+            pp_field_row(ty, owner, path, "LEV_K_B1", count * clang_Type_getSizeOf(c), "0");
+            return;
+        }
+        if (count == 1 && *path) {
+            pp_record_fields(ty, owner, path, c, 0);
+            return;
+        }
+        const char *id = pp_record_id(elem, where);
+        pp_field_row(ty, owner, path, "LEV_K_REC", count, id);
+        return;
+    }
+    long long sz = clang_Type_getSizeOf(c);
+    const char *k = sz == 1               ? "LEV_K_B1"
+                    : sz == 2             ? "LEV_K_B2"
+                    : sz == 4             ? "LEV_K_B4"
+                    : sz == 8 || sz == 16 ? "LEV_K_B8"
+                                          : NULL;
+    if (!k) {
+        char *sp = pp_cxstring(clang_getTypeSpelling(t));
+        pp_error(PP_LOC(where), "'%s' of type '%s' cannot be described for capture", path, sp);
+        free(sp);
+        return;
+    }
+    pp_field_row(ty, owner, path, k, sz == 16 ? count * 2 : count, "0");
+}
