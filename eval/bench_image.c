@@ -29,8 +29,8 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
-#include "bench.h"
 #include "arena.h"
+#include "bench.h"
 #include "heap.h"
 #include "image.h"
 #include "rt.h"

@@ -19,8 +19,8 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
-#include "bench.h"
 #include "arena.h"
+#include "bench.h"
 #include "executor.h"
 #include "rt.h"
 #include "vt.h"

@@ -97,13 +97,13 @@ extern "C" {
 
 /* Field kinds. */
 enum {
-    LEV_K_B1 = 1,  /* 1-byte scalar (char, int8_t, bool) */
-    LEV_K_B2 = 2,  /* 2-byte scalar */
-    LEV_K_B4 = 3,  /* 4-byte scalar (int, float) */
-    LEV_K_B8 = 4,  /* 8-byte scalar (long long, double, size_t on LP64) */
-    LEV_K_PTR = 5, /* data pointer */
+    LEV_K_B1 = 1,    /* 1-byte scalar (char, int8_t, bool) */
+    LEV_K_B2 = 2,    /* 2-byte scalar */
+    LEV_K_B4 = 3,    /* 4-byte scalar (int, float) */
+    LEV_K_B8 = 4,    /* 8-byte scalar (long long, double, size_t on LP64) */
+    LEV_K_PTR = 5,   /* data pointer */
     LEV_K_FNPTR = 6, /* function pointer */
-    LEV_K_REC = 7  /* nested struct or array of structs: `type` names it */
+    LEV_K_REC = 7    /* nested struct or array of structs: `type` names it */
 };
 
 /* Built-in type ids (element types of untyped and scalar allocations). */
@@ -118,16 +118,16 @@ enum {
 };
 
 typedef struct lev_field_desc {
-    const char *name;  /* field or variable name, for diagnostics */
-    uint32_t offset;   /* byte offset in the enclosing type */
-    uint32_t kind;     /* LEV_K_* */
-    uint32_t count;    /* array length; 1 for a single field */
-    uint32_t type;     /* LEV_K_REC: type id of the element; else 0 */
+    const char *name; /* field or variable name, for diagnostics */
+    uint32_t offset;  /* byte offset in the enclosing type */
+    uint32_t kind;    /* LEV_K_* */
+    uint32_t count;   /* array length; 1 for a single field */
+    uint32_t type;    /* LEV_K_REC: type id of the element; else 0 */
 } lev_field_desc;
 
 typedef struct lev_type_desc {
-    const char *name;  /* e.g. "struct node" or "frame fib" */
-    uint32_t size;     /* sizeof */
+    const char *name; /* e.g. "struct node" or "frame fib" */
+    uint32_t size;    /* sizeof */
     uint32_t nfields;
     const lev_field_desc *fields;
 } lev_type_desc;
@@ -143,10 +143,10 @@ enum {
 
 typedef struct lev_fn_desc {
     const char *name;
-    void (*native)(void);  /* the address function pointers hold, or NULL */
-    lev_entry_fn entry;    /* resumable body of an entry, else NULL */
-    uint32_t frame_type;   /* type id of the frame struct; 0 if no frame */
-    uint32_t flags;        /* LEV_FN_* */
+    void (*native)(void); /* the address function pointers hold, or NULL */
+    lev_entry_fn entry;   /* resumable body of an entry, else NULL */
+    uint32_t frame_type;  /* type id of the frame struct; 0 if no frame */
+    uint32_t flags;       /* LEV_FN_* */
 } lev_fn_desc;
 
 /* Static flags. */
@@ -155,20 +155,20 @@ enum {
 };
 
 typedef struct lev_static_desc {
-    const char *name;  /* symbol name; string literals get a generated one */
+    const char *name; /* symbol name; string literals get a generated one */
     void *addr;
-    uint32_t type;     /* element type id */
-    uint32_t count;    /* number of elements */
-    uint32_t flags;    /* LEV_S_* */
+    uint32_t type;  /* element type id */
+    uint32_t count; /* number of elements */
+    uint32_t flags; /* LEV_S_* */
 } lev_static_desc;
 
 typedef struct lev_module_desc {
-    uint32_t abi_version;  /* LEV_ABI_VERSION */
+    uint32_t abi_version; /* LEV_ABI_VERSION */
     const char *name;
     uint32_t ntypes;
-    const lev_type_desc *types;   /* ids LEV_T_USER + i */
+    const lev_type_desc *types; /* ids LEV_T_USER + i */
     uint32_t nfns;
-    const lev_fn_desc *fns;       /* ids 0..nfns-1 */
+    const lev_fn_desc *fns; /* ids 0..nfns-1 */
     uint32_t nstatics;
     const lev_static_desc *statics;
 } lev_module_desc;
@@ -247,7 +247,7 @@ typedef struct lev_frame {
 /* Prefix of every task entry's frame. */
 typedef struct lev_task_frame {
     lev_frame h;
-    const void *arg;  /* the VT's argument, a heap object owned by the VT */
+    const void *arg; /* the VT's argument, a heap object owned by the VT */
     size_t len;
 } lev_task_frame;
 
@@ -255,8 +255,8 @@ typedef struct lev_task_frame {
 typedef struct lev_main_frame {
     lev_frame h;
     int argc;
-    char **argv;  /* heap objects owned by the VT */
-    int ret;      /* main's return value */
+    char **argv; /* heap objects owned by the VT */
+    int ret;     /* main's return value */
 } lev_main_frame;
 
 /* Results of a body. */
@@ -264,9 +264,9 @@ enum { LEV_RUN_DONE = 0, LEV_RUN_UNWIND = 1, LEV_RUN_EXIT = 2 };
 
 /* The part of a VT that generated code touches directly. */
 struct lev_ctx {
-    char *sp;             /* top of the frame arena */
-    char *limit;          /* end of the current chunk */
-    char *base;           /* first frame byte of the current chunk */
+    char *sp;               /* top of the frame arena */
+    char *limit;            /* end of the current chunk */
+    char *base;             /* first frame byte of the current chunk */
     volatile uint32_t poll; /* non-zero: take the slow path at the next safe point */
     uint32_t reserved;
 };

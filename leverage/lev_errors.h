@@ -8,21 +8,21 @@
 #define LEV_ERRORS_H
 
 /* X(name, value, message) */
-#define LEV_ERRNO_MAP(X)                                                        \
-    X(EINVAL, -1, "invalid argument")                                           \
-    X(ENOMEM, -2, "out of memory")                                              \
-    X(ENOVT, -3, "no such virtual thread")                                      \
-    X(ETIMEDOUT, -4, "timed out")                                               \
-    X(EIMAGE, -5, "damaged, truncated or foreign checkpoint image")             \
-    X(EMODULE, -6, "task module missing or does not match the image")          \
-    X(EPEER, -7, "peer unreachable or lost")                                    \
-    X(ECANCELED, -8, "virtual thread canceled")                                 \
-    X(EUNSUPPORTED, -9, "operation not supported")                              \
-    X(ECAPTURE, -10, "state cannot be captured (pointer to memory the runtime does not own)") \
-    X(EVERSION, -11, "checkpoint image format version not supported")          \
-    X(EIO, -12, "input/output error")                                           \
-    X(EBUSY, -13, "resource busy")                                              \
-    X(EFAILED, -14, "virtual thread failed")                                    \
+#define LEV_ERRNO_MAP(X)                                                                           \
+    X(EINVAL, -1, "invalid argument")                                                              \
+    X(ENOMEM, -2, "out of memory")                                                                 \
+    X(ENOVT, -3, "no such virtual thread")                                                         \
+    X(ETIMEDOUT, -4, "timed out")                                                                  \
+    X(EIMAGE, -5, "damaged, truncated or foreign checkpoint image")                                \
+    X(EMODULE, -6, "task module missing or does not match the image")                              \
+    X(EPEER, -7, "peer unreachable or lost")                                                       \
+    X(ECANCELED, -8, "virtual thread canceled")                                                    \
+    X(EUNSUPPORTED, -9, "operation not supported")                                                 \
+    X(ECAPTURE, -10, "state cannot be captured (pointer to memory the runtime does not own)")      \
+    X(EVERSION, -11, "checkpoint image format version not supported")                              \
+    X(EIO, -12, "input/output error")                                                              \
+    X(EBUSY, -13, "resource busy")                                                                 \
+    X(EFAILED, -14, "virtual thread failed")                                                       \
     X(ERANGE, -15, "value out of range")
 
 enum {

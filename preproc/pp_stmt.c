@@ -153,8 +153,9 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
             any = 1;
             if (vla->kind == PP_VLA_ARRAY) {
                 /* the heap object starts zeroed: only `= {}` can be kept */
-                pp_kids ik = clang_Cursor_isNull(init) ? (pp_kids){.magic = PP_MAGIC_KIDS}
-                                                       : pp_children(init);
+                pp_kids ik = {.magic = PP_MAGIC_KIDS};
+                if (!clang_Cursor_isNull(init))
+                    ik = pp_children(init);
                 if (!clang_Cursor_isNull(init) &&
                     (pp_kind(pp_strip(init)) != CXCursor_InitListExpr || ik.n))
                     pp_error(PP_LOC(init), "variable-length array with an initialiser");

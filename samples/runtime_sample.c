@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lev_task.h"
 #include "clock.h"
 #include "executor.h"
 #include "image.h"
+#include "lev_task.h"
 #include "rt.h"
 #include "vt.h"
 

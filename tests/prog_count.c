@@ -184,7 +184,8 @@ static int main__run(lev_ctx *vt, void *frame)
         lev_vt_fail(vt, LEV_ENOMEM, "main: no ring");
         return LEV_RUN_EXIT;
     }
-    for (fr->i = 1; fr->n ? fr->i <= fr->n : fr->i <= last_step(fr->m.argc > 3 ? fr->m.argv[3] : NULL);
+    for (fr->i = 1;
+         fr->n ? fr->i <= fr->n : fr->i <= last_step(fr->m.argc > 3 ? fr->m.argv[3] : NULL);
          fr->i++) {
         cf = lev_frame_push(vt, sizeof *cf, FN_STEP);
         if (!cf) {

@@ -21,6 +21,7 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "arena.h"
 #include "hw/hw_drive.h"
 #include "hw/hw_fib.h"
 #include "hw/hw_fnptr.h"
@@ -29,7 +30,6 @@
 #include "hw/hw_locals.h"
 #include "hw/hw_statics.h"
 #include "hw/hw_tree.h"
-#include "arena.h"
 #include "image.h"
 #include "vt.h"
 
@@ -515,11 +515,13 @@ static void t_spilled_frames_laid_in_call_order(void **state)
     }
     /* The callee of each frame is the next one up. */
     void *bottom = rt_vt_bottom(vt);
-    lev_frame *c1 = lev_frame_callee(&vt->ctx, bottom, rt_frame_size(vt->mod, HW_FIB_FN_PARITY_TASK));
+    lev_frame *c1 =
+        lev_frame_callee(&vt->ctx, bottom, rt_frame_size(vt->mod, HW_FIB_FN_PARITY_TASK));
     assert_non_null(c1);
     assert_int_equal(c1->fn, HW_FIB_FN_FIB);
     /* Not laid: dropped. */
-    assert_non_null(lev_frame_spill(&vt->ctx, rt_frame_size(vt->mod, HW_FIB_FN_FIB), HW_FIB_FN_FIB));
+    assert_non_null(
+        lev_frame_spill(&vt->ctx, rt_frame_size(vt->mod, HW_FIB_FN_FIB), HW_FIB_FN_FIB));
     assert_int_equal(rt_arena_lay_spilled(&vt->ctx, &vt->arena, 0), 0);
     assert_int_equal(vt->arena.spill_len, 0);
     w = (s_walked){0};

@@ -16,10 +16,10 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "heap.h"
 #include "hw/hw_drive.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_list.h"
-#include "heap.h"
 #include "image.h"
 #include "vt.h"
 
@@ -531,9 +531,9 @@ static void t_restored_slab_objects(void **state)
         nodes[i]->next = f->head;
         f->head = nodes[i];
     }
-    f->tail = &nodes[N / 2]->next;      /* interior */
-    f->cur = nodes[N - 1] + 1;          /* one past the last node's end */
-    f->prev = nodes[7] + 1;             /* one past a node's end, inside a slab */
+    f->tail = &nodes[N / 2]->next; /* interior */
+    f->cur = nodes[N - 1] + 1;     /* one past the last node's end */
+    f->prev = nodes[7] + 1;        /* one past a node's end, inside a slab */
     rt_vt *a = s_roundtrip(m, vt);
     struct hw_list_task__frame *fa = rt_vt_bottom(a);
     struct hw_node *p = fa->head, *mid = NULL, *last = NULL, *n7 = NULL;

@@ -20,11 +20,11 @@
 #include <gc/gc.h>
 #include <tpl.h>
 
+#include "arena.h"
 #include "hw/hw_drive.h"
 #include "hw/hw_fib.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_list.h"
-#include "arena.h"
 #include "image.h"
 #include "rt.h"
 #include "vt.h"

@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "lev_task.h"
 #include "executor.h"
 #include "heap.h"
 #include "image.h"
+#include "lev_task.h"
 #include "vt.h"
 
 /* ===================================================================

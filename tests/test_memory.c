@@ -31,9 +31,9 @@
 #define GC_THREADS
 #include <gc/gc.h>
 
+#include "heap.h"
 #include "hw/hw_drive.h"
 #include "hw/hw_list.h"
-#include "heap.h"
 #include "image.h"
 #include "rt.h"
 #include "vt.h"

@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
+#include "arena.h"
 #include "hw/hw_fib.h"
 #include "hw/hw_fnptr.h"
 #include "hw/hw_layout.h"
 #include "hw/hw_statics.h"
-#include "arena.h"
 #include "module.h"
 #include "rt.h"
 

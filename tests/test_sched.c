@@ -31,10 +31,10 @@
 
 #include <cmocka.h>
 
-#include "lev_task.h"
 #include "clock.h"
 #include "executor.h"
 #include "image.h"
+#include "lev_task.h"
 #include "rt.h"
 #include "vt.h"
 
@@ -672,7 +672,10 @@ static int64_t s_result(rt_vt *vt)
     return v;
 }
 
-static void s_wait_ok(rt_exec *ex, rt_vt *vt) { assert_int_equal(rt_exec_wait(ex, vt, LIMIT_MS), 0); }
+static void s_wait_ok(rt_exec *ex, rt_vt *vt)
+{
+    assert_int_equal(rt_exec_wait(ex, vt, LIMIT_MS), 0);
+}
 
 static void s_canceled(rt_exec *ex, rt_vt *vt)
 {

@@ -3,7 +3,4 @@
  * from the application target's compile definitions. */
 #include "tasks.h"
 
-int tasks_probe(void)
-{
-    return TASKS_PROBE_BASE + (int)tasks_sum_to(4);
-}
+int tasks_probe(void) { return TASKS_PROBE_BASE + (int)tasks_sum_to(4); }

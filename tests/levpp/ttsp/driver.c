@@ -21,9 +21,9 @@
 
 #include <cmocka.h>
 
-#include "nests.h"
 #include "executor.h"
 #include "module.h"
+#include "nests.h"
 #include "rt.h"
 #include "ttsp.h"
 #include "vt.h"
