@@ -384,6 +384,7 @@ void pp_int_ptrs(void);
 CXCursor pp_macro_first(CXCursor c);
 void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth);
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
+void pp_refuse_asm(pp_walk *w, CXCursor c);
 void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
 void pp_unit_free(pp_unit *u);
 void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth);

@@ -657,6 +657,14 @@ static void pp_expr_stmtexpr(pp_walk *w, CXCursor c, int flags, pp_unit *u, int 
     pp_expr_kids(w, c, flags | F_STMTEXPR, u);
 }
 
+/* Inline assembly, as a statement or inside a statement expression: its
+ * effects on registers and memory cannot be captured. */
+void pp_refuse_asm(pp_walk *w, CXCursor c)
+{
+    pp_error(PP_LOC(c), "inline assembly in checkpointable function '%s' cannot be made mobile",
+             w->fn->name);
+}
+
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 {
     int lower = u && !(flags & (F_COND | F_UNEVAL | F_STMTEXPR | F_LATE));
@@ -713,10 +721,7 @@ void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     case CXCursor_GCCAsmStmt:
     case CXCursor_MSAsmStmt:
-        pp_error(PP_LOC(c),
-                 "inline assembly in checkpointable function '%s' cannot be made "
-                 "mobile",
-                 w->fn->name);
+        pp_refuse_asm(w, c);
         return;
     default:
         pp_expr_kids(w, c, flags, u);

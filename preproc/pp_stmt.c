@@ -568,10 +568,7 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
         break;
     case CXCursor_GCCAsmStmt:
     case CXCursor_MSAsmStmt:
-        pp_error(PP_LOC(c),
-                 "inline assembly in checkpointable function '%s' cannot be made "
-                 "mobile",
-                 w->fn->name);
+        pp_refuse_asm(w, c);
         break;
     default:
         pp_other_stmt(w, c, depth);
