@@ -308,7 +308,10 @@ static void pp_layout(pp_fn *fn)
     fn->ret_void = clang_getCanonicalType(fn->ret).kind == CXType_Void;
     fn->pcf = fn->is_task ? "fr->t.h.pc" : fn->is_main ? "fr->m.h.pc" : "fr->h.pc";
     int nargs = clang_Cursor_getNumArguments(c);
-    if (ft.kind == CXType_FunctionNoProto || clang_isFunctionTypeVariadic(ft))
+    /* A definition without a prototype (`int f()`, or K&R's `int f(a, b) int a;
+     * char *b;`) declares its parameters all the same: the frame holds them
+     * and the resumable body gets a prototype of its own. */
+    if (ft.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(ft))
         pp_error(PP_LOC(c), "checkpointable function '%s' must have a prototype and no '...'",
                  fn->name);
     if (fn->is_task && nargs != 2)

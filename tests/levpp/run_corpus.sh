@@ -302,8 +302,9 @@ check_program() {
     fi
     local gen=("$out")
     [[ -d $out ]] && gen=("$out"/*.c)
-    "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" "${LINK[@]}" \
-        -o lev >lev-build.log 2>&1 ||
+    # The warnings that reveal wrong code are errors in levpp's output.
+    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" \
+        "${LINK[@]}" -o lev >lev-build.log 2>&1 ||
         { fail "build of levpp's output: $(grep -m5 -E 'error|undefined' lev-build.log)"; return 1; }
     local warnings
     warnings=$(grep -c 'warning:' lev-build.log || true)
