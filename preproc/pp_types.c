@@ -353,6 +353,55 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
     free(end);
 }
 
+/* The member path, below `path`, of the first named field of record rec
+ * (an anonymous member's type), descending through anonymous members: it
+ * starts where rec starts, since a struct's first member and every member
+ * of a union are at offset 0. NULL if that field is a bit-field, which
+ * offsetof cannot name. */
+static char *pp_first_named_path(const char *path, CXType rec)
+{
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
+    clang_Type_visitFields(rec, pp_collect_field_cb, &k);
+    char *r = NULL;
+    if (k.n && !clang_Cursor_isBitField(k.v[0])) {
+        CXCursor c = k.v[0];
+        CXType ct = clang_getCanonicalType(clang_getCursorType(c));
+        if (pp_anon_member(c) && ct.kind == CXType_Record)
+            r = pp_first_named_path(path, ct);
+        else
+            r = pp_member_path(path, c);
+    }
+    free(k.v);
+    return r;
+}
+
+/* An anonymous union member of a record at member path `path` of owner:
+ * one run of raw bytes as long as the union, from where its first named
+ * member starts (the union has no name offsetof could take). */
+static void pp_anon_union_row(pp_type *ty, const char *owner, const char *path, CXType un,
+                              CXCursor where)
+{
+    const char *in = *path ? path : owner;
+    if (pp_has_pointer(un)) {
+        pp_error(PP_LOC(where),
+                 "an anonymous union in '%s' may hold a pointer: it cannot be captured", in);
+        return;
+    }
+    char *first = pp_first_named_path(path, un);
+    if (!first) {
+        pp_error(PP_LOC(where),
+                 "an anonymous union in '%s' that begins with a bit-field cannot be described; "
+                 "give the union a member name",
+                 in);
+        return;
+    }
+    pp_printf(&ty->fields,
+              "    {\"%s%s(anonymous union)\", offsetof(%s, %s), LEV_K_B1, %lld, 0},\n", path,
+              *path ? "." : "", owner, first, clang_Type_getSizeOf(un));
+    ty->nfields++;
+    free(first);
+}
+
 /* Appends the field descriptors of record type rec, at member path
  * `path` of owner (or the owner itself); anon: rec is an anonymous
  * member, its fields named as the enclosing record's. */
@@ -371,9 +420,11 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
             continue;
         }
         CXType ct = clang_getCursorType(c);
-        if (pp_anon_member(c) && clang_getCanonicalType(ct).kind == CXType_Record &&
-            !pp_is_union(ct)) {
-            pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
+        if (pp_anon_member(c) && clang_getCanonicalType(ct).kind == CXType_Record) {
+            if (pp_is_union(ct))
+                pp_anon_union_row(ty, owner, path, clang_getCanonicalType(ct), c);
+            else
+                pp_record_fields(ty, owner, path, clang_getCanonicalType(ct), 1);
             continue;
         }
         char *name = pp_cxstring(clang_getCursorSpelling(c));
