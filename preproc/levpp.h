@@ -262,8 +262,11 @@ typedef struct pp_kids {
  * inserted lines; R_EXPR renders an expression, without the insertions at
  * its two ends: those belong to the statements it begins or ends (an
  * unbraced loop body's poll, the code of a statement's calls), never to
- * the expression, which holds statements only inside `({ })`. */
-enum { R_SYNC = 1, R_EXPR = 2 };
+ * the expression, which holds statements only inside `({ })`. R_HEAD
+ * renders the head of a file split where levpp's declarations go: an
+ * insertion at its end belongs to the text after them (moved static
+ * locals before the file's first function use the hoisted literals). */
+enum { R_SYNC = 1, R_EXPR = 2, R_HEAD = 4 };
 
 typedef struct pp_var_refs {
     unsigned magic; /* PP_MAGIC_VAR_REFS */

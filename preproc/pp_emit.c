@@ -379,7 +379,7 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
               pp_base(outname), pp_base(f->path));
     pp_printf(o, "#line 1 \"%s\"\n", f->path);
-    pp_render(o, f, 0, f->insert_at, 0, 0);
+    pp_render(o, f, 0, f->insert_at, 0, R_HEAD);
     pp_printf(o, "\n#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)

@@ -433,6 +433,7 @@ static const char *pp_moved_name(CXCursor decl)
 }
 
 static void pp_static_var(CXCursor v);
+static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np);
 
 /* A DeclStmt of a function: local types and static locals move before
  * the function, so that both copies of its body share them. 1: done. */
@@ -442,8 +443,13 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
     int types = 0, statics = 0, others = 0;
     for (unsigned i = 0; i < k.n; i++) {
         enum CXCursorKind kk = pp_kind(k.v[i]);
-        if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
-            (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])))
+        /* An enum without a tag declares only constants, which nothing at
+         * file scope needs: it stays, and each copy of the body declares
+         * them. Moved, two functions' `enum { K = 3 };` would collide. */
+        if (kk == CXCursor_EnumDecl && clang_Cursor_isAnonymous(k.v[i]))
+            others++;
+        else if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
+                 (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])))
             types++;
         else if (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Static)
             statics++;
@@ -469,6 +475,8 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
                 free(d);
                 CXCursor init = clang_Cursor_getVarDeclInitializer(v);
                 if (!clang_Cursor_isNull(init)) {
+                    /* its string literals, as a file-scope variable's */
+                    pp_common(f, init, &v, 1);
                     char *it = pp_render_str(f, init, 0);
                     pp_printf(&b, " = %s", it);
                     free(it);

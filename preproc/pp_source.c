@@ -156,6 +156,8 @@ void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int how
         pp_edit *ed = &f->edits[i];
         if ((how & R_EXPR) && ed->b == ed->e && (ed->b == b || ed->b == e))
             continue;
+        if ((how & R_HEAD) && ed->b == ed->e && ed->b == e)
+            continue;
         if (ed->b >= b && ed->e <= e && (run || !ed->run)) {
             PP_PUSH(v, n, cap);
             v[n++] = ed;

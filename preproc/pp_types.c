@@ -449,6 +449,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
     CXType c = clang_getCanonicalType(t);
     long long count = 1;
     CXType elem = t;
+    int array = c.kind == CXType_ConstantArray; /* even of one element: no member path */
     while (c.kind == CXType_ConstantArray) {
         count *= clang_getArraySize(c);
         elem = clang_getArrayElementType(pp_desugar(elem));
@@ -477,7 +478,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
             pp_field_row(ty, owner, path, "LEV_K_B1", count * clang_Type_getSizeOf(c), "0");
             return;
         }
-        if (count == 1 && *path) {
+        if (count == 1 && !array && *path) {
             pp_record_fields(ty, owner, path, c, 0);
             return;
         }
