@@ -530,6 +530,15 @@ void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth
         pp_expr(w, c, F_LATE, u);
         return;
     }
+    if (k == CXCursor_ReturnStmt) {
+        /* the body returns through its own convention, which a macro's
+         * text cannot be rewritten to */
+        pp_error(PP_LOC(c),
+                 "return from a macro in checkpointable function '%s' is not supported; "
+                 "return outside the macro",
+                 w->fn->name);
+        return;
+    }
     pp_kids kk = pp_children(c);
     CXCursor init =
         k == CXCursor_VarDecl ? clang_Cursor_getVarDeclInitializer(c) : clang_getNullCursor();
