@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # style.sh - the style checks of the test suite: the project's C sources
-# must be formatted as the checked-in .clang-format says, and cppcheck must
-# find nothing in them with the checks chosen below.
+# must be formatted as the checked-in .clang-format says, no source file of
+# the product may grow past 1,200 lines, and cppcheck must find nothing in
+# them with the checks chosen below.
 #
 # usage: style.sh BUILD_DIR
 #   BUILD_DIR  a configured build tree; its compile_commands.json gives
@@ -16,6 +17,8 @@
 #                 people write it, odd layouts on purpose. Generated code
 #                 keeps the user's layout (#line maps it back), so it is
 #                 not formatted.
+#   size          no file of preproc/, runtime/, leverage/ or
+#                 peercontroller/ over 1,200 lines
 #   cppcheck      --enable=warning,portability,performance: real defects
 #                 (uninitialised reads, bad format strings, sizeof mistakes,
 #                 non-portable casts), not opinions. Every file of the build
@@ -54,6 +57,21 @@ if ! clang-format --dry-run --Werror "${formatted[@]}" 2>"$build/style-format.lo
     status=1
 else
     echo "style: clang-format: ${#formatted[@]} files as .clang-format says"
+fi
+
+# --- size -------------------------------------------------------------------
+# A source file of the product is one subsystem a reader can take in: past
+# MAX_LINES it is split (eval/sizes.sh lists the largest files and
+# functions).
+MAX_LINES=1200
+big=$(git ls-files -- preproc runtime leverage peercontroller 2>/dev/null | grep -E '\.[ch]$' |
+    xargs -r wc -l | grep -v ' total$' | awk -v max=$MAX_LINES '$1 > max { print "  " $2 " (" $1 " lines)" }')
+if [[ -n $big ]]; then
+    echo "style: FAIL: source files over $MAX_LINES lines, to split by subsystem:"
+    echo "$big"
+    status=1
+else
+    echo "style: size: no source file over $MAX_LINES lines"
 fi
 
 # --- cppcheck ---------------------------------------------------------------
