@@ -252,6 +252,17 @@ static inline int *pp_visit_flag(CXClientData d)
     return d;
 }
 
+/* Whether flag visitor cb, applied to c and then to its descendants until
+ * it breaks, sets its flag. */
+static inline int pp_visit_finds(CXCursor c,
+                                 enum CXChildVisitResult (*cb)(CXCursor, CXCursor, CXClientData))
+{
+    int found = 0;
+    if (cb(c, c, &found) == CXChildVisit_Recurse)
+        clang_visitChildren(c, cb, &found);
+    return found;
+}
+
 typedef struct pp_kids {
     unsigned magic; /* PP_MAGIC_KIDS */
     CXCursor *v;

@@ -466,13 +466,7 @@ static enum CXChildVisitResult pp_effect_cb(CXCursor c, CXCursor parent, CXClien
 
 /* Whether evaluating expression c has no side effect: no call, no
  * assignment, no ++ or --, no volatile access (sizeof operands aside). */
-static int pp_no_effect(CXCursor c)
-{
-    int found = 0;
-    if (pp_effect_cb(c, c, &found) == CXChildVisit_Recurse)
-        clang_visitChildren(c, pp_effect_cb, &found);
-    return !found;
-}
+static int pp_no_effect(CXCursor c) { return !pp_visit_finds(c, pp_effect_cb); }
 
 /* The first full expression that macro-expanded statement c evaluates, and
  * evaluates once, before anything else of it: the condition of an if or a

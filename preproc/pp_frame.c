@@ -509,13 +509,7 @@ enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClien
 
 /* Whether c is or contains a safe point or a call of a checkpointable
  * function. */
-int pp_has_site(CXCursor c)
-{
-    int found = 0;
-    if (pp_site_cb(c, c, &found) == CXChildVisit_Recurse)
-        clang_visitChildren(c, pp_site_cb, &found);
-    return found;
-}
+int pp_has_site(CXCursor c) { return pp_visit_finds(c, pp_site_cb); }
 
 typedef struct pp_modified_vars {
     unsigned magic; /* PP_MAGIC_MODIFIED */

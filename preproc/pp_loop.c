@@ -679,10 +679,4 @@ static enum CXChildVisitResult pp_macro_loop_cb(CXCursor c, CXCursor parent, CXC
 
 /* Whether statement c, written by a macro, is or holds a loop written by
  * the macro. */
-int pp_macro_loop(CXCursor c)
-{
-    int found = 0;
-    if (pp_macro_loop_cb(c, c, &found) == CXChildVisit_Recurse)
-        clang_visitChildren(c, pp_macro_loop_cb, &found);
-    return found;
-}
+int pp_macro_loop(CXCursor c) { return pp_visit_finds(c, pp_macro_loop_cb); }
