@@ -103,7 +103,7 @@ function(leverage_add_tasks target)
   add_custom_command(
     OUTPUT ${outputs}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
-    COMMAND ${levpp} ${inputs} -o ${out_arg} -- ${clang_flags}
+    COMMAND ${levpp} --cc ${CMAKE_C_COMPILER} ${inputs} -o ${out_arg} -- ${clang_flags}
     DEPENDS ${inputs} ${levpp}
     COMMENT "levpp: task sources of ${target}"
     COMMAND_EXPAND_LISTS

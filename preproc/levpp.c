@@ -25,17 +25,20 @@ pp_ctx ctx;
 
 static void pp_usage(FILE *out)
 {
-    fprintf(out, "usage: levpp [--main-task] [--no-auto-poll] [-p BUILD_DIR] IN.c... -o OUT "
-                 "[-- CLANG_FLAGS...]\n"
-                 "\n"
-                 "Rewrites C task sources so that their virtual threads can be captured at safe\n"
-                 "points and resumed elsewhere (see preproc/README.md).\n"
-                 "\n"
-                 "  --main-task      turn main into the entry of a VT run by the embedded runtime\n"
-                 "  --no-auto-poll   no automatic safe point at the head of each loop body\n"
-                 "  -p BUILD_DIR     read each input's flags from BUILD_DIR/compile_commands.json\n"
-                 "  -o OUT           output file (one input) or directory (several)\n"
-                 "  --help           show this help\n");
+    fprintf(out,
+            "usage: levpp [--main-task] [--no-auto-poll] [--cc CC] [-p BUILD_DIR] IN.c... -o OUT "
+            "[-- CLANG_FLAGS...]\n"
+            "\n"
+            "Rewrites C task sources so that their virtual threads can be captured at safe\n"
+            "points and resumed elsewhere (see preproc/README.md).\n"
+            "\n"
+            "  --main-task      turn main into the entry of a VT run by the embedded runtime\n"
+            "  --no-auto-poll   no automatic safe point at the head of each loop body\n"
+            "  --cc CC          the C compiler whose preprocessor expands function bodies\n"
+            "                   (default: $LEVPP_CC, else cc); give it the flags after --\n"
+            "  -p BUILD_DIR     read each input's flags from BUILD_DIR/compile_commands.json\n"
+            "  -o OUT           output file (one input) or directory (several)\n"
+            "  --help           show this help\n");
 }
 
 /* A usage error: exit status 2. */
@@ -130,25 +133,25 @@ static void pp_db_flags(CXCompilationDatabase db, const char *path, const char *
         clang_CompileCommands_dispose(cmds);
 }
 
-static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
+/* Parses `text` as input f into *tu. quiet: errors are not printed.
+ * Returns 0, or -1 after an error. */
+static int pp_parse_text(pp_file *f, CXIndex idx, const char **args, unsigned nargs,
+                         const char *text, unsigned len, int quiet, CXTranslationUnit *tu)
 {
-    f->text = pp_read_file(f->path, &f->len);
-    if (!f->text) {
-        pp_error_noloc(NULL, "cannot read %s: %s", f->path, strerror(errno));
-        return -1;
-    }
-    enum CXErrorCode ec = clang_parseTranslationUnit2(idx, f->path, args, (int)nargs, NULL, 0,
-                                                      CXTranslationUnit_None, &f->tu);
-    if (ec != CXError_Success || !f->tu) {
-        pp_error_noloc(f->path, "libclang cannot parse this file (code %d)", (int)ec);
+    struct CXUnsavedFile uf = {f->path, text, len};
+    enum CXErrorCode ec = clang_parseTranslationUnit2(idx, f->path, args, (int)nargs, &uf, 1,
+                                                      CXTranslationUnit_None, tu);
+    if (ec != CXError_Success || !*tu) {
+        if (!quiet)
+            pp_error_noloc(f->path, "libclang cannot parse this file (code %d)", (int)ec);
         return -1;
     }
     int bad = 0;
-    unsigned nd = clang_getNumDiagnostics(f->tu);
+    unsigned nd = clang_getNumDiagnostics(*tu);
     for (unsigned i = 0; i < nd; i++) {
-        CXDiagnostic d = clang_getDiagnostic(f->tu, i);
+        CXDiagnostic d = clang_getDiagnostic(*tu, i);
         enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
-        if (sev >= CXDiagnostic_Error) {
+        if (sev >= CXDiagnostic_Error && !quiet) {
             CXFile df = NULL;
             clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);
             char *s = df ? pp_cxstring(clang_formatDiagnostic(
@@ -161,12 +164,49 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
             else
                 pp_error_noloc(NULL, "%s", s);
             free(s);
-            bad = 1;
         }
+        bad |= sev >= CXDiagnostic_Error;
         clang_disposeDiagnostic(d);
     }
-    if (bad)
+    if (bad) {
+        clang_disposeTranslationUnit(*tu);
+        *tu = NULL;
         return -1;
+    }
+    return 0;
+}
+
+static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
+{
+    f->text = pp_read_file(f->path, &f->len);
+    if (!f->text) {
+        pp_error_noloc(NULL, "cannot read %s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    if (pp_parse_text(f, idx, args, nargs, f->text, f->len, 0, &f->tu))
+        return -1;
+    f->cxf = clang_getFile(f->tu, f->path);
+    /* the bodies as the compiler sees them (pp_expand.c) */
+    char *xtext;
+    unsigned xlen;
+    int expanded = pp_expand_bodies(f, args, nargs, &xtext, &xlen);
+    if (expanded < 0)
+        return -1;
+    if (expanded) {
+        CXTranslationUnit xtu;
+        if (pp_parse_text(f, idx, args, nargs, xtext, xlen, 1, &xtu) == 0) {
+            clang_disposeTranslationUnit(f->tu);
+            f->tu = xtu;
+            free(f->text);
+            f->text = xtext;
+            f->len = xlen;
+            f->cxf = clang_getFile(f->tu, f->path);
+        } else {
+            pp_warn(clang_getLocationForOffset(f->tu, f->cxf, 0),
+                    "the function bodies with macros expanded do not parse; macros are kept");
+            free(xtext);
+        }
+    }
     f->cxf = clang_getFile(f->tu, f->path);
     /* lines */
     unsigned cap = 0;
@@ -221,13 +261,15 @@ static int pp_parse_args(int argc, char **argv, pp_options *o)
             ctx.main_task = 1;
         } else if (!strcmp(a, "--no-auto-poll")) {
             ctx.auto_poll = 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "-p")) {
+        } else if (!strcmp(a, "-o") || !strcmp(a, "-p") || !strcmp(a, "--cc")) {
             if (i + 1 >= argc)
                 return pp_usage_error("option %s needs an argument", a);
             if (!strcmp(a, "-o"))
                 o->out = argv[++i];
-            else
+            else if (!strcmp(a, "-p"))
                 o->dbdir = argv[++i];
+            else
+                ctx.cc = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             return pp_usage_error("unknown option '%s'", a);
         } else {

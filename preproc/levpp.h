@@ -171,6 +171,7 @@ typedef struct pp_ctx {
     pp_static *statics;
     unsigned nstatics, capstatics;
     int main_task, auto_poll;
+    const char *cc; /* --cc: whose preprocessor expands bodies */
     int errors;
     unsigned nlit, seq;
     int cur_file; /* the input being processed */
@@ -347,6 +348,11 @@ int pp_tok_is(const pp_file *f, unsigned i, const char *s);
 unsigned pp_stmt_end(const pp_file *f, CXCursor c);
 int pp_attributed(const pp_file *f, CXCursor c);
 void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text);
+/* pp_expand.c: f's text with its function bodies macro-expanded (*text,
+ * *len, malloc'd; 1), 0 when no body changes, -1 after an error (the
+ * preprocessor could not run). */
+int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text, unsigned *len);
+
 void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int how);
 int pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e);
 void pp_written_at(const pp_file *f, CXCursor c, unsigned *b, unsigned *e);

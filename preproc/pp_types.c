@@ -84,6 +84,17 @@ char *pp_decl(CXType t, const char *name)
         break;
     }
     char *sp = pp_cxstring(clang_getTypeSpelling(t));
+    if (strstr(sp, "typeof")) {
+        /* __typeof__(expr) may name locals that are not where this goes */
+        CXType c = clang_getCanonicalType(t);
+        char *cs = pp_cxstring(clang_getTypeSpelling(c));
+        if (!pp_bad_spelling(cs)) {
+            free(sp);
+            sp = cs;
+        } else {
+            free(cs);
+        }
+    }
     char *r = pp_fmt("%s%s%s", sp, name[0] == '*' || sp[strlen(sp) - 1] == '*' ? "" : " ", name);
     if (name[0] == '*' && sp[strlen(sp) - 1] != '*') {
         free(r);

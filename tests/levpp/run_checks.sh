@@ -11,7 +11,7 @@
 #           the entry (the input, -I/-isystem/-iquote DIR) are relative to
 #           its directory.
 #   line    `#line`: checks/line_error.c, transformed, then compiled with
-#           -DBREAK: every error the compiler reports must be in
+#           -Werror=pointer-arith: every error the compiler reports must be in
 #           line_error.c (none in the generated file) on a line marked
 #           `levpp-line-error`, and every marked line must get one.
 #
@@ -135,12 +135,12 @@ check_line() {
     levpp_run levpp.err --main-task "$src" -o line_error.lev.c -- "${INCS[@]}"
     sane levpp.err || return 1
     ((status == 0)) || { fail "levpp refused it: $(head -n 3 levpp.err)"; return 1; }
-    # Without BREAK the output builds; with it, the errors must be the user's.
+    # The output builds; with -Werror=pointer-arith, the errors must be the user's.
     "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" -c line_error.lev.c -o ok.o >ok.log 2>&1 ||
         { fail "the output does not build: $(grep -m3 error ok.log)"; return 1; }
-    if "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" -DBREAK -c line_error.lev.c -o bad.o \
+    if "$cc" "${CFLAGS[@]}" "${FLAGS[@]}" "${INCS[@]}" -Werror=pointer-arith -c line_error.lev.c -o bad.o \
         >bad.log 2>&1; then
-        fail "the output built with -DBREAK"
+        fail "the output built with -Werror=pointer-arith"
         return 1
     fi
     local want got stray

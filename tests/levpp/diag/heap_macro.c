@@ -1,5 +1,6 @@
-/* heap_macro.c - allocation calls levpp cannot rewrite onto the VT heap:
- * malloc and free written inside a macro, malloc taken as a value. */
+/* heap_macro.c - an allocation call levpp cannot rewrite onto the VT
+ * heap: malloc taken as a value. The malloc and free written inside
+ * macros are expanded and rewritten (no error). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* libc_state.c - C library calls whose state stays inside the C library
  * (the 48-bit generator's seed, an exit handler) are refused in a
- * --main-task program: no image could carry them to another process; and
- * rand, which levpp renames where it is written, cannot be renamed inside
- * a macro defined in a header. */
+ * --main-task program: no image could carry them to another process. The
+ * rand inside a macro defined in a header is expanded and renamed like
+ * any other (no error). */
 #include <stdio.h>
 #include <stdlib.h>
 
