@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# fetch.sh - clones the programs of eval/realprog/run.sh into SRC_DIR, each
+# at the commit the table was made with (SRC_DIR/NAME, a work tree checked
+# out at that commit). A clone already there is checked out at the commit
+# again (nothing fetched if it has it).
+#
+# usage: eval/realprog/fetch.sh SRC_DIR
+#
+# To clone from copies elsewhere, use git's own URL rewriting, e.g.
+#   git config --global url.FROM.insteadOf https://github.com/OWNER/NAME
+set -euo pipefail
+
+(($# == 1)) || { sed -n 's/^# \{0,1\}\(usage: .*\)/\1/p' "$0" >&2; exit 2; }
+mkdir -p "$1"
+dest=$(realpath "$1")
+
+# NAME  URL  COMMIT
+REPOS=(
+    "cJSON https://github.com/DaveGamble/cJSON a29814f285cc531c00223743ad3c55cd38c0dc56"
+    "lz4 https://github.com/lz4/lz4 d9c01a3d49114dc28e2dfbbc0a8990e88be7b694"
+    "miniz https://github.com/richgel999/miniz e78dfd22d0a9521d1b8019f3642357b59d1261fb"
+    "bbc https://github.com/maksimKorzh/bbc 0fffef1de7dc9d7391752e00e5ee856ae54f74df"
+    "lua https://github.com/lua/lua 53b41d0cddd80bf33fdc631bdd32e3ba53842b89"
+    "c4 https://github.com/rswier/c4 2feb8c0a142b2e513be69442c24af82dbaf41a25"
+    "tiny-regex-c https://github.com/kokke/tiny-regex-c f2632c6d9ed25272987471cdb8b70395c2460bdb"
+)
+
+for entry in "${REPOS[@]}"; do
+    read -r name url commit <<<"$entry"
+    dir=$dest/$name
+    if [[ ! -d $dir/.git ]]; then
+        echo "fetch.sh: $name: cloning $url" >&2
+        timeout 600 git clone --quiet --no-checkout "$url" "$dir"
+    fi
+    if ! git -C "$dir" cat-file -e "$commit^{commit}" 2>/dev/null; then
+        timeout 600 git -C "$dir" fetch --quiet origin "$commit"
+    fi
+    timeout 600 git -C "$dir" -c advice.detachedHead=false checkout --quiet --force "$commit"
+    echo "fetch.sh: $name at $(git -C "$dir" log -1 --format='%h %cs %s' "$commit")" >&2
+done
