@@ -3,6 +3,7 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "levpp.h"
 
@@ -432,8 +433,33 @@ void pp_rewrite_bodies(void)
             pp_rewrite(&ctx.fns[i]);
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (ctx.fns[i].is_main) {
-            CXSourceRange nr = clang_Cursor_getSpellingNameRange(ctx.fns[i].def, 0, 0);
-            pp_edit_add(&ctx.files[ctx.fns[i].file], pp_off(clang_getRangeStart(nr)),
-                        pp_off(clang_getRangeEnd(nr)), E_REPL, 0, 0, pp_strdup("main__native"));
+            pp_file *f = &ctx.files[ctx.fns[i].file];
+            CXCursor def = ctx.fns[i].def;
+            CXSourceRange nr = clang_Cursor_getSpellingNameRange(def, 0, 0);
+            pp_edit_add(f, pp_off(clang_getRangeStart(nr)), pp_off(clang_getRangeEnd(nr)), E_REPL,
+                        0, 0, pp_strdup("main__native"));
+            /* Only its address is used (the descriptor table's), and a
+             * main that ends without `return` has one only as `main`. */
+            pp_edit_add(f, pp_begin(def), pp_begin(def), E_PRE, 0, 0,
+                        pp_strdup("_Pragma(\"GCC diagnostic push\") "
+                                  "_Pragma(\"GCC diagnostic ignored \\\"-Wreturn-type\\\"\")\n"));
+            pp_edit_add(f, pp_end(def), pp_end(def), E_POST, 0, 0,
+                        pp_strdup("\n_Pragma(\"GCC diagnostic pop\")\n"));
+            /* its other declarations (`int main(void);`) name it too */
+            pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
+            for (unsigned j = 0; j < k.n; j++) {
+                CXCursor d = k.v[j];
+                if (pp_kind(d) != CXCursor_FunctionDecl || clang_isCursorDefinition(d) ||
+                    !clang_Location_isFromMainFile(PP_LOC(d)) || pp_in_macro(d))
+                    continue;
+                char *name = pp_cxstring(clang_getCursorSpelling(d));
+                if (!strcmp(name, "main")) {
+                    CXSourceRange dr = clang_Cursor_getSpellingNameRange(d, 0, 0);
+                    pp_edit_add(f, pp_off(clang_getRangeStart(dr)), pp_off(clang_getRangeEnd(dr)),
+                                E_REPL, 0, 0, pp_strdup("main__native"));
+                }
+                free(name);
+            }
+            free(k.v);
         }
 }

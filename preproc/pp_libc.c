@@ -435,6 +435,68 @@ static const char *pp_moved_name(CXCursor decl)
 static void pp_static_var(CXCursor v);
 static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np);
 
+/* Looking for another definition of a tag: the tag's cursor, then the
+ * clash found. */
+typedef struct pp_tag_scan {
+    int magic;
+    CXCursor tag, clash;
+    char *name;
+} pp_tag_scan;
+
+enum { PP_MAGIC_TAGS = 0x70700200 };
+
+static enum CXChildVisitResult pp_tag_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_tag_scan *ts = d;
+    assert(ts->magic == PP_MAGIC_TAGS);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == pp_kind(ts->tag) && clang_isCursorDefinition(c) && !clang_equalCursors(c, ts->tag)) {
+        char *n = pp_cxstring(clang_getCursorSpelling(c));
+        int same = !strcmp(n, ts->name);
+        free(n);
+        if (same) {
+            ts->clash = c;
+            return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether the tagged type that c defines (a local struct, union or enum
+ * that moves to file scope) has a namesake defined elsewhere in the
+ * input (at file scope, in an outer block, in another function): moved,
+ * the two would collide. Says so. */
+static int pp_tag_clashes(pp_file *f, CXCursor c)
+{
+    if (clang_Cursor_isAnonymous(c))
+        return 0;
+    pp_tag_scan ts = {PP_MAGIC_TAGS, c, clang_getNullCursor(),
+                      pp_cxstring(clang_getCursorSpelling(c))};
+    if (!*ts.name) {
+        free(ts.name);
+        return 0;
+    }
+    clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_tag_cb, &ts);
+    int clash = !clang_Cursor_isNull(ts.clash);
+    if (clash) {
+        CXFile cf;
+        unsigned line;
+        clang_getExpansionLocation(PP_LOC(ts.clash), &cf, &line, NULL, NULL);
+        char *where = pp_cxstring(clang_getFileName(cf));
+        const char *kw = pp_kind(c) == CXCursor_StructDecl  ? "struct"
+                         : pp_kind(c) == CXCursor_UnionDecl ? "union"
+                                                            : "enum";
+        pp_error(PP_LOC(c),
+                 "local %s %s moves to file scope, where it would collide with the %s %s "
+                 "defined at %s:%u; give one of them another tag",
+                 kw, ts.name, kw, ts.name, where, line);
+        free(where);
+    }
+    free(ts.name);
+    return clash;
+}
+
 /* A DeclStmt of a function: local types and static locals move before
  * the function, so that both copies of its body share them. 1: done. */
 static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
@@ -461,6 +523,12 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
         unsigned at = pp_begin(fn);
         pp_buf b = {0};
         if (types) {
+            for (unsigned i = 0; i < k.n; i++) {
+                enum CXCursorKind kk = pp_kind(k.v[i]);
+                if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl ||
+                    kk == CXCursor_EnumDecl)
+                    pp_tag_clashes(f, k.v[i]);
+            }
             pp_putn(&b, f->text + pp_begin(c), pp_stmt_end(f, c) - pp_begin(c));
         } else {
             char *fname = pp_cxstring(clang_getCursorSpelling(fn));
