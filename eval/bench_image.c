@@ -9,8 +9,9 @@
  * A memcpy of the same objects is the reference.
  *
  * mem: resident memory across many cycles of a VT holding a list of
- * MEM_NODES nodes, in three ways: capture, wipe and restore in place (as
- * torture mode does at every safe point), capture and restore into a new
+ * MEM_NODES nodes, in three ways: the torture cycle (rt_image_torture:
+ * capture, poison, restore at new addresses, the old memory held a few
+ * cycles), as torture mode does at every safe point, capture and restore into a new
  * VT (resume, migration), and capture alone (checkpoint files). Prints
  * RSS and the collector's heap after 100, 1,000, 10,000 and 100,000
  * cycles and the growth per cycle; stops a way early once RSS has grown
@@ -338,14 +339,14 @@ enum { MEM_IN_PLACE, MEM_NEW_VT, MEM_CAPTURE };
  * MEM_NEW_VT). */
 static void s_mem_cycle(rt_vt **vt, int way)
 {
+    if (way == MEM_IN_PLACE) {
+        BENCH_CHECK(rt_image_torture(*vt, NULL), "rt_image_torture");
+        return;
+    }
     uint8_t *img;
     size_t len;
     BENCH_CHECK(rt_capture(*vt, &img, &len), "rt_capture");
-    if (way == MEM_IN_PLACE) {
-        rt_image_scribble_reachable(*vt);
-        rt_arena_scribble(&(*vt)->ctx, &(*vt)->arena);
-        BENCH_CHECK(rt_restore_into(*vt, img, len), "rt_restore_into");
-    } else if (way == MEM_NEW_VT) {
+    if (way == MEM_NEW_VT) {
         rt_vt *n;
         BENCH_CHECK(rt_restore(M, img, len, &n), "rt_restore");
         rt_vt_destroy(vt);

@@ -70,7 +70,8 @@ LEV_API int lev_yield(void);
  *   LEV_RESUME=PATH           do not start main: continue the VT of the
  *                             image in PATH, with the argv and environment
  *                             recorded in it;
- *   LEV_TORTURE=N             capture, wipe and restore at every N-th
+ *   LEV_TORTURE=N             capture and restore at new addresses,
+ *                             the old memory poisoned, at every N-th
  *                             safe point.
  * Returns main's return value; 2 after printing a message on stderr if the
  * program cannot start or resume (missing, damaged or foreign image, bad

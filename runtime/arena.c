@@ -234,24 +234,53 @@ void rt_arena_clear(lev_ctx *ctx, rt_arena *a)
     GC_free(a->spill);
     a->spill = NULL;
     a->spill_len = a->spill_cap = 0;
-    rt_chunk *c = a->first;
-    while (c) {
-        rt_chunk *n = c->next;
-        GC_free(c);
-        c = n;
-    }
-    a->first = a->cur = NULL;
-    ctx->sp = ctx->limit = ctx->base = NULL;
+    rt_arena_chunks_free(rt_arena_detach(ctx, a));
+}
+
+void rt_poison(void *p, size_t n)
+{
+    const uint64_t w = RT_POISON;
+    char *q = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(q + i, &w, 8);
+    if (i < n)
+        memcpy(q + i, &w, n - i);
 }
 
 void rt_arena_scribble(lev_ctx *ctx, rt_arena *a)
 {
     for (rt_chunk *c = a->first; c; c = c->next) {
         char *top = s_top(ctx, a, c);
-        memset(c->data, 0xA5, (size_t)(top - c->data));
+        rt_poison(c->data, (size_t)(top - c->data));
         if (c == a->cur)
             break;
     }
+}
+
+rt_chunk *rt_arena_detach(lev_ctx *ctx, rt_arena *a)
+{
+    rt_chunk *c = a->first;
+    a->first = a->cur = NULL;
+    ctx->sp = ctx->limit = ctx->base = NULL;
+    return c;
+}
+
+void rt_arena_chunks_free(rt_chunk *c)
+{
+    while (c) {
+        rt_chunk *n = c->next;
+        GC_free(c);
+        c = n;
+    }
+}
+
+size_t rt_arena_chunks_bytes(const rt_chunk *c)
+{
+    size_t n = 0;
+    for (; c; c = c->next)
+        n += c->cap;
+    return n;
 }
 
 void *rt_arena_bottom(const rt_arena *a) { return a->first ? a->first->data : NULL; }

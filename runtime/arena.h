@@ -61,8 +61,31 @@ int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay);
 /* Frees every chunk and leaves the arena and ctx empty. */
 void rt_arena_clear(lev_ctx *ctx, rt_arena *a);
 
-/* Overwrites every frame byte with garbage (torture mode). */
+/* The word that torture mode overwrites memory a VT was moved out of
+ * with (rt_poison): read as a pointer it is non-canonical on x86-64 and
+ * AArch64, so a dereference faults; read as a number it is 0xDEAD
+ * repeated, so it stands out in any output. */
+#define RT_POISON 0xDEADDEADDEADDEADull
+
+/* Overwrites n bytes at p with RT_POISON, as if the memory were an array
+ * of RT_POISON words starting at p. */
+void rt_poison(void *p, size_t n);
+
+/* Overwrites every frame byte with RT_POISON (torture mode). */
 void rt_arena_scribble(lev_ctx *ctx, rt_arena *a);
+
+/* Hands over the arena's chunks (a chain linked by `next`, NULL if it has
+ * none) and leaves it and ctx without frames; the spill buffer stays.
+ * Torture mode keeps the old chunks allocated a while, so that a restore
+ * cannot put the frames back where they were (rt_arena_chunks_free). */
+rt_chunk *rt_arena_detach(lev_ctx *ctx, rt_arena *a);
+
+/* Frees a chain of chunks linked by `next` (from rt_arena_detach);
+ * accepts NULL. */
+void rt_arena_chunks_free(rt_chunk *c);
+
+/* Bytes of frame space in a chain of chunks linked by `next`. */
+size_t rt_arena_chunks_bytes(const rt_chunk *c);
 
 /* The bottom frame of the arena, or NULL if it has none. */
 void *rt_arena_bottom(const rt_arena *a);

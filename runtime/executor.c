@@ -403,20 +403,12 @@ static void s_capture(s_worker *w, rt_vt *vt)
         free(img);
 }
 
-/* One torture cycle: capture, wipe the frames and reachable heap, restore
- * in place. The heap is wiped first: it is found through the frames. */
+/* One torture cycle: the VT is captured, poisoned and restored at new
+ * addresses (rt_image_torture). */
 static int s_torture(s_worker *w, rt_vt *vt)
 {
-    uint8_t *img = NULL;
-    size_t len = 0;
     rt_err_clear();
-    int rc = rt_capture(vt, &img, &len);
-    if (rc)
-        return rc;
-    rt_image_scribble_reachable(vt);
-    rt_arena_scribble(&vt->ctx, &vt->arena);
-    rc = rt_restore_into(vt, img, len);
-    free(img);
+    int rc = rt_image_torture(vt, NULL);
     if (rc)
         return rc;
     S_INC(&w->st_tortures);

@@ -32,7 +32,7 @@
  *
  * Failure contract: in torture mode (LEV_TORTURE) a VT whose capture or
  * restore fails is failed with that error, because its state was (or would
- * be) wiped; a failed checkpoint never fails a VT.
+ * be) poisoned; a failed checkpoint never fails a VT.
  *
  * Blocking: a VT that unwinds with RT_WANT_BLOCK is parked until
  * rt_exec_wake(). A wake that arrives while the VT is not parked is kept
@@ -70,7 +70,7 @@ typedef struct rt_exec_stats {
     uint64_t steals;         /* VTs taken from another worker's queue */
     uint64_t captures;       /* images produced (handed to on_image or dropped) */
     uint64_t capture_errors; /* failed checkpoints */
-    uint64_t tortures;       /* torture cycles (capture, wipe, restore) */
+    uint64_t tortures;       /* torture cycles (capture, poison, restore elsewhere) */
     uint64_t ticks;          /* rounds of the timer (two per time slice) */
 } rt_exec_stats;
 

@@ -1,6 +1,7 @@
 /* image.h - checkpoint images: capture of a suspended VT into a portable
- * image (image_capture.c), restore of a VT from one (image_restore.c), and
- * reading an image's header (image_format.c, which also holds the layout).
+ * image (image_capture.c), restore of a VT from one (image_restore.c),
+ * reading an image's header (image_format.c, which also holds the layout),
+ * and the torture cycle, which moves a VT through both (image_torture.c).
  *
  * Internal (not installed). Depends on vt.h; the executor and rtmain are
  * above it.
@@ -42,9 +43,24 @@ int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len);
 int rt_image_info_get(const uint8_t *img, size_t len, rt_image_info *info);
 
 /* Overwrites every heap object and travelling static reachable from the
- * VT's frames with garbage (torture mode). It finds them through the
+ * VT's frames with RT_POISON (torture mode). It finds them through the
  * frames, so call it before rt_arena_scribble. Returns 0 or the error of
  * the walk (e.g. LEV_ECAPTURE). */
 int rt_image_scribble_reachable(rt_vt *vt);
+
+/* rt_capture, then, in the same walk, what rt_image_scribble_reachable
+ * does, keeping the poisoned heap objects allocated: gen->objs (GC-
+ * uncollectable, rt_moved_release frees it) holds their gen->nobjs
+ * headers and gen->bytes counts them. On failure nothing is poisoned
+ * and there is no image. */
+int rt_image_capture_poison(rt_vt *vt, uint8_t **img, size_t *len, rt_moved *gen);
+
+/* One torture cycle that moves the VT: capture it, poison its reachable
+ * heap, its travelling statics and its frames, and restore it with every
+ * heap object and frame at a new address, the old ones kept allocated
+ * (so not reused) for at least the next cycle (image_torture.c). With
+ * img_len, *img_len is the image's size. 0 or the error of the capture
+ * or of the restore: after a failed restore the VT has no frames. */
+int rt_image_torture(rt_vt *vt, size_t *img_len);
 
 #endif

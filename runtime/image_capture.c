@@ -2,8 +2,9 @@
  * a breadth-first walk of the object graph from its frames and travelling
  * statics, encoding each object's scalars into streams by width and its
  * pointers as (tag, id, offset) words, then the tpl parts and the header
- * (image_format.c has the layout). Also the torture mode's wipe of what a
- * capture reaches (rt_image_scribble_reachable).
+ * (image_format.c has the layout). Also the torture mode's poisoning of
+ * what a capture reaches (rt_image_scribble_reachable,
+ * rt_image_capture_poison).
  */
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -568,7 +569,38 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
     return 0;
 }
 
-static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
+/* Overwrites the heap objects and travelling statics that capture c
+ * reached with poison; with `gen`, first makes gen->objs hold the headers
+ * of those heap objects, which keeps them allocated (and gen->bytes count
+ * them). */
+static int s_poison(s_cap *c, rt_moved *gen)
+{
+    if (gen) {
+        gen->objs = GC_malloc_uncollectable((c->nheap ? c->nheap : 1) * sizeof(void *));
+        if (!gen->objs)
+            return rt_err(LEV_ENOMEM, "out of memory holding the moved objects");
+        gen->nobjs = c->nheap;
+    }
+    /* Objects the wipe has not reached yet are referenced only from the
+     * queue (malloc'd, not scanned) once their parents are wiped: no
+     * collection may run until the wipe is over. */
+    GC_disable();
+    for (uint32_t i = 0; i < c->nfixed; i++)
+        if (c->fixed[i].kind != IMG_OBJ_FRAME)
+            rt_poison(c->fixed[i].addr, c->fixed[i].size);
+    for (uint32_t i = 0; i < c->nheap; i++) {
+        size_t n = rt_heap_obj_size(c->m, c->heap[i]);
+        if (gen) {
+            gen->objs[i] = c->heap[i];
+            gen->bytes += sizeof(rt_objhdr) + n;
+        }
+        rt_poison(rt_obj_data(c->heap[i]), n);
+    }
+    GC_enable();
+    return 0;
+}
+
+static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble, rt_moved *gen)
 {
     s_cap c;
     int rc = s_collect(&c, vt);
@@ -598,17 +630,9 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble)
                 tpl_free(parts[i].tn);
         free(parts);
     }
-    if (rc == 0 && scribble) {
-        /* Objects the wipe has not reached yet are referenced only from
-         * the queue (malloc'd, not scanned) once their parents are wiped:
-         * no collection may run until the wipe is over. */
-        GC_disable();
-        for (uint32_t i = 0; i < c.nfixed; i++)
-            if (c.fixed[i].kind != IMG_OBJ_FRAME)
-                memset(c.fixed[i].addr, 0xA5, c.fixed[i].size);
-        for (uint32_t i = 0; i < c.nheap; i++)
-            memset(rt_obj_data(c.heap[i]), 0xA5, rt_heap_obj_size(c.m, c.heap[i]));
-        GC_enable();
+    if (rc == 0 && scribble && (rc = s_poison(&c, gen)) && img) {
+        free(*img);
+        *img = NULL;
     }
     s_cap_free(&c);
     return rc;
@@ -620,12 +644,21 @@ int rt_capture(rt_vt *vt, uint8_t **img, size_t *len)
         return rt_err(LEV_EINVAL, "rt_capture: NULL argument");
     if (vt->state == RT_VT_RUNNING)
         return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
-    return s_capture(vt, img, len, false);
+    return s_capture(vt, img, len, false, NULL);
 }
 
 int rt_image_scribble_reachable(rt_vt *vt)
 {
     if (!vt)
         return rt_err(LEV_EINVAL, "rt_image_scribble_reachable: NULL argument");
-    return s_capture(vt, NULL, NULL, true);
+    return s_capture(vt, NULL, NULL, true, NULL);
+}
+
+int rt_image_capture_poison(rt_vt *vt, uint8_t **img, size_t *len, rt_moved *gen)
+{
+    if (!vt || !img || !len || !gen)
+        return rt_err(LEV_EINVAL, "rt_image_capture_poison: NULL argument");
+    if (vt->state == RT_VT_RUNNING)
+        return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
+    return s_capture(vt, img, len, true, gen);
 }

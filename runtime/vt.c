@@ -120,11 +120,23 @@ void rt_vt_destroy(rt_vt **vt_p)
         return;
     rt_vt *vt = *vt_p;
     rt_arena_clear(&vt->ctx, &vt->arena);
+    rt_moved_release(vt->moved);
     free(vt->errdetail);
     free(vt->result);
     vt->magic = 0;
     GC_free(vt);
     *vt_p = NULL;
+}
+
+void rt_moved_release(rt_moved *list)
+{
+    while (list) {
+        rt_moved *older = list->older;
+        GC_free(list->objs);
+        rt_arena_chunks_free(list->chunks);
+        free(list);
+        list = older;
+    }
 }
 
 rt_vt *rt_vt_current(void) { return s_current; }

@@ -42,6 +42,23 @@ enum {
 typedef struct rt_exec rt_exec;
 typedef struct rt_vt rt_vt;
 
+/* Memory that one torture cycle moved a VT out of (image_torture.c): its
+ * old heap objects, poisoned and kept allocated by `objs` (their headers,
+ * in GC-uncollectable memory), and its old frame chunks, poisoned, so that
+ * no new object or frame is put where an old one was while the record
+ * lives. A VT's records form a list, newest first. */
+typedef struct rt_moved {
+    struct rt_moved *older;
+    void **objs; /* GC_malloc_uncollectable */
+    size_t nobjs;
+    size_t bytes;     /* heap and frame bytes held */
+    rt_chunk *chunks; /* linked by next */
+} rt_moved;
+
+/* Frees the records of a list and lets the collector have their memory;
+ * accepts NULL. */
+void rt_moved_release(rt_moved *list);
+
 struct rt_vt {
     lev_ctx ctx; /* what generated code sees; rt_vt_of(&vt->ctx) == vt */
     rt_arena arena;
@@ -61,8 +78,9 @@ struct rt_vt {
     uint64_t next_ck_ns;   /* monotonic time the next checkpoint is due */
     uint32_t torture_left; /* safe points until the next torture cycle */
     uint32_t flags;
-    void *host;   /* owned by the embedding side */
-    rt_ttsp ttsp; /* time to safe point (ttsp.c) */
+    void *host;      /* owned by the embedding side */
+    rt_ttsp ttsp;    /* time to safe point (ttsp.c) */
+    rt_moved *moved; /* memory torture cycles moved it out of, newest first */
 };
 
 /* Reports a context that is not a live VT's and aborts. */

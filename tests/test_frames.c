@@ -10,6 +10,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -420,6 +421,16 @@ static void t_statics_travelling_restored(void **state)
     }
 }
 
+/* Whether the n bytes at p hold RT_POISON, as rt_poison writes it. */
+static bool s_poisoned(const void *p, size_t n)
+{
+    const uint64_t w = RT_POISON;
+    for (size_t k = 0; k < n; k++)
+        if (((const unsigned char *)p)[k] != ((const unsigned char *)&w)[k % 8])
+            return false;
+    return true;
+}
+
 /* What the torture cycle wipes: every heap object and travelling static
  * the VT reaches (then the frames), and nothing else (the string literal
  * and the constant table stay); after the restore the VT finishes. */
@@ -442,24 +453,83 @@ static void t_wipe_reaches_heap_and_statics(void **state)
 
     rt_image_scribble_reachable(vt);
     for (int i = 0; i < n; i++)
-        for (size_t k = 0; k < sizeof *nodes[i]; k++)
-            assert_int_equal(((unsigned char *)nodes[i])[k], 0xA5);
-    for (size_t k = 0; k < sizeof(long); k++)
-        assert_int_equal(arg[k], 0xA5);
-    assert_true((unsigned long)*hw_statics_counter() == 0xA5A5A5A5A5A5A5A5ul);
-    assert_true((uintptr_t)*hw_statics_head() == (uintptr_t)0xA5A5A5A5A5A5A5A5ull);
+        assert_true(s_poisoned(nodes[i], sizeof *nodes[i]));
+    assert_true(s_poisoned(arg, sizeof(long)));
+    assert_true((unsigned long)*hw_statics_counter() == RT_POISON);
+    assert_true((uintptr_t)*hw_statics_head() == (uintptr_t)RT_POISON);
     assert_string_equal(hw_statics_literal(), "leverage: statics travel");
     assert_memory_equal(hw_statics_primes(), primes, sizeof primes);
     assert_ptr_equal(f->msg, msg); /* the frames are the next step's */
     assert_int_equal(f->i, 8);
 
     rt_arena_scribble(&vt->ctx, &vt->arena);
-    for (size_t k = 0; k < sizeof *f; k++)
-        assert_int_equal(((unsigned char *)f)[k], 0xA5);
+    assert_true(s_poisoned(f, sizeof *f));
 
     assert_int_equal(hw_restore_into_copy(vt, img, len), 0);
     free(img);
     hw_stats st = {0};
+    s_check_done(&c_statics, vt, hw_run_straight(vt, &st));
+    rt_vt_destroy(&vt);
+}
+
+/* The torture cycle moves the VT: after rt_image_torture every heap
+ * object and the frame are at addresses where none of the VT was in the
+ * cycles before (a small VT keeps several generations of old memory), the
+ * old ones read as poison and stay allocated (a collection does not reuse
+ * them); travelling statics stay in place. The old memory a VT keeps is
+ * bounded however many cycles it goes through. */
+static void t_torture_moves_and_quarantines(void **state)
+{
+    (void)state;
+    rt_vt *vt = s_statics_at(9);
+    enum { N = 8, GENS = 2 };
+    const void *old[GENS][N + 2]; /* the nodes, the argument, the frame */
+    size_t sizes[N + 2];
+    long *ctr = hw_statics_counter();
+    for (int g = 0; g < GENS; g++) {
+        int n = 0;
+        for (struct hw_snode *p = *hw_statics_head(); p && n < N; p = p->next) {
+            sizes[n] = sizeof *p;
+            old[g][n++] = p;
+        }
+        assert_int_equal(n, N);
+        struct hw_statics_task__frame *f = rt_vt_bottom(vt);
+        sizes[N] = sizeof(long);
+        old[g][N] = f->t.arg;
+        sizes[N + 1] = sizeof *f;
+        old[g][N + 1] = f;
+        long c0 = *ctr;
+        assert_int_equal(rt_image_torture(vt, NULL), 0);
+        GC_gcollect();
+        assert_ptr_equal(hw_statics_counter(), ctr); /* restored in place */
+        assert_int_equal(*ctr, c0);
+        /* Everything moved away from every copy of the last two cycles;
+         * all of those still hold poison. */
+        f = rt_vt_bottom(vt);
+        const void *now[N + 2];
+        n = 0;
+        for (struct hw_snode *p = *hw_statics_head(); p && n < N; p = p->next)
+            now[n++] = p;
+        now[N] = f->t.arg;
+        now[N + 1] = f;
+        for (int h = 0; h <= g; h++)
+            for (int i = 0; i < N + 2; i++) {
+                assert_true(s_poisoned(old[h][i], sizes[i]));
+                for (int j = 0; j < N + 2; j++)
+                    assert_ptr_not_equal(now[j], old[h][i]);
+            }
+    }
+    hw_stats st = {0};
+    for (int k = 0; k < 30; k++) { /* the task has 50 safe points */
+        hw_force_unwind(vt);
+        assert_int_equal(rt_vt_step(vt), LEV_RUN_UNWIND);
+        vt->want = 0;
+        assert_int_equal(hw_cycle(vt, &st), 0);
+    }
+    unsigned gens = 0;
+    for (const rt_moved *m = vt->moved; m; m = m->older)
+        gens++;
+    assert_true(gens >= 1 && gens <= 8);
     s_check_done(&c_statics, vt, hw_run_straight(vt, &st));
     rt_vt_destroy(&vt);
 }
@@ -614,6 +684,7 @@ int main(void)
         cmocka_unit_test(t_statics_fixed_addresses),
         cmocka_unit_test(t_statics_travelling_restored),
         cmocka_unit_test(t_wipe_reaches_heap_and_statics),
+        cmocka_unit_test(t_torture_moves_and_quarantines),
         cmocka_unit_test(t_deep_recursion),
         cmocka_unit_test(t_spilled_frames_laid_in_call_order),
     };

@@ -78,18 +78,14 @@ static void s_wipe(rt_vt *vt)
 
 int hw_cycle(rt_vt *vt, hw_stats *st)
 {
-    uint8_t *img;
-    size_t len;
-    int rc = s_capture(vt, st, &img, &len);
-    if (rc)
-        return rc;
-    s_wipe(vt);
-    rc = hw_restore_into_copy(vt, img, len);
-    free(img);
+    size_t len = 0;
+    int rc = rt_image_torture(vt, &len);
     if (rc) {
-        s_report("rt_restore_into", rc);
+        s_report("rt_image_torture", rc);
         return rc;
     }
+    if (len > st->max_image)
+        st->max_image = len;
     st->cycles++;
     return 0;
 }

@@ -24,7 +24,7 @@
 typedef struct hw_stats {
     unsigned steps;      /* rt_vt_step calls */
     unsigned unwinds;    /* safe points at which the VT unwound */
-    unsigned cycles;     /* capture, wipe, restore cycles */
+    unsigned cycles;     /* torture cycles (hw_cycle) */
     unsigned migrations; /* times the VT moved to a new rt_vt */
     size_t max_image;    /* largest image in bytes */
 } hw_stats;
@@ -41,9 +41,10 @@ void hw_force_unwind(rt_vt *vt);
  * of a failed capture or restore. */
 int hw_run_straight(rt_vt *vt, hw_stats *st);
 
-/* One torture cycle at a safe point: capture, wipe the old state (heap
- * objects reachable from the VT, then the frames), restore_into from a
- * malloc'd copy of exactly the image's length. 0 or a negative LEV_E code. */
+/* One torture cycle at a safe point, as the executor does it
+ * (rt_image_torture): capture, poison the old state (heap objects
+ * reachable from the VT, then the frames) and restore it at new
+ * addresses, the old memory kept allocated. 0 or a negative LEV_E code. */
 int hw_cycle(rt_vt *vt, hw_stats *st);
 
 /* Runs the VT to its end, unwinding at every safe point and doing a

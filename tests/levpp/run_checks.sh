@@ -14,6 +14,12 @@
 #           -Werror=pointer-arith: every error the compiler reports must be in
 #           line_error.c (none in the generated file) on a line marked
 #           `levpp-line-error`, and every marked line must get one.
+#   moving  torture moves memory: each checks/moving/NAME.c follows a
+#           pointer it hid in an integer across a safe point. Built from
+#           levpp's output, it must run plainly as it does natively (exit
+#           status 0, same output); under LEV_TORTURE=1 and =7, where
+#           every object and frame moves and the old memory is poison,
+#           it must not (a signal, a non-zero exit or other output).
 #
 # usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
 #   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
@@ -23,7 +29,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '18,19s/^# \{0,1\}//p' "$0" >&2
+    sed -n '24,25s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -155,10 +161,56 @@ $(grep -m4 'error: ' bad.log | sed 's/^/  /')"; return 1; }
     echo "PASS $check (errors on lines $want)"
 }
 
+# moving_one NAME: the checks of `moving` on checks/moving/NAME.c.
+moving_one() {
+    local name=$1 src=$here/checks/moving/$1.c st
+    "$cc" "${CFLAGS[@]}" -Werror "${FLAGS[@]}" "$src" -o native >native-build.log 2>&1 ||
+        { fail "$name: native build: $(head -n 3 native-build.log)"; return 1; }
+    st=0
+    timeout "$LIMIT" ./native >native.out 2>native.err </dev/null || st=$?
+    ((st == 0)) && [[ -s native.out ]] ||
+        { fail "$name: the native run ended with status $st: $(head -n 3 native.err)"; return 1; }
+    levpp_run levpp.err --main-task "$src" -o "$name.lev.c" -- "${INCS[@]}"
+    sane levpp.err || return 1
+    ((status == 0)) || { fail "$name: levpp refused it: $(head -n 3 levpp.err)"; return 1; }
+    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "$name.lev.c" "${LINK[@]}" \
+        -o lev >lev-build.log 2>&1 ||
+        { fail "$name: the output does not build: $(grep -m3 error lev-build.log)"; return 1; }
+    st=0
+    timeout "$LIMIT" ./lev >lev.out 2>lev.err </dev/null || st=$?
+    ((st == 0)) && cmp -s native.out lev.out ||
+        { fail "$name: the plain run (status $st) differs from the native one: $(head -n 3 lev.err)"; return 1; }
+    local every got=''
+    for every in 1 7; do
+        st=0
+        # (the group's stderr takes the shell's report of the signal)
+        { env LEV_TORTURE=$every timeout "$LIMIT" ./lev >torture.out 2>torture.err </dev/null || st=$?; } 2>/dev/null
+        ((st != 124)) || { fail "$name: LEV_TORTURE=$every timed out"; return 1; }
+        if ((st == 0)) && cmp -s native.out torture.out; then
+            fail "$name: LEV_TORTURE=$every did not see the hidden pointer (same output, status 0)"
+            return 1
+        fi
+        got+="${got:+,} LEV_TORTURE=$every $( ((st > 128)) && echo "signal $((st - 128))" || echo "status $st")"
+    done
+    moving_note+="${moving_note:+; }$name:$got"
+}
+
+check_moving() {
+    local dir=$work/moving name
+    moving_note=''
+    for name in hidden_heap hidden_frame; do
+        mkdir -p "$dir/$name"
+        cd "$dir/$name"
+        moving_one "$name" || return 1
+    done
+    echo "PASS $check ($moving_note)"
+}
+
 for check in "$@"; do
     case $check in
     compdb) check_compdb || true ;;
     line) check_line || true ;;
+    moving) check_moving || true ;;
     *) fail "unknown check" || true ;;
     esac
     cd "$work"
