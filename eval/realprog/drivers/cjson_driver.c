@@ -29,7 +29,8 @@ static unsigned long fnv(const char *p)
 
 static void make_key(unsigned long long *s, char *key, int i)
 {
-    static const char *const words[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"};
+    static const char *const words[] = {"alpha", "beta", "gamma", "delta",
+                                        "eps",   "zeta", "eta",   "theta"};
     sprintf(key, "%s_%d", words[next_rand(s) % 8], i);
 }
 
@@ -72,7 +73,8 @@ static void mutate(unsigned long long *s, cJSON *o)
     cJSON *c;
     int i = 0;
     char key[64];
-    cJSON_ArrayForEach(c, o) {
+    cJSON_ArrayForEach(c, o)
+    {
         if (cJSON_IsNumber(c) && next_rand(s) % 3 == 0)
             cJSON_SetNumberValue(c, c->valuedouble + 1);
         else if (cJSON_IsObject(c) && next_rand(s) % 2 == 0)
@@ -114,9 +116,10 @@ int main(int argc, char **argv)
         cJSONUtils_SortObjectCaseSensitive(merged);
         char *sorted = cJSON_PrintUnformatted(merged);
 
-        printf("round %ld: len %zu hash %08lx pretty %08lx patches %d applied %d same %d/%d/%d sorted %08lx\n",
-               r, strlen(text), fnv(text), fnv(pretty), npatches, applied, same, patched_same, merged_same,
-               fnv(sorted));
+        printf("round %ld: len %zu hash %08lx pretty %08lx patches %d applied %d same %d/%d/%d "
+               "sorted %08lx\n",
+               r, strlen(text), fnv(text), fnv(pretty), npatches, applied, same, patched_same,
+               merged_same, fnv(sorted));
         fflush(stdout);
         cJSON_free(text);
         cJSON_free(pretty);

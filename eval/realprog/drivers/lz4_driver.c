@@ -25,9 +25,9 @@ static unsigned long long next_rand(unsigned long long *s)
  * earlier stretch: compressible, but not trivially. */
 static void fill(char *buf, size_t n, unsigned long long seed)
 {
-    static const char *const words[] = {"the ", "quick ", "brown ", "fox ", "jumps ", "over ",
-                                        "lazy ", "dog ", "lorem ", "ipsum ", "dolor ", "sit ",
-                                        "amet ", "\n", ", ", ". "};
+    static const char *const words[] = {"the ",  "quick ", "brown ", "fox ",   "jumps ", "over ",
+                                        "lazy ", "dog ",   "lorem ", "ipsum ", "dolor ", "sit ",
+                                        "amet ", "\n",     ", ",     ". "};
     size_t i = 0;
     while (i < n) {
         unsigned long long r = next_rand(&seed);
@@ -66,7 +66,8 @@ int main(int argc, char **argv)
         fill(src, n, (unsigned long long)r);
         unsigned int h32 = XXH32(src, n, 0);
         int fast = LZ4_compress_default(src, dst, (int)n, bound);
-        int ok = LZ4_decompress_safe(dst, back, fast, (int)n) == (int)n && memcmp(src, back, n) == 0;
+        int ok =
+            LZ4_decompress_safe(dst, back, fast, (int)n) == (int)n && memcmp(src, back, n) == 0;
         unsigned int hfast = XXH32(dst, (size_t)fast, 1);
 
         int accel = LZ4_compress_fast(src, dst, (int)n, bound, 8);
@@ -90,8 +91,9 @@ int main(int argc, char **argv)
             }
         }
         ok += got == n && memcmp(src, back, n) == 0;
-        printf("round %ld: src %zu xxh32 %08x fast %d %08x accel %d hc %d %016llx frame %zu ok %d\n", r, n, h32,
-               fast, hfast, accel, hc, hhc, LZ4F_isError(fsize) ? 0 : fsize, ok);
+        printf(
+            "round %ld: src %zu xxh32 %08x fast %d %08x accel %d hc %d %016llx frame %zu ok %d\n",
+            r, n, h32, fast, hfast, accel, hc, hhc, LZ4F_isError(fsize) ? 0 : fsize, ok);
         fflush(stdout);
     }
     free(src);

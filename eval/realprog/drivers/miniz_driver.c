@@ -21,8 +21,9 @@ static unsigned long long next_rand(unsigned long long *s)
 
 static void fill(unsigned char *buf, size_t n, unsigned long long seed)
 {
-    static const char *const words[] = {"int ", "char ", "return ", "while ", "(", ") ", "{\n", "}\n",
-                                        "x", "y", " = ", " + ", "; ", "if ", "0", "1"};
+    static const char *const words[] = {"int ", "char ", "return ", "while ", "(",   ") ",
+                                        "{\n",  "}\n",   "x",       "y",      " = ", " + ",
+                                        "; ",   "if ",   "0",       "1"};
     size_t i = 0;
     while (i < n) {
         unsigned long long r = next_rand(&seed);
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
         mz_ulong zlen = bound, blen = (mz_ulong)n;
         int level = 1 + (int)(r % 9);
         if (mz_compress2(dst, &zlen, src, (mz_ulong)n, level) == MZ_OK &&
-            mz_uncompress(back, &blen, dst, zlen) == MZ_OK && blen == n && memcmp(src, back, n) == 0)
+            mz_uncompress(back, &blen, dst, zlen) == MZ_OK && blen == n &&
+            memcmp(src, back, n) == 0)
             ok++;
         mz_ulong zcrc = mz_crc32(MZ_CRC32_INIT, dst, zlen);
 
@@ -78,7 +80,8 @@ int main(int argc, char **argv)
         if (mz_zip_writer_init_heap(&zw, 0, 0)) {
             for (int m = 0; m < members; m++) {
                 sprintf(name, "dir/member%d.txt", m);
-                mz_zip_writer_add_mem(&zw, name, src + (size_t)m * (n / 8), n / 2, (mz_uint)(m * 3) % 10);
+                mz_zip_writer_add_mem(&zw, name, src + (size_t)m * (n / 8), n / 2,
+                                      (mz_uint)(m * 3) % 10);
             }
             mz_zip_writer_finalize_heap_archive(&zw, &zip, &ziplen);
             mz_zip_writer_end(&zw);
@@ -101,9 +104,10 @@ int main(int argc, char **argv)
             mz_zip_reader_end(&zr);
         }
         mz_free(zip);
-        printf("round %ld: src %zu crc %08lx adler %08lx zlib %lu %08lx raw %zu zip %zu %08lx ok %d\n", r, n,
-               (unsigned long)crc, (unsigned long)adler, (unsigned long)zlen, (unsigned long)zcrc, rawlen, ziplen,
-               (unsigned long)zipcrc, ok);
+        printf(
+            "round %ld: src %zu crc %08lx adler %08lx zlib %lu %08lx raw %zu zip %zu %08lx ok %d\n",
+            r, n, (unsigned long)crc, (unsigned long)adler, (unsigned long)zlen,
+            (unsigned long)zcrc, rawlen, ziplen, (unsigned long)zipcrc, ok);
         fflush(stdout);
     }
     free(src);
