@@ -348,6 +348,10 @@ int pp_tok_is(const pp_file *f, unsigned i, const char *s);
 unsigned pp_stmt_end(const pp_file *f, CXCursor c);
 int pp_attributed(const pp_file *f, CXCursor c);
 void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text);
+/* pp_libc.c: whether DeclStmt c defines named tags with variables of
+ * them (`struct S {...} s;`), whose definitions move to file scope. */
+int pp_tags_with_vars(CXCursor c);
+
 /* pp_expand.c: f's text with its function bodies macro-expanded (*text,
  * *len, malloc'd; 1), 0 when no body changes, -1 after an error (the
  * preprocessor could not run). */

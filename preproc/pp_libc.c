@@ -497,6 +497,54 @@ static int pp_tag_clashes(pp_file *f, CXCursor c)
     return clash;
 }
 
+/* Whether k (the children of DeclStmt c) are tag definitions followed by
+ * the variables they declare (`struct S { int x; } s, *p;`), each tag
+ * named. */
+int pp_tags_with_vars(CXCursor c)
+{
+    pp_kids k = pp_children(c);
+    int tags = 0, vars = 0, ok = !pp_in_macro(c);
+    for (unsigned i = 0; i < k.n && ok; i++) {
+        enum CXCursorKind kk = pp_kind(k.v[i]);
+        if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl) {
+            ok = !vars && !clang_Cursor_isAnonymous(k.v[i]) && clang_isCursorDefinition(k.v[i]);
+            tags++;
+        } else if (kk == CXCursor_VarDecl && clang_Cursor_getStorageClass(k.v[i]) != CX_SC_Static)
+            vars++;
+        else
+            ok = 0;
+    }
+    free(k.v);
+    return ok && tags && vars;
+}
+
+/* `struct S { ... } s;` in a function: the definition moves before the
+ * function like a local type of its own, and `struct S s;` stays. 1: done. */
+static int pp_split_tags(pp_file *f, CXCursor c, const pp_kids *k, CXCursor fn)
+{
+    if (!pp_tags_with_vars(c))
+        return 0;
+    pp_buf b = {0};
+    for (unsigned i = 0; i < k->n; i++) {
+        CXCursor t = k->v[i];
+        enum CXCursorKind kk = pp_kind(t);
+        if (kk != CXCursor_StructDecl && kk != CXCursor_UnionDecl && kk != CXCursor_EnumDecl)
+            continue;
+        pp_tag_clashes(f, t);
+        pp_putn(&b, f->text + pp_begin(t), pp_end(t) - pp_begin(t));
+        pp_puts(&b, ";\n");
+        char *name = pp_cxstring(clang_getCursorSpelling(t));
+        const char *kw = kk == CXCursor_StructDecl  ? "struct"
+                         : kk == CXCursor_UnionDecl ? "union"
+                                                    : "enum";
+        pp_edit_add(f, pp_begin(t), pp_end(t), E_REPL, 0, 0, pp_fmt("%s %s", kw, name));
+        free(name);
+    }
+    pp_puts(&b, "\n");
+    pp_edit_add(f, pp_begin(fn), pp_begin(fn), E_PRE, 0, 0, b.p);
+    return 1;
+}
+
 /* A DeclStmt of a function: local types and static locals move before
  * the function, so that both copies of its body share them. 1: done. */
 static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
@@ -519,6 +567,10 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
             others++;
     }
     int done = 0;
+    if (types && !statics && pp_split_tags(f, c, &k, fn)) {
+        free(k.v);
+        return 0;
+    }
     if ((types || statics) && !others && !pp_in_macro(c)) {
         unsigned at = pp_begin(fn);
         pp_buf b = {0};

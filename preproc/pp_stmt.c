@@ -111,7 +111,7 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
         return; /* moved before the function by the common pass */
     }
     pp_buf txt = {0};
-    int any = 0, in_frame = 0;
+    int any = 0, in_frame = 0, tags_moved = pp_tags_with_vars(c);
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor v = k.v[i];
         if (pp_vm_typedef(v)) {
@@ -121,6 +121,8 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
                      w->fn->name);
             continue;
         }
+        if (pp_kind(v) != CXCursor_VarDecl && tags_moved)
+            continue; /* `struct S {...} s;`: S moved by the common pass */
         if (pp_kind(v) != CXCursor_VarDecl) {
             pp_error(PP_LOC(v),
                      "type declaration inside checkpointable function '%s' is not "
