@@ -445,11 +445,14 @@ void pp_rewrite_bodies(void)
                                   "_Pragma(\"GCC diagnostic ignored \\\"-Wreturn-type\\\"\")\n"));
             pp_edit_add(f, pp_end(def), pp_end(def), E_POST, 0, 0,
                         pp_strdup("\n_Pragma(\"GCC diagnostic pop\")\n"));
-            /* its other declarations (`int main(void);`) name it too */
+            /* its other declarations with a prototype (`int main(void);`,
+             * which the generated main(int, char **) contradicts) name it
+             * too; `int main();` stays, for code that takes its address */
             pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
             for (unsigned j = 0; j < k.n; j++) {
                 CXCursor d = k.v[j];
                 if (pp_kind(d) != CXCursor_FunctionDecl || clang_isCursorDefinition(d) ||
+                    clang_getCursorType(d).kind != CXType_FunctionProto ||
                     !clang_Location_isFromMainFile(PP_LOC(d)) || pp_in_macro(d))
                     continue;
                 char *name = pp_cxstring(clang_getCursorSpelling(d));
