@@ -238,6 +238,8 @@ enum {
     PP_MAGIC_NO_STORE,
     PP_MAGIC_NEST,
     PP_MAGIC_CONTINUE,
+    PP_MAGIC_REGIONS,
+    PP_MAGIC_TAGS,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)

@@ -42,27 +42,16 @@ typedef struct pp_region {
 } pp_region;
 
 typedef struct pp_regions {
-    int magic;
+    unsigned magic;
     pp_file *f;
     pp_region *v;
     unsigned n, cap;
 } pp_regions;
 
-enum { PP_MAGIC_REGIONS = 0x70700100 };
-
-static unsigned pp_line_at(const char *text, unsigned off)
-{
-    unsigned line = 1;
-    for (unsigned i = 0; i < off; i++)
-        line += text[i] == '\n';
-    return line;
-}
-
 static enum CXChildVisitResult pp_region_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_regions *rs = d;
-    assert(rs->magic == PP_MAGIC_REGIONS);
+    pp_regions *rs = pp_visit_state(d, PP_MAGIC_REGIONS);
     enum CXCursorKind k = pp_kind(c);
     if (k != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
         !clang_Location_isFromMainFile(PP_LOC(c)))
@@ -296,31 +285,24 @@ out:
  * Reading the expansion back
  * =================================================================== */
 
-static char *pp_marker(char which, unsigned k) { return pp_fmt(" __levpp_%c%u__ ", which, k); }
-
 /* The input's text with the markers of regions set `on` around them. */
 static void pp_marked(pp_buf *out, const pp_file *f, const char *text, unsigned len,
                       const pp_regions *rs, const int *on)
 {
-    char *esc = NULL;
     pp_buf q = {0};
     pp_put_quoted(&q, f->path, strlen(f->path));
-    esc = q.p;
-    pp_printf(out, "#line 1 %s\n", esc);
-    free(esc);
+    pp_printf(out, "#line 1 %s\n", q.p);
+    free(q.p);
     unsigned cur = 0;
     for (unsigned k = 0; k < rs->n; k++) {
         if (!on[k])
             continue;
         const pp_region *r = &rs->v[k];
-        char *mb = pp_marker('b', k), *me = pp_marker('e', k);
         pp_putn(out, text + cur, r->b - cur);
-        pp_puts(out, mb);
+        pp_printf(out, " __levpp_b%u__ ", k);
         pp_putn(out, text + r->b, r->e - r->b);
-        pp_puts(out, me);
+        pp_printf(out, " __levpp_e%u__ ", k);
         cur = r->e;
-        free(mb);
-        free(me);
     }
     pp_putn(out, text + cur, len - cur);
 }
@@ -591,9 +573,17 @@ int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text,
     clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_region_cb, &rs);
     if (!rs.n)
         return 0;
+    /* the regions come in the order of the text: one pass counts lines */
+    unsigned line = 1, at = 0;
     for (unsigned k = 0; k < rs.n; k++) {
-        rs.v[k].line_b = pp_line_at(f->text, rs.v[k].b);
-        rs.v[k].line_e = pp_line_at(f->text, rs.v[k].e);
+        pp_region *r = &rs.v[k];
+        assert(r->b >= at);
+        for (; at < r->b; at++)
+            line += f->text[at] == '\n';
+        r->line_b = line;
+        for (; at < r->e; at++)
+            line += f->text[at] == '\n';
+        r->line_e = line;
     }
     int *on = pp_xrealloc(NULL, sizeof *on * rs.n), *use = pp_xrealloc(NULL, sizeof *use * rs.n);
     for (unsigned k = 0; k < rs.n; k++)

@@ -438,18 +438,15 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np);
 /* Looking for another definition of a tag: the tag's cursor, then the
  * clash found. */
 typedef struct pp_tag_scan {
-    int magic;
+    unsigned magic;
     CXCursor tag, clash;
     char *name;
 } pp_tag_scan;
 
-enum { PP_MAGIC_TAGS = 0x70700200 };
-
 static enum CXChildVisitResult pp_tag_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_tag_scan *ts = d;
-    assert(ts->magic == PP_MAGIC_TAGS);
+    pp_tag_scan *ts = pp_visit_state(d, PP_MAGIC_TAGS);
     enum CXCursorKind k = pp_kind(c);
     if (k == pp_kind(ts->tag) && clang_isCursorDefinition(c) && !clang_equalCursors(c, ts->tag)) {
         char *n = pp_cxstring(clang_getCursorSpelling(c));

@@ -39,14 +39,9 @@ run() {
     timeout "$LIMIT" "$@" >"$out" 2>"$err" || status=$?
 }
 
-# Polls a condition every 10 ms for at most LIMIT seconds.
-await() {
-    local end=$((SECONDS + LIMIT))
-    until "$@"; do
-        ((SECONDS < end)) || return 1
-        sleep 0.01
-    done
-}
+# await
+# shellcheck source=levpp/proc_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/levpp/proc_common.sh"
 
 steps_in() { grep -c '^step [0-9]* [0-9a-f]\{16\}$' "$1" || true; }
 

@@ -31,6 +31,9 @@ usage() {
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# await, lines_in, spawn, stop
+# shellcheck source=../../tests/levpp/proc_common.sh
+source "$top/tests/levpp/proc_common.sh"
 out='' build=$top/build cc=gcc reps=5 LIMIT=120 TORTURE_SPARSE=10000
 while (($#)) && [[ $1 == --* ]]; do
     (($# >= 2)) || usage
@@ -186,33 +189,6 @@ args() {
         w=${w//@SRC@/$src/$DIR}
         ARGS+=("${w//@DRV@/$drv}")
     done
-}
-
-lines_in() { if [[ -e $1 ]]; then wc -l <"$1"; else echo 0; fi; }
-
-await() {
-    local end=$((SECONDS + LIMIT))
-    until "$@"; do
-        ((SECONDS < end)) || return 1
-        sleep 0.01
-    done
-}
-
-# spawn OUT ERR CMD...: CMD in the background, standard output line-buffered
-# so that every line printed is in OUT at once; sets $pid.
-spawn() {
-    local o=$1 e=$2
-    shift 2
-    stdbuf -oL "$@" >"$o" 2>"$e" </dev/null &
-    pid=$!
-}
-
-# stop PID: SIGKILL and reap; fails if PID had ended by itself.
-stop() {
-    local st=0
-    kill -9 "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || st=$?
-    ((st == 128 + 9))
 }
 
 # resume_check ARGS...: as tests/levpp/run_corpus.sh does it: ./lev with

@@ -75,6 +75,8 @@ LIMIT=60 # seconds any one run, build or awaited condition may take
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=driver_common.sh
 source "$here/driver_common.sh"
+# shellcheck source=proc_common.sh
+source "$here/proc_common.sh"
 
 failures=0
 # Reasons are collected per item; the first one fails it.
@@ -91,17 +93,6 @@ run() {
     status=0
     timeout "$LIMIT" "$@" >"$out" 2>"$err" </dev/null || status=$?
 }
-
-# Polls a condition every 10 ms for at most LIMIT seconds.
-await() {
-    local end=$((SECONDS + LIMIT))
-    until "$@"; do
-        ((SECONDS < end)) || return 1
-        sleep 0.01
-    done
-}
-
-lines_in() { if [[ -e $1 ]]; then wc -l <"$1"; else echo 0; fi; }
 
 # describe STATUS: how a run ended, for messages.
 describe() {
@@ -139,28 +130,6 @@ refused() {
     grep -Eq '^[^ :]+:[0-9]+:[0-9]+: (fatal )?error: ' "$err" ||
         { fail "levpp refused without a file:line:col: error: line: $(head -n 3 "$err")"; return 1; }
     [[ -z $(ls -A "$out") ]] || { fail "levpp left output behind: $(ls -A "$out")"; return 1; }
-}
-
-# spawn OUT ERR CMD...: starts CMD in the background, its standard output
-# line-buffered so that every line printed is in OUT at once (a block-
-# buffered file would lose unflushed lines with the process, and a
-# checkpoint could then be newer than the output seen); sets $pid. stdbuf
-# preloads a library, which a sanitized program accepts only if told to.
-spawn() {
-    local out=$1 err=$2
-    shift 2
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-        stdbuf -oL "$@" >"$out" 2>"$err" </dev/null &
-    pid=$!
-}
-
-# stop PID: kills PID with SIGKILL and reaps it; fails if it had ended by
-# itself (its status is then not that of a SIGKILL).
-stop() {
-    local st=0
-    kill -9 "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || st=$?
-    ((st == 128 + 9))
 }
 
 # resume_check PROG ARGS...: checkpoint, SIGKILL, resume in a new process.
