@@ -1,5 +1,5 @@
 /* heap_macro.c - allocation calls levpp cannot rewrite onto the VT heap:
- * malloc and free written inside a macro, malloc taken as a value. */
+ * malloc and free written inside a macro (malloc as a value is fine). */
 #include <stdio.h>
 #include <stdlib.h>
 
