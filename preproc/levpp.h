@@ -375,6 +375,7 @@ void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np);
 const char *pp_alloc_value(const char *name);
 void pp_alloc_register(void);
 void pp_alloc_prelude(pp_buf *o, unsigned fi);
+int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name);
 int pp_fn_find(const char *usr);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);

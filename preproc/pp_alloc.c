@@ -371,13 +371,25 @@ void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np)
      * expression) and the closing parenthesis are replaced, so that the
      * edits survive where levpp copies an operand without the insertions
      * at its ends. A local of a checkpointable function may be renamed
-     * there: such a call gets no hint. */
+     * there: such a call gets no hint unless a cast opens before it. */
     unsigned cb = pp_begin(c), ce = pp_end(c), t0 = pp_tok_from(f, cb), t1 = pp_tok_from(f, ce);
     if (t0 >= f->ntoks || f->toks[t0].b != cb || t1 == 0 || !pp_tok_is(f, t1 - 1, ")") ||
         f->toks[t1 - 1].e != ce || t1 - 1 <= t0)
         return;
-    if (g < 0 && s_first_is_local(c, cb))
-        return;
+    int in = np >= 1 ? s_fn_of(parents[0]) : -1;
+    if (g < 0 && in >= 0 && ctx.fns[in].cp && s_first_is_local(c, cb)) {
+        /* `(T *)p->alloc(n)`: the cast's parenthesis opens it instead */
+        int at = np - 1;
+        while (at > 0 && (pp_kind(parents[at]) == CXCursor_UnexposedExpr ||
+                          pp_kind(parents[at]) == CXCursor_ParenExpr))
+            at--;
+        if (at < 1 || pp_kind(parents[at]) != CXCursor_CStyleCastExpr ||
+            pp_end(parents[at]) != ce || pp_in_macro(parents[at]))
+            return;
+        t0 = pp_tok_from(f, pp_begin(parents[at]));
+        if (t0 >= f->ntoks || !pp_tok_is(f, t0, "("))
+            return;
+    }
     const char *id = s_dest(c, parents, np, g < 0);
     unsigned k = s_hints++;
     unsigned b0 = f->toks[t0].b, e0 = f->toks[t0].e;
@@ -444,4 +456,24 @@ void pp_alloc_prelude(pp_buf *o, unsigned fi)
             pp_printf(o, "\n{\n    %s\n}", s_hooks[i][3]);
         pp_puts(o, "\n");
     }
+}
+
+/* malloc, calloc, realloc or free taken as a value inside a macro: renamed
+ * where the name is spelled, if that is in input f (the body of a macro
+ * defined there, `#define internal_malloc malloc`), once however often
+ * the macro is expanded. 0: done. */
+int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name)
+{
+    CXFile sf;
+    unsigned b;
+    clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
+    size_t n = strlen(name);
+    if (!sf || !clang_File_isEqual(sf, f->cxf) || b + n > f->len || memcmp(f->text + b, name, n))
+        return -1;
+    const char *to = pp_alloc_value(name);
+    for (unsigned k = 0; k < f->nedits; k++)
+        if (f->edits[k].b == b && f->edits[k].e == b + n && f->edits[k].cls == E_REPL)
+            return 0;
+    pp_edit_add(f, b, b + (unsigned)n, E_REPL, 0, 0, pp_strdup(to));
+    return 0;
 }

@@ -566,8 +566,15 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 up--;
             int callee = np > 0 && pp_kind(parents[up]) == CXCursor_CallExpr &&
                          pp_begin(parents[up]) == pp_begin(c);
-            if (!strcmp(name, "free")) {
-                if (pp_in_macro(c))
+            int in_macro = pp_in_macro(c);
+            /* a hook named in the body of a macro of this input: renamed there */
+            int renamed = in_macro && !callee &&
+                          (pp_alloc_hinted_name(name) || !strcmp(name, "free")) &&
+                          !pp_alloc_value_in_macro(f, c, name);
+            if (renamed) {
+                /* done */
+            } else if (!strcmp(name, "free")) {
+                if (in_macro)
                     pp_error(PP_LOC(c), "free inside a macro expansion cannot be rewritten; "
                                         "call it outside the macro");
                 else
@@ -575,7 +582,9 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                                 pp_strdup(callee ? "lev_free" : pp_alloc_value(name)));
             }
             const char *hinted = strcmp(name, "free") ? pp_alloc_hinted_name(name) : NULL;
-            if (hinted && !pp_in_macro(c))
+            if (renamed)
+                ; /* done */
+            else if (hinted && !in_macro)
                 pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0,
                             pp_strdup(pp_alloc_value(name)));
             else

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define internal_malloc malloc
+#define internal_free free
+#define internal_realloc realloc
+
 typedef struct item {
     struct item *next, *child;
     char *name;
@@ -16,7 +20,7 @@ static struct hooks {
     void *(*allocate)(size_t);
     void (*deallocate)(void *);
     void *(*reallocate)(void *, size_t);
-} global_hooks = {malloc, free, realloc};
+} global_hooks = {internal_malloc, internal_free, internal_realloc};
 
 typedef void *(*alloc_fn)(void *opaque, size_t items, size_t size);
 
@@ -48,6 +52,19 @@ static item *new_item(int kind, const char *name)
     return it;
 }
 
+/* a checkpointable function calling the hooks through a parameter */
+static item **collect(const struct hooks *h, item *root, size_t *count)
+{
+    item **all = NULL;
+    size_t n = 0;
+    for (item *p = root->child; p; p = p->next) {
+        all = (item **)h->reallocate(all, (n + 1) * sizeof(item *));
+        all[n++] = p;
+    }
+    *count = n;
+    return all;
+}
+
 int main(void)
 {
     struct stream st = {def_alloc, NULL};
@@ -64,12 +81,8 @@ int main(void)
         }
     }
     /* a growing array of pointers through the realloc hook */
-    item **all = NULL;
     size_t n = 0;
-    for (item *p = root->child; p; p = p->next) {
-        all = (item **)global_hooks.reallocate(all, (n + 1) * sizeof(item *));
-        all[n++] = p;
-    }
+    item **all = collect(&global_hooks, root, &n);
     long sum = 0;
     size_t chars = 0;
     for (size_t i = 0; i < n; i++) {

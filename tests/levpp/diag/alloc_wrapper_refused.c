@@ -1,6 +1,7 @@
 /* alloc_wrapper_refused.c - allocations in wrappers that the call site's
  * type cannot describe: memory the wrapper keeps for itself, a returned
- * variable assigned more than once, malloc taken as a value in a macro. */
+ * variable assigned in a loop (malloc as a value, also in a macro of the
+ * input, is an allocator hook). */
 #include <stdio.h>
 #include <stdlib.h>
 
