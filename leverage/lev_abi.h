@@ -364,6 +364,42 @@ LEV_API char *lev_strdup(const lev_module *m, const char *s);
 /* Requested size in bytes of a heap object, 0 if p is not one. */
 LEV_API size_t lev_alloc_size(const lev_module *m, const void *p);
 
+/* ------------------------------------------------------------------ */
+/* Allocation-type hints                                               */
+/* ------------------------------------------------------------------ */
+
+/* Type id of an object allocated with no type (see below): its bytes are
+ * scanned conservatively by the collector, and a capture that reaches
+ * it fails naming where the pointer to it is held. */
+enum { LEV_T_UNTYPED = 6 };
+
+/* No hint: the next hinted allocation is untyped. */
+#define LEV_HINT_NONE 0xFFFFFFFFu
+
+/* The element type of the next hinted allocation of the calling thread
+ * (levpp sets it around a call of an allocation wrapper whose result is
+ * cast or assigned to a T *; the call cannot reach a safe point, so the
+ * hint never outlives the call or moves to another VT). */
+typedef struct lev_alloc_hint {
+    const lev_module *m;
+    uint32_t type; /* a type id of m, or LEV_HINT_NONE */
+} lev_alloc_hint;
+
+/* Sets the hint; returns the previous one, for lev_hint_restore. */
+LEV_API lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type);
+LEV_API void lev_hint_restore(lev_alloc_hint old);
+
+/* malloc, calloc and realloc as levpp writes them where it cannot infer
+ * the element type itself (inside an allocation wrapper, and malloc taken
+ * as a value): the allocation takes the hint and clears it. A size that
+ * is a multiple of the hinted type's size gives an object of that type;
+ * any other size, and no hint, gives an untyped object (LEV_T_UNTYPED).
+ * realloc with no hint keeps the type of the object it resizes when the
+ * new size is a multiple of it. */
+LEV_API void *lev_malloc_hinted(size_t n);
+LEV_API void *lev_calloc_hinted(size_t n, size_t size);
+LEV_API void *lev_realloc_hinted(void *p, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -379,6 +379,15 @@ void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 
 /* pp_callgraph.c */
+/* pp_alloc.c: allocation-type hints */
+void pp_alloc_prepare(void);
+int pp_alloc_tail(CXCursor *parents, int np);
+const char *pp_alloc_hinted_name(const char *name);
+void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np);
+const char *pp_alloc_value(const char *name);
+void pp_alloc_register(void);
+void pp_alloc_prelude(pp_buf *o, unsigned fi);
+int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name);
 int pp_fn_find(const char *usr);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);

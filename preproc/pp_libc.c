@@ -216,12 +216,25 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
         name = "malloc";
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
     if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
+        if (!is_alloca && (!strcmp(name, "malloc") ? n == 1 : n == 2) &&
+            pp_alloc_tail(parents, np)) {
+            /* what the wrapper returns: typed by its caller's hint */
+            pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
+                        pp_fmt("%s(", pp_alloc_hinted_name(name)));
+            return;
+        }
         if (is_alloca)
             name = "alloca";
+        int wrapper =
+            !is_alloca && np >= 1 && pp_kind(parents[0]) == CXCursor_FunctionDecl &&
+            clang_getCanonicalType(clang_getCursorResultType(parents[0])).kind == CXType_Pointer;
         pp_error(PP_LOC(c),
                  "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
-                 "assign the result to a T *",
-                 name, !strcmp(name, "calloc") ? "calloc(n, sizeof(T)) or calloc" : name);
+                 "assign the result to a T *%s",
+                 name, !strcmp(name, "calloc") ? "calloc(n, sizeof(T)) or calloc" : name,
+                 wrapper ? ", or return it (directly, or in one local assigned once outside "
+                           "loops) so that the caller's cast or assignment types it"
+                         : "");
         return;
     }
     if (!strcmp(name, "malloc")) {
@@ -348,6 +361,7 @@ static void pp_libc_statics(void)
 void pp_libc_prelude(pp_buf *o, unsigned fi)
 {
     int multi = ctx.nfiles > 1;
+    pp_alloc_prelude(o, fi);
     static const char *const def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
     for (int k = 0; k < 2; k++) {
         int any = 0;
@@ -643,6 +657,8 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 }
             }
             free(name);
+        } else {
+            pp_alloc_call(f, c, parents, np);
         }
     }
     if (k == CXCursor_DeclStmt && np >= 1 && pp_kind(parents[0]) == CXCursor_FunctionDecl &&
@@ -661,17 +677,39 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
         }
         char *name = pp_cxstring(clang_getCursorSpelling(ref));
         if (pp_kind(ref) == CXCursor_FunctionDecl && !pp_defined_here(ref)) {
-            if (!strcmp(name, "free")) {
-                if (pp_in_macro(c))
+            /* the callee of a call, or a value (an allocator hook) */
+            int up = np - 1;
+            while (up > 0 && pp_kind(parents[up]) == CXCursor_UnexposedExpr)
+                up--;
+            int callee = np > 0 && pp_kind(parents[up]) == CXCursor_CallExpr &&
+                         pp_begin(parents[up]) == pp_begin(c);
+            int in_macro = pp_in_macro(c);
+            /* a hook named in the body of a macro of this input: renamed there */
+            int renamed = in_macro && !callee &&
+                          (pp_alloc_hinted_name(name) || !strcmp(name, "free")) &&
+                          !pp_alloc_value_in_macro(f, c, name);
+            if (renamed) {
+                /* done */
+            } else if (!strcmp(name, "free")) {
+                if (in_macro)
                     pp_error(PP_LOC(c), "free inside a macro expansion cannot be rewritten; "
                                         "call it outside the macro");
                 else
-                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0, pp_strdup("lev_free"));
+                    pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0,
+                                pp_strdup(callee ? "lev_free" : pp_alloc_value(name)));
             }
-            for (int i = 0; pp_heap_names[i]; i++)
-                if (!strcmp(name, pp_heap_names[i]))
-                    pp_error(PP_LOC(c), "%s used as a value cannot be rewritten to the VT heap",
-                             name);
+            const char *hinted = strcmp(name, "free") ? pp_alloc_hinted_name(name) : NULL;
+            if (renamed)
+                ; /* done */
+            else if (hinted && !in_macro)
+                pp_edit_add(f, pp_begin(c), pp_end(c), E_REPL, 0, 0,
+                            pp_strdup(pp_alloc_value(name)));
+            else
+                for (int i = 0; pp_heap_names[i]; i++)
+                    if (!strcmp(name, pp_heap_names[i]))
+                        pp_error(PP_LOC(c),
+                                 "%s used as a value %scannot be rewritten to the VT heap", name,
+                                 hinted ? "inside a macro expansion " : "");
             pp_libc_call(f, c, name);
         }
         if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
@@ -785,9 +823,11 @@ static void pp_common_file(unsigned fi)
  * the standard streams used. */
 void pp_common_pass(void)
 {
+    pp_alloc_prepare();
     for (unsigned i = 0; i < ctx.nfiles; i++)
         pp_common_file(i);
     pp_libc_statics();
+    pp_alloc_register();
     for (int k = 0; k < 3; k++)
         for (unsigned i = 0; i < ctx.nfiles; i++)
             if (ctx.files[i].uses_std[k]) {

@@ -24,6 +24,8 @@
 
 size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
 {
+    if (RT_OBJ_TYPE(h) == LEV_T_UNTYPED)
+        return h->count; /* bytes */
     const rt_type *t = rt_module_type(m, RT_OBJ_TYPE(h));
     return t ? (size_t)t->size * h->count : 0;
 }
@@ -56,6 +58,21 @@ rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, b
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count)
 {
     return rt_heap_alloc_raw(m, type, count, true);
+}
+
+rt_objhdr *rt_heap_alloc_untyped(size_t bytes)
+{
+    if (bytes > S_MAX_BYTES)
+        return NULL;
+    /* Scanned conservatively: it may hold the only pointer to an object. */
+    rt_objhdr *h = GC_malloc(sizeof(rt_objhdr) + bytes);
+    if (!h)
+        return NULL;
+    h->type = LEV_T_UNTYPED | (RT_OBJ_MAGIC << 24);
+    h->count = (uint32_t)bytes;
+    h->mark = 0;
+    h->id = 0;
+    return h;
 }
 
 /* ===================================================================

@@ -41,6 +41,10 @@ rt_objhdr *rt_heap_find(const void *p);
  * header (data zeroed). NULL on exhaustion or overflow. */
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count);
 
+/* Allocates an untyped object of `bytes` bytes (LEV_T_UNTYPED, count =
+ * bytes, data zeroed, scanned conservatively). NULL on exhaustion. */
+rt_objhdr *rt_heap_alloc_untyped(size_t bytes);
+
 /* Byte size of an object's data. */
 size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h);
 

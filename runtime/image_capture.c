@@ -262,6 +262,11 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
         *out = (IMG_TAG_FN << 62) | ((uint64_t)fn << 32);
         return 0;
     }
+    if (h && (h->type >> 24) == RT_OBJ_MAGIC && RT_OBJ_TYPE(h) == LEV_T_UNTYPED)
+        return s_bad_ptr(c, okind, oid, r, p,
+                         "pointer to an untyped heap object (allocated where levpp could not "
+                         "infer its type and no cast or assignment to a T * at the call site "
+                         "gave one, or whose size is not a multiple of that type):");
     return s_bad_ptr(c, okind, oid, r, p, "pointer to memory the runtime does not own:");
 }
 

@@ -1,0 +1,104 @@
+/* alloc_hint.c - allocation-type hints: malloc, calloc and realloc where
+ * levpp cannot see the element type (inside allocation wrappers, malloc
+ * taken as a value) take it from a per-thread hint that levpp sets around
+ * the call whose result is cast or assigned to a T *. What no hint
+ * describes exactly becomes an untyped object, which a capture refuses.
+ *
+ * The hint lives only during a call that cannot reach a safe point (levpp
+ * sets it only around calls of functions that are not checkpointable), so
+ * no other VT runs on the thread while it is set and it never needs to
+ * travel. Depends on heap.h, module.h and vt.h (the running VT's module).
+ */
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GC_THREADS
+#include <gc/gc.h>
+
+#include "heap.h"
+#include "module.h"
+#include "vt.h"
+
+static __thread lev_alloc_hint s_hint = {NULL, LEV_HINT_NONE};
+
+lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
+{
+    lev_alloc_hint old = s_hint;
+    s_hint = (lev_alloc_hint){m, type};
+    return old;
+}
+
+void lev_hint_restore(lev_alloc_hint old) { s_hint = old; }
+
+/* Takes the hint (clears it): the first hinted allocation of the call is
+ * the one it describes. */
+static lev_alloc_hint s_take(void)
+{
+    lev_alloc_hint h = s_hint;
+    s_hint.type = LEV_HINT_NONE;
+    if (!h.m) {
+        rt_vt *vt = rt_vt_current();
+        h.m = vt ? vt->mod : NULL;
+    }
+    return h;
+}
+
+/* The type of `type` in m if n bytes are a whole number of its elements
+ * (*count set), else NULL. */
+static const rt_type *s_fits(const lev_module *m, uint32_t type, size_t n, size_t *count)
+{
+    const rt_type *t = m && type != LEV_HINT_NONE ? rt_module_type(m, type) : NULL;
+    if (!t || n % t->size)
+        return NULL;
+    *count = n / t->size;
+    return t;
+}
+
+static void *s_alloc(lev_alloc_hint h, size_t n)
+{
+    size_t count;
+    rt_objhdr *o = s_fits(h.m, h.type, n, &count) ? rt_heap_alloc_obj(h.m, h.type, count)
+                                                  : rt_heap_alloc_untyped(n);
+    return o ? rt_obj_data(o) : NULL;
+}
+
+void *lev_malloc_hinted(size_t n) { return s_alloc(s_take(), n); }
+
+void *lev_calloc_hinted(size_t n, size_t size)
+{
+    lev_alloc_hint h = s_take();
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return s_alloc(h, n * size); /* zeroed */
+}
+
+void *lev_realloc_hinted(void *p, size_t n)
+{
+    lev_alloc_hint h = s_take();
+    if (!p)
+        return s_alloc(h, n);
+    size_t old;
+    rt_objhdr *oh = NULL;
+    if (!GC_base(p)) {
+        old = malloc_usable_size(p); /* memory of the C library */
+    } else {
+        oh = rt_heap_find(p);
+        if (!oh || p != rt_obj_data(oh) || (oh->type >> 24) != RT_OBJ_MAGIC)
+            return NULL;
+        if (RT_OBJ_TYPE(oh) != LEV_T_UNTYPED && !h.m)
+            return NULL; /* no module to size it: outside any VT */
+        old = rt_heap_obj_size(h.m, oh);
+        if (h.type == LEV_HINT_NONE && RT_OBJ_TYPE(oh) != LEV_T_UNTYPED)
+            h.type = RT_OBJ_TYPE(oh); /* the object keeps its type */
+    }
+    void *q = s_alloc(h, n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    if (oh)
+        lev_free(p);
+    else
+        free(p);
+    return q;
+}
