@@ -382,6 +382,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
 /* pp_alloc.c: allocation-type hints */
 void pp_alloc_prepare(void);
 int pp_alloc_tail(CXCursor *parents, int np);
+int pp_alloc_dest(CXCursor *parents, int np, CXType *dest);
 const char *pp_alloc_hinted_name(const char *name);
 void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np);
 const char *pp_alloc_value(const char *name);

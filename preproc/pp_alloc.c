@@ -296,26 +296,8 @@ const char *pp_alloc_hinted_name(const char *name)
  * (quiet: types levpp may fail to describe give none). */
 static const char *s_dest(CXCursor c, CXCursor *parents, int np, int quiet)
 {
-    CXType dest = {0};
-    int have = 0;
-    for (int i = np - 1; i >= 0 && !have; i--) {
-        CXCursor p = parents[i];
-        enum CXCursorKind k = pp_kind(p);
-        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
-            continue;
-        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
-            dest = clang_getCursorType(p);
-            have = 1;
-        } else if (k == CXCursor_BinaryOperator &&
-                   clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
-            pp_kids kk = pp_children(p);
-            dest = clang_getCursorType(kk.v[0]);
-            have = 1;
-            free(kk.v);
-        }
-        break;
-    }
-    if (!have || clang_getCanonicalType(dest).kind != CXType_Pointer)
+    CXType dest;
+    if (!pp_alloc_dest(parents, np, &dest) || clang_getCanonicalType(dest).kind != CXType_Pointer)
         return NULL;
     CXType pt = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(dest)));
     if (pt.kind == CXType_Void || pt.kind == CXType_FunctionProto ||

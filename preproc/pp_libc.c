@@ -75,6 +75,32 @@ typedef struct pp_heap_info {
     int sizeof_only, by_dest;
 } pp_heap_info;
 
+/* The type an allocation call receives from its nearest enclosing cast,
+ * initialised variable or assignment (parents innermost last, skipping
+ * parentheses and implicit conversions); 0 if it has none. */
+int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
+{
+    for (int i = np - 1; i >= 0; i--) {
+        CXCursor p = parents[i];
+        enum CXCursorKind k = pp_kind(p);
+        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
+            continue;
+        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
+            *dest = clang_getCursorType(p);
+            return 1;
+        }
+        if (k == CXCursor_BinaryOperator &&
+            clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
+            pp_kids kk = pp_children(p);
+            *dest = clang_getCursorType(kk.v[0]);
+            free(kk.v);
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
 /* Infers the element type of an allocation of E bytes. */
 static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
                          pp_heap_info *hi)
@@ -113,27 +139,8 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
     }
     hi->sizeof_only = 0;
     hi->fac = clang_getNullCursor();
-    /* The destination: a cast, an initialised variable, an assignment. */
-    CXType dest = {0};
-    int have = 0;
-    for (int i = np - 1; i >= 0 && !have; i--) {
-        CXCursor p = parents[i];
-        enum CXCursorKind k = pp_kind(p);
-        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
-            continue;
-        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
-            dest = clang_getCursorType(p);
-            have = 1;
-        } else if (k == CXCursor_BinaryOperator &&
-                   clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
-            pp_kids kk = pp_children(p);
-            dest = clang_getCursorType(kk.v[0]);
-            have = 1;
-            free(kk.v);
-        }
-        break;
-    }
-    if (have && clang_getCanonicalType(dest).kind == CXType_Pointer) {
+    CXType dest;
+    if (pp_alloc_dest(parents, np, &dest) && clang_getCanonicalType(dest).kind == CXType_Pointer) {
         CXType pt = clang_getPointeeType(clang_getCanonicalType(dest));
         if (pt.kind != CXType_Void) {
             long long mult;
