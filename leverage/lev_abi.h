@@ -369,8 +369,10 @@ LEV_API size_t lev_alloc_size(const lev_module *m, const void *p);
 /* ------------------------------------------------------------------ */
 
 /* Type id of an object allocated with no type (see below): its bytes are
- * scanned conservatively by the collector, and a capture that reaches
- * it fails naming where the pointer to it is held. */
+ * scanned conservatively by the collector, and an image carries them as
+ * bytes after checking that no 8 of them, at any offset, equal an address
+ * the image would relocate (a capture that finds one fails, naming the
+ * object and the offset). */
 enum { LEV_T_UNTYPED = 6 };
 
 /* No hint: the next hinted allocation is untyped. */
@@ -399,6 +401,15 @@ LEV_API void lev_hint_restore(lev_alloc_hint old);
 LEV_API void *lev_malloc_hinted(size_t n);
 LEV_API void *lev_calloc_hinted(size_t n, size_t size);
 LEV_API void *lev_realloc_hinted(void *p, size_t n);
+
+/* malloc, calloc and realloc where levpp can infer no element type and no
+ * caller can give one (memory kept in a void *, a size that is no whole
+ * number of the type it is cast to): an untyped object, whatever the
+ * hint (which they leave alone). realloc keeps the type of the object it
+ * resizes when the new size is a multiple of it. */
+LEV_API void *lev_malloc_untyped(size_t n);
+LEV_API void *lev_calloc_untyped(size_t n, size_t size);
+LEV_API void *lev_realloc_untyped(void *p, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* pp_intptr.c - the integer-pointer analysis: refuses integers that may
- * hold a pointer across a safe point, following conversions passed to
- * parameters into the callees.
+ * hold a pointer across a safe point, and pointers converted to integers
+ * that are stored in memory, following conversions passed to parameters
+ * into the callees and returned from them back to the callers, through
+ * every function of the inputs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +73,73 @@ typedef struct pp_held_bits {
 typedef struct pp_intptr_state {
     pp_fn *fn;
     int fi; /* index of fn */
+    int cp; /* fn is checkpointable: it has resume points */
     unsigned n;
+    CXCursor *decls; /* the variables: parameters first, then locals */
     unsigned char *tracked, *taken, *done;
     pp_held_bits *sw; /* state entering the innermost switch */
     int report, changed;
 } pp_intptr_state;
 
-/* Conversions of pointers passed to the parameters of each function
- * (null: none seen), from the callers' analyses. */
+/* The functions of the inputs by USR, for the calls of the analysis. */
+static struct {
+    int *slot; /* index into ctx.fns + 1; 0: empty */
+    unsigned cap;
+    unsigned *nparams; /* [fn]: the parameters its definition declares */
+} pp_ip;
+
+static unsigned pp_ip_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void pp_ip_index(void)
+{
+    pp_ip.cap = 64;
+    while (pp_ip.cap < 2 * ctx.nfns)
+        pp_ip.cap *= 2;
+    pp_ip.slot = pp_xrealloc(NULL, pp_ip.cap * sizeof *pp_ip.slot);
+    memset(pp_ip.slot, 0, pp_ip.cap * sizeof *pp_ip.slot);
+    pp_ip.nparams = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *pp_ip.nparams);
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
+        int defined = fn->file >= 0 && !clang_Cursor_isNull(fn->def);
+        int na = defined ? clang_Cursor_getNumArguments(fn->def) : 0;
+        pp_ip.nparams[i] = na > 0 ? (unsigned)na : 0;
+        if (!defined)
+            continue;
+        unsigned h = pp_ip_hash(fn->usr) & (pp_ip.cap - 1);
+        while (pp_ip.slot[h])
+            h = (h + 1) & (pp_ip.cap - 1);
+        pp_ip.slot[h] = (int)i + 1;
+    }
+}
+
+/* The function of the inputs call c calls directly, or -1. */
+static int pp_ip_callee(CXCursor c)
+{
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return -1;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return -1;
+    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    int r = -1;
+    for (unsigned h = pp_ip_hash(usr) & (pp_ip.cap - 1); pp_ip.slot[h];
+         h = (h + 1) & (pp_ip.cap - 1))
+        if (!strcmp(ctx.fns[pp_ip.slot[h] - 1].usr, usr)) {
+            r = pp_ip.slot[h] - 1;
+            break;
+        }
+    free(usr);
+    return r;
+}
+
+/* Conversions of pointers passed to the parameters of each function, and
+ * returned by it (ctx.param_conv[fn][nparams]); null: none seen. */
 
 static pp_held_bits pp_held_bits_new(unsigned n)
 {
@@ -127,13 +188,22 @@ static void pp_held_bits_free(pp_held_bits *s)
     free(s->at);
 }
 
+/* The index of variable decl in a's function, or -1. */
+static int pp_ip_var(const pp_intptr_state *a, CXCursor decl)
+{
+    for (unsigned i = 0; i < a->n; i++)
+        if (clang_equalCursors(a->decls[i], decl))
+            return (int)i;
+    return -1;
+}
+
 /* The tracked variable e (stripped) names, or -1. */
 static int pp_intptr_var(pp_intptr_state *a, CXCursor e)
 {
     e = pp_strip(e);
     if (pp_kind(e) != CXCursor_DeclRefExpr)
         return -1;
-    int vi = pp_var_find(a->fn, clang_getCursorReferenced(e));
+    int vi = pp_ip_var(a, clang_getCursorReferenced(e));
     return vi >= 0 && a->tracked[vi] ? vi : -1;
 }
 
@@ -202,6 +272,12 @@ static int pp_carry(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *
             op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreInc ||
             op == CXUnaryOperator_PreDec)
             r = pp_carry(a, st, kk.v[0], conv);
+    } else if (k == CXCursor_CallExpr) {
+        int g = pp_ip_callee(e);
+        if (g >= 0 && !clang_Cursor_isNull(ctx.param_conv[g][pp_ip.nparams[g]])) {
+            *conv = ctx.param_conv[g][pp_ip.nparams[g]];
+            r = 1;
+        }
     } else if (k == CXCursor_ConditionalOperator && kk.n == 3) {
         r = pp_carry(a, st, kk.v[1], conv) | pp_carry(a, st, kk.v[2], conv);
     } else if (k == CXCursor_UnexposedExpr && pp_is_elvis(&kk)) {
@@ -225,7 +301,7 @@ static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const ch
     if (!a->report || a->done[vi])
         return;
     a->done[vi] = 1;
-    char *name = pp_cxstring(clang_getCursorSpelling(a->fn->vars[vi].decl));
+    char *name = pp_cxstring(clang_getCursorSpelling(a->decls[vi]));
     pp_error(PP_LOC(conv),
              "'%s' of checkpointable function '%s' may hold this pointer converted to an "
              "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
@@ -237,6 +313,8 @@ static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const ch
 /* A resume point (safe point, call site, poll) at cursor c. */
 static void pp_intptr_resume(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
 {
+    if (!a->cp)
+        return;
     for (unsigned i = 0; i < a->n; i++)
         if (st->hold[i]) {
             if (!st->crossed[i])
@@ -278,7 +356,7 @@ static void pp_intptr_reads(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CX
     if (k == CXCursor_DeclRefExpr) {
         int vi = pp_intptr_var(a, e);
         if (vi >= 0 && st->crossed[vi] &&
-            (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->fn->vars[vi].decl)))
+            (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->decls[vi])))
             pp_intptr_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
         return;
     }
@@ -305,14 +383,32 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
     pp_kids kk = pp_children(e);
     for (unsigned i = 0; i < kk.n; i++)
         pp_intptr_writes(a, st, kk.v[i]);
+    int g = pp_ip_callee(e);
+    if (g >= 0) { /* a call that is no resume point: its parameters */
+        unsigned nargs = (unsigned)clang_Cursor_getNumArguments(e);
+        for (unsigned i = 0; i < nargs && i < pp_ip.nparams[g]; i++) {
+            CXCursor conv = clang_getNullCursor();
+            if (clang_Cursor_isNull(ctx.param_conv[g][i]) &&
+                pp_carry(a, st, clang_Cursor_getArgument(e, i), &conv)) {
+                ctx.param_conv[g][i] = conv;
+                a->changed = 1;
+            }
+        }
+    }
     if (pp_writes_operand(e) && kk.n >= 1 &&
         !(k == CXCursor_UnaryOperator &&
           clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)) {
         CXCursor v = pp_write_var(kk.v[0]);
         CXCursor conv = clang_getNullCursor();
         int carry = pp_carry(a, st, e, &conv);
-        int vi = clang_Cursor_isNull(v) ? -1 : pp_var_find(a->fn, v);
-        if (vi >= 0 && a->tracked[vi]) {
+        int vi = clang_Cursor_isNull(v) ? -1 : pp_ip_var(a, v);
+        if (carry && clang_Cursor_isNull(v) && a->report && pp_kind(e) != CXCursor_UnaryOperator) {
+            pp_error(PP_LOC(e),
+                     "a pointer converted to an integer (line %u) is stored in memory in "
+                     "function '%s': the collector and an image see only an integer, so what it "
+                     "points to may be freed or left behind by a move; keep it as a pointer",
+                     pp_line(conv), a->fn->name);
+        } else if (vi >= 0 && a->tracked[vi]) {
             int whole = pp_kind(pp_strip(kk.v[0])) == CXCursor_DeclRefExpr;
             if (whole || carry) {
                 st->hold[vi] = (unsigned char)(carry || (!whole && st->hold[vi]));
@@ -436,7 +532,7 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
             CXCursor init = clang_Cursor_getVarDeclInitializer(kk.v[i]);
             if (!clang_Cursor_isNull(init))
                 pp_intptr_expr(a, st, init);
-            int vi = pp_var_find(a->fn, kk.v[i]);
+            int vi = pp_ip_var(a, kk.v[i]);
             if (vi < 0 || !a->tracked[vi])
                 continue;
             CXCursor conv = clang_getNullCursor();
@@ -498,8 +594,15 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
         break;
     }
     case CXCursor_ReturnStmt:
-        if (kk.n)
+        if (kk.n) {
             pp_intptr_expr(a, st, kk.v[0]);
+            CXCursor conv = clang_getNullCursor(),
+                     *ret = &ctx.param_conv[a->fi][pp_ip.nparams[a->fi]];
+            if (clang_Cursor_isNull(*ret) && pp_carry(a, st, kk.v[0], &conv)) {
+                *ret = conv;
+                a->changed = 1;
+            }
+        }
         memset(st->hold, 0, a->n);
         memset(st->crossed, 0, a->n);
         break;
@@ -514,26 +617,74 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
     free(kk.v);
 }
 
-/* Analyses checkpointable function fi (report: print the errors). */
+typedef struct pp_local_scan {
+    unsigned magic; /* PP_MAGIC_LOCALS */
+    CXCursor *decls;
+    unsigned n, cap;
+} pp_local_scan;
+
+static enum CXChildVisitResult pp_local_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_local_scan *ls = pp_visit_state(d, PP_MAGIC_LOCALS);
+    if (pp_kind(c) == CXCursor_VarDecl) {
+        enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
+        if (sc != CX_SC_Static && sc != CX_SC_Extern) {
+            if (ls->n == ls->cap) {
+                ls->cap = ls->cap ? 2 * ls->cap : 16;
+                ls->decls = pp_xrealloc(ls->decls, ls->cap * sizeof *ls->decls);
+            }
+            ls->decls[ls->n++] = c;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Analyses function fi of the inputs (report: print the errors). A
+ * checkpointable function's variables are its frame's; another's are
+ * collected here, and it has no resume points. */
 static void pp_intptr_fn(int fi, int report, int *changed)
 {
     pp_fn *fn = &ctx.fns[fi];
-    unsigned n = fn->nvars;
-    pp_intptr_state a = {fn,   fi,     n, pp_xrealloc(NULL, n + 1), NULL, pp_xrealloc(NULL, n + 1),
-                         NULL, report, 0};
-    pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
-                      .fn = fn,
-                      .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
-                      .taken = pp_xrealloc(NULL, n + 1)};
-    memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
-    memset(rs.taken, 0, n + 1);
-    clang_visitChildren(fn->def, pp_regs_cb, &rs);
-    a.taken = rs.taken;
+    pp_local_scan ls = {.magic = PP_MAGIC_LOCALS};
+    unsigned nparams = pp_ip.nparams[fi];
+    if (fn->cp) {
+        ls.cap = fn->nvars + 1;
+        ls.decls = pp_xrealloc(NULL, ls.cap * sizeof *ls.decls);
+        for (unsigned i = 0; i < fn->nvars; i++)
+            ls.decls[ls.n++] = fn->vars[i].decl;
+    } else {
+        ls.cap = nparams + 16;
+        ls.decls = pp_xrealloc(NULL, ls.cap * sizeof *ls.decls);
+        for (unsigned i = 0; i < nparams; i++)
+            ls.decls[ls.n++] = clang_Cursor_getArgument(fn->def, i);
+        clang_visitChildren(fn->def, pp_local_cb, &ls);
+    }
+    unsigned n = ls.n;
+    pp_intptr_state a = {.fn = fn,
+                         .fi = fi,
+                         .cp = fn->cp,
+                         .n = n,
+                         .decls = ls.decls,
+                         .tracked = pp_xrealloc(NULL, n + 1),
+                         .taken = pp_xrealloc(NULL, n + 1),
+                         .done = pp_xrealloc(NULL, n + 1),
+                         .report = report};
+    memset(a.taken, 0, n + 1);
+    if (fn->cp) {
+        pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
+                          .fn = fn,
+                          .refs = pp_xrealloc(NULL, (n + 1) * sizeof *rs.refs),
+                          .taken = a.taken};
+        memset(rs.refs, 0, (n + 1) * sizeof *rs.refs);
+        clang_visitChildren(fn->def, pp_regs_cb, &rs);
+        free(rs.refs);
+    }
     memset(a.done, 0, n + 1);
     for (unsigned i = 0; i < n; i++)
-        a.tracked[i] = (unsigned char)pp_holds_wide(fn->vars[i].type);
+        a.tracked[i] = (unsigned char)pp_holds_wide(clang_getCursorType(a.decls[i]));
     pp_held_bits st = pp_held_bits_new(n);
-    for (unsigned i = 0; i < fn->nparams && i < n; i++)
+    for (unsigned i = 0; i < nparams && i < n; i++)
         if (!clang_Cursor_isNull(ctx.param_conv[fi][i]) && a.tracked[i]) {
             st.hold[i] = 1;
             st.conv[i] = ctx.param_conv[fi][i];
@@ -546,19 +697,22 @@ static void pp_intptr_fn(int fi, int report, int *changed)
     *changed |= a.changed;
     pp_held_bits_free(&st);
     free(a.tracked);
+    free(a.taken);
     free(a.done);
-    free(rs.refs);
-    free(rs.taken);
+    free(ls.decls);
 }
 
 /* Refuses the integers that may hold a pointer across a safe point in
- * checkpointable functions (see preproc/README.md); conversions passed to
- * parameters are followed into the callees. */
+ * checkpointable functions, and pointers converted to integers stored in
+ * memory by any function (see preproc/README.md); conversions passed to
+ * parameters are followed into the callees, and returned ones back into
+ * the callers. */
 void pp_int_ptrs(void)
 {
+    pp_ip_index();
     ctx.param_conv = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *ctx.param_conv);
     for (unsigned i = 0; i < ctx.nfns; i++) {
-        unsigned np = ctx.fns[i].nparams;
+        unsigned np = pp_ip.nparams[i];
         ctx.param_conv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
         for (unsigned j = 0; j <= np; j++)
             ctx.param_conv[i][j] = clang_getNullCursor();
@@ -566,15 +720,18 @@ void pp_int_ptrs(void)
     for (int pass = 0, changed = 1; changed && pass < 16; pass++) {
         changed = 0;
         for (unsigned i = 0; i < ctx.nfns; i++)
-            if (ctx.fns[i].cp)
+            if (ctx.fns[i].file >= 0 && !clang_Cursor_isNull(ctx.fns[i].def))
                 pp_intptr_fn((int)i, 0, &changed);
     }
     int ignored = 0;
     for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp)
+        if (ctx.fns[i].file >= 0 && !clang_Cursor_isNull(ctx.fns[i].def))
             pp_intptr_fn((int)i, 1, &ignored);
     for (unsigned i = 0; i < ctx.nfns; i++)
         free(ctx.param_conv[i]);
     free(ctx.param_conv);
     ctx.param_conv = NULL;
+    free(pp_ip.slot);
+    free(pp_ip.nparams);
+    memset(&pp_ip, 0, sizeof pp_ip);
 }

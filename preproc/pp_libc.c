@@ -230,18 +230,13 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
                         pp_fmt("%s(", pp_alloc_hinted_name(name)));
             return;
         }
-        if (is_alloca)
-            name = "alloca";
-        int wrapper =
-            !is_alloca && np >= 1 && pp_kind(parents[0]) == CXCursor_FunctionDecl &&
-            clang_getCanonicalType(clang_getCursorResultType(parents[0])).kind == CXType_Pointer;
-        pp_error(PP_LOC(c),
-                 "cannot infer the element type of this %s; write %s(n * sizeof(T)) or "
-                 "assign the result to a T *%s",
-                 name, !strcmp(name, "calloc") ? "calloc(n, sizeof(T)) or calloc" : name,
-                 wrapper ? ", or return it (directly, or in one local assigned once outside "
-                           "loops) so that the caller's cast or assignment types it"
-                         : "");
+        if (!strcmp(name, "malloc") ? n == 1 : n == 2) {
+            /* no type at hand: an untyped object, carried as bytes by an
+             * image that finds no pointer in it (runtime/image_capture.c) */
+            pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_fmt("lev_%s_untyped(", name));
+            return;
+        }
+        pp_error(PP_LOC(c), "%s with %d arguments", is_alloca ? "alloca" : name, n);
         return;
     }
     if (!strcmp(name, "malloc")) {

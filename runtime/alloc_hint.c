@@ -2,7 +2,9 @@
  * levpp cannot see the element type (inside allocation wrappers, malloc
  * taken as a value) take it from a per-thread hint that levpp sets around
  * the call whose result is cast or assigned to a T *. What no hint
- * describes exactly becomes an untyped object, which a capture refuses.
+ * describes exactly becomes an untyped object, which an image carries as
+ * bytes once it is checked to hold no pointer (image_capture.c). Also
+ * the untyped allocations levpp writes where nothing gives a type.
  *
  * The hint lives only during a call that cannot reach a safe point (levpp
  * sets it only around calls of functions that are not checkpointable), so
@@ -73,9 +75,27 @@ void *lev_calloc_hinted(size_t n, size_t size)
     return s_alloc(h, n * size); /* zeroed */
 }
 
-void *lev_realloc_hinted(void *p, size_t n)
+static void *s_realloc(lev_alloc_hint h, void *p, size_t n);
+
+void *lev_realloc_hinted(void *p, size_t n) { return s_realloc(s_take(), p, n); }
+
+void *lev_malloc_untyped(size_t n) { return s_alloc((lev_alloc_hint){NULL, LEV_HINT_NONE}, n); }
+
+void *lev_calloc_untyped(size_t n, size_t size)
 {
-    lev_alloc_hint h = s_take();
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return lev_malloc_untyped(n * size); /* zeroed */
+}
+
+void *lev_realloc_untyped(void *p, size_t n)
+{
+    rt_vt *vt = rt_vt_current();
+    return s_realloc((lev_alloc_hint){vt ? vt->mod : NULL, LEV_HINT_NONE}, p, n);
+}
+
+static void *s_realloc(lev_alloc_hint h, void *p, size_t n)
+{
     if (!p)
         return s_alloc(h, n);
     size_t old;

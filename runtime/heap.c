@@ -37,7 +37,7 @@ rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, b
         return NULL;
     size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
     rt_objhdr *h;
-    if (!t->has_ptrs) {
+    if (!t->has_ptrs && !t->conservative) {
         h = GC_malloc_atomic(bytes);
         if (h && zero)
             memset(h, 0, bytes);
@@ -113,10 +113,11 @@ rt_objhdr *rt_heap_alloc_slab(const lev_module *m, uint32_t type, uint32_t count
         return NULL;
     size_t bytes = sizeof(rt_slab) + (size_t)st * n;
     /* Memory from GC_malloc is cleared; GC_malloc_atomic's is not. */
-    rt_slab *s = t->has_ptrs ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
+    bool scanned = t->has_ptrs || t->conservative;
+    rt_slab *s = scanned ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
     if (!s)
         return NULL;
-    if (!t->has_ptrs)
+    if (!scanned)
         memset(s, 0, bytes);
     s->magic = (uint32_t)RT_SLAB_MAGIC << 24;
     s->stride = st;

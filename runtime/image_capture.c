@@ -2,7 +2,8 @@
  * a breadth-first walk of the object graph from its frames and travelling
  * statics, encoding each object's scalars into streams by width and its
  * pointers as (tag, id, offset) words, then the tpl parts and the header
- * (image_format.c has the layout). Also the torture mode's poisoning of
+ * (image_format.c has the layout). Untyped objects travel as bytes once
+ * they are checked to hold nothing that looks like a pointer. Also the torture mode's poisoning of
  * what a capture reaches (rt_image_scribble_reachable,
  * rt_image_capture_poison).
  */
@@ -15,6 +16,7 @@
 
 #define GC_THREADS
 #include <gc/gc.h>
+#include <gc/gc_mark.h>
 #include <tpl.h>
 
 #include "arena.h"
@@ -136,7 +138,8 @@ typedef struct s_cap {
     s_stream meta, bsz, s1, s2, s4, s8;
     uint32_t *group; /* open meta group, or NULL */
     uint64_t live;
-    rt_heap_cache *pages; /* heap pages seen by this capture */
+    rt_heap_cache *pages;     /* heap pages seen by this capture */
+    uintptr_t mod_lo, mod_hi; /* the module's statics and functions (0, 0: not yet) */
 } s_cap;
 
 static _Atomic uint32_t s_gen_counter = 1;
@@ -262,12 +265,81 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
         *out = (IMG_TAG_FN << 62) | ((uint64_t)fn << 32);
         return 0;
     }
-    if (h && (h->type >> 24) == RT_OBJ_MAGIC && RT_OBJ_TYPE(h) == LEV_T_UNTYPED)
-        return s_bad_ptr(c, okind, oid, r, p,
-                         "pointer to an untyped heap object (allocated where levpp could not "
-                         "infer its type and no cast or assignment to a T * at the call site "
-                         "gave one, or whose size is not a multiple of that type):");
     return s_bad_ptr(c, okind, oid, r, p, "pointer to memory the runtime does not own:");
+}
+
+/* What p points into that an image would relocate (a frame of the VT, a
+ * live heap object, a static or a function of the module), or NULL. */
+static const char *s_owned(s_cap *c, const char *p)
+{
+    uint32_t lo = 0, hi = c->nframes;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->frames[mid].addr <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && (uint64_t)(p - c->frames[lo - 1].addr) <= c->frames[lo - 1].size)
+        return "a frame";
+    rt_objhdr *h = rt_heap_find_cached(c->pages, p);
+    if (h && (h->type >> 24) == RT_OBJ_MAGIC)
+        return "a heap object";
+    size_t off;
+    if (rt_module_static_by_addr(c->m, p, &off) >= 0)
+        return "a static";
+    if (rt_module_fn_by_addr(c->m, p) >= 0)
+        return "a function";
+    return NULL;
+}
+
+/* An untyped object (LEV_T_UNTYPED: allocated where levpp could not infer
+ * a type) travels as bytes, which is right only if it holds no pointer.
+ * Any 8 bytes, at any offset, that equal an address the image would have
+ * to relocate refuse the capture: a guess either way could be wrong. */
+static int s_untyped_check(s_cap *c, const rt_objhdr *h)
+{
+    const unsigned char *d = rt_obj_data((rt_objhdr *)h);
+    size_t n = h->count;
+    if (!c->mod_hi) {
+        const lev_module_desc *md = c->m->desc;
+        c->mod_lo = UINTPTR_MAX;
+        c->mod_hi = 1;
+        for (uint32_t s = 0; s < md->nstatics; s++) {
+            uintptr_t a = (uintptr_t)md->statics[s].addr;
+            c->mod_lo = a < c->mod_lo ? a : c->mod_lo;
+            a += rt_module_static_size(c->m, s);
+            c->mod_hi = a > c->mod_hi ? a : c->mod_hi;
+        }
+        for (uint32_t f = 0; f < md->nfns; f++) {
+            uintptr_t a = (uintptr_t)md->fns[f].native;
+            if (!a)
+                continue;
+            c->mod_lo = a < c->mod_lo ? a : c->mod_lo;
+            c->mod_hi = a > c->mod_hi ? a : c->mod_hi;
+        }
+    }
+    uintptr_t glo = (uintptr_t)GC_least_plausible_heap_addr;
+    uintptr_t ghi = (uintptr_t)GC_greatest_plausible_heap_addr;
+    for (size_t o = 0; o + sizeof(uintptr_t) <= n; o++) {
+        uintptr_t v;
+        memcpy(&v, d + o, sizeof v);
+        if (LEV_LIKELY(v < 4096 || (v >> 47) != 0))
+            continue;
+        if ((v < glo || v > ghi) && (v < c->mod_lo || v > c->mod_hi))
+            continue;
+        const char *what = s_owned(c, (const char *)v);
+        if (what)
+            return rt_err(LEV_ECAPTURE,
+                          "untyped heap object of %zu bytes holds at offset %zu the value %p, "
+                          "which is the address of %s: levpp could not infer the type of its "
+                          "allocation (memory kept in a void *, or a size that is no whole "
+                          "number of the type it is cast to), so the image cannot tell a "
+                          "pointer from bytes; allocate it as malloc(n * sizeof(T)) assigned "
+                          "to a T *",
+                          n, o, (void *)v, what);
+    }
+    return 0;
 }
 
 static s_stream *s_stream_of(s_cap *c, uint32_t kind)
@@ -442,6 +514,8 @@ static int s_collect(s_cap *c, rt_vt *vt)
         rt_objhdr *h = c->heap[i];
         uint32_t type = RT_OBJ_TYPE(h);
         const rt_type *t = &c->m->types[type];
+        if (LEV_UNLIKELY(t->conservative) && (rc = s_untyped_check(c, h)))
+            return rc;
         if ((rc = s_emit(c, rt_obj_data(h), (uint64_t)t->size * h->count, t, h->count, IMG_OBJ_HEAP,
                          type, h->count)))
             return rc;

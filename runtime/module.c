@@ -358,7 +358,9 @@ static int s_build_types(lev_module *m)
     s_builtin(m, LEV_T_U64, "u64", LEV_K_B8);
     s_builtin(m, LEV_T_PTR, "pointer", LEV_K_PTR);
     s_builtin(m, LEV_T_FNPTR, "function pointer", LEV_K_FNPTR);
-    for (uint32_t i = LEV_T_BYTES; i <= LEV_T_FNPTR; i++) {
+    s_builtin(m, LEV_T_UNTYPED, "untyped", LEV_K_B1);
+    m->types[LEV_T_UNTYPED].conservative = true;
+    for (uint32_t i = LEV_T_BYTES; i <= LEV_T_UNTYPED; i++) {
         state[i] = S_DONE;
         if (!m->types[i].runs) {
             rc = LEV_ENOMEM;

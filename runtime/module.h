@@ -37,6 +37,10 @@ typedef struct rt_type {
     rt_run *runs;
     bool has_ptrs; /* any PTR or FNPTR run */
     bool dense;    /* one packed scalar run that covers size exactly */
+    /* LEV_T_UNTYPED: bytes with no pointer described, which the collector
+     * scans conservatively all the same (they may hold the only pointer
+     * to an object); a capture checks them (image_capture.c). */
+    bool conservative;
     uint32_t dense_kind;
     uintptr_t gc_descr; /* GC descriptor of header + one element, 0 if none */
     /* For the image codec, per element: items in the 1-, 2-, 4- and 8-byte

@@ -152,7 +152,7 @@ static void t_alloc_overflow(void **state)
     assert_null(lev_alloc(m, LEV_T_U32, ((size_t)1 << 62) + 1)); /* * 4 wraps to 4 */
     assert_null(lev_alloc(m, HW_LAYOUT_T_SHAPE, (size_t)UINT32_MAX / 100));
     assert_null(lev_alloc(m, HW_LAYOUT_NTYPES_END, 1));
-    assert_null(lev_alloc(m, LEV_T_FNPTR + 1, 1)); /* a reserved built-in id */
+    assert_null(lev_alloc(m, LEV_T_UNTYPED + 1, 1)); /* a reserved built-in id */
     assert_null(lev_alloc(m, 0xFFFFFFFFu, 1));
     assert_null(lev_alloc(NULL, LEV_T_BYTES, 1));
     void *p = lev_alloc(m, LEV_T_U64, 4);

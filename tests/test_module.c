@@ -476,7 +476,9 @@ static void t_type_flattening(void **state)
     assert_int_equal(rt_module_type(m, LEV_T_U64)->size, 8);
     assert_true(rt_module_type(m, LEV_T_PTR)->has_ptrs);
     assert_true(rt_module_type(m, LEV_T_FNPTR)->has_ptrs);
-    assert_null(rt_module_type(m, LEV_T_FNPTR + 1)); /* reserved ids are no types */
+    const rt_type *ut = rt_module_type(m, LEV_T_UNTYPED);
+    assert_true(ut && ut->conservative && !ut->has_ptrs && ut->size == 1);
+    assert_null(rt_module_type(m, LEV_T_UNTYPED + 1)); /* reserved ids are no types */
     assert_null(rt_module_type(m, LEV_T_USER + NTYPES));
     assert_null(rt_module_type(m, 0xFFFFFFFFu));
 }

@@ -19,7 +19,9 @@
 #           levpp's output, it must run plainly as it does natively (exit
 #           status 0, same output); under LEV_TORTURE=1 and =7, where
 #           every object and frame moves and the old memory is poison,
-#           it must not (a signal, a non-zero exit or other output).
+#           it must not (a signal, a non-zero exit or other output); a
+#           line `moving-expects: TEXT` in NAME.c asks for TEXT in the
+#           torture runs' standard error as well.
 #
 # usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
 #   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
@@ -180,7 +182,8 @@ moving_one() {
     timeout "$LIMIT" ./lev >lev.out 2>lev.err </dev/null || st=$?
     ((st == 0)) && cmp -s native.out lev.out ||
         { fail "$name: the plain run (status $st) differs from the native one: $(head -n 3 lev.err)"; return 1; }
-    local every got=''
+    local every got='' expects
+    expects=$(sed -n 's/.*moving-expects: \(.*[^ ]\) *\*\/.*/\1/p' "$src" | head -n 1)
     for every in 1 7; do
         st=0
         # (the group's stderr takes the shell's report of the signal)
@@ -188,6 +191,10 @@ moving_one() {
         ((st != 124)) || { fail "$name: LEV_TORTURE=$every timed out"; return 1; }
         if ((st == 0)) && cmp -s native.out torture.out; then
             fail "$name: LEV_TORTURE=$every did not see the hidden pointer (same output, status 0)"
+            return 1
+        fi
+        if [[ -n $expects ]] && ! grep -qF -- "$expects" torture.err; then
+            fail "$name: LEV_TORTURE=$every did not report \"$expects\": $(head -n 3 torture.err)"
             return 1
         fi
         got+="${got:+,} LEV_TORTURE=$every $( ((st > 128)) && echo "signal $((st - 128))" || echo "status $st")"
@@ -198,7 +205,7 @@ moving_one() {
 check_moving() {
     local dir=$work/moving name
     moving_note=''
-    for name in hidden_heap hidden_frame; do
+    for name in hidden_heap hidden_frame untyped_ptr; do
         mkdir -p "$dir/$name"
         cd "$dir/$name"
         moving_one "$name" || return 1

@@ -3,11 +3,13 @@
  * alignment test within one expression, a pointer hashed into a table
  * index, low bits kept apart, a converted value that is dead (or written
  * again) before the next safe point, a difference of two converted
- * pointers, and a narrow integer.
+ * pointers, and a narrow integer; and, stored in heap memory or returned
+ * by helpers, the values of these that hold no pointer.
  * Exit status: the sum of the slots modulo 100 (not where they are: the
  * addresses differ between builds). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #if defined(__has_include)
 #if __has_include("leverage.h")
@@ -23,6 +25,16 @@ static int lev_checkpoint(void) { return 0; }
 
 static double g_cells[8];
 static int g_sum;
+
+/* Helpers whose results hold no pointer: an offset, the low bits. */
+static uintptr_t offset_in(const void *p, const void *base)
+{
+    return (uintptr_t)p - (uintptr_t)base;
+}
+
+static unsigned long misalign(const void *p) { return (uintptr_t)p & 7; }
+
+static void put(long *slot, long v) { *slot = v; }
 
 static int mix(int n)
 {
@@ -63,6 +75,17 @@ int main(void)
     }
     for (int s = 0; s < NSLOTS; s++)
         g_sum += slots[s];
+    long *heap = malloc(4 * sizeof *heap);
+    if (!heap)
+        return 2;
+    heap[0] = (long)offset_in(&g_cells[5], g_cells);
+    heap[1] = (long)misalign(&g_cells[2]);
+    heap[2] = (long)((uintptr_t)&g_cells[3] & 7) + (long)(uintptr_t)(char)(uintptr_t)g_cells;
+    put(&heap[3], (long)(&g_cells[7] - &g_cells[1]));
+    lev_checkpoint();
+    printf("heap %ld %ld %ld %ld\n", heap[0], heap[1], heap[2] - (long)(char)(uintptr_t)g_cells,
+           heap[3]);
+    free(heap);
     printf("slots sum %d\n", g_sum);
     return g_sum % 100;
 }

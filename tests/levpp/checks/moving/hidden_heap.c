@@ -1,12 +1,14 @@
-/* hidden_heap.c - a heap pointer hidden in an integer (an element of a
- * heap array of long, which levpp does not follow) across a safe point,
- * then followed: no image carries it, so after a move it points at
- * nothing. A plain run prints the sum; torture (LEV_TORTURE) must not.
- * Each round first allocates more than the collector's allowance between
- * two collections, so that one is due when the VT is restored. */
+/* hidden_heap.c - a heap pointer hidden in an integer across a safe
+ * point (copied with memcpy into an element of a heap array of long: levpp
+ * refuses the conversions it sees, not this copy), then followed: no
+ * image carries it, so after a move it points at nothing. A plain run
+ * prints the sum; torture (LEV_TORTURE) must not. Each round first
+ * allocates more than the collector's allowance between two collections,
+ * so that one is due when the VT is restored. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__has_include)
 #if __has_include("leverage.h")
@@ -42,7 +44,7 @@ int main(void)
             junk[k] = (char)k;
             free(junk);
         }
-        slots[0] = (long)(uintptr_t)a;
+        memcpy(&slots[0], &a, sizeof a); /* the copy levpp cannot see */
         lev_checkpoint();
         struct node *h = (struct node *)(uintptr_t)slots[0];
         sum += h->next->v + h->v;
