@@ -167,10 +167,110 @@ int pp_vm_typedef(CXCursor c)
     return pp_kind(c) == CXCursor_TypedefDecl && pp_is_vm(clang_getTypedefDeclUnderlyingType(c));
 }
 
+static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d);
+static int pp_anon_member(CXCursor c);
+static char *pp_member_path(const char *path, CXCursor c);
+
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
     return t.kind == CXType_Record && pp_kind(clang_getTypeDeclaration(t)) == CXCursor_UnionDecl;
+}
+
+/* ===================================================================
+ * Overlay unions: the opaque-state idiom, a union of one member that
+ * holds pointers and others that only size or align it (`union { char
+ * minStateSize[N]; struct state internal; }`)
+ * =================================================================== */
+
+/* The USRs of every field the inputs name (member accesses, designated
+ * initialisers, offsetof), sorted; built on first use. */
+static struct {
+    char **v;
+    unsigned n, cap;
+    int built;
+} pp_named_fields;
+
+static enum CXChildVisitResult pp_named_field_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    (void)d;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_MemberRefExpr || k == CXCursor_MemberRef) {
+        CXCursor f = clang_getCursorReferenced(c);
+        if (pp_kind(f) == CXCursor_FieldDecl) {
+            PP_PUSH(pp_named_fields.v, pp_named_fields.n, pp_named_fields.cap);
+            pp_named_fields.v[pp_named_fields.n++] = pp_cxstring(clang_getCursorUSR(f));
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int pp_strcmp_p(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int pp_field_named(CXCursor field)
+{
+    if (!pp_named_fields.built) {
+        pp_named_fields.built = 1;
+        for (unsigned i = 0; i < ctx.nfiles; i++)
+            if (ctx.files[i].tu)
+                clang_visitChildren(clang_getTranslationUnitCursor(ctx.files[i].tu),
+                                    pp_named_field_cb, NULL);
+        if (pp_named_fields.n)
+            qsort(pp_named_fields.v, pp_named_fields.n, sizeof *pp_named_fields.v, pp_strcmp_p);
+    }
+    char *usr = pp_cxstring(clang_getCursorUSR(field));
+    int r = pp_named_fields.n && bsearch(&usr, pp_named_fields.v, pp_named_fields.n,
+                                         sizeof *pp_named_fields.v, pp_strcmp_p) != NULL;
+    free(usr);
+    return r;
+}
+
+/* Whether union un is an overlay: exactly one member holds pointers, it is
+ * named, and no other member is named anywhere in the inputs (only its
+ * size counts). Then *member is that one, which describes the union
+ * exactly: every value the union holds was written through it. */
+static int pp_overlay(CXType un, CXCursor *member)
+{
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
+    clang_Type_visitFields(clang_getCanonicalType(un), pp_collect_field_cb, &k);
+    int nptr = 0, ok = 1;
+    for (unsigned i = 0; i < k.n && ok; i++) {
+        CXCursor f = k.v[i];
+        if (pp_has_pointer(clang_getCursorType(f))) {
+            nptr++;
+            *member = f;
+            ok = !clang_Cursor_isBitField(f) && !pp_anon_member(f);
+        } else {
+            ok = !pp_field_named(f);
+        }
+    }
+    free(k.v);
+    return ok && nptr == 1;
+}
+
+/* The rows of overlay union un at member path `path` of owner (or the
+ * owner itself): its pointer member, then the bytes after it. */
+static void pp_overlay_rows(pp_type *ty, const char *owner, const char *path, CXType un,
+                            CXCursor member)
+{
+    char *mp = pp_member_path(path, member);
+    CXType mt = clang_getCursorType(member);
+    pp_fields(ty, owner, mp, mt, member);
+    free(mp);
+    long long used = clang_Type_getSizeOf(clang_getCanonicalType(mt));
+    long long tail = clang_Type_getSizeOf(clang_getCanonicalType(un)) - used;
+    if (tail > 0) {
+        char *at =
+            *path ? pp_fmt("offsetof(%s, %s) + %lld", owner, path, used) : pp_fmt("%lld", used);
+        pp_printf(&ty->fields, "    {\"%s%s(overlay)\", %s, LEV_K_B1, %lld, 0},\n", path,
+                  *path ? "." : "", at, tail);
+        ty->nfields++;
+        free(at);
+    }
 }
 
 char *pp_ident(const char *s)
@@ -241,10 +341,17 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
         *size = pp_strdup("sizeof(void *)");
         return 0;
     case CXType_Record:
-        if (pp_is_union(c)) {
+        CXCursor member;
+        if (pp_is_union(c) && !(pp_has_pointer(c) && pp_overlay(c, &member))) {
             if (pp_has_pointer(c)) {
-                pp_error(PP_LOC(where), "a union that holds a pointer cannot be described; "
-                                        "it must not live in the VT's heap or statics");
+                char *sp = pp_cxstring(clang_getTypeSpelling(t));
+                pp_error(PP_LOC(where),
+                         "'%s' is a union that holds a pointer and cannot be described: only a "
+                         "union whose one member with pointers is the only member the program "
+                         "names (the others only size it) can; it must not live in the VT's "
+                         "heap or statics",
+                         sp);
+                free(sp);
                 return -1;
             }
             *id = "LEV_T_BYTES";
@@ -418,6 +525,12 @@ static void pp_anon_union_row(pp_type *ty, const char *owner, const char *path, 
  * member, its fields named as the enclosing record's. */
 void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon)
 {
+    CXCursor member;
+    if (!anon && pp_is_union(rec)) { /* an overlay (pp_fields, pp_elem) */
+        if (pp_overlay(rec, &member))
+            pp_overlay_rows(ty, owner, path, rec, member);
+        return;
+    }
     pp_kids k = {.magic = PP_MAGIC_KIDS};
     clang_Type_visitFields(rec, pp_collect_field_cb, &k);
     for (unsigned i = 0; i < k.n; i++) {
@@ -480,10 +593,22 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
         return;
     }
     if (c.kind == CXType_Record) {
+        CXCursor member;
+        if (pp_is_union(c) && pp_has_pointer(c) && pp_overlay(c, &member)) {
+            if (count == 1 && !array && *path) {
+                pp_overlay_rows(ty, owner, path, c, member);
+                return;
+            }
+            pp_field_row(ty, owner, path, "LEV_K_REC", count, pp_record_id(elem, where));
+            return;
+        }
         if (pp_is_union(c)) {
             if (pp_has_pointer(c)) {
                 pp_error(PP_LOC(where),
-                         "'%s' is a union that may hold a pointer: it cannot be captured", path);
+                         "'%s' is a union that may hold a pointer: it cannot be captured (only "
+                         "a union whose one member with pointers is the only member the program "
+                         "names can)",
+                         path);
                 return;
             }
             pp_field_row(ty, owner, path, "LEV_K_B1", count * clang_Type_getSizeOf(c), "0");
