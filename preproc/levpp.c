@@ -315,6 +315,13 @@ static const char **pp_clang_args(const pp_options *o, CXCompilationDatabase db,
             args[na++] = LEVPP_RESOURCE_DIR;
         }
     }
+    const char *gnuc = pp_cc_gnuc_flag();
+    if (gnuc) { /* before the user's flags: theirs win */
+        PP_PUSH(args, na, capa);
+        memmove(args + 1, args, na * sizeof *args);
+        args[0] = gnuc;
+        na++;
+    }
     PP_PUSH(args, na, capa);
     args[na++] = "-D__LEVPP__=1";
     *nargs = na;

@@ -359,6 +359,8 @@ int pp_tags_with_vars(CXCursor c);
  * *len, malloc'd; 1), 0 when no body changes, -1 after an error (the
  * preprocessor could not run). */
 int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text, unsigned *len);
+/* pp_expand.c: -fgnuc-version=V of the compiler (GCC), or NULL. */
+const char *pp_cc_gnuc_flag(void);
 
 void pp_render(pp_buf *out, pp_file *f, unsigned b, unsigned e, int run, int how);
 int pp_span(const pp_file *f, CXCursor c, unsigned *b, unsigned *e);

@@ -185,6 +185,60 @@ static const char *pp_cc(void)
     return cc && *cc ? cc : "cc";
 }
 
+/* The flag that makes libclang define the GNU C version the compiler
+ * defines (`-fgnuc-version=6.5.0` for GCC 12.2; clang's own is 4.2.1),
+ * so that `#if __GNUC__ * 100 + __GNUC_MINOR__ >= 403` selects the same
+ * code in levpp's parse as in the compiler's preprocessor and build; NULL
+ * when the compiler is clang, or does not say. Capped at 6.5: from 7 on,
+ * the C library's headers take types and attributes of that GCC as given
+ * (_Float128, __malloc__ with arguments) that libclang does not have.
+ * Asked once. */
+const char *pp_cc_gnuc_flag(void)
+{
+    static int done;
+    static char flag[64];
+    if (done)
+        return *flag ? flag : NULL;
+    done = 1;
+    int fd[2];
+    if (pipe(fd))
+        return NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        if (dup2(fd[1], 1) < 0 || !freopen("/dev/null", "w", stderr) ||
+            !freopen("/dev/null", "r", stdin))
+            _exit(126);
+        const char *argv[] = {pp_cc(), "-dM", "-E", "-x", "c", "/dev/null", NULL};
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    long v[3] = {-1, 0, 0};
+    int clang = 0;
+    FILE *in = pid > 0 ? fdopen(fd[0], "r") : NULL;
+    char line[512];
+    while (in && fgets(line, sizeof line, in)) {
+        static const char *const names[] = {"#define __GNUC__ ", "#define __GNUC_MINOR__ ",
+                                            "#define __GNUC_PATCHLEVEL__ "};
+        for (int i = 0; i < 3; i++)
+            if (!strncmp(line, names[i], strlen(names[i])))
+                v[i] = strtol(line + strlen(names[i]), NULL, 10);
+        clang |= !strncmp(line, "#define __clang__ ", 18);
+    }
+    if (in)
+        fclose(in);
+    else
+        close(fd[0]);
+    int st = 0;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 && !clang &&
+        v[0] > 0)
+        snprintf(flag, sizeof flag, "-fgnuc-version=%ld.%ld.%ld", v[0] > 6 ? 6 : v[0],
+                 v[0] > 6 ? 5 : v[1], v[0] > 6 ? 0 : v[2]);
+    return *flag ? flag : NULL;
+}
+
 /* Runs `cc -E -dD` with the input's flags on `text`, written to a file of
  * a fresh directory; the output in *out. 0, or -1 with *why. */
 static int pp_run_cpp(const pp_file *f, const char **args, unsigned nargs, const pp_buf *text,

@@ -299,6 +299,21 @@ static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, C
     return CXChildVisit_Recurse;
 }
 
+/* The type parameter i of function type ft holds: a parameter declared
+ * as an array (`uint8_t key[32]`, `fe h` with `typedef int fe[10]`, `char
+ * *const lst[]`) or a function holds a pointer, which libclang's
+ * parameter type hides behind the declared one; the canonical function
+ * type has it. at: the declared type. */
+static CXType pp_param_type(CXType ft, unsigned i, CXType at)
+{
+    enum CXTypeKind k = clang_getCanonicalType(at).kind;
+    if (k != CXType_ConstantArray && k != CXType_IncompleteArray && k != CXType_FunctionProto &&
+        k != CXType_FunctionNoProto)
+        return at;
+    CXType decayed = clang_getArgType(clang_getCanonicalType(ft), i);
+    return decayed.kind == CXType_Pointer ? decayed : at;
+}
+
 /* Lays out the frame of a checkpointable function: parameters, locals. */
 static void pp_layout(pp_fn *fn)
 {
@@ -326,9 +341,13 @@ static void pp_layout(pp_fn *fn)
         const char *fixed = fn->is_task && i < 2   ? task_f[i]
                             : fn->is_main && i < 2 ? main_f[i]
                                                    : NULL;
-        pp_var_add(fn, p, clang_getArgType(ft, (unsigned)i), fixed);
-        if (pp_is_vm(clang_getArgType(ft, (unsigned)i)))
-            pp_vla_shape(fn, p, clang_getArgType(ft, (unsigned)i), &fn->vars[fn->nvars - 1].vla);
+        CXType at = clang_getArgType(ft, (unsigned)i);
+        if (pp_is_vm(at)) {
+            pp_var_add(fn, p, at, fixed);
+            pp_vla_shape(fn, p, at, &fn->vars[fn->nvars - 1].vla);
+        } else {
+            pp_var_add(fn, p, pp_param_type(ft, (unsigned)i, at), fixed);
+        }
     }
     pp_kids k = pp_children(c);
     for (unsigned i = 0; i < k.n; i++)
