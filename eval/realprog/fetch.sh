@@ -23,6 +23,7 @@ REPOS=(
     "lua https://github.com/lua/lua 53b41d0cddd80bf33fdc631bdd32e3ba53842b89"
     "c4 https://github.com/rswier/c4 2feb8c0a142b2e513be69442c24af82dbaf41a25"
     "tiny-regex-c https://github.com/kokke/tiny-regex-c f2632c6d9ed25272987471cdb8b70395c2460bdb"
+    "monocypher https://github.com/LoupVaillant/Monocypher ab2b16dd619ad5f6979a4fbe69cfa324a6fcc35f"
 )
 
 for entry in "${REPOS[@]}"; do

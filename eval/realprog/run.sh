@@ -11,7 +11,8 @@
 # usage: eval/realprog/run.sh [OPTIONS] SRC_DIR [PROGRAM...]
 #   SRC_DIR          the clones, as eval/realprog/fetch.sh SRC_DIR makes them
 #                    (SRC_DIR/cJSON, SRC_DIR/lz4, ...)
-#   PROGRAM          only these (cjson lz4 miniz bbc lua c4 tiny-regex-c)
+#   PROGRAM          only these (cjson lz4 miniz bbc lua c4 tiny-regex-c
+#                    monocypher)
 #   --out DIR        work and result directory (default: a new one under /tmp)
 #   --build DIR      the build tree: DIR/preproc/levpp, DIR/leverage/
 #                    libleverage.so, DIR/leverage/include (default: build/
@@ -91,7 +92,7 @@ WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-t
 #   NORM     a sed script applied to every output before it is compared
 #            (what varies between two native runs)
 # In arguments, @SRC@ is the clone and @DRV@ the drivers directory.
-PROGRAMS=(cjson lz4 miniz bbc lua c4 tiny-regex-c)
+PROGRAMS=(cjson lz4 miniz bbc lua c4 tiny-regex-c monocypher)
 
 prog_cjson() {
     DIR=cJSON SRCS=(cJSON.c cJSON_Utils.c) DRV=(cjson_driver.c)
@@ -134,6 +135,12 @@ prog_tiny-regex-c() {
     DIR=tiny-regex-c SRCS=(re.c) DRV=(re_driver.c)
     FLAGS=(-I.) LIBS=()
     PLAIN='80' TORTURE='2 10' RESUME='0 100' NORM=''
+}
+prog_monocypher() {
+    # The library and its optional Ed25519/SHA-512 file.
+    DIR=monocypher SRCS=(src/monocypher.c src/optional/monocypher-ed25519.c) DRV=(monocypher_driver.c)
+    FLAGS=(-Isrc -Isrc/optional) LIBS=()
+    PLAIN='60' TORTURE='2 4' RESUME='0 12' NORM=''
 }
 
 # ===================================================================
