@@ -268,8 +268,13 @@ static void pp_fixpoint(void)
             pp_mark_reach((int)i);
     for (unsigned i = 0; i < ctx.nfns; i++) {
         pp_fn *fn = &ctx.fns[i];
+        /* A variadic function's loops do not poll: its `...` arguments
+         * cannot be kept in a frame, and a loop alone does not need to
+         * stop there (as a recursion without loops does not). */
+        int variadic = fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
+                       clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1;
         fn->cp = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt ||
-                                   (ctx.auto_poll && fn->reach && fn->has_loop));
+                                   (ctx.auto_poll && fn->reach && fn->has_loop && !variadic));
     }
     for (int changed = 1; changed;) {
         changed = 0;

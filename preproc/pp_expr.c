@@ -273,7 +273,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         } else if (!is_ck && (ctx.fns[g].is_task || ctx.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
         } else if (!is_ck && clang_Cursor_getNumArguments(c) >= 0 &&
-                   (unsigned)clang_Cursor_getNumArguments(c) != ctx.fns[g].nparams) {
+                   (unsigned)clang_Cursor_getNumArguments(c) != ctx.fns[g].nparams &&
+                   clang_isFunctionTypeVariadic(clang_getCursorType(ctx.fns[g].def)) != 1) {
             /* only possible without a prototype: C leaves such a call undefined */
             pp_error(PP_LOC(c),
                      "call of '%s' with %d argument(s), but its definition has %u parameter(s): "

@@ -327,7 +327,10 @@ static void pp_layout(pp_fn *fn)
      * char *b;`) declares its parameters all the same: the frame holds them
      * and the resumable body gets a prototype of its own. */
     if (ft.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(ft))
-        pp_error(PP_LOC(c), "checkpointable function '%s' must have a prototype and no '...'",
+        pp_error(PP_LOC(c),
+                 "function '%s' has a variable argument list ('...') and reaches a safe point "
+                 "(it calls one, or a checkpointable function): its '...' arguments cannot be "
+                 "kept in an image; pass them as a va_list or an array instead",
                  fn->name);
     if (fn->is_task && nargs != 2)
         pp_error(PP_LOC(c), "task entry '%s' must be 'void %s(const void *arg, size_t len)'",

@@ -21,6 +21,11 @@
 #
 #   passed        identical output and status, plainly and under torture
 #   refused       levpp exited non-zero (its first diagnostic is kept)
+#   refused at capture
+#                 the plain run is identical, but under torture the
+#                 runtime refused a capture and named why (a pointer into
+#                 the C library's memory, such as a FILE *, live at a safe
+#                 point): the program is not mobile there, and says so
 #   uncompilable  levpp accepted it, gcc rejected its output
 #   wrong         output or status differs plainly or under torture
 #                 (crashes and runtime failures included)
@@ -92,7 +97,9 @@ transformed() {
     shift 2
     env "$@" timeout -k 5 "$limit" ./lev >"$label.out" 2>"$label.err" </dev/null || st=$?
     ((st != 124)) || result "timed out" "$label: $(describe "$st" "$limit")"
-    if ((st != native_st)); then
+    if ((st != native_st)) && [[ $label == torture ]] && grep -q 'state cannot be captured' "$label.err"; then
+        result "refused at capture" "$(head -n1 "$label.err" | sed 's/^[^:]*: //')"
+    elif ((st != native_st)); then
         detail="$label: $(describe "$st" "$limit") (native $native_st)"
     elif ! cmp -s native.out "$label.out"; then
         detail="$label: output differs: $(diff native.out "$label.out" | grep -m2 '^[<>]' | tr '\n\t' '  ' || true)"
@@ -257,14 +264,18 @@ reasons() {
     ' "$results" | sort -t$'\t' -k1,1nr -k2,2 |
         awk -F'\t' '{ printf "%4d  %s\n      programs:%s\n", $1, $2, $3 }'
 }
-reasons refused >"$OUT/refusals.txt"
+{
+    reasons refused
+    echo "at capture (under torture):"
+    reasons "refused at capture"
+} >"$OUT/refusals.txt"
 reasons uncompilable >"$OUT/uncompilable.txt"
 reasons wrong >"$OUT/wrong.txt"
 
 count() { awk -F'\t' -v c="$1" '$2 == c { n++ } END { print n + 0 }' "$results"; }
 passed=$(count passed) nfail=$(count "native fails")
 echo "time: $((SECONDS - start)) s"
-echo "passed $passed / refused $(count refused) / wrong $(count wrong) / uncompilable $(count uncompilable) / timed out $(count "timed out") / native fails $nfail (of $total)"
+echo "passed $passed / refused $(count refused) / refused at capture $(count "refused at capture") / wrong $(count wrong) / uncompilable $(count uncompilable) / timed out $(count "timed out") / native fails $nfail (of $total)"
 if ((total > nfail)); then
     awk -v p="$passed" -v n="$((total - nfail))" 'BEGIN { printf "passed: %.1f %% of the %d programs that pass natively\n", 100 * p / n, n }'
 fi
