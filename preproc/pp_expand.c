@@ -1,7 +1,7 @@
 /* pp_expand.c - function bodies as the compiler sees them. Before the
- * passes look at an input, every function body in it that uses a macro
- * or holds a preprocessor directive is replaced by what the C
- * preprocessor makes of it, line for line: the passes then rewrite the
+ * passes look at an input, every function body (and file-scope
+ * initializer) in it that uses a macro or holds a preprocessor directive
+ * is replaced by what the C preprocessor makes of it, line for line: the passes then rewrite the
  * code the compiler compiles, whatever the macros hid (a local named in
  * a macro's body, a type spelled by a macro, a `return` or a `malloc`
  * behind one, an `#ifdef` inside a statement).
@@ -53,6 +53,22 @@ static enum CXChildVisitResult pp_region_cb(CXCursor c, CXCursor parent, CXClien
     (void)parent;
     pp_regions *rs = pp_visit_state(d, PP_MAGIC_REGIONS);
     enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_VarDecl && clang_Location_isFromMainFile(PP_LOC(c))) {
+        /* a file-scope initializer: its string literals and pointers are
+         * registered as written, so it is expanded too (a table of
+         * strings made by a macro) */
+        CXCursor init = clang_Cursor_getVarDeclInitializer(c);
+        if (clang_Cursor_isNull(init) || pp_in_macro(c))
+            return CXChildVisit_Continue;
+        const pp_file *f = rs->f;
+        unsigned b = pp_begin(init), e = pp_end(init);
+        if (e <= b || e > f->len)
+            return CXChildVisit_Continue;
+        int braces = f->text[b] == '{' && f->text[e - 1] == '}';
+        PP_PUSH(rs->v, rs->n, rs->cap);
+        rs->v[rs->n++] = (pp_region){.b = braces ? b + 1 : b, .e = braces ? e - 1 : e};
+        return CXChildVisit_Continue;
+    }
     if (k != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
         !clang_Location_isFromMainFile(PP_LOC(c)))
         return CXChildVisit_Continue;
