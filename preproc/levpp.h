@@ -408,6 +408,7 @@ void pp_layout_frames(void);
 char *pp_var_ref(pp_fn *fn, int vi);
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_scalar(CXType t);
+int pp_local_ok(CXType t);
 void pp_regs(pp_fn *fn);
 char *pp_return(pp_fn *fn, const char *code, const char *val);
 unsigned pp_site_new(pp_fn *fn, unsigned at);

@@ -78,10 +78,10 @@ static int pp_frameless(pp_fn *fn)
         if (fn->vars[i].refs && !fn->vars[i].reg)
             return 0;
     for (unsigned i = 0; i < fn->nslots; i++)
-        if (!pp_scalar(fn->slots[i].type))
+        if (!pp_local_ok(fn->slots[i].type))
             return 0;
     for (unsigned i = 0; i < fn->ntmps; i++)
-        if (!pp_scalar(fn->tmps[i].type))
+        if (!pp_local_ok(fn->tmps[i].type))
             return 0;
     return 1;
 }
@@ -118,7 +118,7 @@ static void pp_lazy(void)
             pp_slot *pp_s = X == 'r' ? &(FN)->slots[pp_i] : &(FN)->tmps[pp_i - (FN)->nslots];      \
             unsigned K = pp_s->k;                                                                  \
             CXType T = pp_s->type;                                                                 \
-            if (pp_scalar(T)) {                                                                    \
+            if (pp_local_ok(T)) {                                                                  \
                 __VA_ARGS__;                                                                       \
             }                                                                                      \
         }                                                                                          \
@@ -137,7 +137,7 @@ static void pp_locals(pp_buf *b, pp_fn *fn, int from)
                 pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
                           fn->vars[i].field);
             else
-                pp_printf(b, "    __typeof__(fr->%s) %s = 0;\n", fn->vars[i].field, r);
+                pp_printf(b, "    __typeof__(fr->%s) %s = {0};\n", fn->vars[i].field, r);
             free(r);
         }
     if (from == 1)
@@ -146,7 +146,7 @@ static void pp_locals(pp_buf *b, pp_fn *fn, int from)
                                k, x, k, x, k));
     else
         PP_EACH_SLOT(fn, x, k, t,
-                     pp_printf(b, "    __typeof__(fr->lev__%c%u) lev__%c%u = 0;\n", x, k, x, k));
+                     pp_printf(b, "    __typeof__(fr->lev__%c%u) lev__%c%u = {0};\n", x, k, x, k));
     if (fn->counters.p)
         pp_puts(b, fn->counters.p);
 }
@@ -241,7 +241,11 @@ static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
             pp_printf(b, "        %s = %u;\n", fn->pcf, k);
         for (unsigned i = 0; i < fn->nvars; i++)
             if (fn->vars[i].reg) {
-                char *r = pp_in_scope(fn, i, k) ? pp_var_ref(fn, (int)i) : pp_strdup("0");
+                char *r = pp_in_scope(fn, i, k)         ? pp_var_ref(fn, (int)i)
+                          : pp_scalar(fn->vars[i].type) ? pp_strdup("0")
+                                                        : pp_fmt("(__typeof__(((struct %s__frame "
+                                                                 "*)0)->%s)){0}",
+                                                                 fn->cname, fn->vars[i].field);
                 if (spill)
                     pp_printf(b, ", %s", r);
                 else
@@ -405,7 +409,7 @@ static void pp_rewrite(pp_fn *fn)
         for (unsigned i = 0; i < fn->nslots + fn->ntmps; i++) {
             int x = i < fn->nslots ? 'r' : 't';
             pp_slot *sl = x == 'r' ? &fn->slots[i] : &fn->tmps[i - fn->nslots];
-            if (!pp_scalar(sl->type) && pp_has_pointer(sl->type))
+            if (!pp_local_ok(sl->type) && pp_has_pointer(sl->type))
                 pp_printf(b, "    __builtin_memset(&fr->lev__%c%u, 0, sizeof fr->lev__%c%u);\n", x,
                           sl->k, x, sl->k);
         }

@@ -149,7 +149,7 @@ static int pp_is_top(pp_unit *u, CXCursor c)
  * its frame field. */
 static char *pp_slot_ref(int x, unsigned k, CXType t)
 {
-    return pp_fmt(pp_scalar(t) ? "lev__%c%u" : "fr->lev__%c%u", x, k);
+    return pp_fmt(pp_local_ok(t) ? "lev__%c%u" : "fr->lev__%c%u", x, k);
 }
 
 /* How the expression reads slot or temporary k (see pp_slot_ref): one

@@ -421,10 +421,23 @@ enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
             rs->refs[vi]++;
     } else if (k == CXCursor_UnaryOperator &&
                clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_AddrOf) {
+        /* &x, and &s.m, &s.a[i] (down through members and subscripts of
+         * the variable's own storage, not through pointers) */
         pp_kids kk = pp_children(c);
         CXCursor o = kk.n == 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
-        if (pp_kind(o) == CXCursor_DeclRefExpr) {
-            int vi = pp_var_find(rs->fn, clang_getCursorReferenced(o));
+        while (pp_kind(o) == CXCursor_MemberRefExpr || pp_kind(o) == CXCursor_ArraySubscriptExpr) {
+            pp_kids ok = pp_children(o);
+            CXCursor base = ok.n ? pp_strip(ok.v[0]) : clang_getNullCursor();
+            free(ok.v);
+            if (clang_Cursor_isNull(base) ||
+                clang_getCanonicalType(clang_getCursorType(base)).kind == CXType_Pointer)
+                break;
+            o = base;
+        }
+        CXCursor v = pp_kind(o) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(o)
+                                                        : clang_getNullCursor();
+        if (!clang_Cursor_isNull(v)) {
+            int vi = pp_var_find(rs->fn, v);
             if (vi >= 0)
                 rs->taken[vi] = 1;
         }
@@ -444,8 +457,38 @@ int pp_scalar(CXType t)
            !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
 }
 
-/* Chooses the vars that live in C locals while the body runs: scalars and
- * pointers that are used and whose address is never taken. They are loaded
+static enum CXVisitorResult pp_local_field_cb(CXCursor c, CXClientData d)
+{
+    if (!pp_local_ok(clang_getCursorType(c))) {
+        *pp_visit_flag(d) = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+/* Whether a variable of type t can live in a C local of the body: a
+ * scalar, an enum or a pointer, or a struct or union of at most 64 bytes
+ * made of those (no array member, which would decay to a pointer into
+ * the C local), copied by assignment like a scalar. */
+int pp_local_ok(CXType t)
+{
+    if (pp_scalar(t))
+        return 1;
+    CXType ct = clang_getCanonicalType(t);
+    if (ct.kind != CXType_Record || clang_isVolatileQualifiedType(t) ||
+        clang_isVolatileQualifiedType(ct))
+        return 0;
+    long long sz = clang_Type_getSizeOf(ct);
+    if (sz <= 0 || sz > 64)
+        return 0;
+    int bad = 0;
+    clang_Type_visitFields(ct, pp_local_field_cb, &bad);
+    return !bad;
+}
+
+/* Chooses the vars that live in C locals while the body runs: scalars,
+ * pointers and small structs of them (pp_local_ok) that are used and
+ * whose address (or a member's) is never taken. They are loaded
  * from the frame when the body is entered or resumed and stored back only
  * when it unwinds; arrays, structs, volatile and address-taken variables
  * stay in the frame, where pointers to them remain valid. */
@@ -462,7 +505,7 @@ void pp_regs(pp_fn *fn)
     for (unsigned i = 0; i < fn->nvars; i++) {
         fn->vars[i].refs = rs.refs[i];
         fn->vars[i].reg =
-            pp_scalar(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] && !rs.taken[i];
+            pp_local_ok(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] && !rs.taken[i];
     }
     free(rs.refs);
     free(rs.taken);
