@@ -288,6 +288,8 @@ typedef struct pp_var_refs {
     pp_fn *fn;
     unsigned *refs;
     unsigned char *taken;
+    unsigned *plain; /* or NULL: references that only read or write an
+                      * array's elements (pp_regs_cb) */
 } pp_var_refs;
 
 typedef struct pp_unit pp_unit;
@@ -409,6 +411,7 @@ char *pp_var_ref(pp_fn *fn, int vi);
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_scalar(CXType t);
 int pp_local_ok(CXType t);
+int pp_local_array_ok(CXType t);
 void pp_regs(pp_fn *fn);
 char *pp_return(pp_fn *fn, const char *code, const char *val);
 unsigned pp_site_new(pp_fn *fn, unsigned at);

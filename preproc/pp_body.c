@@ -128,16 +128,32 @@ static void pp_lazy(void)
  * but the parameters loaded from the frame (a fresh frame), 1 all loaded
  * from the frame (resuming a lazy function), 2 at 0 with the parameters
  * left out (a lazy function's fresh __run, whose parameters they are). */
+/* `dst = src;` for a C local or frame field of var v (arrays: memcpy). */
+static void pp_copy(pp_buf *b, const pp_var *v, const char *indent, const char *dst,
+                    const char *src)
+{
+    if (clang_getCanonicalType(v->type).kind == CXType_ConstantArray)
+        pp_printf(b, "%s__builtin_memcpy(%s, %s, sizeof(%s));\n", indent, dst, src, dst);
+    else
+        pp_printf(b, "%s%s = %s;\n", indent, dst, src);
+}
+
 static void pp_locals(pp_buf *b, pp_fn *fn, int from)
 {
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg && !(from == 2 && i < fn->nparams)) {
             char *r = pp_var_ref(fn, (int)i);
-            if (from == 1 || (from == 0 && i < fn->nparams))
+            char *fld = pp_fmt("fr->%s", fn->vars[i].field);
+            if (clang_getCanonicalType(fn->vars[i].type).kind == CXType_ConstantArray &&
+                from == 1) {
+                pp_printf(b, "    __typeof__(fr->%s) %s;\n", fn->vars[i].field, r);
+                pp_copy(b, &fn->vars[i], "    ", r, fld);
+            } else if (from == 1 || (from == 0 && i < fn->nparams))
                 pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
                           fn->vars[i].field);
             else
                 pp_printf(b, "    __typeof__(fr->%s) %s = {0};\n", fn->vars[i].field, r);
+            free(fld);
             free(r);
         }
     if (from == 1)
@@ -157,8 +173,9 @@ static void pp_resume(pp_buf *b, pp_fn *fn, int loaded)
 {
     for (unsigned i = fn->nparams; !loaded && i < fn->nvars; i++)
         if (fn->vars[i].reg) {
-            char *r = pp_var_ref(fn, (int)i);
-            pp_printf(b, "        %s = fr->%s;\n", r, fn->vars[i].field);
+            char *r = pp_var_ref(fn, (int)i), *fld = pp_fmt("fr->%s", fn->vars[i].field);
+            pp_copy(b, &fn->vars[i], "        ", r, fld);
+            free(fld);
             free(r);
         }
     if (!loaded)
@@ -216,8 +233,9 @@ static void pp_spill_fn(pp_buf *b, pp_fn *fn)
               fn->cname, fn->idname, fn->cname);
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg) {
-            char *r = pp_var_ref(fn, (int)i);
-            pp_printf(b, "    fr->%s = %s;\n", fn->vars[i].field, r);
+            char *r = pp_var_ref(fn, (int)i), *fld = pp_fmt("fr->%s", fn->vars[i].field);
+            pp_copy(b, &fn->vars[i], "    ", fld, r);
+            free(fld);
             free(r);
         }
     PP_EACH_SLOT(fn, x, k, t, pp_printf(b, "    fr->lev__%c%u = lev__%c%u;\n", x, k, x, k));
@@ -246,10 +264,13 @@ static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
                                                         : pp_fmt("(__typeof__(((struct %s__frame "
                                                                  "*)0)->%s)){0}",
                                                                  fn->cname, fn->vars[i].field);
-                if (spill)
+                if (spill) {
                     pp_printf(b, ", %s", r);
-                else
-                    pp_printf(b, "        fr->%s = %s;\n", fn->vars[i].field, r);
+                } else {
+                    char *fld = pp_fmt("fr->%s", fn->vars[i].field);
+                    pp_copy(b, &fn->vars[i], "        ", fld, r);
+                    free(fld);
+                }
                 free(r);
             }
         if (spill) {

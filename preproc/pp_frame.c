@@ -410,11 +410,86 @@ char *pp_var_ref(pp_fn *fn, int vi)
     return r;
 }
 
-enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
+/* C library functions that keep no pointer to their arguments and return
+ * none into them (the ones that return their destination count only
+ * where the result is dropped: pp_regs_cb). */
+static const char *const pp_no_keep[] = {
+    "memcmp", "strlen", "strnlen", "strcmp", "strncmp", "printf", "fprintf", "sprintf", "snprintf",
+    "puts",   "fputs",  "atoi",    "atol",   "atof",    "fwrite", "fread",   NULL};
+static const char *const pp_no_keep_dropped[] = {"memcpy",  "memmove", "memset",  "strcpy",
+                                                 "strncpy", "strcat",  "strncat", NULL};
+
+static int pp_in_list(const char *const *l, const char *name)
+{
+    for (; *l; l++)
+        if (!strcmp(*l, name))
+            return 1;
+    return 0;
+}
+
+/* The variable e (stripped) names, as an index of fn, or -1. */
+static int pp_ref_var(pp_fn *fn, CXCursor e)
+{
+    e = pp_strip(e);
+    return pp_kind(e) == CXCursor_DeclRefExpr ? pp_var_find(fn, clang_getCursorReferenced(e)) : -1;
+}
+
+static enum CXChildVisitResult pp_count_refs_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     pp_var_refs *rs = pp_visit_state(d, PP_MAGIC_VAR_REFS);
+    int vi = pp_kind(c) == CXCursor_DeclRefExpr ? pp_ref_var(rs->fn, c) : -1;
+    if (vi >= 0)
+        rs->plain[vi]++;
+    return CXChildVisit_Recurse;
+}
+
+/* For pp_regs (rs->plain): the references to arrays that only reach
+ * their elements: a subscript's base, an operand of sizeof, an argument
+ * of a C library function that keeps no pointer to it (pp_no_keep). */
+static void pp_plain_refs(pp_var_refs *rs, CXCursor c, CXCursor parent)
+{
     enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_ArraySubscriptExpr) {
+        pp_kids kk = pp_children(c);
+        int vi = kk.n == 2 ? pp_ref_var(rs->fn, kk.v[0]) : -1;
+        if (vi >= 0)
+            rs->plain[vi]++;
+        free(kk.v);
+    } else if (k == CXCursor_UnaryExpr) { /* sizeof, _Alignof: not evaluated */
+        clang_visitChildren(c, pp_count_refs_cb, rs);
+    } else if (k == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (pp_kind(ref) != CXCursor_FunctionDecl)
+            return;
+        char *usr = pp_cxstring(clang_getCursorUSR(ref));
+        int g = pp_fn_find(usr);
+        free(usr);
+        if (g >= 0 && ctx.fns[g].file >= 0)
+            return; /* defined in the inputs: not the C library's */
+        char *name = pp_cxstring(clang_getCursorSpelling(ref));
+        enum CXCursorKind pk = pp_kind(parent);
+        int dropped =
+            pk == CXCursor_CompoundStmt ||
+            (clang_isStatement(pk) && pk != CXCursor_ReturnStmt && pk != CXCursor_DeclStmt);
+        if (pp_in_list(pp_no_keep, name) || (dropped && pp_in_list(pp_no_keep_dropped, name))) {
+            int n = clang_Cursor_getNumArguments(c);
+            for (int i = 0; i < n; i++) {
+                int vi = pp_ref_var(rs->fn, clang_Cursor_getArgument(c, (unsigned)i));
+                if (vi >= 0)
+                    rs->plain[vi]++;
+            }
+        }
+        free(name);
+    }
+}
+
+enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    pp_var_refs *rs = pp_visit_state(d, PP_MAGIC_VAR_REFS);
+    enum CXCursorKind k = pp_kind(c);
+    if (rs->plain)
+        pp_plain_refs(rs, c, parent);
     if (k == CXCursor_DeclRefExpr) {
         int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
         if (vi >= 0)
@@ -486,6 +561,22 @@ int pp_local_ok(CXType t)
     return !bad;
 }
 
+/* Whether an array of type t can live in a C local of the body (when
+ * its references only reach its elements: pp_regs): a constant-size
+ * array of at most 256 bytes of scalars and pointers, copied to and from
+ * the frame with memcpy. */
+int pp_local_array_ok(CXType t)
+{
+    CXType ct = clang_getCanonicalType(t);
+    if (ct.kind != CXType_ConstantArray || clang_isVolatileQualifiedType(t))
+        return 0;
+    long long sz = clang_Type_getSizeOf(ct);
+    CXType e = clang_getArrayElementType(ct);
+    while (clang_getCanonicalType(e).kind == CXType_ConstantArray)
+        e = clang_getArrayElementType(clang_getCanonicalType(e));
+    return sz > 0 && sz <= 256 && pp_scalar(e);
+}
+
 /* Chooses the vars that live in C locals while the body runs: scalars,
  * pointers and small structs of them (pp_local_ok) that are used and
  * whose address (or a member's) is never taken. They are loaded
@@ -498,17 +589,22 @@ void pp_regs(pp_fn *fn)
     pp_var_refs rs = {.magic = PP_MAGIC_VAR_REFS,
                       .fn = fn,
                       .refs = pp_xrealloc(NULL, n * sizeof *rs.refs),
-                      .taken = pp_xrealloc(NULL, n)};
+                      .taken = pp_xrealloc(NULL, n),
+                      .plain = pp_xrealloc(NULL, n * sizeof *rs.plain)};
     memset(rs.refs, 0, n * sizeof *rs.refs);
     memset(rs.taken, 0, n);
+    memset(rs.plain, 0, n * sizeof *rs.plain);
     clang_visitChildren(fn->def, pp_regs_cb, &rs);
     for (unsigned i = 0; i < fn->nvars; i++) {
-        fn->vars[i].refs = rs.refs[i];
-        fn->vars[i].reg =
-            pp_local_ok(fn->vars[i].type) && !fn->vars[i].vla.kind && rs.refs[i] && !rs.taken[i];
+        pp_var *v = &fn->vars[i];
+        v->refs = rs.refs[i];
+        int ok = pp_local_ok(v->type) ||
+                 (i >= fn->nparams && pp_local_array_ok(v->type) && rs.plain[i] >= rs.refs[i]);
+        v->reg = ok && !v->vla.kind && rs.refs[i] && !rs.taken[i];
     }
     free(rs.refs);
     free(rs.taken);
+    free(rs.plain);
 }
 
 /* The statement returning `code` (a LEV_RUN_* expression) from a body

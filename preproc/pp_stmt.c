@@ -177,9 +177,9 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
             pp_puts(&txt, for_init ? ", " : " ");
         if (ct.kind == CXType_ConstantArray)
             pp_printf(&txt,
-                      "__builtin_memcpy((void *)&fr->%s, &(__typeof__(fr->%s))%s%s%s, "
-                      "sizeof fr->%s)",
-                      fld, fld, braces ? "" : "{", it, braces ? "" : "}", fld);
+                      "__builtin_memcpy((void *)&%s, &(__typeof__(fr->%s))%s%s%s, "
+                      "sizeof(%s))",
+                      acc, fld, braces ? "" : "{", it, braces ? "" : "}", acc);
         else if (braces)
             pp_printf(&txt, "%s = (__typeof__(%s))%s", acc, acc, it);
         else
