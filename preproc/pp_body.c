@@ -151,6 +151,11 @@ static void pp_locals(pp_buf *b, pp_fn *fn, int from)
             } else if (from == 1 || (from == 0 && i < fn->nparams))
                 pp_printf(b, "    __typeof__(fr->%s) %s = fr->%s;\n", fn->vars[i].field, r,
                           fn->vars[i].field);
+            else if (clang_getCanonicalType(fn->vars[i].type).kind == CXType_ConstantArray &&
+                     !pp_has_pointer(fn->vars[i].type))
+                /* bytes: what it holds before the program writes it is
+                 * never read, and a capture copies it as it is */
+                pp_printf(b, "    __typeof__(fr->%s) %s;\n", fn->vars[i].field, r);
             else
                 pp_printf(b, "    __typeof__(fr->%s) %s = {0};\n", fn->vars[i].field, r);
             free(fld);
