@@ -110,6 +110,13 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
         free(k.v);
         return; /* moved before the function by the common pass */
     }
+    int fndecls = k.n > 0;
+    for (unsigned i = 0; i < k.n; i++)
+        fndecls &= pp_kind(k.v[i]) == CXCursor_FunctionDecl;
+    if (fndecls) {
+        free(k.v);
+        return; /* `int f(char *);` in a block: no state, kept as written */
+    }
     pp_buf txt = {0};
     int any = 0, in_frame = 0, tags_moved = pp_tags_with_vars(c);
     for (unsigned i = 0; i < k.n; i++) {

@@ -2,8 +2,9 @@
  * compiling and capture whole: an enum without a tag declaring the same
  * constant in two functions (and in a nested block), static locals whose
  * initializers hold string literals (an array of pointers to them, a
- * pointer to one) in the file's first function, and local arrays of
- * structs holding pointers, of one element and of several.
+ * pointer to one) in the file's first function, local arrays of
+ * structs holding pointers, of one element and of several, and a
+ * function declared in a block (old style: `int weight();`).
  * The output is compared with the native run's; exit status 0, or 1 on
  * bad arguments. */
 /* levpp-test: resume 0 300 */
@@ -47,13 +48,19 @@ static long spans(int n)
 
 int main(int argc, char **argv)
 {
+    int weight(int), scale();
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     int work = argc > 2 ? atoi(argv[2]) : 50;
     if (rounds < 0 || work < 0)
         return 1;
     for (int r = 0; rounds == 0 || r < rounds; r++) {
-        printf("round %d: %ld %ld\n", r, names_sum(work + r), spans(work + 2 * r));
+        printf("round %d: %ld %ld %d\n", r, names_sum(work + r), spans(work + 2 * r),
+               weight(r) + scale(r));
         fflush(stdout);
     }
     return 0;
 }
+
+int weight(int x) { return 3 * x + 1; }
+
+int scale(int x) { return x * x; }
