@@ -208,6 +208,22 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
         }
     }
     f->cxf = clang_getFile(f->tu, f->path);
+    /* unnamed struct types of locals get tags (pp_types.c) */
+    char *ntext;
+    unsigned nlen;
+    if (pp_name_unnamed_locals(f, &ntext, &nlen)) {
+        CXTranslationUnit ntu;
+        if (pp_parse_text(f, idx, args, nargs, ntext, nlen, 1, &ntu) == 0) {
+            clang_disposeTranslationUnit(f->tu);
+            f->tu = ntu;
+            free(f->text);
+            f->text = ntext;
+            f->len = nlen;
+            f->cxf = clang_getFile(f->tu, f->path);
+        } else {
+            free(ntext);
+        }
+    }
     /* lines */
     unsigned cap = 0;
     PP_PUSH(f->lines, f->nlines, cap);

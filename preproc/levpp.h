@@ -235,6 +235,7 @@ enum {
     PP_MAGIC_VARS,
     PP_MAGIC_VAR_REFS,
     PP_MAGIC_LOCALS,
+    PP_MAGIC_UNNAMED,
     PP_MAGIC_MODIFIED,
     PP_MAGIC_NO_STORE,
     PP_MAGIC_NEST,
@@ -372,6 +373,9 @@ char *pp_render_str(pp_file *f, CXCursor c, int run);
 /* pp_types.c */
 CXType pp_desugar(CXType t);
 int pp_bad_spelling(const char *s);
+/* pp_types.c: f's text with tags given to the unnamed struct and union
+ * types of locals (1), or 0 when there is none. */
+int pp_name_unnamed_locals(const pp_file *f, char **text, unsigned *len);
 char *pp_decl(CXType t, const char *name);
 int pp_has_pointer(CXType t);
 int pp_is_vm(CXType t);

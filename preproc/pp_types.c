@@ -636,3 +636,91 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
     }
     pp_field_row(ty, owner, path, k, sz == 16 ? count * 2 : count, "0");
 }
+
+/* ===================================================================
+ * Unnamed struct and union types of locals: named, so that they can move
+ * to file scope with their frames (as `struct S {...} s;` does)
+ * =================================================================== */
+
+typedef struct pp_unnamed_scan {
+    unsigned magic; /* PP_MAGIC_UNNAMED */
+    const pp_file *f;
+    unsigned *at; /* offsets just after the `struct`/`union` keyword */
+    unsigned n, cap;
+    int in_body;
+} pp_unnamed_scan;
+
+static enum CXChildVisitResult pp_unnamed_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_unnamed_scan *us = pp_visit_state(d, PP_MAGIC_UNNAMED);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_FunctionDecl) {
+        if (clang_isCursorDefinition(c) && clang_Location_isFromMainFile(PP_LOC(c))) {
+            us->in_body = 1;
+            clang_visitChildren(c, pp_unnamed_cb, us);
+            us->in_body = 0;
+        }
+        return CXChildVisit_Continue;
+    }
+    if (!us->in_body)
+        return CXChildVisit_Continue;
+    if (k != CXCursor_DeclStmt)
+        return CXChildVisit_Recurse;
+    pp_kids kk = pp_children(c);
+    for (unsigned i = 0; i + 1 < kk.n; i++) {
+        CXCursor rec = kk.v[i];
+        enum CXCursorKind rk = pp_kind(rec);
+        if ((rk != CXCursor_StructDecl && rk != CXCursor_UnionDecl) ||
+            !clang_isCursorDefinition(rec) || pp_in_macro(rec) || pp_in_macro(c))
+            continue;
+        char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(rec)));
+        int unnamed = pp_bad_spelling(sp);
+        free(sp);
+        /* one of the declarators after it has this type (or an array of it) */
+        int used = 0;
+        for (unsigned j = i + 1; j < kk.n && !used; j++) {
+            if (pp_kind(kk.v[j]) != CXCursor_VarDecl)
+                continue;
+            CXType t = clang_getCanonicalType(clang_getCursorType(kk.v[j]));
+            while (t.kind == CXType_ConstantArray)
+                t = clang_getCanonicalType(clang_getArrayElementType(t));
+            used = t.kind == CXType_Record && clang_equalCursors(clang_getTypeDeclaration(t), rec);
+        }
+        unsigned b = pp_begin(rec);
+        const char *kw = rk == CXCursor_StructDecl ? "struct" : "union";
+        size_t n = strlen(kw);
+        if (unnamed && used && b + n <= us->f->len && !memcmp(us->f->text + b, kw, n)) {
+            PP_PUSH(us->at, us->n, us->cap);
+            us->at[us->n++] = b + (unsigned)n;
+        }
+    }
+    free(kk.v);
+    return CXChildVisit_Recurse;
+}
+
+/* f's text with a tag (lev__unnamedN) given to every unnamed struct or
+ * union type that a declaration in a function body defines for its
+ * variables (`struct { int a; char *p; } x;`), in *text (malloc'd; 1),
+ * or 0 when there is none. A type no other declaration can name is
+ * compatible with nothing else, so the tag changes no meaning; with it,
+ * the type moves to file scope with its variables' frames. */
+int pp_name_unnamed_locals(const pp_file *f, char **text, unsigned *len)
+{
+    pp_unnamed_scan us = {.magic = PP_MAGIC_UNNAMED, .f = f};
+    clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_unnamed_cb, &us);
+    if (!us.n)
+        return 0;
+    pp_buf o = {0};
+    unsigned cur = 0;
+    for (unsigned i = 0; i < us.n; i++) {
+        pp_putn(&o, f->text + cur, us.at[i] - cur);
+        pp_printf(&o, " lev__unnamed%u", i);
+        cur = us.at[i];
+    }
+    pp_putn(&o, f->text + cur, f->len - cur);
+    free(us.at);
+    *text = o.p;
+    *len = (unsigned)o.n;
+    return 1;
+}
