@@ -176,6 +176,25 @@ static int pp_parse_text(pp_file *f, CXIndex idx, const char **args, unsigned na
     return 0;
 }
 
+/* Makes `text` (malloc'd, taken) f's text if it parses, with its
+ * translation unit; 0, or -1 when it does not parse (f unchanged). */
+static int pp_adopt_text(pp_file *f, CXIndex idx, const char **args, unsigned nargs, char *text,
+                         unsigned len)
+{
+    CXTranslationUnit tu;
+    if (pp_parse_text(f, idx, args, nargs, text, len, 1, &tu)) {
+        free(text);
+        return -1;
+    }
+    clang_disposeTranslationUnit(f->tu);
+    f->tu = tu;
+    free(f->text);
+    f->text = text;
+    f->len = len;
+    f->cxf = clang_getFile(f->tu, f->path);
+    return 0;
+}
+
 static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
 {
     f->text = pp_read_file(f->path, &f->len);
@@ -187,43 +206,17 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
         return -1;
     f->cxf = clang_getFile(f->tu, f->path);
     /* the bodies as the compiler sees them (pp_expand.c) */
-    char *xtext;
-    unsigned xlen;
-    int expanded = pp_expand_bodies(f, args, nargs, &xtext, &xlen);
-    if (expanded < 0)
-        return -1;
-    if (expanded) {
-        CXTranslationUnit xtu;
-        if (pp_parse_text(f, idx, args, nargs, xtext, xlen, 1, &xtu) == 0) {
-            clang_disposeTranslationUnit(f->tu);
-            f->tu = xtu;
-            free(f->text);
-            f->text = xtext;
-            f->len = xlen;
-            f->cxf = clang_getFile(f->tu, f->path);
-        } else {
-            pp_warn(clang_getLocationForOffset(f->tu, f->cxf, 0),
-                    "the function bodies with macros expanded do not parse; macros are kept");
-            free(xtext);
-        }
-    }
-    f->cxf = clang_getFile(f->tu, f->path);
-    /* unnamed struct types of locals get tags (pp_types.c) */
     char *ntext;
     unsigned nlen;
-    if (pp_name_unnamed_locals(f, &ntext, &nlen)) {
-        CXTranslationUnit ntu;
-        if (pp_parse_text(f, idx, args, nargs, ntext, nlen, 1, &ntu) == 0) {
-            clang_disposeTranslationUnit(f->tu);
-            f->tu = ntu;
-            free(f->text);
-            f->text = ntext;
-            f->len = nlen;
-            f->cxf = clang_getFile(f->tu, f->path);
-        } else {
-            free(ntext);
-        }
-    }
+    int expanded = pp_expand_bodies(f, args, nargs, &ntext, &nlen);
+    if (expanded < 0)
+        return -1;
+    if (expanded && pp_adopt_text(f, idx, args, nargs, ntext, nlen))
+        pp_warn(clang_getLocationForOffset(f->tu, f->cxf, 0),
+                "the function bodies with macros expanded do not parse; macros are kept");
+    /* unnamed struct types of locals get tags (pp_types.c) */
+    if (pp_name_unnamed_locals(f, &ntext, &nlen))
+        pp_adopt_text(f, idx, args, nargs, ntext, nlen);
     /* lines */
     unsigned cap = 0;
     PP_PUSH(f->lines, f->nlines, cap);
