@@ -214,8 +214,8 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
     if (expanded && pp_adopt_text(f, idx, args, nargs, ntext, nlen))
         pp_warn(clang_getLocationForOffset(f->tu, f->cxf, 0),
                 "the function bodies with macros expanded do not parse; macros are kept");
-    /* unnamed struct types of locals get tags (pp_types.c) */
-    if (pp_name_unnamed_locals(f, &ntext, &nlen))
+    /* struct types of locals: unnamed ones tagged, clashing ones renamed */
+    if (pp_name_local_tags(f, &ntext, &nlen))
         pp_adopt_text(f, idx, args, nargs, ntext, nlen);
     /* lines */
     unsigned cap = 0;

@@ -374,8 +374,9 @@ char *pp_render_str(pp_file *f, CXCursor c, int run);
 CXType pp_desugar(CXType t);
 int pp_bad_spelling(const char *s);
 /* pp_types.c: f's text with tags given to the unnamed struct and union
- * types of locals (1), or 0 when there is none. */
-int pp_name_unnamed_locals(const pp_file *f, char **text, unsigned *len);
+ * types of locals and the local ones that clash renamed (1), or 0 when
+ * there is nothing to change. */
+int pp_name_local_tags(const pp_file *f, char **text, unsigned *len);
 char *pp_decl(CXType t, const char *name);
 int pp_has_pointer(CXType t);
 int pp_is_vm(CXType t);

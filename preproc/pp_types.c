@@ -2,6 +2,7 @@
  * (pointers, variably modified types) and the field descriptors of every
  * type a frame holds.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -638,88 +639,175 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
 }
 
 /* ===================================================================
- * Unnamed struct and union types of locals: named, so that they can move
- * to file scope with their frames (as `struct S {...} s;` does)
+ * Struct and union types of locals, which move to file scope with their
+ * frames (as `struct S {...} s;` does): unnamed ones get a tag, and a tag
+ * that another definition of the input also uses gets another name
  * =================================================================== */
 
-typedef struct pp_unnamed_scan {
+typedef struct pp_tag_edit {
+    unsigned at, del; /* replace [at, at + del) */
+    char *text;
+} pp_tag_edit;
+
+typedef struct pp_local_tags {
     unsigned magic; /* PP_MAGIC_UNNAMED */
     const pp_file *f;
-    unsigned *at; /* offsets just after the `struct`/`union` keyword */
+    pp_tag_edit *v;
     unsigned n, cap;
     int in_body;
-} pp_unnamed_scan;
+    CXCursor find; /* pp_tag_def_cb, pp_tag_ref_cb: the local definition */
+    char *name;
+    int other; /* another definition of its tag */
+    int ok;    /* every reference can be renamed */
+    unsigned seq;
+} pp_local_tags;
 
-static enum CXChildVisitResult pp_unnamed_cb(CXCursor c, CXCursor parent, CXClientData d)
+static void pp_tag_edit_add(pp_local_tags *lt, unsigned at, unsigned del, char *text)
+{
+    PP_PUSH(lt->v, lt->n, lt->cap);
+    lt->v[lt->n++] = (pp_tag_edit){at, del, text};
+}
+
+static int pp_is_record_kind(enum CXCursorKind k)
+{
+    return k == CXCursor_StructDecl || k == CXCursor_UnionDecl;
+}
+
+/* Another definition of lt->find's tag in the input. */
+static enum CXChildVisitResult pp_tag_def_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
-    pp_unnamed_scan *us = pp_visit_state(d, PP_MAGIC_UNNAMED);
-    enum CXCursorKind k = pp_kind(c);
-    if (k == CXCursor_FunctionDecl) {
-        if (clang_isCursorDefinition(c) && clang_Location_isFromMainFile(PP_LOC(c))) {
-            us->in_body = 1;
-            clang_visitChildren(c, pp_unnamed_cb, us);
-            us->in_body = 0;
-        }
-        return CXChildVisit_Continue;
+    pp_local_tags *lt = pp_visit_state(d, PP_MAGIC_UNNAMED);
+    if (pp_is_record_kind(pp_kind(c)) && clang_isCursorDefinition(c) &&
+        !clang_equalCursors(c, lt->find)) {
+        char *n = pp_cxstring(clang_getCursorSpelling(c));
+        lt->other |= !strcmp(n, lt->name);
+        free(n);
     }
-    if (!us->in_body)
-        return CXChildVisit_Continue;
-    if (k != CXCursor_DeclStmt)
-        return CXChildVisit_Recurse;
-    pp_kids kk = pp_children(c);
-    for (unsigned i = 0; i + 1 < kk.n; i++) {
-        CXCursor rec = kk.v[i];
-        enum CXCursorKind rk = pp_kind(rec);
-        if ((rk != CXCursor_StructDecl && rk != CXCursor_UnionDecl) ||
-            !clang_isCursorDefinition(rec) || pp_in_macro(rec) || pp_in_macro(c))
-            continue;
-        char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(rec)));
-        int unnamed = pp_bad_spelling(sp);
-        free(sp);
-        /* one of the declarators after it has this type (or an array of it) */
-        int used = 0;
-        for (unsigned j = i + 1; j < kk.n && !used; j++) {
-            if (pp_kind(kk.v[j]) != CXCursor_VarDecl)
-                continue;
-            CXType t = clang_getCanonicalType(clang_getCursorType(kk.v[j]));
-            while (t.kind == CXType_ConstantArray)
-                t = clang_getCanonicalType(clang_getArrayElementType(t));
-            used = t.kind == CXType_Record && clang_equalCursors(clang_getTypeDeclaration(t), rec);
-        }
-        unsigned b = pp_begin(rec);
-        const char *kw = rk == CXCursor_StructDecl ? "struct" : "union";
-        size_t n = strlen(kw);
-        if (unnamed && used && b + n <= us->f->len && !memcmp(us->f->text + b, kw, n)) {
-            PP_PUSH(us->at, us->n, us->cap);
-            us->at[us->n++] = b + (unsigned)n;
-        }
+    return lt->other ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* Where `name` is written at the location of cursor c in f (not in a
+ * macro), or UINT_MAX. */
+static unsigned pp_name_at(const pp_file *f, CXCursor c, const char *name)
+{
+    CXFile sf;
+    unsigned so;
+    CXSourceLocation l = clang_getCursorLocation(c);
+    clang_getSpellingLocation(l, &sf, NULL, NULL, &so);
+    size_t n = strlen(name);
+    if (!sf || !clang_File_isEqual(sf, f->cxf) || pp_off(l) != so || so + n > f->len ||
+        memcmp(f->text + so, name, n))
+        return UINT_MAX;
+    return so;
+}
+
+/* The references to lt->find, renamed (lt->ok: all could be). */
+static enum CXChildVisitResult pp_tag_ref_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_local_tags *lt = pp_visit_state(d, PP_MAGIC_UNNAMED);
+    if (pp_kind(c) == CXCursor_TypeRef &&
+        clang_equalCursors(clang_getCursorReferenced(c), lt->find)) {
+        unsigned at = pp_name_at(lt->f, c, lt->name);
+        if (at == UINT_MAX)
+            lt->ok = 0;
+        else
+            pp_tag_edit_add(lt, at, (unsigned)strlen(lt->name), NULL);
     }
-    free(kk.v);
     return CXChildVisit_Recurse;
 }
 
-/* f's text with a tag (lev__unnamedN) given to every unnamed struct or
- * union type that a declaration in a function body defines for its
- * variables (`struct { int a; char *p; } x;`), in *text (malloc'd; 1),
- * or 0 when there is none. A type no other declaration can name is
- * compatible with nothing else, so the tag changes no meaning; with it,
- * the type moves to file scope with its variables' frames. */
-int pp_name_unnamed_locals(const pp_file *f, char **text, unsigned *len)
+/* A local definition `rec` whose tag another definition uses: the tag and
+ * every reference to it become NAME__localK (none if one cannot be). */
+static void pp_rename_tag(pp_local_tags *lt, CXCursor rec, unsigned k)
 {
-    pp_unnamed_scan us = {.magic = PP_MAGIC_UNNAMED, .f = f};
-    clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_unnamed_cb, &us);
-    if (!us.n)
+    lt->find = rec;
+    lt->name = pp_cxstring(clang_getCursorSpelling(rec));
+    lt->other = 0;
+    CXCursor tu = clang_getTranslationUnitCursor(lt->f->tu);
+    if (*lt->name)
+        clang_visitChildren(tu, pp_tag_def_cb, lt);
+    unsigned at = lt->other ? pp_name_at(lt->f, rec, lt->name) : UINT_MAX;
+    if (at != UINT_MAX) {
+        unsigned first = lt->n;
+        lt->ok = 1;
+        pp_tag_edit_add(lt, at, (unsigned)strlen(lt->name), NULL);
+        clang_visitChildren(tu, pp_tag_ref_cb, lt);
+        for (unsigned i = first; i < lt->n; i++)
+            lt->v[i].text = lt->ok ? pp_fmt("%s__local%u", lt->name, k) : NULL;
+        if (!lt->ok)
+            lt->n = first; /* refused by name later (pp_tag_clashes) */
+    }
+    free(lt->name);
+}
+
+static enum CXChildVisitResult pp_local_tags_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_local_tags *lt = pp_visit_state(d, PP_MAGIC_UNNAMED);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_FunctionDecl) {
+        if (clang_isCursorDefinition(c) && clang_Location_isFromMainFile(PP_LOC(c))) {
+            lt->in_body = 1;
+            clang_visitChildren(c, pp_local_tags_cb, lt);
+            lt->in_body = 0;
+        }
+        return CXChildVisit_Continue;
+    }
+    if (!lt->in_body)
+        return CXChildVisit_Continue;
+    if (pp_is_record_kind(k) && clang_isCursorDefinition(c) && !pp_in_macro(c) &&
+        pp_kind(parent) == CXCursor_DeclStmt) {
+        char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(c)));
+        int unnamed = pp_bad_spelling(sp);
+        free(sp);
+        const char *kw = k == CXCursor_StructDecl ? "struct" : "union";
+        size_t n = strlen(kw);
+        unsigned b = pp_begin(c);
+        if (!unnamed)
+            pp_rename_tag(lt, c, lt->seq++);
+        else if (b + n <= lt->f->len && !memcmp(lt->f->text + b, kw, n))
+            pp_tag_edit_add(lt, b + (unsigned)n, 0, pp_fmt(" lev__unnamed%u", lt->seq++));
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int pp_tag_edit_cmp(const void *a, const void *b)
+{
+    const pp_tag_edit *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* f's text with a tag (lev__unnamedN) given to every unnamed struct or
+ * union type defined in a declaration of a function body (`struct { int
+ * a; char *p; } x;`), and every such local type whose tag another
+ * definition of the input uses renamed (S__localN, with its references),
+ * in *text (malloc'd; 1), or 0 when there is nothing to change. Neither
+ * changes a meaning: a type no other declaration names is compatible
+ * with nothing else, and a renamed tag has the same references; with
+ * them, the types move to file scope with the frames without colliding. */
+int pp_name_local_tags(const pp_file *f, char **text, unsigned *len)
+{
+    pp_local_tags lt = {.magic = PP_MAGIC_UNNAMED, .f = f};
+    clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_local_tags_cb, &lt);
+    if (!lt.n)
         return 0;
+    qsort(lt.v, lt.n, sizeof *lt.v, pp_tag_edit_cmp);
     pp_buf o = {0};
     unsigned cur = 0;
-    for (unsigned i = 0; i < us.n; i++) {
-        pp_putn(&o, f->text + cur, us.at[i] - cur);
-        pp_printf(&o, " lev__unnamed%u", i);
-        cur = us.at[i];
+    for (unsigned i = 0; i < lt.n; i++) {
+        if (lt.v[i].at < cur) { /* the same place twice: once */
+            free(lt.v[i].text);
+            continue;
+        }
+        pp_putn(&o, f->text + cur, lt.v[i].at - cur);
+        pp_puts(&o, lt.v[i].text);
+        cur = lt.v[i].at + lt.v[i].del;
+        free(lt.v[i].text);
     }
     pp_putn(&o, f->text + cur, f->len - cur);
-    free(us.at);
+    free(lt.v);
     *text = o.p;
     *len = (unsigned)o.n;
     return 1;
