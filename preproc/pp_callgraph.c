@@ -266,29 +266,41 @@ static void pp_fixpoint(void)
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (ctx.fns[i].is_task || ctx.fns[i].is_main)
             pp_mark_reach((int)i);
+    /* must[i]: function i reaches a safe point of its own (not only loop
+     * polls), or is an entry */
+    unsigned char *must = pp_xrealloc(NULL, ctx.nfns + 1),
+                  *variadic = pp_xrealloc(NULL, ctx.nfns + 1);
     for (unsigned i = 0; i < ctx.nfns; i++) {
         pp_fn *fn = &ctx.fns[i];
         /* A variadic function's loops do not poll: its `...` arguments
          * cannot be kept in a frame, and a loop alone does not need to
-         * stop there (as a recursion without loops does not). */
-        int variadic = fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
-                       clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1;
-        fn->cp = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt ||
-                                   (ctx.auto_poll && fn->reach && fn->has_loop && !variadic));
+         * stop there (as a recursion without loops does not). For the
+         * same reason it calls functions whose only stops are loop polls
+         * natively. */
+        variadic[i] = fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
+                      clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1;
+        must[i] = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt);
+        fn->cp = must[i] ||
+                 (fn->file >= 0 && ctx.auto_poll && fn->reach && fn->has_loop && !variadic[i]);
     }
     for (int changed = 1; changed;) {
         changed = 0;
         for (unsigned i = 0; i < ctx.nfns; i++) {
             pp_fn *fn = &ctx.fns[i];
+            for (unsigned j = 0; !must[i] && fn->file >= 0 && j < fn->ncallees; j++)
+                if (must[fn->callees[j]])
+                    must[i] = changed = 1;
             if (fn->cp || fn->file < 0)
                 continue;
             for (unsigned j = 0; j < fn->ncallees; j++)
-                if (ctx.fns[fn->callees[j]].cp) {
+                if (ctx.fns[fn->callees[j]].cp && (!variadic[i] || must[fn->callees[j]])) {
                     fn->cp = changed = 1;
                     break;
                 }
         }
     }
+    free(must);
+    free(variadic);
 }
 
 /* Pass: the functions of every input and the call graph over all of

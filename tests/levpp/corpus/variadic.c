@@ -1,8 +1,9 @@
 /* variadic.c - variadic functions that reach no safe point, called from
  * checkpointable code: a sum with a loop over its arguments (a loop
  * alone does not make a variadic function checkpointable, so it does not
- * poll), a formatter over vsnprintf with va_copy, and a logger that
- * passes its va_list on.
+ * poll), a formatter over vsnprintf with va_copy, a logger that passes
+ * its va_list on, and one that calls a function whose only stops are
+ * loop polls (called natively from there).
  */
 /* levpp-test: resume 0 */
 #include <stdarg.h>
@@ -44,6 +45,26 @@ static size_t format(char *buf, size_t cap, const char *fmt, ...)
     return need < 0 ? 0 : (size_t)need;
 }
 
+/* Checkpointable only for its loop's polls. */
+static int count_char(const char *s, char c)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == c;
+    return n;
+}
+
+static int count_all(char c, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += count_char(va_arg(ap, const char *), c);
+    va_end(ap);
+    return total;
+}
+
 static void vlog(const char *tag, const char *fmt, va_list ap)
 {
     printf("[%s] ", tag);
@@ -69,7 +90,8 @@ int main(int argc, char **argv)
         lev_checkpoint();
         size_t n = format(buf, sizeof buf, "%d:%ld:%s", r, s, r % 2 ? "odd" : "even");
         lev_checkpoint();
-        logf_("round", "%d sum %ld text %s (%zu)", r, s, buf, n);
+        logf_("round", "%d sum %ld text %s (%zu) %d", r, s, buf, n,
+              count_all('e', 3, buf, "even", "eleven") + count_char(buf, 'o'));
     }
     return 0;
 }
