@@ -236,6 +236,7 @@ enum {
     PP_MAGIC_VAR_REFS,
     PP_MAGIC_LOCALS,
     PP_MAGIC_UNNAMED,
+    PP_MAGIC_SIZEOFS,
     PP_MAGIC_MODIFIED,
     PP_MAGIC_NO_STORE,
     PP_MAGIC_NEST,
@@ -393,6 +394,9 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
 void pp_alloc_prepare(void);
 int pp_alloc_tail(CXCursor *parents, int np);
 int pp_alloc_dest(CXCursor *parents, int np, CXType *dest);
+/* pp_libc.c: the type operand or expression type of sizeof c (or the
+ * built-in type id in *special); 0: found. */
+int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special);
 const char *pp_alloc_hinted_name(const char *name);
 void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np);
 const char *pp_alloc_value(const char *name);

@@ -319,6 +319,57 @@ static const char *s_dest(CXCursor c, CXCursor *parents, int np, int quiet)
     return mult == 1 ? id : NULL;
 }
 
+typedef struct s_sizeofs {
+    unsigned magic; /* PP_MAGIC_SIZEOFS */
+    pp_file *f;
+    const char *id; /* the element type the sizeofs name, so far */
+    int n, mixed;
+} s_sizeofs;
+
+static enum CXChildVisitResult s_sizeof_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    s_sizeofs *ss = pp_visit_state(d, PP_MAGIC_SIZEOFS);
+    if (pp_kind(c) == CXCursor_CallExpr)
+        return CXChildVisit_Continue; /* a size computed by another call */
+    if (pp_kind(c) != CXCursor_UnaryExpr)
+        return CXChildVisit_Recurse;
+    CXType t;
+    const char *special = NULL, *id = NULL;
+    char *size = NULL;
+    long long mult = 0;
+    if (pp_sizeof_type(ss->f, c, &t, &special))
+        return CXChildVisit_Continue; /* _Alignof and the like */
+    if (special)
+        id = special;
+    else if (clang_getCanonicalType(t).kind == CXType_Record &&
+             clang_Cursor_isAnonymous(clang_getTypeDeclaration(clang_getCanonicalType(t))))
+        id = NULL;
+    else if (pp_elem(t, c, &id, &size, &mult) || mult != 1)
+        id = NULL;
+    free(size);
+    if (!id || (ss->id && strcmp(ss->id, id)))
+        ss->mixed = 1;
+    ss->id = id;
+    ss->n++;
+    return CXChildVisit_Continue;
+}
+
+/* The element type that the sizeofs in the arguments of call c name, when
+ * they all name one (`wrap(sizeof(T), ctx)`, `wrap(n * sizeof(T))`), or
+ * NULL: what the memory is for when the result goes to a void *. */
+static const char *s_sizeof_hint(pp_file *f, CXCursor c)
+{
+    s_sizeofs ss = {.magic = PP_MAGIC_SIZEOFS, .f = f};
+    int n = clang_Cursor_getNumArguments(c);
+    for (int i = 0; i < n; i++) {
+        CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+        if (s_sizeof_cb(a, c, &ss) == CXChildVisit_Recurse)
+            clang_visitChildren(a, s_sizeof_cb, &ss);
+    }
+    return ss.n && !ss.mixed ? ss.id : NULL;
+}
+
 /* Whether the expression of call c starts (at cb) with a local variable
  * or parameter, which levpp renames in checkpointable functions. */
 static int s_first_is_local(CXCursor c, unsigned cb)
@@ -373,6 +424,13 @@ void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np)
             return;
     }
     const char *id = s_dest(c, parents, np, g < 0);
+    CXType dest;
+    int typed = pp_alloc_dest(parents, np, &dest) &&
+                clang_getCanonicalType(dest).kind == CXType_Pointer &&
+                clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(dest))).kind !=
+                    CXType_Void;
+    if (!id && !typed) /* into a void *, or no destination: what the sizeofs name */
+        id = s_sizeof_hint(f, c);
     unsigned k = s_hints++;
     unsigned b0 = f->toks[t0].b, e0 = f->toks[t0].e;
     pp_edit_add(f, b0, e0, E_REPL, 0, 0,

@@ -23,7 +23,7 @@ static int pp_defined_here(CXCursor fndecl)
 }
 
 /* The type operand or expression type of a sizeof; 0: found. */
-static int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
+int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special)
 {
     unsigned sb, se;
     pp_written_at(f, c, &sb, &se);

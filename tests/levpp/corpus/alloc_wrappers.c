@@ -2,8 +2,9 @@
  * element type comes from the cast or the assignment at the call site
  * (levpp's allocation hints). A wrapper called with a cast and with a
  * typed assignment, calloc and realloc wrappers, a wrapper calling a
- * wrapper, the xmalloc pattern (a local returned), and a wrapper whose
- * result is a byte buffer. */
+ * wrapper, the xmalloc pattern (a local returned), a wrapper whose
+ * result is a byte buffer, and one whose result goes to a void * (as
+ * lz4frame keeps its contexts): typed by the sizeof in its arguments. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,14 @@ int main(void)
     long bsum = 0;
     for (int i = 0; i < 4096; i++)
         bsum += bytes[i];
+    /* kept in a void *: the sizeof in the arguments gives the type, so
+     * the pointers it holds move with every image */
+    void *ctx = my_alloc(NULL, 1, sizeof(struct pair));
+    ((struct pair *)ctx)->a = index[0];
+    ((struct pair *)ctx)->b = index[len - 1];
+    for (int i = 0; i < 3000; i++)
+        bsum += ((struct pair *)ctx)->a->value % 7 + ((struct pair *)ctx)->b->value;
+    free(ctx);
     printf("nodes %zu sum %ld bytes %ld text %.10s logged %u\n", len, sum, bsum, text, logged);
     free(bytes);
     free(text);
