@@ -420,6 +420,9 @@ char *pp_var_ref(pp_fn *fn, int vi);
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_scalar(CXType t);
 int pp_local_ok(CXType t);
+/* pp_frame.c: what parameter i (declared type at) of function type ft
+ * holds: the pointer an array or function parameter is adjusted to. */
+CXType pp_param_type(CXType ft, unsigned i, CXType at);
 int pp_local_array_ok(CXType t);
 void pp_regs(pp_fn *fn);
 char *pp_return(pp_fn *fn, const char *code, const char *val);

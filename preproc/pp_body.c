@@ -301,7 +301,7 @@ void pp_params(pp_buf *b, pp_fn *fn, int names)
         char *nm = names && fn->lazy && (unsigned)i < fn->nvars && fn->vars[i].reg
                        ? pp_var_ref(fn, i)
                        : pp_fmt("lev__a%d", i);
-        char *d = pp_decl(clang_getArgType(ft, (unsigned)i), nm);
+        char *d = pp_decl(pp_param_type(ft, (unsigned)i, clang_getArgType(ft, (unsigned)i)), nm);
         pp_printf(b, ", %s", d);
         free(d);
         free(nm);

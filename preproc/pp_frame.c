@@ -304,7 +304,7 @@ static enum CXChildVisitResult pp_static_write_cb(CXCursor c, CXCursor parent, C
  * *const lst[]`) or a function holds a pointer, which libclang's
  * parameter type hides behind the declared one; the canonical function
  * type has it. at: the declared type. */
-static CXType pp_param_type(CXType ft, unsigned i, CXType at)
+CXType pp_param_type(CXType ft, unsigned i, CXType at)
 {
     enum CXTypeKind k = clang_getCanonicalType(at).kind;
     if (k != CXType_ConstantArray && k != CXType_IncompleteArray && k != CXType_FunctionProto &&
