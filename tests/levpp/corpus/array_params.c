@@ -87,7 +87,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < 4; k++)
                 grid[r][k] = r * 4 + k + round;
         fe_add(c, a, b);
-        a[round % 10] += c[(round + 3) % 10];
+        a[round % 10] = (a[round % 10] + c[(round + 3) % 10]) % 1000;
         unsigned s = mix_key(key, (unsigned)round);
         printf("round %d: %u %zu %d %d %d\n", round, s, total_len(words, 4 - round % 4),
                grid_sum(grid, 3), apply(twice, round), c[9]);

@@ -26,12 +26,12 @@ static const char *error_strings[] = {LIST_ERRORS(GENERATE_STRING)};
 #define BANNER "macro tables"
 static const char *banner = BANNER;
 
-static int add(int a, int b) { return a + b; }
-static int mul(int a, int b) { return a * b; }
+static long add(long a, long b) { return a + b; }
+static long mul(long a, long b) { return a * b; }
 
 struct op {
     const char *name;
-    int (*fn)(int, int);
+    long (*fn)(long, long);
 };
 #define OP(f)                                                                                      \
     {                                                                                              \
@@ -42,13 +42,13 @@ static const struct op ops[] = {OP(add), OP(mul)};
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 8;
-    int acc = 1;
+    long acc = 1;
     for (int r = 0; rounds == 0 || r < rounds; r++) {
         const char *e = error_strings[r % 4];
         const struct op *o = &ops[r % 2];
         lev_checkpoint();
         acc = o->fn(acc, r + 1) % 1000003;
-        printf("%s %d: %s %zu %s %d\n", banner, r, e, strlen(e), o->name, acc);
+        printf("%s %d: %s %zu %s %ld\n", banner, r, e, strlen(e), o->name, acc);
         fflush(stdout);
     }
     return 0;
