@@ -1,6 +1,8 @@
 /* pp_types.c - C types as levpp sees them: declarators, classification
- * (pointers, variably modified types) and the field descriptors of every
- * type a frame holds.
+ * (pointers, variably modified types), the field descriptors of every
+ * type a frame holds (overlay unions included), and the tags given to
+ * local struct and union types before the passes run (unnamed ones, and
+ * ones whose tag clashes once moved to file scope).
  */
 #include <limits.h>
 #include <stdlib.h>
