@@ -128,6 +128,7 @@ typedef struct pp_fn {
     unsigned capsites;
     const char *pcf;  /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     int lazy;         /* runs without a frame until it unwinds (pp_lazy) */
+    int label_table;  /* its label addresses are offsets in lev__lbl_NAME (pp_libc.c) */
     CXCursor body_c;  /* the body statement (pp_walk_fn) */
     pp_buf body;      /* the resumable body */
     unsigned nparams; /* vars[0, nparams) are the parameters */
@@ -237,6 +238,7 @@ enum {
     PP_MAGIC_LOCALS,
     PP_MAGIC_UNNAMED,
     PP_MAGIC_SIZEOFS,
+    PP_MAGIC_LABELS,
     PP_MAGIC_MODIFIED,
     PP_MAGIC_NO_STORE,
     PP_MAGIC_NEST,

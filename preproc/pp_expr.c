@@ -725,6 +725,8 @@ void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     case CXCursor_AddrLabelExpr:
+        if (w->fn->label_table)
+            return; /* an offset in lev__lbl_NAME (pp_libc.c) */
         pp_error(PP_LOC(c),
                  "computed goto (label address) in checkpointable function '%s' "
                  "cannot be made mobile",

@@ -780,6 +780,112 @@ static void pp_static_var(CXCursor v)
                                               ctx.cur_file};
 }
 
+/* ===================================================================
+ * Label addresses (GNU `&&L` and `goto *p`) in checkpointable functions:
+ * a label's address is code, which no image can carry. Each `&&L` becomes
+ * the address of byte K of a static of the function's own (lev__lbl_F,
+ * registered, so pointers to it travel), and each `goto *E` a switch on
+ * E's offset in it, in both copies of the body (a table of label
+ * addresses in a static local is shared by them).
+ * =================================================================== */
+
+typedef struct pp_lbl_scan {
+    unsigned magic; /* PP_MAGIC_LABELS */
+    pp_file *f;
+    const char *cname;
+    CXCursor *labels, *gotos;
+    unsigned nlabels, caplabels, ngotos, capgotos;
+    int bad;
+} pp_lbl_scan;
+
+static enum CXChildVisitResult pp_lbl_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_lbl_scan *ls = pp_visit_state(d, PP_MAGIC_LABELS);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_AddrLabelExpr) {
+        CXCursor label = clang_getCursorReferenced(c);
+        if (pp_kind(label) != CXCursor_LabelStmt) { /* through its LabelRef */
+            pp_kids lk = pp_children(c);
+            label = lk.n ? clang_getCursorReferenced(lk.v[0]) : clang_getNullCursor();
+            free(lk.v);
+        }
+        if (pp_in_macro(c) || pp_kind(label) != CXCursor_LabelStmt) {
+            ls->bad = 1;
+            return CXChildVisit_Continue;
+        }
+        unsigned i = 0;
+        while (i < ls->nlabels && !clang_equalCursors(ls->labels[i], label))
+            i++;
+        if (i == ls->nlabels) {
+            PP_PUSH(ls->labels, ls->nlabels, ls->caplabels);
+            ls->labels[ls->nlabels++] = label;
+        }
+        pp_edit_add(ls->f, pp_begin(c), pp_end(c), E_REPL, 0, 0,
+                    pp_fmt("((void *)&lev__lbl_%s[%u])", ls->cname, i + 1));
+        return CXChildVisit_Continue;
+    }
+    if (k == CXCursor_IndirectGotoStmt) {
+        if (pp_in_macro(c))
+            ls->bad = 1;
+        PP_PUSH(ls->gotos, ls->ngotos, ls->capgotos);
+        ls->gotos[ls->ngotos++] = c;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Rewrites the label addresses of checkpointable function c (pp_lbl_cb);
+ * fn->label_table is set when it has any and all could be rewritten. */
+static void pp_label_table(pp_file *f, CXCursor c)
+{
+    char *usr = pp_cxstring(clang_getCursorUSR(c));
+    int g = pp_fn_find(usr);
+    free(usr);
+    if (g < 0 || !ctx.fns[g].cp)
+        return;
+    pp_fn *fn = &ctx.fns[g];
+    pp_lbl_scan ls = {.magic = PP_MAGIC_LABELS, .f = f, .cname = fn->cname};
+    /* the edits go in only when nothing is refused: scan first */
+    unsigned first = f->nedits;
+    clang_visitChildren(c, pp_lbl_cb, &ls);
+    if (!ls.nlabels || ls.bad) {
+        for (unsigned i = first; i < f->nedits; i++)
+            free(f->edits[i].text);
+        f->nedits = first; /* left to the walk, which refuses it by name */
+    } else {
+        for (unsigned i = 0; i < ls.ngotos; i++) {
+            CXCursor gs = ls.gotos[i];
+            pp_kids kk = pp_children(gs);
+            if (kk.n == 1) {
+                pp_buf sw = {0};
+                pp_printf(&sw, ") - lev__lbl_%s) {", fn->cname);
+                for (unsigned j = 0; j < ls.nlabels; j++) {
+                    char *name = pp_cxstring(clang_getCursorSpelling(ls.labels[j]));
+                    pp_printf(&sw, " case %u: goto %s;", j + 1, name);
+                    free(name);
+                }
+                pp_puts(&sw, " default: __builtin_trap(); }");
+                pp_edit_add(f, pp_begin(gs), pp_begin(kk.v[0]), E_REPL, 0, 0,
+                            pp_strdup("switch ((char *)("));
+                pp_edit_add(f, pp_end(kk.v[0]), pp_end(gs), E_REPL, 0, 0, sw.p);
+            }
+            free(kk.v);
+        }
+        fn->label_table = 1;
+        pp_printf(&f->lits, "static char lev__lbl_%s[%u];\n", fn->cname, ls.nlabels + 1);
+        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_fmt("lev__lbl_%s", fn->cname),
+                                                  pp_fmt("lev__lbl_%s", fn->cname),
+                                                  pp_strdup("LEV_T_BYTES"),
+                                                  pp_fmt("%u", ls.nlabels + 1),
+                                                  "0",
+                                                  0,
+                                                  ctx.cur_file};
+    }
+    free(ls.labels);
+    free(ls.gotos);
+}
+
 static void pp_common_file(unsigned fi)
 {
     pp_file *f = &ctx.files[fi];
@@ -798,6 +904,8 @@ static void pp_common_file(unsigned fi)
         }
         if (pp_kind(c) == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern)
             pp_static_var(c);
+        if (pp_kind(c) == CXCursor_FunctionDecl && clang_isCursorDefinition(c))
+            pp_label_table(f, c);
         pp_common(f, c, NULL, 0);
     }
     free(k.v);

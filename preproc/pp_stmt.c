@@ -572,6 +572,13 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
                  w->fn->name);
         break;
     case CXCursor_IndirectGotoStmt:
+        if (w->fn->label_table && k.n == 1) { /* a switch on lev__lbl_NAME (pp_libc.c) */
+            pp_unit u = {0};
+            pp_expr(w, k.v[0], 0, &u);
+            pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
+            pp_unit_free(&u);
+            break;
+        }
         pp_error(PP_LOC(c), "computed goto in checkpointable function '%s' cannot be made mobile",
                  w->fn->name);
         break;
