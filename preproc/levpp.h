@@ -360,6 +360,9 @@ void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run
 /* pp_libc.c: whether DeclStmt c defines named tags with variables of
  * them (`struct S {...} s;`), whose definitions move to file scope. */
 int pp_tags_with_vars(CXCursor c);
+/* pp_libc.c: another definition in tu of the tag that `tag` defines
+ * (struct, union and enum share the name space), or a null cursor. */
+CXCursor pp_tag_namesake(CXTranslationUnit tu, CXCursor tag);
 
 /* pp_expand.c: f's text with its function bodies macro-expanded (*text,
  * *len, malloc'd; 1), 0 when no body changes, -1 after an error (the

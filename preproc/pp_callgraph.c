@@ -11,11 +11,48 @@
  * Functions and the call graph
  * =================================================================== */
 
+/* The functions by USR: open addressing over indices into ctx.fns (+1;
+ * 0: empty). ctx.fns only grows, so the functions added since the last
+ * lookup are indexed at the next one. */
+static struct {
+    unsigned *slot;
+    unsigned cap, indexed;
+} pp_fn_index;
+
+static unsigned pp_usr_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void pp_fn_index_add(unsigned i)
+{
+    unsigned h = pp_usr_hash(ctx.fns[i].usr) & (pp_fn_index.cap - 1);
+    while (pp_fn_index.slot[h])
+        h = (h + 1) & (pp_fn_index.cap - 1);
+    pp_fn_index.slot[h] = i + 1;
+}
+
 int pp_fn_find(const char *usr)
 {
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        if (!strcmp(ctx.fns[i].usr, usr))
-            return (int)i;
+    if (2 * ctx.nfns >= pp_fn_index.cap) { /* grow: index every function again */
+        unsigned cap = pp_fn_index.cap ? pp_fn_index.cap : 64;
+        while (2 * ctx.nfns >= cap)
+            cap *= 2;
+        free(pp_fn_index.slot);
+        pp_fn_index.slot = pp_xrealloc(NULL, cap * sizeof *pp_fn_index.slot);
+        memset(pp_fn_index.slot, 0, cap * sizeof *pp_fn_index.slot);
+        pp_fn_index.cap = cap;
+        pp_fn_index.indexed = 0;
+    }
+    for (; pp_fn_index.indexed < ctx.nfns; pp_fn_index.indexed++)
+        pp_fn_index_add(pp_fn_index.indexed);
+    for (unsigned h = pp_usr_hash(usr) & (pp_fn_index.cap - 1); pp_fn_index.slot[h];
+         h = (h + 1) & (pp_fn_index.cap - 1))
+        if (!strcmp(ctx.fns[pp_fn_index.slot[h] - 1].usr, usr))
+            return (int)pp_fn_index.slot[h] - 1;
     return -1;
 }
 

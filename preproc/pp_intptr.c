@@ -81,44 +81,23 @@ typedef struct pp_intptr_state {
     int report, changed;
 } pp_intptr_state;
 
-/* The functions of the inputs by USR, for the calls of the analysis. */
-static struct {
-    int *slot; /* index into ctx.fns + 1; 0: empty */
-    unsigned cap;
-    unsigned *nparams; /* [fn]: the parameters its definition declares */
-} pp_ip;
-
-static unsigned pp_ip_hash(const char *s)
-{
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
+/* The parameters each function's definition declares ([fn]), for the
+ * slots of ctx.param_conv (the return value after them). */
+static unsigned *pp_ip_nparams;
 
 static void pp_ip_index(void)
 {
-    pp_ip.cap = 64;
-    while (pp_ip.cap < 2 * ctx.nfns)
-        pp_ip.cap *= 2;
-    pp_ip.slot = pp_xrealloc(NULL, pp_ip.cap * sizeof *pp_ip.slot);
-    memset(pp_ip.slot, 0, pp_ip.cap * sizeof *pp_ip.slot);
-    pp_ip.nparams = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *pp_ip.nparams);
+    pp_ip_nparams = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *pp_ip_nparams);
     for (unsigned i = 0; i < ctx.nfns; i++) {
         pp_fn *fn = &ctx.fns[i];
-        int defined = fn->file >= 0 && !clang_Cursor_isNull(fn->def);
-        int na = defined ? clang_Cursor_getNumArguments(fn->def) : 0;
-        pp_ip.nparams[i] = na > 0 ? (unsigned)na : 0;
-        if (!defined)
-            continue;
-        unsigned h = pp_ip_hash(fn->usr) & (pp_ip.cap - 1);
-        while (pp_ip.slot[h])
-            h = (h + 1) & (pp_ip.cap - 1);
-        pp_ip.slot[h] = (int)i + 1;
+        int na = fn->file >= 0 && !clang_Cursor_isNull(fn->def)
+                     ? clang_Cursor_getNumArguments(fn->def)
+                     : 0;
+        pp_ip_nparams[i] = na > 0 ? (unsigned)na : 0;
     }
 }
 
-/* The function of the inputs call c calls directly, or -1. */
+/* The function defined in the inputs that call c calls directly, or -1. */
 static int pp_ip_callee(CXCursor c)
 {
     if (pp_kind(c) != CXCursor_CallExpr)
@@ -127,15 +106,9 @@ static int pp_ip_callee(CXCursor c)
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return -1;
     char *usr = pp_cxstring(clang_getCursorUSR(ref));
-    int r = -1;
-    for (unsigned h = pp_ip_hash(usr) & (pp_ip.cap - 1); pp_ip.slot[h];
-         h = (h + 1) & (pp_ip.cap - 1))
-        if (!strcmp(ctx.fns[pp_ip.slot[h] - 1].usr, usr)) {
-            r = pp_ip.slot[h] - 1;
-            break;
-        }
+    int g = pp_fn_find(usr);
     free(usr);
-    return r;
+    return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
 }
 
 /* Conversions of pointers passed to the parameters of each function, and
@@ -274,8 +247,8 @@ static int pp_carry(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *
             r = pp_carry(a, st, kk.v[0], conv);
     } else if (k == CXCursor_CallExpr) {
         int g = pp_ip_callee(e);
-        if (g >= 0 && !clang_Cursor_isNull(ctx.param_conv[g][pp_ip.nparams[g]])) {
-            *conv = ctx.param_conv[g][pp_ip.nparams[g]];
+        if (g >= 0 && !clang_Cursor_isNull(ctx.param_conv[g][pp_ip_nparams[g]])) {
+            *conv = ctx.param_conv[g][pp_ip_nparams[g]];
             r = 1;
         }
     } else if (k == CXCursor_ConditionalOperator && kk.n == 3) {
@@ -386,7 +359,7 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
     int g = pp_ip_callee(e);
     if (g >= 0) { /* a call that is no resume point: its parameters */
         unsigned nargs = (unsigned)clang_Cursor_getNumArguments(e);
-        for (unsigned i = 0; i < nargs && i < pp_ip.nparams[g]; i++) {
+        for (unsigned i = 0; i < nargs && i < pp_ip_nparams[g]; i++) {
             CXCursor conv = clang_getNullCursor();
             if (clang_Cursor_isNull(ctx.param_conv[g][i]) &&
                 pp_carry(a, st, clang_Cursor_getArgument(e, i), &conv)) {
@@ -597,7 +570,7 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
         if (kk.n) {
             pp_intptr_expr(a, st, kk.v[0]);
             CXCursor conv = clang_getNullCursor(),
-                     *ret = &ctx.param_conv[a->fi][pp_ip.nparams[a->fi]];
+                     *ret = &ctx.param_conv[a->fi][pp_ip_nparams[a->fi]];
             if (clang_Cursor_isNull(*ret) && pp_carry(a, st, kk.v[0], &conv)) {
                 *ret = conv;
                 a->changed = 1;
@@ -647,7 +620,7 @@ static void pp_intptr_fn(int fi, int report, int *changed)
 {
     pp_fn *fn = &ctx.fns[fi];
     pp_local_scan ls = {.magic = PP_MAGIC_LOCALS};
-    unsigned nparams = pp_ip.nparams[fi];
+    unsigned nparams = pp_ip_nparams[fi];
     if (fn->cp) {
         ls.cap = fn->nvars + 1;
         ls.decls = pp_xrealloc(NULL, ls.cap * sizeof *ls.decls);
@@ -712,7 +685,7 @@ void pp_int_ptrs(void)
     pp_ip_index();
     ctx.param_conv = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *ctx.param_conv);
     for (unsigned i = 0; i < ctx.nfns; i++) {
-        unsigned np = pp_ip.nparams[i];
+        unsigned np = pp_ip_nparams[i];
         ctx.param_conv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
         for (unsigned j = 0; j <= np; j++)
             ctx.param_conv[i][j] = clang_getNullCursor();
@@ -731,7 +704,6 @@ void pp_int_ptrs(void)
         free(ctx.param_conv[i]);
     free(ctx.param_conv);
     ctx.param_conv = NULL;
-    free(pp_ip.slot);
-    free(pp_ip.nparams);
-    memset(&pp_ip, 0, sizeof pp_ip);
+    free(pp_ip_nparams);
+    pp_ip_nparams = NULL;
 }

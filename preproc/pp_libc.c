@@ -459,12 +459,17 @@ typedef struct pp_tag_scan {
     char *name;
 } pp_tag_scan;
 
+static int pp_is_tag_kind(enum CXCursorKind k)
+{
+    return k == CXCursor_StructDecl || k == CXCursor_UnionDecl || k == CXCursor_EnumDecl;
+}
+
 static enum CXChildVisitResult pp_tag_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     pp_tag_scan *ts = pp_visit_state(d, PP_MAGIC_TAGS);
-    enum CXCursorKind k = pp_kind(c);
-    if (k == pp_kind(ts->tag) && clang_isCursorDefinition(c) && !clang_equalCursors(c, ts->tag)) {
+    if (pp_is_tag_kind(pp_kind(c)) && clang_isCursorDefinition(c) &&
+        !clang_equalCursors(c, ts->tag)) {
         char *n = pp_cxstring(clang_getCursorSpelling(c));
         int same = !strcmp(n, ts->name);
         free(n);
@@ -476,38 +481,46 @@ static enum CXChildVisitResult pp_tag_cb(CXCursor c, CXCursor parent, CXClientDa
     return CXChildVisit_Recurse;
 }
 
+/* Another definition in tu of the tag that `tag` (a struct, union or enum
+ * definition) defines: any kind, since the three share one name space
+ * (a null cursor if none, or if the tag has no name). */
+CXCursor pp_tag_namesake(CXTranslationUnit tu, CXCursor tag)
+{
+    pp_tag_scan ts = {PP_MAGIC_TAGS, tag, clang_getNullCursor(),
+                      pp_cxstring(clang_getCursorSpelling(tag))};
+    if (*ts.name && !clang_Cursor_isAnonymous(tag))
+        clang_visitChildren(clang_getTranslationUnitCursor(tu), pp_tag_cb, &ts);
+    free(ts.name);
+    return ts.clash;
+}
+
 /* Whether the tagged type that c defines (a local struct, union or enum
  * that moves to file scope) has a namesake defined elsewhere in the
  * input (at file scope, in an outer block, in another function): moved,
  * the two would collide. Says so. */
 static int pp_tag_clashes(pp_file *f, CXCursor c)
 {
-    if (clang_Cursor_isAnonymous(c))
+    CXCursor clash = pp_tag_namesake(f->tu, c);
+    if (clang_Cursor_isNull(clash))
         return 0;
-    pp_tag_scan ts = {PP_MAGIC_TAGS, c, clang_getNullCursor(),
-                      pp_cxstring(clang_getCursorSpelling(c))};
-    if (!*ts.name) {
-        free(ts.name);
-        return 0;
-    }
-    clang_visitChildren(clang_getTranslationUnitCursor(f->tu), pp_tag_cb, &ts);
-    int clash = !clang_Cursor_isNull(ts.clash);
-    if (clash) {
-        CXFile cf;
-        unsigned line;
-        clang_getExpansionLocation(PP_LOC(ts.clash), &cf, &line, NULL, NULL);
-        char *where = pp_cxstring(clang_getFileName(cf));
-        const char *kw = pp_kind(c) == CXCursor_StructDecl  ? "struct"
-                         : pp_kind(c) == CXCursor_UnionDecl ? "union"
-                                                            : "enum";
-        pp_error(PP_LOC(c),
-                 "local %s %s moves to file scope, where it would collide with the %s %s "
-                 "defined at %s:%u; give one of them another tag",
-                 kw, ts.name, kw, ts.name, where, line);
-        free(where);
-    }
-    free(ts.name);
-    return clash;
+    CXFile cf;
+    unsigned line;
+    clang_getExpansionLocation(PP_LOC(clash), &cf, &line, NULL, NULL);
+    char *where = pp_cxstring(clang_getFileName(cf));
+    char *name = pp_cxstring(clang_getCursorSpelling(c));
+    const char *kw = pp_kind(c) == CXCursor_StructDecl  ? "struct"
+                     : pp_kind(c) == CXCursor_UnionDecl ? "union"
+                                                        : "enum";
+    const char *kw2 = pp_kind(clash) == CXCursor_StructDecl  ? "struct"
+                      : pp_kind(clash) == CXCursor_UnionDecl ? "union"
+                                                             : "enum";
+    pp_error(PP_LOC(c),
+             "local %s %s moves to file scope, where it would collide with the %s %s "
+             "defined at %s:%u; give one of them another tag",
+             kw, name, kw2, name, where, line);
+    free(where);
+    free(name);
+    return 1;
 }
 
 /* Whether k (the children of DeclStmt c) are tag definitions followed by

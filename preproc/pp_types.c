@@ -657,10 +657,9 @@ typedef struct pp_local_tags {
     pp_tag_edit *v;
     unsigned n, cap;
     int in_body;
-    CXCursor find; /* pp_tag_def_cb, pp_tag_ref_cb: the local definition */
+    CXCursor find; /* pp_tag_ref_cb: the local definition */
     char *name;
-    int other; /* another definition of its tag */
-    int ok;    /* every reference can be renamed */
+    int ok; /* every reference can be renamed */
     unsigned seq;
 } pp_local_tags;
 
@@ -673,20 +672,6 @@ static void pp_tag_edit_add(pp_local_tags *lt, unsigned at, unsigned del, char *
 static int pp_is_record_kind(enum CXCursorKind k)
 {
     return k == CXCursor_StructDecl || k == CXCursor_UnionDecl;
-}
-
-/* Another definition of lt->find's tag in the input. */
-static enum CXChildVisitResult pp_tag_def_cb(CXCursor c, CXCursor parent, CXClientData d)
-{
-    (void)parent;
-    pp_local_tags *lt = pp_visit_state(d, PP_MAGIC_UNNAMED);
-    if (pp_is_record_kind(pp_kind(c)) && clang_isCursorDefinition(c) &&
-        !clang_equalCursors(c, lt->find)) {
-        char *n = pp_cxstring(clang_getCursorSpelling(c));
-        lt->other |= !strcmp(n, lt->name);
-        free(n);
-    }
-    return lt->other ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
 /* Where `name` is written at the location of cursor c in f (not in a
@@ -726,11 +711,9 @@ static void pp_rename_tag(pp_local_tags *lt, CXCursor rec, unsigned k)
 {
     lt->find = rec;
     lt->name = pp_cxstring(clang_getCursorSpelling(rec));
-    lt->other = 0;
     CXCursor tu = clang_getTranslationUnitCursor(lt->f->tu);
-    if (*lt->name)
-        clang_visitChildren(tu, pp_tag_def_cb, lt);
-    unsigned at = lt->other ? pp_name_at(lt->f, rec, lt->name) : UINT_MAX;
+    int other = !clang_Cursor_isNull(pp_tag_namesake(lt->f->tu, rec));
+    unsigned at = other ? pp_name_at(lt->f, rec, lt->name) : UINT_MAX;
     if (at != UINT_MAX) {
         unsigned first = lt->n;
         lt->ok = 1;

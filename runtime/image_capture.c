@@ -194,14 +194,9 @@ static int s_bad_ptr(s_cap *c, uint32_t kind, uint32_t id, const rt_run *r, cons
                   c->m->types[id].name, r->name);
 }
 
-/* Encodes data pointer p found in an object of (kind, id), run r. */
-static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p, uint64_t *out)
+/* The frame of the VT that p points into (its end included), or NULL. */
+static const s_fref *s_frame_at(const s_cap *c, const char *p)
 {
-    if (!p) {
-        *out = 0;
-        return 0;
-    }
-    /* A frame of this VT? */
     uint32_t lo = 0, hi = c->nframes;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
@@ -210,12 +205,21 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
         else
             hi = mid;
     }
-    if (lo) {
-        const s_fref *f = &c->frames[lo - 1];
-        if ((uint64_t)(p - f->addr) <= f->size) {
-            *out = (IMG_TAG_OBJ << 62) | ((uint64_t)f->obj << 32) | (uint64_t)(p - f->addr);
-            return 0;
-        }
+    const s_fref *f = lo ? &c->frames[lo - 1] : NULL;
+    return f && (uint64_t)(p - f->addr) <= f->size ? f : NULL;
+}
+
+/* Encodes data pointer p found in an object of (kind, id), run r. */
+static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p, uint64_t *out)
+{
+    if (!p) {
+        *out = 0;
+        return 0;
+    }
+    const s_fref *f = s_frame_at(c, p);
+    if (f) {
+        *out = (IMG_TAG_OBJ << 62) | ((uint64_t)f->obj << 32) | (uint64_t)(p - f->addr);
+        return 0;
     }
     if (LEV_UNLIKELY(p == &rt_img_dangling)) {
         *out = IMG_DANGLING;
@@ -272,15 +276,7 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
  * live heap object, a static or a function of the module), or NULL. */
 static const char *s_owned(s_cap *c, const char *p)
 {
-    uint32_t lo = 0, hi = c->nframes;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (c->frames[mid].addr <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo && (uint64_t)(p - c->frames[lo - 1].addr) <= c->frames[lo - 1].size)
+    if (s_frame_at(c, p))
         return "a frame";
     rt_objhdr *h = rt_heap_find_cached(c->pages, p);
     if (h && (h->type >> 24) == RT_OBJ_MAGIC)

@@ -31,15 +31,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 
-# Runs PROG... with stdout in $1, stderr in $2; sets $status.
-run() {
-    local out=$1 err=$2
-    shift 2
-    status=0
-    timeout "$LIMIT" "$@" >"$out" 2>"$err" || status=$?
-}
-
-# await
+# run, await
 # shellcheck source=levpp/proc_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/levpp/proc_common.sh"
 

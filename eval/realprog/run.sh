@@ -147,14 +147,6 @@ prog_monocypher() {
 # Runs
 # ===================================================================
 
-# run OUT ERR CMD...: runs CMD with a time limit; sets $status.
-run() {
-    local o=$1 e=$2
-    shift 2
-    status=0
-    timeout "$LIMIT" "$@" >"$o" 2>"$e" </dev/null || status=$?
-}
-
 # timed OUT ERR CMD...: run, and sets $ms to its wall time in milliseconds.
 timed() {
     local t0 t1

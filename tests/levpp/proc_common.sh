@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# proc_common.sh - waiting for events and killing processes, for the
+# proc_common.sh - running, waiting for events and killing processes, for the
 # scripts that run programs in the background (tests/levpp/run_corpus.sh,
 # tests/resume_test.sh, eval/realprog/run.sh). Sourced; the caller sets
 # LIMIT, the most seconds any awaited condition may take.
@@ -12,6 +12,15 @@ await() {
         ((SECONDS < end)) || return 1
         sleep 0.01
     done
+}
+
+# run OUT ERR CMD...: runs CMD with no standard input for at most LIMIT
+# seconds, its output to OUT and ERR; sets $status (124: timed out).
+run() {
+    local out=$1 err=$2
+    shift 2
+    status=0
+    timeout "$LIMIT" "$@" >"$out" 2>"$err" </dev/null || status=$?
 }
 
 # lines_in FILE: its line count, 0 while it does not exist.

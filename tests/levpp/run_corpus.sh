@@ -86,14 +86,6 @@ fail() {
     return 1
 }
 
-# run OUT ERR CMD...: runs CMD with a time limit; sets $status.
-run() {
-    local out=$1 err=$2
-    shift 2
-    status=0
-    timeout "$LIMIT" "$@" >"$out" 2>"$err" </dev/null || status=$?
-}
-
 # describe STATUS: how a run ended, for messages.
 describe() {
     case $1 in
