@@ -180,9 +180,6 @@ typedef struct pp_ctx {
      * object of that type, when one is at hand (set by pp_static_var
      * around one pp_elem call; NULL otherwise). */
     const char *typeof_hint;
-    /* The integer-pointer analysis: [fn][param] (param == nparams: the
-     * return value), the pointer-to-integer conversion that reaches it. */
-    CXCursor **param_conv;
     /* Static locals moved to file scope (pp_move_decl). */
     pp_moved *moved;
     unsigned nmoved, capmoved;

@@ -1,8 +1,10 @@
 /* pp_intptr.c - the integer-pointer analysis: refuses integers that may
- * hold a pointer across a safe point, and pointers converted to integers
- * that are stored in memory, following conversions passed to parameters
- * into the callees and returned from them back to the callers, through
- * every function of the inputs.
+ * hold a pointer across a safe point, pointers converted to integers that
+ * are stored in memory, and numbers computed from an address (a hash or
+ * a bucket of a pointer) that outlive the moment they were computed,
+ * following conversions passed to parameters into the callees and
+ * returned from them back to the callers, through every function of the
+ * inputs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,45 +28,55 @@ int pp_is_elvis(const pp_kids *k)
            clang_equalRanges(r, clang_getCursorExtent(k->v[2]));
 }
 
+/* How much of an address an integer may keep (pp_addr_level). */
+enum { PP_ADDR_NONE, PP_ADDR_DERIVED, PP_ADDR_BITS };
+
+/* Whether t is an integer type (not _Bool, not an enum). */
+static int pp_int_type(CXType t)
+{
+    enum CXTypeKind k = clang_getCanonicalType(t).kind;
+    return (k >= CXType_Char_U && k <= CXType_UInt128) ||
+           (k >= CXType_Char_S && k <= CXType_Int128);
+}
+
 /* Whether t is an integer type wide enough for a pointer's bits. */
 static int pp_wide_int(CXType t)
 {
     CXType c = clang_getCanonicalType(t);
-    enum CXTypeKind k = c.kind;
-    int integer =
-        (k >= CXType_Char_U && k <= CXType_UInt128) || (k >= CXType_Char_S && k <= CXType_Int128);
-    return integer && clang_Type_getSizeOf(c) >= (long long)sizeof(void *);
+    return pp_int_type(c) && clang_Type_getSizeOf(c) >= (long long)sizeof(void *);
 }
 
-static int pp_holds_wide(CXType t);
+static int pp_holds_int(CXType t);
 
-static enum CXVisitorResult pp_wide_field_cb(CXCursor c, CXClientData d)
+static enum CXVisitorResult pp_int_field_cb(CXCursor c, CXClientData d)
 {
-    if (pp_holds_wide(clang_getCursorType(c))) {
-        *pp_visit_flag(d) = 1;
-        return CXVisit_Break;
-    }
-    return CXVisit_Continue;
+    int *level = pp_visit_flag(d), l = pp_holds_int(clang_getCursorType(c));
+    if (l > *level)
+        *level = l;
+    return *level == PP_ADDR_BITS ? CXVisit_Break : CXVisit_Continue;
 }
 
-/* Whether a variable of type t may keep a pointer's bits in an integer:
- * a wide integer, or an array or struct holding one. */
-static int pp_holds_wide(CXType t)
+/* How much of an address a variable of type t may keep in an integer:
+ * PP_ADDR_BITS for a wide integer, or an array or struct holding one;
+ * PP_ADDR_DERIVED for a narrower one (a number computed from an
+ * address); else PP_ADDR_NONE. */
+static int pp_holds_int(CXType t)
 {
     CXType c = clang_getCanonicalType(t);
     if (c.kind == CXType_ConstantArray)
-        return pp_holds_wide(clang_getArrayElementType(c));
+        return pp_holds_int(clang_getArrayElementType(c));
     if (c.kind == CXType_Record) {
-        int found = 0;
-        clang_Type_visitFields(c, pp_wide_field_cb, &found);
-        return found;
+        int level = PP_ADDR_NONE;
+        clang_Type_visitFields(c, pp_int_field_cb, &level);
+        return level;
     }
-    return pp_wide_int(c);
+    return pp_wide_int(c) ? PP_ADDR_BITS : pp_int_type(c) ? PP_ADDR_DERIVED : PP_ADDR_NONE;
 }
 
 /* What may hold a pointer's bits at one point of a body, per variable of
- * the function: hold (and the conversion it came from), crossed (held at
- * a resume point since it was last written, and which). */
+ * the function: hold (the level of pp_addr_level, and the conversion it
+ * came from), crossed (held at a resume point since it was last written,
+ * and which). */
 typedef struct pp_held_bits {
     unsigned char *hold, *crossed;
     CXCursor *conv, *at;
@@ -75,15 +87,36 @@ typedef struct pp_intptr_state {
     int fi; /* index of fn */
     int cp; /* fn is checkpointable: it has resume points */
     unsigned n;
-    CXCursor *decls; /* the variables: parameters first, then locals */
-    unsigned char *tracked, *taken, *done;
+    CXCursor *decls;        /* the variables: parameters first, then locals */
+    unsigned char *tracked; /* the most of an address it may hold (pp_holds_int) */
+    unsigned char *taken, *done;
     pp_held_bits *sw; /* state entering the innermost switch */
     int report, changed;
 } pp_intptr_state;
 
 /* The parameters each function's definition declares ([fn]), for the
- * slots of ctx.param_conv (the return value after them). */
+ * slots of pp_ip_params (the return value after them). */
 static unsigned *pp_ip_nparams;
+
+/* What the values passed to a parameter, or returned, may keep of an
+ * address: the level (pp_addr_level) and the conversion seen. */
+typedef struct pp_ip_slot {
+    int level;
+    CXCursor conv;
+} pp_ip_slot;
+
+/* [fn][i]: parameter i of fn; [fn][nparams]: what fn returns. */
+static pp_ip_slot **pp_ip_params;
+
+/* Raises slot *s to level l from conversion conv; 1: it rose. */
+static int pp_ip_raise(pp_ip_slot *s, int l, CXCursor conv)
+{
+    if (l <= s->level)
+        return 0;
+    s->level = l;
+    s->conv = conv;
+    return 1;
+}
 
 static void pp_ip_index(void)
 {
@@ -111,9 +144,6 @@ static int pp_ip_callee(CXCursor c)
     return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
 }
 
-/* Conversions of pointers passed to the parameters of each function, and
- * returned by it (ctx.param_conv[fn][nparams]); null: none seen. */
-
 static pp_held_bits pp_held_bits_new(unsigned n)
 {
     pp_held_bits s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
@@ -139,8 +169,8 @@ static int pp_held_bits_join(pp_held_bits *d, const pp_held_bits *s, unsigned n)
 {
     int changed = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (s->hold[i] && !d->hold[i]) {
-            d->hold[i] = 1;
+        if (s->hold[i] > d->hold[i]) {
+            d->hold[i] = s->hold[i];
             d->conv[i] = s->conv[i];
             changed = 1;
         }
@@ -180,84 +210,153 @@ static int pp_intptr_var(pp_intptr_state *a, CXCursor e)
     return vi >= 0 && a->tracked[vi] ? vi : -1;
 }
 
+/* The value of integer constant expression e in *v; 0: e is none. */
+static int pp_const_int(CXCursor e, unsigned long long *v)
+{
+    CXEvalResult ev = clang_Cursor_Evaluate(e);
+    int ok = ev && clang_EvalResult_getKind(ev) == CXEval_Int;
+    if (ok)
+        *v = (unsigned long long)clang_EvalResult_getAsLongLong(ev);
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return ok;
+}
+
 /* Whether integer constant e keeps bits of a pointer above its low 12
  * (a mask such as ~7 does; 0xfff, a hash table's size, do not). */
 static int pp_high_mask(CXCursor e)
 {
-    CXEvalResult ev = clang_Cursor_Evaluate(e);
-    int high = 0;
-    if (ev && clang_EvalResult_getKind(ev) == CXEval_Int)
-        high = ((unsigned long long)clang_EvalResult_getAsLongLong(ev) >> 12) != 0;
-    if (ev)
-        clang_EvalResult_dispose(ev);
-    return high;
+    unsigned long long v;
+    return pp_const_int(e, &v) && (v >> 12) != 0;
 }
 
-/* Whether the value of integer expression e may be a pointer's bits (see
- * preproc/README.md): a cast of a pointer to a wide integer, a variable
- * that holds one, and what keeps them: + and - of one such operand, |, ^,
- * ~, unary -, & with a constant that keeps the high bits, ?:, comma and
- * assignment. *conv: the conversion. */
-static int pp_carry(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv)
+/* Whether `x & e` or `x % e` keeps only bits of x below the alignment
+ * every moved object keeps (LEV_FRAME_ALIGN, 16: frames, heap objects
+ * and slab strides are aligned so; statics keep their page offset), so
+ * that it is the same wherever the object is: alignment tests. */
+static int pp_align_bits(CXCursor e, int rem)
+{
+    unsigned long long v;
+    if (!pp_const_int(e, &v))
+        return 0;
+    return rem ? v && v <= 16 && (16 % v) == 0 : v < 16;
+}
+
+/* The level of x joined with one of y. */
+static int pp_level_max(int x, int y) { return x > y ? x : y; }
+
+static int pp_addr_level(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv);
+
+/* The level of binary operator e (kids kk) of kind op; see pp_addr_level. */
+static int pp_addr_binop(pp_intptr_state *a, pp_held_bits *st, const pp_kids *kk,
+                         enum CXBinaryOperatorKind op, CXCursor *conv)
+{
+    CXCursor c2 = clang_getNullCursor();
+    if (op == CXBinaryOperator_Assign || op == CXBinaryOperator_Comma)
+        return pp_addr_level(a, st, kk->v[1], conv);
+    int and = op == CXBinaryOperator_And || op == CXBinaryOperator_AndAssign;
+    int rem = op == CXBinaryOperator_Rem || op == CXBinaryOperator_RemAssign;
+    if ((and&&(pp_align_bits(kk->v[1], 0) || pp_align_bits(kk->v[0], 0))) ||
+        (rem && pp_align_bits(kk->v[1], 1)))
+        return PP_ADDR_NONE;
+    int l0 = pp_addr_level(a, st, kk->v[0], conv);
+    int l1 = pp_addr_level(a, st, kk->v[1], l0 ? &c2 : conv);
+    int r = pp_level_max(l0, l1);
+    switch (op) {
+    case CXBinaryOperator_Add:
+    case CXBinaryOperator_AddAssign:
+    case CXBinaryOperator_Or:
+    case CXBinaryOperator_OrAssign:
+    case CXBinaryOperator_Xor:
+    case CXBinaryOperator_XorAssign:
+        return r;
+    case CXBinaryOperator_Sub:
+    case CXBinaryOperator_SubAssign:
+        if (l0 == PP_ADDR_BITS && l1 == PP_ADDR_BITS)
+            return PP_ADDR_NONE; /* p - q: an offset */
+        return r == PP_ADDR_BITS && l0 && l1 ? PP_ADDR_DERIVED : r;
+    case CXBinaryOperator_And:
+    case CXBinaryOperator_AndAssign:
+        if (r == PP_ADDR_BITS && !pp_high_mask(l0 == PP_ADDR_BITS ? kk->v[1] : kk->v[0]))
+            return PP_ADDR_DERIVED; /* low bits only: a bucket */
+        return r;
+    case CXBinaryOperator_Rem:
+    case CXBinaryOperator_RemAssign:
+    case CXBinaryOperator_Mul:
+    case CXBinaryOperator_MulAssign:
+    case CXBinaryOperator_Div:
+    case CXBinaryOperator_DivAssign:
+    case CXBinaryOperator_Shl:
+    case CXBinaryOperator_ShlAssign:
+    case CXBinaryOperator_Shr:
+    case CXBinaryOperator_ShrAssign:
+        return r ? PP_ADDR_DERIVED : PP_ADDR_NONE;
+    default: /* comparisons and logical operators: a truth value */
+        return PP_ADDR_NONE;
+    }
+}
+
+/* How much of an address the value of integer expression e may keep (see
+ * preproc/README.md): PP_ADDR_BITS for a pointer's bits (a cast of a
+ * pointer to a wide integer, a variable that holds one, and what keeps
+ * them: + and - of one such operand, |, ^, ~, unary -, & with a constant
+ * that keeps the high bits, ?:, comma and assignment); PP_ADDR_DERIVED
+ * for a number computed from them that is not the address (a narrowing
+ * cast, *, /, %, shifts, a low mask: a hash or a bucket), which changes
+ * when the object moves; PP_ADDR_NONE for the rest, alignment tests (& or
+ * % by 16 or less) and truth values included. *conv: the conversion. */
+static int pp_addr_level(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv)
 {
     e = pp_strip(e);
-    if (!pp_wide_int(clang_getCursorType(e)))
-        return 0;
+    CXType type = clang_getCanonicalType(clang_getCursorType(e));
+    if (!pp_int_type(type))
+        return PP_ADDR_NONE;
+    int cap = pp_wide_int(type) ? PP_ADDR_BITS : PP_ADDR_DERIVED;
     enum CXCursorKind k = pp_kind(e);
     pp_kids kk = pp_children(e);
-    int r = 0;
-    CXCursor c2 = clang_getNullCursor();
+    int r = PP_ADDR_NONE;
     if (k == CXCursor_CStyleCastExpr && kk.n) {
         CXCursor op = kk.v[kk.n - 1];
         if (clang_getCanonicalType(clang_getCursorType(op)).kind == CXType_Pointer) {
             *conv = e;
-            r = 1;
+            r = PP_ADDR_BITS;
         } else {
-            r = pp_carry(a, st, op, conv);
+            r = pp_addr_level(a, st, op, conv);
         }
     } else if (k == CXCursor_DeclRefExpr) {
         int vi = pp_intptr_var(a, e);
         if (vi >= 0 && st->hold[vi]) {
             *conv = st->conv[vi];
-            r = 1;
+            r = st->hold[vi];
         }
     } else if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) &&
                kk.n == 2) {
-        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(e);
-        if (op == CXBinaryOperator_Assign || op == CXBinaryOperator_Comma)
-            r = pp_carry(a, st, kk.v[1], conv);
-        else if (op == CXBinaryOperator_Add || op == CXBinaryOperator_AddAssign ||
-                 op == CXBinaryOperator_Or || op == CXBinaryOperator_OrAssign ||
-                 op == CXBinaryOperator_Xor || op == CXBinaryOperator_XorAssign)
-            r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[1], conv);
-        else if (op == CXBinaryOperator_Sub || op == CXBinaryOperator_SubAssign)
-            r = pp_carry(a, st, kk.v[0], conv) ^
-                pp_carry(a, st, kk.v[1], &c2); /* p - q: an offset */
-        else if (op == CXBinaryOperator_And || op == CXBinaryOperator_AndAssign)
-            r = (pp_high_mask(kk.v[1]) && pp_carry(a, st, kk.v[0], conv)) ||
-                (pp_high_mask(kk.v[0]) && pp_carry(a, st, kk.v[1], conv));
-        if (r && clang_Cursor_isNull(*conv))
-            *conv = c2;
+        r = pp_addr_binop(a, st, &kk, clang_getCursorBinaryOperatorKind(e), conv);
     } else if (k == CXCursor_UnaryOperator && kk.n == 1) {
         enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(e);
         if (op == CXUnaryOperator_Plus || op == CXUnaryOperator_Minus ||
             op == CXUnaryOperator_Not || op == CXUnaryOperator_PostInc ||
             op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreInc ||
             op == CXUnaryOperator_PreDec)
-            r = pp_carry(a, st, kk.v[0], conv);
+            r = pp_addr_level(a, st, kk.v[0], conv);
     } else if (k == CXCursor_CallExpr) {
         int g = pp_ip_callee(e);
-        if (g >= 0 && !clang_Cursor_isNull(ctx.param_conv[g][pp_ip_nparams[g]])) {
-            *conv = ctx.param_conv[g][pp_ip_nparams[g]];
-            r = 1;
+        const pp_ip_slot *ret = g >= 0 ? &pp_ip_params[g][pp_ip_nparams[g]] : NULL;
+        if (ret && ret->level) {
+            *conv = ret->conv;
+            r = ret->level;
         }
     } else if (k == CXCursor_ConditionalOperator && kk.n == 3) {
-        r = pp_carry(a, st, kk.v[1], conv) | pp_carry(a, st, kk.v[2], conv);
+        CXCursor c2 = clang_getNullCursor();
+        int l1 = pp_addr_level(a, st, kk.v[1], conv);
+        r = pp_level_max(l1, pp_addr_level(a, st, kk.v[2], l1 ? &c2 : conv));
     } else if (k == CXCursor_UnexposedExpr && pp_is_elvis(&kk)) {
-        r = pp_carry(a, st, kk.v[0], conv) | pp_carry(a, st, kk.v[3], conv);
+        CXCursor c2 = clang_getNullCursor();
+        int l0 = pp_addr_level(a, st, kk.v[0], conv);
+        r = pp_level_max(l0, pp_addr_level(a, st, kk.v[3], l0 ? &c2 : conv));
     }
     free(kk.v);
-    return r;
+    return r < cap ? r : cap;
 }
 
 /* The line of cursor c, for messages. */
@@ -268,18 +367,74 @@ static unsigned pp_line(CXCursor c)
     return line;
 }
 
-static void pp_intptr_report(pp_intptr_state *a, int vi, CXCursor conv, const char *why,
+/* The places already reported (a loop's body is walked more than once). */
+static struct {
+    CXFile *file;
+    unsigned *offset, n, cap;
+} pp_ip_seen;
+
+/* 1 the first time it is asked for the place of cursor e, else 0. */
+static int pp_ip_once(CXCursor e)
+{
+    CXFile file;
+    unsigned offset;
+    clang_getExpansionLocation(PP_LOC(e), &file, NULL, NULL, &offset);
+    for (unsigned i = 0; i < pp_ip_seen.n; i++)
+        if (pp_ip_seen.offset[i] == offset && clang_File_isEqual(pp_ip_seen.file[i], file))
+            return 0;
+    if (pp_ip_seen.n == pp_ip_seen.cap) {
+        pp_ip_seen.cap = pp_ip_seen.cap ? 2 * pp_ip_seen.cap : 16;
+        pp_ip_seen.file = pp_xrealloc(pp_ip_seen.file, pp_ip_seen.cap * sizeof(CXFile));
+        pp_ip_seen.offset = pp_xrealloc(pp_ip_seen.offset, pp_ip_seen.cap * sizeof(unsigned));
+    }
+    pp_ip_seen.file[pp_ip_seen.n] = file;
+    pp_ip_seen.offset[pp_ip_seen.n++] = offset;
+    return 1;
+}
+
+/* Reports at e a number computed from the address converted at conv that
+ * outlives its computation (what: "is stored in memory"...). */
+static void pp_addr_derived_error(pp_intptr_state *a, CXCursor e, CXCursor conv, const char *what)
+{
+    if (!pp_ip_once(e))
+        return;
+    pp_error(PP_LOC(e),
+             "a number computed from an address (converted on line %u) %s in function '%s': "
+             "it depends on where the object is, which changes when a VT moves, so a table "
+             "hashed or ordered by address would no longer match its contents; hash or order "
+             "by something the program stores in the object instead",
+             pp_line(conv), what, a->fn->name);
+}
+
+/* Whether variable v is a file-scope variable or a static local that is
+ * not const. */
+static int pp_static_var(CXCursor v)
+{
+    int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
+    return (file_scope || clang_Cursor_getStorageClass(v) == CX_SC_Static) &&
+           !clang_isConstQualifiedType(clang_getCursorType(v));
+}
+
+static void pp_intptr_report(pp_intptr_state *a, int vi, int level, CXCursor conv, const char *why,
                              unsigned line)
 {
     if (!a->report || a->done[vi])
         return;
     a->done[vi] = 1;
     char *name = pp_cxstring(clang_getCursorSpelling(a->decls[vi]));
-    pp_error(PP_LOC(conv),
-             "'%s' of checkpointable function '%s' may hold this pointer converted to an "
-             "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
-             "an image cannot relocate a pointer hidden in an integer; keep it as a pointer",
-             name, a->fn->name, line, why);
+    if (level == PP_ADDR_BITS)
+        pp_error(PP_LOC(conv),
+                 "'%s' of checkpointable function '%s' may hold this pointer converted to an "
+                 "integer at the safe point, checkpointable call or loop poll of line %u, %s: "
+                 "an image cannot relocate a pointer hidden in an integer; keep it as a pointer",
+                 name, a->fn->name, line, why);
+    else
+        pp_error(PP_LOC(conv),
+                 "'%s' of checkpointable function '%s' may hold a number computed from this "
+                 "address at the safe point, checkpointable call or loop poll of line %u, %s: "
+                 "the object may be elsewhere after it (a VT moves), so the number would no "
+                 "longer match its address; compute it from something the program stores",
+                 name, a->fn->name, line, why);
     free(name);
 }
 
@@ -294,7 +449,8 @@ static void pp_intptr_resume(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
                 st->at[i] = c;
             st->crossed[i] = 1;
             if (a->taken[i])
-                pp_intptr_report(a, (int)i, st->conv[i], "and its address is taken", pp_line(c));
+                pp_intptr_report(a, (int)i, st->hold[i], st->conv[i], "and its address is taken",
+                                 pp_line(c));
         }
 }
 
@@ -318,6 +474,32 @@ static int pp_intptr_site(CXCursor c)
 static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c);
 static void pp_intptr_expr(pp_intptr_state *a, pp_held_bits *st, CXCursor e);
 
+/* Refuses a number computed from an address that selects an element of
+ * an array or offsets a pointer (e, with kids kk): where an object is
+ * placed then depends on an address (a hash table keyed by pointers). */
+static void pp_addr_index(pp_intptr_state *a, pp_held_bits *st, CXCursor e, const pp_kids *kk)
+{
+    enum CXCursorKind k = pp_kind(e);
+    int offsets = k == CXCursor_ArraySubscriptExpr;
+    if ((k == CXCursor_BinaryOperator || k == CXCursor_CompoundAssignOperator) && kk->n == 2) {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(e);
+        offsets = (op == CXBinaryOperator_Add || op == CXBinaryOperator_Sub ||
+                   op == CXBinaryOperator_AddAssign || op == CXBinaryOperator_SubAssign) &&
+                  clang_getCanonicalType(clang_getCursorType(e)).kind == CXType_Pointer;
+    }
+    if (!offsets || kk->n != 2)
+        return;
+    for (unsigned i = 0; i < 2; i++) {
+        CXCursor conv = clang_getNullCursor();
+        if (pp_addr_level(a, st, kk->v[i], &conv) != PP_ADDR_NONE) {
+            pp_addr_derived_error(a, e, conv,
+                                  k == CXCursor_ArraySubscriptExpr ? "selects an element"
+                                                                   : "offsets a pointer");
+            return;
+        }
+    }
+}
+
 /* Reads of expression e outside its sites (which pp_intptr_expr handles): a
  * read of a variable that crossed a resume point holding a pointer is
  * the error. skip: a variable written, not read, by an assignment. */
@@ -330,10 +512,13 @@ static void pp_intptr_reads(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CX
         int vi = pp_intptr_var(a, e);
         if (vi >= 0 && st->crossed[vi] &&
             (clang_Cursor_isNull(skip) || !clang_equalCursors(skip, a->decls[vi])))
-            pp_intptr_report(a, vi, st->conv[vi], "and is used after it", pp_line(st->at[vi]));
+            pp_intptr_report(a, vi, st->hold[vi], st->conv[vi], "and is used after it",
+                             pp_line(st->at[vi]));
         return;
     }
     pp_kids kk = pp_children(e);
+    if (a->report)
+        pp_addr_index(a, st, e, &kk);
     if (k == CXCursor_BinaryOperator && kk.n == 2 &&
         clang_getCursorBinaryOperatorKind(e) == CXBinaryOperator_Assign) {
         pp_intptr_reads(a, st, kk.v[0], pp_write_var(kk.v[0]));
@@ -361,11 +546,8 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
         unsigned nargs = (unsigned)clang_Cursor_getNumArguments(e);
         for (unsigned i = 0; i < nargs && i < pp_ip_nparams[g]; i++) {
             CXCursor conv = clang_getNullCursor();
-            if (clang_Cursor_isNull(ctx.param_conv[g][i]) &&
-                pp_carry(a, st, clang_Cursor_getArgument(e, i), &conv)) {
-                ctx.param_conv[g][i] = conv;
-                a->changed = 1;
-            }
+            int l = pp_addr_level(a, st, clang_Cursor_getArgument(e, i), &conv);
+            a->changed |= pp_ip_raise(&pp_ip_params[g][i], l, conv);
         }
     }
     if (pp_writes_operand(e) && kk.n >= 1 &&
@@ -373,22 +555,31 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
           clang_getCursorUnaryOperatorKind(e) == CXUnaryOperator_AddrOf)) {
         CXCursor v = pp_write_var(kk.v[0]);
         CXCursor conv = clang_getNullCursor();
-        int carry = pp_carry(a, st, e, &conv);
+        int level = pp_addr_level(a, st, e, &conv);
+        int carry = level == PP_ADDR_BITS;
         int vi = clang_Cursor_isNull(v) ? -1 : pp_ip_var(a, v);
-        if (carry && clang_Cursor_isNull(v) && a->report && pp_kind(e) != CXCursor_UnaryOperator) {
-            pp_error(PP_LOC(e),
-                     "a pointer converted to an integer (line %u) is stored in memory in "
-                     "function '%s': the collector and an image see only an integer, so what it "
-                     "points to may be freed or left behind by a move; keep it as a pointer",
-                     pp_line(conv), a->fn->name);
+        if (level && clang_Cursor_isNull(v) && a->report && pp_kind(e) != CXCursor_UnaryOperator) {
+            if (carry)
+                pp_error(PP_LOC(e),
+                         "a pointer converted to an integer (line %u) is stored in memory in "
+                         "function '%s': the collector and an image see only an integer, so what "
+                         "it points to may be freed or left behind by a move; keep it as a "
+                         "pointer",
+                         pp_line(conv), a->fn->name);
+            else
+                pp_addr_derived_error(a, e, conv, "is stored in memory");
         } else if (vi >= 0 && a->tracked[vi]) {
             int whole = pp_kind(pp_strip(kk.v[0])) == CXCursor_DeclRefExpr;
-            if (whole || carry) {
-                st->hold[vi] = (unsigned char)(carry || (!whole && st->hold[vi]));
-                st->conv[vi] = carry ? conv : st->conv[vi];
+            int l = level < a->tracked[vi] ? level : a->tracked[vi];
+            if (whole || l) {
+                st->hold[vi] = (unsigned char)(whole ? l : pp_level_max(l, st->hold[vi]));
+                st->conv[vi] = l ? conv : st->conv[vi];
             }
             if (whole)
                 st->crossed[vi] = 0;
+        } else if (vi < 0 && !clang_Cursor_isNull(v) && level == PP_ADDR_DERIVED && a->report &&
+                   pp_static_var(v)) {
+            pp_addr_derived_error(a, e, conv, "is stored in a static variable");
         } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && ctx.main_task && a->report) {
             int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
             enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
@@ -434,10 +625,9 @@ static void pp_intptr_sites(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
             pp_intptr_reads(a, st, arg, clang_getNullCursor());
             pp_intptr_writes(a, st, arg);
             CXCursor conv = clang_getNullCursor();
-            if (g >= 0 && (unsigned)i < ctx.fns[g].nparams && pp_carry(a, st, arg, &conv) &&
-                clang_Cursor_isNull(ctx.param_conv[g][i])) {
-                ctx.param_conv[g][i] = conv;
-                a->changed = 1;
+            if (g >= 0 && (unsigned)i < ctx.fns[g].nparams && (unsigned)i < pp_ip_nparams[g]) {
+                int l = pp_addr_level(a, st, arg, &conv);
+                a->changed |= pp_ip_raise(&pp_ip_params[g][i], l, conv);
             }
         }
         pp_intptr_resume(a, st, e);
@@ -509,8 +699,8 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
             if (vi < 0 || !a->tracked[vi])
                 continue;
             CXCursor conv = clang_getNullCursor();
-            st->hold[vi] =
-                (unsigned char)(!clang_Cursor_isNull(init) && pp_carry(a, st, init, &conv));
+            int l = clang_Cursor_isNull(init) ? 0 : pp_addr_level(a, st, init, &conv);
+            st->hold[vi] = (unsigned char)(l < a->tracked[vi] ? l : a->tracked[vi]);
             st->conv[vi] = conv;
             st->crossed[vi] = 0;
         }
@@ -569,12 +759,9 @@ static void pp_intptr_stmt(pp_intptr_state *a, pp_held_bits *st, CXCursor c)
     case CXCursor_ReturnStmt:
         if (kk.n) {
             pp_intptr_expr(a, st, kk.v[0]);
-            CXCursor conv = clang_getNullCursor(),
-                     *ret = &ctx.param_conv[a->fi][pp_ip_nparams[a->fi]];
-            if (clang_Cursor_isNull(*ret) && pp_carry(a, st, kk.v[0], &conv)) {
-                *ret = conv;
-                a->changed = 1;
-            }
+            CXCursor conv = clang_getNullCursor();
+            int l = pp_addr_level(a, st, kk.v[0], &conv);
+            a->changed |= pp_ip_raise(&pp_ip_params[a->fi][pp_ip_nparams[a->fi]], l, conv);
         }
         memset(st->hold, 0, a->n);
         memset(st->crossed, 0, a->n);
@@ -655,12 +842,13 @@ static void pp_intptr_fn(int fi, int report, int *changed)
     }
     memset(a.done, 0, n + 1);
     for (unsigned i = 0; i < n; i++)
-        a.tracked[i] = (unsigned char)pp_holds_wide(clang_getCursorType(a.decls[i]));
+        a.tracked[i] = (unsigned char)pp_holds_int(clang_getCursorType(a.decls[i]));
     pp_held_bits st = pp_held_bits_new(n);
     for (unsigned i = 0; i < nparams && i < n; i++)
-        if (!clang_Cursor_isNull(ctx.param_conv[fi][i]) && a.tracked[i]) {
-            st.hold[i] = 1;
-            st.conv[i] = ctx.param_conv[fi][i];
+        if (pp_ip_params[fi][i].level && a.tracked[i]) {
+            int l = pp_ip_params[fi][i].level;
+            st.hold[i] = (unsigned char)(l < a.tracked[i] ? l : a.tracked[i]);
+            st.conv[i] = pp_ip_params[fi][i].conv;
         }
     pp_kids k = pp_children(fn->def);
     for (unsigned i = 0; i < k.n; i++)
@@ -683,12 +871,12 @@ static void pp_intptr_fn(int fi, int report, int *changed)
 void pp_int_ptrs(void)
 {
     pp_ip_index();
-    ctx.param_conv = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *ctx.param_conv);
+    pp_ip_params = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *pp_ip_params);
     for (unsigned i = 0; i < ctx.nfns; i++) {
         unsigned np = pp_ip_nparams[i];
-        ctx.param_conv[i] = pp_xrealloc(NULL, (np + 1) * sizeof(CXCursor));
+        pp_ip_params[i] = pp_xrealloc(NULL, (np + 1) * sizeof **pp_ip_params);
         for (unsigned j = 0; j <= np; j++)
-            ctx.param_conv[i][j] = clang_getNullCursor();
+            pp_ip_params[i][j] = (pp_ip_slot){PP_ADDR_NONE, clang_getNullCursor()};
     }
     for (int pass = 0, changed = 1; changed && pass < 16; pass++) {
         changed = 0;
@@ -701,9 +889,12 @@ void pp_int_ptrs(void)
         if (ctx.fns[i].file >= 0 && !clang_Cursor_isNull(ctx.fns[i].def))
             pp_intptr_fn((int)i, 1, &ignored);
     for (unsigned i = 0; i < ctx.nfns; i++)
-        free(ctx.param_conv[i]);
-    free(ctx.param_conv);
-    ctx.param_conv = NULL;
+        free(pp_ip_params[i]);
+    free(pp_ip_params);
+    pp_ip_params = NULL;
+    free(pp_ip_seen.file);
+    free(pp_ip_seen.offset);
+    memset(&pp_ip_seen, 0, sizeof pp_ip_seen);
     free(pp_ip_nparams);
     pp_ip_nparams = NULL;
 }

@@ -1,10 +1,11 @@
 /* intptr.c - pointers converted to integers in checkpointable code where
  * no integer keeps one across a safe point, which levpp allows: an
- * alignment test within one expression, a pointer hashed into a table
- * index, low bits kept apart, a converted value that is dead (or written
- * again) before the next safe point, a difference of two converted
- * pointers, and a narrow integer; and, stored in heap memory or returned
- * by helpers, the values of these that hold no pointer.
+ * alignment test within one expression, low bits kept apart (an object
+ * keeps its alignment when it moves), a converted value that is dead (or
+ * written again) before the next safe point, a difference of two
+ * converted pointers, and a truth value; and, stored in heap memory or
+ * returned by helpers, the values of these that hold no pointer. A number
+ * hashed from an address is refused (diag/addr_derived.c).
  * Exit status: the sum of the slots modulo 100 (not where they are: the
  * addresses differ between builds). */
 #include <stdint.h>
@@ -53,8 +54,6 @@ int main(void)
             double *p = &g_cells[k];
             /* the conversion used within one expression */
             int aligned = ((uintptr_t)p & (sizeof(double) - 1)) == 0;
-            /* hashed into an index, used across the safe point */
-            size_t idx = (((uintptr_t)p >> 3) * 2654435761u) % NSLOTS;
             /* only the low bits are kept */
             uintptr_t low = (uintptr_t)p & 7;
             /* the full value, dead before the next safe point */
@@ -62,11 +61,11 @@ int main(void)
             int odd = (int)(whole & 1);
             /* an offset between two pointers is no pointer */
             intptr_t off = (intptr_t)p - (intptr_t)&g_cells[0];
-            /* a narrow integer cannot hold a pointer */
-            unsigned tag = (unsigned)(uintptr_t)p;
+            /* a truth value holds no address */
+            int nonnull = (uintptr_t)p != 0;
             lev_checkpoint();
-            slots[idx] += aligned + mix(k);
-            diff_total += off / (intptr_t)sizeof(double) + (long)low + odd + (tag != 0);
+            slots[(k * 7) % NSLOTS] += aligned + mix(k);
+            diff_total += off / (intptr_t)sizeof(double) + (long)low + odd + nonnull;
             whole = 0; /* written again before any use */
             diff_total += (long)whole;
         }
@@ -80,11 +79,10 @@ int main(void)
         return 2;
     heap[0] = (long)offset_in(&g_cells[5], g_cells);
     heap[1] = (long)misalign(&g_cells[2]);
-    heap[2] = (long)((uintptr_t)&g_cells[3] & 7) + (long)(uintptr_t)(char)(uintptr_t)g_cells;
+    heap[2] = (long)((uintptr_t)&g_cells[3] & 7) + (long)((uintptr_t)g_cells % 8);
     put(&heap[3], (long)(&g_cells[7] - &g_cells[1]));
     lev_checkpoint();
-    printf("heap %ld %ld %ld %ld\n", heap[0], heap[1], heap[2] - (long)(char)(uintptr_t)g_cells,
-           heap[3]);
+    printf("heap %ld %ld %ld %ld\n", heap[0], heap[1], heap[2], heap[3]);
     free(heap);
     printf("slots sum %d\n", g_sum);
     return g_sum % 100;
