@@ -133,6 +133,20 @@ static void pp_db_flags(CXCompilationDatabase db, const char *path, const char *
         clang_CompileCommands_dispose(cmds);
 }
 
+/* Whether diagnostic d is clang's error on the types of main's parameters
+ * or result (`long long main(long long argc, char **argv)`, as a program
+ * that does `#define int long long` has): the C compiler accepts such a
+ * main with a warning, and so does levpp, which calls it from a main of
+ * its own with the standard types. */
+static int pp_main_type_error(CXDiagnostic d)
+{
+    char *s = pp_cxstring(clang_getDiagnosticSpelling(d));
+    int r = (strstr(s, "parameter of 'main' (") && strstr(s, "must be of type")) ||
+            strcmp(s, "'main' must return 'int'") == 0;
+    free(s);
+    return r;
+}
+
 /* Parses `text` as input f into *tu. quiet: errors are not printed.
  * Returns 0, or -1 after an error. */
 static int pp_parse_text(pp_file *f, CXIndex idx, const char **args, unsigned nargs,
@@ -151,6 +165,14 @@ static int pp_parse_text(pp_file *f, CXIndex idx, const char **args, unsigned na
     for (unsigned i = 0; i < nd; i++) {
         CXDiagnostic d = clang_getDiagnostic(*tu, i);
         enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+        if (sev == CXDiagnostic_Error && pp_main_type_error(d)) {
+            if (!quiet) {
+                char *s = pp_cxstring(clang_getDiagnosticSpelling(d));
+                pp_warn(clang_getDiagnosticLocation(d), "%s (accepted, as the C compiler does)", s);
+                free(s);
+            }
+            sev = CXDiagnostic_Warning;
+        }
         if (sev >= CXDiagnostic_Error && !quiet) {
             CXFile df = NULL;
             clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);

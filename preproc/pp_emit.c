@@ -369,6 +369,31 @@ static void pp_emit_module(pp_buf *o, unsigned fi, const char *vis)
         }
 }
 
+/* The C keywords, which a program may define as macros (`#define int long
+ * long`, `#define inline __inline`): levpp's code around the user's text
+ * saves, undefines and restores them (pp_guard_keywords), so that it
+ * means what it says wherever it stands. The user's bodies in it are
+ * already macro-expanded (pp_expand.c). */
+static const char *const pp_keywords[] = {
+    "auto",    "break",     "case",           "char",          "const",    "continue", "default",
+    "do",      "double",    "else",           "enum",          "extern",   "float",    "for",
+    "goto",    "if",        "inline",         "int",           "long",     "register", "restrict",
+    "return",  "short",     "signed",         "sizeof",        "static",   "struct",   "switch",
+    "typedef", "union",     "unsigned",       "void",          "volatile", "while",    "_Alignof",
+    "_Bool",   "_Noreturn", "_Static_assert", "_Thread_local",
+};
+
+/* Saves and undefines (push) or restores (!push) every C keyword macro. */
+static void pp_guard_keywords(pp_buf *o, int push)
+{
+    for (size_t i = 0; i < sizeof pp_keywords / sizeof *pp_keywords; i++) {
+        if (push)
+            pp_printf(o, "#pragma push_macro(\"%s\")\n#undef %s\n", pp_keywords[i], pp_keywords[i]);
+        else
+            pp_printf(o, "#pragma pop_macro(\"%s\")\n", pp_keywords[i]);
+    }
+}
+
 /* The user's text of input fi up to where levpp's declarations go, those
  * declarations (ids of the types and functions, hoisted literals), then
  * the rest of the text with its edits. */
@@ -380,7 +405,9 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
               pp_base(outname), pp_base(f->path));
     pp_printf(o, "#line 1 \"%s\"\n", f->path);
     pp_render(o, f, 0, f->insert_at, 0, R_HEAD);
-    pp_printf(o, "\n#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+    pp_puts(o, "\n");
+    pp_guard_keywords(o, 1);
+    pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)
         pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
@@ -400,6 +427,7 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
     if (f->lits.p)
         pp_puts(o, f->lits.p);
+    pp_guard_keywords(o, 0);
     pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
     pp_render(o, f, f->insert_at, f->len, 0, R_SYNC);
     if (f->len && f->text[f->len - 1] != '\n')
@@ -488,10 +516,12 @@ static void pp_emit(unsigned fi, pp_buf *o)
 {
     const char *vis = ctx.nfiles > 1 ? "PP_HIDDEN " : "static ";
     pp_emit_source(o, fi, vis);
+    pp_guard_keywords(o, 1);
     pp_emit_frames(o, fi);
     pp_emit_bodies(o, fi);
     pp_emit_descriptors(o, fi);
     pp_emit_module(o, fi, vis);
+    pp_guard_keywords(o, 0);
 }
 
 /* Pass: writes every output to OUT.tmp, then renames them all; on an
