@@ -102,6 +102,23 @@ LEV_API void lev_srand_r(lev_rand_state *st, unsigned seed);
  * string is used up (the next call would return NULL, and does). */
 LEV_API char *lev_strtok_r(char *s, const char *delim, char **save);
 
+/* lev_exit_state: the functions a program registered with atexit(), in
+ * the order of registration, kept in a travelling static so that a
+ * process that resumes the program runs them at its exit. At least 32
+ * registrations, as C requires. */
+#define LEV_EXIT_MAX 32
+typedef struct lev_exit_state {
+    void (*fn[LEV_EXIT_MAX])(void);
+    uint32_t n; /* registered so far */
+} lev_exit_state;
+
+/* atexit(fn) onto *st: 0, or -1 when LEV_EXIT_MAX are registered. */
+LEV_API int lev_atexit_r(lev_exit_state *st, void (*fn)(void));
+
+/* Makes this process run st's functions, the last registered first, when
+ * it exits (once per process; a second call only changes st). */
+LEV_API void lev_exit_arm(lev_exit_state *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,10 @@ typedef struct pp_tok {
     unsigned b, e;
 } pp_tok;
 
+/* The C library's hidden state that --main-task moves into travelling
+ * statics (pp_libc.c): the rand family, strtok, atexit. */
+enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_NLIBC };
+
 typedef struct pp_file {
     const char *path;
     char *text;
@@ -61,11 +65,11 @@ typedef struct pp_file {
     unsigned ntoks;
     pp_edit *edits;
     unsigned nedits, capedits;
-    unsigned insert_at; /* where the generated declarations go */
-    pp_buf lits;        /* hoisted string literals */
-    int uses_std[3];    /* stdin, stdout, stderr */
-    int uses_libc[2];   /* rand family, strtok: rewritten onto travelling statics */
-    int *xcallees;      /* checkpointable functions of other inputs called here */
+    unsigned insert_at;      /* where the generated declarations go */
+    pp_buf lits;             /* hoisted string literals */
+    int uses_std[3];         /* stdin, stdout, stderr */
+    int uses_libc[PP_NLIBC]; /* calls rewritten onto travelling statics (PP_LIBC_*) */
+    int *xcallees;           /* checkpointable functions of other inputs called here */
     unsigned nx, capx;
     char *outname, *stem;
 } pp_file;
@@ -473,6 +477,8 @@ void pp_rewrite_bodies(void);
 
 /* pp_libc.c */
 void pp_libc_prelude(pp_buf *o, unsigned fi);
+/* Statements the generated main runs before lev_main_run ("" for none). */
+const char *pp_libc_main_setup(void);
 void pp_common_pass(void);
 
 /* pp_emit.c */

@@ -363,9 +363,9 @@ static void pp_emit_module(pp_buf *o, unsigned fi, const char *vis)
             pp_printf(o,
                       "\nint main(int argc, char **argv)\n{\n"
                       "    /* a descriptor the runtime refuses: lev_main_run says why */\n"
-                      "    (void)lev__module();\n"
+                      "    (void)lev__module();\n%s"
                       "    return lev_main_run(&lev__module_desc, %s, argc, argv);\n}\n",
-                      ctx.fns[i].idname);
+                      pp_libc_main_setup(), ctx.fns[i].idname);
         }
 }
 

@@ -256,13 +256,21 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     free(hi.size);
 }
 
-/* C library calls with hidden state (--main-task). The rand family and
- * strtok become wrappers (emitted by pp_libc_prelude) over generated
- * travelling statics, so their state is part of every image; calls whose
- * state cannot be moved into the program are refused. */
-static const char *const pp_libc_names[][2] = {
-    {"rand", "lev__rand"},       {"srand", "lev__srand"},   {"random", "lev__random"},
-    {"srandom", "lev__srandom"}, {"strtok", "lev__strtok"}, {NULL, NULL}};
+/* C library calls with hidden state (--main-task). The rand family,
+ * strtok and atexit become wrappers (emitted by pp_libc_prelude) over
+ * generated travelling statics, so their state is part of every image;
+ * calls whose state cannot be moved into the program are refused. The
+ * third column: which static (PP_LIBC_RAND...). */
+static const struct {
+    const char *name, *as;
+    int state;
+} pp_libc_names[] = {{"rand", "lev__rand", PP_LIBC_RAND},
+                     {"srand", "lev__srand", PP_LIBC_RAND},
+                     {"random", "lev__random", PP_LIBC_RAND},
+                     {"srandom", "lev__srandom", PP_LIBC_RAND},
+                     {"strtok", "lev__strtok", PP_LIBC_STRTOK},
+                     {"atexit", "lev__atexit", PP_LIBC_EXIT},
+                     {NULL, NULL, 0}};
 
 static const char *const pp_libc_refused[][2] = {
     {"drand48", "use erand48, nrand48 or jrand48 with a state of your own"},
@@ -273,7 +281,6 @@ static const char *const pp_libc_refused[][2] = {
     {"lcong48", "use erand48, nrand48 or jrand48 with a state of your own"},
     {"initstate", "use srandom"},
     {"setstate", "use srandom"},
-    {"atexit", "a process that resumes the program would not run the handler"},
     {"at_quick_exit", "a process that resumes the program would not run the handler"},
     {"on_exit", "a process that resumes the program would not run the handler"},
     {NULL, NULL}};
@@ -285,8 +292,8 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
 {
     if (!ctx.main_task)
         return;
-    for (int i = 0; pp_libc_names[i][0]; i++)
-        if (!strcmp(name, pp_libc_names[i][0])) {
+    for (int i = 0; pp_libc_names[i].name; i++)
+        if (!strcmp(name, pp_libc_names[i].name)) {
             CXFile sf;
             unsigned b, e = 0;
             clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
@@ -304,11 +311,11 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
                          name);
                 return;
             }
-            f->uses_libc[strcmp(name, "strtok") ? 0 : 1] = 1;
+            f->uses_libc[pp_libc_names[i].state] = 1;
             for (unsigned k = 0; k < f->nedits; k++)
                 if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
                     return; /* a macro expanded again */
-            pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i][1]));
+            pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i].as));
             return;
         }
     for (int i = 0; pp_libc_refused[i][0]; i++)
@@ -317,41 +324,85 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
                      name, pp_libc_refused[i][1]);
 }
 
+/* The travelling statics behind the rewritten calls ([PP_LIBC_*]): the
+ * definition (less its storage class), the name, the type id, and the
+ * wrappers over it that replace the C library's calls. */
+static const struct {
+    const char *def, *name, *type, *wrappers;
+} pp_libc_states[PP_NLIBC] = {
+    {"lev_rand_state lev__rand_state", "lev__rand_state", "LEV__T_lev_rand_state",
+     "static inline int lev__rand(void)\n"
+     "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+     "static inline long lev__random(void)\n"
+     "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
+     "static inline void lev__srand(unsigned s)\n"
+     "{\n    lev_srand_r(&lev__rand_state, s);\n}\n"
+     "static inline void lev__srandom(unsigned s)\n"
+     "{\n    lev_srand_r(&lev__rand_state, s);\n}\n"},
+    {"char *lev__strtok_save", "lev__strtok_save", "LEV_T_PTR",
+     "static inline char *lev__strtok(char *s, const char *d)\n"
+     "{\n    return lev_strtok_r(s, d, &lev__strtok_save);\n}\n"},
+    {"lev_exit_state lev__exit_state", "lev__exit_state", "LEV__T_lev_exit_state",
+     "static inline int lev__atexit(void (*fn)(void))\n"
+     "{\n    return lev_atexit_r(&lev__exit_state, fn);\n}\n"},
+};
+
+/* Whether some input rewrote a call onto static k (PP_LIBC_*). */
+static int pp_libc_used(int k)
+{
+    for (unsigned i = 0; i < ctx.nfiles; i++)
+        if (ctx.files[i].uses_libc[k])
+            return 1;
+    return 0;
+}
+
+/* Whether input fi defines main. */
+static int pp_libc_has_main(unsigned fi)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].is_main && ctx.fns[i].file == (int)fi)
+            return 1;
+    return 0;
+}
+
+/* A new type of the runtime's, named key, for a static of the C
+ * library's state; the caller adds its rows. */
+static pp_type *pp_libc_type(const char *key, const char *idname)
+{
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
+    memset(ty, 0, sizeof *ty);
+    ty->key = pp_strdup(key);
+    ty->spell = pp_strdup(key);
+    ty->idname = pp_strdup(idname);
+    ty->fn = -1;
+    ty->owner = 0;
+    return ty;
+}
+
 /* Registers the statics behind the rewritten calls (owned by the first
- * input, shared by all) and the type of the rand state. */
+ * input, shared by all) and the types of the rand and exit states. */
 static void pp_libc_statics(void)
 {
-    int any[2] = {0, 0};
-    for (unsigned i = 0; i < ctx.nfiles; i++)
-        for (int k = 0; k < 2; k++)
-            any[k] |= ctx.files[i].uses_libc[k];
-    if (any[0]) {
-        PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
-        pp_type *ty = &ctx.types[ctx.ntypes++];
-        memset(ty, 0, sizeof *ty);
-        ty->key = pp_strdup("lev_rand_state");
-        ty->spell = pp_strdup("lev_rand_state");
-        ty->idname = pp_strdup("LEV__T_lev_rand_state");
-        ty->fn = -1;
-        ty->owner = 0;
+    if (pp_libc_used(PP_LIBC_RAND)) {
+        pp_type *ty = pp_libc_type("lev_rand_state", "LEV__T_lev_rand_state");
         pp_field_row(ty, "lev_rand_state", "r", "LEV_K_B4", 31, "0");
         pp_field_row(ty, "lev_rand_state", "f", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "b", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
-        PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
-        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__rand_state"),
-                                                  pp_strdup("(void *)&lev__rand_state"),
-                                                  pp_strdup("LEV__T_lev_rand_state"),
-                                                  pp_strdup("1"),
-                                                  "LEV_S_TRAVELS",
-                                                  0,
-                                                  0};
     }
-    if (any[1]) {
+    if (pp_libc_used(PP_LIBC_EXIT)) {
+        pp_type *ty = pp_libc_type("lev_exit_state", "LEV__T_lev_exit_state");
+        pp_field_row(ty, "lev_exit_state", "fn", "LEV_K_FNPTR", 32, "0");
+        pp_field_row(ty, "lev_exit_state", "n", "LEV_K_B4", 1, "0");
+    }
+    for (int k = 0; k < PP_NLIBC; k++) {
+        if (!pp_libc_used(k))
+            continue;
         PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
-        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup("lev__strtok_save"),
-                                                  pp_strdup("(void *)&lev__strtok_save"),
-                                                  pp_strdup("LEV_T_PTR"),
+        ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup(pp_libc_states[k].name),
+                                                  pp_fmt("(void *)&%s", pp_libc_states[k].name),
+                                                  pp_strdup(pp_libc_states[k].type),
                                                   pp_strdup("1"),
                                                   "LEV_S_TRAVELS",
                                                   0,
@@ -359,38 +410,31 @@ static void pp_libc_statics(void)
     }
 }
 
-/* The statics and wrappers of the rewritten calls, in input fi's output. */
+/* The statics and wrappers of the rewritten calls, in input fi's output
+ * (the exit state also where main is, whose wrapper arms it). */
 void pp_libc_prelude(pp_buf *o, unsigned fi)
 {
     int multi = ctx.nfiles > 1;
     pp_alloc_prelude(o, fi);
-    static const char *const def[2] = {"lev_rand_state lev__rand_state", "char *lev__strtok_save"};
-    for (int k = 0; k < 2; k++) {
-        int any = 0;
-        for (unsigned i = 0; i < ctx.nfiles; i++)
-            any |= ctx.files[i].uses_libc[k];
-        if (!any || (fi && !ctx.files[fi].uses_libc[k]))
+    for (int k = 0; k < PP_NLIBC; k++) {
+        int here = ctx.files[fi].uses_libc[k] || (k == PP_LIBC_EXIT && pp_libc_has_main(fi));
+        if (!pp_libc_used(k) || (fi && !here))
             continue;
         pp_printf(o, "%s%s;\n",
                   !multi ? "static "
                   : fi   ? "PP_HIDDEN extern "
                          : "PP_HIDDEN ",
-                  def[k]);
-        if (!ctx.files[fi].uses_libc[k])
-            continue;
-        if (k == 0)
-            pp_puts(o, "static inline int lev__rand(void)\n"
-                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
-                       "static inline long lev__random(void)\n"
-                       "{\n    return lev_rand_r(&lev__rand_state);\n}\n"
-                       "static inline void lev__srand(unsigned s)\n"
-                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n"
-                       "static inline void lev__srandom(unsigned s)\n"
-                       "{\n    lev_srand_r(&lev__rand_state, s);\n}\n");
-        else
-            pp_puts(o, "static inline char *lev__strtok(char *s, const char *d)\n"
-                       "{\n    return lev_strtok_r(s, d, &lev__strtok_save);\n}\n");
+                  pp_libc_states[k].def);
+        if (ctx.files[fi].uses_libc[k])
+            pp_puts(o, pp_libc_states[k].wrappers);
     }
+}
+
+/* What the main levpp writes does before it runs the program: arm the
+ * exit functions the program registers (and a resumed one had). */
+const char *pp_libc_main_setup(void)
+{
+    return pp_libc_used(PP_LIBC_EXIT) ? "    lev_exit_arm(&lev__exit_state);\n" : "";
 }
 
 /* Whether a literal passed to external function `name` may be kept. */

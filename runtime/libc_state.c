@@ -7,8 +7,11 @@
  * pointer, so that both are part of every image. The generator is the
  * one of the GNU C library (its default TYPE_3 additive feedback
  * generator, x**31 + x**3 + 1), so a program prints the same numbers
- * with and without levpp.
+ * with and without levpp. atexit becomes lev_atexit_r on a generated
+ * lev_exit_state, which one handler of the process runs at exit.
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lev_task.h"
@@ -76,4 +79,41 @@ char *lev_strtok_r(char *s, const char *delim, char **save)
     if (*save && !**save)
         *save = NULL;
     return tok;
+}
+
+/* ===================================================================
+ * Exit handlers
+ * =================================================================== */
+
+static lev_exit_state *s_exit_state;
+static pthread_once_t s_exit_once = PTHREAD_ONCE_INIT;
+
+/* The process's one handler: the program's functions, last first. Each is
+ * taken off the list before it runs, as the C library does. */
+static void s_run_exit(void)
+{
+    lev_exit_state *st = s_exit_state;
+    while (st && st->n > 0 && st->n <= LEV_EXIT_MAX) {
+        void (*fn)(void) = st->fn[--st->n];
+        st->fn[st->n] = NULL;
+        if (fn)
+            fn();
+    }
+}
+
+static void s_exit_register(void) { (void)atexit(s_run_exit); }
+
+void lev_exit_arm(lev_exit_state *st)
+{
+    s_exit_state = st;
+    pthread_once(&s_exit_once, s_exit_register);
+}
+
+int lev_atexit_r(lev_exit_state *st, void (*fn)(void))
+{
+    if (st->n >= LEV_EXIT_MAX)
+        return -1;
+    lev_exit_arm(st);
+    st->fn[st->n++] = fn;
+    return 0;
 }

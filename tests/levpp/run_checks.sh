@@ -22,6 +22,12 @@
 #           it must not (a signal, a non-zero exit or other output); a
 #           line `moving-expects: TEXT` in NAME.c asks for TEXT in the
 #           torture runs' standard error as well.
+#   exit    checks/exit/exit_resume.c registers atexit functions, then
+#           runs until a file exists: run with a checkpoint file, killed
+#           with SIGKILL once an image taken after its third line is on
+#           disk (no function may have run), then resumed in a new process
+#           and told to stop: the functions registered before the
+#           checkpoint must run at its exit, the last registered first.
 #
 # usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
 #   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
@@ -39,6 +45,8 @@ LIMIT=60 # seconds any one run or build may take
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=driver_common.sh
 source "$here/driver_common.sh"
+# shellcheck source=proc_common.sh
+source "$here/proc_common.sh"
 
 failures=0
 fail() {
@@ -213,11 +221,46 @@ check_moving() {
     echo "PASS $check ($moving_note)"
 }
 
+check_exit() {
+    local src=$here/checks/exit/exit_resume.c dir=$work/exit
+    mkdir -p "$dir"
+    cd "$dir"
+    levpp_run levpp.err --main-task "$src" -o exit_resume.lev.c -- "${INCS[@]}"
+    sane levpp.err || return 1
+    ((status == 0)) || { fail "levpp refused it: $(head -n 3 levpp.err)"; return 1; }
+    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" exit_resume.lev.c "${LINK[@]}" \
+        -o lev >lev-build.log 2>&1 ||
+        { fail "the output does not build: $(grep -m3 error lev-build.log)"; return 1; }
+    local ck=$dir/ck.img stopfile=$dir/stop sum0
+    rm -f "$ck" "$stopfile"
+    LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 spawn run1.out run1.err ./lev "$stopfile"
+    local run1=$pid
+    three_lines_and_image() { { (($(lines_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! kill -0 "$run1" 2>/dev/null; }
+    await three_lines_and_image && kill -0 "$run1" 2>/dev/null ||
+        { fail "no checkpoint after three lines: $(head -n 3 run1.err)"; return 1; }
+    sum0=$(cksum <"$ck")
+    newer_image() { [[ $(cksum <"$ck") != "$sum0" ]] || ! kill -0 "$run1" 2>/dev/null; }
+    await newer_image && stop "$run1" ||
+        { fail "no second checkpoint, or the run ended by itself: $(head -n 3 run1.err)"; return 1; }
+    ! grep -q '^exit:' run1.out || { fail "a function ran in the killed process"; return 1; }
+    touch "$stopfile"
+    run run2.out run2.err env LEV_RESUME="$ck" ./lev
+    ((status == 0)) || { fail "the resumed run ended with status $status: $(head -n 3 run2.err)"; return 1; }
+    local last want
+    last=$(sed -n 's/^round \([0-9]*\) .*/\1/p' run2.out | tail -n 1)
+    [[ -n $last ]] || last=$(sed -n 's/^round \([0-9]*\) .*/\1/p' run1.out | tail -n 1)
+    want=$(printf 'exit: third\nexit: second after round %s\nexit: first' "$last")
+    [[ $(grep '^exit:' run2.out) == "$want" ]] ||
+        { fail "the resumed run's exit functions printed '$(grep '^exit:' run2.out | tr '\n' '|')', expected '${want//$'\n'/|}'"; return 1; }
+    echo "PASS $check (killed after line $(lines_in run1.out), resumed until round $last)"
+}
+
 for check in "$@"; do
     case $check in
     compdb) check_compdb || true ;;
     line) check_line || true ;;
     moving) check_moving || true ;;
+    exit) check_exit || true ;;
     *) fail "unknown check" || true ;;
     esac
     cd "$work"
