@@ -7,8 +7,11 @@
 #ifndef LEV_TASK_H
 #define LEV_TASK_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "lev_abi.h"
 
@@ -101,6 +104,20 @@ LEV_API void lev_srand_r(lev_rand_state *st, unsigned seed);
 /* strtok_r(s, delim, save), except that *save becomes NULL once the
  * string is used up (the next call would return NULL, and does). */
 LEV_API char *lev_strtok_r(char *s, const char *delim, char **save);
+
+/* C library calls that return memory of their own allocation, on the VT
+ * heap instead (levpp renames getline, getdelim, strndup, asprintf,
+ * vasprintf and open_memstream in task sources into calls of these, with
+ * the module's heap): what they return, or grow, is a heap object that
+ * images carry. Same results and errors as the C library's. */
+LEV_API ssize_t lev_getdelim(const lev_module *m, char **line, size_t *n, int delim, FILE *fp);
+LEV_API char *lev_strndup(const lev_module *m, const char *s, size_t n);
+LEV_API int lev_vasprintf(const lev_module *m, char **out, const char *fmt, va_list ap);
+
+/* open_memstream(bufp, sizep) writing to a heap object; *bufp and *sizep
+ * are up to date after every write (the C library's only after fflush
+ * and fclose). The FILE itself is the C library's, as any stream. */
+LEV_API FILE *lev_open_memstream(const lev_module *m, char **bufp, size_t *sizep);
 
 /* lev_exit_state: the functions a program registered with atexit(), in
  * the order of registration, kept in a travelling static so that a

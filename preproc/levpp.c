@@ -239,6 +239,10 @@ static int pp_parse(pp_file *f, CXIndex idx, const char **args, unsigned nargs)
     /* struct types of locals: unnamed ones tagged, clashing ones renamed */
     if (pp_name_local_tags(f, &ntext, &nlen))
         pp_adopt_text(f, idx, args, nargs, ntext, nlen);
+    /* compound literals at file scope used as addresses: named statics */
+    if (pp_hoist_file_literals(f, &ntext, &nlen) && pp_adopt_text(f, idx, args, nargs, ntext, nlen))
+        pp_warn(clang_getLocationForOffset(f->tu, f->cxf, 0),
+                "the file-scope compound literals made named statics do not parse; they are kept");
     /* lines */
     unsigned cap = 0;
     PP_PUSH(f->lines, f->nlines, cap);

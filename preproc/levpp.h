@@ -50,8 +50,9 @@ typedef struct pp_tok {
 } pp_tok;
 
 /* The C library's hidden state that --main-task moves into travelling
- * statics (pp_libc.c): the rand family, strtok, atexit. */
-enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_NLIBC };
+ * statics (pp_libc.c): the rand family, strtok, atexit; and its calls that
+ * return memory of its own, which become calls on the VT heap. */
+enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_LIBC_HEAP, PP_NLIBC };
 
 typedef struct pp_file {
     const char *path;
@@ -246,6 +247,7 @@ enum {
     PP_MAGIC_CONTINUE,
     PP_MAGIC_REGIONS,
     PP_MAGIC_TAGS,
+    PP_MAGIC_FILELITS,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -384,6 +386,9 @@ int pp_bad_spelling(const char *s);
  * types of locals and the local ones that clash renamed (1), or 0 when
  * there is nothing to change. */
 int pp_name_local_tags(const pp_file *f, char **text, unsigned *len);
+/* pp_filelit.c: compound literals used as addresses at file scope become
+ * named statics (1: *text is the new text). */
+int pp_hoist_file_literals(const pp_file *f, char **text, unsigned *len);
 char *pp_decl(CXType t, const char *name);
 int pp_has_pointer(CXType t);
 int pp_is_vm(CXType t);

@@ -259,8 +259,10 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
 /* C library calls with hidden state (--main-task). The rand family,
  * strtok and atexit become wrappers (emitted by pp_libc_prelude) over
  * generated travelling statics, so their state is part of every image;
- * calls whose state cannot be moved into the program are refused. The
- * third column: which static (PP_LIBC_RAND...). */
+ * calls whose state cannot be moved into the program are refused. Calls
+ * that return memory of the C library's (getline...) become wrappers of
+ * the runtime's versions on the VT heap, in every run. The third column:
+ * which static or group of wrappers (PP_LIBC_RAND...). */
 static const struct {
     const char *name, *as;
     int state;
@@ -270,6 +272,12 @@ static const struct {
                      {"srandom", "lev__srandom", PP_LIBC_RAND},
                      {"strtok", "lev__strtok", PP_LIBC_STRTOK},
                      {"atexit", "lev__atexit", PP_LIBC_EXIT},
+                     {"getline", "lev__getline", PP_LIBC_HEAP},
+                     {"getdelim", "lev__getdelim", PP_LIBC_HEAP},
+                     {"strndup", "lev__strndup", PP_LIBC_HEAP},
+                     {"asprintf", "lev__asprintf", PP_LIBC_HEAP},
+                     {"vasprintf", "lev__vasprintf", PP_LIBC_HEAP},
+                     {"open_memstream", "lev__open_memstream", PP_LIBC_HEAP},
                      {NULL, NULL, 0}};
 
 static const char *const pp_libc_refused[][2] = {
@@ -290,10 +298,9 @@ static const char *const pp_libc_refused[][2] = {
  * a macro defined in this input (once, however often it is expanded). */
 static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
 {
-    if (!ctx.main_task)
-        return;
     for (int i = 0; pp_libc_names[i].name; i++)
-        if (!strcmp(name, pp_libc_names[i].name)) {
+        if (!strcmp(name, pp_libc_names[i].name) &&
+            (ctx.main_task || pp_libc_names[i].state == PP_LIBC_HEAP)) {
             CXFile sf;
             unsigned b, e = 0;
             clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
@@ -318,7 +325,7 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
             pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i].as));
             return;
         }
-    for (int i = 0; pp_libc_refused[i][0]; i++)
+    for (int i = 0; ctx.main_task && pp_libc_refused[i][0]; i++)
         if (!strcmp(name, pp_libc_refused[i][0]))
             pp_error(PP_LOC(c), "%s keeps state inside the C library, which no image holds (%s)",
                      name, pp_libc_refused[i][1]);
@@ -345,6 +352,22 @@ static const struct {
     {"lev_exit_state lev__exit_state", "lev__exit_state", "LEV__T_lev_exit_state",
      "static inline int lev__atexit(void (*fn)(void))\n"
      "{\n    return lev_atexit_r(&lev__exit_state, fn);\n}\n"},
+    {NULL, NULL, NULL,
+     "static inline ssize_t lev__getline(char **l, size_t *n, FILE *f)\n"
+     "{\n    return lev_getdelim(lev__module(), l, n, '\\n', f);\n}\n"
+     "static inline ssize_t lev__getdelim(char **l, size_t *n, int d, FILE *f)\n"
+     "{\n    return lev_getdelim(lev__module(), l, n, d, f);\n}\n"
+     "static inline char *lev__strndup(const char *s, size_t n)\n"
+     "{\n    return lev_strndup(lev__module(), s, n);\n}\n"
+     "static inline int lev__vasprintf(char **o, const char *fmt, va_list ap)\n"
+     "{\n    return lev_vasprintf(lev__module(), o, fmt, ap);\n}\n"
+     "__attribute__((format(printf, 2, 3))) static inline int lev__asprintf(char **o, "
+     "const char *fmt, ...)\n"
+     "{\n    va_list ap;\n    va_start(ap, fmt);\n"
+     "    int r = lev_vasprintf(lev__module(), o, fmt, ap);\n    va_end(ap);\n"
+     "    return r;\n}\n"
+     "static inline FILE *lev__open_memstream(char **b, size_t *n)\n"
+     "{\n    return lev_open_memstream(lev__module(), b, n);\n}\n"},
 };
 
 /* Whether some input rewrote a call onto static k (PP_LIBC_*). */
@@ -397,7 +420,7 @@ static void pp_libc_statics(void)
         pp_field_row(ty, "lev_exit_state", "n", "LEV_K_B4", 1, "0");
     }
     for (int k = 0; k < PP_NLIBC; k++) {
-        if (!pp_libc_used(k))
+        if (!pp_libc_used(k) || !pp_libc_states[k].name)
             continue;
         PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
         ctx.statics[ctx.nstatics++] = (pp_static){pp_strdup(pp_libc_states[k].name),
@@ -420,11 +443,12 @@ void pp_libc_prelude(pp_buf *o, unsigned fi)
         int here = ctx.files[fi].uses_libc[k] || (k == PP_LIBC_EXIT && pp_libc_has_main(fi));
         if (!pp_libc_used(k) || (fi && !here))
             continue;
-        pp_printf(o, "%s%s;\n",
-                  !multi ? "static "
-                  : fi   ? "PP_HIDDEN extern "
-                         : "PP_HIDDEN ",
-                  pp_libc_states[k].def);
+        if (pp_libc_states[k].def)
+            pp_printf(o, "%s%s;\n",
+                      !multi ? "static "
+                      : fi   ? "PP_HIDDEN extern "
+                             : "PP_HIDDEN ",
+                      pp_libc_states[k].def);
         if (ctx.files[fi].uses_libc[k])
             pp_puts(o, pp_libc_states[k].wrappers);
     }
@@ -816,10 +840,15 @@ static void pp_static_var(CXCursor v)
         return;
     }
     free(size);
+    /* A tentative definition seen again, or a variable with external
+     * linkage that another input defines too: one object. A static of
+     * another input with the same name is another object. */
+    int external = clang_getCursorLinkage(v) == CXLinkage_External;
     for (unsigned i = 0; i < ctx.nstatics; i++)
-        if (!strcmp(ctx.statics[i].name, name)) {
+        if (!strcmp(ctx.statics[i].name, name) &&
+            (external || ctx.statics[i].owner == ctx.cur_file)) {
             free(name);
-            return; /* a tentative definition seen again */
+            return;
         }
     int is_const = clang_isConstQualifiedType(t);
     for (CXType c = clang_getCanonicalType(t);; c = clang_getArrayElementType(c)) {

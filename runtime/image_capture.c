@@ -216,6 +216,15 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
         *out = 0;
         return 0;
     }
+    /* A sentinel: no object is in the first or the last page. */
+    if (LEV_UNLIKELY((uintptr_t)p <= IMG_SENTINEL_MAX)) {
+        *out = IMG_SENTINEL_LOW | (uintptr_t)p;
+        return 0;
+    }
+    if (LEV_UNLIKELY(-(uintptr_t)p <= IMG_SENTINEL_MAX)) {
+        *out = IMG_SENTINEL_NEG | -(uintptr_t)p;
+        return 0;
+    }
     const s_fref *f = s_frame_at(c, p);
     if (f) {
         *out = (IMG_TAG_OBJ << 62) | ((uint64_t)f->obj << 32) | (uint64_t)(p - f->addr);

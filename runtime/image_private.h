@@ -24,6 +24,12 @@
 #define IMG_TAG_FN 3ull
 /* Tag 0 with this payload: a pointer into an object released by lev_free. */
 #define IMG_DANGLING (1ull << 32)
+/* Tag 0, these ids, the value (or its negation) in the offset: a pointer
+ * that holds a small number no object can be at, 1 to 4095 or -4095 to -1
+ * (sentinels such as (void *)1 and (void *)-1), carried as it is. */
+#define IMG_SENTINEL_LOW (2ull << 32)
+#define IMG_SENTINEL_NEG (3ull << 32)
+#define IMG_SENTINEL_MAX 4095u
 
 #define IMG_ID_MAX ((1u << 30) - 1u)
 #define IMG_HDR_FMT "uuUUuuuuU#"

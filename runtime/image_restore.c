@@ -462,7 +462,14 @@ static __attribute__((noinline)) int s_unref_slow(s_rst *r, uint64_t v, uint32_t
         return 0;
     }
     char *p;
-    if (v == IMG_DANGLING && kind == LEV_K_PTR) {
+    uint64_t low = v & 0xFFFFFFFFull;
+    if (kind == LEV_K_PTR && (v & ~0xFFFFFFFFull) == IMG_SENTINEL_LOW && low &&
+        low <= IMG_SENTINEL_MAX) {
+        p = (char *)(uintptr_t)low;
+    } else if (kind == LEV_K_PTR && (v & ~0xFFFFFFFFull) == IMG_SENTINEL_NEG && low &&
+               low <= IMG_SENTINEL_MAX) {
+        p = (char *)-(uintptr_t)low;
+    } else if (v == IMG_DANGLING && kind == LEV_K_PTR) {
         /* Never dereferenced by a correct program: any distinct non-NULL
          * address will do. */
         p = (char *)&rt_img_dangling;
