@@ -389,6 +389,9 @@ int pp_is_vm(CXType t);
 int pp_vm_typedef(CXCursor c);
 char *pp_ident(const char *s);
 int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult);
+/* Whether t is a struct whose last member is a flexible array member
+ * (its heap objects and statics count bytes: pp_elem's size is "1"). */
+int pp_is_flex(CXType t);
 void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon);
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type);

@@ -101,6 +101,16 @@ int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
     return 0;
 }
 
+/* An allocation of a struct with a flexible array member counts its
+ * bytes: the whole size written (`sizeof(T) + n * sizeof(E)`). */
+static void pp_heap_flex(pp_heap_info *hi, CXType t)
+{
+    if (!pp_is_flex(t))
+        return;
+    hi->sizeof_only = 0;
+    hi->fac = clang_getNullCursor();
+}
+
 /* Infers the element type of an allocation of E bytes. */
 static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
                          pp_heap_info *hi)
@@ -135,7 +145,10 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
             return 0;
         }
         long long mult;
-        return pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+        if (pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1)
+            return -1;
+        pp_heap_flex(hi, t);
+        return 0;
     }
     hi->sizeof_only = 0;
     hi->fac = clang_getNullCursor();
@@ -149,7 +162,10 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
             CXType sp = clang_getPointeeType(pp_desugar(dest));
             if (sp.kind == CXType_Invalid)
                 sp = pt;
-            return pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+            if (pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1)
+                return -1;
+            pp_heap_flex(hi, sp);
+            return 0;
         }
     }
     return -1;
@@ -746,6 +762,36 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
     free(kids.v);
 }
 
+static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
+{
+    *(CXCursor *)d = c;
+    return CXVisit_Continue;
+}
+
+/* The size in bytes of static `name` (v) of a struct type with a flexible
+ * array member, as C text: GNU C lets its initializer give the array N
+ * elements, which sizeof does not count (the symbol holds them). */
+static char *pp_flex_static_bytes(CXCursor v, const char *name)
+{
+    CXCursor last = clang_getNullCursor(), init = clang_Cursor_getVarDeclInitializer(v);
+    clang_Type_visitFields(clang_getCanonicalType(clang_getCursorType(v)), pp_last_field_cb, &last);
+    long long n = 0;
+    if (!clang_Cursor_isNull(init) && pp_kind(init) == CXCursor_InitListExpr) {
+        pp_kids k = pp_children(init);
+        CXType lt = k.n ? clang_getCanonicalType(clang_getCursorType(k.v[k.n - 1])) : (CXType){0};
+        if (k.n && lt.kind == CXType_ConstantArray)
+            n = clang_getArraySize(lt);
+        free(k.v);
+    }
+    char *m = pp_cxstring(clang_getCursorSpelling(last));
+    char *end =
+        pp_fmt("offsetof(__typeof__(%s), %s) + %lld * sizeof(%s.%s[0])", name, m, n, name, m);
+    char *r = pp_fmt("(%s > sizeof(%s) ? %s : sizeof(%s))", end, name, end, name);
+    free(m);
+    free(end);
+    return r;
+}
+
 /* Registers file-scope variable v as a static. */
 static void pp_static_var(CXCursor v)
 {
@@ -784,13 +830,14 @@ static void pp_static_var(CXCursor v)
             break;
     }
     PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
-    ctx.statics[ctx.nstatics++] = (pp_static){name,
-                                              pp_fmt("(void *)&%s", name),
-                                              pp_strdup(id),
-                                              pp_fmt("%lld", mult),
-                                              ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
-                                              0,
-                                              ctx.cur_file};
+    ctx.statics[ctx.nstatics++] =
+        (pp_static){name,
+                    pp_fmt("(void *)&%s", name),
+                    pp_strdup(id),
+                    pp_is_flex(t) ? pp_flex_static_bytes(v, name) : pp_fmt("%lld", mult),
+                    ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                    0,
+                    ctx.cur_file};
 }
 
 /* ===================================================================

@@ -174,6 +174,7 @@ static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d);
 static int pp_anon_member(CXCursor c);
 static char *pp_member_path(const char *path, CXCursor c);
 
+static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
@@ -363,6 +364,10 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
             return 0;
         }
         *id = pp_record_id(t, where);
+        if (pp_is_flex(c)) {
+            *size = pp_strdup("1"); /* a trailing array: counted in bytes */
+            return 0;
+        }
         {
             char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
             *size = pp_fmt("sizeof(%s)", sp);
@@ -563,6 +568,72 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
     free(k.v);
 }
 
+/* ===================================================================
+ * Flexible array members (`T m[]` last in a struct): the runtime's
+ * trailing array, a field row of count 0; an object of such a type
+ * counts its size in bytes (heap, statics)
+ * =================================================================== */
+
+int pp_is_flex(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record || pp_is_union(c))
+        return 0;
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
+    clang_Type_visitFields(c, pp_collect_field_cb, &k);
+    int flex = k.n && clang_getCanonicalType(clang_getCursorType(k.v[k.n - 1])).kind ==
+                          CXType_IncompleteArray;
+    free(k.v);
+    return flex;
+}
+
+/* The row of flexible array member `path` of type t (T m[]): of count 0,
+ * its element's kind, in the description of its own struct type. A
+ * local of that type in a frame has no room for elements: no row. In a
+ * struct nested in another (GNU C), an error: the outer struct's objects
+ * could hold elements that no row would describe. */
+static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
+{
+    if (ty->fn >= 0)
+        return;
+    if (strchr(path, '.')) {
+        pp_error(PP_LOC(where),
+                 "'%s': a flexible array member of a struct nested in another cannot be "
+                 "described",
+                 path);
+        return;
+    }
+    CXType elem = clang_getArrayElementType(clang_getCanonicalType(t));
+    while (clang_getCanonicalType(elem).kind == CXType_ConstantArray)
+        elem = clang_getArrayElementType(clang_getCanonicalType(elem));
+    CXType c = clang_getCanonicalType(elem);
+    long long sz = clang_Type_getSizeOf(c);
+    const char *kind = sz == 1               ? "LEV_K_B1"
+                       : sz == 2             ? "LEV_K_B2"
+                       : sz == 4             ? "LEV_K_B4"
+                       : sz == 8 || sz == 16 ? "LEV_K_B8"
+                                             : NULL,
+               *id = "0";
+    CXCursor member;
+    if (c.kind == CXType_Pointer) {
+        kind = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_K_FNPTR" : "LEV_K_PTR";
+    } else if (c.kind == CXType_Record && pp_is_union(c) &&
+               !(pp_has_pointer(c) && pp_overlay(c, &member))) {
+        kind = pp_has_pointer(c) ? NULL : "LEV_K_B1";
+    } else if (c.kind == CXType_Record) {
+        kind = "LEV_K_REC";
+        id = pp_record_id(elem, where);
+    }
+    if (!kind) {
+        char *sp = pp_cxstring(clang_getTypeSpelling(elem));
+        pp_error(PP_LOC(where), "'%s': elements of type '%s' cannot be described for capture", path,
+                 sp);
+        free(sp);
+        return;
+    }
+    pp_field_row(ty, owner, path, kind, 0, id);
+}
+
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type)
 {
@@ -582,7 +653,11 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
         elem = clang_getArrayElementType(pp_desugar(elem));
         c = clang_getCanonicalType(elem);
     }
-    if (c.kind == CXType_IncompleteArray || c.kind == CXType_VariableArray) {
+    if (c.kind == CXType_IncompleteArray) {
+        pp_flex_row(ty, owner, path, t, where);
+        return;
+    }
+    if (c.kind == CXType_VariableArray) {
         pp_error(PP_LOC(where), "'%s': arrays without a constant size cannot be described yet",
                  path);
         return;
