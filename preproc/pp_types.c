@@ -175,6 +175,8 @@ static int pp_anon_member(CXCursor c);
 static char *pp_member_path(const char *path, CXCursor c);
 
 static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
+static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
+                                       const char *path);
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
@@ -568,6 +570,27 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
     free(k.v);
 }
 
+/* The id of record type elem, the element of member `path` (of type t)
+ * of owner: an unnamed struct (`struct { ... } m[N];`) is spelled by the
+ * type of the member's element, __typeof__(((OWNER *)0)->m[0]). */
+static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
+                                       const char *path)
+{
+    if (ctx.typeof_hint || !*path)
+        return pp_record_id(elem, where);
+    pp_buf hint = {0};
+    pp_printf(&hint, "__typeof__(((%s *)0)->%s", owner, path);
+    for (CXType c = clang_getCanonicalType(t); c.kind == CXType_ConstantArray;
+         c = clang_getCanonicalType(clang_getArrayElementType(c)))
+        pp_puts(&hint, "[0]");
+    pp_puts(&hint, ")");
+    ctx.typeof_hint = hint.p;
+    const char *id = pp_record_id(elem, where);
+    ctx.typeof_hint = NULL;
+    free(hint.p);
+    return id;
+}
+
 /* ===================================================================
  * Flexible array members (`T m[]` last in a struct): the runtime's
  * trailing array, a field row of count 0; an object of such a type
@@ -696,7 +719,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
             pp_record_fields(ty, owner, path, c, 0);
             return;
         }
-        const char *id = pp_record_id(elem, where);
+        const char *id = pp_member_record_id(t, elem, where, owner, path);
         pp_field_row(ty, owner, path, "LEV_K_REC", count, id);
         return;
     }
