@@ -609,6 +609,17 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
             others++;
     }
     int done = 0;
+    if ((types || statics) && !others && !clang_Location_isFromMainFile(PP_LOC(c))) {
+        /* written in a header included in the body, which stayed as
+         * written (pp_expand.c): its text is not the input's to move */
+        pp_error(PP_LOC(c),
+                 "a static local or type declared in a header included inside a function body "
+                 "cannot be moved out of the function: the #include could not be expanded in "
+                 "place (its #define and #undef lines need free lines of the body, or nothing "
+                 "after the body may name their macros)");
+        free(k.v);
+        return 1;
+    }
     if (types && !statics && pp_split_tags(f, c, &k, fn)) {
         free(k.v);
         return 0;
