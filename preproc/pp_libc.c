@@ -101,10 +101,40 @@ int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
     return 0;
 }
 
-/* An allocation of a struct with a flexible array member counts its
- * bytes: the whole size written (`sizeof(T) + n * sizeof(E)`). */
-static void pp_heap_flex(pp_heap_info *hi, CXType t)
+static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
 {
+    *(CXCursor *)d = c;
+    return CXVisit_Continue;
+}
+
+/* Whether t is a struct whose last member is an array of 0 or 1 element
+ * (the idioms of flexible array members before C99). */
+static int pp_is_old_flex(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record || pp_kind(clang_getTypeDeclaration(c)) != CXCursor_StructDecl)
+        return 0;
+    CXCursor last = clang_getNullCursor();
+    clang_Type_visitFields(c, pp_last_field_cb, &last);
+    CXType lt = clang_getCanonicalType(clang_getCursorType(last));
+    return !clang_Cursor_isNull(last) && lt.kind == CXType_ConstantArray &&
+           clang_getArraySize(lt) <= 1;
+}
+
+/* An allocation of a struct with a flexible array member counts its
+ * bytes: the whole size written (`sizeof(T) + n * sizeof(E)`). So does
+ * one of a struct ending in `T m[0]` or `T m[1]` whose size is neither
+ * sizeof(T) nor n * sizeof(T): its type is then the struct with that
+ * member as a trailing array (pp_trailing_id), as its elements follow
+ * and no structs do. */
+static void pp_heap_flex(pp_heap_info *hi, CXType t, CXCursor call)
+{
+    if (!hi->sizeof_only && clang_Cursor_isNull(hi->fac) && pp_is_old_flex(t)) {
+        hi->id = pp_trailing_id(t, call);
+        free(hi->size);
+        hi->size = pp_strdup("1");
+        return;
+    }
     if (!pp_is_flex(t))
         return;
     hi->sizeof_only = 0;
@@ -147,7 +177,7 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
         long long mult;
         if (pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1)
             return -1;
-        pp_heap_flex(hi, t);
+        pp_heap_flex(hi, t, call);
         return 0;
     }
     hi->sizeof_only = 0;
@@ -164,7 +194,7 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
                 sp = pt;
             if (pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1)
                 return -1;
-            pp_heap_flex(hi, sp);
+            pp_heap_flex(hi, sp, call);
             return 0;
         }
     }
@@ -223,7 +253,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     int n = clang_Cursor_getNumArguments(c);
     unsigned cb = pp_begin(c), ce = pp_end(c);
     CXCursor a0 = clang_Cursor_getArgument(c, 0), a1 = clang_Cursor_getArgument(c, 1);
-    pp_heap_info hi;
+    pp_heap_info hi = {0};
     if (!strcmp(name, "strdup") && n == 1) {
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
@@ -771,12 +801,6 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
         pp_common(f, kids.v[i], np2, np + 1);
     free(np2);
     free(kids.v);
-}
-
-static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
-{
-    *(CXCursor *)d = c;
-    return CXVisit_Continue;
 }
 
 /* The size in bytes of static `name` (v) of a struct type with a flexible

@@ -177,6 +177,7 @@ static char *pp_member_path(const char *path, CXCursor c);
 static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
                                        const char *path);
+static int pp_last_member(CXCursor m);
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
@@ -610,6 +611,47 @@ int pp_is_flex(CXType t)
     return flex;
 }
 
+static enum CXVisitorResult pp_last_member_cb(CXCursor c, CXClientData d)
+{
+    *(CXCursor *)d = c;
+    return CXVisit_Continue;
+}
+
+/* Whether member m is the last of its struct. */
+static int pp_last_member(CXCursor m)
+{
+    CXCursor last = clang_getNullCursor();
+    clang_Type_visitFields(clang_getCursorType(clang_getCursorSemanticParent(m)), pp_last_member_cb,
+                           &last);
+    return !clang_Cursor_isNull(last) && clang_equalCursors(last, m);
+}
+
+const char *pp_trailing_id(CXType t, CXCursor where)
+{
+    const char *base = pp_record_id(t, where);
+    unsigned b = 0;
+    while (strcmp(ctx.types[b].idname, base))
+        b++;
+    char *key = pp_fmt("%s (trailing)", ctx.types[b].key);
+    for (unsigned i = 0; i < ctx.ntypes; i++)
+        if (ctx.types[i].fn < 0 && !strcmp(ctx.types[i].key, key)) {
+            free(key);
+            return ctx.types[i].idname;
+        }
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
+    *ty = ctx.types[b];
+    memset(&ty->fields, 0, sizeof ty->fields);
+    ty->nfields = 0;
+    ty->key = key;
+    ty->spell = pp_strdup(ctx.types[b].spell);
+    char *id = pp_ident(ty->key);
+    ty->idname = pp_fmt("LEV__T_%s_%u", id, ctx.ntypes);
+    free(id);
+    ty->trailing = 1;
+    return ty->idname;
+}
+
 /* The row of flexible array member `path` of type t (T m[]): of count 0,
  * its element's kind, in the description of its own struct type. A
  * local of that type in a frame has no room for elements: no row. In a
@@ -668,6 +710,10 @@ void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
 {
     CXType c = clang_getCanonicalType(t);
+    if (ty->trailing && c.kind == CXType_ConstantArray && pp_last_member(where)) {
+        pp_flex_row(ty, owner, path, t, where);
+        return;
+    }
     long long count = 1;
     CXType elem = t;
     int array = c.kind == CXType_ConstantArray; /* even of one element: no member path */

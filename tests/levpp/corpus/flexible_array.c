@@ -3,9 +3,11 @@
  * the elements, calloc, realloc to grow, an offsetof-sized allocation, a
  * wrapper typed by its caller), elements of bytes, ints, pointers to heap
  * nodes and structs holding pointers; statics whose initializer gives the
- * array elements (GNU C); a local of such a type (no elements). Pointers
- * to the objects, into their arrays and held by their elements live
- * across checkpoints and are followed after them.
+ * array elements (GNU C); a local of such a type (no elements); the older
+ * idioms, a last member `T m[0]` (GNU C) or `T m[1]` allocated with room
+ * for more elements, beside an array of such structs. Pointers to the
+ * objects, into their arrays and held by their elements live across
+ * checkpoints and are followed after them.
  */
 /* levpp-test: resume 0 */
 #include <stddef.h>
@@ -59,6 +61,16 @@ struct strs {
     const char *s[];
 };
 
+struct zlist {
+    int n;
+    struct node *items[0];
+};
+
+struct onelist {
+    int n;
+    int v[1];
+};
+
 static struct vec g_vec = {3, {7, 8, 9}};
 static struct strs g_strs = {2, {"alpha", "beta"}};
 static struct vec g_empty;
@@ -98,7 +110,10 @@ int main(int argc, char **argv)
     struct table *t = calloc(1, sizeof(struct table) + 3 * sizeof(struct pair));
     struct bytes *b = (struct bytes *)xalloc(sizeof(struct bytes) + 13);
     struct vec local = {4};
-    if (!v || !pl || !t)
+    struct zlist *zl = malloc(sizeof(struct zlist) + 3 * sizeof(struct node *));
+    struct onelist *ol = malloc(sizeof(struct onelist) + 4 * sizeof(int));
+    struct onelist *ols = malloc(3 * sizeof(struct onelist));
+    if (!v || !pl || !t || !zl || !ol || !ols)
         return 1;
     v->n = 5;
     for (int i = 0; i < 5; i++)
@@ -115,6 +130,16 @@ int main(int argc, char **argv)
     }
     b->n = 12;
     memcpy(b->s, "hello, world", 13);
+    zl->n = 3;
+    for (int i = 0; i < 3; i++)
+        zl->items[i] = node(40 + i, i ? zl->items[i - 1] : NULL);
+    ol->n = 5;
+    for (int i = 0; i < 5; i++)
+        ol->v[i] = i + 1;
+    for (int i = 0; i < 3; i++) {
+        ols[i].n = i;
+        ols[i].v[0] = i * 10;
+    }
     int *mid = &v->data[2];
     struct node **slot = &pl->items[1];
     const char *const *gs = &g_strs.s[1];
@@ -140,6 +165,13 @@ int main(int argc, char **argv)
         t->e[i % 3].k += i;
         b->s[i % 12] = (char)('a' + i % 26);
         local.n++;
+        ol->v[i % 5] += zl->items[i % 3]->v;
+        ols[i % 3].v[0]++;
+        long zsum = 0;
+        for (struct node *nd = zl->items[2]; nd; nd = nd->next)
+            zsum += nd->v;
+        printf("%d: zlist %ld one %d %d olist %d %d\n", i, zsum, ol->v[0], ol->v[4], ols[1].v[0],
+               ols[2].n);
         printf("%d: vec %ld mid %d list %ld/%c chain %ld slot %d table %ld:%s %ld:%s bytes %s "
                "gvec %ld gstrs %s/%s empty %d local %d\n",
                i, sum_vec(v), *mid, pl->n, pl->tag, chain, (*slot)->v, t->e[0].k, t->e[0].name,
