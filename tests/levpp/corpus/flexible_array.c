@@ -136,10 +136,8 @@ int main(int argc, char **argv)
     ol->n = 5;
     for (int i = 0; i < 5; i++)
         ol->v[i] = i + 1;
-    for (int i = 0; i < 3; i++) {
-        ols[i].n = i;
-        ols[i].v[0] = i * 10;
-    }
+    for (int i = 0; i < 3; i++) /* a statement ending in a compound literal */
+        ols[i] = (struct onelist){i, {i * 10}};
     int *mid = &v->data[2];
     struct node **slot = &pl->items[1];
     const char *const *gs = &g_strs.s[1];
