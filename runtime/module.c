@@ -173,6 +173,15 @@ static int s_tail_field(lev_module *m, rt_type *rt, const lev_field_desc *f, con
     return 0;
 }
 
+/* The name of the field of count 0 of td. */
+static const char *s_tail_name(const lev_type_desc *td)
+{
+    for (uint32_t i = 0; i < td->nfields; i++)
+        if (td->fields[i].count == 0)
+            return td->fields[i].name ? td->fields[i].name : "?";
+    return "?";
+}
+
 void rt_type_items(const lev_module *m, const rt_type *t, uint32_t count, uint64_t items[4])
 {
     if (!t->tail) {
@@ -263,8 +272,10 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
     }
     for (uint32_t i = 0; i < r.n && rt->tail && !rc; i++)
         if ((uint64_t)r.v[i].offset + (uint64_t)r.v[i].count * r.v[i].stride > rt->tail_off)
-            rc = rt_err(LEV_EINVAL, "field %s.%s lies after the trailing array", rt->name,
-                        r.v[i].name);
+            rc = rt_err(LEV_EINVAL,
+                        "field %s.%s lies after the trailing array %s (the field of count 0, "
+                        "which must be the last)",
+                        rt->name, r.v[i].name, s_tail_name(td));
     if (rc) {
         free(r.v);
         return rc;
