@@ -177,7 +177,7 @@ static char *pp_member_path(const char *path, CXCursor c);
 static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
 static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
                                        const char *path);
-static int pp_last_member(CXCursor m);
+static int pp_last_member(const pp_type *ty, CXCursor m);
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
@@ -617,12 +617,14 @@ static enum CXVisitorResult pp_last_member_cb(CXCursor c, CXClientData d)
     return CXVisit_Continue;
 }
 
-/* Whether member m is the last of its struct. */
-static int pp_last_member(CXCursor m)
+/* Whether member m is the last of the struct ty describes. */
+static int pp_last_member(const pp_type *ty, CXCursor m)
 {
+    CXType rec = clang_getCursorType(clang_getCursorSemanticParent(m));
+    if (!clang_equalTypes(clang_getCanonicalType(rec), clang_getCanonicalType(ty->type)))
+        return 0;
     CXCursor last = clang_getNullCursor();
-    clang_Type_visitFields(clang_getCursorType(clang_getCursorSemanticParent(m)), pp_last_member_cb,
-                           &last);
+    clang_Type_visitFields(rec, pp_last_member_cb, &last);
     return !clang_Cursor_isNull(last) && clang_equalCursors(last, m);
 }
 
@@ -710,7 +712,7 @@ void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
 {
     CXType c = clang_getCanonicalType(t);
-    if (ty->trailing && c.kind == CXType_ConstantArray && pp_last_member(where)) {
+    if (ty->trailing && c.kind == CXType_ConstantArray && pp_last_member(ty, where)) {
         pp_flex_row(ty, owner, path, t, where);
         return;
     }

@@ -61,7 +61,12 @@ struct strs {
     const char *s[];
 };
 
+struct inner {
+    int k[1]; /* last of its struct, not of zlist */
+};
+
 struct zlist {
+    struct inner in;
     int n;
     struct node *items[0];
 };
@@ -131,6 +136,7 @@ int main(int argc, char **argv)
     b->n = 12;
     memcpy(b->s, "hello, world", 13);
     zl->n = 3;
+    zl->in.k[0] = 77;
     for (int i = 0; i < 3; i++)
         zl->items[i] = node(40 + i, i ? zl->items[i - 1] : NULL);
     ol->n = 5;
@@ -168,8 +174,8 @@ int main(int argc, char **argv)
         long zsum = 0;
         for (struct node *nd = zl->items[2]; nd; nd = nd->next)
             zsum += nd->v;
-        printf("%d: zlist %ld one %d %d olist %d %d\n", i, zsum, ol->v[0], ol->v[4], ols[1].v[0],
-               ols[2].n);
+        printf("%d: zlist %ld %d one %d %d olist %d %d\n", i, zsum, zl->in.k[0], ol->v[0], ol->v[4],
+               ols[1].v[0], ols[2].n);
         printf("%d: vec %ld mid %d list %ld/%c chain %ld slot %d table %ld:%s %ld:%s bytes %s "
                "gvec %ld gstrs %s/%s empty %d local %d\n",
                i, sum_vec(v), *mid, pl->n, pl->tag, chain, (*slot)->v, t->e[0].k, t->e[0].name,
