@@ -66,6 +66,13 @@
  *
  * Type ids: 0..LEV_T_USER-1 are built in (below); a module's own types are
  * numbered LEV_T_USER + their index in lev_module_desc.types.
+ *
+ * A type whose last field has count 0 has a trailing array: an object of
+ * it is one element followed, from that field's offset, by as many
+ * elements of the field's kind (or `type`) as its size holds. Its heap
+ * objects and statics give their size in bytes where other types give a
+ * count of elements (lev_alloc, lev_realloc, lev_static_desc.count); a
+ * heap object has at least the type's size.
  */
 #ifndef LEV_ABI_H
 #define LEV_ABI_H
@@ -121,7 +128,9 @@ typedef struct lev_field_desc {
     const char *name; /* field or variable name, for diagnostics */
     uint32_t offset;  /* byte offset in the enclosing type */
     uint32_t kind;    /* LEV_K_* */
-    uint32_t count;   /* array length; 1 for a single field */
+    uint32_t count;   /* array length; 1 for a single field; 0 for a
+                       * flexible array member (T m[], the last field):
+                       * the type's trailing array, below */
     uint32_t type;    /* LEV_K_REC: type id of the element; else 0 */
 } lev_field_desc;
 
@@ -343,12 +352,14 @@ LEV_API void lev_vt_fail(lev_ctx *vt, int err, const char *detail);
 /* ------------------------------------------------------------------ */
 
 /* Allocates `count` zeroed elements of type `type` of module `m` on the
- * VT heap (Boehm GC, typed). NULL on overflow or exhaustion. Objects are
+ * VT heap (Boehm GC, typed); of a type with a trailing array, `count`
+ * bytes (at least its size). NULL on overflow or exhaustion. Objects are
  * reclaimed when unreachable, or at once by lev_free(). */
 LEV_API void *lev_alloc(const lev_module *m, uint32_t type, size_t count);
 
-/* Resizes a heap object to `count` elements of `type` (realloc
- * semantics; also accepts NULL and memory of the C library). */
+/* Resizes a heap object to `count` elements of `type` (bytes for a type
+ * with a trailing array; realloc semantics; also accepts NULL and memory
+ * of the C library). */
 LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count);
 
 /* Frees a heap object, or memory of the C library (malloc, getline,

@@ -150,6 +150,8 @@ typedef struct pp_type {
     CXCursor where;
     pp_buf fields; /* the lev_field_desc initialisers */
     unsigned nfields;
+    int trailing; /* its last member, T m[0] or m[1], described as a
+                   * trailing array (heap objects of the old idiom) */
 } pp_type;
 
 typedef struct pp_static {
@@ -395,6 +397,12 @@ int pp_is_vm(CXType t);
 int pp_vm_typedef(CXCursor c);
 char *pp_ident(const char *s);
 int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult);
+/* Whether t is a struct whose last member is a flexible array member
+ * (its heap objects and statics count bytes: pp_elem's size is "1"). */
+int pp_is_flex(CXType t);
+/* The id of struct t described with its last member, an array of 0 or 1
+ * element, as a trailing array (a type of its own beside t's). */
+const char *pp_trailing_id(CXType t, CXCursor where);
 void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType rec, int anon);
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type);

@@ -39,6 +39,7 @@ typedef struct pp_region {
     unsigned line_b, line_e; /* lines of the `{` and the `}` */
     char *exp;               /* expanded text, or NULL */
     size_t nexp;
+    char *dropped; /* #define/#undef lines of headers the expansion leaves out */
 } pp_region;
 
 typedef struct pp_regions {
@@ -391,20 +392,43 @@ static int pp_linemarker(const char *s, size_t n, const char *qpath, unsigned *l
     return 1;
 }
 
-/* Where a region's expansion is being written: its text so far and the
- * line its last line stands for. */
+/* Where a region's expansion is being written: its text so far, the line
+ * its last line stands for, the line of the `#include` whose header is
+ * being read, and the `#define`s and `#undef`s of such headers that wait
+ * for a line of their own (each ending with a newline). */
 typedef struct pp_place_st {
     pp_buf o;
-    unsigned at;
+    unsigned at, inc;
+    pp_buf pend;
+    size_t pend_at; /* pend's first directive still to place */
     int ok;
 } pp_place_st;
 
 /* Whether the line being written holds something already. */
 static int pp_line_used(const pp_place_st *st) { return st->o.n && st->o.p[st->o.n - 1] != '\n'; }
 
+/* Ends lines until the one being written stands for `line`; a line left
+ * empty takes the next directive of an included header that waits. The
+ * code after it is expanded already, so a directive that moves down to a
+ * free line changes nothing but what the code after the body sees, and
+ * that is what it saw. */
+static void pp_pad_to(pp_place_st *st, unsigned line)
+{
+    for (; st->at < line; st->at++) {
+        if (st->pend_at < st->pend.n && !pp_line_used(st)) {
+            const char *d = st->pend.p + st->pend_at;
+            size_t n = (size_t)((char *)memchr(d, '\n', st->pend.n - st->pend_at) - d);
+            pp_putn(&st->o, d, n);
+            st->pend_at += n + 1;
+        }
+        pp_puts(&st->o, "\n");
+    }
+}
+
 /* Places s[0, n) (an output line, or the part of one inside a region),
- * from line `line` of the input (or of a header it includes, !main_file),
- * in st; clears st->ok when it cannot go there without moving a line. */
+ * from line `line` of the input (or of a header it includes, !main_file:
+ * then on the line of its `#include`), in st; clears st->ok when it cannot
+ * go there without moving a line. */
 static void pp_place(pp_place_st *st, unsigned line, int main_file, const char *s, size_t n)
 {
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
@@ -416,9 +440,7 @@ static void pp_place(pp_place_st *st, unsigned line, int main_file, const char *
     if (!n || !st->ok)
         return;
     int directive = s[0] == '#';
-    if (main_file && line > st->at)
-        for (; st->at < line; st->at++)
-            pp_puts(&st->o, "\n");
+    pp_pad_to(st, main_file ? line : st->inc);
     if (directive && n > 8 && !strncmp(s, "#pragma ", 8)) {
         if (pp_line_used(st))
             pp_puts(&st->o, " ");
@@ -427,10 +449,17 @@ static void pp_place(pp_place_st *st, unsigned line, int main_file, const char *
         pp_puts(&st->o, ")");
         return;
     }
+    int def = !strncmp(s, "#define ", 8) || !strncmp(s, "#undef ", 7);
+    if (directive && !main_file && def) {
+        /* a header's: on the next free line of the body */
+        pp_putn(&st->pend, s, n);
+        pp_puts(&st->pend, "\n");
+        return;
+    }
     if (directive) {
-        /* #define and #undef keep a line of their own, on their line */
-        if (!main_file || line != st->at || pp_line_used(st) ||
-            (strncmp(s, "#define ", 8) && strncmp(s, "#undef ", 7))) {
+        /* #define and #undef keep a line of their own, on their line, and
+         * after those of headers included before them */
+        if (!main_file || line != st->at || pp_line_used(st) || !def || st->pend_at < st->pend.n) {
             st->ok = 0;
             return;
         }
@@ -478,7 +507,7 @@ static void pp_read_back(const pp_file *f, pp_regions *rs, const int *on, const 
     pp_put_quoted(&q, f->path, strlen(f->path));
     unsigned line = 1, in = 0;
     int main_file = 1, reading = 0;
-    pp_place_st st = {{0}, 0, 0};
+    pp_place_st st = {{0}, 0, 0, {0}, 0, 0};
     const char *s = cpp->p, *end = cpp->p + cpp->n;
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -486,6 +515,8 @@ static void pp_read_back(const pp_file *f, pp_regions *rs, const int *on, const 
         unsigned ml;
         int mf;
         if (pp_linemarker(s, (size_t)(lend - s), q.p, &ml, &mf)) {
+            if (main_file && !mf)
+                st.inc = line; /* the line of the #include */
             line = ml;
             main_file = mf;
             s = nl ? nl + 1 : end;
@@ -505,6 +536,7 @@ static void pp_read_back(const pp_file *f, pp_regions *rs, const int *on, const 
                 reading = 1;
                 in = k;
                 st.o.n = 0;
+                st.pend.n = st.pend_at = 0;
                 st.at = rs->v[k].line_b;
                 st.ok = line == st.at && main_file;
                 continue;
@@ -514,13 +546,19 @@ static void pp_read_back(const pp_file *f, pp_regions *rs, const int *on, const 
             if (!m)
                 break;
             pp_region *r = &rs->v[in];
-            if (k == in && st.ok && main_file && line == r->line_e && st.at <= r->line_e) {
-                for (; st.at < r->line_e; st.at++)
-                    pp_puts(&st.o, "\n");
+            if (k == in && st.ok && main_file && line == r->line_e && st.at <= r->line_e)
+                pp_pad_to(&st, r->line_e);
+            if (k == in && st.ok && main_file && line == r->line_e && st.at == r->line_e) {
                 free(r->exp);
                 r->nexp = st.o.n;
                 r->exp = st.o.p ? st.o.p : pp_strdup("");
                 st.o = (pp_buf){0};
+                /* directives of a header with no free line left: they go,
+                 * if nothing after the body needs them (pp_dropped_used) */
+                free(r->dropped);
+                r->dropped = st.pend_at < st.pend.n ? pp_fmt("%.*s", (int)(st.pend.n - st.pend_at),
+                                                             st.pend.p + st.pend_at)
+                                                    : NULL;
             }
             reading = 0;
             p = after;
@@ -529,6 +567,7 @@ static void pp_read_back(const pp_file *f, pp_regions *rs, const int *on, const 
         s = nl ? nl + 1 : end;
     }
     free(st.o.p);
+    free(st.pend.p);
     free(q.p);
 }
 
@@ -617,6 +656,60 @@ static void pp_merge(pp_buf *out, const char *src, size_t ns, const char *exp, s
     }
 }
 
+/* Length of the comment or literal at s[0, n), or 0. */
+static size_t pp_skip_comment(const char *s, size_t n)
+{
+    if (n >= 2 && s[0] == '/' && s[1] == '*') {
+        for (size_t j = 2; j + 1 < n; j++)
+            if (s[j] == '*' && s[j + 1] == '/')
+                return j + 2;
+        return n;
+    }
+    if (n >= 2 && s[0] == '/' && s[1] == '/') {
+        const char *nl = memchr(s, '\n', n);
+        return nl ? (size_t)(nl - s) : n;
+    }
+    if (s[0] == '"' || s[0] == '\'') {
+        size_t j = 1;
+        while (j < n && s[j] != s[0] && s[j] != '\n')
+            j += s[j] == '\\' ? 2 : 1;
+        return j < n ? j + 1 : n;
+    }
+    return 0;
+}
+
+/* Whether a macro that region k's dropped directives name is named in
+ * the text after it, outside the regions after it that are expanded
+ * (their macros are expanded already, with the definitions the dropped
+ * directives gave): the code there would see another definition. */
+static int pp_dropped_used(const pp_file *f, const pp_regions *rs, const int *use, unsigned k)
+{
+    for (const char *d = rs->v[k].dropped; d && *d; d = strchr(d, '\n') + 1) {
+        const char *name = d + (d[1] == 'd' ? 8 : 7);
+        size_t len = 0;
+        while (pp_wordch(name[len]))
+            len++;
+        unsigned j = k + 1;
+        for (unsigned i = rs->v[k].e; len && i + len <= f->len; i++) {
+            while (j < rs->n && (!use[j] || rs->v[j].e <= i))
+                j++;
+            if (j < rs->n && i >= rs->v[j].b) {
+                i = rs->v[j].e;
+                continue;
+            }
+            size_t skip = pp_skip_comment(f->text + i, f->len - i);
+            if (skip) {
+                i += (unsigned)skip - 1;
+                continue;
+            }
+            if (!memcmp(f->text + i, name, len) && (i == 0 || !pp_wordch(f->text[i - 1])) &&
+                (i + len == f->len || !pp_wordch(f->text[i + len])))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* ===================================================================
  * The pass
  * =================================================================== */
@@ -679,6 +772,10 @@ int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text,
             r->nexp = m.n;
         }
         use[k] = r->exp && !pp_same_tokens(r->exp, r->nexp, f->text + r->b, r->e - r->b);
+    }
+    for (unsigned k = rs.n; k-- > 0;) {
+        if (use[k] && rs.v[k].dropped && pp_dropped_used(f, &rs, use, k))
+            use[k] = 0;
         nuse += use[k];
     }
     if (!nuse)
@@ -697,6 +794,7 @@ int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text,
             shift += (unsigned)rs.v[k].nexp - (rs.v[k].e - rs.v[k].b);
         rs2.v[k].e += shift;
         rs2.v[k].exp = NULL;
+        rs2.v[k].dropped = NULL;
         on[k] = use[k];
     }
     marked.n = 0;
@@ -709,8 +807,13 @@ int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text,
                 continue;
             const pp_region *r = &rs.v[k], *r2 = &rs2.v[k];
             use[k] = r2->exp && pp_same_tokens(r->exp, r->nexp, r2->exp, r2->nexp);
-            changed |= use[k];
             free(r2->exp);
+            free(r2->dropped);
+        }
+        for (unsigned k = rs.n; k-- > 0;) {
+            if (use[k] && rs.v[k].dropped && pp_dropped_used(f, &rs, use, k))
+                use[k] = 0;
+            changed |= use[k];
         }
         if (changed) {
             pp_buf res = {0};
@@ -722,8 +825,10 @@ int pp_expand_bodies(pp_file *f, const char **args, unsigned nargs, char **text,
     free(rs2.v);
     free(once.p);
 done:
-    for (unsigned k = 0; k < rs.n; k++)
+    for (unsigned k = 0; k < rs.n; k++) {
         free(rs.v[k].exp);
+        free(rs.v[k].dropped);
+    }
     free(rs.v);
     free(on);
     free(use);

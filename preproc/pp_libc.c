@@ -101,6 +101,46 @@ int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
     return 0;
 }
 
+static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
+{
+    *(CXCursor *)d = c;
+    return CXVisit_Continue;
+}
+
+/* Whether t is a struct whose last member is an array of 0 or 1 element
+ * (the idioms of flexible array members before C99). */
+static int pp_is_old_flex(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record || pp_kind(clang_getTypeDeclaration(c)) != CXCursor_StructDecl)
+        return 0;
+    CXCursor last = clang_getNullCursor();
+    clang_Type_visitFields(c, pp_last_field_cb, &last);
+    CXType lt = clang_getCanonicalType(clang_getCursorType(last));
+    return !clang_Cursor_isNull(last) && lt.kind == CXType_ConstantArray &&
+           clang_getArraySize(lt) <= 1;
+}
+
+/* An allocation of a struct with a flexible array member counts its
+ * bytes: the whole size written (`sizeof(T) + n * sizeof(E)`). So does
+ * one of a struct ending in `T m[0]` or `T m[1]` whose size is neither
+ * sizeof(T) nor n * sizeof(T): its type is then the struct with that
+ * member as a trailing array (pp_trailing_id), as its elements follow
+ * and no structs do. */
+static void pp_heap_flex(pp_heap_info *hi, CXType t, CXCursor call)
+{
+    if (!hi->sizeof_only && clang_Cursor_isNull(hi->fac) && pp_is_old_flex(t)) {
+        hi->id = pp_trailing_id(t, call);
+        free(hi->size);
+        hi->size = pp_strdup("1");
+        return;
+    }
+    if (!pp_is_flex(t))
+        return;
+    hi->sizeof_only = 0;
+    hi->fac = clang_getNullCursor();
+}
+
 /* Infers the element type of an allocation of E bytes. */
 static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parents, int np,
                          pp_heap_info *hi)
@@ -135,7 +175,10 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
             return 0;
         }
         long long mult;
-        return pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+        if (pp_elem(t, call, &hi->id, &hi->size, &mult) || mult != 1)
+            return -1;
+        pp_heap_flex(hi, t, call);
+        return 0;
     }
     hi->sizeof_only = 0;
     hi->fac = clang_getNullCursor();
@@ -149,7 +192,10 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
             CXType sp = clang_getPointeeType(pp_desugar(dest));
             if (sp.kind == CXType_Invalid)
                 sp = pt;
-            return pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1 ? -1 : 0;
+            if (pp_elem(sp, call, &hi->id, &hi->size, &mult) || mult != 1)
+                return -1;
+            pp_heap_flex(hi, sp, call);
+            return 0;
         }
     }
     return -1;
@@ -207,7 +253,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     int n = clang_Cursor_getNumArguments(c);
     unsigned cb = pp_begin(c), ce = pp_end(c);
     CXCursor a0 = clang_Cursor_getArgument(c, 0), a1 = clang_Cursor_getArgument(c, 1);
-    pp_heap_info hi;
+    pp_heap_info hi = {0};
     if (!strcmp(name, "strdup") && n == 1) {
         pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0, pp_strdup("lev_strdup(lev__module(), "));
         return;
@@ -661,6 +707,17 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
             others++;
     }
     int done = 0;
+    if ((types || statics) && !others && !clang_Location_isFromMainFile(PP_LOC(c))) {
+        /* written in a header included in the body, which stayed as
+         * written (pp_expand.c): its text is not the input's to move */
+        pp_error(PP_LOC(c),
+                 "a static local or type declared in a header included inside a function body "
+                 "cannot be moved out of the function: the #include could not be expanded in "
+                 "place (its #define and #undef lines need free lines of the body, or nothing "
+                 "after the body may name their macros)");
+        free(k.v);
+        return 1;
+    }
     if (types && !statics && pp_split_tags(f, c, &k, fn)) {
         free(k.v);
         return 0;
@@ -814,6 +871,30 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
     free(kids.v);
 }
 
+/* The size in bytes of static `name` (v) of a struct type with a flexible
+ * array member, as C text: GNU C lets its initializer give the array N
+ * elements, which sizeof does not count (the symbol holds them). */
+static char *pp_flex_static_bytes(CXCursor v, const char *name)
+{
+    CXCursor last = clang_getNullCursor(), init = clang_Cursor_getVarDeclInitializer(v);
+    clang_Type_visitFields(clang_getCanonicalType(clang_getCursorType(v)), pp_last_field_cb, &last);
+    long long n = 0;
+    if (!clang_Cursor_isNull(init) && pp_kind(init) == CXCursor_InitListExpr) {
+        pp_kids k = pp_children(init);
+        CXType lt = k.n ? clang_getCanonicalType(clang_getCursorType(k.v[k.n - 1])) : (CXType){0};
+        if (k.n && lt.kind == CXType_ConstantArray)
+            n = clang_getArraySize(lt);
+        free(k.v);
+    }
+    char *m = pp_cxstring(clang_getCursorSpelling(last));
+    char *end =
+        pp_fmt("offsetof(__typeof__(%s), %s) + %lld * sizeof(%s.%s[0])", name, m, n, name, m);
+    char *r = pp_fmt("(%s > sizeof(%s) ? %s : sizeof(%s))", end, name, end, name);
+    free(m);
+    free(end);
+    return r;
+}
+
 /* Registers file-scope variable v as a static. */
 static void pp_static_var(CXCursor v)
 {
@@ -857,13 +938,14 @@ static void pp_static_var(CXCursor v)
             break;
     }
     PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
-    ctx.statics[ctx.nstatics++] = (pp_static){name,
-                                              pp_fmt("(void *)&%s", name),
-                                              pp_strdup(id),
-                                              pp_fmt("%lld", mult),
-                                              ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
-                                              0,
-                                              ctx.cur_file};
+    ctx.statics[ctx.nstatics++] =
+        (pp_static){name,
+                    pp_fmt("(void *)&%s", name),
+                    pp_strdup(id),
+                    pp_is_flex(t) ? pp_flex_static_bytes(v, name) : pp_fmt("%lld", mult),
+                    ctx.main_task && !is_const ? "LEV_S_TRAVELS" : "0",
+                    0,
+                    ctx.cur_file};
 }
 
 /* ===================================================================

@@ -105,7 +105,10 @@ unsigned pp_stmt_end(const pp_file *f, CXCursor c)
 {
     unsigned e = pp_end(c);
     unsigned i = pp_tok_from(f, e);
-    if (i > 0 && f->toks[i - 1].e == e && (pp_tok_is(f, i - 1, ";") || pp_tok_is(f, i - 1, "}")))
+    /* a block ends at its `}`; an expression ending in a compound
+     * literal's `}` goes on to its `;` */
+    if (i > 0 && f->toks[i - 1].e == e &&
+        (pp_tok_is(f, i - 1, ";") || (pp_tok_is(f, i - 1, "}") && !clang_isExpression(pp_kind(c)))))
         return e;
     if (pp_tok_is(f, i, ";"))
         return f->toks[i].e;

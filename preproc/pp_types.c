@@ -174,6 +174,10 @@ static enum CXVisitorResult pp_collect_field_cb(CXCursor c, CXClientData d);
 static int pp_anon_member(CXCursor c);
 static char *pp_member_path(const char *path, CXCursor c);
 
+static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
+static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
+                                       const char *path);
+static int pp_last_member(const pp_type *ty, CXCursor m);
 static int pp_is_union(CXType t)
 {
     t = clang_getCanonicalType(t);
@@ -363,6 +367,10 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
             return 0;
         }
         *id = pp_record_id(t, where);
+        if (pp_is_flex(c)) {
+            *size = pp_strdup("1"); /* a trailing array: counted in bytes */
+            return 0;
+        }
         {
             char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
             *size = pp_fmt("sizeof(%s)", sp);
@@ -563,6 +571,136 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
     free(k.v);
 }
 
+/* The id of record type elem, the element of member `path` (of type t)
+ * of owner: an unnamed struct (`struct { ... } m[N];`) is spelled by the
+ * type of the member's element, __typeof__(((OWNER *)0)->m[0]). */
+static const char *pp_member_record_id(CXType t, CXType elem, CXCursor where, const char *owner,
+                                       const char *path)
+{
+    if (ctx.typeof_hint || !*path)
+        return pp_record_id(elem, where);
+    pp_buf hint = {0};
+    pp_printf(&hint, "__typeof__(((%s *)0)->%s", owner, path);
+    for (CXType c = clang_getCanonicalType(t); c.kind == CXType_ConstantArray;
+         c = clang_getCanonicalType(clang_getArrayElementType(c)))
+        pp_puts(&hint, "[0]");
+    pp_puts(&hint, ")");
+    ctx.typeof_hint = hint.p;
+    const char *id = pp_record_id(elem, where);
+    ctx.typeof_hint = NULL;
+    free(hint.p);
+    return id;
+}
+
+/* ===================================================================
+ * Flexible array members (`T m[]` last in a struct): the runtime's
+ * trailing array, a field row of count 0; an object of such a type
+ * counts its size in bytes (heap, statics)
+ * =================================================================== */
+
+int pp_is_flex(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record || pp_is_union(c))
+        return 0;
+    pp_kids k = {.magic = PP_MAGIC_KIDS};
+    clang_Type_visitFields(c, pp_collect_field_cb, &k);
+    int flex = k.n && clang_getCanonicalType(clang_getCursorType(k.v[k.n - 1])).kind ==
+                          CXType_IncompleteArray;
+    free(k.v);
+    return flex;
+}
+
+static enum CXVisitorResult pp_last_member_cb(CXCursor c, CXClientData d)
+{
+    *(CXCursor *)d = c;
+    return CXVisit_Continue;
+}
+
+/* Whether member m is the last of the struct ty describes. */
+static int pp_last_member(const pp_type *ty, CXCursor m)
+{
+    CXType rec = clang_getCursorType(clang_getCursorSemanticParent(m));
+    if (!clang_equalTypes(clang_getCanonicalType(rec), clang_getCanonicalType(ty->type)))
+        return 0;
+    CXCursor last = clang_getNullCursor();
+    clang_Type_visitFields(rec, pp_last_member_cb, &last);
+    return !clang_Cursor_isNull(last) && clang_equalCursors(last, m);
+}
+
+const char *pp_trailing_id(CXType t, CXCursor where)
+{
+    const char *base = pp_record_id(t, where);
+    unsigned b = 0;
+    while (strcmp(ctx.types[b].idname, base))
+        b++;
+    char *key = pp_fmt("%s (trailing)", ctx.types[b].key);
+    for (unsigned i = 0; i < ctx.ntypes; i++)
+        if (ctx.types[i].fn < 0 && !strcmp(ctx.types[i].key, key)) {
+            free(key);
+            return ctx.types[i].idname;
+        }
+    PP_PUSH(ctx.types, ctx.ntypes, ctx.captypes);
+    pp_type *ty = &ctx.types[ctx.ntypes++];
+    *ty = ctx.types[b];
+    memset(&ty->fields, 0, sizeof ty->fields);
+    ty->nfields = 0;
+    ty->key = key;
+    ty->spell = pp_strdup(ctx.types[b].spell);
+    char *id = pp_ident(ty->key);
+    ty->idname = pp_fmt("LEV__T_%s_%u", id, ctx.ntypes);
+    free(id);
+    ty->trailing = 1;
+    return ty->idname;
+}
+
+/* The row of flexible array member `path` of type t (T m[]): of count 0,
+ * its element's kind, in the description of its own struct type. A
+ * local of that type in a frame has no room for elements: no row. In a
+ * struct nested in another (GNU C), an error: the outer struct's objects
+ * could hold elements that no row would describe. */
+static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
+{
+    if (ty->fn >= 0)
+        return;
+    if (strchr(path, '.')) {
+        pp_error(PP_LOC(where),
+                 "'%s': a flexible array member of a struct nested in another cannot be "
+                 "described",
+                 path);
+        return;
+    }
+    CXType elem = clang_getArrayElementType(clang_getCanonicalType(t));
+    while (clang_getCanonicalType(elem).kind == CXType_ConstantArray)
+        elem = clang_getArrayElementType(clang_getCanonicalType(elem));
+    CXType c = clang_getCanonicalType(elem);
+    long long sz = clang_Type_getSizeOf(c);
+    const char *kind = sz == 1               ? "LEV_K_B1"
+                       : sz == 2             ? "LEV_K_B2"
+                       : sz == 4             ? "LEV_K_B4"
+                       : sz == 8 || sz == 16 ? "LEV_K_B8"
+                                             : NULL,
+               *id = "0";
+    CXCursor member;
+    if (c.kind == CXType_Pointer) {
+        kind = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_K_FNPTR" : "LEV_K_PTR";
+    } else if (c.kind == CXType_Record && pp_is_union(c) &&
+               !(pp_has_pointer(c) && pp_overlay(c, &member))) {
+        kind = pp_has_pointer(c) ? NULL : "LEV_K_B1";
+    } else if (c.kind == CXType_Record) {
+        kind = "LEV_K_REC";
+        id = pp_record_id(elem, where);
+    }
+    if (!kind) {
+        char *sp = pp_cxstring(clang_getTypeSpelling(elem));
+        pp_error(PP_LOC(where), "'%s': elements of type '%s' cannot be described for capture", path,
+                 sp);
+        free(sp);
+        return;
+    }
+    pp_field_row(ty, owner, path, kind, 0, id);
+}
+
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type)
 {
@@ -574,6 +712,10 @@ void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where)
 {
     CXType c = clang_getCanonicalType(t);
+    if (ty->trailing && c.kind == CXType_ConstantArray && pp_last_member(ty, where)) {
+        pp_flex_row(ty, owner, path, t, where);
+        return;
+    }
     long long count = 1;
     CXType elem = t;
     int array = c.kind == CXType_ConstantArray; /* even of one element: no member path */
@@ -582,7 +724,11 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
         elem = clang_getArrayElementType(pp_desugar(elem));
         c = clang_getCanonicalType(elem);
     }
-    if (c.kind == CXType_IncompleteArray || c.kind == CXType_VariableArray) {
+    if (c.kind == CXType_IncompleteArray) {
+        pp_flex_row(ty, owner, path, t, where);
+        return;
+    }
+    if (c.kind == CXType_VariableArray) {
         pp_error(PP_LOC(where), "'%s': arrays without a constant size cannot be described yet",
                  path);
         return;
@@ -621,7 +767,7 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
             pp_record_fields(ty, owner, path, c, 0);
             return;
         }
-        const char *id = pp_record_id(elem, where);
+        const char *id = pp_member_record_id(t, elem, where, owner, path);
         pp_field_row(ty, owner, path, "LEV_K_REC", count, id);
         return;
     }

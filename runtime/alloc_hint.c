@@ -46,14 +46,14 @@ static lev_alloc_hint s_take(void)
     return h;
 }
 
-/* The type of `type` in m if n bytes are a whole number of its elements
- * (*count set), else NULL. */
+/* The type of `type` in m if n bytes are a whole number of its elements,
+ * or it has a trailing array (*count set), else NULL. */
 static const rt_type *s_fits(const lev_module *m, uint32_t type, size_t n, size_t *count)
 {
     const rt_type *t = m && type != LEV_HINT_NONE ? rt_module_type(m, type) : NULL;
-    if (!t || n % t->size)
+    if (!t || (!t->tail && n % t->size))
         return NULL;
-    *count = n / t->size;
+    *count = t->tail ? n : n / t->size; /* a trailing array: any size, in bytes */
     return t;
 }
 

@@ -27,15 +27,17 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
     if (RT_OBJ_TYPE(h) == LEV_T_UNTYPED)
         return h->count; /* bytes */
     const rt_type *t = rt_module_type(m, RT_OBJ_TYPE(h));
-    return t ? (size_t)t->size * h->count : 0;
+    return t ? rt_type_bytes(t, h->count) : 0;
 }
 
 rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
 {
     const rt_type *t = m ? rt_module_type(m, type) : NULL;
-    if (!t || count > UINT32_MAX || (count && t->size > S_MAX_BYTES / count))
+    if (t && t->tail && count < t->size)
+        count = t->size; /* a trailing array: count is bytes, the head at least */
+    if (!t || count > UINT32_MAX || (count && !t->tail && t->size > S_MAX_BYTES / count))
         return NULL;
-    size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
+    size_t bytes = sizeof(rt_objhdr) + rt_type_bytes(t, count);
     rt_objhdr *h;
     if (!t->has_ptrs && !t->conservative) {
         h = GC_malloc_atomic(bytes);
@@ -106,9 +108,9 @@ rt_objhdr *rt_heap_alloc_slab(const lev_module *m, uint32_t type, uint32_t count
                               uint32_t *stride)
 {
     const rt_type *t = m ? rt_module_type(m, type) : NULL;
-    if (!t || n == 0 || (count && t->size > S_SLAB_OBJ / count))
+    if (!t || n == 0 || (count && !t->tail && t->size > S_SLAB_OBJ / count))
         return NULL;
-    uint32_t st = rt_heap_slab_stride((size_t)t->size * count);
+    uint32_t st = rt_heap_slab_stride(rt_type_bytes(t, count));
     if (!st || n > S_SLAB_BYTES / st)
         return NULL;
     size_t bytes = sizeof(rt_slab) + (size_t)st * n;
@@ -298,7 +300,7 @@ void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count)
     rt_objhdr *nh = rt_heap_alloc_obj(m, type, count);
     if (!nh)
         return NULL;
-    size_t nbytes = (size_t)t->size * count;
+    size_t nbytes = rt_heap_obj_size(m, nh);
     memcpy(rt_obj_data(nh), p, old < nbytes ? old : nbytes);
     if (oh)
         lev_free(p);

@@ -246,7 +246,7 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
                        c->m->types[type].size)) {
             const rt_type *t = &c->m->types[type];
             char *data = (char *)h + sizeof(rt_objhdr);
-            uint64_t size = (uint64_t)t->size * h->count;
+            uint64_t size = rt_type_bytes(t, h->count);
             if (p >= data && (uint64_t)(p - data) <= size) {
                 if (h->mark != c->gen) {
                     if (c->nheap == c->capheap &&
@@ -361,10 +361,32 @@ static s_stream *s_stream_of(s_cap *c, uint32_t kind)
     }
 }
 
-/* Encodes `nelem` elements of type t at addr, an object of (kind, id). */
+static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, uint32_t okind,
+                        uint32_t oid);
+
+/* Encodes an object of `bytes` bytes of type t with a trailing array: its
+ * head, the elements of the array, then the bytes after them. */
+static int s_encode_tail(s_cap *c, char *addr, const rt_type *t, uint32_t bytes, uint32_t okind,
+                         uint32_t oid)
+{
+    uint32_t roff, rem, n = rt_tail_elems(c->m, t, bytes, &roff, &rem);
+    rt_type head = *t;
+    head.tail = false;
+    int rc = s_encode_obj(c, addr, &head, 1, okind, oid);
+    if (!rc && n)
+        rc = s_encode_obj(c, addr + t->tail_off, &c->m->types[t->tail_type], n, okind, oid);
+    if (!rc && rem && s_put(&c->s1, addr + roff, rem))
+        rc = rt_err(LEV_ENOMEM, "out of memory in the image codec");
+    return rc;
+}
+
+/* Encodes `nelem` elements of type t at addr, an object of (kind, id)
+ * (with a trailing array: an object of nelem bytes). */
 static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, uint32_t okind,
                         uint32_t oid)
 {
+    if (LEV_UNLIKELY(t->tail))
+        return s_encode_tail(c, addr, t, nelem, okind, oid);
     if (t->dense) {
         s_stream *s = s_stream_of(c, t->dense_kind);
         return s_put(s, addr, (size_t)t->runs[0].count * nelem);
@@ -521,7 +543,7 @@ static int s_collect(s_cap *c, rt_vt *vt)
         const rt_type *t = &c->m->types[type];
         if (LEV_UNLIKELY(t->conservative) && (rc = s_untyped_check(c, h)))
             return rc;
-        if ((rc = s_emit(c, rt_obj_data(h), (uint64_t)t->size * h->count, t, h->count, IMG_OBJ_HEAP,
+        if ((rc = s_emit(c, rt_obj_data(h), rt_type_bytes(t, h->count), t, h->count, IMG_OBJ_HEAP,
                          type, h->count)))
             return rc;
     }

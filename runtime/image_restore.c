@@ -258,7 +258,10 @@ static int s_validate_meta(s_rst *r)
         }
         uint32_t nelem;
         const rt_type *t = s_group_type(r, w, &nelem);
-        uint64_t bytes = (uint64_t)t->size * nelem;
+        uint64_t bytes = t->tail ? nelem : (uint64_t)t->size * nelem;
+        if (t->tail && nelem < t->size)
+            return rt_err(LEV_EIMAGE, "object group %zu: %u bytes of a type of %u", g, nelem,
+                          t->size);
         if (bytes > UINT32_MAX)
             return rt_err(LEV_EIMAGE, "object group %zu: objects of %llu bytes", g,
                           (unsigned long long)bytes);
@@ -275,10 +278,10 @@ static int s_validate_meta(s_rst *r)
             nbulk += rep;
             continue;
         }
-        for (uint32_t k = 0; k < t->nruns; k++) {
-            uint32_t kk = t->runs[k].kind;
-            need[kk <= LEV_K_B8 ? kk : LEV_K_B8] += (uint64_t)t->runs[k].count * nelem * rep;
-        }
+        uint64_t items[4];
+        rt_type_items(r->m, t, nelem, items);
+        for (int k = 0; k < 4; k++)
+            need[LEV_K_B1 + k] += items[k] * rep;
     }
     if (nobj != r->h.nobj)
         return rt_err(LEV_EIMAGE, "object table lists %llu objects, the header says %u",
@@ -409,7 +412,7 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
                 r->addr[r->nalloc + k] = data + (size_t)k * stride;
         } else {
             const rt_type *t = &r->m->types[w[1]];
-            size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * w[2];
+            size_t bytes = sizeof(rt_objhdr) + rt_type_bytes(t, w[2]);
             for (uint32_t k = 0; k < n; k++) {
                 uint32_t i = r->nalloc + k;
                 rt_objhdr *h = s_alloc_heap(r, t, w[1], w[2], bytes);
@@ -533,17 +536,45 @@ static inline uint64_t s_ref_end(const unsigned char *q, size_t n)
 static inline int s_alloc_for(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem, bool bulk)
 {
     uint64_t end = (uint64_t)oi + 1;
-    if (!bulk && !t->dense && t->items[3]) {
-        uint64_t e = s_ref_end(r->s[3].p + r->s[3].pos * 8, (size_t)t->items[3] * nelem);
+    uint64_t items[4] = {0, 0, 0, 0};
+    if (!bulk && !t->dense)
+        rt_type_items(r->m, t, nelem, items);
+    if (items[3]) {
+        uint64_t e = s_ref_end(r->s[3].p + r->s[3].pos * 8, (size_t)items[3]);
         if (e > end)
             end = e;
     }
     return end <= r->nalloc ? 0 : s_alloc_upto(r, end - 1 + S_AHEAD);
 }
 
-static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
+static int s_decode_at(s_rst *r, uint32_t oi, char *addr, const rt_type *t, uint32_t nelem);
+
+/* Decodes object oi of `bytes` bytes of type t with a trailing array (see
+ * s_encode_tail). */
+static int s_decode_tail(s_rst *r, uint32_t oi, const rt_type *t, uint32_t bytes)
 {
     char *addr = r->addr[oi];
+    uint32_t roff, rem, n = rt_tail_elems(r->m, t, bytes, &roff, &rem);
+    rt_type head = *t;
+    head.tail = false;
+    int rc = s_decode_at(r, oi, addr, &head, 1);
+    if (!rc && n)
+        rc = s_decode_at(r, oi, addr + t->tail_off, &r->m->types[t->tail_type], n);
+    if (!rc && rem)
+        S_TAKE(s_rd_of(r, LEV_K_B1), addr + roff, rem);
+    return rc;
+}
+
+static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
+{
+    if (LEV_UNLIKELY(t->tail))
+        return s_decode_tail(r, oi, t, nelem);
+    return s_decode_at(r, oi, r->addr[oi], t, nelem);
+}
+
+/* Decodes nelem elements of t at addr, in object oi. */
+static int s_decode_at(s_rst *r, uint32_t oi, char *addr, const rt_type *t, uint32_t nelem)
+{
     if (t->dense) {
         S_TAKE(s_rd_of(r, t->dense_kind), addr, (size_t)t->runs[0].count * nelem);
         return 0;

@@ -141,6 +141,61 @@ static int s_run_cmp(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* Field f of count 0: the flexible array member of type rt (one, after
+ * every other field), of elements of a built-in type (a scalar or
+ * pointer kind) or of a type of the module without one of its own. */
+static int s_tail_field(lev_module *m, rt_type *rt, const lev_field_desc *f, const char *fname,
+                        unsigned char *state)
+{
+    if (rt->tail)
+        return rt_err(LEV_EINVAL, "type %s has two trailing arrays (%s)", rt->name, fname);
+    uint32_t et = f->kind - LEV_K_B1 + LEV_T_BYTES; /* the built-in type of a kind */
+    if (f->kind == LEV_K_REC) {
+        if (f->type < LEV_T_USER || f->type >= m->ntypes)
+            return rt_err(LEV_EINVAL, "field %s.%s names unknown type %u", rt->name, fname,
+                          f->type);
+        int rc = s_flatten(m, f->type, state);
+        if (rc)
+            return rc;
+        if (m->types[f->type].tail)
+            return rt_err(LEV_EINVAL, "field %s.%s: elements with a trailing array", rt->name,
+                          fname);
+        et = f->type;
+    } else if (!s_kind_width(f->kind)) {
+        return rt_err(LEV_EINVAL, "field %s.%s has unknown kind %u", rt->name, fname, f->kind);
+    }
+    if (f->offset > rt->size)
+        return rt_err(LEV_EINVAL, "field %s.%s lies outside its type (offset %u, size %u)",
+                      rt->name, fname, f->offset, rt->size);
+    rt->tail = true;
+    rt->tail_off = f->offset;
+    rt->tail_type = et;
+    return 0;
+}
+
+/* The name of the field of count 0 of td. */
+static const char *s_tail_name(const lev_type_desc *td)
+{
+    for (uint32_t i = 0; i < td->nfields; i++)
+        if (td->fields[i].count == 0)
+            return td->fields[i].name ? td->fields[i].name : "?";
+    return "?";
+}
+
+void rt_type_items(const lev_module *m, const rt_type *t, uint32_t count, uint64_t items[4])
+{
+    if (!t->tail) {
+        for (int k = 0; k < 4; k++)
+            items[k] = (uint64_t)t->items[k] * count;
+        return;
+    }
+    uint32_t roff, rem, n = rt_tail_elems(m, t, count, &roff, &rem);
+    const rt_type *e = &m->types[t->tail_type];
+    for (int k = 0; k < 4; k++)
+        items[k] = t->items[k] + (uint64_t)e->items[k] * n;
+    items[0] += rem;
+}
+
 static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
 {
     if (state[t] == S_DONE)
@@ -165,8 +220,10 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
         const lev_field_desc *f = &td->fields[i];
         const char *fname = f->name ? f->name : "?";
         if (f->count == 0) {
-            rc = rt_err(LEV_EINVAL, "field %s.%s has count 0", rt->name, fname);
-            break;
+            rc = s_tail_field(m, rt, f, fname, state);
+            if (rc)
+                break;
+            continue;
         }
         uint64_t esz;
         if (f->kind == LEV_K_REC) {
@@ -213,6 +270,16 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
         free(r.v);
         return rc;
     }
+    for (uint32_t i = 0; i < r.n && rt->tail && !rc; i++)
+        if ((uint64_t)r.v[i].offset + (uint64_t)r.v[i].count * r.v[i].stride > rt->tail_off)
+            rc = rt_err(LEV_EINVAL,
+                        "field %s.%s lies after the trailing array %s (the field of count 0, "
+                        "which must be the last)",
+                        rt->name, r.v[i].name, s_tail_name(td));
+    if (rc) {
+        free(r.v);
+        return rc;
+    }
     if (r.n > 1)
         qsort(r.v, r.n, sizeof *r.v, s_run_cmp);
     /* Reject overlaps (a union holding a pointer cannot be described),
@@ -238,7 +305,9 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
     for (uint32_t i = 0; i < rt->nruns; i++)
         if (rt->runs[i].kind == LEV_K_PTR || rt->runs[i].kind == LEV_K_FNPTR)
             rt->has_ptrs = true;
-    if (rt->nruns == 1 && rt->runs[0].offset == 0 && rt->runs[0].kind <= LEV_K_B8 &&
+    if (rt->tail)
+        rt->has_ptrs |= m->types[rt->tail_type].has_ptrs;
+    if (!rt->tail && rt->nruns == 1 && rt->runs[0].offset == 0 && rt->runs[0].kind <= LEV_K_B8 &&
         (uint64_t)rt->runs[0].count * rt->runs[0].stride == rt->size) {
         rt->dense = true;
         rt->dense_kind = rt->runs[0].kind;
@@ -257,7 +326,7 @@ static void s_make_plan(rt_type *t)
         t->items[r->kind <= LEV_K_B8 ? r->kind - LEV_K_B1 : 3] += r->count;
         covered += (uint64_t)r->count * s_kind_width(r->kind);
     }
-    t->packed = covered == t->size;
+    t->packed = covered == t->size && !t->tail;
 }
 
 /* GC descriptor for header + one element: data pointers only (function
@@ -265,7 +334,7 @@ static void s_make_plan(rt_type *t)
 static void s_make_gc_descr(rt_type *t)
 {
     t->gc_descr = 0;
-    if (!t->has_ptrs)
+    if (!t->has_ptrs || t->tail) /* a trailing array: scanned conservatively */
         return;
     size_t words = (RT_OBJ_HDR_SIZE + t->size + sizeof(GC_word) - 1) / sizeof(GC_word);
     GC_word *bm = calloc((words + GC_WORDSZ - 1) / GC_WORDSZ, sizeof(GC_word));
@@ -640,7 +709,7 @@ int64_t rt_module_fn_by_addr(const lev_module *m, const void *p)
 size_t rt_module_static_size(const lev_module *m, uint32_t s)
 {
     const lev_static_desc *sd = &m->desc->statics[s];
-    return (size_t)m->types[sd->type].size * sd->count;
+    return rt_type_bytes(&m->types[sd->type], sd->count);
 }
 
 int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off)

@@ -48,6 +48,13 @@ typedef struct rt_type {
      * every byte (no padding), so a restored object needs no clearing. */
     uint32_t items[4];
     bool packed;
+    /* A type whose last field is a flexible array member (a field of
+     * count 0 in its descriptor): an object of it is one element (the
+     * head, described by the runs) and, from tail_off, as many elements
+     * of type tail_type as its size holds. Its count is its size in
+     * bytes, at least `size` (rt_type_bytes, rt_tail_elems). */
+    bool tail;
+    uint32_t tail_off, tail_type;
 } rt_type;
 
 struct lev_module {
@@ -64,6 +71,32 @@ struct lev_module {
     uint32_t *fn_vals;
     lev_module *next;
 };
+
+/* Bytes of `count` elements of t (of an object of t whose count is
+ * `count`: for a type with a trailing array, count is the bytes). */
+static inline size_t rt_type_bytes(const rt_type *t, size_t count)
+{
+    return t->tail ? count : (size_t)t->size * count;
+}
+
+/* The elements of the trailing array of an object of `bytes` bytes of
+ * type t (t->tail), and the bytes after them that no element covers
+ * (*rem of them, from *rem_off), which travel as bytes. */
+static inline uint32_t rt_tail_elems(const lev_module *m, const rt_type *t, uint32_t bytes,
+                                     uint32_t *rem_off, uint32_t *rem)
+{
+    uint32_t esz = m->types[t->tail_type].size;
+    uint32_t k = bytes > t->tail_off ? (bytes - t->tail_off) / esz : 0;
+    uint32_t end = t->tail_off + k * esz;
+    *rem_off = end > t->size ? end : t->size;
+    *rem = bytes > *rem_off ? bytes - *rem_off : 0;
+    return k;
+}
+
+/* Items in the 1-, 2-, 4- and 8-byte streams of an object of `count`
+ * elements of t (rt_type.items, and for a trailing array its elements
+ * and bytes). */
+void rt_type_items(const lev_module *m, const rt_type *t, uint32_t count, uint64_t items[4]);
 
 /* Width in bytes of a field kind (0 for LEV_K_REC or unknown). */
 uint32_t rt_kind_width(uint32_t kind);

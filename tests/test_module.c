@@ -422,6 +422,42 @@ static void t_other_invalid_descriptors(void **state)
 
 /* Nested records are flattened into runs in offset order, adjacent runs of
  * one kind merged; density and pointer presence are recorded. */
+/* A field of count 0, last by offset, is the type's trailing array: its
+ * objects count bytes, hold the head then whole elements, and the bytes
+ * after them travel as bytes. */
+static void t_trailing_array(void **state)
+{
+    (void)state;
+    tables *t = s_keep();
+    s_tables(t, "m");
+    t->node[2].count = 0; /* int tag[] after v and next */
+    lev_module *m;
+    assert_int_equal(s_register(t, &m), 0);
+    const rt_type *node = rt_module_type(m, T_NODE);
+    assert_true(node->tail && node->has_ptrs && !node->dense && !node->packed);
+    assert_int_equal(node->tail_off, offsetof(struct node, tag));
+    assert_int_equal(node->tail_type, LEV_T_U32);
+    assert_int_equal(node->nruns, 2);
+    assert_int_equal(node->gc_descr, 0);
+    assert_int_equal(rt_type_bytes(node, 42), 42);
+    uint32_t roff, rem;
+    uint32_t bytes = (uint32_t)offsetof(struct node, tag) + 6 * 4 + 2;
+    assert_int_equal(rt_tail_elems(m, node, bytes, &roff, &rem), 6);
+    assert_int_equal(roff, bytes - 2);
+    assert_int_equal(rem, 2);
+    uint64_t items[4];
+    rt_type_items(m, node, bytes, items);
+    assert_int_equal(items[0], 2);
+    assert_int_equal(items[2], 6);
+    assert_int_equal(items[3], 2); /* v and next */
+    /* As an element of another type, its head only. */
+    assert_int_equal(rt_module_type(m, T_PAIR)->nruns, 6);
+
+    s_tables(t = s_keep(), "m");
+    t->node[1].count = 0; /* next[] before tag */
+    s_expect_fail(t, LEV_EINVAL, WORDS("struct node", "tag", "next", "count 0"));
+}
+
 static void t_type_flattening(void **state)
 {
     (void)state;
@@ -577,6 +613,7 @@ int main(void)
         cmocka_unit_test(t_task_entry_without_body_or_frame),
         cmocka_unit_test(t_other_invalid_descriptors),
         cmocka_unit_test(t_type_flattening),
+        cmocka_unit_test(t_trailing_array),
         cmocka_unit_test(t_lookups),
         cmocka_unit_test(t_fieldless_type), /* last: UBSan stops the runner on failure */
     };
