@@ -22,7 +22,7 @@
 #include "module.h"
 #include "vt.h"
 
-static __thread lev_alloc_hint s_hint = {NULL, LEV_HINT_NONE};
+static __thread lev_alloc_hint s_hint RT_TLS_FAST = {NULL, LEV_HINT_NONE};
 
 lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
 {
