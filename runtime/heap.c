@@ -3,7 +3,8 @@
  * interior pointer (GC_base) and know its type and requested size.
  * Restore allocates small objects in slabs (one GC object for many VT
  * objects, each with its own header), and lookups during a capture go
- * through a cache of the heap pages already seen.
+ * through a cache of the heap pages already seen. Objects the program
+ * frees are reused through the thread's bins (heap_bins.c).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -62,10 +63,10 @@ static inline void s_set_header(rt_objhdr *h, uint32_t type, size_t count)
     h->id = 0;
 }
 
-rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
+rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
 {
-    const rt_type *t = m ? rt_module_type(m, type) : NULL;
-    if (!t || count > UINT32_MAX || (count && t->size > S_MAX_BYTES / count))
+    /* t->size < 2^32 and count <= 2^32: the product does not wrap. */
+    if (count > UINT32_MAX || (uint64_t)t->size * count > S_MAX_BYTES)
         return NULL;
     size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
     bool scanned = t->has_ptrs || t->conservative;
@@ -76,6 +77,12 @@ rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, b
         memset(rt_obj_data(h), 0, bytes - sizeof(rt_objhdr));
     s_set_header(h, type, count);
     return h;
+}
+
+rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
+{
+    const rt_type *t = m ? rt_module_type(m, type) : NULL;
+    return t ? rt_heap_alloc_type(t, type, count, zero) : NULL;
 }
 
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count)

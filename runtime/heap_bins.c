@@ -194,8 +194,7 @@ bool rt_bins_put(void *base)
 {
     size_t sz = 0;
     int kind = GC_get_kind_and_size(base, &sz);
-    if ((kind != GC_I_NORMAL && kind != GC_I_PTRFREE) || sz < sizeof(rt_objhdr) ||
-        sz > S_LARGE_MAX)
+    if ((kind != GC_I_NORMAL && kind != GC_I_PTRFREE) || sz < sizeof(rt_objhdr) || sz > S_LARGE_MAX)
         return false;
     s_bins *b = s_bins_get();
     if (!b)

@@ -1,9 +1,10 @@
 /* heap_private.h - the heap's internals that the image codec shares: raw
  * (unzeroed) allocation and slabs for restore, and the cache of heap pages
- * that makes a capture's pointer lookups cheap.
+ * that makes a capture's pointer lookups cheap; and the bins of freed
+ * objects (heap_bins.c) that heap.c allocates from.
  *
- * Internal to heap.c, image_capture.c and image_restore.c; nothing else
- * includes it. Depends on heap.h.
+ * Internal to heap.c, heap_bins.c, image_capture.c and image_restore.c;
+ * nothing else includes it. Depends on heap.h.
  */
 #ifndef HEAP_PRIVATE_H
 #define HEAP_PRIVATE_H
