@@ -364,9 +364,11 @@ LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t co
 
 /* Frees a heap object, or memory of the C library (malloc, getline,
  * asprintf); NULL and a second free are ignored. A heap object is marked
- * free at once and its memory is reclaimed by the collector when nothing
- * refers to it any more: a pointer left dangling to it (legal in C as long
- * as it is not used) is captured as a dangling pointer, not an error. */
+ * free at once; a small one is kept by the thread for its next allocation
+ * of that size (as malloc would reuse it), the others are reclaimed by the
+ * collector when nothing refers to them any more. A pointer left dangling
+ * to a freed object (legal in C as long as it is not used) is captured as
+ * a dangling pointer, not an error, until the memory is allocated again. */
 LEV_API void lev_free(void *p);
 
 /* Copies a NUL-terminated string into a new byte object. */

@@ -22,7 +22,7 @@
 #include "module.h"
 #include "vt.h"
 
-static __thread lev_alloc_hint s_hint = {NULL, LEV_HINT_NONE};
+static __thread lev_alloc_hint s_hint RT_TLS_FAST = {NULL, LEV_HINT_NONE};
 
 lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
 {
@@ -51,17 +51,27 @@ static lev_alloc_hint s_take(void)
 static const rt_type *s_fits(const lev_module *m, uint32_t type, size_t n, size_t *count)
 {
     const rt_type *t = m && type != LEV_HINT_NONE ? rt_module_type(m, type) : NULL;
-    if (!t || (!t->tail && n % t->size))
+    if (!t)
         return NULL;
-    *count = t->tail ? n : n / t->size; /* a trailing array: any size, in bytes */
+    if (t->tail) { /* a trailing array: any size, in bytes */
+        *count = n;
+        return t;
+    }
+    if (LEV_LIKELY(n == t->size)) {
+        *count = 1; /* the common case, without a division */
+        return t;
+    }
+    if (n % t->size)
+        return NULL;
+    *count = n / t->size;
     return t;
 }
 
 static void *s_alloc(lev_alloc_hint h, size_t n)
 {
     size_t count;
-    rt_objhdr *o = s_fits(h.m, h.type, n, &count) ? rt_heap_alloc_obj(h.m, h.type, count)
-                                                  : rt_heap_alloc_untyped(n);
+    const rt_type *t = s_fits(h.m, h.type, n, &count);
+    rt_objhdr *o = t ? rt_heap_alloc_type(t, h.type, count, true) : rt_heap_alloc_untyped(n);
     return o ? rt_obj_data(o) : NULL;
 }
 

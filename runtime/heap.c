@@ -3,7 +3,8 @@
  * interior pointer (GC_base) and know its type and requested size.
  * Restore allocates small objects in slabs (one GC object for many VT
  * objects, each with its own header), and lookups during a capture go
- * through a cache of the heap pages already seen.
+ * through a cache of the heap pages already seen. Objects the program
+ * frees are reused through the thread's bins (heap_bins.c).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -30,31 +31,60 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
     return t ? rt_type_bytes(t, h->count) : 0;
 }
 
-rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
+/* Objects with pointers up to this size (header included) are scanned
+ * conservatively; larger ones of a type with a GC descriptor are typed. */
+#define S_SCAN_SMALL 512u
+
+/* A GC object of `bytes` bytes for a VT object: one the thread freed and
+ * binned (heap_bins.c), or from the collector. Small objects come from
+ * its thread-local free lists (GC_malloc and GC_malloc_atomic take no
+ * lock); those with pointers are scanned conservatively, which can only
+ * retain more. Larger ones with pointers are typed by their descriptor
+ * when they have one (`descr`), so that their numbers are not taken for
+ * pointers. A scanned object's memory is cleared; an atomic one's is
+ * not. */
+static rt_objhdr *s_gc_alloc(size_t bytes, bool scanned, uintptr_t descr)
 {
-    const rt_type *t = m ? rt_module_type(m, type) : NULL;
-    if (t && t->tail && count < t->size)
-        count = t->size; /* a trailing array: count is bytes, the head at least */
-    if (!t || count > UINT32_MAX || (count && !t->tail && t->size > S_MAX_BYTES / count))
-        return NULL;
-    size_t bytes = sizeof(rt_objhdr) + rt_type_bytes(t, count);
-    rt_objhdr *h;
-    if (!t->has_ptrs && !t->conservative) {
-        h = GC_malloc_atomic(bytes);
-        if (h && zero)
-            memset(h, 0, bytes);
-    } else if (count == 1 && t->gc_descr) {
-        h = GC_malloc_explicitly_typed(bytes, (GC_descr)t->gc_descr);
-    } else {
-        h = GC_malloc(bytes);
-    }
-    if (!h)
-        return NULL;
+    if (scanned && descr && bytes > S_SCAN_SMALL)
+        return GC_malloc_explicitly_typed(bytes, (GC_descr)descr);
+    unsigned cls = rt_bin_class(bytes);
+    rt_objhdr *h = LEV_LIKELY(cls <= RT_BIN_CLASSES) ? rt_bins_take(scanned, cls)
+                                                     : rt_bins_take_large(scanned, bytes);
+    if (h)
+        return h;
+    return scanned ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
+}
+
+static inline void s_set_header(rt_objhdr *h, uint32_t type, size_t count)
+{
     h->type = type | (RT_OBJ_MAGIC << 24);
     h->count = (uint32_t)count;
     h->mark = 0;
     h->id = 0;
+}
+
+rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
+{
+    if (t->tail && count < t->size)
+        count = t->size; /* a trailing array: count is bytes, the head at least */
+    /* t->size < 2^32 and count <= 2^32: the product does not wrap. */
+    if (count > UINT32_MAX || (!t->tail && (uint64_t)t->size * count > S_MAX_BYTES))
+        return NULL;
+    size_t bytes = sizeof(rt_objhdr) + rt_type_bytes(t, count);
+    bool scanned = t->has_ptrs || t->conservative;
+    rt_objhdr *h = s_gc_alloc(bytes, scanned, count == 1 && !t->tail ? t->gc_descr : 0);
+    if (!h)
+        return NULL;
+    if (!scanned && zero)
+        memset(rt_obj_data(h), 0, bytes - sizeof(rt_objhdr));
+    s_set_header(h, type, count);
     return h;
+}
+
+rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
+{
+    const rt_type *t = m ? rt_module_type(m, type) : NULL;
+    return t ? rt_heap_alloc_type(t, type, count, zero) : NULL;
 }
 
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count)
@@ -67,13 +97,10 @@ rt_objhdr *rt_heap_alloc_untyped(size_t bytes)
     if (bytes > S_MAX_BYTES)
         return NULL;
     /* Scanned conservatively: it may hold the only pointer to an object. */
-    rt_objhdr *h = GC_malloc(sizeof(rt_objhdr) + bytes);
+    rt_objhdr *h = s_gc_alloc(sizeof(rt_objhdr) + bytes, true, 0);
     if (!h)
         return NULL;
-    h->type = LEV_T_UNTYPED | (RT_OBJ_MAGIC << 24);
-    h->count = (uint32_t)bytes;
-    h->mark = 0;
-    h->id = 0;
+    s_set_header(h, LEV_T_UNTYPED, bytes);
     return h;
 }
 
@@ -267,7 +294,15 @@ void lev_free(void *p)
         free(p); /* memory of the C library */
         return;
     }
-    rt_objhdr *h = s_ours(base, s_slot(base, p), p);
+    rt_objhdr *h = base;
+    /* A whole GC object (a slab has RT_SLAB_MAGIC where an object has its
+     * type): marked freed, and binned for reuse if small. */
+    if ((char *)p == (char *)base + sizeof(rt_objhdr) && (h->type >> 24) == RT_OBJ_MAGIC) {
+        h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
+        rt_bins_put(base);
+        return;
+    }
+    h = s_ours(base, s_slot(base, p), p);
     if (h && p == rt_obj_data(h))
         h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
 }

@@ -41,6 +41,11 @@ rt_objhdr *rt_heap_find(const void *p);
  * header (data zeroed). NULL on exhaustion or overflow. */
 rt_objhdr *rt_heap_alloc_obj(const lev_module *m, uint32_t type, size_t count);
 
+/* Like rt_heap_alloc_obj with the type already looked up (t is type's
+ * entry in the module); data zeroed if `zero` or the type holds
+ * pointers. */
+rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero);
+
 /* Allocates an untyped object of `bytes` bytes (LEV_T_UNTYPED, count =
  * bytes, data zeroed, scanned conservatively). NULL on exhaustion. */
 rt_objhdr *rt_heap_alloc_untyped(size_t bytes);

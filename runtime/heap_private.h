@@ -1,9 +1,10 @@
 /* heap_private.h - the heap's internals that the image codec shares: raw
  * (unzeroed) allocation and slabs for restore, and the cache of heap pages
- * that makes a capture's pointer lookups cheap.
+ * that makes a capture's pointer lookups cheap; and the bins of freed
+ * objects (heap_bins.c) that heap.c allocates from.
  *
- * Internal to heap.c, image_capture.c and image_restore.c; nothing else
- * includes it. Depends on heap.h.
+ * Internal to heap.c, heap_bins.c, image_capture.c and image_restore.c;
+ * nothing else includes it. Depends on heap.h.
  */
 #ifndef HEAP_PRIVATE_H
 #define HEAP_PRIVATE_H
@@ -13,6 +14,33 @@
 #include <stdint.h>
 
 #include "heap.h"
+
+/* Small objects are recycled (heap_bins.c) by size class: classes of
+ * RT_BIN_GRANULE bytes up to RT_BIN_CLASSES of them. */
+#define RT_BIN_GRANULE 16u
+#define RT_BIN_CLASSES 128u
+
+/* Size class of a GC object allocated for `bytes` bytes (header
+ * included), as the collector rounds it: one byte more, so that a
+ * pointer one past the end stays inside (all interior pointers are on). */
+LEV_INLINE unsigned rt_bin_class(size_t bytes)
+{
+    return (unsigned)((bytes + RT_BIN_GRANULE) / RT_BIN_GRANULE);
+}
+
+/* A binned object of the class (cls <= RT_BIN_CLASSES), scanned or
+ * atomic, with its old header; a scanned one's data is cleared. NULL if
+ * the thread's bin is empty. */
+rt_objhdr *rt_bins_take(bool scanned, unsigned cls);
+
+/* A binned object past the classes, scanned or atomic, of more than
+ * `bytes` bytes and not much more; NULL if none fits. */
+rt_objhdr *rt_bins_take_large(bool scanned, size_t bytes);
+
+/* Bins the GC object `base` (a whole VT object whose header says
+ * it is freed) for reuse by this thread; false if it does not fit (of
+ * another kind, bins full), and it is then the collector's. */
+bool rt_bins_put(void *base);
 
 /* Like rt_heap_alloc_obj; data is left unzeroed when !zero and the
  * type holds no pointers (restore overwrites it all). */

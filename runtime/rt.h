@@ -20,6 +20,11 @@ int rt_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Clears this thread's error detail. */
 void rt_err_clear(void);
 
+/* Thread-local variables read on every allocation: the initial-exec
+ * model reaches them without a call (the library is loaded with the
+ * program, or by dlopen into the static TLS surplus, a few bytes). */
+#define RT_TLS_FAST __attribute__((tls_model("initial-exec")))
+
 /* One-time process initialisation (GC, tpl hooks); idempotent, thread-safe. */
 void rt_init(void);
 

@@ -20,7 +20,7 @@
 #include "vt.h"
 
 static _Atomic uint64_t s_next_id = 2; /* 0: LEV_ANY, 1: LEV_CLIENT */
-static __thread rt_vt *s_current;
+static __thread rt_vt *s_current RT_TLS_FAST;
 
 uint32_t rt_torture_every(void)
 {

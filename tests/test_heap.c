@@ -1,7 +1,8 @@
 /* test_heap.c - the VT heap: zeroed typed allocation, objects that survive
  * a collection when the only reference is in a frame or in another heap
  * object (and only then), lev_free and lev_realloc of VT objects and of
- * the C library's memory, lev_strdup, lev_alloc_size, and overflow.
+ * the C library's memory, reuse of freed small objects, lev_strdup,
+ * lev_alloc_size, and overflow.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -464,6 +465,78 @@ static void t_free(void **state)
     assert_int_equal(lev_alloc_size(m, s), 0);
 }
 
+/* Frees 8 nodes that alone point to others, and an atomic buffer, out of
+ * the caller's frame (no stale copies of the pointers stay there); links
+ * 48.. watch the freed nodes, 56.. those they pointed to. */
+static __attribute__((noinline)) void s_free_pairs(const lev_module *m, uintptr_t *last,
+                                                   uintptr_t *buf)
+{
+    for (int i = 0; i < 8; i++) {
+        struct hw_node *a = lev_alloc(m, HW_LIST_T_NODE, 1), *b = lev_alloc(m, HW_LIST_T_NODE, 1);
+        assert_non_null(a);
+        assert_non_null(b);
+        a->v = 5;
+        a->next = b;
+        s_watch(48 + i, a);
+        s_watch(56 + i, b);
+        lev_free(a);
+        assert_int_equal(lev_alloc_size(m, a), 0);
+        *last = (uintptr_t)a;
+    }
+    char *s = lev_alloc(m, LEV_T_BYTES, 40);
+    assert_non_null(s);
+    memset(s, 0xC3, 40);
+    lev_free(s);
+    *buf = (uintptr_t)s;
+}
+
+/* A small object the program frees waits, still a freed object, for the
+ * next allocation of its size and kind on the thread, which gets it back
+ * cleared; meanwhile the collector keeps it, and it keeps nothing alive. */
+static void t_free_recycles(void **state)
+{
+    (void)state;
+    const lev_module *m = s_list_mod();
+    uintptr_t last, buf;
+    s_free_pairs(m, &last, &buf);
+    s_collect();
+    int kept = 0, pointed = 0;
+    for (int i = 0; i < 8; i++) {
+        kept += s_alive(48 + i);    /* kept for reuse */
+        pointed += s_alive(56 + i); /* cleared when freed: they point nowhere */
+        GC_unregister_disappearing_link((void **)&s_links[48 + i]);
+        GC_unregister_disappearing_link((void **)&s_links[56 + i]);
+    }
+    assert_int_equal(kept, 8);
+    /* A stale copy of a pointer in a register or a dead stack slot may
+     * keep one or two (the stack is scanned conservatively). */
+    if (pointed > 2)
+        fail_msg("%d of 8 objects that only freed objects pointed to survived", pointed);
+
+    struct hw_node *c = lev_alloc(m, HW_LIST_T_NODE, 1);
+    assert_int_equal((uintptr_t)c, last);
+    assert_true(s_all_zero(c, sizeof *c));
+    assert_int_equal(lev_alloc_size(m, c), sizeof *c);
+    char *t = lev_alloc(m, LEV_T_BYTES, 40);
+    assert_int_equal((uintptr_t)t, buf);
+    assert_true(s_all_zero(t, 40));
+    assert_int_equal(lev_alloc_size(m, t), 40);
+    lev_free(c);
+    lev_free(t);
+
+    /* A large object is taken back by an allocation of about its size. */
+    enum { BIG = 70000 };
+    char *big = lev_alloc(m, LEV_T_BYTES, BIG);
+    assert_non_null(big);
+    memset(big, 0xC3, BIG);
+    lev_free(big);
+    char *again = lev_alloc(m, LEV_T_BYTES, BIG - 100);
+    assert_ptr_equal(again, big);
+    assert_true(s_all_zero(again, BIG - 100));
+    assert_int_equal(lev_alloc_size(m, again), BIG - 100);
+    lev_free(again);
+}
+
 /* A frame field left pointing at a freed object (legal C while it is not
  * used) does not fail the capture: it comes back as a non-NULL pointer
  * while the live objects around it keep their contents. */
@@ -663,6 +736,7 @@ int main(void)
         cmocka_unit_test(t_gc_keeps_reachable_objects),
         cmocka_unit_test(t_gc_keeps_restored_objects),
         cmocka_unit_test(t_free),
+        cmocka_unit_test(t_free_recycles),
         cmocka_unit_test(t_realloc),
         cmocka_unit_test(t_dangling_pointer_captured),
         cmocka_unit_test(t_restored_slab_objects),
