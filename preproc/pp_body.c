@@ -61,6 +61,8 @@ static void pp_walk_fn(pp_fn *fn)
             fn->body_c = k.v[i];
     free(k.v);
     pp_regs(fn);
+    for (unsigned i = 0; fn->has_setjmp && i < fn->nvars; i++)
+        fn->vars[i].reg = 0; /* a longjmp to its body finds them in the frame (pp_setjmp.c) */
     pp_scopes_of(fn);
     pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0, 0};
     pp_vla_params(&w);
@@ -72,7 +74,7 @@ static void pp_walk_fn(pp_fn *fn)
  * is never taken. */
 static int pp_frameless(pp_fn *fn)
 {
-    if (fn->is_task || fn->is_main)
+    if (fn->is_task || fn->is_main || fn->has_setjmp)
         return 0;
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].refs && !fn->vars[i].reg)
@@ -405,7 +407,9 @@ static void pp_rewrite(pp_fn *fn)
     pp_buf *b = &fn->body;
     char *p;
     if (fn->is_task || fn->is_main) {
-        pp_printf(b, "static int %s__run(lev_ctx *vt, void *frame)\n{\n", fn->cname);
+        p = fn->has_setjmp ? pp_setjmp_wrap(b, fn) : pp_run_proto(fn, 0);
+        pp_printf(b, "%s\n{\n", p);
+        free(p);
         pp_printf(b, "    struct %s__frame *fr = frame;\n", fn->cname);
         pp_printf(b,
                   "    if (%s == 0)\n"
@@ -451,7 +455,7 @@ static void pp_rewrite(pp_fn *fn)
                   "    lev__x = %s__resume(vt, fr);\n    if (lev__x.rc != LEV_RUN_UNWIND)\n"
                   "        lev_frame_pop(vt, fr);\n    return lev__x;\n}\n\n",
                   fn->cname);
-        p = pp_run_proto(fn, 1);
+        p = fn->has_setjmp ? pp_setjmp_wrap(b, fn) : pp_run_proto(fn, 1);
         pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);
         free(p);
     }

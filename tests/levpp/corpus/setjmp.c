@@ -1,0 +1,204 @@
+/* setjmp.c - setjmp and longjmp between checkpointable functions: an
+ * error return through several levels of callees that loop (and so poll)
+ * between the setjmp and the longjmp, nested handlers, a handler chain
+ * linked through a heap structure as Lua keeps it (a local struct holding
+ * the jmp_buf, its address stored in the state), volatile locals, a
+ * longjmp with the value 0 (setjmp returns 1), a jmp_buf in a static, a
+ * longjmp to a setjmp of the same function, setjmp in a switch and in an
+ * assignment, sigsetjmp/siglongjmp, and a longjmp from a qsort comparison
+ * function (the native copy, through the C library's frames). */
+/* levpp-test: resume 0 */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Lua's shape: a chain of handlers in the state ---- */
+struct longjmp_link {
+    struct longjmp_link *previous;
+    jmp_buf b;
+    volatile int status;
+};
+
+typedef struct state {
+    struct longjmp_link *errorJmp;
+    long work;
+    char msg[64];
+} state;
+
+static void throw_error(state *L, int code, const char *msg)
+{
+    snprintf(L->msg, sizeof L->msg, "%s", msg);
+    if (L->errorJmp) {
+        L->errorJmp->status = code;
+        longjmp(L->errorJmp->b, 1);
+    }
+    abort();
+}
+
+/* Work that loops (polls) and fails when asked, deep down. */
+static long dig(state *L, int depth, int fail_at)
+{
+    long s = 0;
+    for (int i = 0; i < 300; i++)
+        s += (i * depth) % 7;
+    L->work += s;
+    if (depth == fail_at)
+        throw_error(L, 10 + depth, "dug too deep");
+    if (depth > 0)
+        s += dig(L, depth - 1, fail_at);
+    return s;
+}
+
+typedef void (*Pfunc)(state *L, void *ud);
+
+static int run_protected(state *L, Pfunc f, void *ud)
+{
+    struct longjmp_link lj;
+    lj.status = 0;
+    lj.previous = L->errorJmp;
+    L->errorJmp = &lj;
+    if (setjmp(lj.b) == 0) {
+        f(L, ud);
+    }
+    L->errorJmp = lj.previous;
+    return lj.status;
+}
+
+static void f_dig(state *L, void *ud)
+{
+    int fail_at = *(int *)ud;
+    dig(L, 6, fail_at);
+}
+
+/* A protected call inside a protected call: the inner error is caught
+ * inside, then the outer one fails from a loop after it. */
+static void f_nested(state *L, void *ud)
+{
+    int fail_at = *(int *)ud;
+    int st = run_protected(L, f_dig, &fail_at);
+    printf("  inner status %d (%s)\n", st, st ? L->msg : "-");
+    for (int i = 0; i < 500; i++)
+        L->work += i & 3;
+    throw_error(L, 77, "outer");
+}
+
+/* ---- a static jmp_buf, volatile locals, value 0 ---- */
+static jmp_buf s_env;
+
+static void jump_zero(int n)
+{
+    long acc = 0;
+    for (int i = 0; i < n; i++)
+        acc += i;
+    if (acc >= 0)
+        longjmp(s_env, 0);
+}
+
+static int volatile_locals(int n)
+{
+    volatile int counter = 0;
+    volatile long sum = 0;
+    int r = setjmp(s_env);
+    if (r != 0) {
+        printf("  jumped back with %d, counter %d sum %ld\n", r, counter, sum);
+        return counter;
+    }
+    for (int i = 0; i < n; i++) {
+        counter++;
+        sum += i;
+    }
+    jump_zero(n);
+    return -1;
+}
+
+/* ---- a longjmp to the same function, a switch, a retry loop ---- */
+static int retries(int limit)
+{
+    jmp_buf here;
+    volatile int tries = 0;
+    switch (setjmp(here)) {
+    case 0:
+        break;
+    case 2:
+        tries += 10;
+        break;
+    default:
+        tries++;
+        break;
+    }
+    long spin = 0;
+    for (int i = 0; i < 200; i++)
+        spin += i;
+    if (tries < limit)
+        longjmp(here, tries % 3 == 1 ? 2 : 1);
+    return tries + (int)(spin % 2);
+}
+
+/* ---- sigsetjmp / siglongjmp ---- */
+static sigjmp_buf s_sig;
+
+static void sig_fail(int k)
+{
+    for (int i = 0; i < k; i++)
+        if (i == k - 1)
+            siglongjmp(s_sig, k);
+}
+
+static int sig_guard(int k)
+{
+    int v;
+    if (!(v = sigsetjmp(s_sig, 1))) {
+        sig_fail(k);
+        return 0;
+    }
+    return v;
+}
+
+/* ---- a longjmp from a comparison function, through qsort ---- */
+static jmp_buf s_cmp_env;
+static int s_bad;
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    if (x == s_bad || y == s_bad)
+        longjmp(s_cmp_env, x == s_bad ? x : y);
+    return (x > y) - (x < y);
+}
+
+static int sort_guard(int *v, int n, int bad)
+{
+    int r;
+    s_bad = bad;
+    if ((r = setjmp(s_cmp_env)) != 0)
+        return -r;
+    for (int i = 0; i < n; i++)
+        v[i] = (i * 37) % n;
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    return v[0] + v[n - 1];
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 6;
+    if (rounds < 0)
+        return 99;
+    state *L = calloc(1, sizeof *L);
+    int v[50];
+    for (int r = 0; rounds == 0 || r < rounds; r++) {
+        int fail_at = r % 8;
+        int st = run_protected(L, f_dig, &fail_at);
+        printf("round %d: dig status %d (%s) work %ld\n", r, st, st ? L->msg : "-", L->work);
+        fail_at = (r + 3) % 5;
+        st = run_protected(L, f_nested, &fail_at);
+        printf("  nested status %d (%s) chain %s\n", st, L->msg, L->errorJmp ? "left" : "empty");
+        printf("  volatile %d\n", volatile_locals(100 + r));
+        printf("  retries %d\n", retries(3 + r % 4));
+        printf("  sig %d\n", sig_guard(2 + r % 5));
+        printf("  sort %d %d\n", sort_guard(v, 50, -1), sort_guard(v, 50, 10 + r));
+        fflush(stdout);
+    }
+    free(L);
+    return 0;
+}
