@@ -80,14 +80,17 @@ void pp_longjmp_call(pp_walk *w, CXCursor c)
     free(val);
 }
 
-/* Whether type t is a jmp_buf (or sigjmp_buf), or a pointer to one's
- * element (what it decays to). */
+/* Whether type t is a jmp_buf (or sigjmp_buf), or what one decays to: a
+ * pointer to its element, glibc's struct __jmp_buf_tag. */
 static int pp_is_jmp_buf(CXType t)
 {
     CXType c = clang_getCanonicalType(t);
-    if (c.kind == CXType_Pointer || c.kind == CXType_ConstantArray)
-        c = clang_getCanonicalType(c.kind == CXType_Pointer ? clang_getPointeeType(c)
-                                                            : clang_getArrayElementType(c));
+    if (c.kind == CXType_Pointer)
+        c = clang_getCanonicalType(clang_getPointeeType(c));
+    else if (c.kind == CXType_ConstantArray)
+        c = clang_getCanonicalType(clang_getArrayElementType(c));
+    if (c.kind != CXType_Record)
+        return 0;
     char *s = pp_cxstring(clang_getTypeSpelling(c));
     int is = strstr(s, "__jmp_buf_tag") != NULL;
     free(s);

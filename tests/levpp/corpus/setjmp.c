@@ -23,6 +23,7 @@ struct longjmp_link {
 typedef struct state {
     struct longjmp_link *errorJmp;
     long work;
+    int inner;
     char msg[64];
 } state;
 
@@ -77,7 +78,7 @@ static void f_nested(state *L, void *ud)
 {
     int fail_at = *(int *)ud;
     int st = run_protected(L, f_dig, &fail_at);
-    printf("  inner status %d (%s)\n", st, st ? L->msg : "-");
+    L->inner = st;
     for (int i = 0; i < 500; i++)
         L->work += i & 3;
     throw_error(L, 77, "outer");
@@ -101,8 +102,7 @@ static int volatile_locals(int n)
     volatile long sum = 0;
     int r = setjmp(s_env);
     if (r != 0) {
-        printf("  jumped back with %d, counter %d sum %ld\n", r, counter, sum);
-        return counter;
+        return counter * 10 + r + (int)(sum % 7);
     }
     for (int i = 0; i < n; i++) {
         counter++;
@@ -189,14 +189,13 @@ int main(int argc, char **argv)
     for (int r = 0; rounds == 0 || r < rounds; r++) {
         int fail_at = r % 8;
         int st = run_protected(L, f_dig, &fail_at);
-        printf("round %d: dig status %d (%s) work %ld\n", r, st, st ? L->msg : "-", L->work);
+        printf("round %d: dig %d (%s) work %ld", r, st, st ? L->msg : "-", L->work);
         fail_at = (r + 3) % 5;
         st = run_protected(L, f_nested, &fail_at);
-        printf("  nested status %d (%s) chain %s\n", st, L->msg, L->errorJmp ? "left" : "empty");
-        printf("  volatile %d\n", volatile_locals(100 + r));
-        printf("  retries %d\n", retries(3 + r % 4));
-        printf("  sig %d\n", sig_guard(2 + r % 5));
-        printf("  sort %d %d\n", sort_guard(v, 50, -1), sort_guard(v, 50, 10 + r));
+        printf(" nested %d %d (%s) chain %s", L->inner, st, L->msg, L->errorJmp ? "left" : "empty");
+        printf(" volatile %d retries %d sig %d", volatile_locals(100 + r), retries(3 + r % 4),
+               sig_guard(2 + r % 5));
+        printf(" sort %d %d\n", sort_guard(v, 50, -1), sort_guard(v, 50, 10 + r));
         fflush(stdout);
     }
     free(L);
