@@ -475,9 +475,11 @@ LEV_API __attribute__((noreturn)) void lev_longjmp_vt(lev_ctx *vt, void *env, in
  * thread; a jmp_buf that a native setjmp set is passed to the C library's
  * longjmp / siglongjmp. A marker that is damaged, names a frame that is no
  * longer there, or is used outside its VT aborts the process naming the
- * problem. */
-LEV_API __attribute__((noreturn)) void lev_longjmp(void *env, int v);
-LEV_API __attribute__((noreturn)) void lev_siglongjmp(void *env, int v);
+ * problem. They have the C library's types, so that `longjmp` taken as a
+ * value becomes them too. */
+struct __jmp_buf_tag; /* the element of jmp_buf and sigjmp_buf (glibc, musl) */
+LEV_API __attribute__((noreturn)) void lev_longjmp(struct __jmp_buf_tag *env, int v);
+LEV_API __attribute__((noreturn)) void lev_siglongjmp(struct __jmp_buf_tag *env, int v);
 
 #ifdef __cplusplus
 }

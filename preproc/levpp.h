@@ -92,6 +92,7 @@ typedef struct pp_var {
     CXCursor decl;
     CXType type;
     int reg;                   /* kept in a C local of the resumable body (lev__v_FIELD) */
+    int sj_frame;              /* would be, but its function calls setjmp (pp_setjmp.c) */
     unsigned refs;             /* references in the body */
     unsigned scope_b, scope_e; /* where it is in scope: declaration to end of block */
     pp_vla vla;
@@ -456,6 +457,9 @@ void pp_longjmp_call(pp_walk *w, CXCursor c);
 void pp_setjmp_args(pp_fn *fn, CXCursor c, const char *name);
 void pp_setjmp_text(pp_walk *w, CXCursor c, unsigned k, int top, pp_buf *b);
 char *pp_setjmp_wrap(pp_buf *b, pp_fn *fn);
+void pp_setjmp_dead(pp_buf *b, pp_fn *fn, unsigned k);
+/* pp_body.c: whether var vi of fn is in scope at site k. */
+int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k);
 void pp_unit_free(pp_unit *u);
 void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth);
 

@@ -61,8 +61,11 @@ static void pp_walk_fn(pp_fn *fn)
             fn->body_c = k.v[i];
     free(k.v);
     pp_regs(fn);
-    for (unsigned i = 0; fn->has_setjmp && i < fn->nvars; i++)
-        fn->vars[i].reg = 0; /* a longjmp to its body finds them in the frame (pp_setjmp.c) */
+    for (unsigned i = 0; fn->has_setjmp && i < fn->nvars; i++) {
+        /* a longjmp to its body finds them in the frame (pp_setjmp.c) */
+        fn->vars[i].sj_frame = fn->vars[i].reg;
+        fn->vars[i].reg = 0;
+    }
     pp_scopes_of(fn);
     pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0, 0};
     pp_vla_params(&w);
@@ -217,7 +220,7 @@ static void pp_spill_list(pp_buf *b, pp_fn *fn)
 
 /* Whether var vi of fn is in scope at site k (a variable out of scope
  * there is dead: its value is not kept). */
-static int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
+int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
 {
     unsigned at = fn->site_at[k];
     return vi < fn->nparams || (fn->vars[vi].scope_b <= at && at < fn->vars[vi].scope_e);
@@ -264,6 +267,7 @@ static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
             pp_printf(b, "        return %s__spill(vt, %u", fn->cname, k);
         else
             pp_printf(b, "        %s = %u;\n", fn->pcf, k);
+        pp_setjmp_dead(b, fn, k);
         for (unsigned i = 0; i < fn->nvars; i++)
             if (fn->vars[i].reg) {
                 char *r = pp_in_scope(fn, i, k)         ? pp_var_ref(fn, (int)i)

@@ -166,3 +166,16 @@ char *pp_setjmp_wrap(pp_buf *b, pp_fn *fn)
     free(outer);
     return proto;
 }
+
+/* In the unwind block of site k of a function that calls setjmp: the
+ * variables that only setjmp keeps in the frame and that are out of scope
+ * at k are cleared, as the unwind of a C local stores 0, so that no stale
+ * value of a dead variable (a pointer to a closed stream, a function of
+ * the C library) reaches a capture. */
+void pp_setjmp_dead(pp_buf *b, pp_fn *fn, unsigned k)
+{
+    for (unsigned i = 0; fn->has_setjmp && i < fn->nvars; i++)
+        if (fn->vars[i].sj_frame && !pp_in_scope(fn, i, k))
+            pp_printf(b, "        __builtin_memset(&fr->%s, 0, sizeof fr->%s);\n",
+                      fn->vars[i].field, fn->vars[i].field);
+}

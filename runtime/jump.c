@@ -143,14 +143,14 @@ static int s_marked(void *env, int v)
     s_jump(vt ? &vt->ctx : NULL, w, v);
 }
 
-void lev_longjmp(void *env, int v)
+void lev_longjmp(struct __jmp_buf_tag *env, int v)
 {
     s_marked(env, v);
-    longjmp(*(jmp_buf *)env, v);
+    longjmp(env, v);
 }
 
-void lev_siglongjmp(void *env, int v)
+void lev_siglongjmp(struct __jmp_buf_tag *env, int v)
 {
     s_marked(env, v);
-    siglongjmp(*(sigjmp_buf *)env, v);
+    siglongjmp(env, v);
 }

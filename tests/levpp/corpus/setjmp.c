@@ -187,15 +187,25 @@ int main(int argc, char **argv)
     state *L = calloc(1, sizeof *L);
     int v[50];
     for (int r = 0; rounds == 0 || r < rounds; r++) {
+        /* everything is computed before the round's one line is printed:
+         * a checkpoint between two printf calls would keep the first in
+         * the C library's buffer, which no image holds */
         int fail_at = r % 8;
-        int st = run_protected(L, f_dig, &fail_at);
-        printf("round %d: dig %d (%s) work %ld", r, st, st ? L->msg : "-", L->work);
+        int dig = run_protected(L, f_dig, &fail_at);
+        char dig_msg[64];
+        snprintf(dig_msg, sizeof dig_msg, "%s", dig ? L->msg : "-");
+        long work = L->work;
         fail_at = (r + 3) % 5;
-        st = run_protected(L, f_nested, &fail_at);
-        printf(" nested %d %d (%s) chain %s", L->inner, st, L->msg, L->errorJmp ? "left" : "empty");
-        printf(" volatile %d retries %d sig %d", volatile_locals(100 + r), retries(3 + r % 4),
-               sig_guard(2 + r % 5));
-        printf(" sort %d %d\n", sort_guard(v, 50, -1), sort_guard(v, 50, 10 + r));
+        int nested = run_protected(L, f_nested, &fail_at);
+        int vol = volatile_locals(100 + r);
+        int ret = retries(3 + r % 4);
+        int sig = sig_guard(2 + r % 5);
+        int sorted = sort_guard(v, 50, -1);
+        int unsorted = sort_guard(v, 50, 10 + r);
+        printf("round %d: dig %d (%s) work %ld nested %d %d (%s) chain %s volatile %d retries %d "
+               "sig %d sort %d %d\n",
+               r, dig, dig_msg, work, L->inner, nested, L->msg, L->errorJmp ? "left" : "empty", vol,
+               ret, sig, sorted, unsorted);
         fflush(stdout);
     }
     free(L);

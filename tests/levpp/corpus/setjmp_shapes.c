@@ -3,7 +3,8 @@
  * a jmp_buf in a heap object, a longjmp from a variadic function (which
  * stays native) and from deep in a recursion of small functions, a
  * longjmp to an outer handler across inner handlers that are still set,
- * and a handler per level of a recursion. */
+ * a handler per level of a recursion, and longjmp called through a
+ * pointer. */
 /* levpp-test: resume 0 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +94,23 @@ static int levels(int depth, int to)
     return r;
 }
 
+/* longjmp taken as a value and called through the pointer (held only
+ * between safe points: a pointer to a function outside the program does
+ * not travel) */
+static int via_pointer(int n)
+{
+    jmp_buf env;
+    volatile int steps = 0;
+    int v = setjmp(env);
+    for (int i = 0; i < n; i++)
+        steps++;
+    if (v < 3) {
+        void (*jump)(jmp_buf, int) = longjmp;
+        jump(env, v + 1);
+    }
+    return steps * 10 + v;
+}
+
 /* setjmp as a statement, its result unused */
 static jmp_buf s_stmt_env;
 static int stmt_setjmp(int n)
@@ -119,10 +137,13 @@ int main(int argc, char **argv)
         main_fail();
     }
     printf("main: seen %d jumps %d\n", seen, s_main_jumps);
+    fflush(stdout);
     for (int r = 0; rounds == 0 || r < rounds; r++) {
-        printf("round %d: heap %d %d", r, heap_guard(12, r % 12), heap_guard(3, -1));
-        printf(" levels %d %d", levels(6, 6 - r % 6), levels(3, 1));
-        printf(" stmt %d\n", stmt_setjmp(100 + r));
+        /* computed first, then printed in one call (see setjmp.c) */
+        int h1 = heap_guard(12, r % 12), h2 = heap_guard(3, -1);
+        int l1 = levels(6, 6 - r % 6), l2 = levels(3, 1);
+        int st = stmt_setjmp(100 + r), vp = via_pointer(r + 2);
+        printf("round %d: heap %d %d levels %d %d stmt %d pointer %d\n", r, h1, h2, l1, l2, st, vp);
         fflush(stdout);
     }
     return 0;
