@@ -6,7 +6,8 @@
  * longjmp with the value 0 (setjmp returns 1), a jmp_buf in a static, a
  * longjmp to a setjmp of the same function, setjmp in a switch and in an
  * assignment, sigsetjmp/siglongjmp, and a longjmp from a qsort comparison
- * function (the native copy, through the C library's frames). */
+ * function (the native copy, through the C library's frames). The handler
+ * chain uses macros as Lua's LUAI_TRY and LUAI_THROW. */
 /* levpp-test: resume 0 */
 #include <setjmp.h>
 #include <stdio.h>
@@ -20,6 +21,13 @@ struct longjmp_link {
     volatile int status;
 };
 
+/* as Lua writes them (LUAI_TRY, LUAI_THROW) */
+#define TRY(c, a)                                                                                  \
+    if (setjmp((c)->b) == 0) {                                                                     \
+        a                                                                                          \
+    }
+#define THROW(c) longjmp((c)->b, 1)
+
 typedef struct state {
     struct longjmp_link *errorJmp;
     long work;
@@ -32,7 +40,7 @@ static void throw_error(state *L, int code, const char *msg)
     snprintf(L->msg, sizeof L->msg, "%s", msg);
     if (L->errorJmp) {
         L->errorJmp->status = code;
-        longjmp(L->errorJmp->b, 1);
+        THROW(L->errorJmp);
     }
     abort();
 }
@@ -59,9 +67,7 @@ static int run_protected(state *L, Pfunc f, void *ud)
     lj.status = 0;
     lj.previous = L->errorJmp;
     L->errorJmp = &lj;
-    if (setjmp(lj.b) == 0) {
-        f(L, ud);
-    }
+    TRY(&lj, f(L, ud););
     L->errorJmp = lj.previous;
     return lj.status;
 }
