@@ -278,6 +278,7 @@ struct lev_ctx {
     char *base;             /* first frame byte of the current chunk */
     volatile uint32_t poll; /* non-zero: take the slow path at the next safe point */
     uint32_t reserved;
+    struct lev_jmp_reg *jmp; /* innermost body that may be a setjmp's target, or NULL */
 };
 
 LEV_API void *lev_frame_push_slow(lev_ctx *vt, size_t size);
@@ -423,6 +424,75 @@ LEV_API void *lev_realloc_hinted(void *p, size_t n);
 LEV_API void *lev_malloc_untyped(size_t n);
 LEV_API void *lev_calloc_untyped(size_t n, size_t size);
 LEV_API void *lev_realloc_untyped(void *p, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* setjmp / longjmp                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A `setjmp(env)` in a checkpointable function writes no machine state
+ * into env: lev_setjmp() writes a marker, four 64-bit words that an image
+ * carries as integers (a magic word, the depth of the function's frame in
+ * the arena, its function id and the setjmp's site number, and a check
+ * word over them and the module's hash), and returns 0.
+ *
+ * The body of such a function runs inside a small wrapper (its __resume,
+ * or its __run for an entry) that registers, on every entry of the body,
+ * fresh or resumed, a native jmp_buf of its own in a list of the VT
+ * (lev_jmp_enter / lev_jmp_leave, innermost first, on the C stack). A
+ * longjmp (levpp renames `longjmp`, `_longjmp` and `siglongjmp` in every
+ * function of the inputs) with a marker finds the frame at the marker's
+ * depth, checks its function, finds that frame's registration, discards
+ * the frames above it in the arena and the registrations above it, sets
+ * the frame's pc to the setjmp's site, keeps the value (1 for 0) in the
+ * registration, and jumps natively to the wrapper, which runs the body
+ * again: the body resumes at the setjmp's site, where setjmp returns the
+ * value. A capture and restore in between do not matter: the wrapper
+ * registers again when the body is resumed, and the marker names the
+ * frame by its depth. Frames between the two ends (transformed, lazy,
+ * native, the C library's) are simply left, as a native longjmp leaves
+ * them. Such a body keeps all its variables in its frame, so they hold at
+ * the jump the values they had when longjmp was called. */
+typedef struct lev_jmp_reg {
+    struct lev_jmp_reg *up; /* the registration of an outer body */
+    void *frame;            /* the frame of the body */
+    void *jb;               /* its native jmp_buf */
+    uint32_t depth;         /* depth of frame in the arena, plus 1; 0: not known yet */
+    int val;                /* what setjmp returns after a jump to this body */
+} lev_jmp_reg;
+
+LEV_INLINE void lev_jmp_enter(lev_ctx *vt, lev_jmp_reg *r, void *frame, void *jb)
+{
+    r->up = vt->jmp;
+    r->frame = frame;
+    r->jb = jb;
+    r->depth = 0;
+    r->val = 0;
+    vt->jmp = r;
+}
+
+LEV_INLINE void lev_jmp_leave(lev_ctx *vt, lev_jmp_reg *r) { vt->jmp = r->up; }
+
+/* setjmp(env) in the body whose frame is `frame` (the innermost
+ * registered one), at site `site`: writes the marker into env (at least 32
+ * bytes) and returns 0. */
+LEV_API int lev_setjmp(lev_ctx *vt, void *frame, void *env, uint32_t site);
+
+/* longjmp(env, v) in checkpointable code: env must hold a marker (else the
+ * process aborts naming the problem: a jmp_buf that no setjmp of
+ * checkpointable code set). Does not return. */
+LEV_API __attribute__((noreturn)) void lev_longjmp_vt(lev_ctx *vt, void *env, int v);
+
+/* longjmp(env, v) and siglongjmp(env, v) anywhere else in the inputs (in
+ * the native copy of a function, in a function that is not
+ * checkpointable): a marker jumps as above, from the VT running on this
+ * thread; a jmp_buf that a native setjmp set is passed to the C library's
+ * longjmp / siglongjmp. A marker that is damaged, names a frame that is no
+ * longer there, or is used outside its VT aborts the process naming the
+ * problem. They have the C library's types, so that `longjmp` taken as a
+ * value becomes them too. */
+struct __jmp_buf_tag; /* the element of jmp_buf and sigjmp_buf (glibc, musl) */
+LEV_API __attribute__((noreturn)) void lev_longjmp(struct __jmp_buf_tag *env, int v);
+LEV_API __attribute__((noreturn)) void lev_siglongjmp(struct __jmp_buf_tag *env, int v);
 
 #ifdef __cplusplus
 }

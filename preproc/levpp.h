@@ -97,6 +97,7 @@ typedef struct pp_var {
     CXCursor decl;
     CXType type;
     int reg;                   /* kept in a C local of the resumable body (lev__v_FIELD) */
+    int sj_frame;              /* would be, but its function calls setjmp (pp_setjmp.c) */
     unsigned refs;             /* references in the body */
     unsigned scope_b, scope_e; /* where it is in scope: declaration to end of block */
     pp_vla vla;
@@ -113,6 +114,7 @@ typedef struct pp_fn {
     int file;    /* index of the defining input, -1: not defined in the inputs */
     CXCursor def;
     int is_task, is_main, has_ckpt, has_loop, reach, cp;
+    int has_setjmp; /* calls setjmp: framed, every variable in its frame (pp_setjmp.c) */
     int addr_taken; /* its address is taken somewhere: a candidate of indirect calls */
     char **itypes;  /* types (pp_fn_key) of the functions it calls through pointers */
     unsigned nitypes, capitypes;
@@ -460,6 +462,18 @@ void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
 void pp_refuse_asm(pp_walk *w, CXCursor c);
 void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
+
+/* pp_setjmp.c: setjmp and longjmp (pp_setjmp_kind's kinds). */
+enum { PP_SJ_SET = 1, PP_SJ_LONG, PP_SJ_REFUSED };
+int pp_setjmp_kind(const char *name, const char **repl);
+void pp_setjmp_ref(pp_file *f, CXCursor c, const char *name);
+void pp_longjmp_call(pp_walk *w, CXCursor c);
+void pp_setjmp_args(pp_fn *fn, CXCursor c, const char *name);
+void pp_setjmp_text(pp_walk *w, CXCursor c, unsigned k, int top, pp_buf *b);
+char *pp_setjmp_wrap(pp_buf *b, pp_fn *fn);
+void pp_setjmp_dead(pp_buf *b, pp_fn *fn, unsigned k);
+/* pp_body.c: whether var vi of fn is in scope at site k. */
+int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k);
 void pp_unit_free(pp_unit *u);
 void pp_unit_wrap(pp_walk *w, pp_unit *u, unsigned b, unsigned e, int depth);
 

@@ -61,6 +61,11 @@ static void pp_walk_fn(pp_fn *fn)
             fn->body_c = k.v[i];
     free(k.v);
     pp_regs(fn);
+    for (unsigned i = 0; fn->has_setjmp && i < fn->nvars; i++) {
+        /* a longjmp to its body finds them in the frame (pp_setjmp.c) */
+        fn->vars[i].sj_frame = fn->vars[i].reg;
+        fn->vars[i].reg = 0;
+    }
     pp_scopes_of(fn);
     pp_walk w = {fn, f, pp_begin(fn->body_c), pp_end(fn->body_c), 0, 0};
     pp_vla_params(&w);
@@ -72,7 +77,7 @@ static void pp_walk_fn(pp_fn *fn)
  * is never taken. */
 static int pp_frameless(pp_fn *fn)
 {
-    if (fn->is_task || fn->is_main)
+    if (fn->is_task || fn->is_main || fn->has_setjmp)
         return 0;
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].refs && !fn->vars[i].reg)
@@ -215,7 +220,7 @@ static void pp_spill_list(pp_buf *b, pp_fn *fn)
 
 /* Whether var vi of fn is in scope at site k (a variable out of scope
  * there is dead: its value is not kept). */
-static int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
+int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
 {
     unsigned at = fn->site_at[k];
     return vi < fn->nparams || (fn->vars[vi].scope_b <= at && at < fn->vars[vi].scope_e);
@@ -262,6 +267,7 @@ static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
             pp_printf(b, "        return %s__spill(vt, %u", fn->cname, k);
         else
             pp_printf(b, "        %s = %u;\n", fn->pcf, k);
+        pp_setjmp_dead(b, fn, k);
         for (unsigned i = 0; i < fn->nvars; i++)
             if (fn->vars[i].reg) {
                 char *r = pp_in_scope(fn, i, k)         ? pp_var_ref(fn, (int)i)
@@ -405,7 +411,9 @@ static void pp_rewrite(pp_fn *fn)
     pp_buf *b = &fn->body;
     char *p;
     if (fn->is_task || fn->is_main) {
-        pp_printf(b, "static int %s__run(lev_ctx *vt, void *frame)\n{\n", fn->cname);
+        p = fn->has_setjmp ? pp_setjmp_wrap(b, fn) : pp_run_proto(fn, 0);
+        pp_printf(b, "%s\n{\n", p);
+        free(p);
         pp_printf(b, "    struct %s__frame *fr = frame;\n", fn->cname);
         pp_printf(b,
                   "    if (%s == 0)\n"
@@ -451,7 +459,7 @@ static void pp_rewrite(pp_fn *fn)
                   "    lev__x = %s__resume(vt, fr);\n    if (lev__x.rc != LEV_RUN_UNWIND)\n"
                   "        lev_frame_pop(vt, fr);\n    return lev__x;\n}\n\n",
                   fn->cname);
-        p = pp_run_proto(fn, 1);
+        p = fn->has_setjmp ? pp_setjmp_wrap(b, fn) : pp_run_proto(fn, 1);
         pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);
         free(p);
     }

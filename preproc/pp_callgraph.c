@@ -148,6 +148,8 @@ static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClient
             char *name = pp_cxstring(clang_getCursorSpelling(ref));
             if (pp_safepoint_kind(name))
                 fn->has_ckpt = 1;
+            if (pp_setjmp_kind(name, NULL) == PP_SJ_SET)
+                fn->has_setjmp = 1;
             free(name);
             int g = pp_fn_get(ref);
             fn = &ctx.fns[sc->fn]; /* the table may have moved */

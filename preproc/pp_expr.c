@@ -32,7 +32,18 @@ enum { F_COND = 1, F_UNEVAL = 16, F_STMTEXPR = 32, F_LATE = 64 };
  *
  * t is a frame field lev__tK (it may be read after a later site resumes),
  * and the operator's text becomes t, or (void)0 when its value is unused. */
-enum { S_POINT = 0, S_CALL = 1, S_ICALL, S_AND, S_OR, S_COND, S_COMMA, S_ELVIS, S_STMTEXPR };
+enum {
+    S_POINT = 0,
+    S_CALL = 1,
+    S_ICALL,
+    S_SETJMP,
+    S_AND,
+    S_OR,
+    S_COND,
+    S_COMMA,
+    S_ELVIS,
+    S_STMTEXPR
+};
 
 static const char *pp_ctx_name(int flags)
 {
@@ -217,15 +228,12 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     }
     char *name = pp_cxstring(clang_getCursorSpelling(ref));
-    static const char *const jmp[] = {"setjmp",      "_setjmp",          "sigsetjmp",
-                                      "__sigsetjmp", "longjmp",          "_longjmp",
-                                      "siglongjmp",  "__builtin_setjmp", NULL};
-    for (int i = 0; jmp[i]; i++)
-        if (!strcmp(name, jmp[i]))
-            pp_error(PP_LOC(c),
-                     "%s in checkpointable function '%s': a jump buffer holds machine state "
-                     "that cannot be made mobile",
-                     name, w->fn->name);
+    int sj = pp_setjmp_kind(name, NULL);
+    if (sj == PP_SJ_REFUSED)
+        pp_error(PP_LOC(c),
+                 "%s in checkpointable function '%s': its buffer holds machine addresses that "
+                 "cannot be made mobile; use setjmp and longjmp",
+                 name, w->fn->name);
     if (!strcmp(name, "pthread_create") || !strcmp(name, "thrd_create"))
         pp_error(PP_LOC(c),
                  "%s in checkpointable function '%s': a native thread cannot be captured", name,
@@ -245,6 +253,11 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         free(name);
         return;
     }
+    if (sj == PP_SJ_LONG)
+        pp_longjmp_call(w, c);
+    else if ((g < 0 || ctx.fns[g].file < 0) && !is_ck)
+        pp_setjmp_args(w->fn, c, name);
+    int is_sj = sj == PP_SJ_SET;
     if (is_ret) {
         if (!u || flags || !pp_is_top(u, c) || u->lev_return || u->nested)
             pp_error(PP_LOC(c),
@@ -254,22 +267,34 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             u->lev_return = 1;
     }
     unsigned cb, ce;
-    if (is_ck || (g >= 0 && ctx.fns[g].cp)) {
+    const char *what = is_ck ? "safe point" : is_sj ? "setjmp" : "checkpointable function";
+    if (is_ck || is_sj || (g >= 0 && ctx.fns[g].cp)) {
         if (!pp_span(w->f, c, &cb, &ce)) {
             pp_error(PP_LOC(c),
                      "call to %s '%s' inside a macro expansion is not supported; call it "
                      "outside the macro",
-                     is_ck ? "safe point" : "checkpointable function", name);
+                     what, name);
         } else if (flags & F_LATE) {
             pp_error_at(w, cb,
                         "call to %s '%s' in a macro argument that the macro evaluates after "
                         "other code of its expansion, conditionally or repeatedly, is not "
                         "supported; call it before the macro and pass the result",
-                        is_ck ? "safe point" : "checkpointable function", name);
+                        what, name);
         } else if (!u || flags) {
-            pp_error(PP_LOC(c),
-                     "call to checkpointable function '%s' inside %s is not supported yet", name,
+            pp_error(PP_LOC(c), "call to %s '%s' inside %s is not supported yet", what, name,
                      u ? pp_ctx_name(flags) : "this context");
+        } else if (is_sj) {
+            unsigned k = pp_site_new(w->fn, pp_begin(c));
+            PP_PUSH(u->v, u->n, u->cap);
+            u->v[u->n++] = (pp_site){.kind = S_SETJMP, .cur = c, .callee = -1, .k = k};
+            int top = pp_is_top(u, c);
+            u->v[u->n - 1].used = !top;
+            if (!top) {
+                pp_fn *fn = w->fn;
+                PP_PUSH(fn->slots, fn->nslots, fn->capslots);
+                fn->slots[fn->nslots++] = (pp_slot){k, clang_getCursorType(c)};
+            }
+            pp_edit_add(w->f, cb, ce, E_REPL, 0, 1, pp_fmt(top ? "(void)0" : "lev__r%u", k));
         } else if (!is_ck && (ctx.fns[g].is_task || ctx.fns[g].is_main)) {
             pp_error(PP_LOC(c), "direct call of the entry '%s' is not supported", name);
         } else if (!is_ck && clang_Cursor_getNumArguments(c) >= 0 &&
@@ -960,6 +985,10 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         }
         if (s->kind == S_ICALL) {
             pp_icall_text(w, s, b);
+            continue;
+        }
+        if (s->kind == S_SETJMP) {
+            pp_setjmp_text(w, s->cur, s->k, !s->used, b);
             continue;
         }
         pp_fn *g = &ctx.fns[s->callee];

@@ -648,7 +648,8 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
         char *name = pp_cxstring(clang_getCursorSpelling(ref));
         char *usr = pp_cxstring(clang_getCursorUSR(ref));
         int g = pp_fn_find(usr);
-        if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp))
+        if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp) ||
+            pp_setjmp_kind(name, NULL) == PP_SJ_SET)
             *pp_visit_flag(d) = 1;
         free(name);
         free(usr);
@@ -668,8 +669,8 @@ enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClien
     return CXChildVisit_Recurse;
 }
 
-/* Whether c is or contains a safe point or a call of a checkpointable
- * function. */
+/* Whether c is or contains a safe point, a call of a checkpointable
+ * function or a setjmp (whose site has a resume point). */
 int pp_has_site(CXCursor c) { return pp_visit_finds(c, pp_site_cb); }
 
 typedef struct pp_modified_vars {

@@ -851,6 +851,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                                  "%s used as a value %scannot be rewritten to the VT heap", name,
                                  hinted ? "inside a macro expansion " : "");
             pp_libc_call(f, c, name);
+            pp_setjmp_ref(f, c, name);
         }
         if (pp_kind(ref) == CXCursor_VarDecl && !clang_Location_isFromMainFile(PP_LOC(ref))) {
             for (int i = 0; i < 3; i++)

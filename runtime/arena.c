@@ -229,6 +229,20 @@ int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay)
     return rc;
 }
 
+void rt_arena_cut(lev_ctx *ctx, rt_arena *a, void *frame, size_t size)
+{
+    rt_chunk *c = a->first;
+    while (c && !((char *)frame >= c->data && (char *)frame < c->data + c->cap))
+        c = c->next;
+    if (!c)
+        return;
+    /* the chunks above keep their memory, empty, as a pop leaves them */
+    for (rt_chunk *n = c->next; n; n = n->next)
+        n->end = n->data;
+    a->cur = c;
+    s_enter(ctx, c, (char *)frame + LEV_FRAME_SIZE(size));
+}
+
 void rt_arena_clear(lev_ctx *ctx, rt_arena *a)
 {
     GC_free(a->spill);

@@ -58,6 +58,10 @@ int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
  * frames are then missing from the chain: the VT cannot go on). */
 int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay);
 
+/* Makes `frame`, of `size` bytes, the top frame (a longjmp to its body):
+ * the frames above it are discarded. */
+void rt_arena_cut(lev_ctx *ctx, rt_arena *a, void *frame, size_t size);
+
 /* Frees every chunk and leaves the arena and ctx empty. */
 void rt_arena_clear(lev_ctx *ctx, rt_arena *a);
 

@@ -28,6 +28,11 @@
 #           disk (no function may have run), then resumed in a new process
 #           and told to stop: the functions registered before the
 #           checkpoint must run at its exit, the last registered first.
+#   jumps   a longjmp the runtime must refuse: each checks/jumps/NAME.c
+#           (undefined in C, so not run natively), built from levpp's
+#           output, must abort (SIGABRT) plainly and under LEV_TORTURE=1,
+#           printing the text of its line `jumps-expects: TEXT` on
+#           standard error.
 #
 # usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
 #   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
@@ -37,7 +42,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '24,25s/^# \{0,1\}//p' "$0" >&2
+    sed -n '31,32s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -171,6 +176,17 @@ $(grep -m4 'error: ' bad.log | sed 's/^/  /')"; return 1; }
     echo "PASS $check (errors on lines $want)"
 }
 
+# lev_build NAME SRC: levpp --main-task on SRC, built into ./lev.
+lev_build() {
+    local name=$1 src=$2
+    levpp_run levpp.err --main-task "$src" -o "$name.lev.c" -- "${INCS[@]}"
+    sane levpp.err || return 1
+    ((status == 0)) || { fail "$name: levpp refused it: $(head -n 3 levpp.err)"; return 1; }
+    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "$name.lev.c" "${LINK[@]}" \
+        -o lev >lev-build.log 2>&1 ||
+        { fail "$name: the output does not build: $(grep -m3 error lev-build.log)"; return 1; }
+}
+
 # moving_one NAME: the checks of `moving` on checks/moving/NAME.c.
 moving_one() {
     local name=$1 src=$here/checks/moving/$1.c st
@@ -180,12 +196,7 @@ moving_one() {
     timeout "$LIMIT" ./native >native.out 2>native.err </dev/null || st=$?
     ((st == 0)) && [[ -s native.out ]] ||
         { fail "$name: the native run ended with status $st: $(head -n 3 native.err)"; return 1; }
-    levpp_run levpp.err --main-task "$src" -o "$name.lev.c" -- "${INCS[@]}"
-    sane levpp.err || return 1
-    ((status == 0)) || { fail "$name: levpp refused it: $(head -n 3 levpp.err)"; return 1; }
-    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "$name.lev.c" "${LINK[@]}" \
-        -o lev >lev-build.log 2>&1 ||
-        { fail "$name: the output does not build: $(grep -m3 error lev-build.log)"; return 1; }
+    lev_build "$name" "$src" || return 1
     st=0
     timeout "$LIMIT" ./lev >lev.out 2>lev.err </dev/null || st=$?
     ((st == 0)) && cmp -s native.out lev.out ||
@@ -225,12 +236,7 @@ check_exit() {
     local src=$here/checks/exit/exit_resume.c dir=$work/exit
     mkdir -p "$dir"
     cd "$dir"
-    levpp_run levpp.err --main-task "$src" -o exit_resume.lev.c -- "${INCS[@]}"
-    sane levpp.err || return 1
-    ((status == 0)) || { fail "levpp refused it: $(head -n 3 levpp.err)"; return 1; }
-    "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" exit_resume.lev.c "${LINK[@]}" \
-        -o lev >lev-build.log 2>&1 ||
-        { fail "the output does not build: $(grep -m3 error lev-build.log)"; return 1; }
+    lev_build exit_resume "$src" || return 1
     local ck=$dir/ck.img stopfile=$dir/stop sum0
     rm -f "$ck" "$stopfile"
     LEV_CHECKPOINT_FILE=$ck LEV_CHECKPOINT_MS=20 spawn run1.out run1.err ./lev "$stopfile"
@@ -255,12 +261,39 @@ check_exit() {
     echo "PASS $check (killed after line $(lines_in run1.out), resumed until round $last)"
 }
 
+# jumps_one NAME: the checks of `jumps` on checks/jumps/NAME.c.
+jumps_one() {
+    local name=$1 src=$here/checks/jumps/$1.c st every expects
+    lev_build "$name" "$src" || return 1
+    expects=$(sed -n 's/.*jumps-expects: \(.*[^ ]\) *\*\/.*/\1/p' "$src" | head -n 1)
+    [[ -n $expects ]] || { fail "$name: no jumps-expects line"; return 1; }
+    for every in 0 1; do
+        st=0
+        { env LEV_TORTURE=$every timeout "$LIMIT" ./lev >run.out 2>run.err </dev/null || st=$?; } 2>/dev/null
+        ((st == 134)) ||
+            { fail "$name: LEV_TORTURE=$every ended with status $st, not SIGABRT: $(head -n 3 run.err)"; return 1; }
+        grep -qF -- "$expects" run.err ||
+            { fail "$name: LEV_TORTURE=$every did not report \"$expects\": $(head -n 3 run.err)"; return 1; }
+    done
+}
+
+check_jumps() {
+    local dir=$work/jumps name
+    for name in returned no_marker damaged; do
+        mkdir -p "$dir/$name"
+        cd "$dir/$name"
+        jumps_one "$name" || return 1
+    done
+    echo "PASS $check (returned, no_marker, damaged: aborted with their messages)"
+}
+
 for check in "$@"; do
     case $check in
     compdb) check_compdb || true ;;
     line) check_line || true ;;
     moving) check_moving || true ;;
     exit) check_exit || true ;;
+    jumps) check_jumps || true ;;
     *) fail "unknown check" || true ;;
     esac
     cd "$work"
