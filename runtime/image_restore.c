@@ -277,7 +277,10 @@ static int s_validate_meta(s_rst *r)
         }
         for (uint32_t k = 0; k < t->nruns; k++) {
             uint32_t kk = t->runs[k].kind;
-            need[kk <= LEV_K_B8 ? kk : LEV_K_B8] += (uint64_t)t->runs[k].count * nelem * rep;
+            uint64_t items = (uint64_t)t->runs[k].count * nelem * rep;
+            if (kk == LEV_K_TAGGED) /* a flag byte and an 8-byte item */
+                need[LEV_K_B1] += items;
+            need[kk <= LEV_K_B8 ? kk : LEV_K_B8] += items;
         }
     }
     if (nobj != r->h.nobj)
@@ -534,6 +537,23 @@ static inline int s_alloc_for(s_rst *r, uint32_t oi, const rt_type *t, uint32_t 
     return end <= r->nalloc ? 0 : s_alloc_upto(r, end - 1 + S_AHEAD);
 }
 
+/* Decodes a tagged union (run `run`) into p from its flag byte and its
+ * 8-byte item (s_encode_tagged). */
+static int s_decode_tagged(s_rst *r, char *p, const rt_run *run, const unsigned char *flag,
+                           const unsigned char *item, uint32_t oi)
+{
+    uint64_t v;
+    memcpy(&v, item, 8);
+    if (*flag == 0) {
+        memcpy(p, &v, run->stride);
+        return 0;
+    }
+    if (*flag > 2 || run->stride != sizeof(void *))
+        return rt_err(LEV_EIMAGE, "object %u field %s: bad tagged union flag %u", oi, run->name,
+                      *flag);
+    return s_unref(r, v, *flag == 1 ? LEV_K_PTR : LEV_K_FNPTR, p, oi, run->name);
+}
+
 static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
 {
     char *addr = r->addr[oi];
@@ -560,6 +580,13 @@ static int s_decode_obj(s_rst *r, uint32_t oi, const rt_type *t, uint32_t nelem)
                     for (uint32_t j = 0; j < run->count; j++)
                         rt_img_copy(p + (size_t)j * run->stride, q[si] + (size_t)j * w, w);
                 q[si] += (size_t)run->count * w;
+                continue;
+            }
+            if (LEV_UNLIKELY(run->kind == LEV_K_TAGGED)) {
+                int rc = s_decode_tagged(r, p, run, q[0]++, q[3], oi);
+                q[3] += 8;
+                if (rc)
+                    return rc;
                 continue;
             }
             for (uint32_t j = 0; j < run->count; j++) {

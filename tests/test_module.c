@@ -310,7 +310,7 @@ static void t_overlapping_fields(void **state)
 static void t_unknown_kind(void **state)
 {
     (void)state;
-    static const uint32_t kinds[] = {0, LEV_K_REC + 1, 0xFFFFFFFFu};
+    static const uint32_t kinds[] = {0, LEV_K_TAG, LEV_K_TAG + 1, 0xFFFFFFFFu};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         tables *t = s_keep();
         s_tables(t, "m");
