@@ -125,11 +125,11 @@ enum {
  *             that holds no pointer (the union's bytes)
  *
  * An image carries each tagged union as one flag byte and one 8-byte item:
- * the pointer, swizzled, or the bytes. A tag value the table does not
- * list is never guessed: like a member with no pointer, its bytes travel
- * as bytes, unless some 8 of them equal an address the image would
- * relocate, and then the capture fails naming the field (as for
- * LEV_T_UNTYPED objects, below). */
+ * the pointer, swizzled, or the bytes (a member with no pointer). A tag
+ * value the table does not list is never guessed: its bytes travel as
+ * bytes, unless some 8 of them equal an address the image would relocate,
+ * and then the capture fails naming the field (as for LEV_T_UNTYPED
+ * objects, below). */
 
 /* Built-in type ids (element types of untyped and scalar allocations). */
 enum {

@@ -365,7 +365,8 @@ static int s_untyped_check(s_cap *c, const rt_objhdr *h)
 static int s_encode_tagged(s_cap *c, char *p, const rt_run *r, uint32_t okind, uint32_t oid)
 {
     const rt_type *tt = &c->m->types[r->table];
-    uint32_t arm = rt_tagged_arm(tt, p);
+    uint64_t tagv;
+    uint32_t arm = rt_tagged_arm(tt, p, &tagv);
     uint8_t flag = arm == LEV_K_PTR ? 1 : arm == LEV_K_FNPTR ? 2 : 0;
     uint64_t v = 0;
     if (flag == 1) {
@@ -385,18 +386,17 @@ static int s_encode_tagged(s_cap *c, char *p, const rt_run *r, uint32_t okind, u
     } else {
         size_t o;
         void *a;
-        const char *what = s_addr_in(c, (const unsigned char *)p, r->stride, &o, &a);
+        const char *what = arm ? NULL : s_addr_in(c, (const unsigned char *)p, r->stride, &o, &a);
         if (what) {
             char where[256];
             s_where(c, okind, oid, r, where, sizeof where);
             const char *tag = tt->arms[-1].name ? tt->arms[-1].name : "?";
             return rt_err(LEV_ECAPTURE,
                           "tagged union %s holds at offset %zu the value %p, the address of "
-                          "%s, but its tag '%s' selects %s: the image cannot tell a pointer "
-                          "from bytes (name the member that tag value selects with #pragma "
-                          "leverage tagged_union)",
-                          where, o, a, what, tag,
-                          arm ? "a member that holds no pointer" : "no member levpp knows of");
+                          "%s, but the value %llu of its tag '%s' selects no member levpp "
+                          "knows of: the image cannot tell a pointer from bytes (name the "
+                          "member that value selects in a `leverage tagged_union` annotation)",
+                          where, o, a, what, (unsigned long long)tagv, tag);
         }
         memcpy(&v, p, r->stride);
     }

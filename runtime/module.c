@@ -211,7 +211,7 @@ static int s_tagged_field(lev_module *m, const rt_type *rt, const lev_type_desc 
     return 0;
 }
 
-uint32_t rt_tagged_arm(const rt_type *tt, const char *u)
+uint32_t rt_tagged_arm(const rt_type *tt, const char *u, uint64_t *value)
 {
     const unsigned char *p = (const unsigned char *)u + tt->tag_delta;
     uint64_t v;
@@ -235,6 +235,8 @@ uint32_t rt_tagged_arm(const rt_type *tt, const char *u)
         memcpy(&v, p, 8);
     }
     uint64_t mask = tt->tag_width == 8 ? UINT64_MAX : (1ull << (tt->tag_width * 8)) - 1;
+    if (value)
+        *value = v;
     for (uint32_t i = 0; i < tt->narms; i++)
         if ((((uint64_t)tt->arms[i].type << 32 | tt->arms[i].offset) & mask) == v)
             return tt->arms[i].kind;

@@ -78,9 +78,9 @@ struct lev_module {
 uint32_t rt_kind_width(uint32_t kind);
 
 /* Kind of the member that tag table tt says is live in the tagged union
- * at u (LEV_K_PTR, LEV_K_FNPTR, LEV_K_B1), or 0 if its tag's value is
- * none the table lists. */
-uint32_t rt_tagged_arm(const rt_type *tt, const char *u);
+ * at u (LEV_K_PTR, LEV_K_FNPTR, LEV_K_B1), or 0 if its tag's value (in
+ * *value unless value is NULL) is none the table lists. */
+uint32_t rt_tagged_arm(const rt_type *tt, const char *u, uint64_t *value);
 
 /* The type with id `t`, or NULL if out of range. */
 const rt_type *rt_module_type(const lev_module *m, uint32_t t);
