@@ -527,6 +527,30 @@ static const char *pp_tu_from_note(const pp_tu_note *nt, CXCursor field, CXCurso
     return id;
 }
 
+/* Whether some value of candidate ci is paired with a member that holds
+ * a pointer and with one of another kind: then a description of it. */
+static char *pp_tu_conflict(const pp_tu_ctx *t, unsigned ci)
+{
+    for (unsigned a = 0; a < t->nw; a++)
+        for (unsigned b = 0; b < t->nw; b++) {
+            const struct pp_tu_write *x = &t->w[a], *y = &t->w[b];
+            if (!x->kind || !y->kind || !strcmp(x->kind, y->kind) || x->unknown[ci] ||
+                y->unknown[ci])
+                continue;
+            for (unsigned i = 0; i < x->nv[ci]; i++)
+                for (unsigned j = 0; j < y->nv[ci]; j++)
+                    if (x->vals[ci][i] == y->vals[ci][j]) {
+                        char *tag = pp_cxstring(clang_getCursorSpelling(t->cand[ci]));
+                        char *r = pp_fmt("the value %lld of '%s' is paired with member '%s' and "
+                                         "with member '%s'",
+                                         x->vals[ci][i], tag, x->member, y->member);
+                        free(tag);
+                        return r;
+                    }
+        }
+    return NULL;
+}
+
 /* The inferred table of field (a union member of rec), or NULL with the
  * reason in *why. */
 static const char *pp_tu_infer(CXCursor field, CXCursor rec, char **why)
@@ -542,30 +566,41 @@ static const char *pp_tu_infer(CXCursor field, CXCursor rec, char **why)
             clang_visitChildren(clang_getTranslationUnitCursor(ctx.files[i].tu), pp_tu_fn_cb, &t);
     const char *id = NULL;
     int nvalid = 0, best = -1, any_ptr = 0;
-    char *bad = NULL; /* the first pointer write with no tag before it */
+    char *bad = NULL;      /* a member that is no single pointer */
+    char *untagged = NULL; /* a pointer write no constant tag reaches */
+    char *conflict = NULL;
     for (unsigned ci = 0; ci < t.ncand; ci++) {
-        int ok = 1, nptr = 0;
-        for (unsigned wi = 0; wi < t.nw && ok; wi++) {
+        int ok = 1;
+        for (unsigned wi = 0; wi < t.nw; wi++) {
             struct pp_tu_write *w = &t.w[wi];
             if (!w->kind) {
                 ok = 0;
                 if (!bad)
                     bad = pp_fmt("member '%s' holds pointers but is no single pointer", w->member);
             } else if (strcmp(w->kind, "LEV_K_B1")) {
-                nptr++;
                 any_ptr = 1;
-                ok = w->nv[ci] && !w->unknown[ci];
+                if (!w->nv[ci] || w->unknown[ci]) {
+                    ok = 0;
+                    if (!untagged && ci == t.ncand - 1) {
+                        unsigned line;
+                        clang_getSpellingLocation(PP_LOC(w->at), NULL, &line, NULL, NULL);
+                        untagged = pp_fmt("its member '%s' is assigned (line %u) where no "
+                                          "constant was assigned to an integer field of the "
+                                          "same object before",
+                                          w->member, line);
+                    }
+                }
             }
         }
-        /* every value selects one kind of member */
-        for (unsigned a = 0; a < t.nw && ok; a++)
-            for (unsigned b = 0; b < t.nw && ok; b++)
-                if (t.w[a].kind && t.w[b].kind && strcmp(t.w[a].kind, t.w[b].kind) &&
-                    !t.w[a].unknown[ci] && !t.w[b].unknown[ci])
-                    for (unsigned x = 0; x < t.w[a].nv[ci] && ok; x++)
-                        for (unsigned y = 0; y < t.w[b].nv[ci] && ok; y++)
-                            ok = t.w[a].vals[ci][x] != t.w[b].vals[ci][y];
-        if (ok && nptr) {
+        char *cf = ok && any_ptr ? pp_tu_conflict(&t, ci) : NULL;
+        if (cf) {
+            ok = 0;
+            if (!conflict)
+                conflict = cf;
+            else
+                free(cf);
+        }
+        if (ok && any_ptr) {
             nvalid++;
             best = (int)ci;
         }
@@ -614,12 +649,16 @@ static const char *pp_tu_infer(CXCursor field, CXCursor rec, char **why)
     } else if (!any_ptr) {
         *why = pp_strdup("no assignment of its pointer member was found, so no tag value "
                          "that selects it");
+    } else if (conflict) {
+        *why = conflict;
+        conflict = NULL;
     } else {
-        *why = pp_strdup("a pointer member is assigned where no constant was assigned to a "
-                         "sibling integer field of the same object just before, or one tag "
-                         "value is paired with a pointer and with a number");
+        *why = untagged;
+        untagged = NULL;
     }
     free(bad);
+    free(untagged);
+    free(conflict);
     for (unsigned wi = 0; wi < t.nw; wi++) {
         for (unsigned ci = 0; ci < t.ncand; ci++)
             free(t.w[wi].vals[ci]);
