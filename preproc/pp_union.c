@@ -317,6 +317,30 @@ static enum CXChildVisitResult pp_tag_all_cb(CXCursor c, CXCursor parent, CXClie
     return CXChildVisit_Recurse;
 }
 
+/* Whether the union t->field, or a member of it, has its address taken
+ * (sets t->found). */
+static enum CXChildVisitResult pp_union_addr_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_tu_ctx *t = pp_visit_state(d, PP_MAGIC_UNION);
+    if (pp_kind(c) != CXCursor_UnaryOperator ||
+        clang_getCursorUnaryOperatorKind(c) != CXUnaryOperator_AddrOf)
+        return CXChildVisit_Recurse;
+    pp_kids k = pp_children(c);
+    CXCursor op = k.n == 1 ? pp_strip(k.v[0]) : clang_getNullCursor();
+    free(k.v);
+    if (pp_kind(op) == CXCursor_MemberRefExpr) {
+        CXCursor f = clang_getCursorReferenced(op);
+        CXCursor un =
+            clang_getTypeDeclaration(clang_getCanonicalType(clang_getCursorType(t->field)));
+        if (pp_same_field(f, t->field) || pp_same_field(clang_getCursorSemanticParent(f), un)) {
+            t->found = 1;
+            return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
 static int pp_is_jump_target(CXCursor c)
 {
     enum CXCursorKind k = pp_kind(c);
@@ -606,7 +630,10 @@ static const char *pp_tu_infer(CXCursor field, CXCursor rec, char **why)
         }
     }
     if (nvalid == 1) {
-        /* the other values the program gives the tag select no pointer */
+        /* the other values the program gives the tag select no pointer,
+         * unless the union or a member has its address taken (a pointer
+         * may be stored through it, out of sight): then they select
+         * nothing, and the capture checks their bytes */
         PP_PUSH(t.w, t.nw, t.capw);
         struct pp_tu_write *all = &t.w[t.nw++];
         memset(all, 0, sizeof *all);
@@ -614,7 +641,12 @@ static const char *pp_tu_infer(CXCursor field, CXCursor rec, char **why)
         all->member = pp_strdup("(no pointer)");
         t.ci = (unsigned)best;
         t.wi = t.nw - 1;
-        for (unsigned i = 0; i < ctx.nfiles; i++)
+        t.found = 0;
+        for (unsigned i = 0; i < ctx.nfiles && !t.found; i++)
+            if (ctx.files[i].tu)
+                clang_visitChildren(clang_getTranslationUnitCursor(ctx.files[i].tu),
+                                    pp_union_addr_cb, &t);
+        for (unsigned i = 0; i < ctx.nfiles && !t.found; i++)
             if (ctx.files[i].tu)
                 clang_visitChildren(clang_getTranslationUnitCursor(ctx.files[i].tu), pp_tag_all_cb,
                                     &t);
