@@ -117,10 +117,6 @@ static void pp_notes_build(void)
     }
 }
 
-/* Whether `name` names record type rec: its tag (with or without the
- * keyword) or a typedef of it in the translation unit of `where`. */
-static enum CXChildVisitResult pp_typedef_cb(CXCursor c, CXCursor parent, CXClientData d);
-
 typedef struct pp_name_q {
     unsigned magic; /* PP_MAGIC_UNION */
     const char *name;
@@ -142,6 +138,8 @@ static enum CXChildVisitResult pp_typedef_cb(CXCursor c, CXCursor parent, CXClie
     return q->found ? CXChildVisit_Break : CXChildVisit_Continue;
 }
 
+/* Whether `name` names record rec: its tag (with or without the keyword)
+ * or a typedef of it in its translation unit. */
 static int pp_names_record(const char *name, CXCursor rec)
 {
     char *tag = pp_cxstring(clang_getCursorSpelling(rec));
