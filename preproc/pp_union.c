@@ -47,15 +47,17 @@ static char *pp_trim(const char *b, const char *e)
  * 0 if it is well formed. */
 static int pp_note_parse(pp_tu_note *nt, const char *p, const char *end)
 {
-    const char *close = memchr(p, ')', (size_t)(end - p));
-    if (!close)
+    const char *close = p;
+    for (int depth = 0; close < end && (*close != ')' || depth); close++)
+        depth += *close == '(' ? 1 : *close == ')' ? -1 : 0;
+    if (close == end)
         return -1;
     unsigned field = 0;
     int ok = 1;
     for (const char *a = p; ok && a <= close;) {
         const char *c = a;
-        while (c < close && *c != ',')
-            c++;
+        for (int depth = 0; c < close && (*c != ',' || depth); c++)
+            depth += *c == '(' ? 1 : *c == ')' ? -1 : 0;
         char *arg = pp_trim(a, c);
         if (field == 0)
             nt->rec = arg;
@@ -263,9 +265,19 @@ static CXCursor pp_member_base(CXCursor c)
     return r;
 }
 
+/* Whether a and b declare the same field (or record), also when they
+ * come from the translation units of different inputs. */
 static int pp_same_field(CXCursor a, CXCursor b)
 {
-    return clang_equalCursors(clang_getCanonicalCursor(a), clang_getCanonicalCursor(b));
+    if (clang_equalCursors(clang_getCanonicalCursor(a), clang_getCanonicalCursor(b)))
+        return 1;
+    if (clang_Cursor_isNull(a) || clang_Cursor_isNull(b) || pp_kind(a) != pp_kind(b))
+        return 0;
+    char *x = pp_cxstring(clang_getCursorUSR(a)), *y = pp_cxstring(clang_getCursorUSR(b));
+    int r = *x && !strcmp(x, y);
+    free(x);
+    free(y);
+    return r;
 }
 
 /* Collects into write wi the constants assigned to candidate tag ci of

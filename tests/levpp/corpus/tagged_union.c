@@ -50,7 +50,11 @@ struct tok {
     unsigned char what;
 };
 
-/* the tag is set by a helper, out of sight: annotated */
+/* the tag is set by a helper, out of sight: annotated (a macro and an
+ * enum constant) */
+#define OP_CALL 1
+enum { OP_CONST = 2 };
+
 struct op {
     int code;
     union {
@@ -58,7 +62,7 @@ struct op {
         long k;
     } f;
 };
-/* leverage tagged_union(struct op, f, code: 1 = fn, 2 = k) */
+/* leverage tagged_union(struct op, f, code: (OP_CALL) = fn, OP_CONST = k) */
 
 static struct value g_vals[6];
 static struct tok g_tok;
@@ -182,9 +186,9 @@ int main(int argc, char **argv)
     framed.u.s = local + 6;
     set_tok(&g_tok, g_buf, 0);
     set_tok(ht, NULL, 5);
-    set_code(&ops[0], 1);
+    set_code(&ops[0], OP_CALL);
     ops[0].f.fn = twice;
-    set_code(&ops[1], 2);
+    set_code(&ops[1], OP_CONST);
     ops[1].f.k = 11;
     for (int r = 0; rounds == 0 || r < rounds; r++) {
         unsigned long x = 0;
@@ -194,7 +198,7 @@ int main(int argc, char **argv)
             x = x * 31 + eval(&h[i], 0);
         x = x * 31 + eval(&framed, 0) + tok_sum(&g_tok) + tok_sum(ht);
         for (int i = 0; i < 2; i++)
-            x += (unsigned long)(ops[i].code == 1 ? ops[i].f.fn(r) : ops[i].f.k);
+            x += (unsigned long)(ops[i].code == OP_CALL ? ops[i].f.fn(r) : ops[i].f.k);
         printf("round %d: %lu %s %s\n", r, x % 1000003, framed.kind == V_STR ? framed.u.s : "-",
                g_vals[3].u.s);
         fflush(stdout);
