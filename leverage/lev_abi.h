@@ -61,8 +61,10 @@
  * kind and offset of each field. Scalars are captured by width (1, 2, 4 or
  * 8 bytes, byte order fixed on restore; floats as their IEEE bit pattern),
  * data pointers are swizzled into (object, offset) or (static symbol,
- * offset), function pointers into function ids. A union or integer that
- * may hold a pointer cannot be described and must not cross a safe point.
+ * offset), function pointers into function ids. An integer that may hold
+ * a pointer cannot be described and must not cross a safe point; nor can
+ * a union that may hold one, unless a sibling field (its tag) says which
+ * member is live (LEV_K_TAGGED below).
  *
  * Type ids: 0..LEV_T_USER-1 are built in (below); a module's own types are
  * numbered LEV_T_USER + their index in lev_module_desc.types.
@@ -86,7 +88,7 @@
 extern "C" {
 #endif
 
-#define LEV_ABI_VERSION 1u
+#define LEV_ABI_VERSION 2u
 
 #if defined(__GNUC__)
 #define LEV_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -104,14 +106,37 @@ extern "C" {
 
 /* Field kinds. */
 enum {
-    LEV_K_B1 = 1,    /* 1-byte scalar (char, int8_t, bool) */
-    LEV_K_B2 = 2,    /* 2-byte scalar */
-    LEV_K_B4 = 3,    /* 4-byte scalar (int, float) */
-    LEV_K_B8 = 4,    /* 8-byte scalar (long long, double, size_t on LP64) */
-    LEV_K_PTR = 5,   /* data pointer */
-    LEV_K_FNPTR = 6, /* function pointer */
-    LEV_K_REC = 7    /* nested struct or array of structs: `type` names it */
+    LEV_K_B1 = 1,     /* 1-byte scalar (char, int8_t, bool) */
+    LEV_K_B2 = 2,     /* 2-byte scalar */
+    LEV_K_B4 = 3,     /* 4-byte scalar (int, float) */
+    LEV_K_B8 = 4,     /* 8-byte scalar (long long, double, size_t on LP64) */
+    LEV_K_PTR = 5,    /* data pointer */
+    LEV_K_FNPTR = 6,  /* function pointer */
+    LEV_K_REC = 7,    /* nested struct or array of structs: `type` names it */
+    LEV_K_TAGGED = 8, /* tagged union (count 1): `type` names its tag table */
+    LEV_K_TAG = 9     /* first row of a tag table (below), nowhere else */
 };
+
+/* A tagged union: a union of at most 8 bytes whose live member a tag, an
+ * integer field of the enclosing struct, selects. Its field row is
+ * {name, offset, LEV_K_TAGGED, 1, T}, where T is a type whose descriptor
+ * is the union's tag table rather than an object type (no object has it):
+ *
+ *   size      the union's size (1..8; 8 if a member is a pointer)
+ *   fields[0] {tag name, D, LEV_K_TAG, W, 0}: the tag is the W-byte
+ *             integer (W = 1, 2, 4 or 8) at D bytes from the union's
+ *             start (D a two's complement int32: negative before it)
+ *   fields[i] {member name, (uint32_t)V, K, 1, (uint32_t)(V >> 32)}: tag
+ *             value V (compared in the tag's W bytes) selects a member of
+ *             kind K: LEV_K_PTR, LEV_K_FNPTR, or LEV_K_B1 for a member
+ *             that holds no pointer (the union's bytes)
+ *
+ * An image carries each tagged union as one flag byte and one 8-byte item:
+ * the pointer, swizzled, or the bytes (a member with no pointer). A tag
+ * value the table does not list is never guessed: its bytes travel as
+ * bytes, unless some 8 of them equal an address the image would relocate,
+ * and then the capture fails naming the field (as for LEV_T_UNTYPED
+ * objects, below). */
 
 /* Built-in type ids (element types of untyped and scalar allocations). */
 enum {

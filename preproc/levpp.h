@@ -252,6 +252,7 @@ enum {
     PP_MAGIC_REGIONS,
     PP_MAGIC_TAGS,
     PP_MAGIC_FILELITS,
+    PP_MAGIC_UNION,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -409,6 +410,11 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type);
 void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCursor where);
+
+/* pp_union.c */
+/* The id of the tag table of `field`, a union member of a struct that may
+ * hold a pointer (registering it), or NULL after an error naming it. */
+const char *pp_tagged_union(CXCursor field);
 
 /* pp_callgraph.c */
 /* pp_alloc.c: allocation-type hints */

@@ -751,6 +751,14 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
             pp_field_row(ty, owner, path, "LEV_K_REC", count, pp_record_id(elem, where));
             return;
         }
+        if (pp_is_union(c) && pp_has_pointer(c) && count == 1 && !array && *path &&
+            pp_kind(where) == CXCursor_FieldDecl) {
+            long ti = ty - ctx.types; /* registering may move the types */
+            const char *id = pp_tagged_union(where);
+            if (id)
+                pp_field_row(&ctx.types[ti], owner, path, "LEV_K_TAGGED", 1, id);
+            return;
+        }
         if (pp_is_union(c)) {
             if (pp_has_pointer(c)) {
                 pp_error(PP_LOC(where),

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -180,18 +181,24 @@ static int s_fref_cmp(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Where a diagnostic says the bad pointer lives: object kind and id. */
+/* Where a diagnostic says a value lives: object kind and id, run r. */
+static void s_where(const s_cap *c, uint32_t kind, uint32_t id, const rt_run *r, char *buf,
+                    size_t n)
+{
+    if (kind == IMG_OBJ_FRAME)
+        snprintf(buf, n, "in function %s, variable %s", c->m->desc->fns[id].name, r->name);
+    else if (kind == IMG_OBJ_STATIC)
+        snprintf(buf, n, "in static %s (%s)", c->m->desc->statics[id].name, r->name);
+    else
+        snprintf(buf, n, "in heap object of type %s, field %s", c->m->types[id].name, r->name);
+}
+
 static int s_bad_ptr(s_cap *c, uint32_t kind, uint32_t id, const rt_run *r, const void *p,
                      const char *what)
 {
-    if (kind == IMG_OBJ_FRAME)
-        return rt_err(LEV_ECAPTURE, "%s %p in function %s, variable %s", what, p,
-                      c->m->desc->fns[id].name, r->name);
-    if (kind == IMG_OBJ_STATIC)
-        return rt_err(LEV_ECAPTURE, "%s %p in static %s (%s)", what, p,
-                      c->m->desc->statics[id].name, r->name);
-    return rt_err(LEV_ECAPTURE, "%s %p in heap object of type %s, field %s", what, p,
-                  c->m->types[id].name, r->name);
+    char where[256];
+    s_where(c, kind, id, r, where, sizeof where);
+    return rt_err(LEV_ECAPTURE, "%s %p %s", what, p, where);
 }
 
 /* The frame of the VT that p points into (its end included), or NULL. */
@@ -298,14 +305,13 @@ static const char *s_owned(s_cap *c, const char *p)
     return NULL;
 }
 
-/* An untyped object (LEV_T_UNTYPED: allocated where levpp could not infer
- * a type) travels as bytes, which is right only if it holds no pointer.
- * Any 8 bytes, at any offset, that equal an address the image would have
- * to relocate refuse the capture: a guess either way could be wrong. */
-static int s_untyped_check(s_cap *c, const rt_objhdr *h)
+/* Whether some 8 of the n bytes at d, at any offset, equal an address
+ * the image would have to relocate: then *at is that offset, *val the
+ * value, and the result says what it points into; else NULL. Bytes that
+ * travel as bytes (untyped objects, tagged unions whose tag selects no
+ * pointer) must hold none: a guess either way could be wrong. */
+static const char *s_addr_in(s_cap *c, const unsigned char *d, size_t n, size_t *at, void **val)
 {
-    const unsigned char *d = rt_obj_data((rt_objhdr *)h);
-    size_t n = h->count;
     if (!c->mod_hi) {
         const lev_module_desc *md = c->m->desc;
         c->mod_lo = UINTPTR_MAX;
@@ -334,16 +340,77 @@ static int s_untyped_check(s_cap *c, const rt_objhdr *h)
         if ((v < glo || v > ghi) && (v < c->mod_lo || v > c->mod_hi))
             continue;
         const char *what = s_owned(c, (const char *)v);
-        if (what)
-            return rt_err(LEV_ECAPTURE,
-                          "untyped heap object of %zu bytes holds at offset %zu the value %p, "
-                          "which is the address of %s: levpp could not infer the type of its "
-                          "allocation (memory kept in a void *, or a size that is no whole "
-                          "number of the type it is cast to), so the image cannot tell a "
-                          "pointer from bytes; allocate it as malloc(n * sizeof(T)) assigned "
-                          "to a T *",
-                          n, o, (void *)v, what);
+        if (what) {
+            *at = o;
+            *val = (void *)v;
+            return what;
+        }
     }
+    return NULL;
+}
+
+/* An untyped object (LEV_T_UNTYPED: allocated where levpp could not infer
+ * a type) travels as bytes, which is right only if it holds no pointer. */
+static int s_untyped_check(s_cap *c, const rt_objhdr *h)
+{
+    size_t n = h->count, o;
+    void *v;
+    const char *what = s_addr_in(c, rt_obj_data((rt_objhdr *)h), n, &o, &v);
+    if (what)
+        return rt_err(LEV_ECAPTURE,
+                      "untyped heap object of %zu bytes holds at offset %zu the value %p, "
+                      "which is the address of %s: levpp could not infer the type of its "
+                      "allocation (memory kept in a void *, or a size that is no whole "
+                      "number of the type it is cast to), so the image cannot tell a "
+                      "pointer from bytes; allocate it as malloc(n * sizeof(T)) assigned "
+                      "to a T *",
+                      n, o, v, what);
+    return 0;
+}
+
+/* Encodes the tagged union at p (run r, tag table tt) of an object of
+ * (kind, id): a flag byte (0 bytes, 1 data pointer, 2 function pointer)
+ * and an 8-byte item. */
+static int s_encode_tagged(s_cap *c, char *p, const rt_run *r, uint32_t okind, uint32_t oid)
+{
+    const rt_type *tt = &c->m->types[r->table];
+    uint64_t tagv;
+    uint32_t arm = rt_tagged_arm(tt, p, &tagv);
+    uint8_t flag = arm == LEV_K_PTR ? 1 : arm == LEV_K_FNPTR ? 2 : 0;
+    uint64_t v = 0;
+    if (flag == 1) {
+        char *val;
+        memcpy(&val, p, sizeof val);
+        int rc = s_ref(c, okind, oid, r, val, &v);
+        if (rc)
+            return rc;
+    } else if (flag == 2) {
+        void (*fv)(void);
+        memcpy(&fv, p, sizeof fv);
+        int64_t fn = fv ? rt_module_fn_by_addr(c->m, (const void *)(uintptr_t)fv) : 0;
+        if (fn < 0)
+            return s_bad_ptr(c, okind, oid, r, (const void *)(uintptr_t)fv,
+                             "function pointer outside the task module:");
+        v = fv ? (IMG_TAG_FN << 62) | ((uint64_t)fn << 32) : 0;
+    } else {
+        size_t o;
+        void *a;
+        const char *what = arm ? NULL : s_addr_in(c, (const unsigned char *)p, r->stride, &o, &a);
+        if (what) {
+            char where[256];
+            s_where(c, okind, oid, r, where, sizeof where);
+            const char *tag = tt->arms[-1].name ? tt->arms[-1].name : "?";
+            return rt_err(LEV_ECAPTURE,
+                          "tagged union %s holds at offset %zu the value %p, the address of "
+                          "%s, but the value %llu of its tag '%s' selects no member levpp "
+                          "knows of: the image cannot tell a pointer from bytes (name the "
+                          "member that value selects in a `leverage tagged_union` annotation)",
+                          where, o, a, what, (unsigned long long)tagv, tag);
+        }
+        memcpy(&v, p, r->stride);
+    }
+    if (s_put(&c->s1, &flag, 1) || s_put64(&c->s8, v))
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     return 0;
 }
 
@@ -396,6 +463,12 @@ static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, 
         for (uint32_t k = 0; k < t->nruns; k++) {
             const rt_run *r = &t->runs[k];
             char *p = eb + r->offset;
+            if (LEV_UNLIKELY(r->kind == LEV_K_TAGGED)) {
+                int rc = s_encode_tagged(c, p, r, okind, oid);
+                if (rc)
+                    return rc;
+                continue;
+            }
             if (r->kind <= LEV_K_B8) {
                 s_stream *s = s_stream_of(c, r->kind);
                 if (r->count == 1) {

@@ -18,8 +18,12 @@
  * Objects are numbered frames first (bottom to top), then travelling
  * statics, then heap objects in discovery order. A pointer is encoded as
  * one 64-bit word: tag (2 bits: object, static symbol, function), id (30
- * bits), byte offset (32 bits); NULL is 0. The checksum covers the header
- * fields and every byte after the header.
+ * bits), byte offset (32 bits); NULL is 0. A tagged union (LEV_K_TAGGED)
+ * is one byte in s1, what its tag selected at capture (0 bytes, 1 data
+ * pointer, 2 function pointer), and one word in s8, the swizzled pointer
+ * or the union's bytes, so every stream's length still follows from the
+ * object table. The checksum covers the header fields and every byte
+ * after the header.
  *
  * Decoding never reads outside the buffer it is given: every count is
  * checked against the stream it consumes before anything is allocated.

@@ -547,6 +547,24 @@ static inline int s_alloc_for(s_rst *r, uint32_t oi, const rt_type *t, uint32_t 
     return end <= r->nalloc ? 0 : s_alloc_upto(r, end - 1 + S_AHEAD);
 }
 
+/* Decodes a tagged union (run `run`) into p from its flag byte and its
+ * 8-byte item (s_encode_tagged). */
+static int s_decode_tagged(s_rst *r, char *p, const rt_run *run, const unsigned char *flag,
+                           const unsigned char *item, uint32_t oi)
+{
+    uint64_t v;
+    memcpy(&v, item, 8);
+    if (*flag == 0) {
+        memcpy(p, &v, run->stride);
+        return 0;
+    }
+    if (*flag > 2 || run->stride != sizeof(void *))
+        return rt_err(LEV_EIMAGE, "object %u field %s: bad tagged union flag %u", oi, run->name,
+                      *flag);
+    return s_unref(r, v, *flag == 1 ? LEV_K_PTR : LEV_K_FNPTR, p, oi, run->name);
+}
+
+
 static int s_decode_at(s_rst *r, uint32_t oi, char *addr, const rt_type *t, uint32_t nelem);
 
 /* Decodes object oi of `bytes` bytes of type t with a trailing array (see
@@ -598,6 +616,13 @@ static int s_decode_at(s_rst *r, uint32_t oi, char *addr, const rt_type *t, uint
                     for (uint32_t j = 0; j < run->count; j++)
                         rt_img_copy(p + (size_t)j * run->stride, q[si] + (size_t)j * w, w);
                 q[si] += (size_t)run->count * w;
+                continue;
+            }
+            if (LEV_UNLIKELY(run->kind == LEV_K_TAGGED)) {
+                int rc = s_decode_tagged(r, p, run, q[0]++, q[3], oi);
+                q[3] += 8;
+                if (rc)
+                    return rc;
                 continue;
             }
             for (uint32_t j = 0; j < run->count; j++) {

@@ -79,13 +79,15 @@ typedef struct s_runs {
     uint32_t n, cap;
 } s_runs;
 
-static int s_runs_add(s_runs *r, uint32_t offset, uint32_t kind, uint32_t count, const char *name)
+static int s_runs_add(s_runs *r, const rt_run *x)
 {
-    uint32_t w = s_kind_width(kind);
-    if (r->n) {
+    uint32_t offset = x->offset, kind = x->kind, count = x->count;
+    uint32_t w = kind == LEV_K_TAGGED ? x->stride : s_kind_width(kind);
+    if (r->n && kind != LEV_K_TAGGED) {
         rt_run *last = &r->v[r->n - 1];
         /* Pointers stay apart per field, so a capture error names the field. */
-        if (last->kind == kind && last->stride == w && (kind <= LEV_K_B8 || last->name == name) &&
+        if (last->kind == kind && last->stride == w &&
+            (kind <= LEV_K_B8 || last->name == x->name) &&
             (uint64_t)last->offset + (uint64_t)last->count * w == offset) {
             last->count += count;
             return 0;
@@ -99,7 +101,8 @@ static int s_runs_add(s_runs *r, uint32_t offset, uint32_t kind, uint32_t count,
         r->v = nv;
         r->cap = nc;
     }
-    r->v[r->n++] = (rt_run){offset, kind, count, w, name};
+    r->v[r->n] = *x;
+    r->v[r->n++].stride = w;
     return 0;
 }
 
@@ -118,14 +121,16 @@ static int s_append_rec(lev_module *m, s_runs *r, uint32_t base, uint32_t t, uin
     for (uint32_t i = 0; i < count; i++) {
         for (uint32_t k = 0; k < et->nruns; k++) {
             const rt_run *er = &et->runs[k];
-            if (er->stride == s_kind_width(er->kind)) {
-                rc = s_runs_add(r, base + i * et->size + er->offset, er->kind, er->count, er->name);
+            rt_run x = *er;
+            x.offset = base + i * et->size + er->offset;
+            if (er->kind == LEV_K_TAGGED || er->stride == s_kind_width(er->kind)) {
+                rc = s_runs_add(r, &x);
                 if (rc)
                     return rc;
             } else {
-                for (uint32_t j = 0; j < er->count; j++) {
-                    rc = s_runs_add(r, base + i * et->size + er->offset + j * er->stride, er->kind,
-                                    1, er->name);
+                x.count = 1;
+                for (uint32_t j = 0; j < er->count; j++, x.offset += er->stride) {
+                    rc = s_runs_add(r, &x);
                     if (rc)
                         return rc;
                 }
@@ -196,6 +201,103 @@ void rt_type_items(const lev_module *m, const rt_type *t, uint32_t count, uint64
     items[0] += rem;
 }
 
+/* Type rt (descriptor td) as a tagged union's tag table: its tag and
+ * its rows, checked (see LEV_K_TAGGED in lev_abi.h); one run of bytes,
+ * should anything allocate it. */
+static int s_tag_table(rt_type *rt, const lev_type_desc *td)
+{
+    const lev_field_desc *tag = &td->fields[0];
+    uint32_t w = tag->count;
+    if (td->size > 8 || (w != 1 && w != 2 && w != 4 && w != 8))
+        return rt_err(LEV_EINVAL, "tag table %s: a union of %u bytes, a tag of %u", rt->name,
+                      td->size, w);
+    rt->tag_table = true;
+    rt->tag_delta = (int32_t)tag->offset;
+    rt->tag_width = w;
+    rt->arms = td->fields + 1;
+    rt->narms = td->nfields - 1;
+    uint64_t mask = w == 8 ? UINT64_MAX : (1ull << (w * 8)) - 1;
+    for (uint32_t i = 0; i < rt->narms; i++) {
+        const lev_field_desc *a = &rt->arms[i];
+        if (a->kind != LEV_K_PTR && a->kind != LEV_K_FNPTR && a->kind != LEV_K_B1)
+            return rt_err(LEV_EINVAL, "tag table %s: member %s has kind %u", rt->name,
+                          a->name ? a->name : "?", a->kind);
+        if (a->kind != LEV_K_B1 && td->size != sizeof(void *))
+            return rt_err(LEV_EINVAL, "tag table %s: a pointer in a union of %u bytes", rt->name,
+                          td->size);
+        rt->has_ptrs |= a->kind != LEV_K_B1;
+        uint64_t v = ((uint64_t)a->type << 32 | a->offset) & mask;
+        for (uint32_t j = 0; j < i; j++)
+            if ((((uint64_t)rt->arms[j].type << 32 | rt->arms[j].offset) & mask) == v)
+                return rt_err(LEV_EINVAL, "tag table %s lists the tag value %llu twice", rt->name,
+                              (unsigned long long)v);
+    }
+    rt->runs = malloc(sizeof(rt_run));
+    if (!rt->runs)
+        return LEV_ENOMEM;
+    rt->runs[0] = (rt_run){0, LEV_K_B1, td->size, 1, rt->name, 0};
+    rt->nruns = 1;
+    rt->dense = true;
+    rt->dense_kind = LEV_K_B1;
+    return 0;
+}
+
+/* Checks tagged-union field f of type td (rt): its tag table, and its tag
+ * inside td. */
+static int s_tagged_field(lev_module *m, const rt_type *rt, const lev_type_desc *td,
+                          const lev_field_desc *f, unsigned char *state)
+{
+    const char *fname = f->name ? f->name : "?";
+    int rc;
+    if (f->type < LEV_T_USER || f->type >= m->ntypes || f->count != 1)
+        return rt_err(LEV_EINVAL, "tagged union %s.%s: bad tag table %u or count %u", rt->name,
+                      fname, f->type, f->count);
+    if ((rc = s_flatten(m, f->type, state)))
+        return rc;
+    const rt_type *tt = &m->types[f->type];
+    int64_t at = (int64_t)f->offset + tt->tag_delta;
+    if (!tt->tag_table)
+        return rt_err(LEV_EINVAL, "tagged union %s.%s: type %s is no tag table", rt->name, fname,
+                      tt->name);
+    if (at < 0 || (uint64_t)at + tt->tag_width > td->size ||
+        (at + tt->tag_width > f->offset && at < (int64_t)f->offset + tt->size))
+        return rt_err(LEV_EINVAL, "tagged union %s.%s: its tag lies outside %s or inside it",
+                      rt->name, fname, rt->name);
+    return 0;
+}
+
+uint32_t rt_tagged_arm(const rt_type *tt, const char *u, uint64_t *value)
+{
+    const unsigned char *p = (const unsigned char *)u + tt->tag_delta;
+    uint64_t v;
+    switch (tt->tag_width) {
+    case 1:
+        v = *p;
+        break;
+    case 2: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v = x;
+        break;
+    }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        v = x;
+        break;
+    }
+    default:
+        memcpy(&v, p, 8);
+    }
+    uint64_t mask = tt->tag_width == 8 ? UINT64_MAX : (1ull << (tt->tag_width * 8)) - 1;
+    if (value)
+        *value = v;
+    for (uint32_t i = 0; i < tt->narms; i++)
+        if ((((uint64_t)tt->arms[i].type << 32 | tt->arms[i].offset) & mask) == v)
+            return tt->arms[i].kind;
+    return 0;
+}
+
 static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
 {
     if (state[t] == S_DONE)
@@ -212,6 +314,12 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
         return rt_err(LEV_EINVAL, "type %s has size 0", rt->name);
     if (td->nfields && !td->fields)
         return rt_err(LEV_EINVAL, "type %s has no field table", rt->name);
+    if (td->nfields && td->fields[0].kind == LEV_K_TAG) {
+        int rc = s_tag_table(rt, td);
+        if (!rc)
+            state[t] = S_DONE;
+        return rc;
+    }
 
     /* Fields in declaration order may be unsorted; collect, then sort. */
     s_runs r = {0};
@@ -226,7 +334,11 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
             continue;
         }
         uint64_t esz;
-        if (f->kind == LEV_K_REC) {
+        if (f->kind == LEV_K_TAGGED) {
+            if ((rc = s_tagged_field(m, rt, td, f, state)))
+                break;
+            esz = m->types[f->type].size;
+        } else if (f->kind == LEV_K_REC) {
             if (f->type < LEV_T_USER || f->type >= m->ntypes) {
                 rc = rt_err(LEV_EINVAL, "field %s.%s names unknown type %u", rt->name, fname,
                             f->type);
@@ -263,7 +375,8 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
                 r.v = nv;
                 r.cap = nc;
             }
-            r.v[r.n++] = (rt_run){f->offset, f->kind, f->count, (uint32_t)esz, fname};
+            r.v[r.n++] = (rt_run){f->offset,     f->kind, f->count,
+                                  (uint32_t)esz, fname,   f->kind == LEV_K_TAGGED ? f->type : 0};
         }
     }
     if (rc) {
@@ -292,7 +405,7 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
             rc = rt_err(LEV_EINVAL, "field %s.%s overlaps another field", rt->name, x->name);
         else {
             prev_end = (uint64_t)x->offset + (uint64_t)x->count * x->stride;
-            rc = s_runs_add(&merged, x->offset, x->kind, x->count, x->name);
+            rc = s_runs_add(&merged, x);
         }
     }
     free(r.v);
@@ -303,7 +416,8 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
     rt->runs = merged.v;
     rt->nruns = merged.n;
     for (uint32_t i = 0; i < rt->nruns; i++)
-        if (rt->runs[i].kind == LEV_K_PTR || rt->runs[i].kind == LEV_K_FNPTR)
+        if (rt->runs[i].kind == LEV_K_PTR || rt->runs[i].kind == LEV_K_FNPTR ||
+            (rt->runs[i].kind == LEV_K_TAGGED && m->types[rt->runs[i].table].has_ptrs))
             rt->has_ptrs = true;
     if (rt->tail)
         rt->has_ptrs |= m->types[rt->tail_type].has_ptrs;
@@ -323,6 +437,12 @@ static void s_make_plan(rt_type *t)
     memset(t->items, 0, sizeof t->items);
     for (uint32_t i = 0; i < t->nruns; i++) {
         const rt_run *r = &t->runs[i];
+        if (r->kind == LEV_K_TAGGED) { /* a flag byte and an 8-byte item */
+            t->items[0] += r->count;
+            t->items[3] += r->count;
+            covered += r->stride;
+            continue;
+        }
         t->items[r->kind <= LEV_K_B8 ? r->kind - LEV_K_B1 : 3] += r->count;
         covered += (uint64_t)r->count * s_kind_width(r->kind);
     }
@@ -330,8 +450,10 @@ static void s_make_plan(rt_type *t)
 }
 
 /* GC descriptor for header + one element: data pointers only (function
- * pointers point at code). 0 means "allocate conservatively". */
-static void s_make_gc_descr(rt_type *t)
+ * pointers point at code), and tagged unions that may hold one (a word
+ * the collector takes for a possible pointer whatever the tag). 0 means
+ * "allocate conservatively". */
+static void s_make_gc_descr(const lev_module *m, rt_type *t)
 {
     t->gc_descr = 0;
     if (!t->has_ptrs || t->tail) /* a trailing array: scanned conservatively */
@@ -343,7 +465,7 @@ static void s_make_gc_descr(rt_type *t)
     bool ok = true;
     for (uint32_t i = 0; i < t->nruns && ok; i++) {
         const rt_run *r = &t->runs[i];
-        if (r->kind != LEV_K_PTR)
+        if (r->kind != LEV_K_PTR && !(r->kind == LEV_K_TAGGED && m->types[r->table].has_ptrs))
             continue;
         for (uint32_t j = 0; j < r->count; j++) {
             size_t off = RT_OBJ_HDR_SIZE + r->offset + (size_t)j * r->stride;
@@ -404,12 +526,12 @@ static void s_builtin(lev_module *m, uint32_t id, const char *name, uint32_t kin
     t->runs = malloc(sizeof(rt_run));
     if (!t->runs)
         return;
-    t->runs[0] = (rt_run){0, kind, 1, w, name};
+    t->runs[0] = (rt_run){0, kind, 1, w, name, 0};
     t->nruns = 1;
     t->has_ptrs = kind == LEV_K_PTR || kind == LEV_K_FNPTR;
     t->dense = !t->has_ptrs;
     t->dense_kind = kind;
-    s_make_gc_descr(t);
+    s_make_gc_descr(m, t);
     s_make_plan(t);
 }
 
@@ -442,7 +564,7 @@ static int s_build_types(lev_module *m)
     if (rc)
         return rc;
     for (uint32_t t = LEV_T_USER; t < m->ntypes; t++) {
-        s_make_gc_descr(&m->types[t]);
+        s_make_gc_descr(m, &m->types[t]);
         s_make_plan(&m->types[t]);
     }
     return 0;

@@ -24,10 +24,11 @@
  * starting at `offset`, `stride` bytes apart. */
 typedef struct rt_run {
     uint32_t offset;
-    uint32_t kind; /* LEV_K_B1..LEV_K_FNPTR */
+    uint32_t kind; /* LEV_K_B1..LEV_K_FNPTR, or LEV_K_TAGGED (count 1) */
     uint32_t count;
     uint32_t stride;  /* bytes between items (the width for packed runs) */
     const char *name; /* field name for diagnostics */
+    uint32_t table;   /* LEV_K_TAGGED: type id of the union's tag table */
 } rt_run;
 
 typedef struct rt_type {
@@ -41,6 +42,14 @@ typedef struct rt_type {
      * scans conservatively all the same (they may hold the only pointer
      * to an object); a capture checks them (image_capture.c). */
     bool conservative;
+    /* A tagged union's tag table (LEV_K_TAGGED in lev_abi.h), no object
+     * type: the tag's offset from the union and width, and the rows that
+     * map tag values to member kinds (the descriptor's own). */
+    bool tag_table;
+    int32_t tag_delta;
+    uint32_t tag_width;
+    uint32_t narms;
+    const lev_field_desc *arms;
     uint32_t dense_kind;
     uintptr_t gc_descr; /* GC descriptor of header + one element, 0 if none */
     /* For the image codec, per element: items in the 1-, 2-, 4- and 8-byte
@@ -100,6 +109,11 @@ void rt_type_items(const lev_module *m, const rt_type *t, uint32_t count, uint64
 
 /* Width in bytes of a field kind (0 for LEV_K_REC or unknown). */
 uint32_t rt_kind_width(uint32_t kind);
+
+/* Kind of the member that tag table tt says is live in the tagged union
+ * at u (LEV_K_PTR, LEV_K_FNPTR, LEV_K_B1), or 0 if its tag's value (in
+ * *value unless value is NULL) is none the table lists. */
+uint32_t rt_tagged_arm(const rt_type *tt, const char *u, uint64_t *value);
 
 /* The type with id `t`, or NULL if out of range. */
 const rt_type *rt_module_type(const lev_module *m, uint32_t t);

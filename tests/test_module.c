@@ -310,7 +310,7 @@ static void t_overlapping_fields(void **state)
 static void t_unknown_kind(void **state)
 {
     (void)state;
-    static const uint32_t kinds[] = {0, LEV_K_REC + 1, 0xFFFFFFFFu};
+    static const uint32_t kinds[] = {0, LEV_K_TAG, LEV_K_TAG + 1, 0xFFFFFFFFu};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         tables *t = s_keep();
         s_tables(t, "m");
@@ -575,6 +575,85 @@ static void t_lookups(void **state)
     assert_int_equal(rt_frame_size(m, NFNS), 0);
 }
 
+/* A tagged union (LEV_K_TAGGED): a valid tag table registers; a tag of
+ * no integer width, a tag value listed twice, a tag outside its struct
+ * or overlapping the union, a pointer in a union narrower than one, and
+ * a row naming a type that is no tag table are refused by name. */
+struct tu_holder {
+    int32_t tag;
+    union {
+        long n;
+        char *p;
+    } u;
+};
+
+typedef struct tu_tables {
+    lev_field_desc holder[2];
+    lev_field_desc table[3];
+    lev_type_desc types[2];
+    lev_module_desc desc;
+} tu_tables;
+
+static void s_tu_tables(tu_tables *t)
+{
+    memset(t, 0, sizeof *t);
+    t->holder[0] = (lev_field_desc)F(struct tu_holder, tag, LEV_K_B4, 1, 0);
+    t->holder[1] = (lev_field_desc)F(struct tu_holder, u, LEV_K_TAGGED, 1, LEV_T_USER + 1);
+    t->table[0] = (lev_field_desc){"tag", (uint32_t)-8, LEV_K_TAG, 4, 0};
+    t->table[1] = (lev_field_desc){"n", 1, LEV_K_B1, 1, 0};
+    t->table[2] = (lev_field_desc){"p", 2, LEV_K_PTR, 1, 0};
+    t->types[0] = (lev_type_desc){"struct tu_holder", sizeof(struct tu_holder), 2, t->holder};
+    t->types[1] = (lev_type_desc){"tag table of u", 8, 3, t->table};
+    t->desc = (lev_module_desc){LEV_ABI_VERSION, "m_tagged", 2, t->types, 0, NULL, 0, NULL};
+}
+
+static void s_tu_expect(tu_tables *t, int err, const char *word)
+{
+    lev_module *m = NULL;
+    rt_err_clear();
+    int rc = lev_module_register(&t->desc, &m);
+    if (rc != err)
+        fail_msg("expected %d, got %d (%s)", err, rc, lev_errdetail());
+    if (word && !strstr(lev_errdetail(), word))
+        fail_msg("detail \"%s\" does not mention \"%s\"", lev_errdetail(), word);
+}
+
+static void t_tagged_union_tables(void **state)
+{
+    (void)state;
+    static tu_tables pool[9]; /* fresh tables each time, never a cached module */
+    tu_tables *t = pool;
+    s_tu_tables(t);
+    s_tu_expect(t++, 0, NULL);
+    s_tu_tables(t);
+    t->table[0].count = 3;
+    s_tu_expect(t++, LEV_EINVAL, "a tag of 3");
+    s_tu_tables(t);
+    t->table[2].offset = 1;
+    s_tu_expect(t++, LEV_EINVAL, "twice");
+    s_tu_tables(t);
+    t->table[2].offset = 1;
+    t->table[2].type = 1; /* 2^32 + 1: the same in a 4-byte tag */
+    s_tu_expect(t++, LEV_EINVAL, "twice");
+    s_tu_tables(t);
+    t->table[0].offset = (uint32_t)-16;
+    s_tu_expect(t++, LEV_EINVAL, "outside");
+    s_tu_tables(t);
+    t->table[0].offset = 0;
+    s_tu_expect(t++, LEV_EINVAL, "outside");
+    s_tu_tables(t);
+    t->types[1].size = 4;
+    s_tu_expect(t++, LEV_EINVAL, "a pointer in a union of 4 bytes");
+    s_tu_tables(t);
+    t->holder[1].type = LEV_T_USER;
+    s_tu_expect(t++, LEV_EINVAL, NULL);
+    s_tu_tables(t);
+    t->table[0] = (lev_field_desc){"v", 0, LEV_K_B8, 1, 0}; /* an ordinary type */
+    t->types[1].nfields = 1;
+    s_tu_expect(t++, LEV_EINVAL, "no tag table");
+    assert_true(t == pool + sizeof pool / sizeof pool[0]);
+}
+
 /* A type with no fields: the frame of a function with nothing live across
  * its safe points, or a struct of padding only. It registers, is a type,
  * and its objects and frames can be allocated. */
@@ -615,6 +694,7 @@ int main(void)
         cmocka_unit_test(t_type_flattening),
         cmocka_unit_test(t_trailing_array),
         cmocka_unit_test(t_lookups),
+        cmocka_unit_test(t_tagged_union_tables),
         cmocka_unit_test(t_fieldless_type), /* last: UBSan stops the runner on failure */
     };
     return cmocka_run_group_tests_name("module", tests, NULL, NULL);
