@@ -564,7 +564,6 @@ static int s_decode_tagged(s_rst *r, char *p, const rt_run *run, const unsigned 
     return s_unref(r, v, *flag == 1 ? LEV_K_PTR : LEV_K_FNPTR, p, oi, run->name);
 }
 
-
 static int s_decode_at(s_rst *r, uint32_t oi, char *addr, const rt_type *t, uint32_t nelem);
 
 /* Decodes object oi of `bytes` bytes of type t with a trailing array (see
