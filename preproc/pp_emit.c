@@ -446,6 +446,14 @@ static void pp_emit_frames(pp_buf *o, unsigned fi)
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (pp_bodies_in(&ctx.fns[i], fi) && !ctx.fns[i].is_task && !ctx.fns[i].is_main)
             pp_ret_struct(o, &ctx.fns[i]);
+    /* the native copy of a static function that only checkpointable code
+     * calls is no longer referenced (pp_fn_row): not a mistake of the
+     * program's */
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task &&
+            !ctx.fns[i].is_main && clang_Cursor_getStorageClass(ctx.fns[i].def) == CX_SC_Static)
+            pp_printf(o, "static __typeof__(%s) %s __attribute__((unused));\n", ctx.fns[i].name,
+                      ctx.fns[i].name);
     for (unsigned x = 0; x < f->nx; x++)
         pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);
     for (unsigned x = 0; x < f->nx; x++) {
