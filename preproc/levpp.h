@@ -133,13 +133,14 @@ typedef struct pp_fn {
     unsigned npc;
     unsigned *site_at; /* [k]: offset of safe point or call site k (pp_site_new) */
     unsigned capsites;
-    const char *pcf;  /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
-    int lazy;         /* runs without a frame until it unwinds (pp_lazy) */
-    int label_table;  /* its label addresses are offsets in lev__lbl_NAME (pp_libc.c) */
-    CXCursor body_c;  /* the body statement (pp_walk_fn) */
-    pp_buf body;      /* the resumable body */
-    unsigned nparams; /* vars[0, nparams) are the parameters */
-    pp_buf counters;  /* declarations of the strip counters (pp_strip_mine) */
+    const char *pcf;        /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
+    int lazy;               /* runs without a frame until it unwinds (pp_lazy) */
+    int label_table;        /* its label addresses are offsets in lev__lbl_NAME (pp_libc.c) */
+    CXCursor body_c;        /* the body statement (pp_walk_fn) */
+    pp_buf body;            /* the resumable body */
+    unsigned nparams;       /* vars[0, nparams) are the parameters */
+    pp_buf counters;        /* declarations of the strip counters (pp_strip_mine) */
+    unsigned char *copy_in; /* [fi]: input fi holds a copy of its bodies (pp_copies) */
 } pp_fn;
 
 typedef struct pp_type {
@@ -253,6 +254,7 @@ enum {
     PP_MAGIC_TAGS,
     PP_MAGIC_FILELITS,
     PP_MAGIC_UNION,
+    PP_MAGIC_SIG,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -437,6 +439,11 @@ char *pp_icall_key(CXCursor c);
 int pp_icall_candidate(const pp_fn *g, const char *key);
 int pp_icall_cp(CXCursor c);
 void pp_call_graph_pass(const char *first_input);
+
+/* pp_copy.c */
+void pp_copy_note(int file, int g, CXCursor ref);
+void pp_copies(void);
+int pp_copied(const pp_fn *g, int fi);
 
 /* pp_frame.c */
 int pp_var_find(pp_fn *fn, CXCursor decl);

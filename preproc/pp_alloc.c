@@ -477,6 +477,7 @@ void pp_alloc_register(void)
         fn->cname = pp_strdup(s_hooks[i][1]);
         fn->idname = pp_fmt("LEV__FN_%s", s_hooks[i][1]);
         fn->file = 0;
+        fn->addr_taken = 1; /* what hooks hold: its row keeps its address */
         fn->def = clang_getNullCursor();
         fn->body_c = clang_getNullCursor();
     }

@@ -370,8 +370,11 @@ char *pp_run_proto(pp_fn *fn, int resume)
     if (fn->is_task || fn->is_main)
         return pp_fmt("static int %s__run(lev_ctx *vt, void *frame)", fn->cname);
     pp_buf b = {0};
+    /* unused: a function no other input calls has no __xrun to call them */
     if (resume > 0) {
-        pp_printf(&b, "static struct %s__ret %s__resume(lev_ctx *vt, struct %s__frame *fr)",
+        pp_printf(&b,
+                  "static __attribute__((unused)) struct %s__ret %s__resume(lev_ctx *vt, struct "
+                  "%s__frame *fr)",
                   fn->cname, fn->cname, fn->cname);
     } else {
         /* a lazy function's fresh entry is a candidate for inlining, also
@@ -379,7 +382,8 @@ char *pp_run_proto(pp_fn *fn, int resume)
         const char *kw = resume >= 0 || !fn->lazy ? ""
                          : pp_always_inline(fn)   ? "inline __attribute__((always_inline)) "
                                                   : "inline ";
-        pp_printf(&b, "static %sstruct %s__ret %s__run(lev_ctx *vt", kw, fn->cname, fn->cname);
+        pp_printf(&b, "static __attribute__((unused)) %sstruct %s__ret %s__run(lev_ctx *vt", kw,
+                  fn->cname, fn->cname);
         pp_params(&b, fn, resume < 0);
         pp_puts(&b, ")");
     }

@@ -153,6 +153,7 @@ static enum CXChildVisitResult pp_calls_cb(CXCursor c, CXCursor parent, CXClient
             free(name);
             int g = pp_fn_get(ref);
             fn = &ctx.fns[sc->fn]; /* the table may have moved */
+            pp_copy_note(fn->file, g, ref);
             PP_PUSH(fn->callees, fn->ncallees, fn->capcallees);
             fn->callees[fn->ncallees++] = g;
         } else {
@@ -354,6 +355,7 @@ void pp_call_graph_pass(const char *first_input)
         pp_addr_scan(i);
     pp_icall_edges();
     pp_fixpoint();
+    pp_copies();
     int have_main = 0;
     for (unsigned i = 0; i < ctx.nfns; i++) {
         pp_fn *fn = &ctx.fns[i];

@@ -154,10 +154,17 @@ static char *pp_xrun_proto(pp_fn *fn, int resume)
     return b.p;
 }
 
-/* The rows of the descriptor tables: a function's, a static's, a type's. */
+/* The rows of the descriptor tables: a function's, a static's, a type's.
+ * A function's native address is there only if a pointer may hold it
+ * (its address is taken in the inputs, or it is an entry): a table entry
+ * for every function would keep an out-of-line copy of each, which stops
+ * the C compiler from inlining a static function into all its callers
+ * (at -O1 it inlines a function whose copy it can then remove). */
 static void pp_fn_row(pp_buf *o, pp_fn *fn)
 {
-    const char *nat = fn->is_main ? "main__native" : fn->name;
+    const char *nat = fn->is_main                     ? "main__native"
+                      : fn->addr_taken || fn->is_task ? fn->name
+                                                      : "NULL";
     if (fn->cp)
         pp_printf(o, "{\"%s\", (void (*)(void))%s, %s%s, LEV__T_%s__frame, %s}", fn->name, nat,
                   fn->is_task || fn->is_main ? fn->cname : "NULL",
@@ -434,6 +441,13 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
         pp_puts(o, "\n");
 }
 
+/* Whether the output of input fi holds fn's resumable bodies: fn is
+ * checkpointable and defined there, or copied there (pp_copy.c). */
+static int pp_bodies_in(const pp_fn *fn, unsigned fi)
+{
+    return fn->cp && (fn->file == (int)fi || pp_copied(fn, (int)fi));
+}
+
 /* The declarations levpp's code of input fi needs: frame structs,
  * prototypes of the resumable functions, return structs, and those of the
  * checkpointable functions of other inputs it calls. */
@@ -446,21 +460,28 @@ static void pp_emit_frames(pp_buf *o, unsigned fi)
                " * =================================================================== */\n\n"
                "#include <stddef.h>\n\n");
     for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi) {
+        if (pp_bodies_in(&ctx.fns[i], fi)) {
             pp_frame_struct(o, &ctx.fns[i]);
             pp_puts(o, "\n");
         }
     for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi)
+        if (pp_bodies_in(&ctx.fns[i], fi))
             for (int r = 0; r < 2 - (ctx.fns[i].is_task || ctx.fns[i].is_main); r++) {
                 char *p = pp_run_proto(&ctx.fns[i], r);
                 pp_printf(o, "%s;\n", p);
                 free(p);
             }
     for (unsigned i = 0; i < ctx.nfns; i++)
-        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task &&
-            !ctx.fns[i].is_main)
+        if (pp_bodies_in(&ctx.fns[i], fi) && !ctx.fns[i].is_task && !ctx.fns[i].is_main)
             pp_ret_struct(o, &ctx.fns[i]);
+    /* the native copy of a static function that only checkpointable code
+     * calls is no longer referenced (pp_fn_row): not a mistake of the
+     * program's */
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task &&
+            !ctx.fns[i].is_main && clang_Cursor_getStorageClass(ctx.fns[i].def) == CX_SC_Static)
+            pp_printf(o, "static __typeof__(%s) %s __attribute__((unused));\n", ctx.fns[i].name,
+                      ctx.fns[i].name);
     for (unsigned x = 0; x < f->nx; x++)
         pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);
     for (unsigned x = 0; x < f->nx; x++) {
@@ -475,6 +496,18 @@ static void pp_emit_frames(pp_buf *o, unsigned fi)
     }
 }
 
+/* Whether another input than fn's calls fn (directly or through a
+ * pointer): only then does fn get the entries __xrun and __xresume, whose
+ * copies of its body the C compiler could not otherwise drop. */
+static int pp_called_across(const pp_fn *fn)
+{
+    for (unsigned j = 0; j < ctx.nfiles; j++)
+        for (unsigned x = 0; (int)j != fn->file && x < ctx.files[j].nx; x++)
+            if (&ctx.fns[ctx.files[j].xcallees[x]] == fn)
+                return 1;
+    return 0;
+}
+
 /* The resumable bodies of input fi, and, with several inputs, what the
  * other inputs call them through (their frames are only known here). */
 static void pp_emit_bodies(pp_buf *o, unsigned fi)
@@ -482,7 +515,7 @@ static void pp_emit_bodies(pp_buf *o, unsigned fi)
     const char *outname = ctx.files[fi].outname;
     for (unsigned i = 0; i < ctx.nfns; i++) {
         pp_fn *fn = &ctx.fns[i];
-        if (!fn->cp || fn->file != (int)fi)
+        if (!pp_bodies_in(fn, fi))
             continue;
         pp_puts(o, "\n");
         pp_puts(o, fn->body.p);
@@ -492,7 +525,8 @@ static void pp_emit_bodies(pp_buf *o, unsigned fi)
         char *rt = pp_return(fn, "LEV_RUN_DONE", NULL);
         pp_printf(o, "    %s\n}\n", rt);
         free(rt);
-        if (ctx.nfiles > 1 && !fn->is_task && !fn->is_main) {
+        if (fn->file == (int)fi && ctx.nfiles > 1 && !fn->is_task && !fn->is_main &&
+            pp_called_across(fn)) {
             char *p = pp_xrun_proto(fn, 0);
             pp_printf(o, "\n%s\n{\n    return %s__run(vt", p, fn->cname);
             free(p);

@@ -993,7 +993,7 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         }
         pp_fn *g = &ctx.fns[s->callee];
         int nargs = clang_Cursor_getNumArguments(s->cur);
-        int cross = g->file != fn->file;
+        int cross = g->file != fn->file && !pp_copied(g, fn->file);
         if (cross)
             pp_note_xcallee(w->f, s->callee);
         /* A fresh call runs the callee's __run with the arguments (it gets
