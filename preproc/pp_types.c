@@ -259,6 +259,16 @@ static int pp_overlay(CXType un, CXCursor *member)
     return ok && nptr == 1;
 }
 
+/* Registering a type (pp_record_id, pp_tagged_union...) may move
+ * ctx.types: a describer keeps the index of the type it fills
+ * (pp_type_index) and finds it again after such a call (pp_type_at). */
+static long pp_type_index(const pp_type *ty)
+{
+    return ty >= ctx.types && ty < ctx.types + ctx.ntypes ? ty - ctx.types : -1;
+}
+
+static pp_type *pp_type_at(long ti, pp_type *ty) { return ti >= 0 ? &ctx.types[ti] : ty; }
+
 /* The rows of overlay union un at member path `path` of owner (or the
  * owner itself): its pointer member, then the bytes after it. */
 static void pp_overlay_rows(pp_type *ty, const char *owner, const char *path, CXType un,
@@ -266,7 +276,9 @@ static void pp_overlay_rows(pp_type *ty, const char *owner, const char *path, CX
 {
     char *mp = pp_member_path(path, member);
     CXType mt = clang_getCursorType(member);
+    long ti = pp_type_index(ty);
     pp_fields(ty, owner, mp, mt, member);
+    ty = pp_type_at(ti, ty);
     free(mp);
     long long used = clang_Type_getSizeOf(clang_getCanonicalType(mt));
     long long tail = clang_Type_getSizeOf(clang_getCanonicalType(un)) - used;
@@ -544,8 +556,10 @@ void pp_record_fields(pp_type *ty, const char *owner, const char *path, CXType r
     }
     pp_kids k = {.magic = PP_MAGIC_KIDS};
     clang_Type_visitFields(rec, pp_collect_field_cb, &k);
+    long ti = pp_type_index(ty);
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
+        ty = pp_type_at(ti, ty);
         if (clang_Cursor_isBitField(c)) {
             unsigned e = i + 1;
             while (e < k.n && clang_Cursor_isBitField(k.v[e]))
@@ -689,7 +703,9 @@ static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType
         kind = pp_has_pointer(c) ? NULL : "LEV_K_B1";
     } else if (c.kind == CXType_Record) {
         kind = "LEV_K_REC";
+        long ti = pp_type_index(ty);
         id = pp_record_id(elem, where);
+        ty = pp_type_at(ti, ty);
     }
     if (!kind) {
         char *sp = pp_cxstring(clang_getTypeSpelling(elem));
@@ -748,15 +764,17 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
                 pp_overlay_rows(ty, owner, path, c, member);
                 return;
             }
-            pp_field_row(ty, owner, path, "LEV_K_REC", count, pp_record_id(elem, where));
+            long ti = pp_type_index(ty);
+            const char *id = pp_record_id(elem, where);
+            pp_field_row(pp_type_at(ti, ty), owner, path, "LEV_K_REC", count, id);
             return;
         }
         if (pp_is_union(c) && pp_has_pointer(c) && count == 1 && !array && *path &&
             pp_kind(where) == CXCursor_FieldDecl) {
-            long ti = ty - ctx.types; /* registering may move the types */
+            long ti = pp_type_index(ty);
             const char *id = pp_tagged_union(where);
             if (id)
-                pp_field_row(&ctx.types[ti], owner, path, "LEV_K_TAGGED", 1, id);
+                pp_field_row(pp_type_at(ti, ty), owner, path, "LEV_K_TAGGED", 1, id);
             return;
         }
         if (pp_is_union(c)) {
@@ -775,8 +793,9 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
             pp_record_fields(ty, owner, path, c, 0);
             return;
         }
+        long ti = pp_type_index(ty);
         const char *id = pp_member_record_id(t, elem, where, owner, path);
-        pp_field_row(ty, owner, path, "LEV_K_REC", count, id);
+        pp_field_row(pp_type_at(ti, ty), owner, path, "LEV_K_REC", count, id);
         return;
     }
     long long sz = clang_Type_getSizeOf(c);
