@@ -89,9 +89,9 @@ LEV_API int lev_main_run(const lev_module_desc *desc, uint32_t fn, int argc, cha
  * taps are indices), so that it is captured like any other static. A
  * zeroed state behaves as if seeded with 1, as rand() does unseeded. */
 typedef struct lev_rand_state {
-    int32_t r[31];   /* the additive feedback table */
-    uint32_t f, b;   /* front and back tap: indices into r */
-    uint32_t seeded; /* 0: not yet seeded */
+    int32_t lev_r[31];     /* the additive feedback table */
+    uint32_t lev_f, lev_b; /* front and back tap: indices into lev_r */
+    uint32_t lev_seeded;   /* 0: not yet seeded */
 } lev_rand_state;
 
 /* The next number of the sequence, in [0, 2^31 - 1]: the same sequence
@@ -105,19 +105,22 @@ LEV_API void lev_srand_r(lev_rand_state *st, unsigned seed);
  * string is used up (the next call would return NULL, and does). */
 LEV_API char *lev_strtok_r(char *s, const char *delim, char **save);
 
-/* C library calls that return memory of their own allocation, on the VT
+/* (Parameters without names: this header comes after the program's own
+ * macros in levpp's output, and `#define line 1000` must not reach it.)
+ *
+ * C library calls that return memory of their own allocation, on the VT
  * heap instead (levpp renames getline, getdelim, strndup, asprintf,
  * vasprintf and open_memstream in task sources into calls of these, with
  * the module's heap): what they return, or grow, is a heap object that
  * images carry. Same results and errors as the C library's. */
-LEV_API ssize_t lev_getdelim(const lev_module *m, char **line, size_t *n, int delim, FILE *fp);
-LEV_API char *lev_strndup(const lev_module *m, const char *s, size_t n);
-LEV_API int lev_vasprintf(const lev_module *m, char **out, const char *fmt, va_list ap);
+LEV_API ssize_t lev_getdelim(const lev_module *, char **, size_t *, int, FILE *);
+LEV_API char *lev_strndup(const lev_module *, const char *, size_t);
+LEV_API int lev_vasprintf(const lev_module *, char **, const char *, va_list);
 
 /* open_memstream(bufp, sizep) writing to a heap object; *bufp and *sizep
  * are up to date after every write (the C library's only after fflush
  * and fclose). The FILE itself is the C library's, as any stream. */
-LEV_API FILE *lev_open_memstream(const lev_module *m, char **bufp, size_t *sizep);
+LEV_API FILE *lev_open_memstream(const lev_module *, char **, size_t *);
 
 /* lev_exit_state: the functions a program registered with atexit(), in
  * the order of registration, kept in a travelling static so that a
@@ -125,16 +128,16 @@ LEV_API FILE *lev_open_memstream(const lev_module *m, char **bufp, size_t *sizep
  * registrations, as C requires. */
 #define LEV_EXIT_MAX 32
 typedef struct lev_exit_state {
-    void (*fn[LEV_EXIT_MAX])(void);
-    uint32_t n; /* registered so far */
+    void (*lev_fn[LEV_EXIT_MAX])(void);
+    uint32_t lev_n; /* registered so far */
 } lev_exit_state;
 
 /* atexit(fn) onto *st: 0, or -1 when LEV_EXIT_MAX are registered. */
-LEV_API int lev_atexit_r(lev_exit_state *st, void (*fn)(void));
+LEV_API int lev_atexit_r(lev_exit_state *, void (*)(void));
 
 /* Makes this process run st's functions, the last registered first, when
  * it exits (once per process; a second call only changes st). */
-LEV_API void lev_exit_arm(lev_exit_state *st);
+LEV_API void lev_exit_arm(lev_exit_state *);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* pp_emit.c - output: frame types and their descriptors, and the text of
  * each output file, with one emission path for one input and many.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,14 +391,52 @@ static const char *const pp_keywords[] = {
     "_Bool",   "_Noreturn", "_Static_assert", "_Thread_local",
 };
 
-/* Saves and undefines (push) or restores (!push) every C keyword macro. */
-static void pp_guard_keywords(pp_buf *o, int push)
+/* Saves and undefines (push) or restores (!push) a macro `name`. */
+static void pp_guard_word(pp_buf *o, const char *name, size_t len, int push)
 {
-    for (size_t i = 0; i < sizeof pp_keywords / sizeof *pp_keywords; i++) {
-        if (push)
-            pp_printf(o, "#pragma push_macro(\"%s\")\n#undef %s\n", pp_keywords[i], pp_keywords[i]);
-        else
-            pp_printf(o, "#pragma pop_macro(\"%s\")\n", pp_keywords[i]);
+    if (push)
+        pp_printf(o, "#pragma push_macro(\"%.*s\")\n#undef %.*s\n", (int)len, name, (int)len, name);
+    else
+        pp_printf(o, "#pragma pop_macro(\"%.*s\")\n", (int)len, name);
+}
+
+/* Saves and undefines (push) or restores (!push) every C keyword and,
+ * with `own`, every macro input fi defines itself (`#define n 7`,
+ * `#define line 1000`: the headers levpp's declarations include name
+ * parameters and members with such words). Macros of the input's headers
+ * are left: the C library's (stdout, NULL, offsetof) are what levpp's
+ * code means. After the user's text, only keywords: levpp's descriptors
+ * there name the program's own macros (a tagged union's tag values). */
+static void pp_guard_keywords(pp_buf *o, unsigned fi, int push, int own)
+{
+    for (size_t i = 0; i < sizeof pp_keywords / sizeof *pp_keywords; i++)
+        pp_guard_word(o, pp_keywords[i], strlen(pp_keywords[i]), push);
+    const pp_file *f = &ctx.files[fi];
+    if (!own)
+        return;
+    for (unsigned i = 0; i < f->len;) {
+        unsigned e = i;
+        while (e < f->len && f->text[e] != '\n')
+            e++;
+        const char *p = f->text + i, *end = f->text + e;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p < end && *p == '#') {
+            p++;
+            while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+            if (end - p > 7 && !strncmp(p, "define", 6) && (p[6] == ' ' || p[6] == '\t')) {
+                p += 7;
+                while (p < end && (*p == ' ' || *p == '\t'))
+                    p++;
+                const char *w = p;
+                while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+                    p++;
+                if (p > w)
+                    pp_guard_word(o, w, (size_t)(p - w), push);
+            }
+        }
+        i = e + 1;
     }
 }
 
@@ -413,7 +452,7 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_printf(o, "#line 1 \"%s\"\n", f->path);
     pp_render(o, f, 0, f->insert_at, 0, R_HEAD);
     pp_puts(o, "\n");
-    pp_guard_keywords(o, 1);
+    pp_guard_keywords(o, fi, 1, 1);
     pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)
@@ -434,7 +473,7 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_printf(o, "    LEV__NFNS = %u\n};\n", nfn);
     if (f->lits.p)
         pp_puts(o, f->lits.p);
-    pp_guard_keywords(o, 0);
+    pp_guard_keywords(o, fi, 0, 1);
     pp_printf(o, "#line %u \"%s\"\n", pp_line_of(f, f->insert_at), f->path);
     pp_render(o, f, f->insert_at, f->len, 0, R_SYNC);
     if (f->len && f->text[f->len - 1] != '\n')
@@ -550,12 +589,12 @@ static void pp_emit(unsigned fi, pp_buf *o)
 {
     const char *vis = ctx.nfiles > 1 ? "PP_HIDDEN " : "static ";
     pp_emit_source(o, fi, vis);
-    pp_guard_keywords(o, 1);
+    pp_guard_keywords(o, fi, 1, 0);
     pp_emit_frames(o, fi);
     pp_emit_bodies(o, fi);
     pp_emit_descriptors(o, fi);
     pp_emit_module(o, fi, vis);
-    pp_guard_keywords(o, 0);
+    pp_guard_keywords(o, fi, 0, 0);
 }
 
 /* Pass: writes every output to OUT.tmp, then renames them all; on an

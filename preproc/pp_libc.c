@@ -396,24 +396,26 @@ static const struct {
      "static inline char *lev__strtok(char *s, const char *d)\n"
      "{\n    return lev_strtok_r(s, d, &lev__strtok_save);\n}\n"},
     {"lev_exit_state lev__exit_state", "lev__exit_state", "LEV__T_lev_exit_state",
-     "static inline int lev__atexit(void (*fn)(void))\n"
-     "{\n    return lev_atexit_r(&lev__exit_state, fn);\n}\n"},
+     "static inline int lev__atexit(void (*lev__fn)(void))\n"
+     "{\n    return lev_atexit_r(&lev__exit_state, lev__fn);\n}\n"},
     {NULL, NULL, NULL,
-     "static inline ssize_t lev__getline(char **l, size_t *n, FILE *f)\n"
-     "{\n    return lev_getdelim(lev__module(), l, n, '\\n', f);\n}\n"
-     "static inline ssize_t lev__getdelim(char **l, size_t *n, int d, FILE *f)\n"
-     "{\n    return lev_getdelim(lev__module(), l, n, d, f);\n}\n"
-     "static inline char *lev__strndup(const char *s, size_t n)\n"
-     "{\n    return lev_strndup(lev__module(), s, n);\n}\n"
-     "static inline int lev__vasprintf(char **o, const char *fmt, va_list ap)\n"
-     "{\n    return lev_vasprintf(lev__module(), o, fmt, ap);\n}\n"
-     "__attribute__((format(printf, 2, 3))) static inline int lev__asprintf(char **o, "
-     "const char *fmt, ...)\n"
-     "{\n    va_list ap;\n    va_start(ap, fmt);\n"
-     "    int r = lev_vasprintf(lev__module(), o, fmt, ap);\n    va_end(ap);\n"
-     "    return r;\n}\n"
-     "static inline FILE *lev__open_memstream(char **b, size_t *n)\n"
-     "{\n    return lev_open_memstream(lev__module(), b, n);\n}\n"},
+     "static inline ssize_t lev__getline(char **lev__l, size_t *lev__n, FILE *lev__f)\n"
+     "{\n    return lev_getdelim(lev__module(), lev__l, lev__n, '\\n', lev__f);\n}\n"
+     "static inline ssize_t lev__getdelim(char **lev__l, size_t *lev__n, int lev__d, FILE "
+     "*lev__f)\n"
+     "{\n    return lev_getdelim(lev__module(), lev__l, lev__n, lev__d, lev__f);\n}\n"
+     "static inline char *lev__strndup(const char *lev__s, size_t lev__n)\n"
+     "{\n    return lev_strndup(lev__module(), lev__s, lev__n);\n}\n"
+     "static inline int lev__vasprintf(char **lev__o, const char *lev__fmt, va_list lev__ap)\n"
+     "{\n    return lev_vasprintf(lev__module(), lev__o, lev__fmt, lev__ap);\n}\n"
+     "__attribute__((format(printf, 2, 3))) static inline int lev__asprintf(char **lev__o, "
+     "const char *lev__fmt, ...)\n"
+     "{\n    va_list lev__ap;\n    va_start(lev__ap, lev__fmt);\n"
+     "    int lev__r = lev_vasprintf(lev__module(), lev__o, lev__fmt, lev__ap);\n    "
+     "va_end(lev__ap);\n"
+     "    return lev__r;\n}\n"
+     "static inline FILE *lev__open_memstream(char **lev__b, size_t *lev__n)\n"
+     "{\n    return lev_open_memstream(lev__module(), lev__b, lev__n);\n}\n"},
 };
 
 /* Whether some input rewrote a call onto static k (PP_LIBC_*). */
@@ -455,15 +457,15 @@ static void pp_libc_statics(void)
 {
     if (pp_libc_used(PP_LIBC_RAND)) {
         pp_type *ty = pp_libc_type("lev_rand_state", "LEV__T_lev_rand_state");
-        pp_field_row(ty, "lev_rand_state", "r", "LEV_K_B4", 31, "0");
-        pp_field_row(ty, "lev_rand_state", "f", "LEV_K_B4", 1, "0");
-        pp_field_row(ty, "lev_rand_state", "b", "LEV_K_B4", 1, "0");
-        pp_field_row(ty, "lev_rand_state", "seeded", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "lev_r", "LEV_K_B4", 31, "0");
+        pp_field_row(ty, "lev_rand_state", "lev_f", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "lev_b", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_rand_state", "lev_seeded", "LEV_K_B4", 1, "0");
     }
     if (pp_libc_used(PP_LIBC_EXIT)) {
         pp_type *ty = pp_libc_type("lev_exit_state", "LEV__T_lev_exit_state");
-        pp_field_row(ty, "lev_exit_state", "fn", "LEV_K_FNPTR", 32, "0");
-        pp_field_row(ty, "lev_exit_state", "n", "LEV_K_B4", 1, "0");
+        pp_field_row(ty, "lev_exit_state", "lev_fn", "LEV_K_FNPTR", 32, "0");
+        pp_field_row(ty, "lev_exit_state", "lev_n", "LEV_K_B4", 1, "0");
     }
     for (int k = 0; k < PP_NLIBC; k++) {
         if (!pp_libc_used(k) || !pp_libc_states[k].name)

@@ -25,13 +25,13 @@ enum {
 /* One output: r[f] += r[b], returned without its low bit. */
 static int32_t s_next(lev_rand_state *st)
 {
-    uint32_t val = (uint32_t)st->r[st->f] + (uint32_t)st->r[st->b];
-    st->r[st->f] = (int32_t)val;
-    if (++st->f >= S_DEG) {
-        st->f = 0;
-        ++st->b;
-    } else if (++st->b >= S_DEG) {
-        st->b = 0;
+    uint32_t val = (uint32_t)st->lev_r[st->lev_f] + (uint32_t)st->lev_r[st->lev_b];
+    st->lev_r[st->lev_f] = (int32_t)val;
+    if (++st->lev_f >= S_DEG) {
+        st->lev_f = 0;
+        ++st->lev_b;
+    } else if (++st->lev_b >= S_DEG) {
+        st->lev_b = 0;
     }
     return (int32_t)(val >> 1);
 }
@@ -43,18 +43,18 @@ void lev_srand_r(lev_rand_state *st, unsigned seed)
     /* r[i] = 16807 * r[i-1] mod (2^31 - 1), Schrage's method, on the
      * seed read as a signed 32-bit number as the C library does. */
     int32_t word = (int32_t)seed;
-    st->r[0] = word;
+    st->lev_r[0] = word;
     for (int i = 1; i < S_DEG; i++) {
         int64_t hi = word / 127773, lo = word % 127773;
         int64_t w = 16807 * lo - 2836 * hi;
         if (w < 0)
             w += 2147483647;
         word = (int32_t)w;
-        st->r[i] = word;
+        st->lev_r[i] = word;
     }
-    st->f = S_SEP;
-    st->b = 0;
-    st->seeded = 1;
+    st->lev_f = S_SEP;
+    st->lev_b = 0;
+    st->lev_seeded = 1;
     for (int i = 0; i < S_DISCARD; i++)
         (void)s_next(st);
 }
@@ -63,7 +63,7 @@ int lev_rand_r(lev_rand_state *st)
 {
     /* Never seeded (a zeroed static) behaves as after srand(1); indices
      * out of range (a damaged state) start over the same way. */
-    if (LEV_UNLIKELY(!st->seeded || st->f >= S_DEG || st->b >= S_DEG))
+    if (LEV_UNLIKELY(!st->lev_seeded || st->lev_f >= S_DEG || st->lev_b >= S_DEG))
         lev_srand_r(st, 1);
     return (int)s_next(st);
 }
@@ -93,9 +93,9 @@ static pthread_once_t s_exit_once = PTHREAD_ONCE_INIT;
 static void s_run_exit(void)
 {
     lev_exit_state *st = s_exit_state;
-    while (st && st->n > 0 && st->n <= LEV_EXIT_MAX) {
-        void (*fn)(void) = st->fn[--st->n];
-        st->fn[st->n] = NULL;
+    while (st && st->lev_n > 0 && st->lev_n <= LEV_EXIT_MAX) {
+        void (*fn)(void) = st->lev_fn[--st->lev_n];
+        st->lev_fn[st->lev_n] = NULL;
         if (fn)
             fn();
     }
@@ -111,9 +111,9 @@ void lev_exit_arm(lev_exit_state *st)
 
 int lev_atexit_r(lev_exit_state *st, void (*fn)(void))
 {
-    if (st->n >= LEV_EXIT_MAX)
+    if (st->lev_n >= LEV_EXIT_MAX)
         return -1;
     lev_exit_arm(st);
-    st->fn[st->n++] = fn;
+    st->lev_fn[st->lev_n++] = fn;
     return 0;
 }

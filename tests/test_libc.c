@@ -22,7 +22,8 @@
 /* The state holds 32-bit integers only, no padding: described by levpp
  * as r[31], f, b, seeded (LEV_K_B4 each). */
 _Static_assert(sizeof(lev_rand_state) == 34 * sizeof(int32_t), "lev_rand_state layout");
-_Static_assert(offsetof(lev_rand_state, seeded) == 33 * sizeof(int32_t), "lev_rand_state layout");
+_Static_assert(offsetof(lev_rand_state, lev_seeded) == 33 * sizeof(int32_t),
+               "lev_rand_state layout");
 
 enum { N_UNSEEDED = 1000 };
 static int s_unseeded[N_UNSEEDED]; /* rand() before any srand, taken first in main */
@@ -127,12 +128,12 @@ static void t_damaged(void **state)
     (void)state;
     lev_rand_state one = {0}, bad;
     lev_srand_r(&bad, 8);
-    bad.f = 31;
-    bad.b = 0xffffffffu;
+    bad.lev_f = 31;
+    bad.lev_b = 0xffffffffu;
     for (int i = 0; i < 100; i++)
         assert_int_equal(lev_rand_r(&bad), lev_rand_r(&one));
     lev_srand_r(&bad, 8);
-    bad.b = 1000;
+    bad.lev_b = 1000;
     lev_rand_state one2 = {0};
     assert_int_equal(lev_rand_r(&bad), lev_rand_r(&one2));
 }
