@@ -261,7 +261,10 @@ static int pp_overlay(CXType un, CXCursor *member)
 
 /* Registering a type (pp_record_id, pp_tagged_union...) may move
  * ctx.types: a describer keeps the index of the type it fills
- * (pp_type_index) and finds it again after such a call (pp_type_at). */
+ * (pp_type_index) and finds it again after such a call (pp_type_at).
+ * Every row written asserts that its type is in the array as it is now
+ * (every pp_type lives there), so a describer that kept a pointer across
+ * a move stops levpp instead of losing rows. */
 static long pp_type_index(const pp_type *ty)
 {
     return ty >= ctx.types && ty < ctx.types + ctx.ntypes ? ty - ctx.types : -1;
@@ -285,6 +288,7 @@ static void pp_overlay_rows(pp_type *ty, const char *owner, const char *path, CX
     if (tail > 0) {
         char *at =
             *path ? pp_fmt("offsetof(%s, %s) + %lld", owner, path, used) : pp_fmt("%lld", used);
+        assert(pp_type_index(ty) >= 0); /* not a copy that ctx.types left */
         pp_printf(&ty->fields, "    {\"%s%s(overlay)\", %s, LEV_K_B1, %lld, 0},\n", path,
                   *path ? "." : "", at, tail);
         ty->nfields++;
@@ -484,6 +488,7 @@ static void pp_bitfield_run(pp_type *ty, const char *owner, const char *path, CX
                     : pp_fmt("sizeof(%s)", owner);
     }
     char *last = pp_cxstring(clang_getCursorSpelling(v[e - 1]));
+    assert(pp_type_index(ty) >= 0); /* not a copy that ctx.types left */
     pp_printf(&ty->fields, "    {\"%s%s%s%s%s\", %s, LEV_K_B1, (%s) - (%s), 0},\n", path,
               *path ? "." : "", *first ? first : "(bit-field)", e - b > 1 ? ".." : "",
               e - b > 1 ? (*last ? last : "(bit-field)") : "", start, end, start);
@@ -536,6 +541,7 @@ static void pp_anon_union_row(pp_type *ty, const char *owner, const char *path, 
                  in);
         return;
     }
+    assert(pp_type_index(ty) >= 0); /* not a copy that ctx.types left */
     pp_printf(&ty->fields,
               "    {\"%s%s(anonymous union)\", offsetof(%s, %s), LEV_K_B1, %lld, 0},\n", path,
               *path ? "." : "", owner, first, clang_Type_getSizeOf(un));
@@ -720,6 +726,7 @@ static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType
 void pp_field_row(pp_type *ty, const char *owner, const char *path, const char *kind,
                   long long count, const char *type)
 {
+    assert(pp_type_index(ty) >= 0); /* not a copy that ctx.types left */
     pp_printf(&ty->fields, "    {\"%s\", offsetof(%s, %s), %s, %lld, %s},\n", path, owner, path,
               kind, count, type);
     ty->nfields++;
