@@ -357,6 +357,7 @@ unsigned pp_lines_in(const pp_buf *b);
 unsigned pp_off(CXSourceLocation l);
 unsigned pp_begin(CXCursor c);
 unsigned pp_end(CXCursor c);
+int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to);
 int pp_in_macro(CXCursor c);
 pp_kids pp_children(CXCursor c);
 enum CXCursorKind pp_kind(CXCursor c);

@@ -505,16 +505,5 @@ void pp_alloc_prelude(pp_buf *o, unsigned fi)
  * the macro is expanded. 0: done. */
 int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name)
 {
-    CXFile sf;
-    unsigned b;
-    clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
-    size_t n = strlen(name);
-    if (!sf || !clang_File_isEqual(sf, f->cxf) || b + n > f->len || memcmp(f->text + b, name, n))
-        return -1;
-    const char *to = pp_alloc_value(name);
-    for (unsigned k = 0; k < f->nedits; k++)
-        if (f->edits[k].b == b && f->edits[k].e == b + n && f->edits[k].cls == E_REPL)
-            return 0;
-    pp_edit_add(f, b, b + (unsigned)n, E_REPL, 0, 0, pp_strdup(to));
-    return 0;
+    return pp_rename_spelled(f, c, name, pp_alloc_value(name));
 }

@@ -347,12 +347,7 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
     for (int i = 0; pp_libc_names[i].name; i++)
         if (!strcmp(name, pp_libc_names[i].name) &&
             (ctx.main_task || pp_libc_names[i].state == PP_LIBC_HEAP)) {
-            CXFile sf;
-            unsigned b, e = 0;
-            clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
-            if (sf && clang_File_isEqual(sf, f->cxf))
-                e = b + (unsigned)strlen(name);
-            if (!e || e > f->len || memcmp(f->text + b, name, e - b)) {
+            if (pp_rename_spelled(f, c, name, pp_libc_names[i].as)) {
                 /* once per expansion */
                 if (ctx.libc_macro_file == f && ctx.libc_macro_at == pp_off(PP_LOC(c)))
                     return;
@@ -365,10 +360,6 @@ static void pp_libc_call(pp_file *f, CXCursor c, const char *name)
                 return;
             }
             f->uses_libc[pp_libc_names[i].state] = 1;
-            for (unsigned k = 0; k < f->nedits; k++)
-                if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
-                    return; /* a macro expanded again */
-            pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(pp_libc_names[i].as));
             return;
         }
     for (int i = 0; ctx.main_task && pp_libc_refused[i][0]; i++)

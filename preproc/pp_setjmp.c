@@ -45,22 +45,12 @@ void pp_setjmp_ref(pp_file *f, CXCursor c, const char *name)
     int kind = pp_setjmp_kind(name, &repl);
     if (kind != PP_SJ_LONG)
         return;
-    CXFile sf;
-    unsigned b, e = 0;
-    clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
-    if (sf && clang_File_isEqual(sf, f->cxf))
-        e = b + (unsigned)strlen(name);
-    if (!e || e > f->len || memcmp(f->text + b, name, e - b)) {
+    if (pp_rename_spelled(f, c, name, repl)) {
         pp_error(PP_LOC(c),
                  "%s inside a macro of another file cannot be rewritten to jump to a setjmp of "
                  "a virtual thread; call it outside the macro",
                  name);
-        return;
     }
-    for (unsigned k = 0; k < f->nedits; k++)
-        if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
-            return; /* a macro expanded again */
-    pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(repl));
 }
 
 /* A longjmp call c in a checkpointable body: the jmp_buf must hold a

@@ -264,3 +264,23 @@ char *pp_render_str(pp_file *f, CXCursor c, int run)
     pp_render(&b, f, cb, ce, run, R_EXPR);
     return b.p ? b.p : pp_strdup("");
 }
+
+/* Renames `name`, referenced at c, to `to` where it is spelled, if that is
+ * in f's own text (code, a macro's argument, or the body of a macro that f
+ * defines), once however often a macro writes it. 0: done; -1: it is
+ * spelled elsewhere (in a macro of another file). */
+int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to)
+{
+    CXFile sf;
+    unsigned b;
+    clang_getSpellingLocation(PP_LOC(c), &sf, NULL, NULL, &b);
+    size_t n = strlen(name);
+    if (!sf || !clang_File_isEqual(sf, f->cxf) || b + n > f->len || memcmp(f->text + b, name, n))
+        return -1;
+    unsigned e = b + (unsigned)n;
+    for (unsigned k = 0; k < f->nedits; k++)
+        if (f->edits[k].b == b && f->edits[k].e == e && f->edits[k].cls == E_REPL)
+            return 0; /* a macro expanded again */
+    pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(to));
+    return 0;
+}

@@ -280,6 +280,22 @@ static int pp_same_field(CXCursor a, CXCursor b)
     return r;
 }
 
+/* Appends the constant rhs evaluates to to the values of write wi for
+ * candidate tag ci; 0 when rhs is no integer constant. */
+static int pp_tag_value(pp_tu_ctx *t, CXCursor rhs)
+{
+    struct pp_tu_write *w = &t->w[t->wi];
+    CXEvalResult ev = clang_Cursor_Evaluate(rhs);
+    int ok = ev && clang_EvalResult_getKind(ev) == CXEval_Int;
+    if (ok) {
+        w->vals[t->ci] = pp_xrealloc(w->vals[t->ci], (w->nv[t->ci] + 1) * sizeof(long long));
+        w->vals[t->ci][w->nv[t->ci]++] = clang_EvalResult_getAsLongLong(ev);
+    }
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return ok;
+}
+
 /* Collects into write wi the constants assigned to candidate tag ci of
  * the object with base key `key`. */
 static enum CXChildVisitResult pp_tag_sets_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -291,17 +307,9 @@ static enum CXChildVisitResult pp_tag_sets_cb(CXCursor c, CXCursor parent, CXCli
         return CXChildVisit_Recurse;
     char *key = pp_base_key(lhs);
     if (!strcmp(key, t->key)) {
-        struct pp_tu_write *w = &t->w[t->wi];
-        CXEvalResult ev = clang_Cursor_Evaluate(rhs);
         t->found = 1;
-        if (ev && clang_EvalResult_getKind(ev) == CXEval_Int) {
-            w->vals[t->ci] = pp_xrealloc(w->vals[t->ci], (w->nv[t->ci] + 1) * sizeof(long long));
-            w->vals[t->ci][w->nv[t->ci]++] = clang_EvalResult_getAsLongLong(ev);
-        } else {
-            w->unknown[t->ci] = 1;
-        }
-        if (ev)
-            clang_EvalResult_dispose(ev);
+        if (!pp_tag_value(t, rhs))
+            t->w[t->wi].unknown[t->ci] = 1;
     }
     free(key);
     return CXChildVisit_Recurse;
@@ -314,16 +322,8 @@ static enum CXChildVisitResult pp_tag_all_cb(CXCursor c, CXCursor parent, CXClie
     (void)parent;
     pp_tu_ctx *t = pp_visit_state(d, PP_MAGIC_UNION);
     CXCursor lhs, rhs;
-    if (pp_assign(c, &lhs, &rhs) && pp_same_field(clang_getCursorReferenced(lhs), t->cand[t->ci])) {
-        struct pp_tu_write *w = &t->w[t->wi];
-        CXEvalResult ev = clang_Cursor_Evaluate(rhs);
-        if (ev && clang_EvalResult_getKind(ev) == CXEval_Int) {
-            w->vals[t->ci] = pp_xrealloc(w->vals[t->ci], (w->nv[t->ci] + 1) * sizeof(long long));
-            w->vals[t->ci][w->nv[t->ci]++] = clang_EvalResult_getAsLongLong(ev);
-        }
-        if (ev)
-            clang_EvalResult_dispose(ev);
-    }
+    if (pp_assign(c, &lhs, &rhs) && pp_same_field(clang_getCursorReferenced(lhs), t->cand[t->ci]))
+        (void)pp_tag_value(t, rhs);
     return CXChildVisit_Recurse;
 }
 
