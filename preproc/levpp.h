@@ -135,6 +135,8 @@ typedef struct pp_fn {
     unsigned capsites;
     const char *pcf;        /* the frame's pc: fr->h.pc, fr->t.h.pc, fr->m.h.pc */
     int lazy;               /* runs without a frame until it unwinds (pp_lazy) */
+    int reserving;          /* lazy, and may reach a framed function: reserves its
+                             * frame around the calls that may (pp_lazy) */
     int label_table;        /* its label addresses are offsets in lev__lbl_NAME (pp_libc.c) */
     CXCursor body_c;        /* the body statement (pp_walk_fn) */
     pp_buf body;            /* the resumable body */

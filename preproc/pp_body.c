@@ -91,25 +91,34 @@ static int pp_frameless(pp_fn *fn)
     return 1;
 }
 
+/* Whether a lazy function's fresh body must reserve its frame (push it)
+ * before it calls g: g is framed, or reserves itself (so may push). */
+static int pp_pushes(const pp_fn *g) { return g->cp && (!g->lazy || g->reserving); }
+
 /* Chooses the functions that run without a frame until they unwind
- * (lazy): frameless ones that call only lazy functions, so that every
- * frame a lazy function's callees hold is spilled after its own is due,
- * never pushed on the arena below it (greatest fixpoint). */
+ * (lazy): every frameless one. A lazy function that may reach a framed
+ * one (least fixpoint over the call graph) is *reserving*: around each
+ * call whose callee may push a frame (pp_pushes) its fresh body pushes its
+ * own frame, which an unwind of the callee fills instead of spilling one.
+ * So along every chain of active calls the pushed frames (framed
+ * functions, reserved frames, resumed bodies) come first and the spilled
+ * ones after them, and the runtime lays the spilled frames above the
+ * pushed ones in call order. */
 static void pp_lazy(void)
 {
-    for (unsigned i = 0; i < ctx.nfns; i++)
+    for (unsigned i = 0; i < ctx.nfns; i++) {
         ctx.fns[i].lazy = ctx.fns[i].cp && ctx.fns[i].file >= 0 && pp_frameless(&ctx.fns[i]);
+        ctx.fns[i].reserving = 0;
+    }
     for (int changed = 1; changed;) {
         changed = 0;
         for (unsigned i = 0; i < ctx.nfns; i++) {
             pp_fn *fn = &ctx.fns[i];
-            for (unsigned c = 0; fn->lazy && c < fn->ncallees; c++) {
-                pp_fn *g = &ctx.fns[fn->callees[c]];
-                if (g->cp && !g->lazy) {
-                    fn->lazy = 0;
+            for (unsigned c = 0; fn->lazy && !fn->reserving && c < fn->ncallees; c++)
+                if (pp_pushes(&ctx.fns[fn->callees[c]])) {
+                    fn->reserving = 1;
                     changed = 1;
                 }
-            }
         }
     }
 }
@@ -145,6 +154,13 @@ static void pp_copy(pp_buf *b, const pp_var *v, const char *indent, const char *
 
 static void pp_locals(pp_buf *b, pp_fn *fn, int from)
 {
+    /* what the call sites test (pp_seqs): only a reserving function's
+     * fresh __run has no frame of its own when it calls a function that
+     * may push one; it reserves it in lev__rf, which its unwinds fill */
+    pp_printf(b,
+              "    enum { lev__reserve = %d };\n"
+              "    struct %s__frame *lev__rf __attribute__((unused)) = NULL;\n",
+              from == 2 && fn->reserving, fn->cname);
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg && !(from == 2 && i < fn->nparams)) {
             char *r = pp_var_ref(fn, (int)i);
@@ -227,20 +243,21 @@ int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
 }
 
 /* A lazy function's unwind out of line, so that its fresh __run stays
- * small enough to inline: the frame is spilled from the C locals passed
- * in, with the resume point lev__pc. */
+ * small enough to inline: the C locals passed in are stored, with the
+ * resume point lev__pc, in the frame `fr` that a reserving function's
+ * call site pushed, or else (NULL) in one spilled (lev_frame_spill). */
 static void pp_spill_fn(pp_buf *b, pp_fn *fn)
 {
     pp_printf(b,
               "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
-              "uint32_t lev__pc",
-              fn->cname, fn->cname);
+              "struct %s__frame *fr, uint32_t lev__pc",
+              fn->cname, fn->cname, fn->cname);
     pp_spill_list(b, fn);
     pp_printf(b,
-              ")\n{\n    struct %s__frame *fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
+              ")\n{\n    if (!fr)\n        fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
               "    if (!fr)\n        return (struct %s__ret){.rc = LEV_RUN_EXIT};\n"
               "    fr->h.pc = lev__pc;\n",
-              fn->cname, fn->idname, fn->cname);
+              fn->idname, fn->cname);
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg) {
             char *r = pp_var_ref(fn, (int)i), *fld = pp_fmt("fr->%s", fn->vars[i].field);
@@ -264,7 +281,7 @@ static void pp_unwind_block(pp_buf *b, pp_fn *fn, int spill)
     for (unsigned k = 1; k <= fn->npc; k++) {
         pp_printf(b, "    lev__unwind_%u:\n", k);
         if (spill)
-            pp_printf(b, "        return %s__spill(vt, %u", fn->cname, k);
+            pp_printf(b, "        return %s__spill(vt, lev__rf, %u", fn->cname, k);
         else
             pp_printf(b, "        %s = %u;\n", fn->pcf, k);
         pp_setjmp_dead(b, fn, k);
@@ -318,6 +335,8 @@ void pp_params(pp_buf *b, pp_fn *fn, int names)
  * code and the value, returned in registers where the ABI allows. */
 void pp_ret_struct(pp_buf *o, pp_fn *fn)
 {
+    /* whether a lazy caller reserves its frame before calling fn */
+    pp_printf(o, "enum { %s__rsv = %d };\n", fn->cname, pp_pushes(fn));
     pp_printf(o, "struct %s__ret {\n    int rc;\n", fn->cname);
     if (!fn->ret_void) {
         char *d = pp_decl(clang_getUnqualifiedType(fn->ret), "v");

@@ -867,6 +867,31 @@ static void pp_args_text(pp_walk *w, CXCursor c, pp_buf *b)
     }
 }
 
+/* A reserving function's fresh body pushes its own frame (lev__rf)
+ * before a call whose callee may push one (`cond`, constant in each body:
+ * lev__reserve and the callees' NAME__rsv, pp_body.c), so that the
+ * callee's frame lies above it; an unwind of the callee fills it
+ * (NAME__spill), a return pops it and clears lev__rf. `part` 0: the push; 1: the pop before
+ * returning LEV_RUN_EXIT; 2: the pop after the call returned. */
+static void pp_reserve(pp_buf *b, pp_fn *fn, const char *cond, int part)
+{
+    if (part == 0) {
+        char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
+        pp_printf(b,
+                  "    if (%s && !(lev__rf = lev_frame_push(vt, sizeof *lev__rf, %s))) {\n"
+                  "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n        %s\n    }\n",
+                  cond, fn->idname, fn->name, ex);
+        free(ex);
+    } else if (part == 1) {
+        pp_printf(b, "        if (%s)\n            lev_frame_pop(vt, lev__rf);\n", cond);
+    } else {
+        pp_printf(
+            b,
+            "    if (%s) {\n        lev_frame_pop(vt, lev__rf);\n        lev__rf = NULL;\n    }\n",
+            cond);
+    }
+}
+
 /* The code of an indirect call site (S_ICALL): the pointer is evaluated
  * once; a fresh call compares it with each candidate and runs the one it
  * is through its __run, or calls it natively if it is none of them; a
@@ -908,6 +933,11 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
             if (ctx.fns[j].file != fn->file)
                 pp_note_xcallee(w->f, (int)j);
         }
+    pp_buf rsv = {0};
+    pp_puts(&rsv, "lev__reserve && (0");
+    for (unsigned c = 0; c < nc; c++)
+        pp_printf(&rsv, " || %s__rsv", ctx.fns[cand[c]].cname);
+    pp_puts(&rsv, ")");
     for (unsigned c = 0; c < nc; c++) {
         pp_fn *g = &ctx.fns[cand[c]];
         int cross = g->file != fn->file;
@@ -918,8 +948,11 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
     }
     pp_printf(b,
               "        default:\n            lev_vt_fail(vt, LEV_EFAILED, \"%s: no function to "
-              "resume through a pointer\");\n            %s\n        }\n    }",
+              "resume through a pointer\");\n            %s\n        }\n    }\n",
               fn->name, ex);
+    /* fresh (lev__cf is NULL where lev__reserve is 1) */
+    pp_reserve(b, fn, rsv.p, 0);
+    pp_puts(b, "    if (LEV_UNLIKELY(lev__cf != NULL)) {\n    }");
     for (unsigned c = 0; c < nc; c++) {
         pp_fn *g = &ctx.fns[cand[c]];
         int cross = g->file != fn->file;
@@ -942,10 +975,15 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
               ");\n        lev__rc = LEV_RUN_DONE;\n    }\n"
               "    if (LEV_UNLIKELY(lev__rc != LEV_RUN_DONE)) {\n"
               "        if (lev__rc == LEV_RUN_UNWIND)\n            goto lev__unwind_%u;\n"
-              "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n"
+              "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n",
+              s->k);
+    pp_reserve(b, fn, rsv.p, 1);
+    pp_printf(b,
               "        %s\n    }\n"
               "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
-              s->k, rc);
+              rc);
+    pp_reserve(b, fn, rsv.p, 2);
+    free(rsv.p);
     if (!is_void) {
         char *r = pp_slot_ref('r', s->k, rt);
         pp_printf(b, "    %s = lev__v;\n", r);
@@ -1010,6 +1048,8 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
                   g->cname, s->k, fn->name, ex);
         free(ex);
         const char *x = cross ? "x" : "";
+        char *rsv = pp_fmt("lev__reserve && %s__rsv", g->cname);
+        pp_reserve(b, fn, rsv, 0); /* fresh: lev__cf is NULL where lev__reserve is 1 */
         pp_printf(b,
                   "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev__x = %s__%sresume(vt, "
                   "lev__cf);\n    else\n        lev__x = %s__%srun(vt",
@@ -1023,10 +1063,15 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         pp_printf(b,
                   ");\n    if (LEV_UNLIKELY(lev__x.rc != LEV_RUN_DONE)) {\n"
                   "        if (lev__x.rc == LEV_RUN_UNWIND)\n            goto lev__unwind_%u;\n"
-                  "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n"
+                  "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n",
+                  s->k);
+        pp_reserve(b, fn, rsv, 1);
+        pp_printf(b,
                   "        %s\n    }\n"
                   "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
-                  s->k, rt);
+                  rt);
+        pp_reserve(b, fn, rsv, 2);
+        free(rsv);
         free(rt);
         if (!g->ret_void) {
             char *r = pp_slot_ref('r', s->k, g->ret);
