@@ -257,6 +257,7 @@ enum {
     PP_MAGIC_FILELITS,
     PP_MAGIC_UNION,
     PP_MAGIC_SIG,
+    PP_MAGIC_ATTRS,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -447,6 +448,10 @@ void pp_call_graph_pass(const char *first_input);
 void pp_copy_note(int file, int g, CXCursor ref);
 void pp_copies(void);
 int pp_copied(const pp_fn *g, int fi);
+
+/* pp_inline.c */
+int pp_has_attr(CXCursor def, const char *const *names);
+void pp_emit_inline_hints(pp_buf *o, unsigned fi);
 
 /* pp_frame.c */
 int pp_var_find(pp_fn *fn, CXCursor decl);

@@ -346,44 +346,19 @@ void pp_ret_struct(pp_buf *o, pp_fn *fn)
     pp_puts(o, "};\n");
 }
 
-/* Declaration text of what calls fn: its fresh entry __run (`resume` 0,
- * or -1 for its definition, whose parameters a lazy body names as its C
- * locals) or its __resume (1: the frame restored by the runtime); task
- * and main entries have one __run(vt, frame) that the runtime calls. */
-static enum CXChildVisitResult pp_always_inline_cb(CXCursor c, CXCursor parent, CXClientData d)
-{
-    (void)parent;
-    if (!clang_isAttribute(pp_kind(c)))
-        return CXChildVisit_Continue;
-    CXFile file;
-    unsigned off;
-    clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(c)), &file, NULL, NULL,
-                              &off);
-    size_t size = 0;
-    const char *text =
-        file ? clang_getFileContents(clang_Cursor_getTranslationUnit(c), file, &size) : NULL;
-    static const char *const names[] = {"always_inline", "__always_inline__"};
-    for (int i = 0; text && i < 2; i++) {
-        size_t n = strlen(names[i]);
-        if (off + n <= size && !memcmp(text + off, names[i], n) &&
-            (off + n == size || !(text[off + n] == '_' || (text[off + n] | 32) >= 'a')))
-            *pp_visit_flag(d) = 1;
-    }
-    return CXChildVisit_Continue;
-}
-
 /* Whether function fn is declared always_inline (on any of its
  * declarations, also through a macro): its fresh __run is too, so that
  * what the native build inlines is inlined in levpp's output. */
 static int pp_always_inline(pp_fn *fn)
 {
-    int found = 0;
-    CXCursor decls[2] = {fn->def, clang_getCanonicalCursor(fn->def)};
-    for (int i = 0; i < 2 && !found; i++)
-        clang_visitChildren(decls[i], pp_always_inline_cb, &found);
-    return found;
+    static const char *const names[] = {"always_inline", "__always_inline__", NULL};
+    return pp_has_attr(fn->def, names);
 }
 
+/* Declaration text of what calls fn: its fresh entry __run (`resume` 0,
+ * or -1 for its definition, whose parameters a lazy body names as its C
+ * locals) or its __resume (1: the frame restored by the runtime); task
+ * and main entries have one __run(vt, frame) that the runtime calls. */
 char *pp_run_proto(pp_fn *fn, int resume)
 {
     if (fn->is_task || fn->is_main)

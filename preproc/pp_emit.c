@@ -590,6 +590,7 @@ static void pp_emit(unsigned fi, pp_buf *o)
     const char *vis = ctx.nfiles > 1 ? "PP_HIDDEN " : "static ";
     pp_emit_source(o, fi, vis);
     pp_guard_keywords(o, fi, 1, 0);
+    pp_emit_inline_hints(o, fi);
     pp_emit_frames(o, fi);
     pp_emit_bodies(o, fi);
     pp_emit_descriptors(o, fi);
