@@ -258,6 +258,7 @@ enum {
     PP_MAGIC_UNION,
     PP_MAGIC_SIG,
     PP_MAGIC_ATTRS,
+    PP_MAGIC_USRS,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)

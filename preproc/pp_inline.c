@@ -73,8 +73,8 @@ static enum CXChildVisitResult pp_count_cb(CXCursor c, CXCursor parent, CXClient
 
 /* Whether the function defined at `def` is a small static helper that an
  * inline hint may be given: internal linkage, not declared inline,
- * noinline or the like, not variadic, not in a system header, not
- * checkpointable, and a body of at most PP_INLINE_MAX_NODES cursors. */
+ * noinline or the like, not variadic, not in a system header, and a body
+ * of at most PP_INLINE_MAX_NODES cursors. */
 static int pp_small_helper(CXCursor def)
 {
     static const char *const attrs[] = {"noinline",      "__noinline__",      "noipa", "__noipa__",
@@ -89,58 +89,91 @@ static int pp_small_helper(CXCursor def)
     return n <= PP_INLINE_MAX_NODES;
 }
 
-static void pp_mult_add(unsigned char *mult, int g, int *work, unsigned *nwork)
+/* A set of functions by USR (few: a linear search). */
+typedef struct pp_usrs {
+    unsigned magic; /* PP_MAGIC_USRS */
+    char **v;
+    unsigned n, cap;
+} pp_usrs;
+
+static int pp_usrs_has(const pp_usrs *s, const char *usr)
 {
-    if (g >= 0 && !ctx.fns[g].cp && !mult[g]) {
-        mult[g] = 1;
-        work[(*nwork)++] = g;
-    }
+    for (unsigned i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], usr))
+            return 1;
+    return 0;
 }
 
-/* [i]: function i is called by a checkpointable function, or by a small
- * helper that is (closure): its calls are multiplied. */
-static unsigned char *pp_multiplied(void)
+static void pp_usrs_add(pp_usrs *s, const char *usr)
 {
-    unsigned char *mult = pp_xrealloc(NULL, ctx.nfns + 1);
-    memset(mult, 0, ctx.nfns + 1);
-    int *work = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *work);
-    unsigned nwork = 0;
-    for (unsigned i = 0; i < ctx.nfns; i++)
-        for (unsigned c = 0; ctx.fns[i].cp && ctx.fns[i].file >= 0 && c < ctx.fns[i].ncallees; c++)
-            pp_mult_add(mult, ctx.fns[i].callees[c], work, &nwork);
-    while (nwork) {
-        pp_fn *h = &ctx.fns[work[--nwork]];
-        if (h->file >= 0 && pp_small_helper(h->def))
-            for (unsigned c = 0; c < h->ncallees; c++)
-                pp_mult_add(mult, h->callees[c], work, &nwork);
-    }
-    free(work);
-    return mult;
+    if (pp_usrs_has(s, usr))
+        return;
+    PP_PUSH(s->v, s->n, s->cap);
+    s->v[s->n++] = pp_strdup(usr);
 }
 
-/* The inline hints of input fi: for each small static helper its
- * translation unit defines (in the input or a file it includes) whose
- * calls levpp multiplies. Written after the input's text. */
+/* Adds the functions called directly under a cursor to the set. */
+static enum CXChildVisitResult pp_callees_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_usrs *s = pp_visit_state(d, PP_MAGIC_USRS);
+    if (pp_kind(c) == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (pp_kind(ref) == CXCursor_FunctionDecl) {
+            char *usr = pp_cxstring(clang_getCursorUSR(ref));
+            pp_usrs_add(s, usr);
+            free(usr);
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* The inline hints of input fi: each small static helper that its
+ * translation unit defines (in the input or in a file it includes) and
+ * whose calls levpp's bodies multiply: one that a checkpointable function
+ * calls, or that such a helper calls (closure within the unit). Written
+ * after the input's text. */
 void pp_emit_inline_hints(pp_buf *o, unsigned fi)
 {
-    unsigned char *mult = pp_multiplied();
+    pp_usrs called = {.magic = PP_MAGIC_USRS};
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        for (unsigned c = 0; ctx.fns[i].cp && ctx.fns[i].file >= 0 && c < ctx.fns[i].ncallees; c++)
+            pp_usrs_add(&called, ctx.fns[ctx.fns[i].callees[c]].usr);
     pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
+    /* [i]: 0 not (yet) a hinted helper, 1 one, 2 never one */
+    unsigned char *st = pp_xrealloc(NULL, k.n + 1);
+    memset(st, 0, k.n + 1);
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (unsigned i = 0; i < k.n; i++) {
+            CXCursor c = k.v[i];
+            if (st[i] || pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
+                continue;
+            char *usr = pp_cxstring(clang_getCursorUSR(c));
+            if (pp_usrs_has(&called, usr)) {
+                int g = pp_fn_find(usr);
+                st[i] = (g < 0 || !ctx.fns[g].cp) && pp_small_helper(c) ? 1 : 2;
+                if (st[i] == 1) {
+                    clang_visitChildren(c, pp_callees_cb, &called);
+                    changed = 1;
+                }
+            }
+            free(usr);
+        }
+    }
     int any = 0;
     for (unsigned i = 0; i < k.n; i++) {
-        CXCursor c = k.v[i];
-        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
-            continue;
-        char *usr = pp_cxstring(clang_getCursorUSR(c));
-        int g = pp_fn_find(usr);
-        free(usr);
-        if (g < 0 || !mult[g] || !pp_small_helper(c))
+        if (st[i] != 1)
             continue;
         if (!any++)
             pp_puts(o, "\n/* small static helpers whose calls levpp's bodies multiply */\n");
-        char *name = pp_cxstring(clang_getCursorSpelling(c));
+        char *name = pp_cxstring(clang_getCursorSpelling(k.v[i]));
         pp_printf(o, "static inline __typeof__(%s) %s;\n", name, name);
         free(name);
     }
+    free(st);
     free(k.v);
-    free(mult);
+    for (unsigned i = 0; i < called.n; i++)
+        free(called.v[i]);
+    free(called.v);
 }
