@@ -23,9 +23,15 @@
  * of frames in the arena is exactly its call stack. A function pushes its
  * frame with lev_frame_push() when it is called and pops it with
  * lev_frame_pop() when it returns; or, if its whole state fits in C
- * locals and it calls only such functions, it runs without one and gets
- * it from lev_frame_spill() only if it unwinds (the runtime then lays the
- * spilled frames on the arena, above the pushed ones). Locals whose
+ * locals, it runs without one and gets it from lev_frame_spill() only if
+ * it unwinds (the runtime then lays the spilled frames on the arena,
+ * above the pushed ones). Such a function pushes its frame anyway just
+ * before a call that may push one (of a function that pushes its frame,
+ * or that may itself push one before a call), and pops it after the call;
+ * if the callee unwinds, it stores its state in that frame instead of
+ * spilling one. So along any chain of active calls the pushed frames come
+ * first and the spilled ones after them, and laying the spilled frames
+ * above the pushed ones keeps the call order. Locals whose
  * address is never taken may stay in C locals: the body spills them to
  * its frame only when it unwinds, and reloads them when it is resumed.
  *
@@ -342,8 +348,9 @@ LEV_INLINE void lev_frame_pop(lev_ctx *vt, void *frame)
  * for its frame, zeroed, with its function id `fn` and pc 0 set; the body
  * writes its pc and locals into it and returns LEV_RUN_UNWIND. The runtime
  * lays such frames on the arena, above the frames already there and in
- * call order, once the whole VT has unwound, so only bodies that call
- * nothing but such functions may run without a frame. NULL: out of memory
+ * call order, once the whole VT has unwound, so a body without a frame
+ * must push one (lev_frame_push) before a call that may push a frame, and
+ * store its state there if that callee unwinds. NULL: out of memory
  * (the VT has been failed; the body returns LEV_RUN_EXIT). */
 LEV_API void *lev_frame_spill(lev_ctx *vt, size_t size, uint32_t fn);
 
