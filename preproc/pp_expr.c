@@ -871,8 +871,10 @@ static void pp_args_text(pp_walk *w, CXCursor c, pp_buf *b)
  * before a call whose callee may push one (`cond`, constant in each body:
  * lev__reserve and the callees' NAME__rsv, pp_body.c), so that the
  * callee's frame lies above it; an unwind of the callee fills it
- * (NAME__spill), a return pops it and clears lev__rf. `part` 0: the push; 1: the pop before
- * returning LEV_RUN_EXIT; 2: the pop after the call returned. */
+ * (NAME__spill), a return pops it and clears lev__rf. `part` 0: the
+ * push; 1: the pop before returning LEV_RUN_EXIT; 2: the pop after the
+ * call returned. A call through a pointer that turns out to be native
+ * code reserves it too, for nothing. */
 static void pp_reserve(pp_buf *b, pp_fn *fn, const char *cond, int part)
 {
     if (part == 0) {
