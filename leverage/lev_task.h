@@ -117,9 +117,28 @@ LEV_API ssize_t lev_getdelim(const lev_module *, char **, size_t *, int, FILE *)
 LEV_API char *lev_strndup(const lev_module *, const char *, size_t);
 LEV_API int lev_vasprintf(const lev_module *, char **, const char *, va_list);
 
+/* Streams that images carry (levpp renames fopen, freopen, fclose and
+ * open_memstream in task sources): the FILE is the C library's, and the
+ * runtime keeps a record of it on the VT heap. A capture flushes the
+ * stream and carries where it stands; a restore in another process
+ * reopens the file by its absolute path at that offset (a file opened
+ * with a "w" mode is first cut back to its size at the capture), or
+ * rebuilds the memory stream; in the same process it is the same FILE.
+ * A pointer to a stream the program closed is carried as dangling. */
+
+/* fopen(path, mode), registered. */
+LEV_API FILE *lev_fopen(const lev_module *, const char *, const char *);
+
+/* freopen(path, mode, stream), the new stream registered (a standard
+ * stream stays the process's own). */
+LEV_API FILE *lev_freopen(const lev_module *, const char *, const char *, FILE *);
+
+/* fclose(stream); a registered stream is remembered as closed. */
+LEV_API int lev_fclose(FILE *);
+
 /* open_memstream(bufp, sizep) writing to a heap object; *bufp and *sizep
  * are up to date after every write (the C library's only after fflush
- * and fclose). The FILE itself is the C library's, as any stream. */
+ * and fclose). */
 LEV_API FILE *lev_open_memstream(const lev_module *, char **, size_t *);
 
 /* lev_exit_state: the functions a program registered with atexit(), in

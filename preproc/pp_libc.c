@@ -324,6 +324,9 @@ static const struct {
                      {"asprintf", "lev__asprintf", PP_LIBC_HEAP},
                      {"vasprintf", "lev__vasprintf", PP_LIBC_HEAP},
                      {"open_memstream", "lev__open_memstream", PP_LIBC_HEAP},
+                     {"fopen", "lev__fopen", PP_LIBC_HEAP},
+                     {"freopen", "lev__freopen", PP_LIBC_HEAP},
+                     {"fclose", "lev__fclose", PP_LIBC_HEAP},
                      {NULL, NULL, 0}};
 
 static const char *const pp_libc_refused[][2] = {
@@ -406,7 +409,12 @@ static const struct {
      "va_end(lev__ap);\n"
      "    return lev__r;\n}\n"
      "static inline FILE *lev__open_memstream(char **lev__b, size_t *lev__n)\n"
-     "{\n    return lev_open_memstream(lev__module(), lev__b, lev__n);\n}\n"},
+     "{\n    return lev_open_memstream(lev__module(), lev__b, lev__n);\n}\n"
+     "static inline FILE *lev__fopen(const char *lev__p, const char *lev__m)\n"
+     "{\n    return lev_fopen(lev__module(), lev__p, lev__m);\n}\n"
+     "static inline FILE *lev__freopen(const char *lev__p, const char *lev__m, FILE *lev__f)\n"
+     "{\n    return lev_freopen(lev__module(), lev__p, lev__m, lev__f);\n}\n"
+     "static inline int lev__fclose(FILE *lev__f)\n{\n    return lev_fclose(lev__f);\n}\n"},
 };
 
 /* Whether some input rewrote a call onto static k (PP_LIBC_*). */
