@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "lev_abi.h"
 
@@ -140,6 +141,32 @@ LEV_API int lev_fclose(FILE *);
  * are up to date after every write (the C library's only after fflush
  * and fclose). */
 LEV_API FILE *lev_open_memstream(const lev_module *, char **, size_t *);
+
+/* lev_time_state: what localtime, gmtime, asctime and ctime return,
+ * in a travelling static instead of the C library's: the broken-down
+ * time (its tm_zone pointing to lev_zone, a copy of the zone's name) and
+ * the text of asctime and ctime. lev_raw is the same struct tm spelled
+ * out (the runtime checks the layout), so that generated descriptors name
+ * its fields whatever the feature macros call them. */
+typedef struct lev_time_state {
+    union {
+        struct tm lev_tm;
+        struct {
+            int lev_i[9];
+            long lev_gmtoff;
+            const char *lev_zonep;
+        } lev_raw;
+    } lev_u;
+    char lev_zone[16];
+    char lev_text[32];
+} lev_time_state;
+
+/* localtime(t) (local != 0) or gmtime(t) into st->lev_u.lev_tm, which it
+ * returns (NULL: as the C library's). */
+LEV_API struct tm *lev_time_r(lev_time_state *, const time_t *, int);
+
+/* asctime(tm) into st->lev_text, which it returns. */
+LEV_API char *lev_asctime_r(lev_time_state *, const struct tm *);
 
 /* lev_exit_state: the functions a program registered with atexit(), in
  * the order of registration, kept in a travelling static so that a
