@@ -19,7 +19,7 @@
 /* Marks a task entry: LEV_TASK void name(const void *arg, size_t len).
  * levpp finds entries by this annotation; other compilers see nothing. */
 #if defined(__clang__)
-#define LEV_TASK __attribute__((annotate("lev_task")))
+#define LEV_TASK __attribute__((__annotate__("lev_task")))
 #else
 #define LEV_TASK
 #endif
