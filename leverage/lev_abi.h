@@ -99,7 +99,7 @@ extern "C" {
 #if defined(__GNUC__)
 #define LEV_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LEV_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define LEV_INLINE static inline __attribute__((always_inline))
+#define LEV_INLINE static inline __attribute__((__always_inline__))
 #else
 #define LEV_LIKELY(x) (x)
 #define LEV_UNLIKELY(x) (x)
@@ -512,7 +512,7 @@ LEV_API int lev_setjmp(lev_ctx *vt, void *frame, void *env, uint32_t site);
 /* longjmp(env, v) in checkpointable code: env must hold a marker (else the
  * process aborts naming the problem: a jmp_buf that no setjmp of
  * checkpointable code set). Does not return. */
-LEV_API __attribute__((noreturn)) void lev_longjmp_vt(lev_ctx *vt, void *env, int v);
+LEV_API __attribute__((__noreturn__)) void lev_longjmp_vt(lev_ctx *vt, void *env, int v);
 
 /* longjmp(env, v) and siglongjmp(env, v) anywhere else in the inputs (in
  * the native copy of a function, in a function that is not
@@ -523,8 +523,8 @@ LEV_API __attribute__((noreturn)) void lev_longjmp_vt(lev_ctx *vt, void *env, in
  * problem. They have the C library's types, so that `longjmp` taken as a
  * value becomes them too. */
 struct __jmp_buf_tag; /* the element of jmp_buf and sigjmp_buf (glibc, musl) */
-LEV_API __attribute__((noreturn)) void lev_longjmp(struct __jmp_buf_tag *env, int v);
-LEV_API __attribute__((noreturn)) void lev_siglongjmp(struct __jmp_buf_tag *env, int v);
+LEV_API __attribute__((__noreturn__)) void lev_longjmp(struct __jmp_buf_tag *env, int v);
+LEV_API __attribute__((__noreturn__)) void lev_siglongjmp(struct __jmp_buf_tag *env, int v);
 
 #ifdef __cplusplus
 }

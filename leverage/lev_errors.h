@@ -32,7 +32,7 @@ enum {
 };
 
 #if defined(__GNUC__)
-#define LEV_API __attribute__((visibility("default")))
+#define LEV_API __attribute__((__visibility__("default")))
 #else
 #define LEV_API
 #endif

@@ -12,13 +12,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "lev_abi.h"
 
 /* Marks a task entry: LEV_TASK void name(const void *arg, size_t len).
  * levpp finds entries by this annotation; other compilers see nothing. */
 #if defined(__clang__)
-#define LEV_TASK __attribute__((annotate("lev_task")))
+#define LEV_TASK __attribute__((__annotate__("lev_task")))
 #else
 #define LEV_TASK
 #endif
@@ -117,10 +118,55 @@ LEV_API ssize_t lev_getdelim(const lev_module *, char **, size_t *, int, FILE *)
 LEV_API char *lev_strndup(const lev_module *, const char *, size_t);
 LEV_API int lev_vasprintf(const lev_module *, char **, const char *, va_list);
 
+/* Streams that images carry (levpp renames fopen, freopen, fclose and
+ * open_memstream in task sources): the FILE is the C library's, and the
+ * runtime keeps a record of it on the VT heap. A capture flushes the
+ * stream and carries where it stands; a restore in another process
+ * reopens the file by its absolute path at that offset (a file opened
+ * with a "w" mode is first cut back to its size at the capture), or
+ * rebuilds the memory stream; in the same process it is the same FILE.
+ * A pointer to a stream the program closed is carried as dangling. */
+
+/* fopen(path, mode), registered. */
+LEV_API FILE *lev_fopen(const lev_module *, const char *, const char *);
+
+/* freopen(path, mode, stream), the new stream registered (a standard
+ * stream stays the process's own). */
+LEV_API FILE *lev_freopen(const lev_module *, const char *, const char *, FILE *);
+
+/* fclose(stream); a registered stream is remembered as closed. */
+LEV_API int lev_fclose(FILE *);
+
 /* open_memstream(bufp, sizep) writing to a heap object; *bufp and *sizep
  * are up to date after every write (the C library's only after fflush
- * and fclose). The FILE itself is the C library's, as any stream. */
+ * and fclose). */
 LEV_API FILE *lev_open_memstream(const lev_module *, char **, size_t *);
+
+/* lev_time_state: what localtime, gmtime, asctime and ctime return,
+ * in a travelling static instead of the C library's: the broken-down
+ * time (its tm_zone pointing to lev_zone, a copy of the zone's name) and
+ * the text of asctime and ctime. lev_raw is the same struct tm spelled
+ * out (the runtime checks the layout), so that generated descriptors name
+ * its fields whatever the feature macros call them. */
+typedef struct lev_time_state {
+    union {
+        struct tm lev_tm;
+        struct {
+            int lev_i[9];
+            long lev_gmtoff;
+            const char *lev_zonep;
+        } lev_raw;
+    } lev_u;
+    char lev_zone[16];
+    char lev_text[32];
+} lev_time_state;
+
+/* localtime(t) (local != 0) or gmtime(t) into st->lev_u.lev_tm, which it
+ * returns (NULL: as the C library's). */
+LEV_API struct tm *lev_time_r(lev_time_state *, const time_t *, int);
+
+/* asctime(tm) into st->lev_text, which it returns. */
+LEV_API char *lev_asctime_r(lev_time_state *, const struct tm *);
 
 /* lev_exit_state: the functions a program registered with atexit(), in
  * the order of registration, kept in a travelling static so that a

@@ -52,7 +52,7 @@ typedef struct pp_tok {
 /* The C library's hidden state that --main-task moves into travelling
  * statics (pp_libc.c): the rand family, strtok, atexit; and its calls that
  * return memory of its own, which become calls on the VT heap. */
-enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_LIBC_HEAP, PP_NLIBC };
+enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_LIBC_HEAP, PP_LIBC_TIME, PP_NLIBC };
 
 typedef struct pp_file {
     const char *path;

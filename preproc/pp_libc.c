@@ -318,12 +318,19 @@ static const struct {
                      {"srandom", "lev__srandom", PP_LIBC_RAND},
                      {"strtok", "lev__strtok", PP_LIBC_STRTOK},
                      {"atexit", "lev__atexit", PP_LIBC_EXIT},
+                     {"localtime", "lev__localtime", PP_LIBC_TIME},
+                     {"gmtime", "lev__gmtime", PP_LIBC_TIME},
+                     {"asctime", "lev__asctime", PP_LIBC_TIME},
+                     {"ctime", "lev__ctime", PP_LIBC_TIME},
                      {"getline", "lev__getline", PP_LIBC_HEAP},
                      {"getdelim", "lev__getdelim", PP_LIBC_HEAP},
                      {"strndup", "lev__strndup", PP_LIBC_HEAP},
                      {"asprintf", "lev__asprintf", PP_LIBC_HEAP},
                      {"vasprintf", "lev__vasprintf", PP_LIBC_HEAP},
                      {"open_memstream", "lev__open_memstream", PP_LIBC_HEAP},
+                     {"fopen", "lev__fopen", PP_LIBC_HEAP},
+                     {"freopen", "lev__freopen", PP_LIBC_HEAP},
+                     {"fclose", "lev__fclose", PP_LIBC_HEAP},
                      {NULL, NULL, 0}};
 
 static const char *const pp_libc_refused[][2] = {
@@ -406,7 +413,22 @@ static const struct {
      "va_end(lev__ap);\n"
      "    return lev__r;\n}\n"
      "static inline FILE *lev__open_memstream(char **lev__b, size_t *lev__n)\n"
-     "{\n    return lev_open_memstream(lev__module(), lev__b, lev__n);\n}\n"},
+     "{\n    return lev_open_memstream(lev__module(), lev__b, lev__n);\n}\n"
+     "static inline FILE *lev__fopen(const char *lev__p, const char *lev__m)\n"
+     "{\n    return lev_fopen(lev__module(), lev__p, lev__m);\n}\n"
+     "static inline FILE *lev__freopen(const char *lev__p, const char *lev__m, FILE *lev__f)\n"
+     "{\n    return lev_freopen(lev__module(), lev__p, lev__m, lev__f);\n}\n"
+     "static inline int lev__fclose(FILE *lev__f)\n{\n    return lev_fclose(lev__f);\n}\n"},
+    {"lev_time_state lev__time_state", "lev__time_state", "LEV__T_lev_time_state",
+     "static inline struct tm *lev__localtime(const time_t *lev__t)\n"
+     "{\n    return lev_time_r(&lev__time_state, lev__t, 1);\n}\n"
+     "static inline struct tm *lev__gmtime(const time_t *lev__t)\n"
+     "{\n    return lev_time_r(&lev__time_state, lev__t, 0);\n}\n"
+     "static inline char *lev__asctime(const struct tm *lev__tm)\n"
+     "{\n    return lev_asctime_r(&lev__time_state, lev__tm);\n}\n"
+     "static inline char *lev__ctime(const time_t *lev__t)\n"
+     "{\n    struct tm *lev__tm = lev_time_r(&lev__time_state, lev__t, 1);\n"
+     "    return lev__tm ? lev_asctime_r(&lev__time_state, lev__tm) : NULL;\n}\n"},
 };
 
 /* Whether some input rewrote a call onto static k (PP_LIBC_*). */
@@ -452,6 +474,14 @@ static void pp_libc_statics(void)
         pp_field_row(ty, "lev_rand_state", "lev_f", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "lev_b", "LEV_K_B4", 1, "0");
         pp_field_row(ty, "lev_rand_state", "lev_seeded", "LEV_K_B4", 1, "0");
+    }
+    if (pp_libc_used(PP_LIBC_TIME)) {
+        pp_type *ty = pp_libc_type("lev_time_state", "LEV__T_lev_time_state");
+        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_i", "LEV_K_B4", 9, "0");
+        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_gmtoff", "LEV_K_B8", 1, "0");
+        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_zonep", "LEV_K_PTR", 1, "0");
+        pp_field_row(ty, "lev_time_state", "lev_zone", "LEV_K_B1", 16, "0");
+        pp_field_row(ty, "lev_time_state", "lev_text", "LEV_K_B1", 32, "0");
     }
     if (pp_libc_used(PP_LIBC_EXIT)) {
         pp_type *ty = pp_libc_type("lev_exit_state", "LEV__T_lev_exit_state");

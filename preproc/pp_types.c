@@ -33,6 +33,22 @@ CXType pp_desugar(CXType t)
 
 int pp_bad_spelling(const char *s) { return strstr(s, "(unnamed") || strstr(s, "(anonymous"); }
 
+/* Spelling sp (taken) with the record type behind va_list, which clang
+ * spells `struct __va_list_tag` but no declaration can name (a va_list
+ * parameter decays to a pointer to it), written as the element of
+ * __builtin_va_list instead. */
+static char *pp_spell_builtins(char *sp)
+{
+    static const char tag[] = "struct __va_list_tag";
+    char *at = strstr(sp, tag);
+    if (!at)
+        return sp;
+    char *r = pp_fmt("%.*s__typeof__((*(__builtin_va_list *)0)[0])%s", (int)(at - sp), sp,
+                     at + sizeof tag - 1);
+    free(sp);
+    return pp_spell_builtins(r);
+}
+
 /* A declaration of `name` with type t (top-level qualifiers dropped). */
 char *pp_decl(CXType t, const char *name)
 {
@@ -70,7 +86,8 @@ char *pp_decl(CXType t, const char *name)
         pp_printf(&b, "%s(", name);
         int n = clang_getNumArgTypes(d);
         for (int i = 0; i < n; i++) {
-            char *a = pp_cxstring(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i)));
+            char *a = pp_spell_builtins(
+                pp_cxstring(clang_getTypeSpelling(clang_getArgType(d, (unsigned)i))));
             pp_printf(&b, "%s%s", i ? ", " : "", a);
             free(a);
         }
@@ -86,8 +103,8 @@ char *pp_decl(CXType t, const char *name)
     default:
         break;
     }
-    char *sp = pp_cxstring(clang_getTypeSpelling(t));
-    if (strstr(sp, "typeof")) {
+    char *sp = pp_spell_builtins(pp_cxstring(clang_getTypeSpelling(t)));
+    if (strstr(sp, "typeof") && !strstr(sp, "__builtin_va_list")) {
         /* __typeof__(expr) may name locals that are not where this goes */
         CXType c = clang_getCanonicalType(t);
         char *cs = pp_cxstring(clang_getTypeSpelling(c));

@@ -28,6 +28,7 @@
 #include "module.h"
 #include "rt.h"
 #include "rt_tpl.h"
+#include "streams.h"
 #include "vt.h"
 
 /* ===================================================================
@@ -216,6 +217,9 @@ static const s_fref *s_frame_at(const s_cap *c, const char *p)
     return f && (uint64_t)(p - f->addr) <= f->size ? f : NULL;
 }
 
+static int s_ref_stream(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p,
+                        uint64_t *out);
+
 /* Encodes data pointer p found in an object of (kind, id), run r. */
 static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p, uint64_t *out)
 {
@@ -284,6 +288,32 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
     if (fn >= 0) {
         *out = (IMG_TAG_FN << 62) | ((uint64_t)fn << 32);
         return 0;
+    }
+    return s_ref_stream(c, okind, oid, r, p, out);
+}
+
+/* Encodes data pointer p, which no object of the VT holds: a stream of
+ * the C library's that the runtime registered (streams.c) is a reference
+ * to its record, one the program closed dangles; anything else fails the
+ * capture. */
+static int s_ref_stream(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *p,
+                        uint64_t *out)
+{
+    void *rec = NULL;
+    switch (rt_stream_lookup(p, &rec)) {
+    case RT_STREAM_CLOSED:
+        *out = IMG_DANGLING;
+        return 0;
+    case RT_STREAM_OPEN: {
+        uint64_t w = 0;
+        int rc = s_ref(c, okind, oid, r, rec, &w);
+        if (rc == 0 && w >> 62 != IMG_TAG_OBJ)
+            rc = rt_err(LEV_ECAPTURE, "stream %p: its record is not a heap object", (void *)p);
+        *out = IMG_STREAM | ((w >> 32) & IMG_ID_MAX);
+        return rc;
+    }
+    default:
+        break;
     }
     return s_bad_ptr(c, okind, oid, r, p, "pointer to memory the runtime does not own:");
 }
@@ -781,8 +811,11 @@ static int s_poison(s_cap *c, rt_moved *gen)
 
 static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble, rt_moved *gen)
 {
+    int rc = rt_streams_sync(vt->id);
+    if (rc)
+        return rc;
     s_cap c;
-    int rc = s_collect(&c, vt);
+    rc = s_collect(&c, vt);
     if (rc) {
         s_cap_free(&c);
         return rc;

@@ -30,6 +30,10 @@
 #define IMG_SENTINEL_LOW (2ull << 32)
 #define IMG_SENTINEL_NEG (3ull << 32)
 #define IMG_SENTINEL_MAX 4095u
+/* Tag 0, this id, an object id in the offset: a pointer to a stream of
+ * the C library (a FILE) that the object, the stream's record, describes
+ * (streams.c); the restore gets the stream back from the record. */
+#define IMG_STREAM (4ull << 32)
 
 #define IMG_ID_MAX ((1u << 30) - 1u)
 #define IMG_HDR_FMT "uuUUuuuuU#"

@@ -21,6 +21,7 @@
 #include "image_private.h"
 #include "module.h"
 #include "rt.h"
+#include "streams.h"
 #include "vt.h"
 
 /* ===================================================================
@@ -157,6 +158,13 @@ typedef struct s_rst {
     s_batch batch;
     bool gc_off;      /* collections held off by the restore (s_hold_begin) */
     uint64_t gc_need; /* bytes the heap objects take from the collector */
+    /* Pointers to streams: where each goes and the id of its record,
+     * filled in once every object is decoded (s_revive_streams). */
+    struct s_sfix {
+        void *dst;
+        uint32_t id;
+    } * sfix;
+    size_t nsfix, capsfix;
 } s_rst;
 
 static void s_rst_free(s_rst *r, bool free_objects)
@@ -174,6 +182,7 @@ static void s_rst_free(s_rst *r, bool free_objects)
         rt_arena_chunk_free(r->chunk);
         r->chunk = NULL;
     }
+    free(r->sfix);
     free(r->meta);
     free(r->bsz);
     for (int k = 0; k < 4; k++)
@@ -472,6 +481,20 @@ static __attribute__((noinline)) int s_unref_slow(s_rst *r, uint64_t v, uint32_t
     } else if (kind == LEV_K_PTR && (v & ~0xFFFFFFFFull) == IMG_SENTINEL_NEG && low &&
                low <= IMG_SENTINEL_MAX) {
         p = (char *)-(uintptr_t)low;
+    } else if ((v & ~0xFFFFFFFFull) == IMG_STREAM && kind == LEV_K_PTR) {
+        if (low >= r->h.nobj)
+            return rt_err(LEV_EIMAGE, "object %u field %s: stream record %llu outside the image",
+                          oi, fname, (unsigned long long)low);
+        if (r->nsfix == r->capsfix) {
+            size_t cap = r->capsfix ? 2 * r->capsfix : 8;
+            struct s_sfix *n = realloc(r->sfix, cap * sizeof *n);
+            if (!n)
+                return rt_err(LEV_ENOMEM, "out of memory in the image codec");
+            r->sfix = n;
+            r->capsfix = cap;
+        }
+        r->sfix[r->nsfix++] = (struct s_sfix){dst, (uint32_t)low};
+        p = NULL; /* until s_revive_streams */
     } else if (v == IMG_DANGLING && kind == LEV_K_PTR) {
         /* Never dereferenced by a correct program: any distinct non-NULL
          * address will do. */
@@ -817,6 +840,20 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
     return rc;
 }
 
+/* Gets back the stream of every pointer to one (rt_stream_revive), once
+ * every object, records included, is decoded. */
+static int s_revive_streams(s_rst *r)
+{
+    for (size_t i = 0; i < r->nsfix; i++) {
+        FILE *fp = NULL;
+        int rc = rt_stream_revive(r->m, r->addr[r->sfix[i].id], r->h.vt_id, &fp);
+        if (rc)
+            return rc;
+        memcpy(r->sfix[i].dst, &fp, sizeof fp);
+    }
+    return 0;
+}
+
 /* Hands the decoded frames to the VT (its arena adopts the chunk). */
 static void s_install(rt_vt *vt, s_rst *r)
 {
@@ -834,6 +871,8 @@ int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len)
         rc = rt_err(LEV_EIMAGE, "image belongs to VT %llu, not %llu", (unsigned long long)r.h.vt_id,
                     (unsigned long long)vt->id);
     if (rc == 0)
+        rc = s_revive_streams(&r);
+    if (rc == 0)
         s_install(vt, &r);
     s_rst_free(&r, rc != 0);
     return rc;
@@ -846,6 +885,8 @@ int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
     s_rst r;
     int rc = s_restore(m, img, len, &r);
     rt_vt *vt = NULL;
+    if (rc == 0)
+        rc = s_revive_streams(&r);
     if (rc == 0) {
         vt = rt_vt_create(m, &r.h.vt_id, RT_VT_RUNNABLE);
         if (!vt)

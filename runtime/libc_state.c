@@ -10,9 +10,13 @@
  * with and without levpp. atexit becomes lev_atexit_r on a generated
  * lev_exit_state, which one handler of the process runs at exit.
  */
+#define _GNU_SOURCE /* tm_gmtoff, tm_zone */
 #include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lev_task.h"
 
@@ -117,3 +121,27 @@ int lev_atexit_r(lev_exit_state *st, void (*fn)(void))
     st->lev_fn[st->lev_n++] = fn;
     return 0;
 }
+
+/* ===================================================================
+ * localtime, gmtime, asctime, ctime
+ * =================================================================== */
+
+_Static_assert(offsetof(struct tm, tm_isdst) == 8 * sizeof(int) &&
+                   offsetof(struct tm, tm_gmtoff) ==
+                       offsetof(lev_time_state, lev_u.lev_raw.lev_gmtoff) &&
+                   offsetof(struct tm, tm_zone) ==
+                       offsetof(lev_time_state, lev_u.lev_raw.lev_zonep),
+               "lev_time_state's lev_raw spells out struct tm");
+
+struct tm *lev_time_r(lev_time_state *st, const time_t *t, int local)
+{
+    struct tm *tm = &st->lev_u.lev_tm;
+    if (!(local ? localtime_r(t, tm) : gmtime_r(t, tm)))
+        return NULL;
+    /* The zone's name is the C library's: a copy that travels. */
+    snprintf(st->lev_zone, sizeof st->lev_zone, "%s", tm->tm_zone ? tm->tm_zone : "");
+    tm->tm_zone = st->lev_zone;
+    return tm;
+}
+
+char *lev_asctime_r(lev_time_state *st, const struct tm *tm) { return asctime_r(tm, st->lev_text); }

@@ -24,6 +24,7 @@ REPOS=(
     "c4 https://github.com/rswier/c4 2feb8c0a142b2e513be69442c24af82dbaf41a25"
     "tiny-regex-c https://github.com/kokke/tiny-regex-c f2632c6d9ed25272987471cdb8b70395c2460bdb"
     "monocypher https://github.com/LoupVaillant/Monocypher ab2b16dd619ad5f6979a4fbe69cfa324a6fcc35f"
+    "chibicc https://github.com/rui314/chibicc 90d1f7f199cc55b13c7fdb5839d1409806633fdb"
 )
 
 for entry in "${REPOS[@]}"; do

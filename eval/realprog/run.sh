@@ -12,7 +12,7 @@
 #   SRC_DIR          the clones, as eval/realprog/fetch.sh SRC_DIR makes them
 #                    (SRC_DIR/cJSON, SRC_DIR/lz4, ...)
 #   PROGRAM          only these (cjson lz4 miniz bbc lua c4 tiny-regex-c
-#                    monocypher)
+#                    monocypher chibicc)
 #   --out DIR        work and result directory (default: a new one under /tmp)
 #   --build DIR      the build tree: DIR/preproc/levpp, DIR/leverage/
 #                    libleverage.so, DIR/leverage/include (default: build/
@@ -92,7 +92,7 @@ WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-t
 #   NORM     a sed script applied to every output before it is compared
 #            (what varies between two native runs)
 # In arguments, @SRC@ is the clone and @DRV@ the drivers directory.
-PROGRAMS=(cjson lz4 miniz bbc lua c4 tiny-regex-c monocypher)
+PROGRAMS=(cjson lz4 miniz bbc lua c4 tiny-regex-c monocypher chibicc)
 
 prog_cjson() {
     DIR=cJSON SRCS=(cJSON.c cJSON_Utils.c) DRV=(cjson_driver.c)
@@ -141,6 +141,18 @@ prog_monocypher() {
     DIR=monocypher SRCS=(src/monocypher.c src/optional/monocypher-ed25519.c) DRV=(monocypher_driver.c)
     FLAGS=(-Isrc -Isrc/optional) LIBS=()
     PLAIN='60' TORTURE='2 4' RESUME='0 12' NORM=''
+}
+prog_chibicc() {
+    # The compiler proper (-cc1) compiling one of its own files to
+    # assembly on standard output. It writes its output only once it has
+    # compiled the whole file, so there is no resume check here: see
+    # README.md for the kill and resume done by hand.
+    DIR=chibicc
+    SRCS=(codegen.c hashmap.c main.c parse.c preprocess.c strings.c tokenize.c type.c unicode.c)
+    DRV=() FLAGS=(-I.) LIBS=()
+    PLAIN='-cc1 -I@SRC@/include -cc1-input @SRC@/parse.c -cc1-output - @SRC@/parse.c'
+    TORTURE='-cc1 -I@SRC@/include -I@SRC@/test -cc1-input @SRC@/test/arith.c -cc1-output - @SRC@/test/arith.c'
+    RESUME='' NORM=''
 }
 
 # ===================================================================

@@ -1,0 +1,43 @@
+/* streams.h - the C library streams that task code opens through the
+ * runtime (streams.c): what a capture and a restore need of them.
+ *
+ * Internal (not installed). The entry points that levpp's output calls
+ * (lev_fopen, lev_freopen, lev_fclose, lev_open_memstream) are declared in
+ * lev_task.h.
+ */
+#ifndef STREAMS_H
+#define STREAMS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lev_abi.h"
+
+/* What a pointer that no object of the VT holds may be: */
+enum {
+    RT_STREAM_NONE = 0, /* not a stream the runtime registered */
+    RT_STREAM_OPEN,     /* an open stream: *rec is its record, on the VT heap */
+    RT_STREAM_CLOSED    /* a stream the program closed: the pointer dangles */
+};
+
+/* Flushes every open stream that VT vt_id opened (or got back from an
+ * image) and writes where it stands into its record: called before a
+ * capture walks the VT, so that the image holds what the program wrote,
+ * and a memory stream's buffer and the program's view of it agree.
+ * LEV_ECAPTURE if freopen sent a standard stream to a file. */
+int rt_streams_sync(uint64_t vt_id);
+
+/* Classifies p (RT_STREAM_*); for an open stream sets *rec. A file stream
+ * is flushed and its record brought up to date first, so a stream of
+ * another VT is carried as it stands. */
+int rt_stream_lookup(const void *p, void **rec);
+
+/* The stream that record rec (a restored heap object) stands for, into
+ * *out: the same FILE while the stream is still open in this process,
+ * else the file reopened by its path at its offset, or the memory stream
+ * rebuilt on its restored buffer; it is then VT vt_id's. 0, or LEV_EIMAGE
+ * (a damaged record) or LEV_EIO (the file cannot be reopened), with a
+ * message naming the stream. */
+int rt_stream_revive(const lev_module *m, void *rec, uint64_t vt_id, FILE **out);
+
+#endif
