@@ -259,6 +259,7 @@ enum {
     PP_MAGIC_SIG,
     PP_MAGIC_ATTRS,
     PP_MAGIC_USRS,
+    PP_MAGIC_HDR_STATICS,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)

@@ -586,6 +586,7 @@ static const char *pp_moved_name(CXCursor decl)
 }
 
 static void pp_static_var(CXCursor v);
+static void pp_included_decl(CXCursor c);
 static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np);
 
 /* Looking for another definition of a tag: the tag's cursor, then the
@@ -1078,6 +1079,63 @@ static void pp_label_table(pp_file *f, CXCursor c)
     free(ls.gotos);
 }
 
+typedef struct pp_hdr_scan {
+    unsigned magic; /* PP_MAGIC_HDR_STATICS */
+    CXCursor fn;    /* a function that an included file defines */
+} pp_hdr_scan;
+
+/* Refuses a static local of hs->fn that can change. */
+static enum CXChildVisitResult pp_header_static_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    CXCursor fn = ((pp_hdr_scan *)pp_visit_state(d, PP_MAGIC_HDR_STATICS))->fn;
+    if (pp_kind(c) != CXCursor_VarDecl || clang_Cursor_getStorageClass(c) != CX_SC_Static)
+        return CXChildVisit_Recurse;
+    CXType t = clang_getCanonicalType(clang_getCursorType(c));
+    while (t.kind == CXType_ConstantArray || t.kind == CXType_IncompleteArray)
+        t = clang_getCanonicalType(clang_getArrayElementType(t));
+    if (clang_isConstQualifiedType(t))
+        return CXChildVisit_Continue; /* never changes: a new process has the same */
+    CXFile file;
+    clang_getExpansionLocation(PP_LOC(fn), &file, NULL, NULL, NULL);
+    char *fname = pp_cxstring(clang_getCursorSpelling(fn)),
+         *vname = pp_cxstring(clang_getCursorSpelling(c)),
+         *where = pp_cxstring(clang_getFileName(file));
+    pp_error(PP_LOC(c),
+             "static local '%s' of function '%s', which header %s defines, would not travel "
+             "with the program's state (levpp rewrites only its inputs' own text, and a "
+             "resumed process would start it again): declare it at file scope in the header, "
+             "where a static travels, or give the header's functions to levpp in an input",
+             vname, fname, where);
+    free(fname);
+    free(vname);
+    free(where);
+    return CXChildVisit_Continue;
+}
+
+/* A declaration at file scope of an input's translation unit that a file
+ * it includes wrote (not a system header): a variable it defines is
+ * registered as the input's own (a static of a header is one object per
+ * input that includes it), so that it travels; a function it defines
+ * that is not an input's keeps any static local that can change where no
+ * image reaches it, which is refused. */
+static void pp_included_decl(CXCursor c)
+{
+    if (clang_Location_isInSystemHeader(PP_LOC(c)))
+        return;
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern) {
+        pp_static_var(c); /* (a tentative definition is no definition to libclang) */
+    } else if (k == CXCursor_FunctionDecl && clang_isCursorDefinition(c)) {
+        char *usr = pp_cxstring(clang_getCursorUSR(c));
+        int g = pp_fn_find(usr);
+        free(usr);
+        pp_hdr_scan hs = {PP_MAGIC_HDR_STATICS, c};
+        if (g < 0 || ctx.fns[g].file < 0)
+            clang_visitChildren(c, pp_header_static_cb, &hs);
+    }
+}
+
 static void pp_common_file(unsigned fi)
 {
     pp_file *f = &ctx.files[fi];
@@ -1087,8 +1145,10 @@ static void pp_common_file(unsigned fi)
     int first = 1;
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
-        if (!clang_Location_isFromMainFile(PP_LOC(c)))
+        if (!clang_Location_isFromMainFile(PP_LOC(c))) {
+            pp_included_decl(c);
             continue;
+        }
         if (first || pp_begin(c) < f->insert_at) {
             /* a declaration may begin before the type it defines */
             f->insert_at = f->lines[pp_line_of(f, pp_begin(c)) - 1];

@@ -1,6 +1,6 @@
 /* helpers.h - small static helpers that an included file defines, of
  * every shape levpp's inline hints meet: a load, a byte-order test, a
- * helper calling helpers, an old-style definition, a static local, a
+ * helper calling helpers, an old-style definition, a header static, a
  * recursive one, one declared before its definition, one that is
  * noinline, one that is variadic, one whose address is taken. */
 #ifndef HELPERS_H
@@ -32,11 +32,15 @@ int b;
     return a + b;
 }
 
+/* A static of a header is one object in each input that includes it,
+ * registered with that input's statics: it counts across rounds, and
+ * travels. */
+static unsigned counted;
+
 static unsigned counter(unsigned x)
 {
-    static unsigned n;
-    n = x;
-    return n + 1;
+    counted++;
+    return x + counted;
 }
 
 static unsigned fact(unsigned n) { return n < 2 ? 1 : n * fact(n - 1); }
