@@ -548,8 +548,10 @@ static void pp_const_loop(pp_walk *w, CXCursor c, CXCursor body, int depth, long
         pp_puts(&b, "{\n");
         pp_budget_poll(w, &b, pp_begin(c), (unsigned)n);
         pp_edit_add(f, pp_begin(c), pp_begin(c), E_PRE, depth - 1, 1, b.p);
-        pp_edit_add(f, pp_stmt_end(f, c), pp_stmt_end(f, c), E_POST, depth - 1, 1,
-                    pp_strdup("\n}"));
+        /* the loop ends where its body does (pp_stmt_end of the for
+         * statement stops short of a `;` after a compound literal) */
+        unsigned e = pp_stmt_end(f, body);
+        pp_edit_add(f, e, e, E_POST, depth - 1, 1, pp_strdup("\n}"));
     }
     w->loops++;
     pp_stmt(w, body, depth + 1);
