@@ -647,8 +647,9 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
     unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
     pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
     if (u > 1) {
-        pp_edit_add(f, pp_stmt_end(f, c), pp_stmt_end(f, c), E_POST, depth - 1, 1,
-                    pp_fmt("\nlev__x%u:;\n}", x));
+        /* after the loop: a for or while ends where its body does (past
+         * the `;` of a body ending in a compound literal) */
+        pp_edit_add(f, e, e, E_POST, depth - 1, 1, pp_fmt("\nlev__x%u:;\n}", x));
         /* the body u times; the condition (after the increment) between
          * two copies, leaving the loop when it fails */
         pp_buf t = {0};

@@ -101,6 +101,26 @@ static long others(long seed, int m)
     return s;
 }
 
+struct pt {
+    long x, y;
+};
+
+/* loops whose bodies end in a compound literal, one long enough to be
+ * copied four times per decrement of the budget */
+static long literal_bodies(long n)
+{
+    struct pt ps[64];
+    long i = 0, s = 0;
+    for (int j = 0; j < 64; j++)
+        ps[j] = (struct pt){j, -j};
+    while (i++ < n)
+        ps[(i & 63)] = (struct pt){i * 3 + n * 7 + (i >> 2) * 11 + (i & 5) * 13 + 12345,
+                                   i * i + n * 1000 + 77 * (i & 3) + (i & 1)};
+    for (int j = 0; j < 64; j++)
+        s += ps[j].x ^ ps[j].y;
+    return s;
+}
+
 /* a recursion whose only loops are short */
 static long rec(int depth, long acc)
 {
@@ -155,7 +175,7 @@ int main(int argc, char **argv)
             a += shapes(i + round) % 1000;
             c += others(i * 7 + round, (int)(i % 13));
         }
-        long d = rec(12, round);
+        long d = rec(12, round) + literal_bodies(100 + round);
         long e = perft(5);
         check = ((a * 31 + c) * 31 + d) * 31 + e;
         printf("round %ld: %ld %ld %ld %ld %llx\n", round, a, c, d, e, occ[2]);
