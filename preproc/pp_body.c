@@ -355,10 +355,11 @@ static int pp_always_inline(pp_fn *fn)
     return pp_has_attr(fn->def, names);
 }
 
-/* Declaration text of what calls fn: its fresh entry __run (`resume` 0,
- * or -1 for its definition, whose parameters a lazy body names as its C
- * locals) or its __resume (1: the frame restored by the runtime); task
- * and main entries have one __run(vt, frame) that the runtime calls. */
+/* Declaration text of what calls fn: its fresh entry __run (`resume` 0:
+ * a prototype; -1: a lazy function's definition, whose parameters its
+ * body names as its C locals; -2: a framed function's definition) or its
+ * __resume (1: the frame restored by the runtime); task and main entries
+ * have one __run(vt, frame) that the runtime calls. */
 char *pp_run_proto(pp_fn *fn, int resume)
 {
     if (fn->is_task || fn->is_main)
@@ -372,13 +373,14 @@ char *pp_run_proto(pp_fn *fn, int resume)
                   fn->cname, fn->cname, fn->cname);
     } else {
         /* a lazy function's fresh entry is a candidate for inlining, also
-         * into itself, as the native function would be */
-        const char *kw = resume >= 0 || !fn->lazy ? ""
-                         : pp_always_inline(fn)   ? "inline __attribute__((always_inline)) "
-                                                  : "inline ";
+         * into itself, as the native function would be; so is a framed
+         * function's (-2), which pushes the frame and calls __resume */
+        const char *kw = resume >= 0 || (resume == -1 && !fn->lazy) ? ""
+                         : pp_always_inline(fn) ? "inline __attribute__((always_inline)) "
+                                                : "inline ";
         pp_printf(&b, "static __attribute__((unused)) %sstruct %s__ret %s__run(lev_ctx *vt", kw,
                   fn->cname, fn->cname);
-        pp_params(&b, fn, resume < 0);
+        pp_params(&b, fn, resume == -1);
         pp_puts(&b, ")");
     }
     return b.p;
@@ -443,7 +445,7 @@ static void pp_rewrite(pp_fn *fn)
         pp_body_text(b, fn);
         return;
     } else {
-        p = pp_run_proto(fn, 0);
+        p = pp_run_proto(fn, -2);
         pp_printf(b,
                   "%s\n{\n    struct %s__ret lev__x;\n    struct %s__frame *fr = "
                   "lev_frame_push(vt, sizeof *fr, %s);\n    if (!fr) {\n"

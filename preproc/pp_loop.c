@@ -8,16 +8,23 @@
 
 #include "levpp.h"
 
-/* Whether a counted loop can be strip-mined: no site in it, no break of
- * its own, no label in its body (nothing jumps into it), no call in its
- * condition (evaluated twice per strip). */
-static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
+/* Whether a loop has no site in it and no call in its condition
+ * (evaluated twice per strip), and its body and condition are written in
+ * the input; and whether it can be strip-mined: besides, no break of its
+ * own, no label in its body (nothing jumps into it). */
+static int pp_sites_none(CXCursor loop, CXCursor cond, CXCursor body)
 {
     int bad = pp_has_site(loop) || pp_in_macro(body) || pp_in_macro(cond);
-    if (!bad && pp_break_cb(body, loop, &bad) == CXChildVisit_Recurse)
-        clang_visitChildren(body, pp_break_cb, &bad);
     if (!bad)
         clang_visitChildren(cond, pp_site_any_call_cb, &bad);
+    return !bad;
+}
+
+static int pp_strippable(CXCursor loop, CXCursor cond, CXCursor body)
+{
+    int bad = !pp_sites_none(loop, cond, body);
+    if (!bad && pp_break_cb(body, loop, &bad) == CXChildVisit_Recurse)
+        clang_visitChildren(body, pp_break_cb, &bad);
     return !bad;
 }
 
@@ -404,6 +411,153 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
         free(ctx.strips[ctx.nstrips].v);
 }
 
+static enum CXChildVisitResult pp_label_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (pp_kind(c) == CXCursor_LabelStmt) {
+        *pp_visit_flag(d) = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Whether the body of a loop holds a label (of its own, or a case or
+ * default of a switch around the loop): something may jump into it,
+ * past the loop's head. */
+static enum CXChildVisitResult pp_entry_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    switch (pp_kind(c)) {
+    case CXCursor_SwitchStmt: {
+        /* its own cases are its own; a label inside is not */
+        int *found = pp_visit_flag(d);
+        pp_kids k = pp_children(c);
+        for (unsigned i = 0; i < k.n && !*found; i++)
+            *found = pp_visit_finds(k.v[i], pp_label_cb);
+        free(k.v);
+        return *found ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
+    case CXCursor_LabelStmt:
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+        *pp_visit_flag(d) = 1;
+        return CXChildVisit_Break;
+    default:
+        return CXChildVisit_Recurse;
+    }
+}
+
+/* The value of integer constant expression e in *v. */
+static int pp_const_int(CXCursor e, long long *v)
+{
+    CXEvalResult ev = clang_Cursor_Evaluate(e);
+    int ok = ev && clang_EvalResult_getKind(ev) == CXEval_Int;
+    if (ok && clang_EvalResult_isUnsignedInt(ev)) {
+        unsigned long long u = clang_EvalResult_getAsUnsigned(ev);
+        ok = u <= (1ULL << 40);
+        *v = (long long)u;
+    } else if (ok) {
+        *v = clang_EvalResult_getAsLongLong(ev);
+    }
+    if (ev)
+        clang_EvalResult_dispose(ev);
+    return ok && *v >= -(1LL << 40) && *v <= (1LL << 40);
+}
+
+/* The start of a loop whose INIT sets induction variable iv to a
+ * constant (`V = C` or the declaration `T V = C`), in *v. */
+static int pp_const_start(CXCursor init, CXCursor iv, long long *v)
+{
+    if (clang_Cursor_isNull(init))
+        return 0;
+    int ok = 0;
+    if (pp_kind(init) == CXCursor_DeclStmt) {
+        pp_kids k = pp_children(init);
+        for (unsigned i = 0; i < k.n; i++)
+            if (clang_equalCursors(k.v[i], iv))
+                ok = pp_const_int(k.v[i], v);
+        free(k.v);
+        return ok;
+    }
+    CXCursor e = pp_strip(init);
+    if (pp_kind(e) != CXCursor_BinaryOperator ||
+        clang_getCursorBinaryOperatorKind(e) != CXBinaryOperator_Assign)
+        return 0;
+    pp_kids k = pp_children(e);
+    CXCursor l = k.n == 2 ? pp_strip(k.v[0]) : e;
+    ok = k.n == 2 && pp_kind(l) == CXCursor_DeclRefExpr &&
+         clang_equalCursors(clang_getCursorReferenced(l), iv) && pp_const_int(k.v[1], v);
+    free(k.v);
+    return ok;
+}
+
+/* The iterations of a counted loop `for (INIT; V OP B; V += S)`
+ * (pp_strip_bound: op, the signed step s) whose INIT sets V to a
+ * constant and whose bound B is a constant, V a C local of the function
+ * (its address never taken, so nothing but the increment changes it:
+ * pp_counted), with every value V takes, up to the first that fails the
+ * condition, in V's type (no wrap-around): the loop runs at most that
+ * many times. -1: not such a loop. */
+static long long pp_trips(pp_walk *w, CXCursor init, CXCursor cond, CXCursor inc, const char *op,
+                          long long s)
+{
+    pp_kids ik = pp_children(pp_strip(inc)), ck = pp_children(pp_strip(cond));
+    long long n = -1, c0 = 0, b = 0;
+    CXCursor v = ik.n ? pp_strip(ik.v[0]) : inc;
+    if (ik.n && ck.n == 2 && pp_kind(v) == CXCursor_DeclRefExpr) {
+        CXCursor iv = clang_getCursorReferenced(v), l = pp_strip(ck.v[0]);
+        int vi = pp_var_find(w->fn, iv);
+        int left = pp_kind(l) == CXCursor_DeclRefExpr &&
+                   clang_equalCursors(clang_getCursorReferenced(l), iv);
+        CXType t = clang_getCanonicalType(clang_getCursorType(v));
+        long long ts = clang_Type_getSizeOf(t);
+        int tsigned = t.kind >= CXType_Char_S && t.kind <= CXType_Int128;
+        if (vi >= 0 && w->fn->vars[vi].reg && ts >= 1 && ts <= 8 && pp_const_start(init, iv, &c0) &&
+            pp_const_int(ck.v[left ? 1 : 0], &b)) {
+            long long d = s > 0 ? b - c0 : c0 - b, as = s > 0 ? s : -s;
+            int incl = !strcmp(op, "<=") || !strcmp(op, ">=");
+            n = d < 0 || (d == 0 && !incl) ? 0 : incl ? d / as + 1 : (d + as - 1) / as;
+            long long e = c0 + n * s; /* the first value that fails */
+            long long lo = tsigned ? (ts >= 8 ? -(1LL << 41) : -(1LL << (8 * ts - 1))) : 0;
+            long long hi = ts >= 8   ? 1LL << 41
+                           : tsigned ? (1LL << (8 * ts - 1)) - 1
+                                     : (1LL << (8 * ts)) - 1;
+            if (c0 < lo || c0 > hi || e < lo || e > hi)
+                n = -1;
+        }
+    }
+    free(ik.v);
+    free(ck.v);
+    return n;
+}
+
+/* A counted loop of at most PP_MAX_UNITS iterations by its constants
+ * (pp_trips: N), nothing jumping into its body: charged N units at
+ * once before it starts, as one iteration of a loop holding loops is
+ * (`if (LEV_UNLIKELY((lev__b -= N) < 0)) { POLL lev__b = 4096; }`), then
+ * run as written; a `break` ends it early. Nested in another loop of the
+ * function and shorter than PP_SMALL iterations, it is not charged at
+ * all (the enclosing loop's units pay for it). Two instructions where a
+ * strip (pp_strip_mine) costs a dozen as it starts. */
+static void pp_const_loop(pp_walk *w, CXCursor c, CXCursor body, int depth, long long n)
+{
+    pp_file *f = w->f;
+    if (n > 0 && !(w->loops > 0 && n < PP_SMALL)) {
+        pp_budget_var(w->fn);
+        pp_buf b = {0};
+        pp_puts(&b, "{\n");
+        pp_budget_poll(w, &b, pp_begin(c), (unsigned)n);
+        pp_edit_add(f, pp_begin(c), pp_begin(c), E_PRE, depth - 1, 1, b.p);
+        /* the loop ends where its body does (pp_stmt_end of the for
+         * statement stops short of a `;` after a compound literal) */
+        unsigned e = pp_stmt_end(f, body);
+        pp_edit_add(f, e, e, E_POST, depth - 1, 1, pp_strdup("\n}"));
+    }
+    w->loops++;
+    pp_stmt(w, body, depth + 1);
+    w->loops--;
+}
+
 /* Any other loop without a safe point or checkpointable call counts down
  * the budget in its condition, in strips run by the loop as written (the
  * condition and increment evaluated once per iteration, as written):
@@ -493,8 +647,9 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
     unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
     pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
     if (u > 1) {
-        pp_edit_add(f, pp_stmt_end(f, c), pp_stmt_end(f, c), E_POST, depth - 1, 1,
-                    pp_fmt("\nlev__x%u:;\n}", x));
+        /* after the loop: a for or while ends where its body does (past
+         * the `;` of a body ending in a compound literal) */
+        pp_edit_add(f, e, e, E_POST, depth - 1, 1, pp_fmt("\nlev__x%u:;\n}", x));
         /* the body u times; the condition (after the increment) between
          * two copies, leaving the loop when it fails */
         pp_buf t = {0};
@@ -656,9 +811,18 @@ void pp_for(pp_walk *w, CXCursor c, int depth)
         pp_loop_body(w, c, body, depth, 0);
     } else if (height) {
         pp_loop_body(w, c, body, depth, units);
-    } else if (pp_counted(cond, inc, body) && pp_strippable(c, cond, body) &&
+    } else if (pp_counted(cond, inc, body) && pp_sites_none(c, cond, body) &&
                pp_strip_bound(w, cond, inc, body, &vt, &bt, &op, &s)) {
-        pp_strip_mine(w, inc, body, depth, vt, bt, op, s);
+        long long n = pp_trips(w, init, cond, inc, op, s);
+        if (n >= 0 && n <= PP_MAX_UNITS && !pp_visit_finds(body, pp_entry_cb)) {
+            free(vt);
+            pp_const_loop(w, c, body, depth, n);
+        } else if (pp_strippable(c, cond, body)) {
+            pp_strip_mine(w, inc, body, depth, vt, bt, op, s);
+        } else {
+            free(vt);
+            pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);
+        }
         free(bt);
     } else {
         pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);

@@ -148,12 +148,19 @@ static void t_macro(void **state)
     s_run("nest_macro", a, nest_macro_ref(&a));
 }
 
+static void t_const(void **state)
+{
+    (void)state;
+    struct nest_arg a = {600, 1000000};
+    s_run("nest_const", a, nest_const_ref(&a));
+}
+
 int main(void)
 {
     rt_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_ring),     cmocka_unit_test(t_deep),  cmocka_unit_test(t_list),
-        cmocka_unit_test(t_counted3), cmocka_unit_test(t_macro),
+        cmocka_unit_test(t_counted3), cmocka_unit_test(t_macro), cmocka_unit_test(t_const),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

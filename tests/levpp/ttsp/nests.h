@@ -16,5 +16,6 @@ long nest_deep_ref(const struct nest_arg *a);
 long nest_list_ref(const struct nest_arg *a);
 long nest_counted3_ref(const struct nest_arg *a);
 long nest_macro_ref(const struct nest_arg *a);
+long nest_const_ref(const struct nest_arg *a);
 
 #endif
