@@ -159,7 +159,7 @@ static void pp_locals(pp_buf *b, pp_fn *fn, int from)
      * may push one; it reserves it in lev__rf, which its unwinds fill */
     pp_printf(b,
               "    enum { lev__reserve = %d };\n"
-              "    struct %s__frame *lev__rf __attribute__((unused)) = NULL;\n",
+              "    struct %s__frame *lev__rf __attribute__((__unused__)) = NULL;\n",
               from == 2 && fn->reserving, fn->cname);
     for (unsigned i = 0; i < fn->nvars; i++)
         if (fn->vars[i].reg && !(from == 2 && i < fn->nparams)) {
@@ -249,7 +249,7 @@ int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
 static void pp_spill_fn(pp_buf *b, pp_fn *fn)
 {
     pp_printf(b,
-              "__attribute__((noinline, cold)) static struct %s__ret %s__spill(lev_ctx *vt, "
+              "__attribute__((__noinline__, __cold__)) static struct %s__ret %s__spill(lev_ctx *vt, "
               "struct %s__frame *fr, uint32_t lev__pc",
               fn->cname, fn->cname, fn->cname);
     pp_spill_list(b, fn);
@@ -368,7 +368,7 @@ char *pp_run_proto(pp_fn *fn, int resume)
     /* unused: a function no other input calls has no __xrun to call them */
     if (resume > 0) {
         pp_printf(&b,
-                  "static __attribute__((unused)) struct %s__ret %s__resume(lev_ctx *vt, struct "
+                  "static __attribute__((__unused__)) struct %s__ret %s__resume(lev_ctx *vt, struct "
                   "%s__frame *fr)",
                   fn->cname, fn->cname, fn->cname);
     } else {
@@ -376,9 +376,9 @@ char *pp_run_proto(pp_fn *fn, int resume)
          * into itself, as the native function would be; so is a framed
          * function's (-2), which pushes the frame and calls __resume */
         const char *kw = resume >= 0 || (resume == -1 && !fn->lazy) ? ""
-                         : pp_always_inline(fn) ? "inline __attribute__((always_inline)) "
+                         : pp_always_inline(fn) ? "inline __attribute__((__always_inline__)) "
                                                 : "inline ";
-        pp_printf(&b, "static __attribute__((unused)) %sstruct %s__ret %s__run(lev_ctx *vt", kw,
+        pp_printf(&b, "static __attribute__((__unused__)) %sstruct %s__ret %s__run(lev_ctx *vt", kw,
                   fn->cname, fn->cname);
         pp_params(&b, fn, resume == -1);
         pp_puts(&b, ")");

@@ -361,7 +361,7 @@ static void pp_emit_module(pp_buf *o, unsigned fi, const char *vis)
         pp_puts(o, "    if (lev_module_register(&lev__module_desc, &lev__mod) != 0)\n"
                    "        return NULL;\n    return lev__mod;\n}\n");
         if (!ctx.main_task)
-            pp_puts(o, "\n__attribute__((constructor)) static void lev__register(void)\n{\n"
+            pp_puts(o, "\n__attribute__((__constructor__)) static void lev__register(void)\n{\n"
                        "    (void)lev__module();\n}\n");
     }
     for (unsigned i = 0; i < ctx.nfns; i++)
@@ -456,7 +456,7 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)
-        pp_puts(o, "#define PP_HIDDEN __attribute__((visibility(\"hidden\")))\n");
+        pp_puts(o, "#define PP_HIDDEN __attribute__((__visibility__(\"hidden\")))\n");
     pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
     pp_libc_prelude(o, fi);
     if (ctx.ntypes) {
@@ -519,7 +519,7 @@ static void pp_emit_frames(pp_buf *o, unsigned fi)
     for (unsigned i = 0; i < ctx.nfns; i++)
         if (ctx.fns[i].cp && ctx.fns[i].file == (int)fi && !ctx.fns[i].is_task &&
             !ctx.fns[i].is_main && clang_Cursor_getStorageClass(ctx.fns[i].def) == CX_SC_Static)
-            pp_printf(o, "static __typeof__(%s) %s __attribute__((unused));\n", ctx.fns[i].name,
+            pp_printf(o, "static __typeof__(%s) %s __attribute__((__unused__));\n", ctx.fns[i].name,
                       ctx.fns[i].name);
     for (unsigned x = 0; x < f->nx; x++)
         pp_ret_struct(o, &ctx.fns[f->xcallees[x]]);

@@ -917,7 +917,7 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
     }
     pp_printf(b,
               "    __typeof__(&*(%s)) lev__fp = &*(%s);\n"
-              "    if (0) {\n    lev__resume_%u: __attribute__((unused));\n"
+              "    if (0) {\n    lev__resume_%u: __attribute__((__unused__));\n"
               "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n"
               "        lev__fp = 0;\n"
               "        if (!lev__cf) {\n"
@@ -1019,7 +1019,7 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
             int always = strcmp(s->spk, "LEV_SP_CHECKPOINT") != 0;
             pp_printf(b,
                       "\nif (%slev_safepoint(vt, %s))\n"
-                      "    goto lev__unwind_%u;\nlev__resume_%u: __attribute__((unused));",
+                      "    goto lev__unwind_%u;\nlev__resume_%u: __attribute__((__unused__));",
                       always ? "" : "lev_poll(vt) && ", s->spk, s->k, s->k);
             continue;
         }
@@ -1042,7 +1042,7 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
         pp_printf(b,
                   "\n{\n    void *lev__cf = NULL;\n    struct %s__ret lev__x;\n"
-                  "    if (0) {\n    lev__resume_%u: __attribute__((unused));\n"
+                  "    if (0) {\n    lev__resume_%u: __attribute__((__unused__));\n"
                   "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n"
                   "        if (!lev__cf) {\n"
                   "            lev_vt_fail(vt, LEV_EFAILED, \"%s: no frame to resume\");\n"

@@ -406,7 +406,7 @@ static const struct {
      "{\n    return lev_strndup(lev__module(), lev__s, lev__n);\n}\n"
      "static inline int lev__vasprintf(char **lev__o, const char *lev__fmt, va_list lev__ap)\n"
      "{\n    return lev_vasprintf(lev__module(), lev__o, lev__fmt, lev__ap);\n}\n"
-     "__attribute__((format(printf, 2, 3))) static inline int lev__asprintf(char **lev__o, "
+     "__attribute__((__format__(__printf__, 2, 3))) static inline int lev__asprintf(char **lev__o, "
      "const char *lev__fmt, ...)\n"
      "{\n    va_list lev__ap;\n    va_start(lev__ap, lev__fmt);\n"
      "    int lev__r = lev_vasprintf(lev__module(), lev__o, lev__fmt, lev__ap);\n    "

@@ -122,7 +122,7 @@ void pp_setjmp_text(pp_walk *w, CXCursor c, unsigned k, int top, pp_buf *b)
     char *dst = top ? pp_strdup("(void)") : pp_fmt("lev__r%u = ", k);
     pp_printf(b,
               "\n%slev_setjmp(vt, fr, (void *)(%s), %u);\n"
-              "if (0) {\nlev__resume_%u: __attribute__((unused));\n"
+              "if (0) {\nlev__resume_%u: __attribute__((__unused__));\n"
               "    %svt->jmp->val;\n    if (0)\n        goto lev__unwind_%u;\n}",
               dst, env, k, k, dst, k);
     free(dst);

@@ -17,7 +17,7 @@ void pp_poll_text(pp_walk *w, pp_buf *b, unsigned at)
     unsigned k = pp_site_new(w->fn, at);
     pp_printf(b,
               "\nif (lev_poll(vt) && lev_safepoint(vt, LEV_SP_POLL))\n    goto lev__unwind_%u;\n"
-              "lev__resume_%u: __attribute__((unused));\n",
+              "lev__resume_%u: __attribute__((__unused__));\n",
               k, k);
     for (unsigned i = 0; i < ctx.nstrips && i < PP_MAX_STRIPS; i++)
         pp_printf(b, "lev__l%u = %s;\n", ctx.strips[i].k, ctx.strips[i].v);
