@@ -426,9 +426,20 @@ typedef struct lev_alloc_hint {
     uint32_t type; /* a type id of m, or LEV_HINT_NONE */
 } lev_alloc_hint;
 
+/* The calling thread's hint, which the runtime takes at the hinted
+ * allocation (set and restored inline: allocation wrappers are hot). */
+LEV_API extern __thread lev_alloc_hint lev__hint __attribute__((tls_model("initial-exec")));
+
 /* Sets the hint; returns the previous one, for lev_hint_restore. */
-LEV_API lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type);
-LEV_API void lev_hint_restore(lev_alloc_hint old);
+LEV_INLINE lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
+{
+    lev_alloc_hint old = lev__hint;
+    lev__hint.m = m;
+    lev__hint.type = type;
+    return old;
+}
+
+LEV_INLINE void lev_hint_restore(lev_alloc_hint old) { lev__hint = old; }
 
 /* malloc, calloc and realloc as levpp writes them where it cannot infer
  * the element type itself (inside an allocation wrapper, and malloc taken

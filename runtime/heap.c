@@ -14,6 +14,7 @@
 
 #define GC_THREADS
 #include <gc/gc.h>
+#include <gc/gc_mark.h>
 #include <gc/gc_typed.h>
 
 #include "heap.h"
@@ -63,7 +64,9 @@ static inline void s_set_header(rt_objhdr *h, uint32_t type, size_t count)
     h->id = 0;
 }
 
-rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
+/* rt_heap_alloc_type past its fast path. */
+static __attribute__((noinline)) rt_objhdr *s_alloc_type_slow(const rt_type *t, uint32_t type,
+                                                              size_t count, bool zero)
 {
     if (t->tail && count < t->size)
         count = t->size; /* a trailing array: count is bytes, the head at least */
@@ -79,6 +82,27 @@ rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, boo
         memset(rt_obj_data(h), 0, bytes - sizeof(rt_objhdr));
     s_set_header(h, type, count);
     return h;
+}
+
+rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
+{
+    /* The fast path: a small object taken from the thread's bins, no
+     * collector call, nothing to clear (scanned ones come cleared). Not
+     * one the collector would type by its descriptor (past S_SCAN_SMALL). */
+    bool scanned = t->has_ptrs || t->conservative;
+    if (LEV_LIKELY(!t->tail && count <= RT_BIN_CLASSES * RT_BIN_GRANULE && (scanned || !zero))) {
+        size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
+        unsigned cls = rt_bin_class(bytes);
+        if (LEV_LIKELY(cls <= RT_BIN_CLASSES &&
+                       (!scanned || bytes <= S_SCAN_SMALL || count != 1 || !t->gc_descr))) {
+            rt_objhdr *h = rt_bins_take(scanned, cls);
+            if (LEV_LIKELY(h != NULL)) {
+                s_set_header(h, type, count);
+                return h;
+            }
+        }
+    }
+    return s_alloc_type_slow(t, type, count, zero);
 }
 
 rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
@@ -299,7 +323,9 @@ void lev_free(void *p)
      * type): marked freed, and binned for reuse if small. */
     if ((char *)p == (char *)base + sizeof(rt_objhdr) && (h->type >> 24) == RT_OBJ_MAGIC) {
         h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
-        rt_bins_put(base);
+        size_t sz = 0;
+        int kind = GC_get_kind_and_size(base, &sz);
+        rt_bins_put_fast(base, kind, sz);
         return;
     }
     h = s_ours(base, s_slot(base, p), p);
@@ -332,11 +358,14 @@ void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count)
             return NULL;
         old = rt_heap_obj_size(m, oh);
     }
-    rt_objhdr *nh = rt_heap_alloc_obj(m, type, count);
+    /* Cleared past what is copied (only there: it may be large). */
+    rt_objhdr *nh = rt_heap_alloc_raw(m, type, count, false);
     if (!nh)
         return NULL;
     size_t nbytes = rt_heap_obj_size(m, nh);
     memcpy(rt_obj_data(nh), p, old < nbytes ? old : nbytes);
+    if (old < nbytes)
+        memset((char *)rt_obj_data(nh) + old, 0, nbytes - old);
     if (oh)
         lev_free(p);
     else
