@@ -9,7 +9,8 @@
  * The hint lives only during a call that cannot reach a safe point (levpp
  * sets it only around calls of functions that are not checkpointable), so
  * no other VT runs on the thread while it is set and it never needs to
- * travel. Depends on heap.h, module.h and vt.h (the running VT's module).
+ * travel. Depends on heap.h, heap_private.h (the bins, for malloc's fast
+ * path), module.h and vt.h (the running VT's module).
  */
 #include <malloc.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <gc/gc.h>
 
 #include "heap.h"
+#include "heap_private.h"
 #include "module.h"
 #include "vt.h"
 
@@ -73,7 +75,23 @@ static void *s_alloc(lev_alloc_hint h, size_t n, bool zero)
     return o ? rt_obj_data(o) : NULL;
 }
 
-void *lev_malloc_hinted(size_t n) { return s_alloc(s_take(), n, false); }
+void *lev_malloc_hinted(size_t n)
+{
+    /* The fast path: n bytes of the hinted type, or n bytes, from the
+     * thread's bins. */
+    lev_alloc_hint h = lev__hint;
+    if (LEV_LIKELY(h.m != NULL)) {
+        const rt_type *t = rt_module_type(h.m, h.type); /* NULL for LEV_HINT_NONE */
+        if (LEV_LIKELY(t && (n == t->size || t->size == 1))) {
+            rt_objhdr *o = rt_heap_alloc_binned(t, h.type, t->size == 1 ? n : 1, false);
+            if (LEV_LIKELY(o != NULL)) {
+                lev__hint.type = LEV_HINT_NONE;
+                return rt_obj_data(o);
+            }
+        }
+    }
+    return s_alloc(s_take(), n, false);
+}
 
 void *lev_calloc_hinted(size_t n, size_t size)
 {

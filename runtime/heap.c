@@ -32,10 +32,6 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
     return t ? rt_type_bytes(t, h->count) : 0;
 }
 
-/* Objects with pointers up to this size (header included) are scanned
- * conservatively; larger ones of a type with a GC descriptor are typed. */
-#define S_SCAN_SMALL 512u
-
 /* A GC object of `bytes` bytes for a VT object: one the thread freed and
  * binned (heap_bins.c), or from the collector. Small objects come from
  * its thread-local free lists (GC_malloc and GC_malloc_atomic take no
@@ -46,7 +42,7 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
  * not. */
 static rt_objhdr *s_gc_alloc(size_t bytes, bool scanned, uintptr_t descr)
 {
-    if (scanned && descr && bytes > S_SCAN_SMALL)
+    if (scanned && descr && bytes > RT_HEAP_SCAN_SMALL)
         return GC_malloc_explicitly_typed(bytes, (GC_descr)descr);
     unsigned cls = rt_bin_class(bytes);
     rt_objhdr *h = LEV_LIKELY(cls <= RT_BIN_CLASSES) ? rt_bins_take(scanned, cls)
@@ -54,14 +50,6 @@ static rt_objhdr *s_gc_alloc(size_t bytes, bool scanned, uintptr_t descr)
     if (h)
         return h;
     return scanned ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
-}
-
-static inline void s_set_header(rt_objhdr *h, uint32_t type, size_t count)
-{
-    h->type = type | (RT_OBJ_MAGIC << 24);
-    h->count = (uint32_t)count;
-    h->mark = 0;
-    h->id = 0;
 }
 
 /* rt_heap_alloc_type past its fast path. */
@@ -80,29 +68,14 @@ static __attribute__((noinline)) rt_objhdr *s_alloc_type_slow(const rt_type *t, 
         return NULL;
     if (!scanned && zero)
         memset(rt_obj_data(h), 0, bytes - sizeof(rt_objhdr));
-    s_set_header(h, type, count);
+    rt_obj_set_header(h, type, count);
     return h;
 }
 
 rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
 {
-    /* The fast path: a small object taken from the thread's bins, no
-     * collector call, nothing to clear (scanned ones come cleared). Not
-     * one the collector would type by its descriptor (past S_SCAN_SMALL). */
-    bool scanned = t->has_ptrs || t->conservative;
-    if (LEV_LIKELY(!t->tail && count <= RT_BIN_CLASSES * RT_BIN_GRANULE && (scanned || !zero))) {
-        size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
-        unsigned cls = rt_bin_class(bytes);
-        if (LEV_LIKELY(cls <= RT_BIN_CLASSES &&
-                       (!scanned || bytes <= S_SCAN_SMALL || count != 1 || !t->gc_descr))) {
-            rt_objhdr *h = rt_bins_take(scanned, cls);
-            if (LEV_LIKELY(h != NULL)) {
-                s_set_header(h, type, count);
-                return h;
-            }
-        }
-    }
-    return s_alloc_type_slow(t, type, count, zero);
+    rt_objhdr *h = rt_heap_alloc_binned(t, type, count, zero);
+    return LEV_LIKELY(h != NULL) ? h : s_alloc_type_slow(t, type, count, zero);
 }
 
 rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
@@ -124,7 +97,7 @@ rt_objhdr *rt_heap_alloc_untyped(size_t bytes)
     rt_objhdr *h = s_gc_alloc(sizeof(rt_objhdr) + bytes, true, 0);
     if (!h)
         return NULL;
-    s_set_header(h, LEV_T_UNTYPED, bytes);
+    rt_obj_set_header(h, LEV_T_UNTYPED, bytes);
     return h;
 }
 

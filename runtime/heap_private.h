@@ -4,8 +4,8 @@
  * objects (heap_bins.c) that heap.c allocates from and frees to, their
  * fast paths inline.
  *
- * Internal to heap.c, heap_bins.c, image_capture.c and image_restore.c;
- * nothing else includes it. Depends on heap.h.
+ * Internal to heap.c, heap_bins.c, alloc_hint.c, image_capture.c and
+ * image_restore.c; nothing else includes it. Depends on heap.h.
  */
 #ifndef HEAP_PRIVATE_H
 #define HEAP_PRIVATE_H
@@ -77,6 +77,39 @@ LEV_INLINE rt_objhdr *rt_bins_take(bool scanned, unsigned cls)
 /* A binned object past the classes, scanned or atomic, of more than
  * `bytes` bytes and not much more; NULL if none fits. */
 rt_objhdr *rt_bins_take_large(bool scanned, size_t bytes);
+
+/* Objects with pointers up to this size (header included) are scanned
+ * conservatively; larger ones of a type with a GC descriptor are typed
+ * (GC_malloc_explicitly_typed: never binned). */
+#define RT_HEAP_SCAN_SMALL 512u
+
+LEV_INLINE void rt_obj_set_header(rt_objhdr *h, uint32_t type, size_t count)
+{
+    h->type = type | (RT_OBJ_MAGIC << 24);
+    h->count = (uint32_t)count;
+    h->mark = 0;
+    h->id = 0;
+}
+
+/* rt_heap_alloc_type's fast path, inline: a small object of `count`
+ * elements of type t (not one with a trailing array) taken from the
+ * thread's bins, its header set; nothing to clear (scanned ones come
+ * cleared), so not an atomic one to be zeroed. NULL when it takes more. */
+LEV_INLINE rt_objhdr *rt_heap_alloc_binned(const rt_type *t, uint32_t type, size_t count, bool zero)
+{
+    bool scanned = t->has_ptrs || t->conservative;
+    if (LEV_UNLIKELY(t->tail || count > RT_BIN_CLASSES * RT_BIN_GRANULE || (!scanned && zero)))
+        return NULL;
+    size_t bytes = sizeof(rt_objhdr) + (size_t)t->size * count;
+    unsigned cls = rt_bin_class(bytes);
+    if (LEV_UNLIKELY(cls > RT_BIN_CLASSES ||
+                     (scanned && bytes > RT_HEAP_SCAN_SMALL && count == 1 && t->gc_descr)))
+        return NULL;
+    rt_objhdr *h = rt_bins_take(scanned, cls);
+    if (LEV_LIKELY(h != NULL))
+        rt_obj_set_header(h, type, count);
+    return h;
+}
 
 /* Bytes a thread keeps in its bins at most. */
 #define RT_BINS_KEPT_MAX (4u << 20)
