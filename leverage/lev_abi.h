@@ -384,8 +384,8 @@ LEV_API void lev_vt_fail(lev_ctx *vt, int err, const char *detail);
 LEV_API void *lev_alloc(const lev_module *m, uint32_t type, size_t count);
 
 /* Resizes a heap object to `count` elements of `type` (bytes for a type
- * with a trailing array; realloc semantics; also accepts NULL and memory
- * of the C library). */
+ * with a trailing array; realloc semantics, what it adds zeroed; also
+ * accepts NULL and memory of the C library). */
 LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count);
 
 /* Frees a heap object, or memory of the C library (malloc, getline,
@@ -447,7 +447,9 @@ LEV_INLINE void lev_hint_restore(lev_alloc_hint old) { lev__hint = old; }
  * is a multiple of the hinted type's size gives an object of that type;
  * any other size, and no hint, gives an untyped object (LEV_T_UNTYPED).
  * realloc with no hint keeps the type of the object it resizes when the
- * new size is a multiple of it. */
+ * new size is a multiple of it. As from the C library, what malloc gives
+ * and what realloc adds is indeterminate where the type holds no pointers
+ * (memory that may hold pointers, and calloc's, is cleared). */
 LEV_API void *lev_malloc_hinted(size_t n);
 LEV_API void *lev_calloc_hinted(size_t n, size_t size);
 LEV_API void *lev_realloc_hinted(void *p, size_t n);
