@@ -391,8 +391,8 @@ LEV_API void lev_vt_fail(lev_ctx *vt, int err, const char *detail);
 LEV_API void *lev_alloc(const lev_module *m, uint32_t type, size_t count);
 
 /* Resizes a heap object to `count` elements of `type` (bytes for a type
- * with a trailing array; realloc semantics; also accepts NULL and memory
- * of the C library). */
+ * with a trailing array; realloc semantics, what it adds zeroed; also
+ * accepts NULL and memory of the C library). */
 LEV_API void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count);
 
 /* Frees a heap object, or memory of the C library (malloc, getline,
@@ -433,9 +433,20 @@ typedef struct lev_alloc_hint {
     uint32_t type; /* a type id of m, or LEV_HINT_NONE */
 } lev_alloc_hint;
 
+/* The calling thread's hint, which the runtime takes at the hinted
+ * allocation (set and restored inline: allocation wrappers are hot). */
+LEV_API extern __thread lev_alloc_hint lev__hint __attribute__((tls_model("initial-exec")));
+
 /* Sets the hint; returns the previous one, for lev_hint_restore. */
-LEV_API lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type);
-LEV_API void lev_hint_restore(lev_alloc_hint old);
+LEV_INLINE lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
+{
+    lev_alloc_hint old = lev__hint;
+    lev__hint.m = m;
+    lev__hint.type = type;
+    return old;
+}
+
+LEV_INLINE void lev_hint_restore(lev_alloc_hint old) { lev__hint = old; }
 
 /* malloc, calloc and realloc as levpp writes them where it cannot infer
  * the element type itself (inside an allocation wrapper, and malloc taken
@@ -443,7 +454,9 @@ LEV_API void lev_hint_restore(lev_alloc_hint old);
  * is a multiple of the hinted type's size gives an object of that type;
  * any other size, and no hint, gives an untyped object (LEV_T_UNTYPED).
  * realloc with no hint keeps the type of the object it resizes when the
- * new size is a multiple of it. */
+ * new size is a multiple of it. As from the C library, what malloc gives
+ * and what realloc adds is indeterminate where the type holds no pointers
+ * (memory that may hold pointers, and calloc's, is cleared). */
 LEV_API void *lev_malloc_hinted(size_t n);
 LEV_API void *lev_calloc_hinted(size_t n, size_t size);
 LEV_API void *lev_realloc_hinted(void *p, size_t n);

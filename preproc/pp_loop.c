@@ -563,20 +563,24 @@ static void pp_const_loop(pp_walk *w, CXCursor c, CXCursor body, int depth, long
  * condition and increment evaluated once per iteration, as written):
  *
  *     for (INIT; COND; INC) BODY  ->  for (INIT;;) { BUDGET_POLL
- *                                         for (; --lev__b >= 0 && (COND); INC) BODY
- *                                         if (lev__b >= 0) break; }
+ *                                         for (; --lev__b > 0 && (COND); INC) BODY
+ *                                         if (lev__b > 0) break; }
  *     while (COND) BODY           ->  for (;;) { BUDGET_POLL
- *                                         while (--lev__b >= 0 && (COND)) BODY
- *                                         if (lev__b >= 0) break; }
+ *                                         while (--lev__b > 0 && (COND)) BODY
+ *                                         if (lev__b > 0) break; }
  *     do BODY while (COND);       ->  for (;;) { BUDGET_POLL
  *                                         do BODY while ((COND) && --lev__b >= 0);
  *                                         if (lev__b >= 0) break; }
  *
- * (`--lev__b` is `(lev__b -= U)` for a loop charged U units per
- * iteration, pp_units.) The strip stops with lev__b < 0 only when the
+ * The strip of a for or while stops with lev__b == 0 only when the
  * budget is spent and the loop must go on; a `break` of BODY, or the
- * condition failing, leaves lev__b >= 0 (every loop inside BODY ends with
- * lev__b >= 0), and the outer `for` ends too. `continue` keeps its meaning. `head_b`..`head_e`
+ * condition failing, leaves lev__b > 0 (nothing in BODY counts down: the
+ * loop is innermost), and the outer `for` ends too. gcc -O1 tests
+ * `--lev__b > 0` with the flags of the decrement, where `>= 0` took a
+ * compare with -1 more. A do, and a loop charged U units per iteration
+ * (pp_units; `--lev__b >= 0` is then `(lev__b -= U) >= 0`), stop with
+ * lev__b < 0 only when the budget is spent, leave lev__b >= 0 otherwise
+ * (every loop inside BODY ends with lev__b >= 0). `continue` keeps its meaning. `head_b`..`head_e`
  * is the text replaced by the head of the inner loop (for: from the
  * first `;` to the `)`; while: from `while` to the body), `tail_b` where
  * a do's `while (COND);` starts. */
@@ -592,7 +596,13 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
     pp_budget_var(w->fn);
     unsigned height = 0, u = pp_units(body, &height) * pp_unroll(w->f, body);
     unsigned x = u > 1 ? ++w->fn->nlabels : 0;
-    char *dec = u == 1 ? pp_strdup("--lev__b >= 0") : pp_fmt("(lev__b -= %u) >= 0", u);
+    /* A for or while strip charged one unit stops at 0 (nothing in its
+     * body counts down: it is innermost), which gcc tests with the flags
+     * of the decrement; the others stop below 0. */
+    int at0 = u == 1 && kind != CXCursor_DoStmt;
+    char *dec = at0      ? pp_strdup("--lev__b > 0")
+                : u == 1 ? pp_strdup("--lev__b >= 0")
+                         : pp_fmt("(lev__b -= %u) >= 0", u);
     pp_buf b = {0};
     if (u > 1) {
         unsigned at = kind == CXCursor_WhileStmt || kind == CXCursor_DoStmt ? head_b : pp_begin(c);
@@ -645,7 +655,8 @@ static void pp_countdown(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CX
     if (kind == CXCursor_ForStmt)
         pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     unsigned e = kind == CXCursor_DoStmt ? pp_stmt_end(f, c) : pp_stmt_end(f, body);
-    pp_edit_add(f, e, e, E_POST, depth, 1, pp_strdup("\nif (lev__b >= 0)\n    break;\n}"));
+    pp_edit_add(f, e, e, E_POST, depth, 1,
+                pp_fmt("\nif (lev__b %s 0)\n    break;\n}", at0 ? ">" : ">="));
     if (u > 1) {
         /* after the loop: a for or while ends where its body does (past
          * the `;` of a body ending in a compound literal) */

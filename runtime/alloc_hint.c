@@ -9,7 +9,8 @@
  * The hint lives only during a call that cannot reach a safe point (levpp
  * sets it only around calls of functions that are not checkpointable), so
  * no other VT runs on the thread while it is set and it never needs to
- * travel. Depends on heap.h, module.h and vt.h (the running VT's module).
+ * travel. Depends on heap.h, heap_private.h (the bins, for malloc's fast
+ * path), module.h and vt.h (the running VT's module).
  */
 #include <malloc.h>
 #include <stdlib.h>
@@ -19,26 +20,18 @@
 #include <gc/gc.h>
 
 #include "heap.h"
+#include "heap_private.h"
 #include "module.h"
 #include "vt.h"
 
-static __thread lev_alloc_hint s_hint RT_TLS_FAST = {NULL, LEV_HINT_NONE};
-
-lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)
-{
-    lev_alloc_hint old = s_hint;
-    s_hint = (lev_alloc_hint){m, type};
-    return old;
-}
-
-void lev_hint_restore(lev_alloc_hint old) { s_hint = old; }
+__thread lev_alloc_hint lev__hint RT_TLS_FAST = {NULL, LEV_HINT_NONE};
 
 /* Takes the hint (clears it): the first hinted allocation of the call is
  * the one it describes. */
 static lev_alloc_hint s_take(void)
 {
-    lev_alloc_hint h = s_hint;
-    s_hint.type = LEV_HINT_NONE;
+    lev_alloc_hint h = lev__hint;
+    lev__hint.type = LEV_HINT_NONE;
     if (!h.m) {
         rt_vt *vt = rt_vt_current();
         h.m = vt ? vt->mod : NULL;
@@ -58,7 +51,11 @@ static const rt_type *s_fits(const lev_module *m, uint32_t type, size_t n, size_
         return t;
     }
     if (LEV_LIKELY(n == t->size)) {
-        *count = 1; /* the common case, without a division */
+        *count = 1; /* the common cases, without a division */
+        return t;
+    }
+    if (t->size == 1) { /* bytes */
+        *count = n;
         return t;
     }
     if (n % t->size)
@@ -67,29 +64,51 @@ static const rt_type *s_fits(const lev_module *m, uint32_t type, size_t n, size_
     return t;
 }
 
-static void *s_alloc(lev_alloc_hint h, size_t n)
+/* An object of n bytes as hint h describes it. Memory that may hold
+ * pointers is always cleared; other memory only when `zero` (calloc): what
+ * malloc returns natively is indeterminate too. */
+static void *s_alloc(lev_alloc_hint h, size_t n, bool zero)
 {
     size_t count;
     const rt_type *t = s_fits(h.m, h.type, n, &count);
-    rt_objhdr *o = t ? rt_heap_alloc_type(t, h.type, count, true) : rt_heap_alloc_untyped(n);
+    rt_objhdr *o = t ? rt_heap_alloc_type(t, h.type, count, zero) : rt_heap_alloc_untyped(n);
     return o ? rt_obj_data(o) : NULL;
 }
 
-void *lev_malloc_hinted(size_t n) { return s_alloc(s_take(), n); }
+void *lev_malloc_hinted(size_t n)
+{
+    /* The fast path: n bytes of the hinted type, or n bytes, from the
+     * thread's bins. */
+    lev_alloc_hint h = lev__hint;
+    if (LEV_LIKELY(h.m != NULL)) {
+        const rt_type *t = rt_module_type(h.m, h.type); /* NULL for LEV_HINT_NONE */
+        if (LEV_LIKELY(t && (n == t->size || t->size == 1))) {
+            rt_objhdr *o = rt_heap_alloc_binned(t, h.type, t->size == 1 ? n : 1, false);
+            if (LEV_LIKELY(o != NULL)) {
+                lev__hint.type = LEV_HINT_NONE;
+                return rt_obj_data(o);
+            }
+        }
+    }
+    return s_alloc(s_take(), n, false);
+}
 
 void *lev_calloc_hinted(size_t n, size_t size)
 {
     lev_alloc_hint h = s_take();
     if (size && n > SIZE_MAX / size)
         return NULL;
-    return s_alloc(h, n * size); /* zeroed */
+    return s_alloc(h, n * size, true);
 }
 
 static void *s_realloc(lev_alloc_hint h, void *p, size_t n);
 
 void *lev_realloc_hinted(void *p, size_t n) { return s_realloc(s_take(), p, n); }
 
-void *lev_malloc_untyped(size_t n) { return s_alloc((lev_alloc_hint){NULL, LEV_HINT_NONE}, n); }
+void *lev_malloc_untyped(size_t n)
+{
+    return s_alloc((lev_alloc_hint){NULL, LEV_HINT_NONE}, n, true);
+}
 
 void *lev_calloc_untyped(size_t n, size_t size)
 {
@@ -107,7 +126,7 @@ void *lev_realloc_untyped(void *p, size_t n)
 static void *s_realloc(lev_alloc_hint h, void *p, size_t n)
 {
     if (!p)
-        return s_alloc(h, n);
+        return s_alloc(h, n, false);
     size_t old;
     rt_objhdr *oh = NULL;
     if (!GC_base(p)) {
@@ -122,7 +141,7 @@ static void *s_realloc(lev_alloc_hint h, void *p, size_t n)
         if (h.type == LEV_HINT_NONE && RT_OBJ_TYPE(oh) != LEV_T_UNTYPED)
             h.type = RT_OBJ_TYPE(oh); /* the object keeps its type */
     }
-    void *q = s_alloc(h, n);
+    void *q = s_alloc(h, n, false);
     if (!q)
         return NULL;
     memcpy(q, p, old < n ? old : n);

@@ -14,6 +14,7 @@
 
 #define GC_THREADS
 #include <gc/gc.h>
+#include <gc/gc_mark.h>
 #include <gc/gc_typed.h>
 
 #include "heap.h"
@@ -31,10 +32,6 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
     return t ? rt_type_bytes(t, h->count) : 0;
 }
 
-/* Objects with pointers up to this size (header included) are scanned
- * conservatively; larger ones of a type with a GC descriptor are typed. */
-#define S_SCAN_SMALL 512u
-
 /* A GC object of `bytes` bytes for a VT object: one the thread freed and
  * binned (heap_bins.c), or from the collector. Small objects come from
  * its thread-local free lists (GC_malloc and GC_malloc_atomic take no
@@ -45,7 +42,7 @@ size_t rt_heap_obj_size(const lev_module *m, const rt_objhdr *h)
  * not. */
 static rt_objhdr *s_gc_alloc(size_t bytes, bool scanned, uintptr_t descr)
 {
-    if (scanned && descr && bytes > S_SCAN_SMALL)
+    if (scanned && descr && bytes > RT_HEAP_SCAN_SMALL)
         return GC_malloc_explicitly_typed(bytes, (GC_descr)descr);
     unsigned cls = rt_bin_class(bytes);
     rt_objhdr *h = LEV_LIKELY(cls <= RT_BIN_CLASSES) ? rt_bins_take(scanned, cls)
@@ -55,15 +52,9 @@ static rt_objhdr *s_gc_alloc(size_t bytes, bool scanned, uintptr_t descr)
     return scanned ? GC_malloc(bytes) : GC_malloc_atomic(bytes);
 }
 
-static inline void s_set_header(rt_objhdr *h, uint32_t type, size_t count)
-{
-    h->type = type | (RT_OBJ_MAGIC << 24);
-    h->count = (uint32_t)count;
-    h->mark = 0;
-    h->id = 0;
-}
-
-rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
+/* rt_heap_alloc_type past its fast path. */
+static __attribute__((noinline)) rt_objhdr *s_alloc_type_slow(const rt_type *t, uint32_t type,
+                                                              size_t count, bool zero)
 {
     if (t->tail && count < t->size)
         count = t->size; /* a trailing array: count is bytes, the head at least */
@@ -77,8 +68,14 @@ rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, boo
         return NULL;
     if (!scanned && zero)
         memset(rt_obj_data(h), 0, bytes - sizeof(rt_objhdr));
-    s_set_header(h, type, count);
+    rt_obj_set_header(h, type, count);
     return h;
+}
+
+rt_objhdr *rt_heap_alloc_type(const rt_type *t, uint32_t type, size_t count, bool zero)
+{
+    rt_objhdr *h = rt_heap_alloc_binned(t, type, count, zero);
+    return LEV_LIKELY(h != NULL) ? h : s_alloc_type_slow(t, type, count, zero);
 }
 
 rt_objhdr *rt_heap_alloc_raw(const lev_module *m, uint32_t type, size_t count, bool zero)
@@ -100,7 +97,7 @@ rt_objhdr *rt_heap_alloc_untyped(size_t bytes)
     rt_objhdr *h = s_gc_alloc(sizeof(rt_objhdr) + bytes, true, 0);
     if (!h)
         return NULL;
-    s_set_header(h, LEV_T_UNTYPED, bytes);
+    rt_obj_set_header(h, LEV_T_UNTYPED, bytes);
     return h;
 }
 
@@ -299,7 +296,9 @@ void lev_free(void *p)
      * type): marked freed, and binned for reuse if small. */
     if ((char *)p == (char *)base + sizeof(rt_objhdr) && (h->type >> 24) == RT_OBJ_MAGIC) {
         h->type = RT_OBJ_TYPE(h) | (RT_OBJ_FREED << 24);
-        rt_bins_put(base);
+        size_t sz = 0;
+        int kind = GC_get_kind_and_size(base, &sz);
+        rt_bins_put_fast(base, kind, sz);
         return;
     }
     h = s_ours(base, s_slot(base, p), p);
@@ -332,11 +331,14 @@ void *lev_realloc(const lev_module *m, void *p, uint32_t type, size_t count)
             return NULL;
         old = rt_heap_obj_size(m, oh);
     }
-    rt_objhdr *nh = rt_heap_alloc_obj(m, type, count);
+    /* Cleared past what is copied (only there: it may be large). */
+    rt_objhdr *nh = rt_heap_alloc_raw(m, type, count, false);
     if (!nh)
         return NULL;
     size_t nbytes = rt_heap_obj_size(m, nh);
     memcpy(rt_obj_data(nh), p, old < nbytes ? old : nbytes);
+    if (old < nbytes)
+        memset((char *)rt_obj_data(nh) + old, 0, nbytes - old);
     if (oh)
         lev_free(p);
     else

@@ -11,7 +11,7 @@
  * allocated again it is a live object like any other. The bins are held
  * by uncollectable memory, so the collector keeps binned objects; a
  * scanned object is cleared when binned, so it retains nothing. Each
- * thread keeps at most S_KEPT_MAX bytes; what does not fit is left to the
+ * thread keeps at most RT_BINS_KEPT_MAX bytes; what does not fit is left to the
  * collector. A thread's bins are emptied when it exits and go to the
  * next thread. Depends on heap.h and heap_private.h.
  */
@@ -27,54 +27,34 @@
 #include "heap.h"
 #include "heap_private.h"
 
-/* Bytes a thread keeps in its bins at most. */
-#define S_KEPT_MAX (4u << 20)
-/* Large objects (past the size classes) a thread keeps, of each kind,
- * up to S_LARGE_MAX bytes each: larger ones go back to the collector, as
- * the C library gives them back to the system. */
-#define S_LARGE 8u
+/* Large objects (past the size classes) a thread keeps, RT_BIN_LARGE of
+ * each kind, up to S_LARGE_MAX bytes each: larger ones go back to the
+ * collector, as the C library gives them back to the system. */
 #define S_LARGE_MAX (256u << 10)
 
-typedef struct s_bin {
-    void **v; /* uncollectable array of binned objects */
-    uint32_t n, cap;
-} s_bin;
-
-/* Large objects, each of its own size, taken back by best fit. */
-typedef struct s_large {
-    void *o[S_LARGE];
-    size_t sz[S_LARGE];
-    uint32_t evict; /* next slot to give up when all are taken */
-} s_large;
-
-typedef struct s_bins {
-    s_bin bin[2][RT_BIN_CLASSES + 1]; /* [scanned][class] */
-    s_large large[2];                 /* [scanned] */
-    size_t kept;                      /* bytes of objects binned */
-    struct s_bins *next;              /* in the spare list */
-} s_bins;
-
-static __thread s_bins *s_mine RT_TLS_FAST;
+__thread rt_bins *rt_bins_mine RT_TLS_FAST;
 static pthread_once_t s_once = PTHREAD_ONCE_INIT;
 static pthread_key_t s_key;
 static bool s_key_ok;
 static pthread_mutex_t s_spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static s_bins *s_spare;
+static rt_bins *s_spare;
 
 /* Thread exit: the objects go to the collector, the bins to the next
  * thread (their arrays cleared, so that they keep nothing alive). */
 static void s_release(void *p)
 {
-    s_bins *b = p;
+    rt_bins *b = p;
     for (int k = 0; k < 2; k++)
         for (unsigned c = 0; c <= RT_BIN_CLASSES; c++) {
-            s_bin *bn = &b->bin[k][c];
+            rt_bin *bn = &b->bin[k][c];
             if (bn->n)
                 memset(bn->v, 0, bn->n * sizeof *bn->v);
             bn->n = 0;
         }
     memset(b->large, 0, sizeof b->large);
     b->kept = 0;
+    if (rt_bins_mine == b) /* a later free makes the thread new bins */
+        rt_bins_mine = NULL;
     pthread_mutex_lock(&s_spare_lock);
     b->next = s_spare;
     s_spare = b;
@@ -85,15 +65,15 @@ static void s_init(void) { s_key_ok = pthread_key_create(&s_key, s_release) == 0
 
 /* The calling thread's bins, made on its first free; NULL if they cannot
  * be (the object is then left to the collector). */
-static s_bins *s_bins_get(void)
+static rt_bins *s_bins_get(void)
 {
-    if (LEV_LIKELY(s_mine != NULL))
-        return s_mine;
+    if (LEV_LIKELY(rt_bins_mine != NULL))
+        return rt_bins_mine;
     pthread_once(&s_once, s_init);
     if (!s_key_ok)
         return NULL;
     pthread_mutex_lock(&s_spare_lock);
-    s_bins *b = s_spare;
+    rt_bins *b = s_spare;
     if (b)
         s_spare = b->next;
     pthread_mutex_unlock(&s_spare_lock);
@@ -108,38 +88,24 @@ static s_bins *s_bins_get(void)
         s_release(b);
         return NULL;
     }
-    s_mine = b;
+    rt_bins_mine = b;
     return b;
-}
-
-rt_objhdr *rt_bins_take(bool scanned, unsigned cls)
-{
-    s_bins *b = s_mine;
-    if (!b)
-        return NULL;
-    s_bin *bn = &b->bin[scanned][cls];
-    if (!bn->n)
-        return NULL;
-    void *o = bn->v[--bn->n];
-    bn->v[bn->n] = NULL; /* the array keeps nothing alive */
-    b->kept -= (size_t)cls * RT_BIN_GRANULE;
-    return o;
 }
 
 rt_objhdr *rt_bins_take_large(bool scanned, size_t bytes)
 {
-    s_bins *b = s_mine;
+    rt_bins *b = rt_bins_mine;
     if (!b)
         return NULL;
-    s_large *l = &b->large[scanned];
+    rt_bin_large *l = &b->large[scanned];
     /* The smallest that holds bytes and one more (a pointer one past the
      * end stays inside), wasting at most a quarter and a page. */
-    uint32_t best = S_LARGE;
-    for (uint32_t i = 0; i < S_LARGE; i++)
+    uint32_t best = RT_BIN_LARGE;
+    for (uint32_t i = 0; i < RT_BIN_LARGE; i++)
         if (l->o[i] && l->sz[i] > bytes && l->sz[i] - bytes <= bytes / 4 + 4096 &&
-            (best == S_LARGE || l->sz[i] < l->sz[best]))
+            (best == RT_BIN_LARGE || l->sz[i] < l->sz[best]))
             best = i;
-    if (best == S_LARGE)
+    if (best == RT_BIN_LARGE)
         return NULL;
     void *o = l->o[best];
     l->o[best] = NULL;
@@ -149,18 +115,18 @@ rt_objhdr *rt_bins_take_large(bool scanned, size_t bytes)
 
 /* Keeps large object o of sz bytes in l, giving up an older one if all
  * slots are taken (it is then the collector's). */
-static bool s_put_large(s_bins *b, s_large *l, void *o, size_t sz)
+static bool s_put_large(rt_bins *b, rt_bin_large *l, void *o, size_t sz)
 {
     uint32_t i = 0;
-    while (i < S_LARGE && l->o[i])
+    while (i < RT_BIN_LARGE && l->o[i])
         i++;
-    if (i == S_LARGE) {
+    if (i == RT_BIN_LARGE) {
         i = l->evict;
-        l->evict = (l->evict + 1) % S_LARGE;
+        l->evict = (l->evict + 1) % RT_BIN_LARGE;
         b->kept -= l->sz[i];
         l->o[i] = NULL;
     }
-    if (b->kept + sz > S_KEPT_MAX)
+    if (b->kept + sz > RT_BINS_KEPT_MAX)
         return false;
     l->o[i] = o;
     l->sz[i] = sz;
@@ -169,9 +135,9 @@ static bool s_put_large(s_bins *b, s_large *l, void *o, size_t sz)
 }
 
 /* Adds small object o of sz bytes to bin bn, growing its array. */
-static bool s_put_small(s_bins *b, s_bin *bn, void *o, size_t sz)
+static bool s_put_small(rt_bins *b, rt_bin *bn, void *o, size_t sz)
 {
-    if (b->kept + sz > S_KEPT_MAX)
+    if (b->kept + sz > RT_BINS_KEPT_MAX)
         return false;
     if (bn->n == bn->cap) {
         uint32_t cap = bn->cap ? 2 * bn->cap : 64;
@@ -190,13 +156,13 @@ static bool s_put_small(s_bins *b, s_bin *bn, void *o, size_t sz)
     return true;
 }
 
-bool rt_bins_put(void *base)
+_Static_assert(GC_I_PTRFREE == 0 && GC_I_NORMAL == 1, "a kind indexes bin[scanned]");
+
+bool rt_bins_put(void *base, int kind, size_t sz)
 {
-    size_t sz = 0;
-    int kind = GC_get_kind_and_size(base, &sz);
     if ((kind != GC_I_NORMAL && kind != GC_I_PTRFREE) || sz < sizeof(rt_objhdr) || sz > S_LARGE_MAX)
         return false;
-    s_bins *b = s_bins_get();
+    rt_bins *b = s_bins_get();
     if (!b)
         return false;
     bool scanned = kind == GC_I_NORMAL;

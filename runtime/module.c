@@ -807,13 +807,6 @@ uint64_t lev_module_hash(const lev_module *m) { return m ? m->hash : 0; }
  * Lookups
  * =================================================================== */
 
-const rt_type *rt_module_type(const lev_module *m, uint32_t t)
-{
-    if (t >= m->ntypes || !m->types[t].size)
-        return NULL;
-    return &m->types[t];
-}
-
 int64_t rt_module_fn_by_addr(const lev_module *m, const void *p)
 {
     uintptr_t a = (uintptr_t)p;

@@ -115,8 +115,14 @@ uint32_t rt_kind_width(uint32_t kind);
  * *value unless value is NULL) is none the table lists. */
 uint32_t rt_tagged_arm(const rt_type *tt, const char *u, uint64_t *value);
 
-/* The type with id `t`, or NULL if out of range. */
-const rt_type *rt_module_type(const lev_module *m, uint32_t t);
+/* The type with id `t`, or NULL if out of range (inline: every typed
+ * allocation looks its type up). */
+static inline const rt_type *rt_module_type(const lev_module *m, uint32_t t)
+{
+    if (t >= m->ntypes || !m->types[t].size)
+        return NULL;
+    return &m->types[t];
+}
 
 /* Function id of the native address `p`, or -1. */
 int64_t rt_module_fn_by_addr(const lev_module *m, const void *p);

@@ -537,6 +537,85 @@ static void t_free_recycles(void **state)
     lev_free(again);
 }
 
+/* The allocation and free fast paths (an object of a size class taken
+ * from and given back to the thread's bins): many objects of one class
+ * freed (their bin grows past its first array) come back, each once, to
+ * as many allocations of that class; scanned ones cleared, each with its
+ * new header; freed ones are marked so until then, and a second free is
+ * ignored. malloc through a hint (lev_malloc_hinted) takes the hint's
+ * type for a whole number of elements and clears only what may hold
+ * pointers; calloc clears everything. */
+enum { S_FAST_N = 200 };
+
+static int s_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void t_alloc_free_fast(void **state)
+{
+    (void)state;
+    const lev_module *m = s_list_mod();
+    static uintptr_t freed[S_FAST_N], got[S_FAST_N];
+    for (int i = 0; i < S_FAST_N; i++) {
+        struct hw_node *n = lev_alloc(m, HW_LIST_T_NODE, 1);
+        assert_non_null(n);
+        n->v = -1;
+        n->next = n;
+        freed[i] = (uintptr_t)n;
+    }
+    for (int i = 0; i < S_FAST_N; i++) {
+        lev_free((void *)freed[i]);
+        assert_int_equal(lev_alloc_size(m, (void *)freed[i]), 0);
+        lev_free((void *)freed[i]); /* ignored */
+    }
+    for (int i = 0; i < S_FAST_N; i++) {
+        struct hw_node *n = lev_alloc(m, HW_LIST_T_NODE, 1);
+        assert_non_null(n);
+        assert_true(s_all_zero(n, sizeof *n));
+        assert_int_equal(lev_alloc_size(m, n), sizeof *n);
+        got[i] = (uintptr_t)n;
+    }
+    qsort(freed, S_FAST_N, sizeof *freed, s_ptr_cmp);
+    qsort(got, S_FAST_N, sizeof *got, s_ptr_cmp);
+    assert_memory_equal(freed, got, sizeof freed);
+    for (int i = 0; i < S_FAST_N; i++)
+        lev_free((void *)got[i]);
+
+    /* Hinted malloc of bytes: the freed buffer back, with its new size. */
+    char *b = lev_alloc(m, LEV_T_BYTES, 24);
+    assert_non_null(b);
+    lev_free(b);
+    lev_alloc_hint old = lev_hint_set(m, LEV_T_BYTES);
+    char *b2 = lev_malloc_hinted(20);
+    lev_hint_restore(old);
+    assert_ptr_equal(b2, b);
+    assert_int_equal(lev_alloc_size(m, b2), 20);
+    memset(b2, 0xC3, 20);
+    lev_free(b2);
+    old = lev_hint_set(m, LEV_T_BYTES);
+    char *b3 = lev_calloc_hinted(5, 4);
+    lev_hint_restore(old);
+    assert_ptr_equal(b3, b);
+    assert_true(s_all_zero(b3, 20));
+    lev_free(b3);
+
+    /* Hinted malloc of nodes: typed, cleared (it holds a pointer). */
+    struct hw_node *d = lev_alloc(m, HW_LIST_T_NODE, 2);
+    assert_non_null(d);
+    d[1].next = d;
+    lev_free(d);
+    old = lev_hint_set(m, HW_LIST_T_NODE);
+    assert_int_equal(lev_hint_set(m, HW_LIST_T_NODE).type, HW_LIST_T_NODE);
+    struct hw_node *d2 = lev_malloc_hinted(2 * sizeof *d2);
+    lev_hint_restore(old);
+    assert_ptr_equal(d2, d);
+    assert_true(s_all_zero(d2, 2 * sizeof *d2));
+    assert_int_equal(lev_alloc_size(m, d2), 2 * sizeof *d2);
+    lev_free(d2);
+}
+
 /* A frame field left pointing at a freed object (legal C while it is not
  * used) does not fail the capture: it comes back as a non-NULL pointer
  * while the live objects around it keep their contents. */
@@ -737,6 +816,7 @@ int main(void)
         cmocka_unit_test(t_gc_keeps_restored_objects),
         cmocka_unit_test(t_free),
         cmocka_unit_test(t_free_recycles),
+        cmocka_unit_test(t_alloc_free_fast),
         cmocka_unit_test(t_realloc),
         cmocka_unit_test(t_dangling_pointer_captured),
         cmocka_unit_test(t_restored_slab_objects),
