@@ -343,11 +343,12 @@ static void pp_emit_module(pp_buf *o, unsigned fi, const char *vis)
     int multi = ctx.nfiles > 1;
     if (!multi || fi == 0) {
         pp_printf(o,
-                  "\nstatic lev_module *lev__mod;\n\n"
-                  "/* The module of this program's descriptors, registered on first use. */\n"
-                  "%sconst lev_module *lev__module(void)\n{\n    if (lev__mod)\n"
+                  "\n%slev_module *lev__mod;\n\n"
+                  "/* The module of this program's descriptors, registered on first use\n"
+                  " * (lev__module, inline in every output, reads lev__mod first). */\n"
+                  "%sconst lev_module *lev__module_slow(void)\n{\n    if (lev__mod)\n"
                   "        return lev__mod;\n",
-                  vis);
+                  vis, vis);
         if (multi) {
             for (unsigned j = 0; j < ctx.nfiles; j++)
                 pp_printf(o, "    lev__fill_%s(lev__types, lev__fns, lev__statics);\n",
@@ -457,7 +458,11 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)
         pp_puts(o, "#define PP_HIDDEN __attribute__((__visibility__(\"hidden\")))\n");
-    pp_printf(o, "%sconst lev_module *lev__module(void);\n", vis);
+    pp_printf(o,
+              "%s%slev_module *lev__mod;\n%sconst lev_module *lev__module_slow(void);\n"
+              "static inline const lev_module *lev__module(void)\n{\n"
+              "    return LEV_LIKELY(lev__mod != NULL) ? lev__mod : lev__module_slow();\n}\n",
+              vis, ctx.nfiles > 1 ? "extern " : "", vis);
     pp_libc_prelude(o, fi);
     if (ctx.ntypes) {
         pp_puts(o, "enum {\n");
