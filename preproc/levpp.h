@@ -526,10 +526,17 @@ void pp_walk_bodies(void);
 void pp_rewrite_bodies(void);
 
 /* pp_libc.c */
+void pp_common_pass(void);
+
+/* pp_libcstate.c: a reference to external function `name` in input f,
+ * renamed onto travelling state or refused; the statics behind the
+ * renamed calls, registered once every input is read; their definitions
+ * and wrappers in input fi's output. */
+void pp_libc_call(pp_file *f, CXCursor c, const char *name);
+void pp_libc_statics(void);
 void pp_libc_prelude(pp_buf *o, unsigned fi);
 /* Statements the generated main runs before lev_main_run ("" for none). */
 const char *pp_libc_main_setup(void);
-void pp_common_pass(void);
 
 /* pp_emit.c */
 void pp_frame_type(int fi);

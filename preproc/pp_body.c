@@ -248,10 +248,11 @@ int pp_in_scope(pp_fn *fn, unsigned vi, unsigned k)
  * call site pushed, or else (NULL) in one spilled (lev_frame_spill). */
 static void pp_spill_fn(pp_buf *b, pp_fn *fn)
 {
-    pp_printf(b,
-              "__attribute__((__noinline__, __cold__)) static struct %s__ret %s__spill(lev_ctx *vt, "
-              "struct %s__frame *fr, uint32_t lev__pc",
-              fn->cname, fn->cname, fn->cname);
+    pp_printf(
+        b,
+        "__attribute__((__noinline__, __cold__)) static struct %s__ret %s__spill(lev_ctx *vt, "
+        "struct %s__frame *fr, uint32_t lev__pc",
+        fn->cname, fn->cname, fn->cname);
     pp_spill_list(b, fn);
     pp_printf(b,
               ")\n{\n    if (!fr)\n        fr = lev_frame_spill(vt, sizeof *fr, %s);\n"
@@ -367,10 +368,11 @@ char *pp_run_proto(pp_fn *fn, int resume)
     pp_buf b = {0};
     /* unused: a function no other input calls has no __xrun to call them */
     if (resume > 0) {
-        pp_printf(&b,
-                  "static __attribute__((__unused__)) struct %s__ret %s__resume(lev_ctx *vt, struct "
-                  "%s__frame *fr)",
-                  fn->cname, fn->cname, fn->cname);
+        pp_printf(
+            &b,
+            "static __attribute__((__unused__)) struct %s__ret %s__resume(lev_ctx *vt, struct "
+            "%s__frame *fr)",
+            fn->cname, fn->cname, fn->cname);
     } else {
         /* a lazy function's fresh entry is a candidate for inlining, also
          * into itself, as the native function would be; so is a framed
