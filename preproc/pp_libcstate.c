@@ -175,25 +175,34 @@ static pp_type *pp_libc_type(const char *key, const char *idname)
  * input, shared by all) and the types of the rand and exit states. */
 void pp_libc_statics(void)
 {
-    if (pp_libc_used(PP_LIBC_RAND)) {
-        pp_type *ty = pp_libc_type("lev_rand_state", "LEV__T_lev_rand_state");
-        pp_field_row(ty, "lev_rand_state", "lev_r", "LEV_K_B4", 31, "0");
-        pp_field_row(ty, "lev_rand_state", "lev_f", "LEV_K_B4", 1, "0");
-        pp_field_row(ty, "lev_rand_state", "lev_b", "LEV_K_B4", 1, "0");
-        pp_field_row(ty, "lev_rand_state", "lev_seeded", "LEV_K_B4", 1, "0");
-    }
-    if (pp_libc_used(PP_LIBC_TIME)) {
-        pp_type *ty = pp_libc_type("lev_time_state", "LEV__T_lev_time_state");
-        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_i", "LEV_K_B4", 9, "0");
-        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_gmtoff", "LEV_K_B8", 1, "0");
-        pp_field_row(ty, "lev_time_state", "lev_u.lev_raw.lev_zonep", "LEV_K_PTR", 1, "0");
-        pp_field_row(ty, "lev_time_state", "lev_zone", "LEV_K_B1", 16, "0");
-        pp_field_row(ty, "lev_time_state", "lev_text", "LEV_K_B1", 32, "0");
-    }
-    if (pp_libc_used(PP_LIBC_EXIT)) {
-        pp_type *ty = pp_libc_type("lev_exit_state", "LEV__T_lev_exit_state");
-        pp_field_row(ty, "lev_exit_state", "lev_fn", "LEV_K_FNPTR", 32, "0");
-        pp_field_row(ty, "lev_exit_state", "lev_n", "LEV_K_B4", 1, "0");
+    /* The fields of the state types (lev_task.h), type by type. */
+    static const struct {
+        int state;
+        const char *type, *field, *kind;
+        int count;
+    } rows[] = {
+        {PP_LIBC_RAND, "lev_rand_state", "lev_r", "LEV_K_B4", 31},
+        {PP_LIBC_RAND, "lev_rand_state", "lev_f", "LEV_K_B4", 1},
+        {PP_LIBC_RAND, "lev_rand_state", "lev_b", "LEV_K_B4", 1},
+        {PP_LIBC_RAND, "lev_rand_state", "lev_seeded", "LEV_K_B4", 1},
+        {PP_LIBC_TIME, "lev_time_state", "lev_u.lev_raw.lev_i", "LEV_K_B4", 9},
+        {PP_LIBC_TIME, "lev_time_state", "lev_u.lev_raw.lev_gmtoff", "LEV_K_B8", 1},
+        {PP_LIBC_TIME, "lev_time_state", "lev_u.lev_raw.lev_zonep", "LEV_K_PTR", 1},
+        {PP_LIBC_TIME, "lev_time_state", "lev_zone", "LEV_K_B1", 16},
+        {PP_LIBC_TIME, "lev_time_state", "lev_text", "LEV_K_B1", 32},
+        {PP_LIBC_EXIT, "lev_exit_state", "lev_fn", "LEV_K_FNPTR", 32},
+        {PP_LIBC_EXIT, "lev_exit_state", "lev_n", "LEV_K_B4", 1},
+    };
+    pp_type *ty = NULL;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (!pp_libc_used(rows[i].state))
+            continue;
+        if (!i || strcmp(rows[i].type, rows[i - 1].type) || !ty) {
+            char *id = pp_fmt("LEV__T_%s", rows[i].type);
+            ty = pp_libc_type(rows[i].type, id);
+            free(id);
+        }
+        pp_field_row(ty, rows[i].type, rows[i].field, rows[i].kind, rows[i].count, "0");
     }
     for (int k = 0; k < PP_NLIBC; k++) {
         if (!pp_libc_used(k) || !pp_libc_states[k].name)
