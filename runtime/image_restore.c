@@ -165,6 +165,8 @@ typedef struct s_rst {
         uint32_t id;
     } * sfix;
     size_t nsfix, capsfix;
+    FILE **sopen; /* the streams s_revive_streams opened, nsopen of them */
+    size_t nsopen;
 } s_rst;
 
 static void s_rst_free(s_rst *r, bool free_objects)
@@ -182,6 +184,9 @@ static void s_rst_free(s_rst *r, bool free_objects)
         rt_arena_chunk_free(r->chunk);
         r->chunk = NULL;
     }
+    for (size_t i = 0; free_objects && i < r->nsopen; i++)
+        rt_stream_drop(r->sopen[i]); /* the restore failed after opening them */
+    free(r->sopen);
     free(r->sfix);
     free(r->meta);
     free(r->bsz);
@@ -841,14 +846,20 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
 }
 
 /* Gets back the stream of every pointer to one (rt_stream_revive), once
- * every object, records included, is decoded. */
+ * every object, records included, is decoded; the ones it opened are
+ * closed again if the restore fails (s_rst_free). */
 static int s_revive_streams(s_rst *r)
 {
+    if (r->nsfix && !(r->sopen = malloc(r->nsfix * sizeof *r->sopen)))
+        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     for (size_t i = 0; i < r->nsfix; i++) {
         FILE *fp = NULL;
-        int rc = rt_stream_revive(r->m, r->addr[r->sfix[i].id], r->h.vt_id, &fp);
+        int opened = 0;
+        int rc = rt_stream_revive(r->m, r->addr[r->sfix[i].id], r->h.vt_id, &fp, &opened);
         if (rc)
             return rc;
+        if (opened)
+            r->sopen[r->nsopen++] = fp;
         memcpy(r->sfix[i].dst, &fp, sizeof fp);
     }
     return 0;

@@ -24,6 +24,10 @@
  *   image is gone and the resumed run writes it again;
  * - a memory stream is rebuilt on its restored buffer.
  *
+ * Files themselves are not in the image: a file that the process which
+ * was killed changed after the image is found as it left it, and a file
+ * opened for appending is not cut back.
+ *
  * Streams opened otherwise (fdopen, tmpfile, popen, fmemopen) are not
  * registered: a capture that meets one still fails, naming the pointer.
  * A stream a VT dropped without closing stays open, as it would natively.
@@ -552,9 +556,10 @@ static int s_reopen_file(void **rec, FILE **out)
     return 0;
 }
 
-int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out)
+int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out, int *opened)
 {
     void **rec = recp;
+    *opened = 0;
     if (!s_obj_is(rec, LEV_T_PTR, RT_SR_N) || !s_obj_is(rec[RT_SR_INFO], LEV_T_U64, RT_SI_N) ||
         s_info(rec)[RT_SI_MAGIC] != S_MAGIC || !s_str_is(rec[RT_SR_MODE]))
         return rt_err(LEV_EIMAGE, "damaged stream record in the image");
@@ -599,5 +604,16 @@ int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out
         return rt_err(LEV_ENOMEM, "out of memory registering a stream");
     }
     *out = fp;
+    *opened = 1;
     return 0;
+}
+
+void rt_stream_drop(FILE *fp)
+{
+    pthread_mutex_lock(&s_lock);
+    s_entry *e = s_find(fp);
+    if (e)
+        s_drop(e);
+    pthread_mutex_unlock(&s_lock);
+    fclose(fp);
 }

@@ -35,9 +35,14 @@ int rt_stream_lookup(const void *p, void **rec);
 /* The stream that record rec (a restored heap object) stands for, into
  * *out: the same FILE while the stream is still open in this process,
  * else the file reopened by its path at its offset, or the memory stream
- * rebuilt on its restored buffer; it is then VT vt_id's. 0, or LEV_EIMAGE
+ * rebuilt on its restored buffer (*opened: 1, else 0); it is then VT
+ * vt_id's. 0, or LEV_EIMAGE
  * (a damaged record) or LEV_EIO (the file cannot be reopened), with a
  * message naming the stream. */
-int rt_stream_revive(const lev_module *m, void *rec, uint64_t vt_id, FILE **out);
+int rt_stream_revive(const lev_module *m, void *rec, uint64_t vt_id, FILE **out, int *opened);
+
+/* Closes and forgets stream fp, which rt_stream_revive opened (*opened)
+ * for a restore that then failed. */
+void rt_stream_drop(FILE *fp);
 
 #endif

@@ -1,10 +1,14 @@
 /* streams.c - streams of the C library held open across safe points: a
  * file written a character at a time, read back a line at a time and
- * with fgetc to its end, reopened for appending and reread, switched to
- * another file with freopen, a memory stream filled in a loop, and a
- * pointer kept to a stream after fclose. levpp renames fopen, freopen,
- * fclose and open_memstream so that images carry the streams: a capture
- * flushes them, and a resumed process reopens each file at its offset.
+ * with fgetc to its end, one written and reread through "w+", a stream
+ * switched to another file with freopen, a memory stream filled in a
+ * loop, and a pointer kept to a stream after fclose. levpp renames fopen,
+ * freopen, fclose and open_memstream so that images carry the streams: a
+ * capture flushes them, and a resumed process reopens each file at its
+ * offset ("w" files cut back to their size at the capture). Each round
+ * has files of its own, which no later round changes: a resumed run finds
+ * the files it reads as they were at the image (Leverage keeps no file
+ * contents), and a killed run may have gone on for rounds past it.
  * Exit status: 0. levpp-test: resume 0 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +35,8 @@ int main(int argc, char **argv)
     FILE *closed = NULL;
     for (int r = 1; rounds == 0 || r <= rounds; r++) {
         char name[32], other[32];
-        snprintf(name, sizeof name, "streams_%d.txt", r % 3);
-        snprintf(other, sizeof other, "streams_other_%d.txt", r % 2);
+        snprintf(name, sizeof name, "streams_%d.txt", r);
+        snprintf(other, sizeof other, "streams_other_%d.txt", r);
 
         FILE *out = fopen(name, "w");
         if (!out) {
@@ -62,9 +66,12 @@ int main(int argc, char **argv)
         int at_end = feof(in) != 0;
         fclose(in);
 
-        /* Append, then read it all again through the same stream. */
-        FILE *ap = fopen(name, "a+");
-        fprintf(ap, "appended in round %d\n", r);
+        /* Write, then read it all again through the same stream. */
+        char both[40];
+        snprintf(both, sizeof both, "streams_both_%d.txt", r);
+        FILE *ap = fopen(both, "w+");
+        write_lines(ap, r + 50, 120);
+        fprintf(ap, "written last in round %d\n", r);
         rewind(ap);
         int total = 0;
         while (fgets(buf, sizeof buf, ap))
@@ -98,7 +105,7 @@ int main(int argc, char **argv)
             hm = mix(hm, mem[i]);
         free(mem);
 
-        printf("round %d: %d lines + %ld bytes, hash %lx, at end %d; %d lines after append; "
+        printf("round %d: %d lines + %ld bytes, hash %lx, at end %d; %d lines through w+; "
                "other %lx; memstream %zu then %zu bytes, hash %lx; closed %s\n",
                r, lines, rest, h, at_end, total, h2, mid, memlen, hm, closed ? "kept" : "none");
         fflush(stdout);
