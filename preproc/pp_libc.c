@@ -693,6 +693,19 @@ static char *pp_flex_static_bytes(CXCursor v, const char *name)
     return r;
 }
 
+/* Whether an object of type t never changes: t, or the element type of
+ * an array t, at any depth, is const. */
+static int pp_const_object(CXType t)
+{
+    for (CXType c = t;; c = clang_getArrayElementType(c)) {
+        if (clang_isConstQualifiedType(c) || clang_isConstQualifiedType(clang_getCanonicalType(c)))
+            return 1;
+        c = clang_getCanonicalType(c);
+        if (c.kind != CXType_ConstantArray && c.kind != CXType_IncompleteArray)
+            return 0;
+    }
+}
+
 /* Registers file-scope variable v as a static. */
 static void pp_static_var(CXCursor v)
 {
@@ -729,12 +742,7 @@ static void pp_static_var(CXCursor v)
             free(name);
             return;
         }
-    int is_const = clang_isConstQualifiedType(t);
-    for (CXType c = clang_getCanonicalType(t);; c = clang_getArrayElementType(c)) {
-        is_const |= clang_isConstQualifiedType(c);
-        if (c.kind != CXType_ConstantArray)
-            break;
-    }
+    int is_const = pp_const_object(t);
     PP_PUSH(ctx.statics, ctx.nstatics, ctx.capstatics);
     ctx.statics[ctx.nstatics++] =
         (pp_static){name,
@@ -864,10 +872,7 @@ static enum CXChildVisitResult pp_header_static_cb(CXCursor c, CXCursor parent, 
     CXCursor fn = ((pp_hdr_scan *)pp_visit_state(d, PP_MAGIC_HDR_STATICS))->fn;
     if (pp_kind(c) != CXCursor_VarDecl || clang_Cursor_getStorageClass(c) != CX_SC_Static)
         return CXChildVisit_Recurse;
-    CXType t = clang_getCanonicalType(clang_getCursorType(c));
-    while (t.kind == CXType_ConstantArray || t.kind == CXType_IncompleteArray)
-        t = clang_getCanonicalType(clang_getArrayElementType(t));
-    if (clang_isConstQualifiedType(t))
+    if (pp_const_object(clang_getCursorType(c)))
         return CXChildVisit_Continue; /* never changes: a new process has the same */
     CXFile file;
     clang_getExpansionLocation(PP_LOC(fn), &file, NULL, NULL, NULL);

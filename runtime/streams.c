@@ -89,8 +89,8 @@ typedef struct s_entry {
 } s_entry;
 
 /* At most this many closed streams are remembered (to capture pointers
- * to them as dangling); past it the oldest is forgotten, and a pointer to
- * it fails a capture as memory the runtime does not own. */
+ * to them as dangling); past it one of them is forgotten, and a pointer
+ * to it fails a capture as memory the runtime does not own. */
 #define S_CLOSED_MAX 256u
 
 static pthread_mutex_t s_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,6 +124,22 @@ static void s_drop(s_entry *e)
         s_nclosed--;
     *e = s_tab[--s_n];
     memset(&s_tab[s_n], 0, sizeof *s_tab);
+}
+
+/* Marks entry e closed, if it is open (under s_lock); a memory stream's
+ * cookie was freed by s_mem_close. */
+static void s_mark_closed(s_entry *e)
+{
+    if (!e || !e->rec)
+        return;
+    e->rec = NULL;
+    e->ck = NULL;
+    if (++s_nclosed > S_CLOSED_MAX)
+        for (size_t i = 0; i < s_n; i++)
+            if (!s_tab[i].rec) {
+                s_drop(&s_tab[i]);
+                break;
+            }
 }
 
 /* Adds an entry (under s_lock): a closed one at the same address is
@@ -374,12 +390,7 @@ FILE *lev_freopen(const lev_module *m, const char *path, const char *mode, FILE 
     char *keep = !path && was ? strdup(was) : NULL;
     FILE *nf = freopen(path, mode, fp);
     pthread_mutex_lock(&s_lock);
-    if ((e = s_find(fp)) && e->rec)
-        s_nclosed++;
-    if (e) { /* the old stream is closed whether or not the new one opened */
-        e->rec = NULL;
-        e->ck = NULL;
-    }
+    s_mark_closed(s_find(fp)); /* whether or not the new stream opened */
     pthread_mutex_unlock(&s_lock);
     int std = fp == stdin ? 0 : fp == stdout ? 1 : fp == stderr ? 2 : -1;
     if (nf && std >= 0 && path) {
@@ -411,17 +422,7 @@ int lev_fclose(FILE *fp)
 {
     int rc = fclose(fp);
     pthread_mutex_lock(&s_lock);
-    s_entry *e = s_find(fp);
-    if (e && e->rec) {
-        e->rec = NULL;
-        e->ck = NULL; /* freed by s_mem_close */
-        if (++s_nclosed > S_CLOSED_MAX)
-            for (size_t i = 0; i < s_n; i++)
-                if (!s_tab[i].rec) {
-                    s_drop(&s_tab[i]);
-                    break;
-                }
-    }
+    s_mark_closed(s_find(fp));
     pthread_mutex_unlock(&s_lock);
     return rc;
 }
@@ -556,23 +557,32 @@ static int s_reopen_file(void **rec, FILE **out)
     return 0;
 }
 
+/* Whether rec, restored from an image, is a stream record: its objects of
+ * the right types and sizes, its strings terminated, a memory stream's
+ * length inside its buffer and its capacity the buffer's size. */
+static bool s_record_ok(void **rec)
+{
+    if (!s_obj_is(rec, LEV_T_PTR, RT_SR_N) || !s_obj_is(rec[RT_SR_INFO], LEV_T_U64, RT_SI_N) ||
+        s_info(rec)[RT_SI_MAGIC] != S_MAGIC || !s_str_is(rec[RT_SR_MODE]))
+        return false;
+    const uint64_t *info = s_info(rec);
+    if (info[RT_SI_KIND] == S_KIND_FILE)
+        return s_str_is(rec[RT_SR_PATH]);
+    if (info[RT_SI_KIND] != S_KIND_MEM || !rec[RT_SR_BUFP] || !rec[RT_SR_SIZEP] ||
+        !s_obj_is(rec[RT_SR_BUF], LEV_T_BYTES, 1))
+        return false;
+    uint32_t count = rt_heap_find(rec[RT_SR_BUF])->count;
+    return info[RT_SI_LEN] < count && info[RT_SI_CAP] == count;
+}
+
 int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out, int *opened)
 {
     void **rec = recp;
     *opened = 0;
-    if (!s_obj_is(rec, LEV_T_PTR, RT_SR_N) || !s_obj_is(rec[RT_SR_INFO], LEV_T_U64, RT_SI_N) ||
-        s_info(rec)[RT_SI_MAGIC] != S_MAGIC || !s_str_is(rec[RT_SR_MODE]))
+    if (!s_record_ok(rec))
         return rt_err(LEV_EIMAGE, "damaged stream record in the image");
     uint64_t *info = s_info(rec);
     uint64_t kind = info[RT_SI_KIND];
-    if (kind == S_KIND_FILE ? !s_str_is(rec[RT_SR_PATH])
-        : kind == S_KIND_MEM
-            ? !rec[RT_SR_BUFP] || !rec[RT_SR_SIZEP] || !s_obj_is(rec[RT_SR_BUF], LEV_T_BYTES, 1) ||
-                  info[RT_SI_LEN] >= ((rt_objhdr *)rt_heap_find(rec[RT_SR_BUF]))->count ||
-                  info[RT_SI_CAP] != ((rt_objhdr *)rt_heap_find(rec[RT_SR_BUF]))->count
-            : true)
-        return rt_err(LEV_EIMAGE, "damaged stream record in the image (kind %llu)",
-                      (unsigned long long)kind);
     /* Still open here? */
     pthread_mutex_lock(&s_lock);
     for (size_t i = 0; i < s_n; i++) {
