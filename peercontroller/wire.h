@@ -1,0 +1,179 @@
+/* wire.h - Leverage's one wire protocol: the fixed little-endian header
+ * frame every message starts with, its bounds-checked codec, the message
+ * types, and the little-endian writer and reader of structured payloads
+ * (wire.c).
+ *
+ * A message is multipart: the 40-byte header frame, then zero or more
+ * opaque payload frames whose sizes add up to hdr.len. Over ZeroMQ each
+ * part is a frame; over an executor channel (chan.h) the parts follow
+ * each other in one stream record. Structured payloads (frame 1) are
+ * written with pc_wbuf and read with pc_rbuf; bulk data (a module, an
+ * image) travels as its own frame, as it is.
+ *
+ * Header layout (all little-endian):
+ *   0 magic u32 "LEVW"   4 version u16   6 type u16   8 vc u64
+ *  16 vt u64            24 epoch u32    28 len u32   32 seq u64
+ */
+#ifndef PC_WIRE_H
+#define PC_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PC_WIRE_MAGIC 0x5756454Cu /* "LEVW" read little-endian */
+#define PC_WIRE_VERSION 1u
+#define PC_HDR_LEN 40u
+#define PC_ENDPOINT_MAX 128u /* bytes of an endpoint, NUL included */
+#define PC_HASH_LEN 32u      /* BLAKE2b-256 of a module's bytes */
+
+/* Message types. Ranges: 0x01xx membership (participation manager),
+ * 0x02xx client <-> its peer (deployer), 0x03xx deployer <-> worker,
+ * 0x04xx checkpoint holders, 0x05xx status, 0x06xx worker <-> executor
+ * process. Payload layouts are written next to each type: s = string
+ * (u32 length + bytes), b = blob (u32 length + bytes), iN/uN = integer,
+ * h = PC_HASH_LEN raw bytes, F = a separate frame. */
+typedef enum pc_type {
+    /* membership: payloads are membership.c's own */
+    PC_M_PING = 0x0101,
+    PC_M_ACK = 0x0102,
+    PC_M_PING_REQ = 0x0103,
+    PC_M_JOIN = 0x0104,
+    PC_M_SYNC = 0x0105,
+    PC_M_GOSSIP = 0x0106,
+
+    /* client -> peer; every request carries a seq that the reply repeats */
+    PC_C_OPEN = 0x0201,   /* i32 workers, i32 checkpoint_ms, i32 replicas, u64 digest,
+                           * h hash; F module bytes -> OPENED (hdr.vc) | ERROR */
+    PC_C_START = 0x0202,  /* hdr.vc; s task, b arg -> STARTED (hdr.vt) | ERROR */
+    PC_C_CLOSE = 0x0203,  /* hdr.vc -> CLOSED */
+    PC_C_PING = 0x0204,   /* -> PONG */
+    PC_C_OPENED = 0x0281, /* hdr.vc */
+    PC_C_STARTED = 0x0282,
+    PC_C_CLOSED = 0x0283,
+    PC_C_PONG = 0x0284,
+    PC_C_ERROR = 0x0285,  /* i32 err, s detail */
+    PC_C_RESULT = 0x0286, /* hdr.vc, hdr.vt; i32 err, s detail, b result */
+    PC_C_REPORT = 0x0287, /* hdr.vc, hdr.vt; b report */
+
+    /* deployer <-> worker */
+    PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
+                              * i32 checkpoint_ms -> ENROLLED */
+    PC_W_ENROLLED = 0x0302,  /* i32 err, u8 has module, u32 cores */
+    PC_W_MODULE = 0x0303,    /* hdr.vc; h hash; F module bytes -> MODULE_OK */
+    PC_W_MODULE_OK = 0x0304, /* i32 err, s detail */
+    PC_W_RUN = 0x0305,       /* hdr.vc/vt/epoch; s task, b arg, u32 n, n x s holder */
+    PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder; F image */
+    PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result */
+    PC_W_REPORT = 0x0308,    /* hdr.vc/vt/epoch/seq; b report */
+    PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err; F image (migration on leave) */
+    PC_W_FENCE = 0x030A,     /* hdr.vc/vt/epoch: stop copies older than epoch; vt 0: the VC */
+    PC_W_CLOSE = 0x030B,     /* hdr.vc: the VC is closed */
+    PC_W_LOST = 0x030C,      /* hdr.vc; u64 culprit (0: none), i32 signal, u32 n, n x (u64 vt,
+                              * u32 epoch): the executor of the VC died */
+    PC_W_PLACE_ERR = 0x030D, /* hdr.vc/vt/epoch; i32 err, s detail: could not run it here */
+
+    /* checkpoint holders */
+    PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer; F image */
+    PC_H_HELD = 0x0402,    /* holder -> deployer: hdr.vc/vt/epoch/seq; u64 size */
+    PC_H_SEND = 0x0403,    /* deployer -> holder: hdr.vc/vt/epoch (new); s target worker,
+                            * u32 n, n x s holder */
+    PC_H_MISSING = 0x0404, /* holder -> deployer: hdr.vc/vt: no image */
+    PC_H_DROP = 0x0405,    /* deployer -> holder: hdr.vc/vt (vt 0: the whole VC) */
+
+    /* status */
+    PC_S_STATUS = 0x0501,       /* -> STATUS_REPLY */
+    PC_S_STATUS_REPLY = 0x0502, /* s JSON document (peercontroller/README.md) */
+
+    /* worker daemon <-> executor process (chan.h) */
+    PC_X_READY = 0x0601,     /* exec -> daemon: i32 pid */
+    PC_X_MODULE = 0x0602,    /* h hash, u64 digest, b module bytes -> MODULE_OK */
+    PC_X_MODULE_OK = 0x0603, /* i32 err, s detail */
+    PC_X_RUN = 0x0604,       /* hdr.vt/epoch; s task, b arg */
+    PC_X_RESUME = 0x0605,    /* hdr.vt/epoch; b image */
+    PC_X_IMAGE = 0x0606,     /* exec -> daemon: hdr.vt/epoch/seq; b image (periodic) */
+    PC_X_DONE = 0x0607,      /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
+    PC_X_REPORT = 0x0608,    /* exec -> daemon: hdr.vt/epoch/seq; b report */
+    PC_X_STOP = 0x0609,      /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
+    PC_X_STOPPED = 0x060A,   /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b image */
+    PC_X_CANCEL = 0x060B,    /* daemon -> exec: end hdr.vt if its epoch < hdr.epoch */
+    PC_X_CRASH = 0x060C,     /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
+    PC_X_CONFIG = 0x060D,    /* daemon -> exec: i32 checkpoint_ms, i32 threads */
+    PC_X_FAILED = 0x060E,    /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
+} pc_type;
+
+typedef struct pc_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+    uint64_t vc;
+    uint64_t vt;
+    uint32_t epoch;
+    uint32_t len; /* bytes of the payload frames together */
+    uint64_t seq;
+} pc_hdr;
+
+/* Fills a header of `type` with magic and version, the rest zero. */
+pc_hdr pc_hdr_make(uint16_t type, uint64_t vc, uint64_t vt, uint32_t epoch, uint64_t seq);
+
+/* Writes h into out[PC_HDR_LEN], little-endian. */
+void pc_hdr_encode(const pc_hdr *h, uint8_t out[PC_HDR_LEN]);
+
+/* Decodes a header frame of `len` bytes. 0, or LEV_EINVAL (wrong size,
+ * magic or unknown type) or LEV_EVERSION (another protocol version);
+ * *why names the fault (a static string). */
+int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why);
+
+/* The name of a message type ("C_OPEN"), or "?" for an unknown one. */
+const char *pc_type_name(uint16_t type);
+
+/* ===================================================================
+ * Structured payloads
+ * =================================================================== */
+
+/* A growing little-endian buffer. A failed allocation sets `err` and
+ * makes every later put a no-op, so a writer checks once at the end. */
+typedef struct pc_wbuf {
+    uint8_t *data; /* malloc'd */
+    size_t len, cap;
+    int err; /* 0 or LEV_ENOMEM */
+} pc_wbuf;
+
+void pc_wbuf_init(pc_wbuf *w);
+void pc_wbuf_free(pc_wbuf *w);
+void pc_put_u8(pc_wbuf *w, uint8_t v);
+void pc_put_u32(pc_wbuf *w, uint32_t v);
+void pc_put_i32(pc_wbuf *w, int32_t v);
+void pc_put_u64(pc_wbuf *w, uint64_t v);
+void pc_put_raw(pc_wbuf *w, const void *p, size_t n);
+void pc_put_blob(pc_wbuf *w, const void *p, size_t n); /* u32 length + bytes */
+void pc_put_str(pc_wbuf *w, const char *s);            /* as a blob, s NULL: "" */
+
+/* A bounds-checked reader over a received payload. A read past the end
+ * or a malformed field sets `bad` (with `why`), returns zero or an empty
+ * value, and makes every later read fail too, so a reader checks once. */
+typedef struct pc_rbuf {
+    const uint8_t *p;
+    size_t len, off;
+    bool bad;
+    const char *why;
+} pc_rbuf;
+
+void pc_rbuf_init(pc_rbuf *r, const void *p, size_t len);
+uint8_t pc_get_u8(pc_rbuf *r);
+uint32_t pc_get_u32(pc_rbuf *r);
+int32_t pc_get_i32(pc_rbuf *r);
+uint64_t pc_get_u64(pc_rbuf *r);
+/* Points *p at n raw bytes inside the buffer (no copy). */
+bool pc_get_raw(pc_rbuf *r, const void **p, size_t n);
+/* A blob: *p points inside the buffer, *n its length. */
+bool pc_get_blob(pc_rbuf *r, const void **p, size_t *n);
+/* A string of at most cap - 1 bytes without NUL inside, copied into
+ * out[cap] and terminated. Longer, or holding a NUL: bad. */
+bool pc_get_str(pc_rbuf *r, char *out, size_t cap);
+/* A string as a malloc'd copy (NULL and bad on failure); at most max bytes. */
+char *pc_get_strdup(pc_rbuf *r, size_t max);
+/* True when every byte was read and nothing was bad. */
+bool pc_rbuf_done(const pc_rbuf *r);
+
+#endif
