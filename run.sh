@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 # clang-format and cppcheck, Debian 12's versions 14 and 2.10).
 PACKAGES=(
     cmake gcc make pkg-config binutils git
-    libgc-dev libtpl-dev libzmq3-dev libczmq-dev libclang-19-dev libcmocka-dev
+    libgc-dev libtpl-dev libzmq3-dev libczmq-dev libsodium-dev libclang-19-dev libcmocka-dev
     clang-format cppcheck
 )
 
