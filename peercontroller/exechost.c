@@ -544,21 +544,6 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
     return 0;
 }
 
-/* 0 if a VT of this id may start here, else FAILED is queued. */
-static int s_id_free(s_host *h, const pc_hdr *req)
-{
-    if (req->vt <= 1)
-        return s_failed(
-            h, req,
-            rt_err(LEV_EINVAL, "virtual thread id %llu is reserved", (unsigned long long)req->vt));
-    const s_vtrec *r = s_live_find(h, req->vt);
-    if (r)
-        return s_failed(h, req,
-                        rt_err(LEV_EBUSY, "virtual thread %llu runs here already (epoch %u)",
-                               (unsigned long long)r->id, r->epoch));
-    return 0;
-}
-
 /* Destroys the VTs that ended (h->reap). With the executor still there it
  * first waits until it is done with each. */
 static void s_reap(s_host *h)
@@ -580,6 +565,23 @@ static void s_reap(s_host *h)
         s_vtrec_free(r);
         h->nvts--;
     }
+}
+
+/* 0 if a VT of this id may start here, else FAILED is queued. A VT whose
+ * DONE went out is reaped first: the daemon may reuse its id at once. */
+static int s_id_free(s_host *h, const pc_hdr *req)
+{
+    s_reap(h);
+    if (req->vt <= 1)
+        return s_failed(
+            h, req,
+            rt_err(LEV_EINVAL, "virtual thread id %llu is reserved", (unsigned long long)req->vt));
+    const s_vtrec *r = s_live_find(h, req->vt);
+    if (r)
+        return s_failed(h, req,
+                        rt_err(LEV_EBUSY, "virtual thread %llu runs here already (epoch %u)",
+                               (unsigned long long)r->id, r->epoch));
+    return 0;
 }
 
 /* ===================================================================
