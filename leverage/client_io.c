@@ -610,6 +610,7 @@ static void s_lose(lev_vc *vc, uint64_t silent_ms)
         cl_call_unlink(vc, c);
         s_complete(vc, c, LEV_EPEER, vc->lost_detail);
     }
+    pthread_cond_broadcast(&vc->cond); /* joins wait on it too */
     pthread_mutex_unlock(&vc->mu);
 }
 
