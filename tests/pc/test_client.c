@@ -1,0 +1,532 @@
+/* test_client.c - the client API (lev_client.h) against fake peers
+ * (fake_peer.h): argument checks; opening, starting, joining, reports and
+ * closing; join timeouts and unknown ids; a peer where nothing listens, one
+ * that stops answering mid-join, one that answers only garbage, and one
+ * that mixes malformed and misdirected messages into its answers. The
+ * runner carries the task module of client_tasks.c (leverage_add_tasks),
+ * which lev_vc_open ships. Built a second time with CLIENT_NO_MODULE and
+ * no module: lev_vc_open must refuse to open.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_peer.h"
+#include "leverage.h"
+
+/* The silence after which the client declares its peer lost, in ms: small
+ * for the tests that wait for it, roomy for the others on a busy machine. */
+#define T_TIMEOUT_SHORT "500"
+#define T_TIMEOUT_LONG "5000"
+
+/* Asserts that the detail of the last error contains `part`. */
+static void s_detail_has(const char *part)
+{
+    if (!strstr(lev_errdetail(), part))
+        fail_msg("detail '%s' lacks '%s'", lev_errdetail(), part);
+}
+
+static int s_setup(void **state)
+{
+    (void)state;
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_LONG, 1);
+    unsetenv("LEV_PEER");
+    return 0;
+}
+
+#ifdef CLIENT_NO_MODULE
+
+/* A program without a task module cannot open a VC, and says why. */
+static void t_no_module(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = (lev_vc *)1;
+    lev_vc_options o = {.peer = fp_endpoint(fp)};
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EMODULE);
+    assert_null(vc);
+    s_detail_has("leverage_add_tasks");
+    assert_int_equal(fp_seen_get(fp).opens, 0);
+    fp_destroy(&fp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(t_no_module, s_setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#else
+
+/* Opens a VC on the fake peer, asserting success. */
+static lev_vc *s_open(fake_peer *fp)
+{
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.peer = fp_endpoint(fp)};
+    int rc = lev_vc_open(&vc, &o);
+    if (rc)
+        fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_non_null(vc);
+    return vc;
+}
+
+/* Starts task with a string argument (NUL included), asserting success. */
+static lev_vt_id s_start(lev_vc *vc, const char *task, const char *arg)
+{
+    lev_vt_id id = 0;
+    int rc = lev_vt_start(vc, task, arg, arg ? strlen(arg) + 1 : 0, &id);
+    if (rc)
+        fail_msg("lev_vt_start(%s): %s: %s", task, lev_strerror(rc), lev_errdetail());
+    assert_true(id > LEV_CLIENT);
+    return id;
+}
+
+/* ===================================================================
+ * Arguments
+ * =================================================================== */
+
+/* Bad arguments are refused with LEV_EINVAL and a detail, before anything
+ * reaches the peer. */
+static void t_args(void **state)
+{
+    (void)state;
+    lev_vc_options neg = {.workers = -1};
+    lev_vc *vc = NULL;
+    assert_int_equal(lev_vc_open(NULL, NULL), LEV_EINVAL);
+    s_detail_has("vc is NULL");
+    assert_int_equal(lev_vc_open(&vc, &neg), LEV_EINVAL);
+    s_detail_has("workers");
+    neg = (lev_vc_options){.replicas = -2};
+    assert_int_equal(lev_vc_open(&vc, &neg), LEV_EINVAL);
+    s_detail_has("replicas");
+    assert_null(vc);
+
+    const char *bad[] = {"nonsense", "tcp://", "tcp://127.0.0.1", "tcp://127.0.0.1:port",
+                         "bogus://127.0.0.1:5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        lev_vc_options o = {.peer = bad[i]};
+        if (lev_vc_open(&vc, &o) != LEV_EINVAL)
+            fail_msg("endpoint '%s' was not refused as malformed", bad[i]);
+        s_detail_has(bad[i]);
+        assert_null(vc);
+    }
+    setenv("LEV_PEER", "nonsense", 1);
+    assert_int_equal(lev_vc_open(&vc, NULL), LEV_EINVAL);
+    s_detail_has("nonsense");
+    unsetenv("LEV_PEER");
+    setenv("LEV_PEER_TIMEOUT_MS", "soon", 1);
+    lev_vc_options o = {.peer = "tcp://127.0.0.1:1"};
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EINVAL);
+    s_detail_has("LEV_PEER_TIMEOUT_MS");
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_LONG, 1);
+
+    lev_vt_id id = 7;
+    assert_int_equal(lev_vt_start(NULL, "echo", NULL, 0, &id), LEV_EINVAL);
+    assert_int_equal(id, 0);
+    assert_int_equal(lev_vt_join(NULL, 2, NULL, NULL, 0), LEV_EINVAL);
+    assert_int_equal(lev_vc_on_report(NULL, NULL, NULL), LEV_EINVAL);
+    assert_int_equal(lev_vc_close(NULL), 0);
+    assert_int_equal(lev_vc_close(&vc), 0);
+
+    fake_peer *fp = fp_new(FP_NORMAL);
+    vc = s_open(fp);
+    char name[300];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    name[256] = '\0'; /* 256 bytes: one too many */
+    assert_int_equal(lev_vt_start(vc, NULL, NULL, 0, &id), LEV_EINVAL);
+    s_detail_has("task is NULL");
+    assert_int_equal(lev_vt_start(vc, "echo", NULL, 0, NULL), LEV_EINVAL);
+    s_detail_has("id is NULL");
+    assert_int_equal(lev_vt_start(vc, "echo", NULL, 5, &id), LEV_EINVAL);
+    s_detail_has("arg is NULL");
+    assert_int_equal(lev_vt_start(vc, name, NULL, 0, &id), LEV_EINVAL);
+    s_detail_has("task name");
+    assert_int_equal(lev_vt_start(vc, "", NULL, 0, &id), LEV_EINVAL);
+    name[255] = '\0'; /* 255 bytes: allowed, and unknown to the peer */
+    assert_int_equal(lev_vt_start(vc, name, NULL, 0, &id), LEV_EMODULE);
+    s_detail_has("no task named");
+    assert_int_equal(fp_seen_get(fp).starts, 1);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
+ * Opening, starting, joining, closing
+ * =================================================================== */
+
+/* OPEN carries the options (defaults resolved) and the module with its
+ * digest and hash; CLOSE is confirmed; the peer comes from opt or LEV_PEER. */
+static void t_open_close(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    fp_seen s = fp_seen_get(fp);
+    assert_int_equal(s.opens, 1);
+    assert_true(s.module_ok);
+    assert_int_equal(s.workers, 0);
+    assert_int_equal(s.checkpoint_ms, 2000);
+    assert_int_equal(s.replicas, 1);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    assert_null(vc);
+    assert_int_equal(fp_seen_get(fp).closes, 1);
+
+    setenv("LEV_PEER", fp_endpoint(fp), 1);
+    lev_vc_options o = {.workers = 3, .checkpoint_ms = -1, .replicas = 2};
+    assert_int_equal(lev_vc_open(&vc, &o), 0);
+    unsetenv("LEV_PEER");
+    s = fp_seen_get(fp);
+    assert_int_equal(s.opens, 2);
+    assert_int_equal(s.workers, 3);
+    assert_int_equal(s.checkpoint_ms, -1);
+    assert_int_equal(s.replicas, 2);
+    assert_true(fp_wait_pings(fp, 2, 5000)); /* the VC's thread pings */
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* The peer's refusal of OPEN comes back as its error and detail. */
+static void t_open_refused(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    fp_refuse_open(fp, LEV_EMODULE, "module refused: wrong architecture");
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.peer = fp_endpoint(fp)};
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EMODULE);
+    assert_null(vc);
+    s_detail_has("wrong architecture");
+    fp_destroy(&fp);
+}
+
+/* A started VT joins with its result as a malloc'd copy, once. */
+static void t_start_join(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id a = s_start(vc, "echo", "hello");
+    lev_vt_id b = s_start(vc, "echo", "world");
+    assert_int_not_equal(a, b);
+    assert_string_equal(fp_seen_get(fp).task, "echo");
+    void *res = NULL;
+    size_t len = 0;
+    /* b's result arrived before this join and was kept. */
+    assert_int_equal(lev_vt_join(vc, b, &res, &len, -1), 0);
+    assert_int_equal(len, 6);
+    assert_string_equal(res, "world");
+    free(res);
+    assert_int_equal(lev_vt_join(vc, a, NULL, NULL, 1000), 0); /* discarded */
+    assert_int_equal(lev_vt_join(vc, a, &res, &len, 0), LEV_ENOVT);
+    s_detail_has("joined already");
+    assert_int_equal(lev_vt_join(vc, 999, &res, &len, 0), LEV_ENOVT);
+    assert_int_equal(lev_vt_join(vc, LEV_ANY, &res, &len, 0), LEV_ENOVT);
+    assert_null(res);
+    assert_int_equal(len, 0);
+
+    lev_vt_id e;
+    assert_int_equal(lev_vt_start(vc, "echo", NULL, 0, &e), 0);
+    res = (void *)1;
+    len = 5;
+    assert_int_equal(lev_vt_join(vc, e, &res, &len, -1), 0);
+    assert_null(res);
+    assert_int_equal(len, 0);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* A VT's own failure is its join's error, with the peer's detail; an
+ * unknown task is refused at start. */
+static void t_failures(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id id = s_start(vc, "fail", NULL);
+    void *res = (void *)1;
+    size_t len = 3;
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, -1), LEV_EFAILED);
+    s_detail_has("on purpose");
+    assert_null(res);
+    assert_int_equal(len, 0);
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, 0), LEV_ENOVT);
+    assert_int_equal(lev_vt_start(vc, "missing", NULL, 0, &id), LEV_EMODULE);
+    s_detail_has("no task named missing");
+    assert_int_equal(id, 0);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* A join that times out leaves the VT joinable. */
+static void t_join_timeout(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id id = s_start(vc, "hold", "later");
+    void *res = NULL;
+    size_t len = 0;
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, 100), LEV_ETIMEDOUT);
+    assert_true(fp_now_ms() - t0 >= 95);
+    s_detail_has("did not end within 100 ms");
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, 0), LEV_ETIMEDOUT);
+    fp_release(fp);
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, 10000), 0);
+    assert_string_equal(res, "later");
+    free(res);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
+ * Reports
+ * =================================================================== */
+
+typedef struct reports {
+    pthread_mutex_t mu;
+    int n;
+    char text[8][8];
+    lev_vt_id vt[8];
+    bool on_main; /* a callback ran on the thread that started the VT */
+    pthread_t main;
+    lev_vc *vc;
+    int in_cb[3]; /* start, join with a wait, close from inside the callback */
+} reports;
+
+static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    reports *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    if (r->n < 8) {
+        snprintf(r->text[r->n], sizeof r->text[0], "%.*s", (int)len, (const char *)buf);
+        r->vt[r->n++] = vt;
+    }
+    r->on_main |= pthread_equal(pthread_self(), r->main);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* A callback that tries what a callback must not do. */
+static void s_on_report_waits(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    reports *r = ctx;
+    lev_vt_id id;
+    (void)buf;
+    (void)len;
+    r->in_cb[0] = lev_vt_start(r->vc, "echo", NULL, 0, &id);
+    r->in_cb[1] = lev_vt_join(r->vc, vt, NULL, NULL, 1000);
+    r->in_cb[2] = lev_vc_close(&r->vc);
+    lev_vc_on_report(r->vc, NULL, NULL); /* from the callback: no wait */
+}
+
+/* Reports reach the callback on the library's thread, in order, before
+ * the result; a NULL callback stops them; a callback cannot wait on its VC. */
+static void t_reports(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    reports r = {.mu = PTHREAD_MUTEX_INITIALIZER, .main = pthread_self()};
+    lev_vc *vc = s_open(fp);
+    assert_int_equal(lev_vc_on_report(vc, s_on_report, &r), 0);
+    lev_vt_id id = s_start(vc, "reports", NULL);
+    void *res = NULL;
+    size_t len = 0;
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, -1), 0);
+    assert_memory_equal(res, "done", 4);
+    free(res);
+    assert_int_equal(r.n, 3);
+    for (int i = 0; i < 3; i++) {
+        char want[3] = {'r', (char)('0' + i), 0};
+        assert_string_equal(r.text[i], want);
+        assert_int_equal(r.vt[i], id);
+    }
+    assert_false(r.on_main);
+
+    assert_int_equal(lev_vc_on_report(vc, NULL, NULL), 0);
+    id = s_start(vc, "echo", "quiet");
+    assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), 0);
+    assert_int_equal(r.n, 3);
+
+    r.vc = vc;
+    assert_int_equal(lev_vc_on_report(vc, s_on_report_waits, &r), 0);
+    id = s_start(vc, "echo", "busy");
+    assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), 0);
+    assert_int_equal(r.in_cb[0], LEV_EBUSY);
+    assert_int_equal(r.in_cb[1], LEV_EBUSY);
+    assert_int_equal(r.in_cb[2], LEV_EBUSY);
+    assert_ptr_equal(r.vc, vc);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
+ * Threads
+ * =================================================================== */
+
+typedef struct worker {
+    lev_vc *vc;
+    int index, failures;
+} worker;
+
+static void *s_worker(void *arg)
+{
+    worker *w = arg;
+    for (int i = 0; i < 25; i++) {
+        char msg[32], *res = NULL;
+        size_t len = 0;
+        lev_vt_id id;
+        snprintf(msg, sizeof msg, "w%d-%d", w->index, i);
+        if (lev_vt_start(w->vc, "echo", msg, strlen(msg) + 1, &id) ||
+            lev_vt_join(w->vc, id, (void **)&res, &len, 10000) || !res || strcmp(res, msg))
+            w->failures++;
+        free(res);
+    }
+    return NULL;
+}
+
+/* Several threads start and join VTs on one VC at once. */
+static void t_threads(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    pthread_t th[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){.vc = vc, .index = i};
+        assert_int_equal(pthread_create(&th[i], NULL, s_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].failures, 0);
+    }
+    assert_int_equal(fp_seen_get(fp).starts, 100);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
+ * Lost, silent and broken peers
+ * =================================================================== */
+
+/* Opening against a port where nothing listens fails with LEV_EPEER once
+ * the peer timeout has passed, not later. */
+static void t_unreachable(void **state)
+{
+    (void)state;
+    char ep[PC_ENDPOINT_MAX];
+    fp_dead_endpoint(ep);
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_SHORT, 1);
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.peer = ep};
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EPEER);
+    uint64_t took = fp_now_ms() - t0;
+    assert_null(vc);
+    s_detail_has("unreachable (no answer for");
+    s_detail_has(ep);
+    assert_true(took >= 450);
+    assert_true(took < 3000);
+}
+
+/* A peer that stops answering mid-join: the join fails with LEV_EPEER,
+ * and so does every later call; a result that had arrived still joins. */
+static void t_peer_lost(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_SHORT, 1);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id done = s_start(vc, "echo", "kept");
+    lev_vt_id held = s_start(vc, "hold", NULL);
+    fp_mute(fp, true);
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_vt_join(vc, held, NULL, NULL, -1), LEV_EPEER);
+    assert_true(fp_now_ms() - t0 < 5000);
+    s_detail_has("unreachable");
+    lev_vt_id id;
+    assert_int_equal(lev_vt_start(vc, "echo", NULL, 0, &id), LEV_EPEER);
+    assert_int_equal(lev_vt_join(vc, held, NULL, NULL, 0), LEV_EPEER);
+    void *res = NULL;
+    size_t len = 0;
+    assert_int_equal(lev_vt_join(vc, done, &res, &len, 0), 0);
+    assert_string_equal(res, "kept");
+    free(res);
+    assert_int_equal(lev_vc_close(&vc), LEV_EPEER);
+    assert_null(vc);
+    fp_destroy(&fp);
+}
+
+/* A peer that answers only malformed messages is no peer: they do not
+ * count as signs of life, and lev_vc_open fails with LEV_EPEER. */
+static void t_garbage_peer(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_GARBAGE);
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_SHORT, 1);
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.peer = fp_endpoint(fp)};
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EPEER);
+    assert_true(fp_now_ms() - t0 < 5000);
+    assert_null(vc);
+    assert_true(fp_seen_get(fp).opens == 0); /* it saw OPEN but answers garbage */
+    fp_destroy(&fp);
+}
+
+/* Malformed and misdirected messages between the real answers are
+ * dropped: everything works as with a clean peer. */
+static void t_noisy_peer(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NOISY);
+    reports r = {.mu = PTHREAD_MUTEX_INITIALIZER, .main = pthread_self()};
+    setenv("LEV_DEBUG", "1", 1);
+    lev_vc *vc = s_open(fp);
+    assert_int_equal(lev_vc_on_report(vc, s_on_report, &r), 0);
+    lev_vt_id id = s_start(vc, "echo", "clean");
+    void *res = NULL;
+    size_t len = 0;
+    assert_int_equal(lev_vt_join(vc, id, &res, &len, -1), 0);
+    assert_int_equal(len, 6);
+    assert_string_equal(res, "clean");
+    free(res);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.text[0], "clean");
+    id = s_start(vc, "fail", NULL);
+    assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), LEV_EFAILED);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    unsetenv("LEV_DEBUG");
+    fp_destroy(&fp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(t_args, s_setup),
+        cmocka_unit_test_setup(t_open_close, s_setup),
+        cmocka_unit_test_setup(t_open_refused, s_setup),
+        cmocka_unit_test_setup(t_start_join, s_setup),
+        cmocka_unit_test_setup(t_failures, s_setup),
+        cmocka_unit_test_setup(t_join_timeout, s_setup),
+        cmocka_unit_test_setup(t_reports, s_setup),
+        cmocka_unit_test_setup(t_threads, s_setup),
+        cmocka_unit_test_setup(t_unreachable, s_setup),
+        cmocka_unit_test_setup(t_peer_lost, s_setup),
+        cmocka_unit_test_setup(t_garbage_peer, s_setup),
+        cmocka_unit_test_setup(t_noisy_peer, s_setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#endif
