@@ -1139,7 +1139,7 @@ typedef struct s_images {
     int stops;          /* images for a stop (capture_why RT_WANT_STOP) */
     int stop_errors;    /* failed captures for a stop */
     int done;           /* on_done calls */
-    int wake_at;        /* at this image: g_flag[wake_slot] set, the VT woken */
+    int wake_at;        /* at this image: g_flag[wake_slot] set, the VT woken (0: never) */
     int wake_slot;
     int wake_rc; /* what that rt_exec_wake returned */
 } s_images;
@@ -1391,7 +1391,7 @@ static void test_checkpoint_parked(void **state)
 {
     (void)state;
     int slot = 35;
-    s_images im = {S_IMAGES_INIT, .capture_at = -1, .wake_at = 5, .wake_slot = slot};
+    s_images im = {S_IMAGES_INIT, .capture_at = -1, .wake_slot = slot};
     rt_exec *ex = s_exec_im(2, 0, 5, &im);
     rt_vt *vt = s_spawn(ex, FN_BLOCK_TASK, slot, 0);
     assert_true(s_wait_count(&im, &im.n, 3)); /* three intervals, parked */
@@ -1414,8 +1414,11 @@ static void test_checkpoint_parked(void **state)
     assert_int_equal(fr->t.h.pc, 2);
     rt_vt_destroy(&copy);
 
-    /* The fifth image's callback sets the flag and wakes the VT while it
+    /* The next image's callback sets the flag and wakes the VT while it
      * is being captured: it runs once the capture is done, and ends. */
+    pthread_mutex_lock(&im.mu);
+    im.wake_at = im.n + 1;
+    pthread_mutex_unlock(&im.mu);
     s_wait_ok(ex, vt);
     assert_int_equal(im.wake_rc, 0);
     assert_int_equal(s_result(vt), 1); /* never woken by a checkpoint */
