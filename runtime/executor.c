@@ -668,7 +668,9 @@ static void *s_worker_main(void *arg)
 
 /* ===================================================================
  * Timer (not registered with the GC: touches no GC memory but the poll
- * and want words of a VT that a worker holds under its lock)
+ * and want words of a VT that a worker holds under its lock, and, under
+ * ex->mu, the want word and queue link of a parked VT it queues for a
+ * visit; VT records are uncollectable, so the collector misses nothing)
  * =================================================================== */
 
 /* Whether any VT waits in a run queue (read racily: a VT queued just

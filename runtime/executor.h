@@ -81,7 +81,7 @@ typedef struct rt_exec_opts {
 } rt_exec_opts;
 
 typedef struct rt_exec_stats {
-    uint64_t runs;           /* times a worker started or resumed a VT */
+    uint64_t runs;           /* times a worker took a VT to run it (or to visit it parked) */
     uint64_t switches;       /* VT requeued at a safe point (yield, preempt, capture) */
     uint64_t preempts;       /* time slices cut by the timer */
     uint64_t parks;          /* VTs parked by a blocking safe point (not again after a visit) */
@@ -140,8 +140,10 @@ int rt_exec_request_capture(rt_vt *vt);
  * frames kept), on_done is called and rt_exec_wait() returns for it. If
  * the capture fails, on_capture_error is called (capture_why
  * RT_WANT_STOP) and the VT is not stopped: it goes on (parked, if it
- * was). A cancel that is pending when the worker acts wins over the stop.
- * 0 once asked; LEV_ENOVT if the VT has ended (or was never spawned). */
+ * was). A cancel that is pending when the worker acts wins over the stop,
+ * and a VT that ends before its next safe point ends as it would (DONE or
+ * FAILED, no image). Any thread, VTs and callbacks included. 0 once
+ * asked; LEV_ENOVT if the VT has ended (or was never spawned). */
 int rt_exec_capture_stop(rt_vt *vt);
 
 /* Counters since rt_exec_new (approximate while workers run). */

@@ -336,6 +336,27 @@ static void t_image_info(void **state)
     rt_vt_destroy(&vt);
 }
 
+/* Captures vt and checks that it and its image carry id and epoch; the
+ * caller owns *img (NULL img: the image is freed). */
+static void s_expect_identity(rt_vt *vt, uint64_t id, uint32_t epoch, uint8_t **img, size_t *len)
+{
+    assert_true(vt->id == id);
+    assert_int_equal(vt->epoch, epoch);
+    uint8_t *p;
+    size_t n;
+    s_capture(vt, &p, &n);
+    rt_image_info info;
+    assert_int_equal(s_try_info(p, n, &info), 0);
+    assert_true(info.vt_id == id);
+    assert_int_equal(info.epoch, epoch);
+    if (img) {
+        *img = p;
+        *len = n;
+    } else {
+        free(p);
+    }
+}
+
 /* rt_vt_set_identity: refused for reserved ids, epoch 0, a running or
  * ended VT; images taken afterwards carry the id and epoch set; a VT
  * restored from an image keeps the image's until set again, and a
@@ -362,15 +383,9 @@ static void t_identity(void **state)
 
     const uint64_t id = 0x0123456789ABCDEFull;
     assert_int_equal(rt_vt_set_identity(vt, id, 9), 0);
-    assert_true(vt->id == id);
-    assert_int_equal(vt->epoch, 9);
     uint8_t *img;
     size_t len;
-    s_capture(vt, &img, &len);
-    rt_image_info info;
-    assert_int_equal(s_try_info(img, len, &info), 0);
-    assert_true(info.vt_id == id);
-    assert_int_equal(info.epoch, 9);
+    s_expect_identity(vt, id, 9, &img, &len);
 
     /* Restored: the image's identity, until set again. */
     rt_vt *nvt = NULL;
@@ -380,21 +395,11 @@ static void t_identity(void **state)
     assert_int_equal(nvt->epoch, 9);
     assert_true(nvt->key != vt->key);
     assert_int_equal(rt_vt_set_identity(nvt, id, 10), 0); /* a new incarnation */
-    s_capture(nvt, &img, &len);
-    assert_int_equal(s_try_info(img, len, &info), 0);
-    assert_true(info.vt_id == id);
-    assert_int_equal(info.epoch, 10);
-    free(img);
+    s_expect_identity(nvt, id, 10, NULL, NULL);
     assert_int_equal(rt_vt_set_identity(nvt, 77, 2), 0);
     hw_stats st = {0};
     assert_int_equal(hw_cycle(nvt, &st), 0); /* capture, poison, restore in place */
-    assert_true(nvt->id == 77);
-    assert_int_equal(nvt->epoch, 2);
-    s_capture(nvt, &img, &len);
-    assert_int_equal(s_try_info(img, len, &info), 0);
-    assert_true(info.vt_id == 77);
-    assert_int_equal(info.epoch, 2);
-    free(img);
+    s_expect_identity(nvt, 77, 2, NULL, NULL);
 
     /* Run to its end: an ended VT's identity is not set. */
     assert_int_equal(hw_run_straight(nvt, &st), LEV_RUN_DONE);
