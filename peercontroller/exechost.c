@@ -358,7 +358,7 @@ static int s_failed(s_host *h, const pc_hdr *req, int err)
 static s_out *s_out_end(uint16_t type, const s_vtrec *r, int err, const char *detail,
                         uint8_t *bytes, size_t len)
 {
-    s_out *o = s_out_new(type, r->id, r->epoch, 0);
+    s_out *o = s_out_new(type, r->id, r->epoch, r->report_seq);
     if (!o) {
         free(bytes);
         return NULL;
@@ -415,7 +415,8 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
         r->stop_len = len;
         stop = true;
     } else {
-        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, ++r->image_seq);
+        /* seq: the reports issued before the capture (wire.h) */
+        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, r->report_seq);
         if (o) {
             pc_put_u32(&o->head, (uint32_t)len);
             o->bulk = img;
@@ -527,6 +528,7 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
         r->vt = vt;
         r->id = req->vt;
         r->epoch = req->epoch;
+        r->report_seq = req->type == PC_X_RESUME ? req->seq : 0; /* numbered on from the image */
         vt->host = r;
         r->next = h->live;
         h->live = r;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "daemon.h"
 #include "exechost.h"
 
 /* `levpeer --executor --fd N`: runs the executor over descriptor N, which
@@ -41,6 +42,5 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--executor") == 0)
         return s_executor_main(argc, argv);
-    fprintf(stderr, "levpeer: the daemon is not in this build yet\n");
-    return 2;
+    return pc_daemon_main(argc, argv);
 }
