@@ -1,0 +1,909 @@
+/* membership.c - the participation manager's membership protocol
+ * (membership.h): the view, the SWIM probe cycle, suspicion and refutation
+ * by incarnation, dissemination piggybacked on every message, join and
+ * push-pull, and the codec of the membership payloads.
+ */
+#include "membership.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_errors.h"
+#include "membership_codec.h"
+
+#define S_LAMBDA 4       /* an update is sent S_LAMBDA * ceil(log10(n + 1)) times */
+#define S_GOSSIP_NODES 3 /* GOSSIP messages a period while updates are pending */
+#define S_LEAVE_FANOUT 6 /* members told at once of a leave */
+#define S_FANOUT_MAX 16  /* the most indirect probers or gossip targets at once */
+#define S_RELAY_MAX 64   /* indirect probes run for others at once */
+#define S_CATCHUP 5      /* periods between push-pulls while a view grows */
+#define S_QUIET 3        /* periods without a change that make a view settled */
+
+/* A member as this peer knows it, with its pending update. */
+typedef struct s_node {
+    pc_member m;
+    uint32_t transmits; /* times its queued update was sent */
+    uint64_t qseq;      /* when it was queued (higher: newer) */
+    bool queued;        /* in the gossip queue */
+} s_node;
+
+/* An indirect probe this peer runs for another (PING_REQ). */
+typedef struct s_relay {
+    uint32_t seq;       /* of the PING this peer sent the target */
+    uint32_t their_seq; /* of the requester's probe */
+    uint64_t expires;
+    char requester[PC_ENDPOINT_MAX];
+} s_relay;
+
+struct pc_members {
+    pc_members_opts o;
+    pc_members_io io;
+    uint64_t rng;
+    s_node *nodes; /* the view; nodes[0] is this peer */
+    size_t n, cap;
+    uint32_t *slots; /* hash index: node index + 1, 0 empty */
+    size_t nslots;
+    uint32_t *order; /* the probe round: node indexes, shuffled */
+    size_t norder, order_cap, probe_pos;
+    uint32_t *queue; /* nodes with a pending update */
+    size_t nqueue, queue_cap;
+    uint64_t qseq;
+    /* the probe of this period */
+    bool probing, acked, indirect_sent;
+    uint32_t probe_seq, seq;
+    char probe_target[PC_ENDPOINT_MAX];
+    uint64_t probe_start, next_probe, next_gossip;
+    unsigned periods_to_sync, periods_since_sync;
+    size_t sync_base; /* members in the view after the last push-pull */
+    s_relay relays[S_RELAY_MAX];
+    size_t nrelays;
+    size_t nsuspect, ndown; /* nodes SUSPECT, and DEAD or LEFT */
+    uint32_t digest;        /* sum of the hashes of the live members' endpoints */
+    uint64_t digest_at;     /* when the set of live members last changed */
+    pc_members_stats st;
+    pc_wbuf out; /* the message being written */
+};
+
+/* ===================================================================
+ * Randomness: splitmix64, seeded by the caller
+ * =================================================================== */
+
+static uint64_t s_rand(pc_members *m)
+{
+    uint64_t z = (m->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform number in [0, n); n > 0. */
+static uint32_t s_below(pc_members *m, uint32_t n)
+{
+    return (uint32_t)(((s_rand(m) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* ===================================================================
+ * The view: an array of nodes (this peer first) and a hash index
+ * =================================================================== */
+
+static uint32_t s_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static s_node *s_find(const pc_members *m, const char *endpoint)
+{
+    size_t mask = m->nslots - 1;
+    for (size_t i = s_hash(endpoint) & mask;; i = (i + 1) & mask) {
+        uint32_t v = m->slots[i];
+        if (!v)
+            return NULL;
+        if (!strcmp(m->nodes[v - 1].m.rec.endpoint, endpoint))
+            return &m->nodes[v - 1];
+    }
+}
+
+/* Enters node idx into the hash index (which has room). */
+static void s_index(pc_members *m, size_t idx)
+{
+    size_t mask = m->nslots - 1;
+    size_t i = s_hash(m->nodes[idx].m.rec.endpoint) & mask;
+    while (m->slots[i])
+        i = (i + 1) & mask;
+    m->slots[i] = (uint32_t)idx + 1;
+}
+
+/* Rebuilds the hash index with at least twice as many slots as nodes can
+ * be. 0 or LEV_ENOMEM (the old index is kept). */
+static int s_reindex(pc_members *m, size_t want)
+{
+    size_t nslots = m->nslots ? m->nslots : 16;
+    while (nslots < 2 * want)
+        nslots *= 2;
+    if (nslots != m->nslots) {
+        uint32_t *slots = calloc(nslots, sizeof *slots);
+        if (!slots)
+            return LEV_ENOMEM;
+        free(m->slots);
+        m->slots = slots;
+        m->nslots = nslots;
+    } else {
+        memset(m->slots, 0, nslots * sizeof *m->slots);
+    }
+    for (size_t i = 0; i < m->n; i++)
+        s_index(m, i);
+    return 0;
+}
+
+/* Grows an array of elements of `size` bytes to hold `want`. 0 or
+ * LEV_ENOMEM (the array is kept). */
+static int s_grow(void **arr, size_t *cap, size_t want, size_t size)
+{
+    if (want <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < want)
+        ncap *= 2;
+    void *p = realloc(*arr, ncap * size);
+    if (!p)
+        return LEV_ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+static bool s_down(pc_member_state s) { return s == PC_MEMBER_DEAD || s == PC_MEMBER_LEFT; }
+
+/* Adds nd to (+1) or takes it from (-1) the digest of live members. */
+static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now)
+{
+    uint32_t h = s_hash(nd->m.rec.endpoint) * 0x9E3779B1u;
+    m->digest += sign > 0 ? h : (uint32_t)-h;
+    m->digest_at = now;
+}
+
+/* Adds a node for rec in state st (not DEAD nor LEFT); NULL when out of
+ * memory. */
+static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, uint32_t inc,
+                     uint64_t now)
+{
+    if (s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
+        s_grow((void **)&m->order, &m->order_cap, m->norder + 1, sizeof *m->order) ||
+        (2 * (m->n + 1) > m->nslots && s_reindex(m, m->n + 1)))
+        return NULL;
+    size_t idx = m->n++;
+    s_node *nd = &m->nodes[idx];
+    memset(nd, 0, sizeof *nd);
+    nd->m.rec = *rec;
+    nd->m.state = st;
+    nd->m.incarnation = inc;
+    nd->m.since_ms = now;
+    s_index(m, idx);
+    m->nsuspect += st == PC_MEMBER_SUSPECT;
+    s_count_live(m, nd, +1, now);
+    /* A newcomer joins the probe round at a random place still ahead. */
+    m->order[m->norder++] = (uint32_t)idx;
+    size_t ahead = m->norder - m->probe_pos;
+    size_t j = m->probe_pos + s_below(m, (uint32_t)ahead);
+    m->order[m->norder - 1] = m->order[j];
+    m->order[j] = (uint32_t)idx;
+    return nd;
+}
+
+/* Puts every node but this peer into the probe order, shuffled. */
+static void s_reshuffle(pc_members *m)
+{
+    m->norder = 0;
+    for (size_t i = 1; i < m->n; i++)
+        m->order[m->norder++] = (uint32_t)i;
+    for (size_t i = m->norder; i > 1; i--) {
+        size_t j = s_below(m, (uint32_t)i);
+        uint32_t t = m->order[i - 1];
+        m->order[i - 1] = m->order[j];
+        m->order[j] = t;
+    }
+    m->probe_pos = 0;
+}
+
+/* Forgets the nodes DEAD or LEFT for dead_keep_ms; returns the earliest
+ * time another one is due, or UINT64_MAX. */
+static uint64_t s_forget(pc_members *m, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    size_t keep = 1;
+    for (size_t i = 1; i < m->n; i++) {
+        s_node *nd = &m->nodes[i];
+        bool down = nd->m.state == PC_MEMBER_DEAD || nd->m.state == PC_MEMBER_LEFT;
+        uint64_t due = nd->m.since_ms + (uint64_t)m->o.dead_keep_ms;
+        if (down && now >= due) {
+            m->ndown--;
+            continue;
+        }
+        if (down && due < next)
+            next = due;
+        m->nodes[keep++] = *nd;
+    }
+    if (keep == m->n)
+        return next;
+    m->n = keep;
+    /* Indexes moved: rebuild what holds them (same size: cannot fail). */
+    s_reindex(m, m->n);
+    s_reshuffle(m);
+    m->nqueue = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->nodes[i].queued)
+            m->queue[m->nqueue++] = (uint32_t)i;
+    return next;
+}
+
+/* ===================================================================
+ * Dissemination: one pending update per node, its newest
+ * =================================================================== */
+
+/* Queues nd's current state for gossip (replacing what was queued). */
+static void s_queue(pc_members *m, s_node *nd)
+{
+    nd->transmits = 0;
+    nd->qseq = ++m->qseq;
+    if (nd->queued)
+        return;
+    if (s_grow((void **)&m->queue, &m->queue_cap, m->nqueue + 1, sizeof *m->queue))
+        return; /* out of memory: the update spreads through push-pull */
+    nd->queued = true;
+    m->queue[m->nqueue++] = (uint32_t)(nd - m->nodes);
+}
+
+/* Times an update is sent: lambda * ceil(log10(n + 1)), as memberlist. */
+static uint32_t s_retransmit_limit(const pc_members *m)
+{
+    uint32_t digits = 0;
+    for (size_t n = m->n + 1; n > 1; n = (n + 9) / 10)
+        digits++;
+    return S_LAMBDA * (digits ? digits : 1);
+}
+
+/* Whether queued node a goes before b: fewer sends first, then newer. */
+static bool s_before(const s_node *a, const s_node *b)
+{
+    return a->transmits != b->transmits ? a->transmits < b->transmits : a->qseq > b->qseq;
+}
+
+/* Writes the updates that go with a message to `to` (NULL: a whole
+ * view follows instead): about `to` itself first when this peer holds it
+ * suspect or dead (so it can refute), then up to gossip_max queued ones,
+ * least sent and newest first. Retires updates sent often enough. */
+static void s_put_gossip(pc_members *m, pc_wbuf *w, const char *to)
+{
+    uint32_t pick[PC_MEM_GOSSIP_CAP];
+    size_t npick = 0, cap = (size_t)m->o.gossip_max;
+    uint32_t limit = s_retransmit_limit(m);
+    s_node *dest = to ? s_find(m, to) : NULL;
+    bool tell = dest && (dest->m.state == PC_MEMBER_SUSPECT || dest->m.state == PC_MEMBER_DEAD);
+    if (tell)
+        cap--;
+    size_t keep = 0;
+    for (size_t i = 0; i < m->nqueue; i++) {
+        s_node *nd = &m->nodes[m->queue[i]];
+        if (nd->transmits >= limit) {
+            nd->queued = false;
+            continue;
+        }
+        m->queue[keep++] = m->queue[i];
+        if (nd == dest && tell)
+            continue;
+        /* Insertion into the sorted picks, dropping the worst past cap. */
+        size_t at = npick;
+        while (at > 0 && s_before(nd, &m->nodes[pick[at - 1]]))
+            at--;
+        if (at >= cap)
+            continue;
+        if (npick < cap)
+            npick++;
+        memmove(&pick[at + 1], &pick[at], (npick - 1 - at) * sizeof *pick);
+        pick[at] = m->queue[i];
+    }
+    m->nqueue = keep;
+    pc_mem_put_var(w, npick + tell);
+    if (tell)
+        pc_mem_put_update(w, &dest->m, false);
+    for (size_t i = 0; i < npick; i++) {
+        s_node *nd = &m->nodes[pick[i]];
+        pc_mem_put_update(w, &nd->m, nd->m.state == PC_MEMBER_ALIVE);
+        nd->transmits++;
+    }
+}
+
+/* ===================================================================
+ * Sending
+ * =================================================================== */
+
+/* Starts a message in m->out. */
+static pc_wbuf *s_begin(pc_members *m)
+{
+    m->out.len = 0;
+    m->out.err = 0;
+    return &m->out;
+}
+
+/* Ends the message in m->out with its gossip (or, for a SYNC, the whole
+ * view) and sends it; a message the writer could not build is not sent. */
+static void s_finish(pc_members *m, const char *to, uint16_t type)
+{
+    pc_wbuf *w = &m->out;
+    if (type == PC_M_SYNC) {
+        pc_mem_put_var(w, m->n);
+        for (size_t i = 0; i < m->n; i++) {
+            const pc_member *mb = &m->nodes[i].m;
+            pc_mem_put_update(w, mb, mb->state <= PC_MEMBER_SUSPECT);
+        }
+    } else if (type == PC_M_JOIN) {
+        pc_mem_put_var(w, 1);
+        pc_mem_put_update(w, &m->nodes[0].m, true);
+    } else {
+        s_put_gossip(m, w, to);
+    }
+    if (w->err)
+        return;
+    m->st.sent++;
+    m->st.bytes_sent += w->len;
+    m->io.send(m->io.ud, to, type, w->data, w->len);
+}
+
+/* Whether the set of live members has not changed for S_QUIET periods. */
+static bool s_settled(const pc_members *m, uint64_t now)
+{
+    return now >= m->digest_at + (uint64_t)S_QUIET * (uint64_t)m->o.period_ms;
+}
+
+static void s_put_digest(pc_members *m, pc_wbuf *w, uint64_t now)
+{
+    pc_put_u32(w, m->digest);
+    pc_put_u8(w, s_settled(m, now));
+}
+
+/* A PING (with this peer's digest) or a PING_REQ of target. */
+static void s_send_probe(pc_members *m, const char *to, uint16_t type, uint32_t seq,
+                         const char *target, uint64_t now)
+{
+    pc_wbuf *w = s_begin(m);
+    pc_mem_put_var(w, seq);
+    pc_mem_put_str(w, target);
+    if (type == PC_M_PING)
+        s_put_digest(m, w, now);
+    s_finish(m, to, type);
+}
+
+static void s_send_ack(pc_members *m, const char *to, uint32_t seq, uint64_t now)
+{
+    pc_wbuf *w = s_begin(m);
+    pc_mem_put_var(w, seq);
+    s_put_digest(m, w, now);
+    s_finish(m, to, PC_M_ACK);
+}
+
+static void s_send_sync(pc_members *m, const char *to, uint8_t flags)
+{
+    pc_put_u8(s_begin(m), flags);
+    s_finish(m, to, PC_M_SYNC);
+}
+
+static void s_send_gossip(pc_members *m, const char *to)
+{
+    s_begin(m);
+    s_finish(m, to, PC_M_GOSSIP);
+}
+
+/* Picks up to k distinct random members in `states` (a mask of 1 <<
+ * state), never this peer nor `except`; returns how many were found. */
+static size_t s_pick(pc_members *m, uint32_t *out, size_t k, unsigned states, const s_node *except)
+{
+    size_t got = 0;
+    if (m->n < 2)
+        return 0;
+    /* Random draws find them at once in a large view... */
+    for (size_t tries = 0; got < k && tries < 4 * k + 8; tries++) {
+        uint32_t i = 1 + s_below(m, (uint32_t)(m->n - 1));
+        const s_node *nd = &m->nodes[i];
+        bool dup = false;
+        for (size_t j = 0; j < got; j++)
+            dup |= out[j] == i;
+        if (!dup && nd != except && (states >> nd->m.state & 1u))
+            out[got++] = i;
+    }
+    /* ...a walk from a random place finishes a small or sparse one. */
+    uint32_t start = s_below(m, (uint32_t)(m->n - 1));
+    for (size_t s = 0; got < k && s < m->n - 1; s++) {
+        uint32_t i = 1 + (uint32_t)((start + s) % (m->n - 1));
+        const s_node *nd = &m->nodes[i];
+        bool dup = false;
+        for (size_t j = 0; j < got; j++)
+            dup |= out[j] == i;
+        if (!dup && nd != except && (states >> nd->m.state & 1u))
+            out[got++] = i;
+    }
+    return got;
+}
+
+#define S_LIVE ((1u << PC_MEMBER_ALIVE) | (1u << PC_MEMBER_SUSPECT))
+
+/* Sends GOSSIP to up to k live members. */
+static void s_gossip_to(pc_members *m, size_t k)
+{
+    uint32_t to[S_FANOUT_MAX];
+    size_t got = s_pick(m, to, k < S_FANOUT_MAX ? k : S_FANOUT_MAX, S_LIVE, NULL);
+    for (size_t i = 0; i < got; i++)
+        s_send_gossip(m, m->nodes[to[i]].m.rec.endpoint);
+}
+
+/* ===================================================================
+ * State changes and the incarnation rules
+ * =================================================================== */
+
+/* Moves nd to state st at incarnation inc, queues it for gossip and tells
+ * the host (a data change of a live member too). */
+static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, uint64_t now,
+                  bool gossip)
+{
+    pc_member_state old = nd->m.state;
+    m->nsuspect += (st == PC_MEMBER_SUSPECT) - (old == PC_MEMBER_SUSPECT);
+    m->ndown += s_down(st) - s_down(old);
+    if (s_down(st) != s_down(old))
+        s_count_live(m, nd, s_down(st) ? -1 : +1, now);
+    nd->m.state = st;
+    nd->m.incarnation = inc;
+    if (old != st)
+        nd->m.since_ms = now;
+    if (gossip)
+        s_queue(m, nd);
+    if (m->io.changed && nd != m->nodes)
+        m->io.changed(m->io.ud, &nd->m, old);
+}
+
+/* This peer refutes a suspicion (or a death, or news of a newer self). */
+static void s_refute(pc_members *m, uint32_t accused)
+{
+    s_node *me = &m->nodes[0];
+    me->m.incarnation = accused + 1;
+    m->st.refutations++;
+    s_queue(m, me);
+}
+
+/* Applies one update heard from the network (from_sync: in a push-pull,
+ * where a death is taken as a suspicion and news of a member already
+ * spreading elsewhere is not gossiped again). */
+static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool from_sync)
+{
+    s_node *me = &m->nodes[0];
+    if (!strcmp(u->rec.endpoint, me->m.rec.endpoint)) {
+        if (me->m.state == PC_MEMBER_LEFT)
+            return;
+        if (u->state == PC_MEMBER_ALIVE ? u->incarnation > me->m.incarnation
+                                        : u->incarnation >= me->m.incarnation)
+            s_refute(m, u->incarnation);
+        return;
+    }
+    pc_member_state st = u->state;
+    if (from_sync && st == PC_MEMBER_DEAD)
+        st = PC_MEMBER_SUSPECT;
+    s_node *nd = s_find(m, u->rec.endpoint);
+    if (!nd) {
+        if (!u->has_rec || s_down(st))
+            return; /* news of the death of a stranger */
+        nd = s_add(m, &u->rec, PC_MEMBER_ALIVE, u->incarnation, now);
+        if (!nd)
+            return;
+        s_set(m, nd, st, u->incarnation, now, !from_sync);
+        return;
+    }
+    pc_member_state cur = nd->m.state;
+    uint32_t ci = nd->m.incarnation;
+    bool take;
+    switch (st) {
+    case PC_MEMBER_ALIVE:
+        take = u->incarnation > ci;
+        break;
+    case PC_MEMBER_SUSPECT:
+        take = (cur == PC_MEMBER_ALIVE && u->incarnation >= ci) ||
+               (cur == PC_MEMBER_SUSPECT && u->incarnation > ci);
+        break;
+    case PC_MEMBER_DEAD:
+        take = !s_down(cur) && u->incarnation >= ci;
+        break;
+    default:
+        take = cur != PC_MEMBER_LEFT && u->incarnation >= ci;
+        break;
+    }
+    if (!take) {
+        /* Heard again: it is spreading, and counts as one of our sends
+         * (rumour mongering's feedback), so queues drain sooner. */
+        if (!from_sync && nd->queued && u->state == cur && u->incarnation == ci)
+            nd->transmits++;
+        return;
+    }
+    if (u->has_rec && u->incarnation > ci)
+        nd->m.rec = u->rec;
+    s_set(m, nd, st, u->incarnation, now, true);
+}
+
+/* Marks nd SUSPECT on this peer's own evidence (a failed probe). */
+static void s_suspect(pc_members *m, s_node *nd, uint64_t now)
+{
+    m->st.suspicions++;
+    s_set(m, nd, PC_MEMBER_SUSPECT, nd->m.incarnation, now, true);
+}
+
+/* Declares suspects past suspect_ms DEAD; returns when the next is due. */
+static uint64_t s_expire(pc_members *m, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 1; i < m->n && m->nsuspect; i++) {
+        s_node *nd = &m->nodes[i];
+        if (nd->m.state != PC_MEMBER_SUSPECT)
+            continue;
+        uint64_t due = nd->m.since_ms + (uint64_t)m->o.suspect_ms;
+        if (now >= due)
+            s_set(m, nd, PC_MEMBER_DEAD, nd->m.incarnation, now, true);
+        else if (due < next)
+            next = due;
+    }
+    return next;
+}
+
+/* ===================================================================
+ * The probe cycle
+ * =================================================================== */
+
+/* The next member of the round to probe (ALIVE or SUSPECT), or NULL. */
+static s_node *s_next_target(pc_members *m)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        while (m->probe_pos < m->norder) {
+            uint32_t i = m->order[m->probe_pos++];
+            if (i < m->n && !s_down(m->nodes[i].m.state))
+                return &m->nodes[i];
+        }
+        s_reshuffle(m);
+    }
+    return NULL;
+}
+
+static void s_probe_start(pc_members *m, uint64_t now)
+{
+    s_node *t = s_next_target(m);
+    if (!t)
+        return;
+    m->probing = true;
+    m->acked = false;
+    m->indirect_sent = false;
+    m->probe_seq = ++m->seq;
+    m->probe_start = now;
+    memcpy(m->probe_target, t->m.rec.endpoint, sizeof m->probe_target);
+    m->st.probes++;
+    s_send_probe(m, m->probe_target, PC_M_PING, m->probe_seq, m->probe_target, now);
+}
+
+/* No direct ack in time: asks `indirect` live others to probe for us. */
+static void s_probe_indirect(pc_members *m, uint64_t now)
+{
+    uint32_t via[S_FANOUT_MAX];
+    s_node *t = s_find(m, m->probe_target);
+    m->indirect_sent = true;
+    size_t got = s_pick(m, via, (size_t)m->o.indirect, 1u << PC_MEMBER_ALIVE, t);
+    for (size_t i = 0; i < got; i++) {
+        m->st.indirect_probes++;
+        s_send_probe(m, m->nodes[via[i]].m.rec.endpoint, PC_M_PING_REQ, m->probe_seq,
+                     m->probe_target, now);
+    }
+}
+
+/* The period ended without an ack: the target becomes SUSPECT. */
+static void s_probe_end(pc_members *m, uint64_t now)
+{
+    m->probing = false;
+    if (m->acked)
+        return;
+    s_node *t = s_find(m, m->probe_target);
+    if (t && t->m.state == PC_MEMBER_ALIVE)
+        s_suspect(m, t, now);
+}
+
+/* Push-pull with the member `to`, or a random live one. */
+static void s_sync_with(pc_members *m, const char *to)
+{
+    uint32_t i;
+    m->periods_to_sync = (unsigned)m->o.sync_periods;
+    m->periods_since_sync = 0;
+    m->sync_base = m->n;
+    if (!to && s_pick(m, &i, 1, 1u << PC_MEMBER_ALIVE, NULL))
+        to = m->nodes[i].m.rec.endpoint;
+    if (to) {
+        m->st.syncs++;
+        s_send_sync(m, to, PC_MEM_SYNC_ANSWER);
+    }
+}
+
+/* ===================================================================
+ * Public interface
+ * =================================================================== */
+
+static bool s_opt(int *v, int dflt, int max)
+{
+    if (*v == 0)
+        *v = dflt;
+    return *v > 0 && *v <= max;
+}
+
+int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_opts *o,
+                   const pc_members_io *io, uint64_t seed, uint64_t now_ms)
+{
+    *out = NULL;
+    pc_members_opts opt = o ? *o : (pc_members_opts){0};
+    if (!self || !io || !io->send || !pc_mem_endpoint_ok(self->endpoint) ||
+        !memchr(self->arch, '\0', sizeof self->arch))
+        return LEV_EINVAL;
+    if (!s_opt(&opt.period_ms, 200, 3600000) || !s_opt(&opt.probe_timeout_ms, 80, 3600000) ||
+        !s_opt(&opt.indirect, 3, S_FANOUT_MAX) || !s_opt(&opt.suspect_ms, 1000, 86400000) ||
+        !s_opt(&opt.dead_keep_ms, 30000, 86400000) || !s_opt(&opt.sync_periods, 25, 1000000) ||
+        !s_opt(&opt.gossip_max, 8, PC_MEM_GOSSIP_CAP) || opt.probe_timeout_ms >= opt.period_ms)
+        return LEV_EINVAL;
+    pc_members *m = calloc(1, sizeof *m);
+    if (!m)
+        return LEV_ENOMEM;
+    m->o = opt;
+    m->io = *io;
+    m->rng = seed;
+    pc_wbuf_init(&m->out);
+    if (!s_add(m, self, PC_MEMBER_ALIVE, 0, now_ms)) {
+        pc_members_destroy(&m);
+        return LEV_ENOMEM;
+    }
+    m->norder = 0; /* this peer is never probed */
+    s_queue(m, &m->nodes[0]);
+    m->seq = (uint32_t)s_rand(m);
+    /* Random phases, so that peers started together do not beat as one. */
+    m->next_probe = now_ms + s_below(m, (uint32_t)opt.period_ms);
+    m->next_gossip = now_ms + s_below(m, (uint32_t)opt.period_ms);
+    m->periods_to_sync = 1 + s_below(m, (uint32_t)opt.sync_periods);
+    *out = m;
+    return 0;
+}
+
+void pc_members_destroy(pc_members **m_p)
+{
+    pc_members *m = m_p ? *m_p : NULL;
+    if (!m)
+        return;
+    free(m->nodes);
+    free(m->slots);
+    free(m->order);
+    free(m->queue);
+    pc_wbuf_free(&m->out);
+    free(m);
+    *m_p = NULL;
+}
+
+void pc_members_join(pc_members *m, const char *seed, uint64_t now_ms)
+{
+    (void)now_ms;
+    if (!m || !pc_mem_endpoint_ok(seed) || !strcmp(seed, m->nodes[0].m.rec.endpoint) ||
+        m->nodes[0].m.state == PC_MEMBER_LEFT)
+        return;
+    s_begin(m);
+    s_finish(m, seed, PC_M_JOIN);
+}
+
+uint64_t pc_members_tick(pc_members *m, uint64_t now_ms)
+{
+    uint64_t period = (uint64_t)m->o.period_ms;
+    bool left = m->nodes[0].m.state == PC_MEMBER_LEFT;
+    if (m->probing && !m->acked && !m->indirect_sent &&
+        now_ms >= m->probe_start + (uint64_t)m->o.probe_timeout_ms)
+        s_probe_indirect(m, now_ms);
+    if (m->probing && now_ms >= m->probe_start + period)
+        s_probe_end(m, now_ms);
+    if (now_ms >= m->next_probe) {
+        m->next_probe += period;
+        if (m->next_probe <= now_ms)
+            m->next_probe = now_ms + period;
+        if (!left)
+            s_probe_start(m, now_ms);
+        /* Anti-entropy every sync_periods, and every S_CATCHUP periods
+         * while the view grows by a quarter between push-pulls (a mesh
+         * forming, where whole views spread faster than gossip). */
+        m->periods_since_sync++;
+        bool growing = m->n > m->sync_base + m->sync_base / 4 && m->periods_since_sync >= S_CATCHUP;
+        if (!left && (--m->periods_to_sync == 0 || growing))
+            s_sync_with(m, NULL);
+    }
+    if (now_ms >= m->next_gossip) {
+        m->next_gossip += period;
+        if (m->next_gossip <= now_ms)
+            m->next_gossip = now_ms + period;
+        if (m->nqueue)
+            s_gossip_to(m, S_GOSSIP_NODES);
+    }
+    uint64_t next = m->next_probe < m->next_gossip ? m->next_probe : m->next_gossip;
+    if (m->probing && !m->acked && !m->indirect_sent) {
+        uint64_t t = m->probe_start + (uint64_t)m->o.probe_timeout_ms;
+        next = t < next ? t : next;
+    }
+    uint64_t t = m->nsuspect ? s_expire(m, now_ms) : UINT64_MAX;
+    next = t < next ? t : next;
+    t = m->ndown ? s_forget(m, now_ms) : UINT64_MAX;
+    next = t < next ? t : next;
+    for (size_t i = 0; i < m->nrelays;) /* indirect probes that went unanswered */
+        if (now_ms >= m->relays[i].expires)
+            m->relays[i] = m->relays[--m->nrelays];
+        else
+            i++;
+    return next > now_ms ? next : now_ms + 1;
+}
+
+/* Runs an indirect probe of `target` for `from` (a PING_REQ). */
+static void s_relay_probe(pc_members *m, uint64_t now, const char *from, uint32_t seq,
+                          const char *target)
+{
+    size_t slot = m->nrelays;
+    if (slot == S_RELAY_MAX) { /* full: the oldest gives way */
+        slot = 0;
+        for (size_t i = 1; i < m->nrelays; i++)
+            if (m->relays[i].expires < m->relays[slot].expires)
+                slot = i;
+    } else {
+        m->nrelays++;
+    }
+    s_relay *r = &m->relays[slot];
+    r->seq = ++m->seq;
+    r->their_seq = seq;
+    r->expires = now + (uint64_t)m->o.period_ms;
+    memcpy(r->requester, from, strlen(from) + 1);
+    s_send_probe(m, target, PC_M_PING, r->seq, target, now);
+}
+
+/* An ACK: of this peer's probe, or of one it runs for another peer. */
+static void s_acked(pc_members *m, uint32_t seq, uint64_t now)
+{
+    if (m->probing && seq == m->probe_seq) {
+        m->acked = true;
+        return;
+    }
+    for (size_t i = 0; i < m->nrelays; i++) {
+        if (m->relays[i].seq != seq)
+            continue;
+        s_relay r = m->relays[i];
+        m->relays[i] = m->relays[--m->nrelays];
+        s_send_ack(m, r.requester, r.their_seq, now);
+        return;
+    }
+    /* A late ack: the probe is over. */
+}
+
+int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t type,
+                    const void *payload, size_t len, const char **why)
+{
+    const char *dummy;
+    if (!why)
+        why = &dummy;
+    *why = NULL;
+    m->st.received++;
+    pc_mem_msg msg;
+    if (!pc_mem_endpoint_ok(from))
+        *why = "sender is not a valid endpoint";
+    else if (!strcmp(from, m->nodes[0].m.rec.endpoint))
+        *why = "message from this peer's own endpoint";
+    else
+        *why = pc_mem_parse(type, payload, len, from, m->nodes[0].m.rec.endpoint, &msg);
+    if (*why) {
+        m->st.dropped++;
+        return LEV_EINVAL;
+    }
+    bool left = m->nodes[0].m.state == PC_MEMBER_LEFT;
+    if (left && (type == PC_M_JOIN || type == PC_M_PING_REQ))
+        return 0; /* no longer a seed nor a helper */
+    pc_rbuf r;
+    pc_rbuf_init(&r, payload, len);
+    r.off = msg.updates_off;
+    for (uint32_t i = 0; i < msg.nupdates; i++) {
+        pc_mem_update u;
+        pc_mem_get_update(&r, &u); /* checked by pc_mem_parse: cannot fail */
+        s_apply(m, now_ms, &u, type == PC_M_SYNC);
+    }
+    /* The sender has settled on another set of live members: one of us
+     * missed news that gossip no longer carries. Push-pull mends it. */
+    if ((type == PC_M_PING || type == PC_M_ACK) && msg.flags && msg.digest != m->digest && !left &&
+        m->periods_since_sync >= S_CATCHUP)
+        s_sync_with(m, from);
+    switch (type) {
+    case PC_M_PING:
+        s_send_ack(m, from, msg.seq, now_ms);
+        break;
+    case PC_M_ACK:
+        s_acked(m, msg.seq, now_ms);
+        break;
+    case PC_M_PING_REQ:
+        s_relay_probe(m, now_ms, from, msg.seq, msg.target);
+        break;
+    case PC_M_JOIN:
+        m->st.syncs++;
+        s_send_sync(m, from, 0);
+        break;
+    case PC_M_SYNC:
+        m->sync_base = m->n;
+        if (msg.flags & PC_MEM_SYNC_ANSWER) {
+            m->st.syncs++;
+            s_send_sync(m, from, 0);
+        }
+        break;
+    default: /* PC_M_GOSSIP: its updates were all */
+        break;
+    }
+    return 0;
+}
+
+void pc_members_update_self(pc_members *m, const pc_peer_rec *self, uint64_t now_ms)
+{
+    (void)now_ms;
+    s_node *me = &m->nodes[0];
+    if (!self || me->m.state == PC_MEMBER_LEFT || !memchr(self->arch, '\0', sizeof self->arch))
+        return;
+    char endpoint[PC_ENDPOINT_MAX];
+    memcpy(endpoint, me->m.rec.endpoint, sizeof endpoint);
+    me->m.rec = *self;
+    memcpy(me->m.rec.endpoint, endpoint, sizeof endpoint); /* its name never changes */
+    me->m.incarnation++;
+    s_queue(m, me);
+}
+
+void pc_members_leave(pc_members *m, uint64_t now_ms)
+{
+    s_node *me = &m->nodes[0];
+    if (me->m.state == PC_MEMBER_LEFT)
+        return;
+    s_set(m, me, PC_MEMBER_LEFT, me->m.incarnation, now_ms, true);
+    m->probing = false;
+    s_gossip_to(m, S_LEAVE_FANOUT);
+}
+
+const pc_member *pc_members_find(const pc_members *m, const char *endpoint)
+{
+    if (!m || !endpoint)
+        return NULL;
+    const s_node *nd = s_find(m, endpoint);
+    return nd ? &nd->m : NULL;
+}
+
+size_t pc_members_view(const pc_members *m, pc_member *out, size_t cap)
+{
+    for (size_t i = 0; i < m->n && i < cap; i++)
+        out[i] = m->nodes[i].m;
+    return m->n;
+}
+
+size_t pc_members_count_live(const pc_members *m)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < m->n; i++)
+        live += !s_down(m->nodes[i].m.state);
+    return live;
+}
+
+void pc_members_stats_get(const pc_members *m, pc_members_stats *st) { *st = m->st; }
+
+const char *pc_member_state_name(pc_member_state s)
+{
+    switch (s) {
+    case PC_MEMBER_ALIVE:
+        return "alive";
+    case PC_MEMBER_SUSPECT:
+        return "suspect";
+    case PC_MEMBER_DEAD:
+        return "dead";
+    case PC_MEMBER_LEFT:
+        return "left";
+    }
+    return "?";
+}

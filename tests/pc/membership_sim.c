@@ -1,0 +1,464 @@
+/* membership_sim.c - the simulated mesh of membership_sim.h: the peers, a
+ * heap of events (starts, timer deadlines, deliveries) in microseconds of
+ * simulated time, a network with latency, jitter and loss, and the tally
+ * of how every peer sees every other.
+ */
+#include "membership_sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_errors.h"
+
+enum { EV_START, EV_TICK, EV_DELIVER, EV_STOP };
+
+/* A message in flight. */
+typedef struct s_msg {
+    int from, to;
+    uint16_t type;
+    size_t len;
+    uint8_t data[];
+} s_msg;
+
+typedef struct s_ev {
+    uint64_t t, seq; /* when, and the order of scheduling among equals */
+    int kind, peer;
+    uint64_t gen; /* EV_TICK: the peer's timer generation it belongs to */
+    s_msg *msg;
+} s_ev;
+
+typedef struct s_peer {
+    msim *sim;
+    int idx;
+    pc_members *m;
+    bool started, stopped;
+    uint64_t gen, next_join_ms;
+    char endpoint[32];
+} s_peer;
+
+struct msim {
+    msim_opts o;
+    uint64_t rng, now_us, seq;
+    s_peer *peers;
+    s_ev *heap;
+    size_t nheap, capheap;
+    uint8_t *seen; /* n x n: the state in which obs sees t */
+    int *cnt;      /* n x 5: live observers (not t) that see t in each state */
+    int nlive, nstarted;
+    int nconv; /* live peers that every other live peer sees ALIVE */
+    msim_filter filter;
+    void *filter_ud;
+    msim_watch watch;
+    void *watch_ud;
+    uint64_t sent, bytes, sync_bytes, refused;
+};
+
+static uint64_t s_mix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t s_below(msim *s, uint64_t n) { return n ? s_mix(&s->rng) % n : 0; }
+
+/* ===================================================================
+ * Event heap, ordered by (t, seq)
+ * =================================================================== */
+
+static bool s_earlier(const s_ev *a, const s_ev *b)
+{
+    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static int s_push(msim *s, uint64_t t, int kind, int peer, uint64_t gen, s_msg *msg)
+{
+    if (s->nheap == s->capheap) {
+        size_t cap = s->capheap ? 2 * s->capheap : 1024;
+        s_ev *h = realloc(s->heap, cap * sizeof *h);
+        if (!h)
+            return LEV_ENOMEM;
+        s->heap = h;
+        s->capheap = cap;
+    }
+    s_ev ev = {.t = t, .seq = s->seq++, .kind = kind, .peer = peer, .gen = gen, .msg = msg};
+    size_t i = s->nheap++;
+    while (i > 0 && s_earlier(&ev, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = ev;
+    return 0;
+}
+
+static s_ev s_pop(msim *s)
+{
+    s_ev top = s->heap[0];
+    s_ev last = s->heap[--s->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->nheap)
+            break;
+        if (c + 1 < s->nheap && s_earlier(&s->heap[c + 1], &s->heap[c]))
+            c++;
+        if (!s_earlier(&s->heap[c], &last))
+            break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->nheap)
+        s->heap[i] = last;
+    return top;
+}
+
+/* ===================================================================
+ * The tally of views
+ * =================================================================== */
+
+static int *s_cnt(const msim *s, int t) { return &s->cnt[(size_t)t * (MSIM_UNKNOWN + 1)]; }
+
+static bool s_full(const msim *s, int t)
+{
+    return s->peers[t].started && !s->peers[t].stopped &&
+           s_cnt(s, t)[PC_MEMBER_ALIVE] == s->nlive - 1;
+}
+
+static void s_recount(msim *s)
+{
+    s->nconv = 0;
+    for (int t = 0; t < s->o.n; t++)
+        s->nconv += s_full(s, t);
+}
+
+/* Observer o starts (+1) or stops (-1) counting. */
+static void s_observer(msim *s, int o, int sign)
+{
+    for (int t = 0; t < s->o.n; t++)
+        if (t != o)
+            s_cnt(s, t)[s->seen[(size_t)o * s->o.n + t]] += sign;
+    s->nlive += sign;
+    s_recount(s);
+}
+
+static void s_changed(void *ud, const pc_member *mb, pc_member_state old)
+{
+    s_peer *p = ud;
+    msim *s = p->sim;
+    int t = msim_index(s, mb->rec.endpoint);
+    if (t < 0 || t == p->idx)
+        return;
+    uint8_t *seen = &s->seen[(size_t)p->idx * s->o.n + t];
+    bool was = s_full(s, t);
+    s_cnt(s, t)[*seen]--;
+    s_cnt(s, t)[mb->state]++;
+    *seen = (uint8_t)mb->state;
+    s->nconv += s_full(s, t) - was;
+    if (s->watch)
+        s->watch(s->watch_ud, p->idx, t, old, mb->state, msim_now(s));
+}
+
+/* ===================================================================
+ * Network
+ * =================================================================== */
+
+static void s_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    s_peer *p = ud;
+    msim *s = p->sim;
+    int dst = msim_index(s, to);
+    s->sent++;
+    s->bytes += len;
+    if (type == PC_M_SYNC || type == PC_M_JOIN)
+        s->sync_bytes += len;
+    if (dst < 0 || (s->o.loss > 0 && (double)s_below(s, 1000000) < s->o.loss * 1e6) ||
+        (s->filter && s->filter(s->filter_ud, p->idx, dst, type, msim_now(s))))
+        return;
+    s_msg *msg = malloc(sizeof *msg + len);
+    if (!msg)
+        return;
+    msg->from = p->idx;
+    msg->to = dst;
+    msg->type = type;
+    msg->len = len;
+    memcpy(msg->data, payload, len);
+    uint64_t lat =
+        (uint64_t)s->o.lat_min_us + s_below(s, (uint64_t)(s->o.lat_max_us - s->o.lat_min_us + 1));
+    if (s_push(s, s->now_us + lat, EV_DELIVER, dst, 0, msg))
+        free(msg);
+}
+
+/* Peer i asks its seeds in: i / 2 and i / 3, the first peer none. */
+static void s_join(msim *s, s_peer *p)
+{
+    int seeds[2] = {p->idx / 2, p->idx / 3};
+    for (int k = 0; k < 2; k++)
+        if (seeds[k] != p->idx && (k == 0 || seeds[k] != seeds[0]))
+            pc_members_join(p->m, s->peers[seeds[k]].endpoint, msim_now(s));
+    p->next_join_ms = msim_now(s) + (uint64_t)s->o.join_retry_ms;
+}
+
+static void s_start(msim *s, s_peer *p)
+{
+    pc_peer_rec rec = {.cores = 4, .rate = 1000, .arch = "x86_64", .version = PC_WIRE_VERSION};
+    memcpy(rec.endpoint, p->endpoint, sizeof p->endpoint);
+    pc_members_io io = {.send = s_send, .changed = s_changed, .ud = p};
+    uint64_t seed = s->o.seed ^ (0x5851F42D4C957F2Dull * (uint64_t)(p->idx + 1));
+    if (pc_members_new(&p->m, &rec, &s->o.members, &io, s_mix(&seed), msim_now(s)))
+        return;
+    p->started = true;
+    s->nstarted++;
+    s_observer(s, p->idx, +1);
+    s_join(s, p);
+    s_push(s, s->now_us, EV_TICK, p->idx, ++p->gen, NULL);
+}
+
+static void s_stop(msim *s, s_peer *p)
+{
+    if (!p->started || p->stopped)
+        return;
+    p->stopped = true;
+    s_observer(s, p->idx, -1);
+}
+
+static void s_event(msim *s, const s_ev *ev)
+{
+    s_peer *p = &s->peers[ev->peer];
+    uint64_t now = msim_now(s);
+    switch (ev->kind) {
+    case EV_START:
+        s_start(s, p);
+        break;
+    case EV_STOP:
+        s_stop(s, p);
+        break;
+    case EV_TICK: {
+        if (!p->started || p->stopped || ev->gen != p->gen)
+            break;
+        uint64_t next = pc_members_tick(p->m, now);
+        if (now >= p->next_join_ms && pc_members_count_live(p->m) <= 1)
+            s_join(s, p);
+        s_push(s, next * 1000, EV_TICK, p->idx, ++p->gen, NULL);
+        break;
+    }
+    default: {
+        s_msg *msg = ev->msg;
+        const char *why = NULL;
+        if (p->started && !p->stopped &&
+            pc_members_recv(p->m, now, s->peers[msg->from].endpoint, msg->type, msg->data, msg->len,
+                            &why)) {
+            s->refused++;
+            if (getenv("MSIM_DEBUG"))
+                fprintf(stderr, "msim: %d refused %#x from %d: %s\n", msg->to, msg->type, msg->from,
+                        why);
+        }
+        free(msg);
+        break;
+    }
+    }
+}
+
+/* ===================================================================
+ * Interface
+ * =================================================================== */
+
+int msim_new(msim **out, const msim_opts *o)
+{
+    *out = NULL;
+    if (!o || o->n < 1 || o->n > 65536 || o->loss < 0 || o->loss >= 1)
+        return LEV_EINVAL;
+    msim *s = calloc(1, sizeof *s);
+    if (!s)
+        return LEV_ENOMEM;
+    s->o = *o;
+    if (!s->o.lat_min_us)
+        s->o.lat_min_us = 200;
+    if (!s->o.lat_max_us)
+        s->o.lat_max_us = 2000;
+    if (!s->o.join_retry_ms)
+        s->o.join_retry_ms = 500;
+    if (s->o.lat_max_us < s->o.lat_min_us)
+        s->o.lat_max_us = s->o.lat_min_us;
+    s->rng = o->seed;
+    size_t n = (size_t)o->n;
+    s->peers = calloc(n, sizeof *s->peers);
+    s->seen = malloc(n * n);
+    s->cnt = calloc(n * (MSIM_UNKNOWN + 1), sizeof *s->cnt);
+    if (!s->peers || !s->seen || !s->cnt) {
+        msim_destroy(&s);
+        return LEV_ENOMEM;
+    }
+    memset(s->seen, MSIM_UNKNOWN, n * n);
+    for (int i = 0; i < o->n; i++) {
+        s_peer *p = &s->peers[i];
+        p->sim = s;
+        p->idx = i;
+        snprintf(p->endpoint, sizeof p->endpoint, "tcp://10.0.%d.%d:7946", i / 256, i % 256);
+        uint64_t at = (uint64_t)o->start_spread_ms * 1000 * (uint64_t)i / n;
+        if (o->late_ms > 0 && i == o->n - 1)
+            at = (uint64_t)o->late_ms * 1000;
+        if (s_push(s, at, EV_START, i, 0, NULL)) {
+            msim_destroy(&s);
+            return LEV_ENOMEM;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void msim_destroy(msim **s_p)
+{
+    msim *s = s_p ? *s_p : NULL;
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nheap; i++)
+        free(s->heap[i].msg);
+    for (int i = 0; s->peers && i < s->o.n; i++)
+        pc_members_destroy(&s->peers[i].m);
+    free(s->heap);
+    free(s->peers);
+    free(s->seen);
+    free(s->cnt);
+    free(s);
+    *s_p = NULL;
+}
+
+void msim_set_filter(msim *s, msim_filter f, void *ud)
+{
+    s->filter = f;
+    s->filter_ud = ud;
+}
+
+void msim_set_watch(msim *s, msim_watch w, void *ud)
+{
+    s->watch = w;
+    s->watch_ud = ud;
+}
+
+bool msim_run(msim *s, uint64_t until_ms, bool (*cond)(msim *s, void *ud), void *ud)
+{
+    uint64_t until = until_ms * 1000;
+    if (cond && cond(s, ud))
+        return true;
+    while (s->nheap && s->heap[0].t <= until) {
+        s_ev ev = s_pop(s);
+        s->now_us = ev.t;
+        s_event(s, &ev);
+        if (cond && cond(s, ud))
+            return true;
+    }
+    if (s->now_us < until)
+        s->now_us = until;
+    return false;
+}
+
+uint64_t msim_now(const msim *s) { return s->now_us / 1000; }
+
+void msim_kill(msim *s, int i) { s_stop(s, &s->peers[i]); }
+
+void msim_leave(msim *s, int i)
+{
+    s_peer *p = &s->peers[i];
+    if (!p->started || p->stopped)
+        return;
+    pc_members_leave(p->m, msim_now(s));
+    s_push(s, s->now_us + 1000000, EV_STOP, i, 0, NULL);
+}
+
+pc_members *msim_peer(msim *s, int i) { return s->peers[i].m; }
+
+const char *msim_endpoint(const msim *s, int i) { return s->peers[i].endpoint; }
+
+int msim_index(const msim *s, const char *endpoint)
+{
+    unsigned a, b;
+    int end = 0;
+    if (sscanf(endpoint, "tcp://10.0.%u.%u:7946%n", &a, &b, &end) != 2 || !end || endpoint[end] ||
+        a > 255 || b > 255)
+        return -1;
+    int i = (int)(a * 256 + b);
+    return i < s->o.n && !strcmp(s->peers[i].endpoint, endpoint) ? i : -1;
+}
+
+bool msim_live(const msim *s, int i) { return s->peers[i].started && !s->peers[i].stopped; }
+
+int msim_nlive(const msim *s) { return s->nlive; }
+
+int msim_state(const msim *s, int obs, int t) { return s->seen[(size_t)obs * s->o.n + t]; }
+
+int msim_count(const msim *s, int t, unsigned mask)
+{
+    int sum = 0;
+    for (int st = 0; st <= MSIM_UNKNOWN; st++)
+        if (mask >> st & 1u)
+            sum += s_cnt(s, t)[st];
+    return sum;
+}
+
+bool msim_converged(const msim *s) { return s->nstarted == s->o.n && s->nconv == s->nlive; }
+
+void msim_traffic(const msim *s, uint64_t *msgs, uint64_t *bytes)
+{
+    *msgs = s->sent;
+    *bytes = s->bytes;
+}
+
+uint64_t msim_refused(const msim *s) { return s->refused; }
+
+/* ===================================================================
+ * The scenario
+ * =================================================================== */
+
+static bool s_converged(msim *s, void *ud)
+{
+    (void)ud;
+    return msim_converged(s);
+}
+
+/* Peer t held in one of the states of mask by every live peer. */
+static bool s_everywhere(msim *s, int t, unsigned mask)
+{
+    return msim_count(s, t, mask) == s->nlive;
+}
+
+static bool s_suspected(msim *s, void *ud)
+{
+    return s_everywhere(s, *(int *)ud, 1u << PC_MEMBER_SUSPECT | 1u << PC_MEMBER_DEAD);
+}
+
+static bool s_dead(msim *s, void *ud) { return s_everywhere(s, *(int *)ud, 1u << PC_MEMBER_DEAD); }
+
+int msim_scenario(const msim_opts *o, int settle_ms, int window_ms, msim_result *r)
+{
+    msim *s;
+    int rc = msim_new(&s, o);
+    memset(r, 0, sizeof *r);
+    if (rc)
+        return rc;
+    int period = o->members.period_ms ? o->members.period_ms : 200;
+    uint64_t last_start = (uint64_t)o->start_spread_ms * (uint64_t)(o->n - 1) / (uint64_t)o->n;
+    r->converge_ms = msim_run(s, last_start + 60000, s_converged, NULL)
+                         ? (double)(msim_now(s) - last_start)
+                         : -1;
+    msim_run(s, msim_now(s) + (uint64_t)settle_ms, NULL, NULL);
+    uint64_t m0 = s->sent, b0 = s->bytes, y0 = s->sync_bytes, t0 = msim_now(s);
+    msim_run(s, t0 + (uint64_t)window_ms, NULL, NULL);
+    double periods = (double)window_ms / period * s->nlive;
+    r->msgs = (double)(s->sent - m0) / periods;
+    r->bytes = (double)(s->bytes - b0) / periods;
+    r->sync_bytes = (double)(s->sync_bytes - y0) / periods;
+    int victim = o->n / 3;
+    msim_kill(s, victim);
+    uint64_t killed = msim_now(s);
+    r->suspect_ms = msim_run(s, killed + 20000, s_suspected, &victim)
+                        ? (double)(s->now_us - killed * 1000) / 1000
+                        : -1;
+    r->dead_ms = msim_run(s, killed + 30000, s_dead, &victim)
+                     ? (double)(s->now_us - killed * 1000) / 1000
+                     : -1;
+    r->refused = s->refused;
+    msim_destroy(&s);
+    return 0;
+}

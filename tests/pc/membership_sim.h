@@ -1,0 +1,105 @@
+/* membership_sim.h - many peers of the membership protocol (membership.h)
+ * in one process, on a simulated clock and network (membership_sim.c):
+ * an event queue of message deliveries and timer deadlines, a latency
+ * with jitter, optional loss, peers that start, die or are cut off. The
+ * membership test (test_membership.c) and its benchmark
+ * (eval/membership/) share it. Deterministic for a given seed.
+ */
+#ifndef MEMBERSHIP_SIM_H
+#define MEMBERSHIP_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "membership.h"
+
+#define MSIM_UNKNOWN 4 /* an observer has not heard of a peer (beside pc_member_state) */
+
+typedef struct msim_opts {
+    int n;                   /* peers */
+    uint64_t seed;           /* of the network and of every peer */
+    int lat_min_us;          /* latency of a message: uniform in [min, max]; 0: 200 */
+    int lat_max_us;          /* 0: 2000 */
+    double loss;             /* probability that a message is lost */
+    int start_spread_ms;     /* peer i starts at i * spread / n (0: all at 0) */
+    int late_ms;             /* > 0: the last peer starts then instead */
+    int join_retry_ms;       /* a peer that sees no one joins again after; 0: 500 */
+    pc_members_opts members; /* every peer's options */
+} msim_opts;
+
+typedef struct msim msim;
+
+/* Drops a message from peer `from` to peer `to` when it returns true. */
+typedef bool (*msim_filter)(void *ud, int from, int to, uint16_t type, uint64_t now_ms);
+
+/* Told every change of a peer's view: observer obs sees peer t go from
+ * old to now (old == now == ALIVE: a new member or new data). */
+typedef void (*msim_watch)(void *ud, int obs, int t, pc_member_state old, pc_member_state now,
+                           uint64_t now_ms);
+
+/* Creates the simulation (no peer started yet: msim_run starts them at
+ * their time). 0, LEV_EINVAL or LEV_ENOMEM. Caller owns *out. */
+int msim_new(msim **out, const msim_opts *o);
+
+/* Frees it and its peers; accepts NULL. */
+void msim_destroy(msim **s_p);
+
+void msim_set_filter(msim *s, msim_filter f, void *ud);
+void msim_set_watch(msim *s, msim_watch w, void *ud);
+
+/* Runs events until simulated time until_ms, or until cond holds
+ * (checked after every event); returns whether cond held. cond NULL: runs
+ * to until_ms and returns false. */
+bool msim_run(msim *s, uint64_t until_ms, bool (*cond)(msim *s, void *ud), void *ud);
+
+/* Simulated time, in milliseconds. */
+uint64_t msim_now(const msim *s);
+
+/* Peer i stops at once: it no longer sends, receives or ticks. */
+void msim_kill(msim *s, int i);
+
+/* Peer i leaves gracefully (pc_members_leave) and stops a second later. */
+void msim_leave(msim *s, int i);
+
+/* The membership of peer i (NULL before it starts), its endpoint. */
+pc_members *msim_peer(msim *s, int i);
+const char *msim_endpoint(const msim *s, int i);
+int msim_index(const msim *s, const char *endpoint); /* -1: not a peer */
+bool msim_live(const msim *s, int i);                /* started and not stopped */
+int msim_nlive(const msim *s);
+
+/* The state in which observer obs sees t (MSIM_UNKNOWN: not heard of). */
+int msim_state(const msim *s, int obs, int t);
+
+/* Live peers other than t that see t in one of the states of mask
+ * (1 << state; 1 << MSIM_UNKNOWN for those that have not heard of it). */
+int msim_count(const msim *s, int t, unsigned mask);
+
+/* Every live peer sees every other live peer ALIVE. */
+bool msim_converged(const msim *s);
+
+/* Messages and bytes sent by the live peers, summed; messages the
+ * receivers refused (pc_members_recv failed: none in a correct run). */
+void msim_traffic(const msim *s, uint64_t *msgs, uint64_t *bytes);
+uint64_t msim_refused(const msim *s);
+
+/* What msim_scenario measured: times in ms of simulated time (-1: its
+ * limit passed first), traffic per live peer per protocol period. */
+typedef struct msim_result {
+    double converge_ms; /* from the last start until every peer sees every other ALIVE */
+    double suspect_ms;  /* from the kill until every live peer holds the victim SUSPECT or DEAD */
+    double dead_ms;     /* from the kill until every live peer holds it DEAD */
+    double msgs, bytes; /* sent in the steady state */
+    double sync_bytes;  /* of which push-pull (whole views) */
+    uint64_t refused;   /* messages a peer refused (none in a correct run) */
+} msim_result;
+
+/* The scenario the test and the benchmark share: o->n peers start and
+ * join (msim_new); the time until they converge; then settle_ms of quiet,
+ * and traffic measured over the next window_ms; then peer n / 3 is killed:
+ * the time until it is suspected and dead everywhere. 0, or LEV_EINVAL,
+ * LEV_ENOMEM. */
+int msim_scenario(const msim_opts *o, int settle_ms, int window_ms, msim_result *r);
+
+#endif
