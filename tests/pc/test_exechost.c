@@ -8,7 +8,8 @@
  * result; STOP mid-run and the image resumed elsewhere; CANCEL; RESUME of
  * damaged and foreign images; a task that crashes its executor (CRASH,
  * then the end of the channel and death by SIGSEGV); an executor whose
- * daemon goes away; the executor's low priority; levpeer's bad arguments.
+ * daemon goes away; the executor's low priority; levpeer's bad arguments;
+ * an executor on a thread of this process, as an embedded peer runs it.
  * Then the module manager: put and get by BLAKE2b hash in memory and on
  * disk, damaged bytes and a damaged cache file refused, the architecture
  * check. Every wait is for a record or a process, bounded; none sleeps.
@@ -39,11 +40,16 @@
 
 #include <cmocka.h>
 
+#define GC_THREADS
+#include <gc/gc.h>
+
 #include "chan.h"
+#include "exechost.h"
 #include "image.h"
 #include "lev_errors.h"
 #include "modmgr.h"
 #include "pc_test.h"
+#include "rt.h"
 #include "taskmod.h"
 #include "wire.h"
 
@@ -251,14 +257,20 @@ static int s_module(s_exe *e, long damage, char *detail, size_t cap)
     return err;
 }
 
-/* An executor with the module loaded and the given configuration. */
-static void s_ready(s_exe *e, int checkpoint_ms, int threads)
+/* Configures a started executor and loads the module. */
+static void s_configure(s_exe *e, int checkpoint_ms, int threads)
 {
-    s_start(e, "0");
     s_config(e, checkpoint_ms, threads);
     char detail[512];
     assert_int_equal(s_module(e, -1, detail, sizeof detail), 0);
     assert_string_equal(detail, "");
+}
+
+/* An executor with the module loaded and the given configuration. */
+static void s_ready(s_exe *e, int checkpoint_ms, int threads)
+{
+    s_start(e, "0");
+    s_configure(e, checkpoint_ms, threads);
 }
 
 static void s_run(s_exe *e, uint64_t vt, uint32_t epoch, const char *task, const void *arg,
@@ -275,6 +287,18 @@ static void s_run_spin(s_exe *e, uint64_t vt, uint32_t epoch)
 {
     long arg[2] = {SPIN_STEPS, SPIN_WORK};
     s_run(e, vt, epoch, "pc_spin", arg, sizeof arg);
+}
+
+/* An executor (checkpoints every checkpoint_ms) running pc_spin as VT vt
+ * of epoch `epoch`, past its first report. */
+static void s_spinning(s_exe *e, int checkpoint_ms, uint64_t vt, uint32_t epoch)
+{
+    s_ready(e, checkpoint_ms, 2);
+    s_run_spin(e, vt, epoch);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(e, PC_X_REPORT, vt, NULL, &h, &p);
+    free(p);
 }
 
 static void s_resume(s_exe *e, uint64_t vt, uint32_t epoch, const uint8_t *img, size_t len)
@@ -316,6 +340,13 @@ static uint64_t s_done_u64(s_exe *e, uint64_t vt, uint32_t epoch, s_seen *seen)
     memcpy(&v, res, 8);
     free(p);
     return v;
+}
+
+/* Runs pc_sum(n) as VT vt (epoch 1) and checks its result. */
+static void s_sum(s_exe *e, uint64_t vt, long n)
+{
+    s_run(e, vt, 1, "pc_sum", &n, sizeof n);
+    assert_true(s_done_u64(e, vt, 1, NULL) == (uint64_t)(n * (n - 1) / 2));
 }
 
 /* Waits for FAILED of vt; its error must be err and its detail hold what. */
@@ -471,13 +502,10 @@ static void t_stop_resume(void **state)
     (void)state;
     uint64_t straight = s_spin_straight();
     s_exe e;
-    s_ready(&e, 0, 2);
-    s_run_spin(&e, 20, 1);
+    s_spinning(&e, 0, 20, 1);
     s_run_spin(&e, 21, 1);
     pc_hdr h;
     uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 20, NULL, &h, &p); /* both run */
-    free(p);
     s_send(&e, pc_hdr_make(PC_X_STOP, 0, 99, 0, 0), &(pc_wbuf){0});
     s_expect(&e, PC_X_STOPPED, 99, NULL, &h, &p);
     pc_rbuf r;
@@ -532,12 +560,9 @@ static void t_cancel(void **state)
 {
     (void)state;
     s_exe e;
-    s_ready(&e, 5, 1);
-    s_run_spin(&e, 30, 5);
+    s_spinning(&e, 5, 30, 5);
     pc_hdr h;
     uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 30, NULL, &h, &p);
-    free(p);
     s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 5, 0), &(pc_wbuf){0}); /* not older: stays */
     s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 6, 0), &(pc_wbuf){0});
     long n = 1000;
@@ -586,12 +611,7 @@ static void t_daemon_gone(void **state)
 {
     (void)state;
     s_exe e;
-    s_ready(&e, 5, 1);
-    s_run_spin(&e, 12, 1);
-    pc_hdr h;
-    uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 12, NULL, &h, &p);
-    free(p);
+    s_spinning(&e, 5, 12, 1);
     s_finish(&e); /* cancels the running VT and exits 0 */
 }
 
@@ -650,12 +670,8 @@ static void t_priority(void **state)
         s_exe e;
         s_start(&e, low ? NULL : "0");
         assert_int_equal(sched_getscheduler(e.pid), low ? SCHED_IDLE : SCHED_OTHER);
-        s_config(&e, 0, 1);
-        char detail[512];
-        assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
-        long n = 10;
-        s_run(&e, 13, 1, "pc_sum", &n, sizeof n);
-        assert_true(s_done_u64(&e, 13, 1, NULL) == 45);
+        s_configure(&e, 0, 1);
+        s_sum(&e, 13, 10);
         s_assert_threads(&e, low);
         s_finish(&e);
     }
@@ -701,6 +717,48 @@ static void t_bad_args(void **state)
     assert_int_equal(
         s_levpeer((char *[]){"levpeer", "--executor", "--fd", "200", NULL}, err, sizeof err), 2);
     assert_non_null(strstr(err, "not an open stream socket"));
+}
+
+static void *s_embedded_main(void *arg)
+{
+    return (void *)(intptr_t)pc_exechost_run(*(int *)arg, false);
+}
+
+/* An executor on a thread of this process: the same protocol, and none of
+ * a process's settings (priority, fault handlers). */
+static void t_embedded(void **state)
+{
+    (void)state;
+    rt_init();
+    struct sigaction before, after;
+    assert_int_equal(sigaction(SIGSEGV, NULL, &before), 0);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pthread_t th;
+    assert_int_equal(GC_pthread_create(&th, NULL, s_embedded_main, &sv[1]), 0);
+    s_exe e = {.pid = getpid(), .c = pc_chan_new(sv[0], 0)};
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_READY, 0, NULL, &h, &p);
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, h.len);
+    assert_int_equal(pc_get_i32(&r), getpid());
+    free(p);
+    s_configure(&e, 5, 1);
+    s_sum(&e, 14, 1000);
+    s_run_spin(&e, 15, 1);
+    s_seen seen = {0};
+    assert_true(s_done_u64(&e, 15, 1, &seen) == s_spin_straight());
+    assert_int_equal(seen.reports, 8);
+    assert_true(seen.images > 0);
+
+    assert_int_equal(sigaction(SIGSEGV, NULL, &after), 0);
+    assert_true(after.sa_handler == before.sa_handler); /* cmocka's, not the executor's */
+    assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+    pc_chan_destroy(&e.c);
+    void *rc = (void *)1;
+    assert_int_equal(GC_pthread_join(th, &rc), 0);
+    assert_null(rc);
 }
 
 /* ===================================================================
@@ -889,6 +947,7 @@ int main(void)
         cmocka_unit_test(t_daemon_gone),
         cmocka_unit_test(t_priority),
         cmocka_unit_test(t_bad_args),
+        cmocka_unit_test(t_embedded),
         cmocka_unit_test(t_modmgr_memory),
         cmocka_unit_test(t_modmgr_disk),
         cmocka_unit_test(t_arch),
