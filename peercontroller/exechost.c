@@ -520,27 +520,26 @@ static void s_vtrec_free(s_vtrec *r)
 static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
 {
     rt_exec *ex = NULL;
-    s_vtrec *r = calloc(1, sizeof *r);
-    int rc = r ? s_exec(h, &ex) : rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
+    int rc = s_exec(h, &ex);
+    s_vtrec *r = rc ? NULL : calloc(1, sizeof *r);
+    if (!rc && !r)
+        rc = rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
     if (!rc) {
         s_set_identity(vt, req->vt, req->epoch);
         r->vt = vt;
         r->id = req->vt;
         r->epoch = req->epoch;
         vt->host = r;
-        r->next = h->live;
-        h->live = r;
         rc = rt_exec_spawn(ex, vt);
-        if (rc)
-            s_live_unlink(h, r);
-        else
-            h->nvts++;
     }
     if (rc) {
         free(r);
         rt_vt_destroy(&vt);
         return s_failed(h, req, rc);
     }
+    r->next = h->live;
+    h->live = r;
+    h->nvts++;
     return 0;
 }
 
