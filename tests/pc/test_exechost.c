@@ -5,12 +5,11 @@
  * task module built from pc_tasks.c: READY; MODULE, good and damaged;
  * RUN to DONE, and of unknown tasks to FAILED; periodic IMAGEs naming the
  * VT, one of them resumed in a second executor to the straight run's
- * result; STOP mid-run and the image resumed elsewhere; CANCEL; RESUME of
- * damaged and foreign images; a task that crashes its executor (CRASH,
- * then the end of the channel and death by SIGSEGV); an executor whose
- * daemon goes away; the executor's low priority; levpeer's bad arguments;
- * an executor on a thread of this process, as an embedded peer runs it.
- * Then the module manager: put and get by BLAKE2b hash in memory and on
+ * result (pc_spin, and pc_big with 16 MiB of heap in each image); STOP mid-run and the image
+ * resumed elsewhere; CANCEL; RESUME of damaged and foreign images; a task that crashes its executor
+ * (CRASH, then the end of the channel and death by SIGSEGV); an executor whose daemon goes away;
+ * the executor's low priority; levpeer's bad arguments; an executor on a thread of this process, as
+ * an embedded peer runs it. Then the module manager: put and get by BLAKE2b hash in memory and on
  * disk, damaged bytes and a damaged cache file refused, the architecture
  * check. Every wait is for a record or a process, bounded; none sleeps.
  */
@@ -364,20 +363,29 @@ static void s_expect_failed(s_exe *e, uint64_t vt, int err, const char *what)
         fail_msg("expected FAILED %d with \"%s\", got %d: %s", err, what, got, detail);
 }
 
-/* The result of pc_spin run straight, without checkpoints (once). */
+/* The result of `task` run straight, without checkpoints; it must report
+ * 8 times. */
+static uint64_t s_straight(const char *task, const void *arg, size_t len)
+{
+    s_exe e;
+    s_ready(&e, 0, 1);
+    s_run(&e, 2, 1, task, arg, len);
+    s_seen seen = {0};
+    uint64_t result = s_done_u64(&e, 2, 1, &seen);
+    assert_int_equal(seen.images, 0);
+    assert_int_equal(seen.reports, 8);
+    s_finish(&e);
+    return result;
+}
+
+/* The result of pc_spin run straight (once). */
 static uint64_t s_spin_straight(void)
 {
     static uint64_t result;
     static bool known;
     if (!known) {
-        s_exe e;
-        s_ready(&e, 0, 1);
-        s_run_spin(&e, 2, 1);
-        s_seen seen = {0};
-        result = s_done_u64(&e, 2, 1, &seen);
-        assert_int_equal(seen.images, 0);
-        assert_int_equal(seen.reports, 8);
-        s_finish(&e);
+        long arg[2] = {SPIN_STEPS, SPIN_WORK};
+        result = s_straight("pc_spin", arg, sizeof arg);
         known = true;
     }
     return result;
@@ -449,17 +457,18 @@ static void t_run(void **state)
     s_finish(&e);
 }
 
-static void t_images_resume(void **state)
+/* Runs `task` with a checkpoint every 10 ms: IMAGEs come, naming the VT,
+ * and the run gives the straight result; an image taken past half of the
+ * run, resumed in another executor, gives it too. */
+static void s_images_resume(const char *task, const void *arg, size_t len, uint64_t straight)
 {
-    (void)state;
-    uint64_t straight = s_spin_straight();
     s_exe e;
     s_ready(&e, 10, 1);
-    s_run_spin(&e, 42, 3);
+    s_run(&e, 42, 3, task, arg, len);
     s_seen seen = {.keep = true, .keep_from = 4};
     assert_true(s_done_u64(&e, 42, 3, &seen) == straight);
     assert_int_equal(seen.reports, 8);
-    if (seen.images < 2)
+    if (seen.images < 2 || !seen.img)
         fail_msg("%d images of a run with a checkpoint every 10 ms", seen.images);
     s_finish(&e);
 
@@ -471,6 +480,21 @@ static void t_images_resume(void **state)
     assert_true(after.reports <= 4); /* it went on from the image */
     s_finish(&other);
     free(seen.img);
+}
+
+static void t_images_resume(void **state)
+{
+    (void)state;
+    long arg[2] = {SPIN_STEPS, SPIN_WORK};
+    s_images_resume("pc_spin", arg, sizeof arg, s_spin_straight());
+}
+
+/* The same with 16 MiB of live heap in every image. */
+static void t_big_resume(void **state)
+{
+    (void)state;
+    long arg[3] = {16, SPIN_STEPS, SPIN_WORK / 4};
+    s_images_resume("pc_big", arg, sizeof arg, s_straight("pc_big", arg, sizeof arg));
 }
 
 static void t_resume_bad(void **state)
@@ -940,6 +964,7 @@ int main(void)
         cmocka_unit_test(t_module),
         cmocka_unit_test(t_run),
         cmocka_unit_test(t_images_resume),
+        cmocka_unit_test(t_big_resume),
         cmocka_unit_test(t_resume_bad),
         cmocka_unit_test(t_stop_resume),
         cmocka_unit_test(t_cancel),
