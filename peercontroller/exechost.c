@@ -39,7 +39,8 @@
 /* A VT of this executor. The main thread owns the record; the callbacks
  * reach it through vt->host. */
 typedef struct s_vtrec {
-    struct s_vtrec *next; /* live list (main thread), then reap list (h->mu) */
+    struct s_vtrec *live_next; /* in h->live (main thread only) */
+    struct s_vtrec *reap_next; /* in h->reap (under h->mu) */
     rt_vt *vt;
     uint64_t id;
     uint32_t epoch;
@@ -393,7 +394,7 @@ static void s_on_done(rt_vt *vt, void *ud)
         }
         s_queue_locked(h, o);
     }
-    r->next = h->reap;
+    r->reap_next = h->reap;
     h->reap = r;
     pthread_mutex_unlock(&h->mu);
     uint64_t one = 1;
@@ -493,7 +494,7 @@ static int s_exec(s_host *h, rt_exec **out)
 
 static s_vtrec *s_live_find(s_host *h, uint64_t id)
 {
-    for (s_vtrec *r = h->live; r; r = r->next)
+    for (s_vtrec *r = h->live; r; r = r->live_next)
         if (r->id == id)
             return r;
     return NULL;
@@ -501,9 +502,9 @@ static s_vtrec *s_live_find(s_host *h, uint64_t id)
 
 static void s_live_unlink(s_host *h, const s_vtrec *r)
 {
-    for (s_vtrec **pp = &h->live; *pp; pp = &(*pp)->next)
+    for (s_vtrec **pp = &h->live; *pp; pp = &(*pp)->live_next)
         if (*pp == r) {
-            *pp = r->next;
+            *pp = r->live_next;
             return;
         }
 }
@@ -537,7 +538,7 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
         rt_vt_destroy(&vt);
         return s_failed(h, req, rc);
     }
-    r->next = h->live;
+    r->live_next = h->live;
     h->live = r;
     h->nvts++;
     return 0;
@@ -553,7 +554,7 @@ static void s_reap(s_host *h)
     pthread_mutex_unlock(&h->mu);
     while (list) {
         s_vtrec *r = list;
-        list = r->next;
+        list = r->reap_next;
         s_live_unlink(h, r);
         if (h->ex && rt_exec_wait(h->ex, r->vt, S_REAP_WAIT_MS)) {
             fprintf(stderr, "levpeer executor: virtual thread %llu does not leave its executor\n",
@@ -742,7 +743,7 @@ static void s_stop(s_host *h, const pc_hdr *req)
         s_stop_one(h, req, s_live_find(h, req->vt));
         return;
     }
-    for (s_vtrec *r = h->live; r; r = r->next)
+    for (s_vtrec *r = h->live; r; r = r->live_next)
         s_stop_one(h, req, r);
 }
 
@@ -751,11 +752,11 @@ static void s_cancel(s_host *h, const pc_hdr *req)
     for (s_vtrec **pp = &h->live; *pp;) {
         s_vtrec *r = *pp;
         if ((req->vt && r->id != req->vt) || r->epoch >= req->epoch) {
-            pp = &r->next;
+            pp = &r->live_next;
             continue;
         }
-        *pp = r->next; /* reaped once it ends */
-        r->next = NULL;
+        *pp = r->live_next; /* reaped once it ends */
+        r->live_next = NULL;
         pthread_mutex_lock(&h->mu);
         r->forget = true;
         pthread_mutex_unlock(&h->mu);

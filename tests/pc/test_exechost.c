@@ -528,6 +528,7 @@ static void t_stop_resume(void **state)
     s_exe e;
     s_spinning(&e, 0, 20, 1);
     s_run_spin(&e, 21, 1);
+    s_sum(&e, 22, 1000); /* a VT that ends while others run */
     pc_hdr h;
     uint8_t *p;
     s_send(&e, pc_hdr_make(PC_X_STOP, 0, 99, 0, 0), &(pc_wbuf){0});
