@@ -67,7 +67,6 @@ typedef struct s_out {
 
 typedef struct s_host {
     pc_chan *chan;
-    bool own_process;
     rt_exec *ex; /* made at the first RUN or RESUME */
     int checkpoint_ms, threads;
     const lev_module **mods; /* loaded through MODULE, oldest first */
@@ -114,11 +113,14 @@ static void s_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch)
 
 /* Asks for an image of the VT after which it stops: rt_exec_capture_stop.
  * Here: a capture request, and s_stop_image_taken cancels the VT from
- * on_image, before it runs again. */
+ * on_image. */
 static int s_capture_stop(rt_vt *vt) { return rt_exec_request_capture(vt); }
 
 /* Second half of the stand-in of rt_exec_capture_stop, on the VT's
- * worker inside on_image: the VT ends (canceled) at its next safe point. */
+ * worker inside on_image: the VT ends (canceled) at its next safe point.
+ * A VT captured while queued runs up to that safe point first; what it
+ * does there is past its image (its reports are dropped; a result it
+ * reaches wins over the image). */
 static void s_stop_image_taken(rt_vt *vt) { rt_exec_cancel(vt); }
 
 /* ===================================================================
@@ -588,18 +590,14 @@ static int s_id_free(s_host *h, const pc_hdr *req)
  * Requests
  * =================================================================== */
 
-/* Reports a malformed request on stderr. */
-static void s_malformed(const pc_hdr *req, const pc_rbuf *rb)
-{
-    fprintf(stderr, "levpeer executor: malformed %s: %s\n", pc_type_name(req->type),
-            rb->why ? rb->why : "bytes left over");
-}
+/* What is wrong with a payload that pc_rbuf_done refused. */
+static const char *s_why(const pc_rbuf *rb) { return rb->why ? rb->why : "bytes left over"; }
 
-static void s_config(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+static void s_config(s_host *h, pc_rbuf *rb)
 {
     int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
     if (!pc_rbuf_done(rb)) {
-        s_malformed(req, rb);
+        fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", s_why(rb));
         return;
     }
     s_reap(h);
@@ -621,7 +619,7 @@ static int s_load_module(s_host *h, pc_rbuf *rb)
     uint64_t digest = pc_get_u64(rb);
     pc_get_blob(rb, &bytes, &len);
     if (!pc_rbuf_done(rb))
-        return rt_err(LEV_EINVAL, "malformed MODULE: %s", rb->why ? rb->why : "bytes left over");
+        return rt_err(LEV_EINVAL, "malformed MODULE: %s", s_why(rb));
     uint8_t got[PC_HASH_LEN];
     pc_module_hash(bytes, len, got);
     if (memcmp(got, hash, PC_HASH_LEN))
@@ -657,8 +655,7 @@ static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     char *task = pc_get_strdup(rb, S_TASK_MAX);
     pc_get_blob(rb, &arg, &len);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req,
-                 rt_err(LEV_EINVAL, "malformed RUN: %s", rb->why ? rb->why : "bytes left over"));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RUN: %s", s_why(rb)));
     } else if (!s_id_free(h, req)) {
         int rc = rt_err(LEV_EMODULE, "no task named %s: no task module is loaded", task);
         const lev_module *m = NULL;
@@ -683,8 +680,7 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     size_t len;
     pc_get_blob(rb, &img, &len);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req,
-                 rt_err(LEV_EINVAL, "malformed RESUME: %s", rb->why ? rb->why : "bytes left over"));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", s_why(rb)));
         return;
     }
     if (s_id_free(h, req))
@@ -775,7 +771,7 @@ static void s_handle(s_host *h, const pc_hdr *req, const uint8_t *payload)
     rt_err_clear();
     switch (req->type) {
     case PC_X_CONFIG:
-        s_config(h, req, &rb);
+        s_config(h, &rb);
         break;
     case PC_X_MODULE:
         s_module(h, req, &rb);
@@ -879,7 +875,7 @@ int pc_exechost_run(int fd, bool own_process)
         }
     }
     rt_init();
-    s_host h = {.own_process = own_process, .wake_fd = -1};
+    s_host h = {.wake_fd = -1};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
     h.chan = pc_chan_new(fd, 0);

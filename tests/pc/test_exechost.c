@@ -446,6 +446,13 @@ static void t_run(void **state)
     s_expect_failed(&e, 7, LEV_EMODULE, "no task named pc_mix");
     s_run(&e, 1, 1, "pc_sum", &n, sizeof n);
     s_expect_failed(&e, 1, LEV_EINVAL, "reserved");
+    /* A RUN without its argument; a record the executor does not take. */
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_str(&w, "pc_sum");
+    s_send(&e, pc_hdr_make(PC_X_RUN, 0, 9, 1, 0), &w);
+    s_expect_failed(&e, 9, LEV_EINVAL, "malformed RUN: payload truncated");
+    s_send(&e, pc_hdr_make(PC_X_DONE, 0, 9, 1, 0), &(pc_wbuf){0});
     /* The same id twice while it runs. */
     s_run_spin(&e, 8, 1);
     s_run(&e, 8, 1, "pc_sum", &n, sizeof n);
