@@ -39,7 +39,8 @@
 /* A VT of this executor. The main thread owns the record; the callbacks
  * reach it through vt->host. */
 typedef struct s_vtrec {
-    struct s_vtrec *next; /* live list (main thread), then reap list (h->mu) */
+    struct s_vtrec *live_next; /* in h->live (main thread only) */
+    struct s_vtrec *reap_next; /* in h->reap (under h->mu) */
     rt_vt *vt;
     uint64_t id;
     uint32_t epoch;
@@ -66,7 +67,6 @@ typedef struct s_out {
 
 typedef struct s_host {
     pc_chan *chan;
-    bool own_process;
     rt_exec *ex; /* made at the first RUN or RESUME */
     int checkpoint_ms, threads;
     const lev_module **mods; /* loaded through MODULE, oldest first */
@@ -113,11 +113,14 @@ static void s_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch)
 
 /* Asks for an image of the VT after which it stops: rt_exec_capture_stop.
  * Here: a capture request, and s_stop_image_taken cancels the VT from
- * on_image, before it runs again. */
+ * on_image. */
 static int s_capture_stop(rt_vt *vt) { return rt_exec_request_capture(vt); }
 
 /* Second half of the stand-in of rt_exec_capture_stop, on the VT's
- * worker inside on_image: the VT ends (canceled) at its next safe point. */
+ * worker inside on_image: the VT ends (canceled) at its next safe point.
+ * A VT captured while queued runs up to that safe point first; what it
+ * does there is past its image (its reports are dropped; a result it
+ * reaches wins over the image). */
 static void s_stop_image_taken(rt_vt *vt) { rt_exec_cancel(vt); }
 
 /* ===================================================================
@@ -393,7 +396,7 @@ static void s_on_done(rt_vt *vt, void *ud)
         }
         s_queue_locked(h, o);
     }
-    r->next = h->reap;
+    r->reap_next = h->reap;
     h->reap = r;
     pthread_mutex_unlock(&h->mu);
     uint64_t one = 1;
@@ -494,7 +497,7 @@ static int s_exec(s_host *h, rt_exec **out)
 
 static s_vtrec *s_live_find(s_host *h, uint64_t id)
 {
-    for (s_vtrec *r = h->live; r; r = r->next)
+    for (s_vtrec *r = h->live; r; r = r->live_next)
         if (r->id == id)
             return r;
     return NULL;
@@ -502,9 +505,9 @@ static s_vtrec *s_live_find(s_host *h, uint64_t id)
 
 static void s_live_unlink(s_host *h, const s_vtrec *r)
 {
-    for (s_vtrec **pp = &h->live; *pp; pp = &(*pp)->next)
+    for (s_vtrec **pp = &h->live; *pp; pp = &(*pp)->live_next)
         if (*pp == r) {
-            *pp = r->next;
+            *pp = r->live_next;
             return;
         }
 }
@@ -521,8 +524,10 @@ static void s_vtrec_free(s_vtrec *r)
 static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
 {
     rt_exec *ex = NULL;
-    s_vtrec *r = calloc(1, sizeof *r);
-    int rc = r ? s_exec(h, &ex) : rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
+    int rc = s_exec(h, &ex);
+    s_vtrec *r = rc ? NULL : calloc(1, sizeof *r);
+    if (!rc && !r)
+        rc = rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
     if (!rc) {
         s_set_identity(vt, req->vt, req->epoch);
         r->vt = vt;
@@ -530,19 +535,16 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
         r->epoch = req->epoch;
         r->report_seq = req->type == PC_X_RESUME ? req->seq : 0; /* numbered on from the image */
         vt->host = r;
-        r->next = h->live;
-        h->live = r;
         rc = rt_exec_spawn(ex, vt);
-        if (rc)
-            s_live_unlink(h, r);
-        else
-            h->nvts++;
     }
     if (rc) {
         free(r);
         rt_vt_destroy(&vt);
         return s_failed(h, req, rc);
     }
+    r->live_next = h->live;
+    h->live = r;
+    h->nvts++;
     return 0;
 }
 
@@ -556,7 +558,7 @@ static void s_reap(s_host *h)
     pthread_mutex_unlock(&h->mu);
     while (list) {
         s_vtrec *r = list;
-        list = r->next;
+        list = r->reap_next;
         s_live_unlink(h, r);
         if (h->ex && rt_exec_wait(h->ex, r->vt, S_REAP_WAIT_MS)) {
             fprintf(stderr, "levpeer executor: virtual thread %llu does not leave its executor\n",
@@ -590,18 +592,14 @@ static int s_id_free(s_host *h, const pc_hdr *req)
  * Requests
  * =================================================================== */
 
-/* Reports a malformed request on stderr. */
-static void s_malformed(const pc_hdr *req, const pc_rbuf *rb)
-{
-    fprintf(stderr, "levpeer executor: malformed %s: %s\n", pc_type_name(req->type),
-            rb->why ? rb->why : "bytes left over");
-}
+/* What is wrong with a payload that pc_rbuf_done refused. */
+static const char *s_why(const pc_rbuf *rb) { return rb->why ? rb->why : "bytes left over"; }
 
-static void s_config(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+static void s_config(s_host *h, pc_rbuf *rb)
 {
     int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
     if (!pc_rbuf_done(rb)) {
-        s_malformed(req, rb);
+        fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", s_why(rb));
         return;
     }
     s_reap(h);
@@ -623,7 +621,7 @@ static int s_load_module(s_host *h, pc_rbuf *rb)
     uint64_t digest = pc_get_u64(rb);
     pc_get_blob(rb, &bytes, &len);
     if (!pc_rbuf_done(rb))
-        return rt_err(LEV_EINVAL, "malformed MODULE: %s", rb->why ? rb->why : "bytes left over");
+        return rt_err(LEV_EINVAL, "malformed MODULE: %s", s_why(rb));
     uint8_t got[PC_HASH_LEN];
     pc_module_hash(bytes, len, got);
     if (memcmp(got, hash, PC_HASH_LEN))
@@ -659,8 +657,7 @@ static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     char *task = pc_get_strdup(rb, S_TASK_MAX);
     pc_get_blob(rb, &arg, &len);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req,
-                 rt_err(LEV_EINVAL, "malformed RUN: %s", rb->why ? rb->why : "bytes left over"));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RUN: %s", s_why(rb)));
     } else if (!s_id_free(h, req)) {
         int rc = rt_err(LEV_EMODULE, "no task named %s: no task module is loaded", task);
         const lev_module *m = NULL;
@@ -685,8 +682,7 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     size_t len;
     pc_get_blob(rb, &img, &len);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req,
-                 rt_err(LEV_EINVAL, "malformed RESUME: %s", rb->why ? rb->why : "bytes left over"));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", s_why(rb)));
         return;
     }
     if (s_id_free(h, req))
@@ -745,7 +741,7 @@ static void s_stop(s_host *h, const pc_hdr *req)
         s_stop_one(h, req, s_live_find(h, req->vt));
         return;
     }
-    for (s_vtrec *r = h->live; r; r = r->next)
+    for (s_vtrec *r = h->live; r; r = r->live_next)
         s_stop_one(h, req, r);
 }
 
@@ -754,11 +750,11 @@ static void s_cancel(s_host *h, const pc_hdr *req)
     for (s_vtrec **pp = &h->live; *pp;) {
         s_vtrec *r = *pp;
         if ((req->vt && r->id != req->vt) || r->epoch >= req->epoch) {
-            pp = &r->next;
+            pp = &r->live_next;
             continue;
         }
-        *pp = r->next; /* reaped once it ends */
-        r->next = NULL;
+        *pp = r->live_next; /* reaped once it ends */
+        r->live_next = NULL;
         pthread_mutex_lock(&h->mu);
         r->forget = true;
         pthread_mutex_unlock(&h->mu);
@@ -777,7 +773,7 @@ static void s_handle(s_host *h, const pc_hdr *req, const uint8_t *payload)
     rt_err_clear();
     switch (req->type) {
     case PC_X_CONFIG:
-        s_config(h, req, &rb);
+        s_config(h, &rb);
         break;
     case PC_X_MODULE:
         s_module(h, req, &rb);
@@ -881,7 +877,7 @@ int pc_exechost_run(int fd, bool own_process)
         }
     }
     rt_init();
-    s_host h = {.own_process = own_process, .wake_fd = -1};
+    s_host h = {.wake_fd = -1};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
     h.chan = pc_chan_new(fd, 0);

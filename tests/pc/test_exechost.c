@@ -5,11 +5,11 @@
  * task module built from pc_tasks.c: READY; MODULE, good and damaged;
  * RUN to DONE, and of unknown tasks to FAILED; periodic IMAGEs naming the
  * VT, one of them resumed in a second executor to the straight run's
- * result; STOP mid-run and the image resumed elsewhere; CANCEL; RESUME of
- * damaged and foreign images; a task that crashes its executor (CRASH,
- * then the end of the channel and death by SIGSEGV); an executor whose
- * daemon goes away; the executor's low priority; levpeer's bad arguments.
- * Then the module manager: put and get by BLAKE2b hash in memory and on
+ * result (pc_spin, and pc_big with 16 MiB of heap in each image); STOP mid-run and the image
+ * resumed elsewhere; CANCEL; RESUME of damaged and foreign images; a task that crashes its executor
+ * (CRASH, then the end of the channel and death by SIGSEGV); an executor whose daemon goes away;
+ * the executor's low priority; levpeer's bad arguments; an executor on a thread of this process, as
+ * an embedded peer runs it. Then the module manager: put and get by BLAKE2b hash in memory and on
  * disk, damaged bytes and a damaged cache file refused, the architecture
  * check. Every wait is for a record or a process, bounded; none sleeps.
  */
@@ -39,11 +39,16 @@
 
 #include <cmocka.h>
 
+#define GC_THREADS
+#include <gc/gc.h>
+
 #include "chan.h"
+#include "exechost.h"
 #include "image.h"
 #include "lev_errors.h"
 #include "modmgr.h"
 #include "pc_test.h"
+#include "rt.h"
 #include "taskmod.h"
 #include "wire.h"
 
@@ -251,14 +256,20 @@ static int s_module(s_exe *e, long damage, char *detail, size_t cap)
     return err;
 }
 
-/* An executor with the module loaded and the given configuration. */
-static void s_ready(s_exe *e, int checkpoint_ms, int threads)
+/* Configures a started executor and loads the module. */
+static void s_configure(s_exe *e, int checkpoint_ms, int threads)
 {
-    s_start(e, "0");
     s_config(e, checkpoint_ms, threads);
     char detail[512];
     assert_int_equal(s_module(e, -1, detail, sizeof detail), 0);
     assert_string_equal(detail, "");
+}
+
+/* An executor with the module loaded and the given configuration. */
+static void s_ready(s_exe *e, int checkpoint_ms, int threads)
+{
+    s_start(e, "0");
+    s_configure(e, checkpoint_ms, threads);
 }
 
 static void s_run(s_exe *e, uint64_t vt, uint32_t epoch, const char *task, const void *arg,
@@ -275,6 +286,18 @@ static void s_run_spin(s_exe *e, uint64_t vt, uint32_t epoch)
 {
     long arg[2] = {SPIN_STEPS, SPIN_WORK};
     s_run(e, vt, epoch, "pc_spin", arg, sizeof arg);
+}
+
+/* An executor (checkpoints every checkpoint_ms) running pc_spin as VT vt
+ * of epoch `epoch`, past its first report. */
+static void s_spinning(s_exe *e, int checkpoint_ms, uint64_t vt, uint32_t epoch)
+{
+    s_ready(e, checkpoint_ms, 2);
+    s_run_spin(e, vt, epoch);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(e, PC_X_REPORT, vt, NULL, &h, &p);
+    free(p);
 }
 
 static void s_resume(s_exe *e, uint64_t vt, uint32_t epoch, const uint8_t *img, size_t len)
@@ -318,6 +341,13 @@ static uint64_t s_done_u64(s_exe *e, uint64_t vt, uint32_t epoch, s_seen *seen)
     return v;
 }
 
+/* Runs pc_sum(n) as VT vt (epoch 1) and checks its result. */
+static void s_sum(s_exe *e, uint64_t vt, long n)
+{
+    s_run(e, vt, 1, "pc_sum", &n, sizeof n);
+    assert_true(s_done_u64(e, vt, 1, NULL) == (uint64_t)(n * (n - 1) / 2));
+}
+
 /* Waits for FAILED of vt; its error must be err and its detail hold what. */
 static void s_expect_failed(s_exe *e, uint64_t vt, int err, const char *what)
 {
@@ -333,20 +363,29 @@ static void s_expect_failed(s_exe *e, uint64_t vt, int err, const char *what)
         fail_msg("expected FAILED %d with \"%s\", got %d: %s", err, what, got, detail);
 }
 
-/* The result of pc_spin run straight, without checkpoints (once). */
+/* The result of `task` run straight, without checkpoints; it must report
+ * 8 times. */
+static uint64_t s_straight(const char *task, const void *arg, size_t len)
+{
+    s_exe e;
+    s_ready(&e, 0, 1);
+    s_run(&e, 2, 1, task, arg, len);
+    s_seen seen = {0};
+    uint64_t result = s_done_u64(&e, 2, 1, &seen);
+    assert_int_equal(seen.images, 0);
+    assert_int_equal(seen.reports, 8);
+    s_finish(&e);
+    return result;
+}
+
+/* The result of pc_spin run straight (once). */
 static uint64_t s_spin_straight(void)
 {
     static uint64_t result;
     static bool known;
     if (!known) {
-        s_exe e;
-        s_ready(&e, 0, 1);
-        s_run_spin(&e, 2, 1);
-        s_seen seen = {0};
-        result = s_done_u64(&e, 2, 1, &seen);
-        assert_int_equal(seen.images, 0);
-        assert_int_equal(seen.reports, 8);
-        s_finish(&e);
+        long arg[2] = {SPIN_STEPS, SPIN_WORK};
+        result = s_straight("pc_spin", arg, sizeof arg);
         known = true;
     }
     return result;
@@ -407,6 +446,13 @@ static void t_run(void **state)
     s_expect_failed(&e, 7, LEV_EMODULE, "no task named pc_mix");
     s_run(&e, 1, 1, "pc_sum", &n, sizeof n);
     s_expect_failed(&e, 1, LEV_EINVAL, "reserved");
+    /* A RUN without its argument; a record the executor does not take. */
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_str(&w, "pc_sum");
+    s_send(&e, pc_hdr_make(PC_X_RUN, 0, 9, 1, 0), &w);
+    s_expect_failed(&e, 9, LEV_EINVAL, "malformed RUN: payload truncated");
+    s_send(&e, pc_hdr_make(PC_X_DONE, 0, 9, 1, 0), &(pc_wbuf){0});
     /* The same id twice while it runs. */
     s_run_spin(&e, 8, 1);
     s_run(&e, 8, 1, "pc_sum", &n, sizeof n);
@@ -418,17 +464,18 @@ static void t_run(void **state)
     s_finish(&e);
 }
 
-static void t_images_resume(void **state)
+/* Runs `task` with a checkpoint every 10 ms: IMAGEs come, naming the VT,
+ * and the run gives the straight result; an image taken past half of the
+ * run, resumed in another executor, gives it too. */
+static void s_images_resume(const char *task, const void *arg, size_t len, uint64_t straight)
 {
-    (void)state;
-    uint64_t straight = s_spin_straight();
     s_exe e;
     s_ready(&e, 10, 1);
-    s_run_spin(&e, 42, 3);
+    s_run(&e, 42, 3, task, arg, len);
     s_seen seen = {.keep = true, .keep_from = 4};
     assert_true(s_done_u64(&e, 42, 3, &seen) == straight);
     assert_int_equal(seen.reports, 8);
-    if (seen.images < 2)
+    if (seen.images < 2 || !seen.img)
         fail_msg("%d images of a run with a checkpoint every 10 ms", seen.images);
     s_finish(&e);
 
@@ -440,6 +487,21 @@ static void t_images_resume(void **state)
     assert_true(after.reports <= 4); /* it went on from the image */
     s_finish(&other);
     free(seen.img);
+}
+
+static void t_images_resume(void **state)
+{
+    (void)state;
+    long arg[2] = {SPIN_STEPS, SPIN_WORK};
+    s_images_resume("pc_spin", arg, sizeof arg, s_spin_straight());
+}
+
+/* The same with 16 MiB of live heap in every image. */
+static void t_big_resume(void **state)
+{
+    (void)state;
+    long arg[3] = {16, SPIN_STEPS, SPIN_WORK / 4};
+    s_images_resume("pc_big", arg, sizeof arg, s_straight("pc_big", arg, sizeof arg));
 }
 
 static void t_resume_bad(void **state)
@@ -471,13 +533,11 @@ static void t_stop_resume(void **state)
     (void)state;
     uint64_t straight = s_spin_straight();
     s_exe e;
-    s_ready(&e, 0, 2);
-    s_run_spin(&e, 20, 1);
+    s_spinning(&e, 0, 20, 1);
     s_run_spin(&e, 21, 1);
+    s_sum(&e, 22, 1000); /* a VT that ends while others run */
     pc_hdr h;
     uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 20, NULL, &h, &p); /* both run */
-    free(p);
     s_send(&e, pc_hdr_make(PC_X_STOP, 0, 99, 0, 0), &(pc_wbuf){0});
     s_expect(&e, PC_X_STOPPED, 99, NULL, &h, &p);
     pc_rbuf r;
@@ -532,12 +592,9 @@ static void t_cancel(void **state)
 {
     (void)state;
     s_exe e;
-    s_ready(&e, 5, 1);
-    s_run_spin(&e, 30, 5);
+    s_spinning(&e, 5, 30, 5);
     pc_hdr h;
     uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 30, NULL, &h, &p);
-    free(p);
     s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 5, 0), &(pc_wbuf){0}); /* not older: stays */
     s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 6, 0), &(pc_wbuf){0});
     long n = 1000;
@@ -586,12 +643,7 @@ static void t_daemon_gone(void **state)
 {
     (void)state;
     s_exe e;
-    s_ready(&e, 5, 1);
-    s_run_spin(&e, 12, 1);
-    pc_hdr h;
-    uint8_t *p;
-    s_expect(&e, PC_X_REPORT, 12, NULL, &h, &p);
-    free(p);
+    s_spinning(&e, 5, 12, 1);
     s_finish(&e); /* cancels the running VT and exits 0 */
 }
 
@@ -650,12 +702,8 @@ static void t_priority(void **state)
         s_exe e;
         s_start(&e, low ? NULL : "0");
         assert_int_equal(sched_getscheduler(e.pid), low ? SCHED_IDLE : SCHED_OTHER);
-        s_config(&e, 0, 1);
-        char detail[512];
-        assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
-        long n = 10;
-        s_run(&e, 13, 1, "pc_sum", &n, sizeof n);
-        assert_true(s_done_u64(&e, 13, 1, NULL) == 45);
+        s_configure(&e, 0, 1);
+        s_sum(&e, 13, 10);
         s_assert_threads(&e, low);
         s_finish(&e);
     }
@@ -701,6 +749,48 @@ static void t_bad_args(void **state)
     assert_int_equal(
         s_levpeer((char *[]){"levpeer", "--executor", "--fd", "200", NULL}, err, sizeof err), 2);
     assert_non_null(strstr(err, "not an open stream socket"));
+}
+
+static void *s_embedded_main(void *arg)
+{
+    return (void *)(intptr_t)pc_exechost_run(*(int *)arg, false);
+}
+
+/* An executor on a thread of this process: the same protocol, and none of
+ * a process's settings (priority, fault handlers). */
+static void t_embedded(void **state)
+{
+    (void)state;
+    rt_init();
+    struct sigaction before, after;
+    assert_int_equal(sigaction(SIGSEGV, NULL, &before), 0);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pthread_t th;
+    assert_int_equal(GC_pthread_create(&th, NULL, s_embedded_main, &sv[1]), 0);
+    s_exe e = {.pid = getpid(), .c = pc_chan_new(sv[0], 0)};
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_READY, 0, NULL, &h, &p);
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, h.len);
+    assert_int_equal(pc_get_i32(&r), getpid());
+    free(p);
+    s_configure(&e, 5, 1);
+    s_sum(&e, 14, 1000);
+    s_run_spin(&e, 15, 1);
+    s_seen seen = {0};
+    assert_true(s_done_u64(&e, 15, 1, &seen) == s_spin_straight());
+    assert_int_equal(seen.reports, 8);
+    assert_true(seen.images > 0);
+
+    assert_int_equal(sigaction(SIGSEGV, NULL, &after), 0);
+    assert_true(after.sa_handler == before.sa_handler); /* cmocka's, not the executor's */
+    assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+    pc_chan_destroy(&e.c);
+    void *rc = (void *)1;
+    assert_int_equal(GC_pthread_join(th, &rc), 0);
+    assert_null(rc);
 }
 
 /* ===================================================================
@@ -882,6 +972,7 @@ int main(void)
         cmocka_unit_test(t_module),
         cmocka_unit_test(t_run),
         cmocka_unit_test(t_images_resume),
+        cmocka_unit_test(t_big_resume),
         cmocka_unit_test(t_resume_bad),
         cmocka_unit_test(t_stop_resume),
         cmocka_unit_test(t_cancel),
@@ -889,6 +980,7 @@ int main(void)
         cmocka_unit_test(t_daemon_gone),
         cmocka_unit_test(t_priority),
         cmocka_unit_test(t_bad_args),
+        cmocka_unit_test(t_embedded),
         cmocka_unit_test(t_modmgr_memory),
         cmocka_unit_test(t_modmgr_disk),
         cmocka_unit_test(t_arch),

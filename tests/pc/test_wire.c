@@ -442,6 +442,18 @@ static void s_assert_dies(pc_chan *c, const char *what)
     assert_int_equal(pc_chan_recv(c, &h, &p, 0, &why), LEV_EPEER);
 }
 
+/* A channel (payloads up to max_len) fed n raw bytes dies saying what. */
+static void s_fed_dies(size_t max_len, const uint8_t *b, size_t n, const char *what)
+{
+    int raw;
+    pc_chan *c;
+    s_raw_pair(&raw, &c, max_len);
+    assert_int_equal(write(raw, b, n), (ssize_t)n);
+    s_assert_dies(c, what);
+    close(raw);
+    pc_chan_destroy(&c);
+}
+
 static void t_chan_broken(void **state)
 {
     (void)state;
@@ -450,23 +462,17 @@ static void t_chan_broken(void **state)
     uint8_t b[PC_HDR_LEN + 8] = {0};
     pc_hdr h = pc_hdr_make(PC_X_RUN, 0, 2, 1, 0);
 
-    /* A bad magic. */
-    s_raw_pair(&raw, &c, 0);
+    /* A bad magic; an unknown type; a payload past the limit. */
     pc_hdr_encode(&h, b);
     b[1] ^= 0xFF;
-    assert_int_equal(write(raw, b, PC_HDR_LEN), PC_HDR_LEN);
-    s_assert_dies(c, "magic");
-    close(raw);
-    pc_chan_destroy(&c);
-
-    /* A payload past the limit. */
-    s_raw_pair(&raw, &c, 100);
+    s_fed_dies(0, b, PC_HDR_LEN, "magic");
+    h.type = 0x0666;
+    pc_hdr_encode(&h, b);
+    s_fed_dies(0, b, PC_HDR_LEN, "unknown message type");
+    h.type = PC_X_RUN;
     h.len = 101;
     pc_hdr_encode(&h, b);
-    assert_int_equal(write(raw, b, PC_HDR_LEN), PC_HDR_LEN);
-    s_assert_dies(c, "limit of 100");
-    close(raw);
-    pc_chan_destroy(&c);
+    s_fed_dies(100, b, PC_HDR_LEN, "limit of 100");
 
     /* A record within the limit, then the end in the middle of the next. */
     s_raw_pair(&raw, &c, 100);
