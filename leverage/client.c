@@ -21,7 +21,7 @@
 
 static size_t s_bucket(lev_vt_id id) { return (size_t)(id % CL_VT_BUCKETS); }
 
-cl_vt *cl_vt_find(lev_vc *vc, lev_vt_id id)
+cl_vt *cl_vt_find(const lev_vc *vc, lev_vt_id id)
 {
     cl_vt *v = vc->vts[s_bucket(id)];
     while (v && v->id != id)

@@ -73,7 +73,7 @@ struct lev_vc {
 };
 
 /* Locates the VT `id` in the VC's table, or NULL; called under vc->mu. */
-cl_vt *cl_vt_find(lev_vc *vc, lev_vt_id id);
+cl_vt *cl_vt_find(const lev_vc *vc, lev_vt_id id);
 
 /* Adds a VT record to the VC's table (under vc->mu). 0 or LEV_ENOMEM. */
 int cl_vt_add(lev_vc *vc, lev_vt_id id);

@@ -599,18 +599,19 @@ static void s_read_reply(query *q, uint64_t seq)
     zmq_msg_t parts[2];
     int n = 0, more = 1, total = 0;
     while (more) {
-        zmq_msg_t scratch, *m = n < 2 ? &parts[n] : &scratch;
-        zmq_msg_init(m);
-        if (zmq_msg_recv(m, q->sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(m);
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, q->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
             break;
         }
-        more = zmq_msg_more(m);
+        more = zmq_msg_more(&m);
         total++;
-        if (m == &scratch)
-            zmq_msg_close(m);
-        else
-            n++;
+        if (n < 2) {
+            zmq_msg_init(&parts[n]);
+            zmq_msg_move(&parts[n++], &m);
+        }
+        zmq_msg_close(&m);
     }
     pc_hdr h;
     const char *why = NULL;

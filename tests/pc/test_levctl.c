@@ -48,16 +48,13 @@ static bool s_drain(int fd, char *buf, size_t cap)
     return len + (size_t)n < cap - 1;
 }
 
-/* Runs levctl with the arguments (NULL-terminated), at most 20 s. */
-static run *s_levctl(const char *arg, ...)
+/* Runs levctl with the arguments of args (NULL-terminated), at most 20 s. */
+static run *s_levctl(const char *const *args)
 {
     const char *argv[16] = {LEVCTL_PATH};
     int argc = 1;
-    va_list ap;
-    va_start(ap, arg);
-    for (const char *a = arg; a && argc < 15; a = va_arg(ap, const char *))
-        argv[argc++] = a;
-    va_end(ap);
+    for (const char *const *a = args; *a && argc < 15; a++)
+        argv[argc++] = *a;
     argv[argc] = NULL;
 
     run *r = calloc(1, sizeof *r);
@@ -117,7 +114,7 @@ static void t_usage(void **state)
     (void)state;
     unsetenv("LEV_PEER");
     struct {
-        const char *a[4];
+        const char *a[5];
         const char *says;
     } bad[] = {
         {{NULL}, "no command given"},
@@ -129,13 +126,13 @@ static void t_usage(void **state)
         {{"status", "--jason", NULL}, "unknown argument '--jason'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        run *r = s_levctl(bad[i].a[0], bad[i].a[1], bad[i].a[2], bad[i].a[3], NULL);
+        run *r = s_levctl(bad[i].a);
         assert_int_equal(r->status, 2);
         s_has(r->err, bad[i].says);
         s_has(r->err, "usage: levctl status");
         free(r);
     }
-    run *r = s_levctl("--help", NULL);
+    run *r = s_levctl((const char *[]){"--help", NULL});
     assert_int_equal(r->status, 0);
     s_has(r->out, "usage: levctl status");
     free(r);
@@ -148,7 +145,7 @@ static void t_unreachable(void **state)
     (void)state;
     char ep[PC_ENDPOINT_MAX], want[256];
     fp_dead_endpoint(ep);
-    run *r = s_levctl("status", "--peer", ep, "--timeout", "300", NULL);
+    run *r = s_levctl((const char *[]){"status", "--peer", ep, "--timeout", "300", NULL});
     assert_int_equal(r->status, 1);
     snprintf(want, sizeof want, "levctl: no answer from %s within 300 ms\n", ep);
     assert_string_equal(r->err, want);
@@ -157,13 +154,13 @@ static void t_unreachable(void **state)
 
     fake_peer *fp = fp_new(FP_NORMAL); /* no status set: it does not answer */
     setenv("LEV_PEER", fp_endpoint(fp), 1);
-    r = s_levctl("status", "--timeout", "200", NULL);
+    r = s_levctl((const char *[]){"status", "--timeout", "200", NULL});
     unsetenv("LEV_PEER");
     assert_int_equal(r->status, 1);
     s_has(r->err, "no answer from");
     assert_int_equal(fp_seen_get(fp).statuses, 1);
     free(r);
-    r = s_levctl("status", "--peer", "nonsense", NULL);
+    r = s_levctl((const char *[]){"status", "--peer", "nonsense", NULL});
     assert_int_equal(r->status, 1);
     s_has(r->err, "malformed endpoint 'nonsense'");
     free(r);
@@ -230,7 +227,8 @@ static void t_report(void **state)
     (void)state;
     mesh m;
     s_mesh_new(&m);
-    run *r = s_levctl("status", "--peer", fp_endpoint(m.a), "--timeout", "500", NULL);
+    run *r =
+        s_levctl((const char *[]){"status", "--peer", fp_endpoint(m.a), "--timeout", "500", NULL});
     assert_int_equal(r->status, 0);
     s_has(r->out, "PEER");
     s_has(r->out, "x86_64");
@@ -261,7 +259,8 @@ static void t_json(void **state)
     (void)state;
     mesh m;
     s_mesh_new(&m);
-    run *r = s_levctl("status", "--peer", fp_endpoint(m.a), "--json", "--timeout", "500", NULL);
+    run *r = s_levctl(
+        (const char *[]){"status", "--peer", fp_endpoint(m.a), "--json", "--timeout", "500", NULL});
     assert_int_equal(r->status, 0);
     s_has(r->out, "\"id\": \"aa01\"");
     s_has(r->out, "\"id\": \"bb02\"");
@@ -271,8 +270,8 @@ static void t_json(void **state)
 
     fake_peer *echo = fp_new(FP_NORMAL);
     fp_set_status(echo, r->out);
-    run *again =
-        s_levctl("status", "--peer", fp_endpoint(echo), "--json", "--timeout", "500", NULL);
+    run *again = s_levctl((const char *[]){"status", "--peer", fp_endpoint(echo), "--json",
+                                           "--timeout", "500", NULL});
     /* b listed as alive there too: asked again, its VCs already merged. */
     assert_int_equal(again->status, 0);
     s_has(again->out, "\"id\": \"bb02\"");
@@ -316,7 +315,7 @@ static void t_malformed(void **state)
     fake_peer *fp = fp_new(FP_NORMAL);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fp_set_status(fp, bad[i].doc);
-        run *r = s_levctl("status", "--peer", fp_endpoint(fp), NULL);
+        run *r = s_levctl((const char *[]){"status", "--peer", fp_endpoint(fp), NULL});
         if (r->status != 1 || !strstr(r->err, bad[i].says) ||
             !strstr(r->err, "malformed status from"))
             fail_msg("document '%s': exit %d, said '%s' (wanted '%s')", bad[i].doc, r->status,
