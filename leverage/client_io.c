@@ -97,7 +97,9 @@ static int s_embedded_peer(char out[PC_ENDPOINT_MAX])
         const char *listen = getenv("LEV_LISTEN"), *join = getenv("LEV_JOIN");
         o.listen = listen && *listen ? listen : "tcp://127.0.0.1:0";
         o.embedded = true;
-        snprintf(seeds, sizeof seeds, "%s", join ? join : "");
+        if (join && strlen(join) >= sizeof seeds)
+            rc = rt_err(LEV_EINVAL, "LEV_JOIN is longer than %zu bytes", sizeof seeds - 1);
+        snprintf(seeds, sizeof seeds, "%s", join && !rc ? join : "");
         for (char *save = NULL, *tok = strtok_r(seeds, ",", &save); tok && !rc;
              tok = strtok_r(NULL, ",", &save)) {
             if (o.njoin == PC_JOIN_MAX)
@@ -250,11 +252,14 @@ int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t 
 
     zmq_msg_t parts[3];
     int n = 0;
-    zmq_msg_init_size(&parts[n], PC_HDR_LEN);
+    if (zmq_msg_init_size(&parts[n], PC_HDR_LEN))
+        return rt_err(LEV_ENOMEM, "cannot build the %s message", pc_type_name(h.type));
     memcpy(zmq_msg_data(&parts[n++]), hb, PC_HDR_LEN);
     if (plen) {
-        if (zmq_msg_init_data(&parts[n], payload->data, plen, s_free_data, NULL))
+        if (zmq_msg_init_data(&parts[n], payload->data, plen, s_free_data, NULL)) {
+            zmq_msg_close(&parts[0]);
             return rt_err(LEV_ENOMEM, "cannot build the %s message", pc_type_name(h.type));
+        }
         pc_wbuf_init(payload); /* the buffer now belongs to the message */
         n++;
     }
@@ -273,19 +278,21 @@ int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t 
     return rc;
 }
 
-void cl_io_stop(lev_vc *vc)
+bool cl_io_stop(lev_vc *vc)
 {
     if (vc->running) {
+        int sent = -1;
         pthread_mutex_lock(&vc->tx_mu);
-        int sent = zmq_send(vc->tx, "", 0, 0); /* an empty frame: stop */
+        for (int i = 0; i < 100 && sent < 0; i++)
+            sent = zmq_send(vc->tx, "", 0, 0); /* an empty frame: stop */
         pthread_mutex_unlock(&vc->tx_mu);
-        if (sent == 0)
-            pthread_join(vc->thread, NULL);
-        else
-            pthread_detach(vc->thread); /* cannot happen on inproc; never block */
+        if (sent < 0)
+            return false; /* only if the context were gone: the thread may still run */
+        pthread_join(vc->thread, NULL);
         vc->running = false;
     }
     s_close(&vc->tx);
+    return true;
 }
 
 /* ===================================================================
