@@ -62,6 +62,7 @@ static uint64_t s_rd64(const uint8_t *p)
     X(C_PONG) X(C_ERROR) X(C_RESULT) X(C_REPORT)                                       \
     X(W_ENROL) X(W_ENROLLED) X(W_MODULE) X(W_MODULE_OK) X(W_RUN) X(W_RESUME)           \
     X(W_DONE) X(W_REPORT) X(W_STOPPED) X(W_FENCE) X(W_CLOSE) X(W_LOST) X(W_PLACE_ERR)  \
+    X(W_HOLDERS)                                                                       \
     X(H_HOLD) X(H_HELD) X(H_SEND) X(H_MISSING) X(H_DROP)                               \
     X(S_STATUS) X(S_STATUS_REPLY)                                                      \
     X(X_READY) X(X_MODULE) X(X_MODULE_OK) X(X_RUN) X(X_RESUME) X(X_IMAGE) X(X_DONE)    \
@@ -79,6 +80,14 @@ const char *pc_type_name(uint16_t type)
     default:
         return "?";
     }
+}
+
+void pc_ep_copy(char *dst, const char *src)
+{
+    size_t n = src ? strnlen(src, PC_ENDPOINT_MAX - 1) : 0;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 pc_hdr pc_hdr_make(uint16_t type, uint64_t vc, uint64_t vt, uint32_t epoch, uint64_t seq)

@@ -32,7 +32,10 @@
  * 0x04xx checkpoint holders, 0x05xx status, 0x06xx worker <-> executor
  * process. Payload layouts are written next to each type: s = string
  * (u32 length + bytes), b = blob (u32 length + bytes), iN/uN = integer,
- * h = PC_HASH_LEN raw bytes, F = a separate frame. */
+ * h = PC_HASH_LEN raw bytes, F = a separate frame. "reports" counts the
+ * reports a VT has issued (lev_report), carried with its images so that a
+ * VT resumed from one numbers its next report on: the deployer passes a
+ * report to the client only once per number (exactly-once reports). */
 typedef enum pc_type {
     /* membership: payloads are membership.c's own */
     PC_M_PING = 0x0101,
@@ -72,6 +75,7 @@ typedef enum pc_type {
     PC_W_LOST = 0x030C,      /* hdr.vc; u64 culprit (0: none), i32 signal, u32 n, n x (u64 vt,
                               * u32 epoch): the executor of the VC died */
     PC_W_PLACE_ERR = 0x030D, /* hdr.vc/vt/epoch; i32 err, s detail: could not run it here */
+    PC_W_HOLDERS = 0x030E,   /* deployer -> worker: hdr.vc/vt; u32 n, n x s holder */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer; F image */
@@ -123,6 +127,10 @@ void pc_hdr_encode(const pc_hdr *h, uint8_t out[PC_HDR_LEN]);
  * magic or unknown type) or LEV_EVERSION (another protocol version);
  * *why names the fault (a static string). */
 int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why);
+
+/* Copies an endpoint (or routing id) into dst[PC_ENDPOINT_MAX], cut
+ * to fit and terminated. */
+void pc_ep_copy(char *dst, const char *src);
 
 /* The name of a message type ("C_OPEN"), or "?" for an unknown one. */
 const char *pc_type_name(uint16_t type);

@@ -14,7 +14,15 @@
  * run that lasts a whole slice gets RT_WANT_PREEMPT and a poll, a VT whose
  * checkpoint is due gets a poll (its safe point then asks for the
  * capture). A worker changes its current VT only under that lock, so the
- * timer never touches a VT that has left the worker.
+ * timer never touches a VT that has left the worker. Parked VTs whose
+ * checkpoint falls due it hands, under ex->mu, to the workers for a visit.
+ *
+ * Visits. A parked VT that must be captured (a checkpoint, a capture
+ * request, a stop) goes to the global queue without being woken: its
+ * state stays RT_VT_BLOCKED and its table entry loses S_PARKED, so a
+ * wake meanwhile is kept as a pending wake (S_PERMIT). The worker that
+ * takes it captures it without running it, then parks it again, unless
+ * a wake arrived (it runs) or a cancel or a stop ended it (s_rest).
  *
  * Locks: ex->mu (global queue, table of spawned VTs, idle count) may be
  * taken before a worker's mu, never after it; no two worker locks are held
@@ -48,7 +56,7 @@
 
 /* Flags of a spawned VT (table entry). */
 enum {
-    S_PARKED = 1u, /* parked by a blocking safe point */
+    S_PARKED = 1u, /* parked by a blocking safe point, in no queue */
     S_PERMIT = 2u, /* a wake arrived while not parked */
     S_CANCEL = 4u, /* cancel requested and not yet acted on */
     S_WARNED = 8u  /* a capture failure was printed */
@@ -61,6 +69,7 @@ enum {
 typedef struct s_slot {
     rt_vt *vt;
     uint32_t flags;
+    uint64_t ck_ns; /* S_PARKED: when its checkpoint falls due (0: never) */
 } s_slot;
 
 typedef struct s_table {
@@ -97,6 +106,7 @@ static void s_table_put(s_table *t, rt_vt *vt, uint32_t flags)
         i = (i + 1) & mask;
     t->v[i].vt = vt;
     t->v[i].flags = flags;
+    t->v[i].ck_ns = 0;
     t->n++;
 }
 
@@ -139,6 +149,7 @@ static void s_table_del(s_table *t, s_slot *s)
     }
     t->v[i].vt = NULL;
     t->v[i].flags = 0;
+    t->v[i].ck_ns = 0;
     t->n--;
 }
 
@@ -181,6 +192,7 @@ struct rt_exec {
     uint32_t gcount;        /* written under mu, read racily (atomic) */
     int nidle;              /* idem */
     uint32_t ncancel;       /* VTs with S_CANCEL; idem */
+    uint64_t park_due;      /* no parked VT's checkpoint is due before; idem */
     s_table live;           /* spawned VTs that have not ended */
     bool closing;           /* no more spawns */
     bool stopping;          /* workers exit once idle */
@@ -241,14 +253,21 @@ static rt_vt *s_pop(rt_vt **head, rt_vt **tail)
     return vt;
 }
 
-/* Under ex->mu: appends to the global queue and wakes an idle worker. */
-static void s_gpush_locked(rt_exec *ex, rt_vt *vt)
+/* Under ex->mu: appends to the global queue and wakes an idle worker;
+ * the VT's state is the caller's. */
+static void s_enqueue_locked(rt_exec *ex, rt_vt *vt)
 {
-    vt->state = RT_VT_RUNNABLE;
     s_push(&ex->ghead, &ex->gtail, vt);
     S_STORE(&ex->gcount, ex->gcount + 1);
     if (ex->nidle)
         pthread_cond_signal(&ex->work_cv);
+}
+
+/* Under ex->mu: queues vt to run. */
+static void s_gpush_locked(rt_exec *ex, rt_vt *vt)
+{
+    vt->state = RT_VT_RUNNABLE;
+    s_enqueue_locked(ex, vt);
 }
 
 /* Takes a fair share of the global queue: a list of *n VTs, or NULL. */
@@ -333,8 +352,9 @@ static bool s_cancel_pending(rt_exec *ex, rt_vt *vt)
     return c;
 }
 
-/* The VT has ended (or is ended here with err): tell the host, release it
- * to its waiters. The worker does not touch it afterwards. */
+/* The VT has ended (DONE, FAILED, STOPPED, or is failed here with err):
+ * tell the host, release it to its waiters. The worker does not touch it
+ * afterwards. */
 static void s_end(s_worker *w, rt_vt *vt, int err, const char *detail)
 {
     rt_exec *ex = w->ex;
@@ -373,17 +393,21 @@ static void s_capture_failed(s_worker *w, rt_vt *vt, int err, const char *detail
     pthread_mutex_unlock(&ex->mu);
     if (first)
         fprintf(stderr,
-                "leverage: checkpoint of virtual thread %llu failed: %s (%s); it goes on, "
+                "leverage: %s of virtual thread %llu failed: %s (%s); it goes on, "
                 "later failures are not shown\n",
+                vt->capture_why == RT_WANT_STOP ? "capture to stop" : "checkpoint",
                 (unsigned long long)vt->id, lev_strerror(err), detail && *detail ? detail : "-");
 }
 
-/* Captures a suspended VT and hands the image to the host. */
-static void s_capture(s_worker *w, rt_vt *vt)
+/* Captures a suspended VT and hands the image to the host, for `why`
+ * (RT_WANT_CAPTURE or RT_WANT_STOP, in vt->capture_why while the host's
+ * callback runs). 0, or the capture's error, reported already. */
+static int s_capture(s_worker *w, rt_vt *vt, uint32_t why)
 {
     rt_exec *ex = w->ex;
     uint8_t *img = NULL;
     size_t len = 0;
+    vt->capture_why = why;
     rt_err_clear();
     int rc = rt_capture(vt, &img, &len);
     uint64_t next = ex->ck_ns ? rt_now_ns() + ex->ck_ns : 0;
@@ -394,13 +418,33 @@ static void s_capture(s_worker *w, rt_vt *vt)
     pthread_mutex_unlock(&w->mu);
     if (rc) {
         s_capture_failed(w, vt, rc, lev_errdetail());
-        return;
+        return rc;
     }
     S_INC(&w->st_captures);
     if (ex->o.on_image)
         ex->o.on_image(vt, img, len, ex->o.ud);
     else
         free(img);
+    return 0;
+}
+
+/* Acts on the capture requests among `want` of a suspended VT the worker
+ * holds. A stop captures it and, if that works, ends it STOPPED without
+ * running it again: true, the worker no longer holds it. A stop whose
+ * capture fails is reported and the VT goes on (one capture serves a
+ * checkpoint asked at the same time); false. */
+static bool s_serve(s_worker *w, rt_vt *vt, uint32_t want)
+{
+    if (want & RT_WANT_STOP) {
+        if (s_capture(w, vt, RT_WANT_STOP))
+            return false;
+        vt->state = RT_VT_STOPPED;
+        s_end(w, vt, 0, NULL);
+        return true;
+    }
+    if (want & RT_WANT_CAPTURE)
+        s_capture(w, vt, RT_WANT_CAPTURE);
+    return false;
 }
 
 /* One torture cycle: the VT is captured, poisoned and restored at new
@@ -419,21 +463,25 @@ static int s_torture(s_worker *w, rt_vt *vt)
  * Workers
  * =================================================================== */
 
-/* Acts on requests that reached a VT while it was queued; false if it
- * ended here (canceled). */
+static bool s_rest(s_worker *w, rt_vt *vt, bool fresh);
+
+/* Acts on requests that reached a VT while it was queued, and visits a
+ * parked one; true if the worker is to run it, false if it no longer
+ * holds it (ended here, or parked again after a visit). */
 static bool s_ready(s_worker *w, rt_vt *vt)
 {
     rt_exec *ex = w->ex;
-    if (LEV_LIKELY(!__atomic_load_n(&vt->want, __ATOMIC_RELAXED) && !S_LOAD(&ex->ncancel)))
+    if (LEV_LIKELY(!__atomic_load_n(&vt->want, __ATOMIC_RELAXED) && !S_LOAD(&ex->ncancel) &&
+                   vt->state != RT_VT_BLOCKED))
         return true;
+    if (vt->state == RT_VT_BLOCKED)
+        return s_rest(w, vt, false); /* a visit: parked, not woken */
     uint32_t want = __atomic_exchange_n(&vt->want, 0, __ATOMIC_ACQ_REL);
     if ((want & RT_WANT_CANCEL) || s_cancel_pending(ex, vt)) {
         s_end(w, vt, LEV_ECANCELED, "canceled");
         return false;
     }
-    if (want & RT_WANT_CAPTURE)
-        s_capture(w, vt);
-    return true; /* stale preempt/yield requests are dropped */
+    return !s_serve(w, vt, want); /* stale preempt/yield requests are dropped */
 }
 
 /* Picks the next VT to run (blocking while there is none) and makes it
@@ -524,34 +572,55 @@ static rt_vt *s_switch(s_worker *w, rt_vt *vt, bool preempted)
     return s_next(w);
 }
 
-/* Parks vt unless a wake is pending (then it goes on at once); returns
- * the VT to run next. */
-static rt_vt *s_park(s_worker *w, rt_vt *vt)
+/* vt is suspended at a blocking safe point: just unwound there (fresh)
+ * or taken from a queue for a visit while parked. Acts on the capture
+ * requests that reached it without running it, then parks it unless a
+ * wake is pending. True: run vt now (a wake came); false: the worker no
+ * longer holds it (parked, or ended by a cancel or a stop). */
+static bool s_rest(s_worker *w, rt_vt *vt, bool fresh)
 {
     rt_exec *ex = w->ex;
-    pthread_mutex_lock(&ex->mu);
-    s_slot *s = s_table_find(&ex->live, vt);
-    if (!s) { /* cannot happen: a running VT is in the table */
+    const uint32_t asks = RT_WANT_CAPTURE | RT_WANT_STOP;
+    for (;;) {
+        pthread_mutex_lock(&ex->mu);
+        s_slot *s = s_table_find(&ex->live, vt);
+        if (!s) { /* cannot happen: a VT a worker holds is in the table */
+            pthread_mutex_unlock(&ex->mu);
+            vt->state = RT_VT_RUNNABLE;
+            return true;
+        }
+        if (s->flags & S_CANCEL) {
+            pthread_mutex_unlock(&ex->mu);
+            s_end(w, vt, LEV_ECANCELED, "canceled");
+            return false;
+        }
+        /* Requests set `want` under ex->mu: one that comes after this
+         * read finds the VT parked and queues a visit. */
+        uint32_t asked = __atomic_load_n(&vt->want, __ATOMIC_ACQUIRE) & asks;
+        if (!asked && (s->flags & S_PERMIT)) {
+            s->flags &= ~S_PERMIT;
+            pthread_mutex_unlock(&ex->mu);
+            vt->state = RT_VT_RUNNABLE;
+            return true;
+        }
+        if (!asked) {
+            s->flags |= S_PARKED;
+            s->ck_ns = vt->next_ck_ns;
+            if (s->ck_ns && s->ck_ns < ex->park_due)
+                S_STORE(&ex->park_due, s->ck_ns);
+            vt->state = RT_VT_BLOCKED;
+            /* Leave the worker before a waker can hand vt to another one. */
+            s_clear_cur(w);
+            pthread_mutex_unlock(&ex->mu);
+            if (fresh)
+                S_INC(&w->st_parks);
+            return false;
+        }
         pthread_mutex_unlock(&ex->mu);
-        return vt;
+        __atomic_fetch_and(&vt->want, ~asked, __ATOMIC_ACQ_REL);
+        if (s_serve(w, vt, asked))
+            return false;
     }
-    if (s->flags & S_CANCEL) {
-        pthread_mutex_unlock(&ex->mu);
-        s_end(w, vt, LEV_ECANCELED, "canceled");
-        return s_next(w);
-    }
-    if (s->flags & S_PERMIT) {
-        s->flags &= ~S_PERMIT;
-        pthread_mutex_unlock(&ex->mu);
-        return vt;
-    }
-    s->flags |= S_PARKED;
-    vt->state = RT_VT_BLOCKED;
-    /* Leave the worker before a waker can hand vt to another one. */
-    s_clear_cur(w);
-    pthread_mutex_unlock(&ex->mu);
-    S_INC(&w->st_parks);
-    return s_next(w);
 }
 
 /* vt unwound: act on why; returns the VT to run next. */
@@ -570,11 +639,11 @@ static rt_vt *s_unwound(s_worker *w, rt_vt *vt)
             return s_next(w);
         }
     }
-    if (want & RT_WANT_CAPTURE)
-        s_capture(w, vt);
+    if (s_serve(w, vt, want))
+        return s_next(w); /* stopped */
     if (want & RT_WANT_BLOCK)
-        return s_park(w, vt);
-    if (want & (RT_WANT_YIELD | RT_WANT_PREEMPT | RT_WANT_CAPTURE))
+        return s_rest(w, vt, true) ? vt : s_next(w);
+    if (want & (RT_WANT_YIELD | RT_WANT_PREEMPT | RT_WANT_CAPTURE | RT_WANT_STOP))
         return s_switch(w, vt, (want & RT_WANT_PREEMPT) != 0);
     return vt; /* a torture cycle (or nothing): go on */
 }
@@ -599,7 +668,9 @@ static void *s_worker_main(void *arg)
 
 /* ===================================================================
  * Timer (not registered with the GC: touches no GC memory but the poll
- * and want words of a VT that a worker holds under its lock)
+ * and want words of a VT that a worker holds under its lock, and, under
+ * ex->mu, the want word and queue link of a parked VT it queues for a
+ * visit; VT records are uncollectable, so the collector misses nothing)
  * =================================================================== */
 
 /* Whether any VT waits in a run queue (read racily: a VT queued just
@@ -614,10 +685,36 @@ static bool s_any_waiting(rt_exec *ex)
     return false;
 }
 
+static void s_request_locked(rt_exec *ex, s_slot *s, uint32_t want);
+
+/* Hands the parked VTs whose checkpoint falls due within a quarter
+ * interval to the workers for a visit (a capture without a wake). The
+ * table is scanned only when the earliest of them is due, and each scan
+ * takes a quarter interval's worth: a few scans per interval. */
+static void s_timer_parked(rt_exec *ex, uint64_t now)
+{
+    if (!ex->ck_ns || now < S_LOAD(&ex->park_due))
+        return;
+    uint64_t horizon = now + ex->ck_ns / 4, next = UINT64_MAX;
+    pthread_mutex_lock(&ex->mu);
+    for (uint32_t i = 0; i < ex->live.cap; i++) {
+        s_slot *s = &ex->live.v[i];
+        if (!s->vt || !(s->flags & S_PARKED) || !s->ck_ns)
+            continue;
+        if (s->ck_ns <= horizon)
+            s_request_locked(ex, s, RT_WANT_CAPTURE);
+        else if (s->ck_ns < next)
+            next = s->ck_ns;
+    }
+    S_STORE(&ex->park_due, next);
+    pthread_mutex_unlock(&ex->mu);
+}
+
 static void s_timer_tick(rt_exec *ex)
 {
     uint64_t now = rt_now_ns();
     S_INC(&ex->st_ticks);
+    s_timer_parked(ex, now);
     uint32_t slice_ticks = ex->slice_ns ? (uint32_t)(ex->slice_ns / ex->tick_ns) : 0;
     /* a slice is cut only for a VT that waits: a VT alone keeps running */
     if (slice_ticks && !s_any_waiting(ex))
@@ -740,6 +837,7 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o)
     ex->tick_ns = ex->slice_ns ? ex->slice_ns / 2 : 5000000u;
     if (ex->ck_ns && ex->ck_ns / 4 < ex->tick_ns)
         ex->tick_ns = ex->ck_ns / 4;
+    ex->park_due = UINT64_MAX;
     ex->probe = rt_ttsp_report() != 0;
     if (ex->probe && ex->tick_ns > 1000000u)
         ex->tick_ns = 1000000u; /* a sample of the time to safe point every ms */
@@ -833,7 +931,7 @@ int rt_exec_spawn(rt_exec *ex, rt_vt *vt)
 {
     if (!ex || !vt)
         return rt_err(LEV_EINVAL, "rt_exec_spawn: NULL argument");
-    if (vt->state == RT_VT_DONE || vt->state == RT_VT_FAILED)
+    if (rt_vt_ended(vt))
         return rt_err(LEV_EINVAL, "rt_exec_spawn: virtual thread %llu has ended",
                       (unsigned long long)vt->id);
     pthread_mutex_lock(&ex->mu);
@@ -872,7 +970,7 @@ int rt_exec_wait(rt_exec *ex, rt_vt *vt, int timeout_ms)
         }
     }
     pthread_mutex_unlock(&ex->mu);
-    if (!rc && vt->state != RT_VT_DONE && vt->state != RT_VT_FAILED)
+    if (!rc && !rt_vt_ended(vt))
         rc = rt_err(LEV_EINVAL, "rt_exec_wait: virtual thread %llu was never spawned",
                     (unsigned long long)vt->id);
     return rc;
@@ -904,22 +1002,37 @@ static void s_wake_locked(rt_exec *ex, s_slot *s)
     }
 }
 
-static void s_request_capture_locked(rt_exec *ex, s_slot *s)
+/* Under ex->mu: asks for a capture (want: RT_WANT_CAPTURE or
+ * RT_WANT_STOP) of a spawned VT: a running one at its next safe point, a
+ * queued one when a worker takes it, a parked one in a visit (it stays
+ * RT_VT_BLOCKED and is not woken). */
+static void s_request_locked(rt_exec *ex, s_slot *s, uint32_t want)
 {
-    __atomic_fetch_or(&s->vt->want, RT_WANT_CAPTURE, __ATOMIC_SEQ_CST);
-    rt_ttsp_request(&s->vt->ttsp);
-    s->vt->ctx.poll = 1;
+    rt_vt *vt = s->vt;
+    __atomic_fetch_or(&vt->want, want, __ATOMIC_SEQ_CST);
     if (s->flags & S_PARKED) {
         s->flags &= ~S_PARKED;
-        s_gpush_locked(ex, s->vt);
+        s_enqueue_locked(ex, vt);
+        return;
     }
+    rt_ttsp_request(&vt->ttsp);
+    vt->ctx.poll = 1;
 }
+
+static void s_request_capture_locked(rt_exec *ex, s_slot *s)
+{
+    s_request_locked(ex, s, RT_WANT_CAPTURE);
+}
+
+static void s_capture_stop_locked(rt_exec *ex, s_slot *s) { s_request_locked(ex, s, RT_WANT_STOP); }
 
 int rt_exec_wake(rt_vt *vt) { return s_with_slot(vt, s_wake_locked); }
 
 int rt_exec_cancel(rt_vt *vt) { return s_with_slot(vt, s_cancel_locked); }
 
 int rt_exec_request_capture(rt_vt *vt) { return s_with_slot(vt, s_request_capture_locked); }
+
+int rt_exec_capture_stop(rt_vt *vt) { return s_with_slot(vt, s_capture_stop_locked); }
 
 void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st)
 {

@@ -1,7 +1,8 @@
 /* executor.h - the executor: a pool of OS worker threads that run virtual
- * threads, their run queues, a timer that cuts long time slices and wakes
- * VTs whose checkpoint is due, and what a worker does when a VT unwinds
- * (torture cycle, capture, yield, park, cancel).
+ * threads, their run queues, a timer that cuts long time slices and asks
+ * for the checkpoints that fall due (of parked VTs too), and what a worker
+ * does when a VT unwinds (torture cycle, capture, yield, park, cancel,
+ * capture-and-stop for migration).
  *
  * Internal (not installed).
  *
@@ -17,18 +18,25 @@
  * Host callbacks run on worker threads, never under an executor lock:
  *   on_report  synchronously from lev_report(); the buffer lives until the
  *              callback returns.
- *   on_done    once per VT, after it ended (DONE or FAILED, see vt->state,
- *              vt->err, vt->result) and before rt_exec_wait() returns for it;
- *              it must not destroy the VT.
- *   on_image   with a new image of a suspended VT (periodic checkpoint or
- *              rt_exec_request_capture()); the callback owns `img` and frees
- *              it with free(). Without on_image the image is dropped.
+ *   on_done    once per VT, after it ended (DONE, FAILED or STOPPED, see
+ *              vt->state, vt->err, vt->result) and before rt_exec_wait()
+ *              returns for it; it must not destroy the VT.
+ *   on_image   with a new image of a suspended VT (periodic checkpoint,
+ *              rt_exec_request_capture() or rt_exec_capture_stop()); the
+ *              callback owns `img` and frees it with free(). Without
+ *              on_image the image is dropped. vt->capture_why says what it
+ *              is for: RT_WANT_STOP for the image of a stop (on_done with
+ *              RT_VT_STOPPED follows), else RT_WANT_CAPTURE.
  *   on_capture_error
  *              a capture failed (e.g. LEV_ECAPTURE: a pointer to memory the
  *              runtime does not own is live). The VT is NOT failed: it goes
- *              on, and its newest good image stays the newest. Without this
- *              callback the first failure of each VT is printed once on
- *              stderr and later ones only counted (rt_exec_stats).
+ *              on, and its newest good image stays the newest; for a stop
+ *              (vt->capture_why == RT_WANT_STOP) the VT is not stopped.
+ *              Without this callback the first failure of each VT is
+ *              printed once on stderr and later ones only counted
+ *              (rt_exec_stats).
+ * A VT's callbacks never run at the same time as each other: the one
+ * worker that holds the VT runs them, in the order of the events.
  *
  * Failure contract: in torture mode (LEV_TORTURE) a VT whose capture or
  * restore fails is failed with that error, because its state was (or would
@@ -37,9 +45,18 @@
  * Blocking: a VT that unwinds with RT_WANT_BLOCK is parked until
  * rt_exec_wake(). A wake that arrives while the VT is not parked is kept
  * (one pending wake, like a binary semaphore) and consumed by the next
- * park, so it is never lost. Wakes may be spurious (a capture request
- * wakes a parked VT, so does a pending wake): a blocking safe point
- * re-checks its condition when resumed.
+ * park, so it is never lost. Wakes may be spurious (a pending wake is
+ * consumed by a later park that it was not meant for): a blocking safe
+ * point re-checks its condition when resumed.
+ *
+ * Captures of a parked VT (a periodic checkpoint that falls due, a
+ * capture request, a capture-and-stop) do not wake it: a worker captures
+ * it where it is parked, its state staying RT_VT_BLOCKED, and parks it
+ * again; its blocking condition is not re-run. A wake that arrives
+ * meanwhile is kept and makes it run once the capture is done.
+ *
+ * Identity: a VT's id and epoch (rt_vt_set_identity, before it is
+ * spawned) are what its images carry; the executor never changes them.
  */
 #ifndef EXECUTOR_H
 #define EXECUTOR_H
@@ -53,7 +70,8 @@ typedef struct rt_exec_opts {
     int workers;       /* OS worker threads; 0: one per online core */
     int slice_ms;      /* time slice before preemption, cut only while another VT
                         * waits; 0: 10; <0: never preempt */
-    int checkpoint_ms; /* capture every VT this often (at a safe point); <=0: never */
+    int checkpoint_ms; /* capture every VT this often (at a safe point, or where it
+                        * is parked, within a quarter interval); <=0: never */
     int shutdown_ms;   /* bound of rt_exec_destroy's wait for VTs; 0: 5000 */
     void (*on_report)(rt_vt *vt, const void *buf, size_t len, void *ud);
     void (*on_done)(rt_vt *vt, void *ud);
@@ -63,13 +81,13 @@ typedef struct rt_exec_opts {
 } rt_exec_opts;
 
 typedef struct rt_exec_stats {
-    uint64_t runs;           /* times a worker started or resumed a VT */
+    uint64_t runs;           /* times a worker took a VT to run it (or to visit it parked) */
     uint64_t switches;       /* VT requeued at a safe point (yield, preempt, capture) */
     uint64_t preempts;       /* time slices cut by the timer */
-    uint64_t parks;          /* VTs parked by a blocking safe point */
+    uint64_t parks;          /* VTs parked by a blocking safe point (not again after a visit) */
     uint64_t steals;         /* VTs taken from another worker's queue */
     uint64_t captures;       /* images produced (handed to on_image or dropped) */
-    uint64_t capture_errors; /* failed checkpoints */
+    uint64_t capture_errors; /* failed captures (checkpoints, requests, stops) */
     uint64_t tortures;       /* torture cycles (capture, poison, restore elsewhere) */
     uint64_t ticks;          /* rounds of the timer (two per time slice) */
 } rt_exec_stats;
@@ -89,7 +107,8 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o);
 void rt_exec_destroy(rt_exec **ex_p);
 
 /* Schedules a VT that has not ended. LEV_EBUSY if it is already spawned,
- * LEV_ECANCELED if the executor is shutting down, LEV_EINVAL if it ended. */
+ * LEV_ECANCELED if the executor is shutting down, LEV_EINVAL if it ended
+ * (DONE, FAILED or STOPPED: a stopped VT goes on only from its image). */
 int rt_exec_spawn(rt_exec *ex, rt_vt *vt);
 
 /* Blocks the calling OS thread until the spawned VT has ended and the
@@ -108,8 +127,24 @@ int rt_exec_cancel(rt_vt *vt);
 
 /* Asks for an image of the VT, delivered through on_image: a running VT
  * is captured at its next safe point, a queued one before it runs again,
- * a parked one is woken for it. LEV_ENOVT if the VT has already ended. */
+ * a parked one by a worker that does not wake it. LEV_ENOVT if the VT has
+ * already ended. */
 int rt_exec_request_capture(rt_vt *vt);
+
+/* Captures the VT and ends it in the same step, for a migration: a
+ * running VT at its next safe point, a queued or parked one when a worker
+ * next takes it (a parked one is not woken). Nothing runs in the VT
+ * between the capture and the end, so no wake or message it would have
+ * consumed is lost: the image goes to on_image (vt->capture_why ==
+ * RT_WANT_STOP), the VT ends with state RT_VT_STOPPED (vt->err 0, its
+ * frames kept), on_done is called and rt_exec_wait() returns for it. If
+ * the capture fails, on_capture_error is called (capture_why
+ * RT_WANT_STOP) and the VT is not stopped: it goes on (parked, if it
+ * was). A cancel that is pending when the worker acts wins over the stop,
+ * and a VT that ends before its next safe point ends as it would (DONE or
+ * FAILED, no image). Any thread, VTs and callbacks included. 0 once
+ * asked; LEV_ENOVT if the VT has ended (or was never spawned). */
+int rt_exec_capture_stop(rt_vt *vt);
 
 /* Counters since rt_exec_new (approximate while workers run). */
 void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st);

@@ -26,12 +26,15 @@ typedef struct rt_image_info {
     uint64_t live_bytes;
 } rt_image_info;
 
-/* Captures a suspended (not running) VT into a new image. Caller owns
+/* Captures a suspended (not running) VT into a new image, which carries
+ * the VT's id and epoch as they are now. Caller owns
  * *img and frees it with free(). LEV_ECAPTURE names the function or type
  * and field holding a pointer that cannot be encoded. */
 int rt_capture(rt_vt *vt, uint8_t **img, size_t *len);
 
-/* Builds a new VT from an image, for module m. Never reads outside
+/* Builds a new VT from an image, for module m, not spawned, with the
+ * image's id and epoch (rt_vt_set_identity may set others before it is
+ * spawned). Caller owns *out (rt_vt_destroy). Never reads outside
  * img[0..len). LEV_EIMAGE, LEV_EVERSION, LEV_EMODULE, LEV_ENOMEM. */
 int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out);
 

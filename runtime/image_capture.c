@@ -811,7 +811,7 @@ static int s_poison(s_cap *c, rt_moved *gen)
 
 static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble, rt_moved *gen)
 {
-    int rc = rt_streams_sync(vt->id);
+    int rc = rt_streams_sync(vt->key);
     if (rc)
         return rc;
     s_cap c;

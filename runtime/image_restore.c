@@ -845,17 +845,17 @@ static int s_restore(const lev_module *m, const uint8_t *img, size_t len, s_rst 
     return rc;
 }
 
-/* Gets back the stream of every pointer to one (rt_stream_revive), once
- * every object, records included, is decoded; the ones it opened are
- * closed again if the restore fails (s_rst_free). */
-static int s_revive_streams(s_rst *r)
+/* Gets back the stream of every pointer to one (rt_stream_revive) for the
+ * VT whose key is `key`, once every object, records included, is decoded;
+ * the ones it opened are closed again if the restore fails (s_rst_free). */
+static int s_revive_streams(s_rst *r, uint64_t key)
 {
     if (r->nsfix && !(r->sopen = malloc(r->nsfix * sizeof *r->sopen)))
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     for (size_t i = 0; i < r->nsfix; i++) {
         FILE *fp = NULL;
         int opened = 0;
-        int rc = rt_stream_revive(r->m, r->addr[r->sfix[i].id], r->h.vt_id, &fp, &opened);
+        int rc = rt_stream_revive(r->m, r->addr[r->sfix[i].id], key, &fp, &opened);
         if (rc)
             return rc;
         if (opened)
@@ -882,7 +882,7 @@ int rt_restore_into(rt_vt *vt, const uint8_t *img, size_t len)
         rc = rt_err(LEV_EIMAGE, "image belongs to VT %llu, not %llu", (unsigned long long)r.h.vt_id,
                     (unsigned long long)vt->id);
     if (rc == 0)
-        rc = s_revive_streams(&r);
+        rc = s_revive_streams(&r, vt->key);
     if (rc == 0)
         s_install(vt, &r);
     s_rst_free(&r, rc != 0);
@@ -896,17 +896,16 @@ int rt_restore(const lev_module *m, const uint8_t *img, size_t len, rt_vt **out)
     s_rst r;
     int rc = s_restore(m, img, len, &r);
     rt_vt *vt = NULL;
+    if (rc == 0 && !(vt = rt_vt_create(m, &r.h.vt_id, RT_VT_RUNNABLE)))
+        rc = rt_err(LEV_ENOMEM, "out of memory allocating the VT");
     if (rc == 0)
-        rc = s_revive_streams(&r);
-    if (rc == 0) {
-        vt = rt_vt_create(m, &r.h.vt_id, RT_VT_RUNNABLE);
-        if (!vt)
-            rc = rt_err(LEV_ENOMEM, "out of memory allocating the VT");
-    }
+        rc = s_revive_streams(&r, vt->key); /* the streams are the new VT's */
     if (rc == 0) {
         s_install(vt, &r);
         *out = vt;
     }
     s_rst_free(&r, rc != 0);
+    if (rc)
+        rt_vt_destroy(&vt);
     return rc;
 }

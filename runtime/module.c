@@ -850,24 +850,45 @@ int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off
     return s;
 }
 
+/* Function id of the task entry named `task` in m, or -1. */
+static int64_t s_task_in(const lev_module *m, const char *task)
+{
+    const lev_module_desc *d = m->desc;
+    for (uint32_t i = 0; i < d->nfns; i++)
+        if ((d->fns[i].flags & LEV_FN_TASK) && d->fns[i].name && strcmp(d->fns[i].name, task) == 0)
+            return i;
+    return -1;
+}
+
 int rt_task_find(const char *task, const lev_module **m, uint32_t *fn)
 {
     if (!task || !m || !fn)
         return rt_err(LEV_EINVAL, "rt_task_find: NULL argument");
     pthread_mutex_lock(&s_lock);
     for (lev_module *mod = s_modules; mod; mod = mod->next) {
-        const lev_module_desc *d = mod->desc;
-        for (uint32_t i = 0; i < d->nfns; i++)
-            if ((d->fns[i].flags & LEV_FN_TASK) && d->fns[i].name &&
-                strcmp(d->fns[i].name, task) == 0) {
-                *m = mod;
-                *fn = i;
-                pthread_mutex_unlock(&s_lock);
-                return 0;
-            }
+        int64_t i = s_task_in(mod, task);
+        if (i >= 0) {
+            *m = mod;
+            *fn = (uint32_t)i;
+            pthread_mutex_unlock(&s_lock);
+            return 0;
+        }
     }
     pthread_mutex_unlock(&s_lock);
     return rt_err(LEV_EMODULE, "no task named %s in the registered task modules", task);
+}
+
+int rt_task_find_in(const lev_module *m, const char *task, uint32_t *fn)
+{
+    if (!m || !task || !fn)
+        return rt_err(LEV_EINVAL, "rt_task_find_in: NULL argument");
+    int64_t i = s_task_in(m, task);
+    if (i < 0)
+        return rt_err(LEV_EMODULE, "task module %s (hash %016llx) has no task named %s",
+                      m->desc->name ? m->desc->name : "(unnamed)", (unsigned long long)m->hash,
+                      task);
+    *fn = (uint32_t)i;
+    return 0;
 }
 
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name)

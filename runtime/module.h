@@ -1,8 +1,9 @@
 /* module.h - registered task modules (module.c): the type table built from
  * a module's descriptors (each type flattened into runs of scalars and
  * pointers), the lookups of functions and statics by address and by name,
- * finding a task entry, and holding the modules a task module loader
- * registers until it publishes them (taskmod.c).
+ * finding a task entry (in any registered module, or in one), and holding
+ * the modules a task module loader registers until it publishes them
+ * (taskmod.c).
  *
  * Internal (not installed). Depends on the base (rt.h) only.
  */
@@ -134,8 +135,17 @@ int64_t rt_module_static_by_addr(const lev_module *m, const void *p, size_t *off
 size_t rt_module_static_size(const lev_module *m, uint32_t s);
 
 /* Finds the task entry named `task` among the registered modules (a task
- * module registers itself when it is loaded). 0, or LEV_EMODULE. */
+ * module registers itself when it is loaded): the first module that has
+ * one, which in a process hosting several task modules (several virtual
+ * computers) may not be the one meant; rt_task_find_in looks in one.
+ * 0, or LEV_EMODULE. */
 int rt_task_find(const char *task, const lev_module **m, uint32_t *fn);
+
+/* Finds the task entry (a function flagged LEV_FN_TASK) named `task` in
+ * module m only, into *fn. 0; LEV_EMODULE if m has no task of that name
+ * (a function of that name that is not a task is none); LEV_EINVAL for a
+ * NULL argument. */
+int rt_task_find_in(const lev_module *m, const char *task, uint32_t *fn);
 
 /* Finds a function id by name, or -1. */
 int64_t rt_module_fn_by_name(const lev_module *m, const char *name);

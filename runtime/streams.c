@@ -84,7 +84,7 @@ typedef struct s_entry {
     FILE *fp;
     void **rec;   /* NULL once closed */
     s_cookie *ck; /* memory streams */
-    uint64_t vt;  /* the VT that opened it or got it back from an image */
+    uint64_t vt;  /* key (rt_vt.key) of the VT that opened it or got it back from an image */
     uint64_t nonce, serial;
 } s_entry;
 
@@ -105,7 +105,7 @@ static uint64_t *s_info(void **rec) { return rec[RT_SR_INFO]; }
 static uint64_t s_current_vt(void)
 {
     rt_vt *vt = rt_vt_current();
-    return vt ? vt->id : 0;
+    return vt ? vt->key : 0;
 }
 
 /* The entry of fp, or NULL (under s_lock). */
@@ -445,7 +445,7 @@ static void s_sync_file(s_entry *e)
     info[RT_SI_FLAGS] = (info[RT_SI_FLAGS] & ~(uint64_t)S_F_EOF) | (feof(e->fp) ? S_F_EOF : 0);
 }
 
-int rt_streams_sync(uint64_t vt_id)
+int rt_streams_sync(uint64_t vt_key)
 {
     static const char *const names[3] = {"stdin", "stdout", "stderr"};
     pthread_mutex_lock(&s_lock);
@@ -461,7 +461,7 @@ int rt_streams_sync(uint64_t vt_id)
         }
     for (size_t i = 0; i < s_n; i++) {
         s_entry *e = &s_tab[i];
-        if (!e->rec || e->vt != vt_id)
+        if (!e->rec || e->vt != vt_key)
             continue;
         if (e->ck)
             fflush(e->fp); /* the bytes the C library holds go to the buffer */
@@ -575,7 +575,7 @@ static bool s_record_ok(void **rec)
     return info[RT_SI_LEN] < count && info[RT_SI_CAP] == count;
 }
 
-int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out, int *opened)
+int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_key, FILE **out, int *opened)
 {
     void **rec = recp;
     *opened = 0;
@@ -589,7 +589,7 @@ int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out
         s_entry *e = &s_tab[i];
         if (e->rec && e->nonce == info[RT_SI_NONCE] && e->serial == info[RT_SI_SERIAL]) {
             e->rec = rec;
-            e->vt = vt_id;
+            e->vt = vt_key;
             if (e->ck) {
                 e->ck->rec = rec;
                 e->ck->m = m;
@@ -609,7 +609,7 @@ int rt_stream_revive(const lev_module *m, void *recp, uint64_t vt_id, FILE **out
     } else if (!(fp = s_mem_file(m, rec, &ck))) {
         return rt_err(LEV_ENOMEM, "out of memory rebuilding a memory stream");
     }
-    if (s_register(fp, rec, ck, vt_id, info[RT_SI_NONCE], info[RT_SI_SERIAL])) {
+    if (s_register(fp, rec, ck, vt_key, info[RT_SI_NONCE], info[RT_SI_SERIAL])) {
         fclose(fp);
         return rt_err(LEV_ENOMEM, "out of memory registering a stream");
     }

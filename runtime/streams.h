@@ -20,12 +20,13 @@ enum {
     RT_STREAM_CLOSED    /* a stream the program closed: the pointer dangles */
 };
 
-/* Flushes every open stream that VT vt_id opened (or got back from an
- * image) and writes where it stands into its record: called before a
+/* Flushes every open stream that the VT whose key (rt_vt.key: a serial
+ * of this process, which no change of identity alters) is vt_key opened
+ * (or got back from an image) and writes where it stands into its record: called before a
  * capture walks the VT, so that the image holds what the program wrote,
  * and a memory stream's buffer and the program's view of it agree.
  * LEV_ECAPTURE if freopen sent a standard stream to a file. */
-int rt_streams_sync(uint64_t vt_id);
+int rt_streams_sync(uint64_t vt_key);
 
 /* Classifies p (RT_STREAM_*); for an open stream sets *rec. A file stream
  * is flushed and its record brought up to date first, so a stream of
@@ -35,11 +36,11 @@ int rt_stream_lookup(const void *p, void **rec);
 /* The stream that record rec (a restored heap object) stands for, into
  * *out: the same FILE while the stream is still open in this process,
  * else the file reopened by its path at its offset, or the memory stream
- * rebuilt on its restored buffer (*opened: 1, else 0); it is then VT
- * vt_id's. 0, or LEV_EIMAGE
+ * rebuilt on its restored buffer (*opened: 1, else 0); it is then the
+ * stream of the VT whose key is vt_key. 0, or LEV_EIMAGE
  * (a damaged record) or LEV_EIO (the file cannot be reopened), with a
  * message naming the stream. */
-int rt_stream_revive(const lev_module *m, void *rec, uint64_t vt_id, FILE **out, int *opened);
+int rt_stream_revive(const lev_module *m, void *rec, uint64_t vt_key, FILE **out, int *opened);
 
 /* Closes and forgets stream fp, which rt_stream_revive opened (*opened)
  * for a restore that then failed. */

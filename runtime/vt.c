@@ -19,7 +19,8 @@
 #include "ttsp.h"
 #include "vt.h"
 
-static _Atomic uint64_t s_next_id = 2; /* 0: LEV_ANY, 1: LEV_CLIENT */
+static _Atomic uint64_t s_next_id = RT_VT_ID_MIN;
+static _Atomic uint64_t s_next_key = 1;
 static __thread rt_vt *s_current RT_TLS_FAST;
 
 uint32_t rt_torture_every(void)
@@ -42,6 +43,7 @@ rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state)
     vt->magic = RT_VT_MAGIC;
     vt->mod = m;
     vt->id = id ? *id : atomic_fetch_add(&s_next_id, 1);
+    vt->key = atomic_fetch_add(&s_next_key, 1);
     vt->epoch = 1;
     vt->state = state;
     uint32_t every = rt_torture_every();
@@ -58,6 +60,25 @@ void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch)
     vt->entry = ((lev_frame *)rt_vt_bottom(vt))->fn;
     vt->epoch = epoch;
     vt->ctx.poll = rt_torture_every() ? 1u : 0u;
+}
+
+int rt_vt_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch)
+{
+    if (!vt)
+        return rt_err(LEV_EINVAL, "rt_vt_set_identity: NULL virtual thread");
+    if (id < RT_VT_ID_MIN)
+        return rt_err(LEV_EINVAL, "VT id %llu is reserved (0: any sender, 1: the client)",
+                      (unsigned long long)id);
+    if (!epoch)
+        return rt_err(LEV_EINVAL, "VT epoch 0 is not an incarnation (epochs start at 1)");
+    if (__atomic_load_n(&vt->exec, __ATOMIC_ACQUIRE) || vt->state == RT_VT_RUNNING)
+        return rt_err(LEV_EINVAL, "virtual thread %llu is spawned: its identity is set before",
+                      (unsigned long long)vt->id);
+    if (rt_vt_ended(vt))
+        return rt_err(LEV_EINVAL, "virtual thread %llu has ended", (unsigned long long)vt->id);
+    vt->id = id;
+    vt->epoch = epoch;
+    return 0;
 }
 
 void rt_vt_bad_ctx(const lev_ctx *ctx)
@@ -146,7 +167,7 @@ void *rt_vt_bottom(rt_vt *vt) { return rt_arena_bottom(&vt->arena); }
 int rt_vt_step(rt_vt *vt)
 {
     lev_frame *bottom = rt_vt_bottom(vt);
-    if (!bottom || vt->state == RT_VT_DONE || vt->state == RT_VT_FAILED)
+    if (!bottom || rt_vt_ended(vt))
         return LEV_RUN_EXIT;
     const lev_fn_desc *fd = &vt->mod->desc->fns[vt->entry];
     rt_vt *prev = s_current;

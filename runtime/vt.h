@@ -1,5 +1,6 @@
 /* vt.h - virtual threads (vt.c): the VT record around a lev_ctx, its one
- * initialisation (for a new VT and for one built from an image), running
+ * initialisation (for a new VT and for one built from an image), its
+ * identity (id and epoch, which a deployer may set), running
  * it on the calling OS thread until it unwinds or ends, and reaching a VT
  * from the context that generated code passes around (rt_vt_of).
  *
@@ -10,6 +11,7 @@
 #ifndef VT_H
 #define VT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,13 +20,17 @@
 #include "ttsp.h"
 
 typedef enum rt_vt_state {
-    RT_VT_NEW = 0,
-    RT_VT_RUNNABLE,
+    RT_VT_NEW = 0,  /* created, never spawned */
+    RT_VT_RUNNABLE, /* queued, or suspended outside an executor (restored) */
     RT_VT_RUNNING,
-    RT_VT_BLOCKED,
+    RT_VT_BLOCKED, /* parked, also while a worker captures it without waking it */
     RT_VT_DONE,
-    RT_VT_FAILED
+    RT_VT_FAILED,
+    RT_VT_STOPPED /* captured and ended without running again (rt_exec_capture_stop) */
 } rt_vt_state;
+
+/* The smallest VT id: 0 (LEV_ANY) and 1 (LEV_CLIENT) name no VT. */
+#define RT_VT_ID_MIN 2u
 
 /* Why a VT unwound (bits of rt_vt.want). */
 enum {
@@ -33,7 +39,8 @@ enum {
     RT_WANT_TORTURE = 4u,
     RT_WANT_BLOCK = 8u,
     RT_WANT_YIELD = 16u,
-    RT_WANT_CANCEL = 32u
+    RT_WANT_CANCEL = 32u,
+    RT_WANT_STOP = 64u /* capture, then end STOPPED (rt_exec_capture_stop) */
 };
 
 /* rt_vt.magic of a live VT. */
@@ -65,8 +72,9 @@ struct rt_vt {
     const lev_module *mod;
     rt_exec *exec;
     rt_vt *next;            /* run queue / list link */
-    uint64_t id;            /* stable across migration */
-    uint32_t epoch;         /* incarnation */
+    uint64_t id;            /* stable across migration (rt_vt_set_identity) */
+    uint64_t key;           /* process-local serial, never changed: owner of streams */
+    uint32_t epoch;         /* incarnation (rt_vt_set_identity) */
     uint32_t entry;         /* function id of the bottom frame */
     volatile uint32_t want; /* RT_WANT_* */
     int state;              /* rt_vt_state */
@@ -78,6 +86,10 @@ struct rt_vt {
     uint64_t next_ck_ns;   /* monotonic time the next checkpoint is due */
     uint32_t torture_left; /* safe points until the next torture cycle */
     uint32_t flags;
+    /* While the executor's on_image or on_capture_error runs for this VT:
+     * RT_WANT_STOP for the capture of rt_exec_capture_stop, else
+     * RT_WANT_CAPTURE (a checkpoint or rt_exec_request_capture). */
+    uint32_t capture_why;
     void *host;      /* owned by the embedding side */
     rt_ttsp ttsp;    /* time to safe point (ttsp.c) */
     rt_moved *moved; /* memory torture cycles moved it out of, newest first */
@@ -96,8 +108,15 @@ static inline rt_vt *rt_vt_of(lev_ctx *ctx)
     return vt;
 }
 
+/* Whether the VT has ended (DONE, FAILED or STOPPED): it runs no more. */
+static inline bool rt_vt_ended(const rt_vt *vt)
+{
+    return vt->state == RT_VT_DONE || vt->state == RT_VT_FAILED || vt->state == RT_VT_STOPPED;
+}
+
 /* Allocates a VT of module m with no frames, in `state`, with id *id (id
- * NULL: a new id) and epoch 1, its poll armed in torture mode; the only
+ * NULL: the next id of this process's counter, from RT_VT_ID_MIN) and
+ * epoch 1, its poll armed in torture mode; the only
  * place a VT record is initialised (rt_vt_alloc, and restore with
  * rt_vt_adopt_frames). NULL on exhaustion. */
 rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state);
@@ -107,6 +126,15 @@ rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state);
  * frame's function becomes the entry, `epoch` the epoch, and the poll is
  * armed as for a new VT (torture mode). */
 void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch);
+
+/* Sets the id and epoch of a VT that is not spawned: a new one, or one
+ * just built by rt_restore (which keeps the image's id and epoch until
+ * this is called). Images captured afterwards carry them, and lev_self()
+ * returns the id. The caller (a deployer) chooses them; the process's own
+ * counter is only for VTs that need no identity beyond this process.
+ * 0, or LEV_EINVAL if vt is NULL, id is below RT_VT_ID_MIN (LEV_ANY,
+ * LEV_CLIENT), epoch is 0, or the VT is spawned, running or has ended. */
+int rt_vt_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch);
 
 /* Creates a VT that will run function `fn` of `m` (a task entry) with a
  * copy of arg; the VT is not scheduled. Caller owns it (rt_vt_destroy). */

@@ -1,7 +1,7 @@
 /* test_image.c - checkpoint images: round trips that must be bit-exact
- * for every field kind and layout, what rt_image_info_get reports, image
- * size, state that cannot be captured, and damaged, truncated or foreign
- * images, which must fail with the right code and a detail, never crash.
+ * for every field kind and layout, what rt_image_info_get reports, the
+ * identity (id and epoch) an image carries, image size, state that cannot be captured, and damaged,
+ * truncated or foreign images, which must fail with the right code and a detail, never crash.
  *
  * Every decode reads from a malloc'd buffer of exactly the image's length,
  * so AddressSanitizer sees any read outside the image.
@@ -332,6 +332,80 @@ static void t_image_info(void **state)
     assert_int_equal(info.nobjects, 1 + 10 + 1);
     assert_true(info.vt_id == nvt->id);
     free(img);
+    rt_vt_destroy(&nvt);
+    rt_vt_destroy(&vt);
+}
+
+/* Captures vt and checks that it and its image carry id and epoch; the
+ * caller owns *img (NULL img: the image is freed). */
+static void s_expect_identity(rt_vt *vt, uint64_t id, uint32_t epoch, uint8_t **img, size_t *len)
+{
+    assert_true(vt->id == id);
+    assert_int_equal(vt->epoch, epoch);
+    uint8_t *p;
+    size_t n;
+    s_capture(vt, &p, &n);
+    rt_image_info info;
+    assert_int_equal(s_try_info(p, n, &info), 0);
+    assert_true(info.vt_id == id);
+    assert_int_equal(info.epoch, epoch);
+    if (img) {
+        *img = p;
+        *len = n;
+    } else {
+        free(p);
+    }
+}
+
+/* rt_vt_set_identity: refused for reserved ids, epoch 0, a running or
+ * ended VT; images taken afterwards carry the id and epoch set; a VT
+ * restored from an image keeps the image's until set again, and a
+ * torture cycle keeps them. */
+static void t_identity(void **state)
+{
+    (void)state;
+    const lev_module *m = s_layout_mod();
+    rt_vt *vt = s_layout_vt(1);
+    uint64_t id0 = vt->id;
+    assert_true(id0 >= RT_VT_ID_MIN);
+    assert_int_equal(vt->epoch, 1);
+    assert_int_equal(rt_vt_set_identity(NULL, 5, 1), LEV_EINVAL);
+    assert_int_equal(rt_vt_set_identity(vt, 0, 1), LEV_EINVAL); /* LEV_ANY */
+    assert_int_equal(rt_vt_set_identity(vt, 1, 1), LEV_EINVAL); /* LEV_CLIENT */
+    assert_non_null(strstr(lev_errdetail(), "reserved"));
+    assert_int_equal(rt_vt_set_identity(vt, 5, 0), LEV_EINVAL);
+    assert_non_null(strstr(lev_errdetail(), "epoch"));
+    vt->state = RT_VT_RUNNING;
+    assert_int_equal(rt_vt_set_identity(vt, 5, 1), LEV_EINVAL);
+    vt->state = RT_VT_RUNNABLE;
+    assert_true(vt->id == id0); /* nothing changed by a refusal */
+    assert_int_equal(vt->epoch, 1);
+
+    const uint64_t id = 0x0123456789ABCDEFull;
+    assert_int_equal(rt_vt_set_identity(vt, id, 9), 0);
+    uint8_t *img;
+    size_t len;
+    s_expect_identity(vt, id, 9, &img, &len);
+
+    /* Restored: the image's identity, until set again. */
+    rt_vt *nvt = NULL;
+    assert_int_equal(hw_restore_copy(m, img, len, &nvt), 0);
+    free(img);
+    assert_true(nvt->id == id);
+    assert_int_equal(nvt->epoch, 9);
+    assert_true(nvt->key != vt->key);
+    assert_int_equal(rt_vt_set_identity(nvt, id, 10), 0); /* a new incarnation */
+    s_expect_identity(nvt, id, 10, NULL, NULL);
+    assert_int_equal(rt_vt_set_identity(nvt, 77, 2), 0);
+    hw_stats st = {0};
+    assert_int_equal(hw_cycle(nvt, &st), 0); /* capture, poison, restore in place */
+    s_expect_identity(nvt, 77, 2, NULL, NULL);
+
+    /* Run to its end: an ended VT's identity is not set. */
+    assert_int_equal(hw_run_straight(nvt, &st), LEV_RUN_DONE);
+    assert_int_equal(nvt->state, RT_VT_DONE);
+    assert_int_equal(rt_vt_set_identity(nvt, 78, 3), LEV_EINVAL);
+    assert_true(nvt->id == 77);
     rt_vt_destroy(&nvt);
     rt_vt_destroy(&vt);
 }
@@ -1254,6 +1328,7 @@ int main(void)
         cmocka_unit_test(t_roundtrip_every_field),
         cmocka_unit_test(t_roundtrip_bulk_threshold),
         cmocka_unit_test(t_image_info),
+        cmocka_unit_test(t_identity),
         cmocka_unit_test(t_image_size_bulk),
         cmocka_unit_test(t_capture_unencodable),
         cmocka_unit_test(t_capture_restore_arguments),

@@ -1,7 +1,7 @@
 /* test_module.c - task module registration: descriptor validation with
  * clear codes and details, the module hash (stable for the same tables,
  * different when a layout changes), registering twice, type flattening and
- * the lookup helpers.
+ * the lookup helpers, task lookup in any module and in one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -519,6 +519,56 @@ static void t_type_flattening(void **state)
     assert_null(rt_module_type(m, 0xFFFFFFFFu));
 }
 
+/* rt_task_find_in looks in one module only: two modules that both have a
+ * task "shared" (at different function ids) each give their own, a
+ * function of the name that is not a task is none, and rt_task_find
+ * (first module with such a task) stays as it was. */
+static void t_task_find_in(void **state)
+{
+    (void)state;
+    tables *ta = s_keep(), *tb = s_keep();
+    s_tables(ta, "find_a");
+    ta->fns[FN_TASK].name = "shared";
+    ta->fns[FN_LEAF].name = "b_task"; /* not a task in a */
+    s_tables(tb, "find_b");
+    tb->fns[FN_LEAF] = (lev_fn_desc){"shared", NULL, s_task_run, T_TASK, LEV_FN_TASK};
+    tb->fns[FN_TASK].name = "b_task";
+    lev_module *a, *b;
+    if (s_register(ta, &a) || s_register(tb, &b))
+        fail_msg("registration failed: %s", lev_errdetail());
+    assert_true(a != b);
+
+    uint32_t fn = 99;
+    assert_int_equal(rt_task_find_in(a, "shared", &fn), 0);
+    assert_int_equal(fn, FN_TASK);
+    assert_int_equal(rt_task_find_in(b, "shared", &fn), 0);
+    assert_int_equal(fn, FN_LEAF);
+    assert_int_equal(rt_task_find_in(b, "b_task", &fn), 0);
+    assert_int_equal(fn, FN_TASK);
+
+    fn = 99;
+    rt_err_clear();
+    assert_int_equal(rt_task_find_in(a, "b_task", &fn), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "find_a"));
+    assert_non_null(strstr(lev_errdetail(), "b_task"));
+    assert_int_equal(rt_task_find_in(a, "helper", &fn), LEV_EMODULE);
+    assert_int_equal(rt_task_find_in(a, "nope", &fn), LEV_EMODULE);
+    assert_int_equal(fn, 99); /* untouched on failure */
+    assert_int_equal(rt_task_find_in(NULL, "shared", &fn), LEV_EINVAL);
+    assert_int_equal(rt_task_find_in(a, NULL, &fn), LEV_EINVAL);
+    assert_int_equal(rt_task_find_in(a, "shared", NULL), LEV_EINVAL);
+
+    /* rt_task_find: the first module with the task, whichever it is; a
+     * non-task of the name is skipped. */
+    const lev_module *fm = NULL;
+    assert_int_equal(rt_task_find("shared", &fm, &fn), 0);
+    assert_true(fm == a || fm == b);
+    assert_int_equal(fn, fm == a ? FN_TASK : FN_LEAF);
+    assert_int_equal(rt_task_find("b_task", &fm, &fn), 0);
+    assert_true(fm == b);
+    assert_int_equal(fn, FN_TASK);
+}
+
 static void t_lookups(void **state)
 {
     (void)state;
@@ -694,6 +744,7 @@ int main(void)
         cmocka_unit_test(t_type_flattening),
         cmocka_unit_test(t_trailing_array),
         cmocka_unit_test(t_lookups),
+        cmocka_unit_test(t_task_find_in),
         cmocka_unit_test(t_tagged_union_tables),
         cmocka_unit_test(t_fieldless_type), /* last: UBSan stops the runner on failure */
     };

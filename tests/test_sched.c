@@ -1,8 +1,11 @@
 /* test_sched.c - the executor: many VTs to completion, yield fairness,
  * block and wake (a wake before the park included), cancel, preemption of
  * a VT stuck in a polling loop, captures on request and on a period,
- * capture failures, torture mode on the executor, shutdown, and the task
- * calls (lev_self, lev_report, lev_return).
+ * capture failures, checkpoints of parked VTs (not woken), capture-and-
+ * stop of running, queued and parked VTs and one that fails, identity set
+ * by the caller (with the streams a restored VT carries), torture mode on
+ * the executor, shutdown, and the task calls (lev_self, lev_report,
+ * lev_return).
  *
  * Task code is written by hand as levpp generates it. Every wait has a
  * time limit; conditions are polled, never assumed after a sleep.
@@ -91,6 +94,8 @@ enum {
     FN_LIST_TASK,
     FN_GARBAGE_TASK,
     FN_SELF_TASK,
+    FN_HASH_TASK,
+    FN_MEM_TASK,
     NFNS
 };
 enum {
@@ -106,7 +111,9 @@ enum {
     T_STEPS_TASK,
     T_LIST_TASK,
     T_GARBAGE_TASK,
-    T_SELF_TASK
+    T_SELF_TASK,
+    T_HASH_TASK,
+    T_MEM_TASK
 };
 
 /* Every task takes two int32s. */
@@ -517,6 +524,85 @@ static int self_task__run(lev_ctx *vt, void *frame)
     return s_return((int64_t)id);
 }
 
+/* hash_task(slot, n): an FNV-1a hash of the steps 0..n-1, a poll and a
+ * count in g_progress[slot] per step; at step n/2 it polls until
+ * g_flag[slot], so it cannot end before the test lets it. */
+struct hash_task__frame {
+    lev_task_frame t;
+    int64_t i;
+    uint64_t h;
+};
+
+static uint64_t s_fnv_step(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211u; }
+#define S_FNV_SEED 14695981039346656037u
+
+static int hash_task__run(lev_ctx *vt, void *frame)
+{
+    struct hash_task__frame *fr = frame;
+    switch (fr->t.h.pc) {
+    case 0:
+        break;
+    case 1:
+        goto resume_1;
+    case 2:
+        goto resume_2;
+    default:
+        return s_exit_fail(vt, LEV_EFAILED, "hash_task: bad pc");
+    }
+    fr->h = S_FNV_SEED;
+    for (fr->i = 0; fr->i < s_arg(fr).b; fr->i++) {
+        fr->h = s_fnv_step(fr->h, (uint64_t)fr->i);
+        atomic_fetch_add(&g_progress[s_arg(fr).a], 1);
+        POLL(vt, fr->t.h, 1);
+        while (fr->i == s_arg(fr).b / 2 && !atomic_load(&g_flag[s_arg(fr).a]))
+            POLL(vt, fr->t.h, 2);
+    }
+    return s_return((int64_t)fr->h);
+}
+
+/* mem_task(n): writes "0,1,...,n-1," into a memory stream, a yield and a
+ * report per number; returns the FNV-1a hash of what the stream holds
+ * once closed. */
+struct mem_task__frame {
+    lev_task_frame t;
+    int64_t i;
+    FILE *fp;
+    char *buf;
+    size_t size;
+};
+
+static uint64_t s_fnv(const char *p, size_t n)
+{
+    uint64_t h = S_FNV_SEED;
+    for (size_t k = 0; k < n; k++)
+        h = s_fnv_step(h, (unsigned char)p[k]);
+    return h;
+}
+
+static int mem_task__run(lev_ctx *vt, void *frame)
+{
+    struct mem_task__frame *fr = frame;
+    switch (fr->t.h.pc) {
+    case 0:
+        break;
+    case 1:
+        goto resume_1;
+    default:
+        return s_exit_fail(vt, LEV_EFAILED, "mem_task: bad pc");
+    }
+    if (!(fr->fp = lev_open_memstream(g_mod, &fr->buf, &fr->size)))
+        return s_exit_fail(vt, LEV_ENOMEM, "mem_task: open_memstream");
+    for (fr->i = 0; fr->i < s_arg(fr).a; fr->i++) {
+        fprintf(fr->fp, "%" PRId64 ",", fr->i);
+        lev_report(&fr->i, sizeof fr->i);
+        SAFEPOINT(vt, fr->t.h, LEV_SP_YIELD, 1);
+    }
+    if (lev_fclose(fr->fp) != 0)
+        return s_exit_fail(vt, LEV_EIO, "mem_task: fclose");
+    fr->fp = NULL;
+    return s_return((int64_t)s_fnv(fr->buf, fr->size));
+}
+
 /* --- descriptors --------------------------------------------------- */
 
 #define F(type, field, kind)                                                                       \
@@ -560,6 +646,13 @@ static const lev_field_desc f_list_task[] = {TASK_F(struct list_task__frame),
 static const lev_field_desc f_garbage_task[] = {TASK_F(struct garbage_task__frame),
                                                 F(struct garbage_task__frame, i, LEV_K_B8)};
 static const lev_field_desc f_self_task[] = {TASK_F(struct self_task__frame)};
+static const lev_field_desc f_hash_task[] = {TASK_F(struct hash_task__frame),
+                                             F(struct hash_task__frame, i, LEV_K_B8),
+                                             F(struct hash_task__frame, h, LEV_K_B8)};
+static const lev_field_desc f_mem_task[] = {
+    TASK_F(struct mem_task__frame), F(struct mem_task__frame, i, LEV_K_B8),
+    F(struct mem_task__frame, fp, LEV_K_PTR), F(struct mem_task__frame, buf, LEV_K_PTR),
+    F(struct mem_task__frame, size, LEV_K_B8)};
 
 #define TYPE(type, f)                                                                              \
     {                                                                                              \
@@ -579,6 +672,8 @@ static const lev_type_desc s_types[] = {
     TYPE(struct list_task__frame, f_list_task),
     TYPE(struct garbage_task__frame, f_garbage_task),
     TYPE(struct self_task__frame, f_self_task),
+    TYPE(struct hash_task__frame, f_hash_task),
+    TYPE(struct mem_task__frame, f_mem_task),
 };
 
 #define TASK(name, ty)                                                                             \
@@ -598,6 +693,8 @@ static const lev_fn_desc s_fns[NFNS] = {
     [FN_LIST_TASK] = TASK(list_task, T_LIST_TASK),
     [FN_GARBAGE_TASK] = TASK(garbage_task, T_GARBAGE_TASK),
     [FN_SELF_TASK] = TASK(self_task, T_SELF_TASK),
+    [FN_HASH_TASK] = TASK(hash_task, T_HASH_TASK),
+    [FN_MEM_TASK] = TASK(mem_task, T_MEM_TASK),
 };
 
 static const lev_module_desc s_desc = {
@@ -614,6 +711,29 @@ static int64_t s_steps(int64_t n)
     int64_t h = 7;
     for (int64_t i = 0; i < n; i++)
         h = (int64_t)((uint64_t)(i ? h : 7) * 31u + (uint64_t)i);
+    return h;
+}
+
+static int64_t s_hash(int64_t n)
+{
+    uint64_t h = S_FNV_SEED;
+    for (int64_t i = 0; i < n; i++)
+        h = s_fnv_step(h, (uint64_t)i);
+    return (int64_t)h;
+}
+
+/* What mem_task(n) returns. */
+static int64_t s_mem(int64_t n)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    assert_non_null(f);
+    for (int64_t i = 0; i < n; i++)
+        fprintf(f, "%" PRId64 ",", i);
+    fclose(f);
+    int64_t h = (int64_t)s_fnv(buf, size);
+    free(buf);
     return h;
 }
 
@@ -1009,38 +1129,85 @@ static void test_wait_timeout_and_errors(void **state)
 
 typedef struct s_images {
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* broadcast at every image, error and end */
     int n;
     uint8_t *first;
     size_t first_len;
     int errors;
     int last_err;
     int64_t capture_at; /* report value that asks for a capture */
+    int stops;          /* images for a stop (capture_why RT_WANT_STOP) */
+    int stop_errors;    /* failed captures for a stop */
+    int done;           /* on_done calls */
+    int wake_at;        /* at this image: g_flag[wake_slot] set, the VT woken (0: never) */
+    int wake_slot;
+    int wake_rc; /* what that rt_exec_wake returned */
 } s_images;
+
+#define S_IMAGES_INIT .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER
 
 static void s_keep_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
 {
-    (void)vt;
     s_images *im = ud;
     pthread_mutex_lock(&im->mu);
-    im->n++;
+    int n = ++im->n;
+    if (vt->capture_why == RT_WANT_STOP)
+        im->stops++;
     if (!im->first) {
         im->first = img;
         im->first_len = len;
         img = NULL;
     }
+    bool wake = im->wake_at && n == im->wake_at;
     pthread_mutex_unlock(&im->mu);
     free(img);
+    if (wake) { /* a wake that arrives while the VT is being captured */
+        atomic_store(&g_flag[im->wake_slot], 1);
+        int rc = rt_exec_wake(vt);
+        pthread_mutex_lock(&im->mu);
+        im->wake_rc = rc;
+        pthread_mutex_unlock(&im->mu);
+    }
+    pthread_cond_broadcast(&im->cv);
 }
 
 static void s_count_error(rt_vt *vt, int err, const char *detail, void *ud)
 {
-    (void)vt;
     (void)detail;
     s_images *im = ud;
     pthread_mutex_lock(&im->mu);
     im->errors++;
     im->last_err = err;
+    if (vt->capture_why == RT_WANT_STOP)
+        im->stop_errors++;
     pthread_mutex_unlock(&im->mu);
+    pthread_cond_broadcast(&im->cv);
+}
+
+static void s_count_done(rt_vt *vt, void *ud)
+{
+    (void)vt;
+    s_images *im = ud;
+    pthread_mutex_lock(&im->mu);
+    im->done++;
+    pthread_mutex_unlock(&im->mu);
+    pthread_cond_broadcast(&im->cv);
+}
+
+/* Waits on im->cv until *count (a field of im) reaches n, at most
+ * LIMIT_MS; whether it did. */
+static bool s_wait_count(s_images *im, const int *count, int n)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += LIMIT_MS / 1000;
+    pthread_mutex_lock(&im->mu);
+    int rc = 0;
+    while (*count < n && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&im->cv, &im->mu, &dl);
+    bool ok = *count >= n;
+    pthread_mutex_unlock(&im->mu);
+    return ok;
 }
 
 static void s_capture_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
@@ -1049,6 +1216,22 @@ static void s_capture_on_report(rt_vt *vt, const void *buf, size_t len, void *ud
     int64_t v;
     if (len == sizeof v && (memcpy(&v, buf, sizeof v), v == im->capture_at))
         assert_int_equal(rt_exec_request_capture(vt), 0);
+}
+
+/* An executor whose callbacks count into im. */
+static rt_exec *s_exec_im(int workers, int slice_ms, int checkpoint_ms, s_images *im)
+{
+    rt_exec_opts o = {.workers = workers,
+                      .slice_ms = slice_ms,
+                      .checkpoint_ms = checkpoint_ms,
+                      .on_report = s_capture_on_report,
+                      .on_done = s_count_done,
+                      .on_image = s_keep_image,
+                      .on_capture_error = s_count_error,
+                      .ud = im};
+    rt_exec *ex = NULL;
+    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    return ex;
 }
 
 static bool s_images_n(void *ud)
@@ -1073,11 +1256,8 @@ static bool s_errors_1(void *ud)
 static void test_capture_request_and_restore(void **state)
 {
     (void)state;
-    s_images im = {.mu = PTHREAD_MUTEX_INITIALIZER, .capture_at = 300};
-    rt_exec_opts o = {
-        .workers = 2, .on_report = s_capture_on_report, .on_image = s_keep_image, .ud = &im};
-    rt_exec *ex;
-    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    s_images im = {S_IMAGES_INIT, .capture_at = 300};
+    rt_exec *ex = s_exec_im(2, 0, 0, &im);
     rt_vt *vt = s_spawn(ex, FN_STEPS_TASK, 1000, 300);
     s_wait_ok(ex, vt);
     assert_int_equal(s_result(vt), s_steps(1000));
@@ -1102,10 +1282,8 @@ static void test_capture_request_and_restore(void **state)
 static void test_periodic_checkpoints(void **state)
 {
     (void)state;
-    s_images im = {.mu = PTHREAD_MUTEX_INITIALIZER, .capture_at = -1};
-    rt_exec_opts o = {.workers = 1, .checkpoint_ms = 2, .on_image = s_keep_image, .ud = &im};
-    rt_exec *ex;
-    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(1, 0, 2, &im);
     rt_vt *spin = s_spawn(ex, FN_SPIN_TASK, 8, 0);
     assert_true(s_until(s_images_n, &im));
     atomic_store(&g_flag[8], 1);
@@ -1125,11 +1303,8 @@ static void test_periodic_checkpoints(void **state)
 static void test_capture_failure_goes_on(void **state)
 {
     (void)state;
-    s_images im = {.mu = PTHREAD_MUTEX_INITIALIZER, .capture_at = -1};
-    rt_exec_opts o = {
-        .workers = 1, .on_image = s_keep_image, .on_capture_error = s_count_error, .ud = &im};
-    rt_exec *ex;
-    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(1, 0, 0, &im);
     int slot = 9;
     rt_vt *vt = s_spawn(ex, FN_BADPTR_TASK, slot, 0);
     assert_true(s_until(s_progress_pos, &slot));
@@ -1194,6 +1369,306 @@ static void test_capture_failure_logged_once(void **state)
     assert_int_equal(s_result(vt), 42);
     rt_exec_destroy(&ex);
     rt_vt_destroy(&vt);
+}
+
+/* --- checkpoints of parked VTs, capture-and-stop -------------------- */
+
+typedef struct s_at {
+    int slot;
+    long long at;
+} s_at;
+
+static bool s_progress_past(void *arg)
+{
+    s_at *a = arg;
+    return atomic_load(&g_progress[a->slot]) > a->at;
+}
+
+/* A VT parked for many checkpoint intervals is captured where it is
+ * parked, again and again, without being woken (it blocks once in all);
+ * a wake that arrives while it is being captured is not lost. */
+static void test_checkpoint_parked(void **state)
+{
+    (void)state;
+    int slot = 35;
+    s_images im = {S_IMAGES_INIT, .capture_at = -1, .wake_slot = slot};
+    rt_exec *ex = s_exec_im(2, 0, 5, &im);
+    rt_vt *vt = s_spawn(ex, FN_BLOCK_TASK, slot, 0);
+    assert_true(s_wait_count(&im, &im.n, 3)); /* three intervals, parked */
+    assert_int_equal(atomic_load(&g_flag[slot]), 0);
+    assert_int_equal(rt_exec_wait(ex, vt, 0), LEV_ETIMEDOUT); /* still parked */
+    rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    assert_int_equal(st.parks, 1);
+    assert_true(st.captures >= 3);
+    assert_int_equal(st.capture_errors, 0);
+
+    /* Each image is of the VT where it parked: blocked once, pc 2. */
+    rt_image_info info;
+    assert_int_equal(rt_image_info_get(im.first, im.first_len, &info), 0);
+    assert_true(info.vt_id == vt->id);
+    rt_vt *copy;
+    assert_int_equal(rt_restore(g_mod, im.first, im.first_len, &copy), 0);
+    struct block_task__frame *fr = rt_vt_bottom(copy);
+    assert_int_equal(fr->blocks, 1);
+    assert_int_equal(fr->t.h.pc, 2);
+    rt_vt_destroy(&copy);
+
+    /* The next image's callback sets the flag and wakes the VT while it
+     * is being captured: it runs once the capture is done, and ends. */
+    pthread_mutex_lock(&im.mu);
+    im.wake_at = im.n + 1;
+    pthread_mutex_unlock(&im.mu);
+    s_wait_ok(ex, vt);
+    assert_int_equal(im.wake_rc, 0);
+    assert_int_equal(s_result(vt), 1); /* never woken by a checkpoint */
+    rt_exec_stats_get(ex, &st);
+    assert_int_equal(st.parks, 1);
+    assert_int_equal(im.stops, 0);
+    rt_exec_destroy(&ex);
+    free(im.first);
+    rt_vt_destroy(&vt);
+}
+
+/* A running VT stopped at a safe point: exactly one image, state STOPPED,
+ * and its image, restored, ends with the result of an uninterrupted run. */
+static void test_capture_stop_running(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(2, 0, 0, &im);
+    s_at half = {30, N / 2};
+    rt_vt *vt = s_spawn(ex, FN_HASH_TASK, half.slot, N);
+    assert_true(s_until(s_progress_past, &half)); /* polling half-way */
+    assert_int_equal(rt_exec_capture_stop(vt), 0);
+    s_wait_ok(ex, vt);
+    assert_int_equal(vt->state, RT_VT_STOPPED);
+    assert_int_equal(vt->err, 0);
+    assert_int_equal(im.n, 1);
+    assert_int_equal(im.stops, 1);
+    assert_int_equal(im.done, 1);
+    assert_int_equal(im.errors, 0);
+    rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    assert_int_equal(st.captures, 1);
+    /* Ended: no more requests, no respawn. */
+    assert_int_equal(rt_exec_capture_stop(vt), LEV_ENOVT);
+    assert_int_equal(rt_exec_wake(vt), LEV_ENOVT);
+    assert_int_equal(rt_exec_spawn(ex, vt), LEV_EINVAL);
+    assert_int_equal(rt_exec_capture_stop(NULL), LEV_EINVAL);
+
+    rt_image_info info;
+    assert_int_equal(rt_image_info_get(im.first, im.first_len, &info), 0);
+    assert_true(info.vt_id == vt->id);
+    assert_int_equal(info.epoch, vt->epoch);
+    rt_vt *copy;
+    assert_int_equal(rt_restore(g_mod, im.first, im.first_len, &copy), 0);
+    struct hash_task__frame *fr = rt_vt_bottom(copy);
+    assert_int_equal(fr->i, N / 2); /* where it waited */
+    atomic_store(&g_flag[half.slot], 1);
+    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    s_wait_ok(ex, copy);
+    assert_int_equal(s_result(copy), s_hash(N));
+    rt_vt *whole = s_spawn(ex, FN_HASH_TASK, half.slot, N); /* uninterrupted */
+    s_wait_ok(ex, whole);
+    assert_int_equal(s_result(whole), s_hash(N));
+    rt_exec_destroy(&ex);
+    free(im.first);
+    rt_vt_destroy(&vt);
+    rt_vt_destroy(&copy);
+    rt_vt_destroy(&whole);
+}
+
+/* A parked VT: captured without a wake (a capture request, then a stop);
+ * a wake that comes right after the stop does not run it. */
+static void test_capture_stop_parked(void **state)
+{
+    (void)state;
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(1, 0, 0, &im);
+    int slot = 31;
+    rt_vt *vt = s_spawn(ex, FN_BLOCK_TASK, slot, 0);
+    assert_true(s_until(s_parked, ex));
+    assert_int_equal(rt_exec_request_capture(vt), 0);
+    assert_true(s_wait_count(&im, &im.n, 1));
+    assert_int_equal(rt_exec_wait(ex, vt, 0), LEV_ETIMEDOUT); /* parked again */
+    assert_int_equal(rt_exec_capture_stop(vt), 0);
+    atomic_store(&g_flag[slot], 1);
+    int rc = rt_exec_wake(vt); /* too late: the stop comes first */
+    assert_true(rc == 0 || rc == LEV_ENOVT);
+    s_wait_ok(ex, vt);
+    assert_int_equal(vt->state, RT_VT_STOPPED);
+    assert_int_equal(im.n, 2);
+    assert_int_equal(im.stops, 1);
+    assert_int_equal(im.done, 1);
+    rt_exec_stats st;
+    rt_exec_stats_get(ex, &st);
+    assert_int_equal(st.parks, 1);
+    struct block_task__frame *fr = rt_vt_bottom(vt);
+    assert_int_equal(fr->blocks, 1); /* its condition was not run again */
+
+    /* Its image goes on where it parked; the flag is set now. */
+    rt_vt *copy;
+    assert_int_equal(rt_restore(g_mod, im.first, im.first_len, &copy), 0);
+    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    s_wait_ok(ex, copy);
+    assert_int_equal(s_result(copy), 1);
+    rt_exec_destroy(&ex);
+    free(im.first);
+    rt_vt_destroy(&vt);
+    rt_vt_destroy(&copy);
+}
+
+/* A queued VT that never ran is stopped when the worker takes it: its
+ * image is of its start, and runs to the right result. */
+static void test_capture_stop_queued(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(1, -1, 0, &im); /* one worker, no preemption */
+    int spin = 32, slot = 33;
+    rt_vt *sp = s_spawn(ex, FN_SPIN_TASK, spin, 0);
+    assert_true(s_until(s_progress_pos, &spin)); /* holds the only worker */
+    rt_vt *vt = s_spawn(ex, FN_HASH_TASK, slot, N);
+    assert_int_equal(rt_exec_capture_stop(vt), 0);
+    atomic_store(&g_flag[spin], 1);
+    s_wait_ok(ex, sp);
+    s_wait_ok(ex, vt);
+    assert_int_equal(vt->state, RT_VT_STOPPED);
+    assert_int_equal(atomic_load(&g_progress[slot]), 0); /* it never ran */
+    assert_int_equal(im.n, 1);
+    assert_int_equal(im.stops, 1);
+    assert_int_equal(im.done, 2);
+    rt_vt *copy;
+    assert_int_equal(rt_restore(g_mod, im.first, im.first_len, &copy), 0);
+    assert_int_equal(((lev_frame *)rt_vt_bottom(copy))->pc, 0);
+    atomic_store(&g_flag[slot], 1);
+    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    s_wait_ok(ex, copy);
+    assert_int_equal(s_result(copy), s_hash(N));
+    rt_exec_destroy(&ex);
+    free(im.first);
+    rt_vt_destroy(&sp);
+    rt_vt_destroy(&vt);
+    rt_vt_destroy(&copy);
+}
+
+/* A stop whose capture fails (a pointer to malloc'd memory is live) is
+ * reported and the VT goes on to its end. */
+static void test_capture_stop_fails(void **state)
+{
+    (void)state;
+    s_images im = {S_IMAGES_INIT, .capture_at = -1};
+    rt_exec *ex = s_exec_im(1, 0, 0, &im);
+    s_at at = {34, 0};
+    rt_vt *vt = s_spawn(ex, FN_BADPTR_TASK, at.slot, 0);
+    assert_true(s_until(s_progress_past, &at));
+    assert_int_equal(rt_exec_capture_stop(vt), 0);
+    assert_true(s_wait_count(&im, &im.stop_errors, 1));
+    assert_int_equal(im.last_err, LEV_ECAPTURE);
+    assert_int_equal(im.n, 0);
+    at.at = atomic_load(&g_progress[at.slot]) + 1000;
+    assert_true(s_until(s_progress_past, &at)); /* it goes on running */
+    assert_int_equal(rt_exec_wait(ex, vt, 0), LEV_ETIMEDOUT);
+    atomic_store(&g_flag[at.slot], 1);
+    s_wait_ok(ex, vt);
+    assert_int_equal(s_result(vt), 42);
+    assert_int_equal(im.done, 1);
+    assert_int_equal(im.stops, 0);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&vt);
+}
+
+/* --- identity set by the caller ---------------------------------------- */
+
+static uint64_t g_reported_self;
+static void s_keep_self(rt_vt *vt, const void *buf, size_t len, void *ud)
+{
+    (void)vt;
+    (void)ud;
+    assert_int_equal(len, sizeof g_reported_self);
+    memcpy(&g_reported_self, buf, sizeof g_reported_self);
+}
+
+/* lev_self() and images give the id set before the spawn; a spawned VT's
+ * identity is not set. */
+static void test_identity_set(void **state)
+{
+    (void)state;
+    rt_exec_opts o = {.workers = 1, .on_report = s_keep_self};
+    rt_exec *ex;
+    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    rt_vt *vt = s_new(FN_SELF_TASK, 0, 0);
+    const uint64_t id = 0xFEDCBA9876543210ull;
+    assert_int_equal(rt_vt_set_identity(vt, id, 3), 0);
+    assert_int_equal(rt_exec_spawn(ex, vt), 0);
+    s_wait_ok(ex, vt);
+    assert_int_equal(s_result(vt), (int64_t)id);
+    assert_true(g_reported_self == id);
+    assert_int_equal(vt->epoch, 3);
+    assert_int_equal(rt_vt_set_identity(vt, id, 4), LEV_EINVAL); /* ended */
+
+    int slot = 36;
+    rt_vt *parked = s_spawn(ex, FN_BLOCK_TASK, slot, 0);
+    uint64_t before = parked->id;
+    assert_int_equal(rt_vt_set_identity(parked, 1234, 2), LEV_EINVAL); /* spawned */
+    assert_non_null(strstr(lev_errdetail(), "spawned"));
+    assert_true(parked->id == before);
+    atomic_store(&g_flag[slot], 1);
+    assert_int_equal(rt_exec_wake(parked), 0);
+    s_wait_ok(ex, parked);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&vt);
+    rt_vt_destroy(&parked);
+}
+
+/* A VT restored from an image and given another id keeps the memory
+ * stream the image brought back: the next image holds what it wrote
+ * (streams go with the VT, not with its id), and the final text is
+ * whole. */
+static void test_identity_streams(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    s_images a = {S_IMAGES_INIT, .capture_at = 50};
+    rt_exec *ex = s_exec_im(1, 0, 0, &a);
+    rt_vt *vt = s_spawn(ex, FN_MEM_TASK, N, 0);
+    s_wait_ok(ex, vt);
+    assert_int_equal(s_result(vt), s_mem(N));
+    assert_int_equal(a.n, 1);
+    rt_exec_destroy(&ex);
+
+    rt_vt *copy;
+    assert_int_equal(rt_restore(g_mod, a.first, a.first_len, &copy), 0);
+    assert_true(copy->id == vt->id);
+    assert_int_equal(rt_vt_set_identity(copy, 9000001, 2), 0);
+    s_images b = {S_IMAGES_INIT, .capture_at = 120};
+    ex = s_exec_im(1, 0, 0, &b);
+    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    s_wait_ok(ex, copy);
+    assert_int_equal(s_result(copy), s_mem(N));
+    assert_int_equal(b.n, 1);
+    rt_image_info info;
+    assert_int_equal(rt_image_info_get(b.first, b.first_len, &info), 0);
+    assert_true(info.vt_id == 9000001);
+    assert_int_equal(info.epoch, 2);
+
+    rt_vt *again;
+    assert_int_equal(rt_restore(g_mod, b.first, b.first_len, &again), 0);
+    assert_true(again->id == 9000001);
+    assert_int_equal(again->epoch, 2);
+    assert_int_equal(((struct mem_task__frame *)rt_vt_bottom(again))->i, 120);
+    assert_int_equal(rt_exec_spawn(ex, again), 0);
+    s_wait_ok(ex, again);
+    assert_int_equal(s_result(again), s_mem(N));
+    rt_exec_destroy(&ex);
+    free(a.first);
+    free(b.first);
+    rt_vt_destroy(&vt);
+    rt_vt_destroy(&copy);
+    rt_vt_destroy(&again);
 }
 
 /* --- torture ------------------------------------------------------- */
@@ -1308,15 +1783,6 @@ static void test_destroy_cancels(void **state)
     }
 }
 
-static uint64_t g_reported_self;
-static void s_keep_self(rt_vt *vt, const void *buf, size_t len, void *ud)
-{
-    (void)vt;
-    (void)ud;
-    assert_int_equal(len, sizeof g_reported_self);
-    memcpy(&g_reported_self, buf, sizeof g_reported_self);
-}
-
 static void test_task_calls(void **state)
 {
     (void)state;
@@ -1386,6 +1852,13 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_periodic_checkpoints, s_setup),
         cmocka_unit_test_setup(test_capture_failure_goes_on, s_setup),
         cmocka_unit_test_setup(test_capture_failure_logged_once, s_setup),
+        cmocka_unit_test_setup(test_checkpoint_parked, s_setup),
+        cmocka_unit_test_setup(test_capture_stop_running, s_setup),
+        cmocka_unit_test_setup(test_capture_stop_parked, s_setup),
+        cmocka_unit_test_setup(test_capture_stop_queued, s_setup),
+        cmocka_unit_test_setup(test_capture_stop_fails, s_setup),
+        cmocka_unit_test_setup(test_identity_set, s_setup),
+        cmocka_unit_test_setup(test_identity_streams, s_setup),
         cmocka_unit_test_setup(test_torture_identical, s_setup),
         cmocka_unit_test_setup(test_destroy_cancels, s_setup),
         cmocka_unit_test_setup(test_task_calls, s_setup),

@@ -1,0 +1,284 @@
+/* chan.c - the executor channel (chan.h): wire records (a 40-byte header,
+ * then hdr.len payload bytes) over one stream socket. Sending writes a
+ * whole record under a mutex; receiving gathers a record incrementally.
+ * Every system call is retried on EINTR: the collector's stop-the-world
+ * signals interrupt them in threads it knows.
+ */
+#define _GNU_SOURCE
+#include "chan.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lev_errors.h"
+
+#define S_DEFAULT_MAX ((size_t)1 << 30) /* 1 GiB */
+#define S_CHUNK 65536u                  /* bytes of one read of headers and small payloads */
+#define S_DIRECT 4096u /* a payload remainder at least this large is read in place */
+#define S_IOV_STACK 16
+
+struct pc_chan {
+    int fd;
+    size_t max_len;
+    pthread_mutex_t send_mu; /* keeps records whole */
+
+    /* receiving (one reader) */
+    uint8_t *in; /* S_CHUNK bytes read ahead: headers, small payloads */
+    size_t in_off, in_len;
+    bool have_hdr; /* hdr decoded, its payload being gathered in pay */
+    pc_hdr hdr;
+    uint8_t *pay; /* malloc'd, hdr.len bytes */
+    size_t pay_got;
+    bool dead;       /* closed or damaged: every later recv fails */
+    const char *why; /* why it is dead */
+    char why_buf[160];
+};
+
+pc_chan *pc_chan_new(int fd, size_t max_len)
+{
+    pc_chan *c = calloc(1, sizeof *c);
+    uint8_t *in = malloc(S_CHUNK);
+    if (!c || !in || pthread_mutex_init(&c->send_mu, NULL)) {
+        free(c);
+        free(in);
+        close(fd);
+        return NULL;
+    }
+    c->fd = fd;
+    c->max_len = max_len ? max_len : S_DEFAULT_MAX;
+    c->in = in;
+    return c;
+}
+
+void pc_chan_destroy(pc_chan **c_p)
+{
+    if (!c_p || !*c_p)
+        return;
+    pc_chan *c = *c_p;
+    *c_p = NULL;
+    close(c->fd);
+    pthread_mutex_destroy(&c->send_mu);
+    free(c->in);
+    free(c->pay);
+    free(c);
+}
+
+int pc_chan_fd(const pc_chan *c) { return c->fd; }
+
+/* ===================================================================
+ * Sending
+ * =================================================================== */
+
+/* Waits until fd is ready for `events` (a descriptor the owner made
+ * non-blocking); false on an error of poll itself. */
+static bool s_wait_fd(int fd, short events)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    for (;;) {
+        int r = poll(&p, 1, -1);
+        if (r > 0)
+            return true;
+        if (r < 0 && errno != EINTR)
+            return false;
+    }
+}
+
+/* Writes every byte the iovecs hold (advancing them); 0 or LEV_EPEER. */
+static int s_writev_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if ((errno == EAGAIN || errno == EWOULDBLOCK) && s_wait_fd(fd, POLLOUT))
+                continue;
+            return LEV_EPEER;
+        }
+        size_t done = (size_t)w;
+        while (n > 0 && done >= iov->iov_len) {
+            done -= iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
+    }
+    return 0;
+}
+
+int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
+{
+    if (!c || n < 0 || (n && !parts) || n > 1000)
+        return LEV_EINVAL;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].iov_len;
+    if (total > UINT32_MAX)
+        return LEV_ERANGE;
+    h.len = (uint32_t)total;
+    uint8_t head[PC_HDR_LEN];
+    pc_hdr_encode(&h, head);
+
+    struct iovec stack_iov[S_IOV_STACK];
+    struct iovec *iov = stack_iov;
+    if (n + 1 > S_IOV_STACK && !(iov = malloc(sizeof *iov * (size_t)(n + 1))))
+        return LEV_ENOMEM;
+    iov[0] = (struct iovec){.iov_base = head, .iov_len = PC_HDR_LEN};
+    int k = 1;
+    for (int i = 0; i < n; i++)
+        if (parts[i].iov_len)
+            iov[k++] = parts[i];
+    pthread_mutex_lock(&c->send_mu);
+    int rc = s_writev_all(c->fd, iov, k);
+    pthread_mutex_unlock(&c->send_mu);
+    if (iov != stack_iov)
+        free(iov);
+    return rc;
+}
+
+int pc_chan_send_buf(pc_chan *c, pc_hdr h, const pc_wbuf *w)
+{
+    if (w && w->err)
+        return w->err;
+    struct iovec part = {.iov_base = w ? w->data : NULL, .iov_len = w ? w->len : 0};
+    return pc_chan_send(c, h, &part, part.iov_len ? 1 : 0);
+}
+
+/* ===================================================================
+ * Receiving
+ * =================================================================== */
+
+/* Marks the channel dead with a reason (a static string) and returns
+ * LEV_EPEER. */
+static int s_dead(pc_chan *c, const char *why)
+{
+    c->dead = true;
+    c->why = why;
+    return LEV_EPEER;
+}
+
+/* Reads at most n bytes into p. >0: bytes read; 0: nothing now (non-
+ * blocking); LEV_EPEER: closed or failed (the channel is then dead). */
+static int s_read(pc_chan *c, uint8_t *p, size_t n, int blocking)
+{
+    for (;;) {
+        ssize_t r = recv(c->fd, p, n, blocking ? 0 : MSG_DONTWAIT);
+        if (r > 0)
+            return (int)r;
+        if (r == 0)
+            return s_dead(c, c->have_hdr || c->in_len > c->in_off
+                                 ? "the other end closed the channel in the middle of a record"
+                                 : "the other end closed the channel");
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!blocking)
+                return 0;
+            if (s_wait_fd(c->fd, POLLIN))
+                continue;
+        }
+        snprintf(c->why_buf, sizeof c->why_buf, "reading the channel failed: %s", strerror(errno));
+        return s_dead(c, c->why_buf);
+    }
+}
+
+/* Decodes the header at the read-ahead position and starts its payload;
+ * LEV_EPEER when it is bad or too long. */
+static int s_take_header(pc_chan *c)
+{
+    const char *why = NULL;
+    if (pc_hdr_decode(c->in + c->in_off, PC_HDR_LEN, &c->hdr, &why)) {
+        snprintf(c->why_buf, sizeof c->why_buf, "damaged record on the channel: %s", why);
+        return s_dead(c, c->why_buf);
+    }
+    c->in_off += PC_HDR_LEN;
+    if (c->hdr.len > c->max_len) {
+        snprintf(c->why_buf, sizeof c->why_buf,
+                 "record %s of %u payload bytes passes the channel's limit of %zu",
+                 pc_type_name(c->hdr.type), (unsigned)c->hdr.len, c->max_len);
+        return s_dead(c, c->why_buf);
+    }
+    c->have_hdr = true;
+    c->pay_got = 0;
+    c->pay = NULL;
+    if (c->hdr.len && !(c->pay = malloc(c->hdr.len))) {
+        snprintf(c->why_buf, sizeof c->why_buf, "no memory for a record of %u payload bytes",
+                 (unsigned)c->hdr.len);
+        return s_dead(c, c->why_buf);
+    }
+    return 0;
+}
+
+/* Moves read-ahead bytes into the payload being gathered. */
+static void s_take_ahead(pc_chan *c)
+{
+    size_t want = c->hdr.len - c->pay_got, have = c->in_len - c->in_off;
+    size_t n = want < have ? want : have;
+    memcpy(c->pay + c->pay_got, c->in + c->in_off, n);
+    c->pay_got += n;
+    c->in_off += n;
+}
+
+/* Makes room at the end of the read-ahead buffer (moving what is unread
+ * to its start). */
+static void s_compact(pc_chan *c)
+{
+    size_t left = c->in_len - c->in_off;
+    if (c->in_off && left)
+        memmove(c->in, c->in + c->in_off, left);
+    c->in_off = 0;
+    c->in_len = left;
+}
+
+int pc_chan_recv(pc_chan *c, pc_hdr *h, uint8_t **payload, int blocking, const char **why)
+{
+    const char *dummy;
+    if (!why)
+        why = &dummy;
+    *why = NULL;
+    *payload = NULL;
+    for (;;) {
+        if (c->dead) {
+            *why = c->why;
+            return LEV_EPEER;
+        }
+        if (!c->have_hdr && c->in_len - c->in_off >= PC_HDR_LEN && s_take_header(c))
+            continue;
+        if (c->have_hdr) {
+            s_take_ahead(c);
+            if (c->pay_got == c->hdr.len) {
+                *h = c->hdr;
+                *payload = c->pay;
+                c->pay = NULL;
+                c->have_hdr = false;
+                return 1;
+            }
+        }
+        int r;
+        size_t rest = c->have_hdr ? c->hdr.len - c->pay_got : 0;
+        if (rest >= S_DIRECT) {
+            /* A large remainder goes straight into the payload, never past it. */
+            r = s_read(c, c->pay + c->pay_got, rest, blocking);
+            if (r > 0)
+                c->pay_got += (size_t)r;
+        } else {
+            s_compact(c);
+            r = s_read(c, c->in + c->in_len, S_CHUNK - c->in_len, blocking);
+            if (r > 0)
+                c->in_len += (size_t)r;
+        }
+        if (r == 0)
+            return 0;
+    }
+}

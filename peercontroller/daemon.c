@@ -1,0 +1,64 @@
+/* daemon.c - levpeer's daemon mode (daemon.h): settings from flags and
+ * config file, the peer started, its endpoint printed once it is ready
+ * (scripts and tests wait for that line), and SIGTERM or SIGINT turned
+ * into a graceful leave that migrates its VTs to other peers first.
+ */
+#include "daemon.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "lev_errors.h"
+#include "log.h"
+#include "peer.h"
+
+#define PC_LEAVE_TIMEOUT_MS 15000
+
+/* True if the endpoint's host is a loopback address. */
+static int s_loopback(const char *ep)
+{
+    return !strncmp(ep, "tcp://127.", 10) || !strncmp(ep, "tcp://localhost:", 16) ||
+           !strncmp(ep, "tcp://[::1]:", 12);
+}
+
+int pc_daemon_main(int argc, char **argv)
+{
+    pc_config c;
+    int rc = pc_config_parse(&c, argc, argv);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    if (c.log_level >= 0)
+        pc_log_set_level((pc_log_level)c.log_level);
+
+    /* The signals are taken by sigwait on this thread only. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    pc_peer *p = NULL;
+    rc = pc_peer_new(&p, &c.peer);
+    if (rc) {
+        fprintf(stderr, "levpeer: cannot start: %s: %s\n", lev_strerror(rc), lev_errdetail());
+        return 1;
+    }
+    if (!s_loopback(c.peer.listen))
+        pc_log(PC_LOG_WARN,
+               "listening on %s: without authentication the mesh is open to "
+               "anyone who can reach this address",
+               c.peer.listen);
+    printf("%s\n", pc_peer_endpoint(p));
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    pc_log(PC_LOG_INFO, "%s: leaving the mesh", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    rc = pc_peer_leave(p, PC_LEAVE_TIMEOUT_MS);
+    pc_peer_destroy(&p);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,975 @@
+/* deployer.c - the deployer: one virtual computer (VC) per local client.
+ * It is the authority for the VC's VT ids and epochs; its enrolment
+ * requestor and worker quota maintainer keep `quota` workers enrolled; it
+ * places VTs through the delegator, records which holders keep each VT's
+ * newest image, and recovers: when a worker is suspected, its VTs resume
+ * from their newest held images elsewhere with a new epoch, and whatever
+ * an older epoch still sends is refused and fenced.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delegator.h"
+#include "lev_errors.h"
+#include "log.h"
+#include "peer_private.h"
+#include "resolver.h"
+
+#define DEP_REPLICAS_MAX 4
+#define DEP_ENROL_TIMEOUT_MS 3000
+#define DEP_REFUSED_RETRY_MS 5000
+#define DEP_TICK_MS 50
+
+enum { W_ENROLLING, W_LOADING, W_ACTIVE, W_GONE, W_REFUSED };
+static const char *const s_wstate[] = {"enrolling", "loading", "active", "gone", "refused"};
+
+enum { VT_PENDING, VT_RUNNING, VT_DONE, VT_FAILED };
+static const char *const s_vtstate[] = {"pending", "running", "done", "failed"};
+
+typedef struct dep_worker {
+    char ep[PC_ENDPOINT_MAX];
+    int state;
+    uint32_t cores, rate;
+    uint32_t nvts; /* VTs of this VC placed there */
+    uint64_t since_ms;
+} dep_worker;
+
+typedef struct dep_holder {
+    char ep[PC_ENDPOINT_MAX];
+    uint32_t epoch; /* of its newest acknowledged image (0: none yet) */
+    uint64_t seq;
+} dep_holder;
+
+typedef struct dep_vt {
+    uint64_t id;
+    char *task;
+    uint8_t *arg;
+    size_t arglen;
+    uint32_t epoch;
+    int state;
+    int host;        /* index into the VC's workers, -1: none */
+    bool recovering; /* placed from an image or restarted after a loss */
+    zmq_msg_t image; /* an image handed over by a leaving worker (empty: none) */
+    uint64_t image_reports;
+    dep_holder holders[DEP_REPLICAS_MAX];
+    int nholders;
+    uint64_t ckpt_ms; /* when the newest image was acknowledged */
+    uint64_t reports; /* reports passed to the client */
+    int crashes;
+    uint64_t started_ms;
+} dep_vt;
+
+typedef struct dep_vc {
+    struct dep_vc *next;
+    uint64_t id;
+    char client[PC_ENDPOINT_MAX];
+    int quota; /* 0: every peer that offers cores */
+    int ckpt_ms, replicas;
+    uint8_t hash[PC_HASH_LEN];
+    uint64_t digest;
+    zmq_msg_t module;
+    dep_worker *w;
+    int nw, capw;
+    dep_vt *vts;
+    int nvts, capvts;
+    uint64_t next_vt;
+    uint64_t client_seen_ms;
+    pc_resolver *where;
+} dep_vc;
+
+struct pc_deployer {
+    pc_peer *p;
+    dep_vc *vcs;
+    uint64_t next_tick;
+};
+
+/* ===================================================================
+ * Helpers
+ * =================================================================== */
+
+static pc_hdr s_hdr(uint16_t type, const dep_vc *vc, const dep_vt *vt, uint64_t seq)
+{
+    return pc_hdr_make(type, vc->id, vt ? vt->id : 0, vt ? vt->epoch : 0, seq);
+}
+
+static dep_vc *s_vc(pc_deployer *d, uint64_t id)
+{
+    for (dep_vc *vc = d->vcs; vc; vc = vc->next)
+        if (vc->id == id)
+            return vc;
+    return NULL;
+}
+
+static dep_vt *s_vt(dep_vc *vc, uint64_t id)
+{
+    /* ids are handed out in order from 2: the index is id - 2 */
+    if (id < 2 || id - 2 >= (uint64_t)vc->nvts)
+        return NULL;
+    return &vc->vts[id - 2];
+}
+
+static int s_worker(dep_vc *vc, const char *ep)
+{
+    for (int i = 0; i < vc->nw; i++)
+        if (!strcmp(vc->w[i].ep, ep))
+            return i;
+    return -1;
+}
+
+static void s_client_error(pc_deployer *d, const char *to, uint64_t vcid, uint64_t seq, int err,
+                           const char *detail)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_str(&b, detail);
+    pc_peer_send(d->p, to, pc_hdr_make(PC_C_ERROR, vcid, 0, 0, seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+static void s_put_holders(pc_wbuf *b, const dep_vt *vt)
+{
+    pc_put_u32(b, (uint32_t)vt->nholders);
+    for (int i = 0; i < vt->nholders; i++)
+        pc_put_str(b, vt->holders[i].ep);
+}
+
+/* Ends a VT with its result (or error) and tells the client, once. */
+static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char *detail,
+                     const void *res, size_t len)
+{
+    if (vt->state == VT_DONE || vt->state == VT_FAILED)
+        return;
+    vt->state = err ? VT_FAILED : VT_DONE;
+    if (vt->host >= 0 && vc->w[vt->host].nvts)
+        vc->w[vt->host].nvts--;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_str(&b, detail);
+    pc_put_blob(&b, res, len);
+    pc_peer_send(d->p, vc->client, s_hdr(PC_C_RESULT, vc, vt, 0), &b, NULL);
+    pc_wbuf_free(&b);
+    for (int i = 0; i < vt->nholders; i++)
+        pc_peer_send(d->p, vt->holders[i].ep, s_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
+    vt->nholders = 0;
+    zmq_msg_close(&vt->image);
+    zmq_msg_init(&vt->image);
+    pc_resolver_forget(vc->where, vt->id);
+    free(vt->arg);
+    vt->arg = NULL;
+    pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s",
+           (unsigned long long)vc->id, (unsigned long long)vt->id, err ? "failed: " : "done",
+           err ? lev_strerror(err) : "", detail && *detail ? detail : "");
+}
+
+/* ===================================================================
+ * Enrolment requestor and worker quota maintainer
+ * =================================================================== */
+
+static int s_count(const dep_vc *vc, int state)
+{
+    int n = 0;
+    for (int i = 0; i < vc->nw; i++)
+        n += vc->w[i].state == state;
+    return n;
+}
+
+static dep_worker *s_add_worker(dep_vc *vc, const char *ep)
+{
+    if (vc->nw == vc->capw) {
+        int cap = vc->capw ? vc->capw * 2 : 8;
+        dep_worker *w = realloc(vc->w, (size_t)cap * sizeof *w);
+        if (!w)
+            return NULL;
+        vc->w = w;
+        vc->capw = cap;
+    }
+    dep_worker *w = &vc->w[vc->nw++];
+    memset(w, 0, sizeof *w);
+    pc_ep_copy(w->ep, ep);
+    return w;
+}
+
+static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_str(&b, pc_peer_endpoint(d->p));
+    pc_put_raw(&b, vc->hash, PC_HASH_LEN);
+    pc_put_u64(&b, zmq_msg_size(&vc->module));
+    pc_put_str(&b, d->p->self.arch);
+    pc_put_i32(&b, vc->ckpt_ms);
+    w->state = W_ENROLLING;
+    w->since_ms = now;
+    pc_peer_send(d->p, w->ep, s_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+/* Enrols more workers until the quota is met (or every offering peer). */
+static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
+{
+    int have = s_count(vc, W_ENROLLING) + s_count(vc, W_LOADING) + s_count(vc, W_ACTIVE);
+    int want = vc->quota ? vc->quota : 1 << 20;
+    if (have >= want)
+        return;
+    pc_member view[256];
+    size_t n = pc_members_view(d->p->mem, view, 256);
+    if (n > 256)
+        n = 256;
+    for (size_t i = 0; i < n && have < want; i++) {
+        const pc_member *m = &view[i];
+        if (m->state != PC_MEMBER_ALIVE || !m->rec.cores)
+            continue;
+        int k = s_worker(vc, m->rec.endpoint);
+        dep_worker *w = k >= 0 ? &vc->w[k] : NULL;
+        if (w && (w->state == W_ENROLLING || w->state == W_LOADING || w->state == W_ACTIVE))
+            continue;
+        if (w && w->state == W_REFUSED && now - w->since_ms < DEP_REFUSED_RETRY_MS)
+            continue;
+        if (w && w->state == W_GONE && now - w->since_ms < DEP_REFUSED_RETRY_MS)
+            continue;
+        if (!w && !(w = s_add_worker(vc, m->rec.endpoint)))
+            return;
+        w->cores = m->rec.cores;
+        w->rate = m->rec.rate;
+        s_send_enrol(d, vc, w, now);
+        have++;
+    }
+}
+
+/* ===================================================================
+ * Placement (the delegator decides where)
+ * =================================================================== */
+
+/* Picks `replicas` holders for a VT on worker `host`: other active
+ * workers of the VC first (they can resume it without a transfer), then
+ * any other live peer. */
+static void s_pick_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, int host)
+{
+    int want = vc->replicas < DEP_REPLICAS_MAX ? vc->replicas : DEP_REPLICAS_MAX;
+    const char *hostep = host >= 0 ? vc->w[host].ep : "";
+    /* keep the holders that are alive and not the host */
+    int k = 0;
+    for (int i = 0; i < vt->nholders; i++)
+        if (strcmp(vt->holders[i].ep, hostep) && pc_peer_alive(d->p, vt->holders[i].ep))
+            vt->holders[k++] = vt->holders[i];
+    vt->nholders = k;
+    for (int pass = 0; pass < 2 && vt->nholders < want; pass++) {
+        pc_member view[256];
+        size_t n = pc_members_view(d->p->mem, view, 256);
+        if (n > 256)
+            n = 256;
+        /* start at a point that spreads the holders over the VTs */
+        for (size_t j = 0; j < n && vt->nholders < want; j++) {
+            const pc_member *m = &view[(j + vt->id) % n];
+            if (m->state != PC_MEMBER_ALIVE || !strcmp(m->rec.endpoint, hostep))
+                continue;
+            int wi = s_worker(vc, m->rec.endpoint);
+            bool active = wi >= 0 && vc->w[wi].state == W_ACTIVE;
+            if (pass == 0 && !active)
+                continue;
+            bool dup = false;
+            for (int i = 0; i < vt->nholders; i++)
+                dup |= !strcmp(vt->holders[i].ep, m->rec.endpoint);
+            if (dup)
+                continue;
+            dep_holder *h = &vt->holders[vt->nholders++];
+            memset(h, 0, sizeof *h);
+            pc_ep_copy(h->ep, m->rec.endpoint);
+        }
+    }
+}
+
+/* The alive holder with the newest image of this VT, or -1. */
+static int s_best_holder(pc_deployer *d, const dep_vt *vt)
+{
+    int best = -1;
+    for (int i = 0; i < vt->nholders; i++) {
+        const dep_holder *h = &vt->holders[i];
+        if (!h->epoch || !pc_peer_alive(d->p, h->ep))
+            continue;
+        if (best < 0 || h->epoch > vt->holders[best].epoch ||
+            (h->epoch == vt->holders[best].epoch && h->seq > vt->holders[best].seq))
+            best = i;
+    }
+    return best;
+}
+
+/* Places a pending VT on a worker: from the image a leaving worker
+ * handed over, from its newest held image, or from its start. Returns
+ * false when no worker is active. */
+static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    pc_place_cand cand[256];
+    int idx[256], n = 0;
+    int src = s_best_holder(d, vt);
+    for (int i = 0; i < vc->nw && n < 256; i++) {
+        dep_worker *w = &vc->w[i];
+        if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
+            continue;
+        const pc_member *m = pc_peer_member(d->p, w->ep);
+        cand[n] = (pc_place_cand){.cores = w->cores,
+                                  .rate = w->rate,
+                                  .assigned = w->nvts,
+                                  .load = m ? m->rec.load : 0,
+                                  .holds_image = src >= 0 && !strcmp(vt->holders[src].ep, w->ep)};
+        idx[n++] = i;
+    }
+    int c = pc_delegate(cand, n);
+    if (c < 0)
+        return false;
+    int host = idx[c];
+    dep_worker *w = &vc->w[host];
+    vt->host = host;
+    vt->state = VT_RUNNING;
+    w->nvts++;
+    pc_resolver_set(vc->where, vt->id, w->ep, vt->epoch);
+    s_pick_holders(d, vc, vt, host);
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    if (zmq_msg_size(&vt->image)) {
+        s_put_holders(&b, vt);
+        pc_put_u64(&b, vt->image_reports);
+        pc_peer_send(d->p, w->ep, s_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
+        zmq_msg_init(&vt->image);
+    } else if (vt->recovering && src >= 0) {
+        /* the holder sends its image straight to the new worker */
+        pc_put_str(&b, w->ep);
+        s_put_holders(&b, vt);
+        pc_peer_send(d->p, vt->holders[src].ep, s_hdr(PC_H_SEND, vc, vt, 0), &b, NULL);
+    } else {
+        pc_put_str(&b, vt->task);
+        pc_put_blob(&b, vt->arg, vt->arglen);
+        s_put_holders(&b, vt);
+        pc_peer_send(d->p, w->ep, s_hdr(PC_W_RUN, vc, vt, 0), &b, NULL);
+    }
+    pc_wbuf_free(&b);
+    pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu epoch %u on %s%s", (unsigned long long)vc->id,
+           (unsigned long long)vt->id, vt->epoch, w->ep, vt->recovering ? " (recovered)" : "");
+    return true;
+}
+
+static void s_place_pending(pc_deployer *d, dep_vc *vc)
+{
+    for (int i = 0; i < vc->nvts; i++)
+        if (vc->vts[i].state == VT_PENDING && !s_place(d, vc, &vc->vts[i]))
+            return;
+}
+
+/* Takes a VT off its host (lost, crashed or fenced) and queues it again
+ * with a new epoch: what the old incarnation still sends is refused. */
+static void s_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (vt->state != VT_RUNNING && vt->state != VT_PENDING)
+        return;
+    int old = vt->host;
+    vt->epoch++;
+    vt->host = -1;
+    vt->state = VT_PENDING;
+    vt->recovering = true;
+    if (old >= 0) {
+        dep_worker *w = &vc->w[old];
+        if (w->nvts)
+            w->nvts--;
+        /* whoever ran it stops its copy when this reaches it */
+        pc_peer_send(d->p, w->ep, s_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
+    }
+    s_place(d, vc, vt);
+}
+
+/* A worker is gone (suspected, dead, left or its VC fenced): its VTs
+ * resume elsewhere from their newest images. */
+static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
+{
+    dep_worker *w = &vc->w[wi];
+    if (w->state == W_GONE)
+        return;
+    bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
+    w->state = W_GONE;
+    w->since_ms = pc_now_ms();
+    int moved = 0;
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->host == wi && vt->state == VT_RUNNING) {
+            s_requeue(d, vc, vt);
+            moved++;
+        }
+    }
+    /* the worker drops the whole VC if it comes back */
+    pc_peer_send(d->p, w->ep, pc_hdr_make(PC_W_FENCE, vc->id, 0, 0, 0), NULL, NULL);
+    if (was_active || moved)
+        pc_log(PC_LOG_WARN, "VC %016llx lost worker %s (%s): %d VTs recovering",
+               (unsigned long long)vc->id, w->ep, why, moved);
+    s_enrol(d, vc, pc_now_ms());
+}
+
+/* ===================================================================
+ * Client requests
+ * =================================================================== */
+
+static void s_vc_free(dep_vc *vc)
+{
+    for (int i = 0; i < vc->nvts; i++) {
+        free(vc->vts[i].task);
+        free(vc->vts[i].arg);
+        zmq_msg_close(&vc->vts[i].image);
+    }
+    free(vc->vts);
+    free(vc->w);
+    zmq_msg_close(&vc->module);
+    pc_resolver_destroy(&vc->where);
+    free(vc);
+}
+
+/* Closes a VC: workers drop it, holders drop its images. */
+static void s_vc_close(pc_deployer *d, dep_vc *vc, const char *why)
+{
+    for (int i = 0; i < vc->nw; i++)
+        if (vc->w[i].state != W_REFUSED)
+            pc_peer_send(d->p, vc->w[i].ep, s_hdr(PC_W_CLOSE, vc, NULL, 0), NULL, NULL);
+    pc_member view[256];
+    size_t n = pc_members_view(d->p->mem, view, 256);
+    for (size_t i = 0; i < n && i < 256; i++)
+        if (view[i].state == PC_MEMBER_ALIVE)
+            pc_peer_send(d->p, view[i].rec.endpoint, s_hdr(PC_H_DROP, vc, NULL, 0), NULL, NULL);
+    for (dep_vc **pp = &d->vcs; *pp; pp = &(*pp)->next)
+        if (*pp == vc) {
+            *pp = vc->next;
+            break;
+        }
+    pc_log(PC_LOG_INFO, "VC %016llx closed (%s)", (unsigned long long)vc->id, why);
+    s_vc_free(vc);
+}
+
+static void s_open(pc_deployer *d, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t workers = pc_get_i32(&r), ckpt = pc_get_i32(&r), replicas = pc_get_i32(&r);
+    uint64_t digest = pc_get_u64(&r);
+    const void *hash = NULL;
+    pc_get_raw(&r, &hash, PC_HASH_LEN);
+    if (!pc_rbuf_done(&r) || !zmq_msg_size(&m->bulk) || workers < 0 || replicas < 0) {
+        s_client_error(d, m->from, 0, m->h.seq, LEV_EINVAL,
+                       r.bad ? r.why : "VC options out of range, or no task module");
+        return;
+    }
+    dep_vc *vc = calloc(1, sizeof *vc);
+    if (!vc || pc_resolver_new(&vc->where)) {
+        free(vc);
+        s_client_error(d, m->from, 0, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+        return;
+    }
+    vc->id = ++d->p->vc_counter;
+    pc_ep_copy(vc->client, m->from);
+    vc->quota = workers;
+    vc->ckpt_ms = ckpt == 0 ? 2000 : ckpt;
+    vc->replicas = replicas ? replicas : 1;
+    memcpy(vc->hash, hash, PC_HASH_LEN);
+    vc->digest = digest;
+    zmq_msg_init(&vc->module);
+    zmq_msg_move(&vc->module, &m->bulk);
+    vc->next_vt = 2;
+    vc->client_seen_ms = pc_now_ms();
+    vc->next = d->vcs;
+    d->vcs = vc;
+    pc_log(PC_LOG_INFO, "VC %016llx opened for %s: quota %d, checkpoint %d ms, %d replicas",
+           (unsigned long long)vc->id, vc->client, vc->quota, vc->ckpt_ms, vc->replicas);
+    pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_OPENED, vc->id, 0, 0, m->h.seq), NULL, NULL);
+    s_enrol(d, vc, pc_now_ms());
+}
+
+static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    char *task = pc_get_strdup(&r, 255);
+    const void *arg = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &arg, &len);
+    if (!pc_rbuf_done(&r) || !task || !*task) {
+        free(task);
+        s_client_error(d, m->from, vc->id, m->h.seq, LEV_EINVAL,
+                       r.bad ? r.why : "start: no task name");
+        return;
+    }
+    if (vc->nvts == vc->capvts) {
+        int cap = vc->capvts ? vc->capvts * 2 : 64;
+        dep_vt *v = realloc(vc->vts, (size_t)cap * sizeof *v);
+        if (!v) {
+            free(task);
+            s_client_error(d, m->from, vc->id, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+            return;
+        }
+        vc->vts = v;
+        vc->capvts = cap;
+    }
+    dep_vt *vt = &vc->vts[vc->nvts];
+    memset(vt, 0, sizeof *vt);
+    vt->arg = len ? malloc(len) : NULL;
+    if (len && !vt->arg) {
+        free(task);
+        s_client_error(d, m->from, vc->id, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+        return;
+    }
+    if (len)
+        memcpy(vt->arg, arg, len);
+    vc->nvts++;
+    vt->id = vc->next_vt++;
+    vt->task = task;
+    vt->arglen = len;
+    vt->epoch = 1;
+    vt->host = -1;
+    vt->state = VT_PENDING;
+    vt->started_ms = pc_now_ms();
+    zmq_msg_init(&vt->image);
+    pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_STARTED, vc->id, vt->id, 1, m->h.seq), NULL, NULL);
+    s_place(d, vc, vt);
+}
+
+static void s_client_msg(pc_deployer *d, pc_msg *m)
+{
+    if (m->h.type == PC_C_OPEN) {
+        s_open(d, m);
+        return;
+    }
+    if (m->h.type == PC_C_PING) {
+        for (dep_vc *vc = d->vcs; vc; vc = vc->next)
+            if (!strcmp(vc->client, m->from))
+                vc->client_seen_ms = pc_now_ms();
+        pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_PONG, m->h.vc, 0, 0, m->h.seq), NULL, NULL);
+        return;
+    }
+    dep_vc *vc = s_vc(d, m->h.vc);
+    if (!vc || strcmp(vc->client, m->from)) {
+        pc_log(PC_LOG_WARN, "dropped %s from %s: no VC %016llx of that client here",
+               pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        s_client_error(d, m->from, m->h.vc, m->h.seq, LEV_EINVAL, "no such virtual computer");
+        return;
+    }
+    vc->client_seen_ms = pc_now_ms();
+    if (m->h.type == PC_C_START) {
+        s_start(d, vc, m);
+    } else if (m->h.type == PC_C_CLOSE) {
+        uint64_t id = vc->id;
+        s_vc_close(d, vc, "closed by its client");
+        pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_CLOSED, id, 0, 0, m->h.seq), NULL, NULL);
+    } else {
+        pc_log(PC_LOG_WARN, "dropped %s from client %s: not a request", pc_type_name(m->h.type),
+               m->from);
+    }
+}
+
+/* ===================================================================
+ * Workers' and holders' messages
+ * =================================================================== */
+
+/* The VT a worker's message is about, if it comes from the current
+ * incarnation's host; otherwise NULL, and an older incarnation is
+ * fenced. */
+static dep_vt *s_current(pc_deployer *d, dep_vc *vc, pc_msg *m, bool from_host)
+{
+    dep_vt *vt = s_vt(vc, m->h.vt);
+    if (!vt) {
+        pc_log(PC_LOG_WARN, "dropped %s from %s: no VT %llu in VC %016llx", pc_type_name(m->h.type),
+               m->from, (unsigned long long)m->h.vt, (unsigned long long)vc->id);
+        return NULL;
+    }
+    bool host_ok = !from_host || (vt->host >= 0 && !strcmp(vc->w[vt->host].ep, m->from));
+    if (m->h.epoch != vt->epoch || !host_ok) {
+        pc_log(PC_LOG_INFO, "refused %s of VT %llu epoch %u from %s: current epoch %u",
+               pc_type_name(m->h.type), (unsigned long long)vt->id, m->h.epoch, m->from, vt->epoch);
+        if (m->h.epoch < vt->epoch && from_host)
+            pc_peer_send(d->p, m->from, s_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
+        return NULL;
+    }
+    if (vt->state == VT_DONE || vt->state == VT_FAILED)
+        return NULL;
+    return vt;
+}
+
+static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
+{
+    dep_worker *w = &vc->w[wi];
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t err = pc_get_i32(&r);
+    uint8_t has = pc_get_u8(&r);
+    uint32_t cores = pc_get_u32(&r);
+    if (!pc_rbuf_done(&r) || w->state != W_ENROLLING)
+        return;
+    if (err || !cores) {
+        w->state = W_REFUSED;
+        w->since_ms = pc_now_ms();
+        pc_log(PC_LOG_INFO, "VC %016llx: %s refused to enrol: %s", (unsigned long long)vc->id,
+               w->ep, lev_strerror(err ? err : LEV_EBUSY));
+        s_enrol(d, vc, pc_now_ms());
+        return;
+    }
+    w->cores = cores;
+    w->state = W_LOADING;
+    if (!has) {
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_raw(&b, vc->hash, PC_HASH_LEN);
+        pc_put_u64(&b, vc->digest);
+        zmq_msg_t mod;
+        zmq_msg_init(&mod);
+        zmq_msg_copy(&mod, &vc->module);
+        pc_peer_send(d->p, w->ep, s_hdr(PC_W_MODULE, vc, NULL, 0), &b, &mod);
+        pc_wbuf_free(&b);
+    }
+}
+
+static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
+{
+    dep_worker *w = &vc->w[wi];
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t err = pc_get_i32(&r);
+    char detail[256];
+    pc_get_str(&r, detail, sizeof detail);
+    if (w->state != W_LOADING)
+        return;
+    if (r.bad || err) {
+        w->state = W_REFUSED;
+        w->since_ms = pc_now_ms();
+        pc_log(PC_LOG_WARN, "VC %016llx: %s cannot load the task module: %s%s%s",
+               (unsigned long long)vc->id, w->ep, lev_strerror(err ? err : LEV_EINVAL),
+               *detail ? ": " : "", detail);
+        s_enrol(d, vc, pc_now_ms());
+        return;
+    }
+    w->state = W_ACTIVE;
+    pc_log(PC_LOG_INFO, "VC %016llx: worker %s enrolled (%u cores, rate %u)",
+           (unsigned long long)vc->id, w->ep, w->cores, w->rate);
+    s_place_pending(d, vc);
+}
+
+static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *vt = s_current(d, vc, m, true);
+    if (!vt)
+        return;
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t err = pc_get_i32(&r);
+    char detail[512];
+    pc_get_str(&r, detail, sizeof detail);
+    const void *res = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &res, &len);
+    if (!pc_rbuf_done(&r)) {
+        pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
+               m->from, r.why ? r.why : "trailing bytes");
+        return;
+    }
+    s_finish(d, vc, vt, err, detail, res, len);
+}
+
+static void s_report(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *vt = s_current(d, vc, m, true);
+    if (!vt || m->h.seq <= vt->reports)
+        return; /* a report re-sent after a rollback was passed on already */
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    const void *p = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &p, &len);
+    if (!pc_rbuf_done(&r))
+        return;
+    vt->reports = m->h.seq;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_blob(&b, p, len);
+    pc_peer_send(d->p, vc->client, pc_hdr_make(PC_C_REPORT, vc->id, vt->id, 0, m->h.seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *vt = s_current(d, vc, m, false);
+    if (!vt)
+        return;
+    for (int i = 0; i < vt->nholders; i++) {
+        dep_holder *h = &vt->holders[i];
+        bool newer = m->h.epoch > h->epoch || (m->h.epoch == h->epoch && m->h.seq > h->seq);
+        if (!strcmp(h->ep, m->from) && newer) {
+            h->epoch = m->h.epoch;
+            h->seq = m->h.seq;
+            vt->ckpt_ms = pc_now_ms();
+        }
+    }
+}
+
+/* A leaving worker handed over a VT's image: resume it elsewhere. */
+static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
+{
+    dep_vt *vt = s_current(d, vc, m, true);
+    if (!vt)
+        return;
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t err = pc_get_i32(&r);
+    uint64_t reports = pc_get_u64(&r);
+    vc->w[wi].state = W_GONE;
+    vc->w[wi].since_ms = pc_now_ms();
+    if (vc->w[wi].nvts)
+        vc->w[wi].nvts--;
+    vt->epoch++;
+    vt->host = -1;
+    vt->state = VT_PENDING;
+    vt->recovering = true;
+    if (!r.bad && !err && zmq_msg_size(&m->bulk)) {
+        zmq_msg_close(&vt->image);
+        zmq_msg_init(&vt->image);
+        zmq_msg_move(&vt->image, &m->bulk);
+        vt->image_reports = reports;
+    }
+    pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
+           (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
+    s_enrol(d, vc, pc_now_ms());
+    s_place(d, vc, vt);
+}
+
+/* The executor of the VC on a worker died: the VT that crashed it counts
+ * one crash; all its VTs resume from their images. */
+static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    uint64_t culprit = pc_get_u64(&r);
+    int32_t sig = pc_get_i32(&r);
+    if (r.bad)
+        return;
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->host != wi || vt->state != VT_RUNNING)
+            continue;
+        if (vt->id == culprit && ++vt->crashes >= d->p->o.crash_limit) {
+            char detail[128];
+            snprintf(detail, sizeof detail, "crashed its executor %d times (last by signal %d)",
+                     vt->crashes, (int)sig);
+            s_finish(d, vc, vt, LEV_EFAILED, detail, NULL, 0);
+            continue;
+        }
+        s_requeue(d, vc, vt);
+    }
+}
+
+static void s_place_err(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *vt = s_current(d, vc, m, true);
+    if (!vt)
+        return;
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int32_t err = pc_get_i32(&r);
+    char detail[256];
+    pc_get_str(&r, detail, sizeof detail);
+    if (err == LEV_EIMAGE || err == LEV_EVERSION) {
+        /* a damaged image: start over rather than fail */
+        for (int i = 0; i < vt->nholders; i++)
+            vt->holders[i].epoch = 0;
+        vt->recovering = false;
+        s_requeue(d, vc, vt);
+        return;
+    }
+    s_finish(d, vc, vt, err ? err : LEV_EFAILED, detail, NULL, 0);
+}
+
+static void s_missing(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *vt = s_current(d, vc, m, false);
+    if (!vt)
+        return;
+    for (int i = 0; i < vt->nholders; i++)
+        if (!strcmp(vt->holders[i].ep, m->from))
+            vt->holders[i].epoch = 0;
+    s_requeue(d, vc, vt);
+}
+
+void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
+{
+    if ((m->h.type >> 8) == 0x02) {
+        s_client_msg(d, m);
+        return;
+    }
+    dep_vc *vc = s_vc(d, m->h.vc);
+    if (!vc) {
+        pc_log(PC_LOG_DEBUG, "dropped %s from %s: no VC %016llx here", pc_type_name(m->h.type),
+               m->from, (unsigned long long)m->h.vc);
+        return;
+    }
+    int wi = s_worker(vc, m->from);
+    switch (m->h.type) {
+    case PC_W_ENROLLED:
+        if (wi >= 0)
+            s_enrolled(d, vc, m, wi);
+        return;
+    case PC_W_MODULE_OK:
+        if (wi >= 0)
+            s_module_ok(d, vc, m, wi);
+        return;
+    case PC_W_DONE:
+        s_done(d, vc, m);
+        return;
+    case PC_W_REPORT:
+        s_report(d, vc, m);
+        return;
+    case PC_W_STOPPED:
+        if (wi >= 0)
+            s_stopped(d, vc, m, wi);
+        return;
+    case PC_W_LOST:
+        if (wi >= 0)
+            s_lost(d, vc, m, wi);
+        return;
+    case PC_W_PLACE_ERR:
+        s_place_err(d, vc, m);
+        return;
+    case PC_H_HELD:
+        s_held(d, vc, m);
+        return;
+    case PC_H_MISSING:
+        s_missing(d, vc, m);
+        return;
+    default:
+        pc_log(PC_LOG_WARN, "dropped %s from %s: not for a deployer", pc_type_name(m->h.type),
+               m->from);
+    }
+}
+
+void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state old)
+{
+    (void)old;
+    for (dep_vc *vc = d->vcs; vc; vc = vc->next) {
+        int wi = s_worker(vc, m->rec.endpoint);
+        if (m->state == PC_MEMBER_ALIVE) {
+            s_enrol(d, vc, pc_now_ms()); /* a newcomer may fill the quota */
+            continue;
+        }
+        if (wi >= 0)
+            s_worker_lost(d, vc, wi, pc_member_state_name(m->state));
+        /* a holder that is gone: its VTs get another */
+        for (int i = 0; i < vc->nvts; i++) {
+            dep_vt *vt = &vc->vts[i];
+            bool lost = false;
+            for (int k = 0; k < vt->nholders; k++)
+                lost |= !strcmp(vt->holders[k].ep, m->rec.endpoint);
+            if (!lost || vt->state != VT_RUNNING)
+                continue;
+            s_pick_holders(d, vc, vt, vt->host);
+            pc_wbuf b;
+            pc_wbuf_init(&b);
+            s_put_holders(&b, vt);
+            pc_peer_send(d->p, vc->w[vt->host].ep, s_hdr(PC_W_HOLDERS, vc, vt, 0), &b, NULL);
+            pc_wbuf_free(&b);
+        }
+    }
+}
+
+uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
+{
+    if (now < d->next_tick)
+        return d->next_tick;
+    d->next_tick = now + DEP_TICK_MS;
+    for (dep_vc *vc = d->vcs, *next; vc; vc = next) {
+        next = vc->next;
+        if (now - vc->client_seen_ms > (uint64_t)d->p->o.client_timeout_ms) {
+            s_vc_close(d, vc, "its client went silent");
+            continue;
+        }
+        for (int i = 0; i < vc->nw; i++) {
+            dep_worker *w = &vc->w[i];
+            if ((w->state == W_ENROLLING || w->state == W_LOADING) &&
+                now - w->since_ms > DEP_ENROL_TIMEOUT_MS) {
+                w->state = W_REFUSED;
+                w->since_ms = now;
+                pc_log(PC_LOG_WARN, "VC %016llx: %s did not answer the enrolment",
+                       (unsigned long long)vc->id, w->ep);
+            }
+        }
+        s_enrol(d, vc, now);
+        s_place_pending(d, vc);
+    }
+    return d->next_tick;
+}
+
+int pc_deployer_new(pc_deployer **out, pc_peer *p)
+{
+    pc_deployer *d = calloc(1, sizeof *d);
+    if (!d)
+        return LEV_ENOMEM;
+    d->p = p;
+    *out = d;
+    return 0;
+}
+
+void pc_deployer_destroy(pc_deployer **d_p)
+{
+    pc_deployer *d = d_p ? *d_p : NULL;
+    if (!d)
+        return;
+    while (d->vcs) {
+        dep_vc *vc = d->vcs;
+        d->vcs = vc->next;
+        s_vc_free(vc);
+    }
+    free(d);
+    *d_p = NULL;
+}
+
+/* ===================================================================
+ * Status
+ * =================================================================== */
+
+void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
+{
+    uint64_t now = pc_now_ms();
+    bool first = true;
+    for (dep_vc *vc = d->vcs; vc; vc = vc->next, first = false) {
+        pc_json_fmt(j, "%s{\"id\":\"%016llx\",\"client\":", first ? "" : ",",
+                    (unsigned long long)vc->id);
+        pc_json_str(j, vc->client);
+        pc_json_fmt(j, ",\"quota\":%d,\"checkpoint_ms\":%d,\"replicas\":%d,\"workers\":[",
+                    vc->quota, vc->ckpt_ms, vc->replicas);
+        bool wf = true;
+        for (int i = 0; i < vc->nw; i++) {
+            if (vc->w[i].state != W_ACTIVE)
+                continue;
+            pc_json_fmt(j, "%s", wf ? "" : ",");
+            pc_json_str(j, vc->w[i].ep);
+            wf = false;
+        }
+        pc_json_fmt(j, "],\"worker_states\":{");
+        for (int i = 0; i < vc->nw; i++) {
+            pc_json_fmt(j, "%s", i ? "," : "");
+            pc_json_str(j, vc->w[i].ep);
+            pc_json_fmt(j, ":\"%s\"", s_wstate[vc->w[i].state]);
+        }
+        pc_json_fmt(j, "},\"vts\":[");
+        for (int i = 0; i < vc->nvts; i++) {
+            const dep_vt *vt = &vc->vts[i];
+            const char *st = vt->state == VT_RUNNING && vt->recovering && !vt->ckpt_ms
+                                 ? "recovering"
+                                 : s_vtstate[vt->state];
+            pc_json_fmt(j, "%s{\"id\":%llu,\"task\":", i ? "," : "", (unsigned long long)vt->id);
+            pc_json_str(j, vt->task);
+            pc_json_fmt(j, ",\"state\":\"%s\",\"host\":", st);
+            pc_json_str(j, vt->host >= 0 ? vc->w[vt->host].ep : "");
+            pc_json_fmt(j, ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"crashes\":%d,\"holders\":[",
+                        vt->epoch, vt->ckpt_ms ? (long long)(now - vt->ckpt_ms) : -1LL,
+                        vt->crashes);
+            for (int k = 0; k < vt->nholders; k++) {
+                pc_json_fmt(j, "%s", k ? "," : "");
+                pc_json_str(j, vt->holders[k].ep);
+            }
+            pc_json_fmt(j, "]}");
+        }
+        pc_json_fmt(j, "]}");
+    }
+}

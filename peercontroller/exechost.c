@@ -1,0 +1,906 @@
+/* exechost.c - the executor of one virtual computer (exechost.h): reads
+ * the daemon's requests on the main thread, runs VTs on a runtime
+ * executor, queues what they produce for a sender thread that writes the
+ * channel, reaps ended VTs, and in an executor process of its own lowers
+ * its priority, dies with its daemon and reports faults.
+ */
+#define _GNU_SOURCE
+#include "exechost.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "executor.h"
+#include "image.h"
+#include "lev_errors.h"
+#include "modmgr.h"
+#include "module.h"
+#include "rt.h"
+#include "taskmod.h"
+#include "vt.h"
+
+#define S_TASK_MAX 1024      /* bytes of a task name */
+#define S_REAP_WAIT_MS 10000 /* an ended VT leaves its executor long before this */
+
+/* A VT of this executor. The main thread owns the record; the callbacks
+ * reach it through vt->host. */
+typedef struct s_vtrec {
+    struct s_vtrec *next; /* live list (main thread), then reap list (h->mu) */
+    rt_vt *vt;
+    uint64_t id;
+    uint32_t epoch;
+    uint64_t image_seq, report_seq; /* written by the VT's worker only */
+    /* under h->mu */
+    bool stopping;     /* STOP received */
+    bool forget;       /* CANCEL received: nothing more goes out */
+    uint8_t *stop_img; /* image taken for the STOP (malloc'd) */
+    size_t stop_len;
+    int stop_err; /* the capture for the STOP failed */
+    char *stop_detail;
+    bool warned; /* a failed periodic checkpoint was printed */
+} s_vtrec;
+
+/* A record queued for the sender: a structured head, then bulk bytes (an
+ * image or a result, malloc'd) as they are. */
+typedef struct s_out {
+    struct s_out *next;
+    pc_hdr hdr;
+    pc_wbuf head;
+    uint8_t *bulk;
+    size_t bulk_len;
+} s_out;
+
+typedef struct s_host {
+    pc_chan *chan;
+    bool own_process;
+    rt_exec *ex; /* made at the first RUN or RESUME */
+    int checkpoint_ms, threads;
+    const lev_module **mods; /* loaded through MODULE, oldest first */
+    int nmods;
+    s_vtrec *live; /* VTs running here (main thread) */
+    int nvts;      /* VTs not reaped yet, canceled ones included (main thread) */
+    int wake_fd;   /* eventfd: a VT ended, reap it */
+
+    pthread_mutex_t mu;
+    pthread_cond_t out_cv;
+    s_out *qhead, *qtail; /* records to send */
+    bool qstop;           /* the sender drains the queue and ends */
+    bool send_failed;
+    s_vtrec *reap; /* VTs that ended, for the main thread */
+    pthread_t sender;
+    bool sender_started;
+} s_host;
+
+/* ===================================================================
+ * Runtime stand-ins
+ *
+ * Until the runtime has rt_task_find_in (module.h), rt_vt_set_identity
+ * (vt.h) and rt_exec_capture_stop (executor.h), these do their work with
+ * what it has; each becomes a call of the runtime's function (and
+ * s_stop_image_taken goes: rt_exec_capture_stop stops the VT itself).
+ * =================================================================== */
+
+/* The task entry named `task` in module m: rt_task_find_in. */
+static int s_task_find_in(const lev_module *m, const char *task, uint32_t *fn)
+{
+    int64_t i = rt_module_fn_by_name(m, task);
+    if (i < 0 || !(m->desc->fns[i].flags & LEV_FN_TASK))
+        return rt_err(LEV_EMODULE, "no task named %s in the task module", task);
+    *fn = (uint32_t)i;
+    return 0;
+}
+
+/* Gives a VT the id and epoch the deployer chose: rt_vt_set_identity. */
+static void s_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch)
+{
+    vt->id = id;
+    vt->epoch = epoch;
+}
+
+/* Asks for an image of the VT after which it stops: rt_exec_capture_stop.
+ * Here: a capture request, and s_stop_image_taken cancels the VT from
+ * on_image, before it runs again. */
+static int s_capture_stop(rt_vt *vt) { return rt_exec_request_capture(vt); }
+
+/* Second half of the stand-in of rt_exec_capture_stop, on the VT's
+ * worker inside on_image: the VT ends (canceled) at its next safe point. */
+static void s_stop_image_taken(rt_vt *vt) { rt_exec_cancel(vt); }
+
+/* ===================================================================
+ * Fault reporting (an executor process only)
+ * =================================================================== */
+
+static int s_crash_fd = -1;  /* the channel's socket */
+static atomic_int s_sending; /* sends in progress on the channel */
+static atomic_int s_crashed; /* a fault handler owns the channel */
+static const int s_fault_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+/* Writes one CRASH record naming the VT of the faulting thread, once no
+ * send is in the middle of a record (waiting at most 2 s), then dies of
+ * the signal. Async-signal-safe: the record is encoded on the stack
+ * (pc_hdr_encode is pure) and written with send(2). */
+static void s_fault(int sig)
+{
+    if (atomic_exchange(&s_crashed, 1) == 0) {
+        rt_vt *vt = rt_vt_current();
+        pc_hdr h = pc_hdr_make(PC_X_CRASH, 0, vt ? vt->id : 0, vt ? vt->epoch : 0, 0);
+        h.len = 4;
+        uint8_t rec[PC_HDR_LEN + 4];
+        pc_hdr_encode(&h, rec);
+        for (int i = 0; i < 4; i++)
+            rec[PC_HDR_LEN + i] = (uint8_t)((uint32_t)sig >> (8 * i));
+        struct timespec ms = {0, 1000000};
+        for (int i = 0; i < 2000 && atomic_load(&s_sending); i++)
+            nanosleep(&ms, NULL);
+        for (size_t off = 0; !atomic_load(&s_sending) && off < sizeof rec;) {
+            ssize_t w = send(s_crash_fd, rec + off, sizeof rec - off, MSG_NOSIGNAL);
+            if (w > 0)
+                off += (size_t)w;
+            else if (w < 0 && errno != EINTR)
+                break;
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Installs s_fault for the fault signals. */
+static void s_install_fault_handlers(int fd)
+{
+    s_crash_fd = fd;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = s_fault;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof s_fault_sigs / sizeof s_fault_sigs[0]; i++)
+        sigaddset(&sa.sa_mask, s_fault_sigs[i]);
+    for (size_t i = 0; i < sizeof s_fault_sigs / sizeof s_fault_sigs[0]; i++)
+        sigaction(s_fault_sigs[i], &sa, NULL);
+}
+
+/* Lowers the priority of the calling thread, which the threads it starts
+ * inherit: SCHED_IDLE, else nice 19; LEV_EXEC_NICE=N: nice N (0: none). */
+static void s_lower_priority(void)
+{
+    const char *env = getenv("LEV_EXEC_NICE");
+    if (env && *env) {
+        char *end;
+        long n = strtol(env, &end, 10);
+        if (!*end && n >= 0 && n <= 19) {
+            if (n && setpriority(PRIO_PROCESS, 0, (int)n))
+                fprintf(stderr, "levpeer executor: cannot set nice %ld: %s\n", n, strerror(errno));
+            return;
+        }
+        fprintf(stderr, "levpeer executor: LEV_EXEC_NICE=%s is not 0..19; using SCHED_IDLE\n", env);
+    }
+    struct sched_param sp = {.sched_priority = 0};
+    if (sched_setscheduler(0, SCHED_IDLE, &sp) == 0)
+        return;
+    if (setpriority(PRIO_PROCESS, 0, 19))
+        fprintf(stderr, "levpeer executor: cannot lower the priority: %s\n", strerror(errno));
+}
+
+/* Makes the process die with its parent; false if the parent is gone. */
+static bool s_tie_to_parent(void)
+{
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        fprintf(stderr, "levpeer executor: PR_SET_PDEATHSIG: %s\n", strerror(errno));
+    return getppid() == parent;
+}
+
+/* ===================================================================
+ * Sending
+ * =================================================================== */
+
+/* A new record to send with an empty head (NULL on exhaustion). */
+static s_out *s_out_new(uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq)
+{
+    s_out *o = calloc(1, sizeof *o);
+    if (o) {
+        o->hdr = pc_hdr_make(type, 0, vt, epoch, seq);
+        pc_wbuf_init(&o->head);
+    }
+    return o;
+}
+
+static void s_out_free(s_out *o)
+{
+    pc_wbuf_free(&o->head);
+    free(o->bulk);
+    free(o);
+}
+
+/* Under h->mu: unlinks the queued records `drop` selects and frees them. */
+static void s_queue_drop_locked(s_host *h, bool (*drop)(const s_out *, const pc_hdr *),
+                                const pc_hdr *key)
+{
+    s_out **pp = &h->qhead, *last = NULL;
+    while (*pp) {
+        s_out *o = *pp;
+        if (drop(o, key)) {
+            *pp = o->next;
+            s_out_free(o);
+        } else {
+            last = o;
+            pp = &o->next;
+        }
+    }
+    h->qtail = last;
+}
+
+/* An older periodic image of the same VT incarnation. */
+static bool s_is_older_image(const s_out *o, const pc_hdr *k)
+{
+    return o->hdr.type == PC_X_IMAGE && o->hdr.vt == k->vt && o->hdr.epoch == k->epoch;
+}
+
+/* A record of VT k->vt (of any VT if 0) of an epoch below k->epoch. */
+static bool s_is_canceled(const s_out *o, const pc_hdr *k)
+{
+    return o->hdr.vt && (!k->vt || o->hdr.vt == k->vt) && o->hdr.epoch < k->epoch;
+}
+
+/* Under h->mu: appends a record for the sender (a periodic image drops
+ * the older one of its VT still queued). A NULL or failed record is
+ * dropped with a note. */
+static void s_queue_locked(s_host *h, s_out *o)
+{
+    if (!o || o->head.err) {
+        fprintf(stderr, "levpeer executor: no memory for a %s record; dropped\n",
+                o ? pc_type_name(o->hdr.type) : "reply");
+        if (o)
+            s_out_free(o);
+        return;
+    }
+    if (o->hdr.type == PC_X_IMAGE)
+        s_queue_drop_locked(h, s_is_older_image, &o->hdr);
+    o->next = NULL;
+    if (h->qtail)
+        h->qtail->next = o;
+    else
+        h->qhead = o;
+    h->qtail = o;
+    pthread_cond_signal(&h->out_cv);
+}
+
+static void s_queue(s_host *h, s_out *o)
+{
+    pthread_mutex_lock(&h->mu);
+    s_queue_locked(h, o);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Writes one record unless a fault handler owns the channel. */
+static int s_send(s_host *h, const s_out *o)
+{
+    struct iovec parts[2] = {{.iov_base = o->head.data, .iov_len = o->head.len},
+                             {.iov_base = o->bulk, .iov_len = o->bulk_len}};
+    atomic_fetch_add(&s_sending, 1);
+    int rc = atomic_load(&s_crashed) ? LEV_EPEER : pc_chan_send(h->chan, o->hdr, parts, 2);
+    atomic_fetch_sub(&s_sending, 1);
+    return rc;
+}
+
+/* The sender thread: writes queued records in order until told to stop
+ * and the queue is empty. Not registered with the collector: it touches
+ * only malloc'd memory. */
+static void *s_sender_main(void *arg)
+{
+    s_host *h = arg;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        while (!h->qhead && !h->qstop)
+            pthread_cond_wait(&h->out_cv, &h->mu);
+        s_out *o = h->qhead;
+        if (!o)
+            break;
+        h->qhead = o->next;
+        if (!h->qhead)
+            h->qtail = NULL;
+        bool failed = h->send_failed;
+        pthread_mutex_unlock(&h->mu);
+        int rc = failed ? LEV_EPEER : s_send(h, o);
+        s_out_free(o);
+        pthread_mutex_lock(&h->mu);
+        if (rc)
+            h->send_failed = true;
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* Queues a record with i32 err and s detail (MODULE_OK, FAILED, STOPPED
+ * without an image). */
+static void s_queue_err(s_host *h, uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq,
+                        int err, const char *detail)
+{
+    s_out *o = s_out_new(type, vt, epoch, seq);
+    if (o) {
+        pc_put_i32(&o->head, err);
+        pc_put_str(&o->head, detail);
+        if (type == PC_X_STOPPED)
+            pc_put_blob(&o->head, NULL, 0);
+    }
+    s_queue(h, o);
+}
+
+/* Queues FAILED for a VT that did not start, with the thread's error
+ * detail, and returns err. */
+static int s_failed(s_host *h, const pc_hdr *req, int err)
+{
+    const char *d = lev_errdetail();
+    s_queue_err(h, PC_X_FAILED, req->vt, req->epoch, req->seq, err,
+                d && *d ? d : lev_strerror(err));
+    return err;
+}
+
+/* ===================================================================
+ * Executor callbacks (on the VTs' workers)
+ * =================================================================== */
+
+/* A record of a VT ending: i32 err, s detail, then a blob whose bytes
+ * (malloc'd, taken) travel as the bulk. */
+static s_out *s_out_end(uint16_t type, const s_vtrec *r, int err, const char *detail,
+                        uint8_t *bytes, size_t len)
+{
+    s_out *o = s_out_new(type, r->id, r->epoch, r->report_seq);
+    if (!o) {
+        free(bytes);
+        return NULL;
+    }
+    pc_put_i32(&o->head, err);
+    pc_put_str(&o->head, detail);
+    pc_put_u32(&o->head, (uint32_t)len);
+    o->bulk = bytes;
+    o->bulk_len = len;
+    return o;
+}
+
+static void s_on_done(rt_vt *vt, void *ud)
+{
+    s_host *h = ud;
+    s_vtrec *r = vt->host;
+    pthread_mutex_lock(&h->mu);
+    if (!r->forget) {
+        s_out *o;
+        bool stopped = r->stopping && vt->state != RT_VT_DONE && (r->stop_img || r->stop_err) &&
+                       (vt->state != RT_VT_FAILED || vt->err == LEV_ECANCELED);
+        if (stopped) {
+            o = s_out_end(PC_X_STOPPED, r, r->stop_img ? 0 : r->stop_err,
+                          r->stop_img ? "" : r->stop_detail, r->stop_img, r->stop_len);
+            r->stop_img = NULL;
+        } else {
+            int err = vt->state == RT_VT_DONE ? 0 : vt->err ? vt->err : LEV_EFAILED;
+            const char *detail = !err ? "" : vt->errdetail ? vt->errdetail : lev_strerror(err);
+            o = s_out_end(PC_X_DONE, r, err, detail, vt->result, vt->result_len);
+            vt->result = NULL; /* taken: the record frees it */
+            vt->result_len = 0;
+        }
+        s_queue_locked(h, o);
+    }
+    r->next = h->reap;
+    h->reap = r;
+    pthread_mutex_unlock(&h->mu);
+    uint64_t one = 1;
+    while (write(h->wake_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
+static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
+{
+    s_host *h = ud;
+    s_vtrec *r = vt->host;
+    bool stop = false;
+    pthread_mutex_lock(&h->mu);
+    if (r->forget) {
+        free(img);
+    } else if (r->stopping) {
+        free(r->stop_img);
+        r->stop_img = img;
+        r->stop_len = len;
+        stop = true;
+    } else {
+        /* seq: the reports issued before the capture (wire.h) */
+        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, r->report_seq);
+        if (o) {
+            pc_put_u32(&o->head, (uint32_t)len);
+            o->bulk = img;
+            o->bulk_len = len;
+        } else {
+            free(img);
+        }
+        s_queue_locked(h, o);
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (stop)
+        s_stop_image_taken(vt);
+}
+
+static void s_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
+{
+    s_host *h = ud;
+    s_vtrec *r = vt->host;
+    pthread_mutex_lock(&h->mu);
+    /* Past the image of a STOP a report belongs to the copy resumed elsewhere. */
+    if (!r->forget && !r->stop_img) {
+        s_out *o = s_out_new(PC_X_REPORT, r->id, r->epoch, ++r->report_seq);
+        if (o)
+            pc_put_blob(&o->head, buf, len);
+        s_queue_locked(h, o);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void s_on_capture_error(rt_vt *vt, int err, const char *detail, void *ud)
+{
+    s_host *h = ud;
+    s_vtrec *r = vt->host;
+    bool stop = false, print = false;
+    pthread_mutex_lock(&h->mu);
+    if (r->stopping && !r->stop_img && !r->stop_err) {
+        r->stop_err = err;
+        r->stop_detail = strdup(detail ? detail : "");
+        stop = true;
+    } else if (!r->warned) {
+        r->warned = print = true;
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (stop)
+        s_stop_image_taken(vt);
+    if (print)
+        fprintf(stderr,
+                "levpeer executor: checkpoint of virtual thread %llu failed: %s (%s); it goes "
+                "on, later failures are not shown\n",
+                (unsigned long long)r->id, lev_strerror(err), detail && *detail ? detail : "-");
+}
+
+/* ===================================================================
+ * VTs
+ * =================================================================== */
+
+/* The executor, made at first use with the configured options. */
+static int s_exec(s_host *h, rt_exec **out)
+{
+    if (!h->ex) {
+        rt_exec_opts o = {.workers = h->threads,
+                          .checkpoint_ms = h->checkpoint_ms,
+                          .on_report = s_on_report,
+                          .on_done = s_on_done,
+                          .on_image = s_on_image,
+                          .on_capture_error = s_on_capture_error,
+                          .ud = h};
+        int rc = rt_exec_new(&h->ex, &o);
+        if (rc)
+            return rc;
+    }
+    *out = h->ex;
+    return 0;
+}
+
+static s_vtrec *s_live_find(s_host *h, uint64_t id)
+{
+    for (s_vtrec *r = h->live; r; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+static void s_live_unlink(s_host *h, const s_vtrec *r)
+{
+    for (s_vtrec **pp = &h->live; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            return;
+        }
+}
+
+static void s_vtrec_free(s_vtrec *r)
+{
+    free(r->stop_img);
+    free(r->stop_detail);
+    free(r);
+}
+
+/* Gives a new VT its identity and a record, and spawns it; on failure the
+ * VT is destroyed and FAILED queued. The caller checked the id. */
+static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
+{
+    rt_exec *ex = NULL;
+    s_vtrec *r = calloc(1, sizeof *r);
+    int rc = r ? s_exec(h, &ex) : rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
+    if (!rc) {
+        s_set_identity(vt, req->vt, req->epoch);
+        r->vt = vt;
+        r->id = req->vt;
+        r->epoch = req->epoch;
+        r->report_seq = req->type == PC_X_RESUME ? req->seq : 0; /* numbered on from the image */
+        vt->host = r;
+        r->next = h->live;
+        h->live = r;
+        rc = rt_exec_spawn(ex, vt);
+        if (rc)
+            s_live_unlink(h, r);
+        else
+            h->nvts++;
+    }
+    if (rc) {
+        free(r);
+        rt_vt_destroy(&vt);
+        return s_failed(h, req, rc);
+    }
+    return 0;
+}
+
+/* Destroys the VTs that ended (h->reap). With the executor still there it
+ * first waits until it is done with each. */
+static void s_reap(s_host *h)
+{
+    pthread_mutex_lock(&h->mu);
+    s_vtrec *list = h->reap;
+    h->reap = NULL;
+    pthread_mutex_unlock(&h->mu);
+    while (list) {
+        s_vtrec *r = list;
+        list = r->next;
+        s_live_unlink(h, r);
+        if (h->ex && rt_exec_wait(h->ex, r->vt, S_REAP_WAIT_MS)) {
+            fprintf(stderr, "levpeer executor: virtual thread %llu does not leave its executor\n",
+                    (unsigned long long)r->id);
+            continue; /* leaked rather than freed under a worker */
+        }
+        rt_vt_destroy(&r->vt);
+        s_vtrec_free(r);
+        h->nvts--;
+    }
+}
+
+/* 0 if a VT of this id may start here, else FAILED is queued. A VT whose
+ * DONE went out is reaped first: the daemon may reuse its id at once. */
+static int s_id_free(s_host *h, const pc_hdr *req)
+{
+    s_reap(h);
+    if (req->vt <= 1)
+        return s_failed(
+            h, req,
+            rt_err(LEV_EINVAL, "virtual thread id %llu is reserved", (unsigned long long)req->vt));
+    const s_vtrec *r = s_live_find(h, req->vt);
+    if (r)
+        return s_failed(h, req,
+                        rt_err(LEV_EBUSY, "virtual thread %llu runs here already (epoch %u)",
+                               (unsigned long long)r->id, r->epoch));
+    return 0;
+}
+
+/* ===================================================================
+ * Requests
+ * =================================================================== */
+
+/* Reports a malformed request on stderr. */
+static void s_malformed(const pc_hdr *req, const pc_rbuf *rb)
+{
+    fprintf(stderr, "levpeer executor: malformed %s: %s\n", pc_type_name(req->type),
+            rb->why ? rb->why : "bytes left over");
+}
+
+static void s_config(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
+    if (!pc_rbuf_done(rb)) {
+        s_malformed(req, rb);
+        return;
+    }
+    s_reap(h);
+    if (h->nvts) {
+        fprintf(stderr, "levpeer executor: CONFIG while virtual threads run; ignored\n");
+        return;
+    }
+    rt_exec_destroy(&h->ex); /* made again with these options at the next start */
+    h->checkpoint_ms = ck;
+    h->threads = threads > 0 ? threads : 0;
+}
+
+/* Checks and loads a module; 0 or an error with its detail. */
+static int s_load_module(s_host *h, pc_rbuf *rb)
+{
+    const void *hash, *bytes;
+    size_t len;
+    pc_get_raw(rb, &hash, PC_HASH_LEN);
+    uint64_t digest = pc_get_u64(rb);
+    pc_get_blob(rb, &bytes, &len);
+    if (!pc_rbuf_done(rb))
+        return rt_err(LEV_EINVAL, "malformed MODULE: %s", rb->why ? rb->why : "bytes left over");
+    uint8_t got[PC_HASH_LEN];
+    pc_module_hash(bytes, len, got);
+    if (memcmp(got, hash, PC_HASH_LEN))
+        return rt_err(LEV_EMODULE,
+                      "the module's %zu bytes are damaged: their hash is not the one "
+                      "they were sent with",
+                      len);
+    const lev_module *m = NULL;
+    int rc = rt_taskmod_load(bytes, len, digest, 0, &m);
+    if (rc)
+        return rc;
+    for (int i = 0; i < h->nmods; i++)
+        if (h->mods[i] == m)
+            return 0;
+    const lev_module **v = realloc(h->mods, sizeof *v * (size_t)(h->nmods + 1));
+    if (!v)
+        return rt_err(LEV_ENOMEM, "no memory to list a loaded module");
+    v[h->nmods++] = m;
+    h->mods = v;
+    return 0;
+}
+
+static void s_module(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    int rc = s_load_module(h, rb);
+    s_queue_err(h, PC_X_MODULE_OK, 0, 0, req->seq, rc, rc ? lev_errdetail() : "");
+}
+
+static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    const void *arg;
+    size_t len;
+    char *task = pc_get_strdup(rb, S_TASK_MAX);
+    pc_get_blob(rb, &arg, &len);
+    if (!pc_rbuf_done(rb)) {
+        s_failed(h, req,
+                 rt_err(LEV_EINVAL, "malformed RUN: %s", rb->why ? rb->why : "bytes left over"));
+    } else if (!s_id_free(h, req)) {
+        int rc = rt_err(LEV_EMODULE, "no task named %s: no task module is loaded", task);
+        const lev_module *m = NULL;
+        uint32_t fn = 0;
+        for (int i = h->nmods - 1; i >= 0 && rc; i--)
+            if ((rc = s_task_find_in(h->mods[i], task, &fn)) == 0)
+                m = h->mods[i];
+        rt_vt *vt = NULL;
+        if (!rc)
+            rc = rt_vt_new(m, fn, arg, len, &vt);
+        if (rc)
+            s_failed(h, req, rc);
+        else
+            s_start(h, req, vt);
+    }
+    free(task);
+}
+
+static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    const void *img;
+    size_t len;
+    pc_get_blob(rb, &img, &len);
+    if (!pc_rbuf_done(rb)) {
+        s_failed(h, req,
+                 rt_err(LEV_EINVAL, "malformed RESUME: %s", rb->why ? rb->why : "bytes left over"));
+        return;
+    }
+    if (s_id_free(h, req))
+        return;
+    rt_image_info info;
+    int rc = rt_image_info_get(img, len, &info);
+    if (rc) {
+        s_failed(h, req, rc);
+        return;
+    }
+    if (info.vt_id != req->vt) {
+        s_failed(h, req,
+                 rt_err(LEV_EIMAGE, "the image is of virtual thread %llu, not %llu",
+                        (unsigned long long)info.vt_id, (unsigned long long)req->vt));
+        return;
+    }
+    const lev_module *m = NULL;
+    for (int i = 0; i < h->nmods && !m; i++)
+        if (lev_module_hash(h->mods[i]) == info.module_hash)
+            m = h->mods[i];
+    if (!m) {
+        s_failed(h, req,
+                 rt_err(LEV_EMODULE,
+                        "the image is of task module %016llx, which this executor has not loaded",
+                        (unsigned long long)info.module_hash));
+        return;
+    }
+    rt_vt *vt = NULL;
+    rc = rt_restore(m, img, len, &vt);
+    if (rc)
+        s_failed(h, req, rc);
+    else
+        s_start(h, req, vt);
+}
+
+/* STOP of one VT (r NULL: it is not here). */
+static void s_stop_one(s_host *h, const pc_hdr *req, s_vtrec *r)
+{
+    if (!r) {
+        s_queue_err(h, PC_X_STOPPED, req->vt, req->epoch, req->seq, LEV_ENOVT,
+                    "no such virtual thread runs here");
+        return;
+    }
+    pthread_mutex_lock(&h->mu);
+    bool first = !r->stopping && !r->forget;
+    r->stopping = true;
+    pthread_mutex_unlock(&h->mu);
+    /* LEV_ENOVT: it ended meanwhile, and its DONE answers. */
+    if (first)
+        s_capture_stop(r->vt);
+}
+
+static void s_stop(s_host *h, const pc_hdr *req)
+{
+    if (req->vt) {
+        s_stop_one(h, req, s_live_find(h, req->vt));
+        return;
+    }
+    for (s_vtrec *r = h->live; r; r = r->next)
+        s_stop_one(h, req, r);
+}
+
+static void s_cancel(s_host *h, const pc_hdr *req)
+{
+    for (s_vtrec **pp = &h->live; *pp;) {
+        s_vtrec *r = *pp;
+        if ((req->vt && r->id != req->vt) || r->epoch >= req->epoch) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next; /* reaped once it ends */
+        r->next = NULL;
+        pthread_mutex_lock(&h->mu);
+        r->forget = true;
+        pthread_mutex_unlock(&h->mu);
+        rt_exec_cancel(r->vt); /* LEV_ENOVT: it ended already */
+    }
+    pthread_mutex_lock(&h->mu);
+    s_queue_drop_locked(h, s_is_canceled, req);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Acts on one request from the daemon. */
+static void s_handle(s_host *h, const pc_hdr *req, const uint8_t *payload)
+{
+    pc_rbuf rb;
+    pc_rbuf_init(&rb, payload, req->len);
+    rt_err_clear();
+    switch (req->type) {
+    case PC_X_CONFIG:
+        s_config(h, req, &rb);
+        break;
+    case PC_X_MODULE:
+        s_module(h, req, &rb);
+        break;
+    case PC_X_RUN:
+        s_run(h, req, &rb);
+        break;
+    case PC_X_RESUME:
+        s_resume(h, req, &rb);
+        break;
+    case PC_X_STOP:
+        s_stop(h, req);
+        break;
+    case PC_X_CANCEL:
+        s_cancel(h, req);
+        break;
+    default:
+        fprintf(stderr, "levpeer executor: unexpected %s record; ignored\n",
+                pc_type_name(req->type));
+    }
+}
+
+/* ===================================================================
+ * Main loop
+ * =================================================================== */
+
+/* Serves the channel until it closes; 0, or 1 when it broke. */
+static int s_serve(s_host *h)
+{
+    struct pollfd p[2] = {{.fd = pc_chan_fd(h->chan), .events = POLLIN},
+                          {.fd = h->wake_fd, .events = POLLIN}};
+    for (;;) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "levpeer executor: poll: %s\n", strerror(errno));
+            return 1;
+        }
+        if (p[1].revents) {
+            uint64_t n;
+            while (read(h->wake_fd, &n, sizeof n) < 0 && errno == EINTR)
+                ;
+            s_reap(h);
+        }
+        if (!p[0].revents)
+            continue;
+        for (;;) {
+            pc_hdr req;
+            uint8_t *payload = NULL;
+            const char *why = NULL;
+            int r = pc_chan_recv(h->chan, &req, &payload, 0, &why);
+            if (r == 0)
+                break;
+            if (r < 0) {
+                bool closed = why && !strcmp(why, "the other end closed the channel");
+                if (!closed)
+                    fprintf(stderr, "levpeer executor: %s\n", why ? why : "channel broken");
+                return closed ? 0 : 1;
+            }
+            s_handle(h, &req, payload);
+            free(payload);
+        }
+    }
+}
+
+/* Ends everything: VTs, executor, sender, channel. */
+static void s_shutdown(s_host *h)
+{
+    rt_exec_destroy(&h->ex); /* cancels what runs; their DONE cannot be sent */
+    s_reap(h);
+    if (h->chan)
+        shutdown(pc_chan_fd(h->chan), SHUT_RDWR); /* a blocked send fails at once */
+    if (h->sender_started) {
+        pthread_mutex_lock(&h->mu);
+        h->qstop = true;
+        pthread_cond_signal(&h->out_cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->sender, NULL);
+    }
+    for (s_out *o = h->qhead, *next; o; o = next) {
+        next = o->next;
+        s_out_free(o);
+    }
+    /* VTs whose executor gave up on them (native code that never reached
+     * a safe point) stay allocated: their workers may still use them. */
+    if (h->wake_fd >= 0)
+        close(h->wake_fd);
+    pc_chan_destroy(&h->chan);
+    free(h->mods);
+    pthread_cond_destroy(&h->out_cv);
+    pthread_mutex_destroy(&h->mu);
+}
+
+int pc_exechost_run(int fd, bool own_process)
+{
+    if (own_process) {
+        s_lower_priority();
+        if (!s_tie_to_parent()) {
+            close(fd);
+            return 1; /* the daemon is gone already */
+        }
+    }
+    rt_init();
+    s_host h = {.own_process = own_process, .wake_fd = -1};
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.out_cv, NULL);
+    h.chan = pc_chan_new(fd, 0);
+    h.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int rc = 1;
+    if (!h.chan || h.wake_fd < 0) {
+        fprintf(stderr, "levpeer executor: cannot set up its channel: %s\n", strerror(errno));
+    } else if (pthread_create(&h.sender, NULL, s_sender_main, &h) != 0) {
+        fprintf(stderr, "levpeer executor: cannot start its sender thread\n");
+    } else {
+        h.sender_started = true;
+        if (own_process)
+            s_install_fault_handlers(fd);
+        s_out *ready = s_out_new(PC_X_READY, 0, 0, 0);
+        if (ready)
+            pc_put_i32(&ready->head, (int32_t)getpid());
+        s_queue(&h, ready);
+        rc = s_serve(&h);
+    }
+    s_shutdown(&h);
+    return rc;
+}

@@ -1,0 +1,194 @@
+/* holder.c - the checkpoint holder: dormant images of other peers' VTs,
+ * the newest per VT. An image is checked (its header names the VT and
+ * epoch the message claims) before it is kept; an older one is dropped
+ * once a newer one is in; on the deployer's word the image goes to the
+ * worker that resumes the VT. Images stay in memory as the messages that
+ * brought them (no copy).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "lev_errors.h"
+#include "log.h"
+#include "peer_private.h"
+
+typedef struct hd_img {
+    struct hd_img *next;
+    uint64_t vc, vt;
+    uint32_t epoch;
+    uint64_t seq;
+    uint64_t reports;
+    char deployer[PC_ENDPOINT_MAX];
+    zmq_msg_t img;
+} hd_img;
+
+struct pc_holder {
+    pc_peer *p;
+    hd_img *imgs;
+    uint64_t n, bytes;
+};
+
+static hd_img **s_find(pc_holder *h, uint64_t vc, uint64_t vt)
+{
+    hd_img **pp = &h->imgs;
+    while (*pp && ((*pp)->vc != vc || (*pp)->vt != vt))
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static void s_unlink(pc_holder *h, hd_img **pp)
+{
+    hd_img *e = *pp;
+    *pp = e->next;
+    h->n--;
+    h->bytes -= zmq_msg_size(&e->img);
+    zmq_msg_close(&e->img);
+    free(e);
+}
+
+static void s_hold(pc_holder *h, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    char deployer[PC_ENDPOINT_MAX];
+    pc_get_str(&r, deployer, sizeof deployer);
+    uint64_t reports = pc_get_u64(&r);
+    rt_image_info info;
+    const char *why = !pc_rbuf_done(&r) ? (r.why ? r.why : "trailing bytes") : NULL;
+    if (!why && rt_image_info_get(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk), &info))
+        why = "not a valid image";
+    if (!why && (info.vt_id != m->h.vt || info.epoch != m->h.epoch))
+        why = "image of another VT or epoch than the message says";
+    if (why) {
+        pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        return;
+    }
+    hd_img **pp = s_find(h, m->h.vc, m->h.vt);
+    hd_img *e = *pp;
+    if (e && (e->epoch > m->h.epoch || (e->epoch == m->h.epoch && e->seq >= m->h.seq)))
+        return; /* a stale image arriving late */
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return;
+        zmq_msg_init(&e->img);
+        e->next = h->imgs;
+        h->imgs = e;
+        h->n++;
+    }
+    h->bytes -= zmq_msg_size(&e->img);
+    zmq_msg_close(&e->img); /* the older image goes once the newer is in */
+    zmq_msg_init(&e->img);
+    zmq_msg_move(&e->img, &m->bulk);
+    h->bytes += zmq_msg_size(&e->img);
+    e->vc = m->h.vc;
+    e->vt = m->h.vt;
+    e->epoch = m->h.epoch;
+    e->seq = m->h.seq;
+    e->reports = reports;
+    pc_ep_copy(e->deployer, deployer);
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u64(&b, zmq_msg_size(&e->img));
+    pc_peer_send(h->p, deployer, pc_hdr_make(PC_H_HELD, e->vc, e->vt, e->epoch, e->seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+/* Sends the held image to the worker that resumes the VT in a new epoch. */
+static void s_send(pc_holder *h, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    char target[PC_ENDPOINT_MAX];
+    pc_get_str(&r, target, sizeof target);
+    const void *rest = NULL;
+    size_t restlen = r.len - r.off;
+    pc_get_raw(&r, &rest, restlen); /* the holders list, passed on as it is */
+    hd_img *e = *s_find(h, m->h.vc, m->h.vt);
+    if (r.bad || !e || !pc_endpoint_valid(target)) {
+        pc_log(PC_LOG_WARN, "cannot send image of VC %016llx VT %llu to %s: %s",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, target,
+               r.bad ? r.why
+               : e   ? "bad target"
+                     : "no image held");
+        pc_peer_send(h->p, m->from, pc_hdr_make(PC_H_MISSING, m->h.vc, m->h.vt, m->h.epoch, 0),
+                     NULL, NULL);
+        return;
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_raw(&b, rest, restlen);
+    pc_put_u64(&b, e->reports);
+    zmq_msg_t img;
+    zmq_msg_init(&img);
+    zmq_msg_copy(&img, &e->img); /* shares the bytes */
+    pc_peer_send(h->p, target, pc_hdr_make(PC_W_RESUME, m->h.vc, m->h.vt, m->h.epoch, 0), &b, &img);
+    pc_wbuf_free(&b);
+}
+
+void pc_holder_on_msg(pc_holder *h, pc_msg *m)
+{
+    switch (m->h.type) {
+    case PC_H_HOLD:
+        s_hold(h, m);
+        return;
+    case PC_H_SEND:
+        s_send(h, m);
+        return;
+    case PC_H_DROP:
+        for (hd_img **pp = &h->imgs; *pp;) {
+            if ((*pp)->vc == m->h.vc && (!m->h.vt || (*pp)->vt == m->h.vt))
+                s_unlink(h, pp);
+            else
+                pp = &(*pp)->next;
+        }
+        return;
+    default:
+        pc_log(PC_LOG_WARN, "dropped %s from %s: not for a holder", pc_type_name(m->h.type),
+               m->from);
+    }
+}
+
+void pc_holder_on_member(pc_holder *h, const pc_member *m, pc_member_state old)
+{
+    (void)old;
+    if (m->state != PC_MEMBER_DEAD && m->state != PC_MEMBER_LEFT)
+        return;
+    /* a deployer that is gone took its client with it */
+    for (hd_img **pp = &h->imgs; *pp;) {
+        if (!strcmp((*pp)->deployer, m->rec.endpoint))
+            s_unlink(h, pp);
+        else
+            pp = &(*pp)->next;
+    }
+}
+
+int pc_holder_new(pc_holder **out, pc_peer *p)
+{
+    pc_holder *h = calloc(1, sizeof *h);
+    if (!h)
+        return LEV_ENOMEM;
+    h->p = p;
+    *out = h;
+    return 0;
+}
+
+void pc_holder_destroy(pc_holder **h_p)
+{
+    pc_holder *h = h_p ? *h_p : NULL;
+    if (!h)
+        return;
+    while (h->imgs)
+        s_unlink(h, &h->imgs);
+    free(h);
+    *h_p = NULL;
+}
+
+void pc_holder_status(pc_holder *h, pc_wbuf *j)
+{
+    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu}", (unsigned long long)h->n,
+                (unsigned long long)h->bytes);
+}

@@ -1,0 +1,418 @@
+/* peer.c - a peer controller (peer.h): its start (bind, rate benchmark,
+ * membership), its network thread (one zmq_poll loop over the transport,
+ * the executors' channels and a wake pipe), the dispatch of each received
+ * message to the participation manager, deployer, worker or holder, and
+ * its graceful leave.
+ */
+#define _GNU_SOURCE
+#include "peer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "lev_errors.h"
+#include "log.h"
+#include "peer_private.h"
+#include "rt.h"
+
+#define PC_POLL_MAX 256
+#define PC_RECV_BURST 256 /* messages handled before the timers run again */
+
+uint64_t pc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+const pc_member *pc_peer_member(pc_peer *p, const char *endpoint)
+{
+    return pc_members_find(p->mem, endpoint);
+}
+
+bool pc_peer_alive(pc_peer *p, const char *endpoint)
+{
+    const pc_member *m = pc_members_find(p->mem, endpoint);
+    return m && m->state == PC_MEMBER_ALIVE;
+}
+
+int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk)
+{
+    return pc_transport_send(p->tr, to, h, body, bulk);
+}
+
+const char *pc_peer_endpoint(const pc_peer *p) { return p->self.endpoint; }
+
+/* ===================================================================
+ * The processing rate: a short built-in benchmark at start
+ * =================================================================== */
+
+/* Work units per second of one core: rounds of an integer mix (a
+ * multiply, shifts, xors and a dependent add, like a GA's inner loops)
+ * counted for about 40 ms, in thousands. */
+static uint32_t s_measure_rate(void)
+{
+    volatile uint64_t sink = 0;
+    uint64_t x = 88172645463325252ull, rounds = 0;
+    uint64_t t0 = pc_now_ms(), t1 = t0;
+    while (t1 - t0 < 40 && rounds < (1ull << 40)) {
+        for (int i = 0; i < 100000; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x += x * 2654435761u;
+        }
+        rounds += 100000;
+        t1 = pc_now_ms();
+    }
+    sink = x;
+    (void)sink;
+    uint64_t ms = t1 - t0 ? t1 - t0 : 1;
+    uint64_t rate = rounds / ms; /* thousands per second */
+    return rate ? (uint32_t)(rate > UINT32_MAX ? UINT32_MAX : rate) : 1;
+}
+
+/* ===================================================================
+ * Membership glue: the participation manager
+ * =================================================================== */
+
+static void s_members_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    pc_peer *p = ud;
+    pc_transport_send_raw(p->tr, to, pc_hdr_make(type, 0, 0, 0, 0), payload, len, NULL);
+}
+
+static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
+{
+    pc_peer *p = ud;
+    if (!strcmp(m->rec.endpoint, p->self.endpoint))
+        return;
+    if (m->state != old)
+        pc_log(m->state == PC_MEMBER_ALIVE ? PC_LOG_INFO : PC_LOG_WARN, "peer %s: %s -> %s",
+               m->rec.endpoint, pc_member_state_name(old), pc_member_state_name(m->state));
+    else
+        pc_log(PC_LOG_INFO, "peer %s joined (%u cores, rate %u, %s)", m->rec.endpoint, m->rec.cores,
+               m->rec.rate, m->rec.arch);
+    pc_deployer_on_member(p->dep, m, old);
+    pc_worker_on_member(p->wk, m, old);
+    pc_holder_on_member(p->hold, m, old);
+    if (m->state == PC_MEMBER_DEAD || m->state == PC_MEMBER_LEFT)
+        pc_transport_forget(p->tr, m->rec.endpoint);
+}
+
+/* ===================================================================
+ * Dispatch
+ * =================================================================== */
+
+static void s_status(pc_peer *p, pc_msg *m)
+{
+    pc_wbuf json, body;
+    pc_wbuf_init(&json);
+    pc_wbuf_init(&body);
+    pc_status_json(p, &json);
+    pc_put_u8(&json, 0);
+    pc_put_str(&body, json.err ? "{}" : (const char *)json.data);
+    pc_hdr h = pc_hdr_make(PC_S_STATUS_REPLY, 0, 0, 0, m->h.seq);
+    pc_transport_send(p->tr, m->from, h, &body, NULL);
+    pc_wbuf_free(&json);
+    pc_wbuf_free(&body);
+}
+
+static void s_dispatch(pc_peer *p, pc_msg *m)
+{
+    uint16_t t = m->h.type;
+    switch (t >> 8) {
+    case 0x01: {
+        const char *why = NULL;
+        if (pc_members_recv(p->mem, pc_now_ms(), m->from, t, zmq_msg_data(&m->body),
+                            zmq_msg_size(&m->body), &why) < 0)
+            pc_log(PC_LOG_WARN, "dropped %s from %s: %s", pc_type_name(t), m->from,
+                   why ? why : "malformed");
+        return;
+    }
+    case 0x02:
+        pc_deployer_on_msg(p->dep, m);
+        return;
+    case 0x03:
+        if (t == PC_W_ENROL || t == PC_W_MODULE || t == PC_W_RUN || t == PC_W_RESUME ||
+            t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS)
+            pc_worker_on_msg(p->wk, m);
+        else
+            pc_deployer_on_msg(p->dep, m);
+        return;
+    case 0x04:
+        if (t == PC_H_HELD || t == PC_H_MISSING)
+            pc_deployer_on_msg(p->dep, m);
+        else
+            pc_holder_on_msg(p->hold, m);
+        return;
+    case 0x05:
+        if (t == PC_S_STATUS) {
+            s_status(p, m);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    pc_log(PC_LOG_WARN, "dropped %s from %s: not a message a peer takes from the network",
+           pc_type_name(t), m->from);
+}
+
+/* ===================================================================
+ * The network thread
+ * =================================================================== */
+
+static void s_drain_wake(pc_peer *p)
+{
+    char buf[64];
+    while (read(p->wake[0], buf, sizeof buf) > 0)
+        ;
+}
+
+static void s_update_load(pc_peer *p, uint64_t now)
+{
+    uint32_t load = pc_worker_load(p->wk);
+    if (load != p->self.load && now - p->load_sent_ms >= 1000) {
+        p->self.load = load;
+        p->load_sent_ms = now;
+        pc_members_update_self(p->mem, &p->self, now);
+    }
+}
+
+/* Handles a command of another thread; returns false when the loop ends. */
+static bool s_command(pc_peer *p, uint64_t now)
+{
+    int cmd = atomic_exchange(&p->cmd, PC_CMD_NONE);
+    if (cmd == PC_CMD_STOP)
+        return false;
+    if (cmd == PC_CMD_LEAVE && !p->leaving) {
+        pc_log(PC_LOG_INFO, "leaving the mesh: migrating %u VTs first", pc_worker_load(p->wk));
+        p->leaving = true;
+        pc_worker_leave(p->wk);
+    }
+    if (p->leaving) {
+        bool moved = pc_worker_load(p->wk) == 0;
+        if (moved || now >= p->leave_deadline_ms) {
+            pthread_mutex_lock(&p->mu);
+            p->leave_rc = moved ? 0 : LEV_ETIMEDOUT;
+            pthread_mutex_unlock(&p->mu);
+            pc_members_leave(p->mem, now);
+            pc_log(moved ? PC_LOG_INFO : PC_LOG_WARN, "left the mesh%s",
+                   moved ? "" : ": some VTs could not be moved in time");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void *s_thread(void *arg)
+{
+    pc_peer *p = arg;
+    zmq_pollitem_t items[PC_POLL_MAX];
+    for (;;) {
+        uint64_t now = pc_now_ms();
+        if (!s_command(p, now))
+            break;
+        uint64_t next = now + 100;
+        uint64_t t = pc_members_tick(p->mem, now);
+        if (t < next)
+            next = t;
+        t = pc_deployer_tick(p->dep, now);
+        if (t < next)
+            next = t;
+        t = pc_worker_tick(p->wk, now);
+        if (t < next)
+            next = t;
+        s_update_load(p, now);
+
+        items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
+        items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};
+        int n = 2 + pc_worker_poll_items(p->wk, items + 2, PC_POLL_MAX - 2);
+        now = pc_now_ms();
+        long wait = next > now ? (long)(next - now) : 0;
+        if (p->leaving && wait > 20)
+            wait = 20;
+        int rc = zmq_poll(items, n, wait);
+        if (rc < 0) {
+            if (errno == EINTR)
+                continue;
+            pc_log(PC_LOG_ERROR, "poll failed: %s", zmq_strerror(errno));
+            break;
+        }
+        if (items[1].revents)
+            s_drain_wake(p);
+        if (n > 2)
+            pc_worker_on_ready(p->wk, items + 2, n - 2);
+        if (items[0].revents & ZMQ_POLLIN) {
+            for (int i = 0; i < PC_RECV_BURST; i++) {
+                pc_msg m;
+                const char *why = NULL;
+                int r = pc_transport_recv(p->tr, &m, &why);
+                if (r == 0)
+                    break;
+                if (r < 0) {
+                    pc_log(PC_LOG_WARN, "dropped a message from %s: %s", m.from[0] ? m.from : "?",
+                           why ? why : "malformed");
+                    continue;
+                }
+                s_dispatch(p, &m);
+                pc_msg_close(&m);
+            }
+        }
+    }
+    pthread_mutex_lock(&p->mu);
+    p->stopped = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void s_wake(pc_peer *p)
+{
+    ssize_t w = write(p->wake[1], "x", 1);
+    (void)w;
+}
+
+/* ===================================================================
+ * Life cycle
+ * =================================================================== */
+
+static void s_free(pc_peer *p)
+{
+    pc_deployer_destroy(&p->dep);
+    pc_worker_destroy(&p->wk);
+    pc_holder_destroy(&p->hold);
+    pc_members_destroy(&p->mem);
+    pc_transport_destroy(&p->tr, p->leaving ? 2000 : 0);
+    if (p->zctx)
+        zmq_ctx_term(p->zctx);
+    if (p->wake[0] >= 0)
+        close(p->wake[0]);
+    if (p->wake[1] >= 0)
+        close(p->wake[1]);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->data_dir);
+    free(p->exec_prog);
+    free(p);
+}
+
+static void s_fill_self(pc_peer *p)
+{
+    struct utsname u;
+    pc_ep_copy(p->self.endpoint, pc_transport_endpoint(p->tr));
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    p->self.cores = p->o.cores < 0 ? 0
+                    : p->o.cores   ? (uint32_t)p->o.cores
+                                   : (uint32_t)(online > 0 ? online : 1);
+    p->self.rate = p->o.rate > 0 ? (uint32_t)p->o.rate : s_measure_rate();
+    snprintf(p->self.arch, sizeof p->self.arch, "%.15s", uname(&u) ? "unknown" : u.machine);
+    uint16_t one = 1;
+    p->self.big_endian = *(uint8_t *)&one == 0;
+    p->self.version = PC_WIRE_VERSION;
+}
+
+int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
+{
+    *out = NULL;
+    pc_peer_opts def = {0};
+    if (!o)
+        o = &def;
+    if (o->njoin < 0 || o->njoin > PC_JOIN_MAX)
+        return rt_err(LEV_EINVAL, "at most %d seeds", PC_JOIN_MAX);
+    for (int i = 0; i < o->njoin; i++)
+        if (!pc_endpoint_valid(o->join[i]))
+            return rt_err(LEV_EINVAL, "seed '%s' is not tcp://HOST:PORT", o->join[i]);
+    rt_init(); /* the collector starts on this thread, never on the network thread */
+    pc_peer *p = calloc(1, sizeof *p);
+    if (!p)
+        return LEV_ENOMEM;
+    p->o = *o;
+    p->wake[0] = p->wake[1] = -1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->data_dir = o->data_dir ? strdup(o->data_dir) : NULL;
+    p->exec_prog = o->executor_program ? strdup(o->executor_program) : NULL;
+    p->o.data_dir = p->data_dir;
+    p->o.executor_program = p->exec_prog;
+    p->o.listen = p->o.advertise = NULL;
+    p->njoin = o->njoin;
+    for (int i = 0; i < o->njoin; i++)
+        pc_ep_copy(p->join[i], o->join[i]);
+    if (!p->o.max_msg)
+        p->o.max_msg = (size_t)1 << 30;
+    if (!p->o.crash_limit)
+        p->o.crash_limit = 3;
+    if (!p->o.client_timeout_ms)
+        p->o.client_timeout_ms = 10000;
+
+    int rc = LEV_ENOMEM;
+    p->zctx = zmq_ctx_new();
+    if (!p->zctx || pipe2(p->wake, O_NONBLOCK | O_CLOEXEC))
+        goto fail;
+    zmq_ctx_set(p->zctx, ZMQ_BLOCKY, 0);
+    rc = pc_transport_new(&p->tr, p->zctx, o->listen ? o->listen : "tcp://127.0.0.1:0",
+                          o->advertise, p->o.max_msg);
+    if (rc)
+        goto fail;
+    s_fill_self(p);
+    uint64_t now = pc_now_ms();
+    p->started_ms = now;
+    pc_members_io io = {.send = s_members_send, .changed = s_members_changed, .ud = p};
+    uint64_t seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ now;
+    p->vc_counter = seed << 20;
+    if ((rc = pc_members_new(&p->mem, &p->self, &o->members, &io, seed, now)) ||
+        (rc = pc_deployer_new(&p->dep, p)) || (rc = pc_worker_new(&p->wk, p)) ||
+        (rc = pc_holder_new(&p->hold, p)))
+        goto fail;
+    for (int i = 0; i < p->njoin; i++)
+        pc_members_join(p->mem, p->join[i], now);
+    if (pthread_create(&p->thread, NULL, s_thread, p)) {
+        rc = LEV_ENOMEM;
+        goto fail;
+    }
+    pc_log(PC_LOG_INFO, "peer %s ready: %u cores, rate %u, %s", p->self.endpoint, p->self.cores,
+           p->self.rate, p->self.arch);
+    *out = p;
+    return 0;
+fail:
+    s_free(p);
+    return rc;
+}
+
+int pc_peer_leave(pc_peer *p, int timeout_ms)
+{
+    pthread_mutex_lock(&p->mu);
+    p->leave_deadline_ms = pc_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    p->leave_rc = LEV_ETIMEDOUT;
+    pthread_mutex_unlock(&p->mu);
+    atomic_store(&p->cmd, PC_CMD_LEAVE);
+    s_wake(p);
+    pthread_mutex_lock(&p->mu);
+    while (!p->stopped)
+        pthread_cond_wait(&p->cv, &p->mu);
+    int rc = p->leave_rc;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+void pc_peer_destroy(pc_peer **p_p)
+{
+    pc_peer *p = p_p ? *p_p : NULL;
+    if (!p)
+        return;
+    atomic_store(&p->cmd, PC_CMD_STOP);
+    s_wake(p);
+    pthread_join(p->thread, NULL);
+    s_free(p);
+    *p_p = NULL;
+}

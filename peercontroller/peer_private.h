@@ -1,0 +1,115 @@
+/* peer_private.h - what the parts of one peer share (peer.c owns it): the
+ * peer record, its transport and membership, and the three roles a peer
+ * plays at once, each in its own file:
+ *   deployer.c  the deployer of each local client's virtual computer, with
+ *               its enrolment requestor, worker quota maintainer and
+ *               recovery (delegator.c places VTs);
+ *   worker.c    the worker of remote virtual computers: an executor per
+ *               VC, its images sent to their holders;
+ *   holder.c    the checkpoint holder: dormant images of others' VTs.
+ * Everything here runs on the peer's network thread only.
+ */
+#ifndef PC_PEER_PRIVATE_H
+#define PC_PEER_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "membership.h"
+#include "peer.h"
+#include "transport.h"
+#include "wire.h"
+
+typedef struct pc_deployer pc_deployer;
+typedef struct pc_worker pc_worker;
+typedef struct pc_holder pc_holder;
+
+/* Commands from other threads to the network thread. */
+enum { PC_CMD_NONE = 0, PC_CMD_STOP = 1, PC_CMD_LEAVE = 2 };
+
+struct pc_peer {
+    pc_peer_opts o;
+    char *data_dir; /* copies of the option strings */
+    char *exec_prog;
+    char join[PC_JOIN_MAX][PC_ENDPOINT_MAX];
+    int njoin;
+    void *zctx;
+    pc_transport *tr;
+    pc_members *mem;
+    pc_peer_rec self;
+    pc_deployer *dep;
+    pc_worker *wk;
+    pc_holder *hold;
+    uint64_t vc_counter; /* VC ids: this peer's salt and a counter */
+    uint64_t started_ms;
+
+    pthread_t thread;
+    int wake[2]; /* pipe: other threads wake the network thread */
+    atomic_int cmd;
+    pthread_mutex_t mu; /* guards the fields below, for pc_peer_leave */
+    pthread_cond_t cv;
+    bool stopped; /* the network thread has ended */
+    int leave_rc; /* result of a graceful leave */
+    uint64_t leave_deadline_ms;
+    bool leaving;
+    uint64_t load_sent_ms;
+};
+
+/* Milliseconds of the monotonic clock. */
+uint64_t pc_now_ms(void);
+
+/* The peer's view entry for an endpoint, or NULL. */
+const pc_member *pc_peer_member(pc_peer *p, const char *endpoint);
+
+/* True if the endpoint is a member seen ALIVE. */
+bool pc_peer_alive(pc_peer *p, const char *endpoint);
+
+/* Sends through the peer's transport (see pc_transport_send). */
+int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk);
+
+/* ===================================================================
+ * The roles (their files say how)
+ * =================================================================== */
+
+int pc_deployer_new(pc_deployer **out, pc_peer *p);
+void pc_deployer_destroy(pc_deployer **d_p);
+void pc_deployer_on_msg(pc_deployer *d, pc_msg *m);
+void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state old);
+uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now);
+void pc_deployer_status(pc_deployer *d, pc_wbuf *json);
+
+int pc_worker_new(pc_worker **out, pc_peer *p);
+void pc_worker_destroy(pc_worker **w_p);
+void pc_worker_on_msg(pc_worker *w, pc_msg *m);
+void pc_worker_on_member(pc_worker *w, const pc_member *m, pc_member_state old);
+uint64_t pc_worker_tick(pc_worker *w, uint64_t now);
+/* Adds the executors' channels to a poll set; returns how many it added. */
+int pc_worker_poll_items(pc_worker *w, zmq_pollitem_t *items, int cap);
+/* Reads the channels that poll found readable (items as filled above). */
+void pc_worker_on_ready(pc_worker *w, const zmq_pollitem_t *items, int n);
+/* Starts migrating every VT away (graceful leave). */
+void pc_worker_leave(pc_worker *w);
+/* VTs still running here (0 once a leave has moved them all). */
+uint32_t pc_worker_load(const pc_worker *w);
+void pc_worker_status(pc_worker *w, pc_wbuf *json);
+
+int pc_holder_new(pc_holder **out, pc_peer *p);
+void pc_holder_destroy(pc_holder **h_p);
+void pc_holder_on_msg(pc_holder *h, pc_msg *m);
+void pc_holder_on_member(pc_holder *h, const pc_member *m, pc_member_state old);
+void pc_holder_status(pc_holder *h, pc_wbuf *json);
+
+/* ===================================================================
+ * JSON text (status.c)
+ * =================================================================== */
+
+/* Appends s as a JSON string literal. */
+void pc_json_str(pc_wbuf *w, const char *s);
+/* Appends printf-formatted text. */
+void pc_json_fmt(pc_wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The status document of this peer (see README.md, "Status"). */
+void pc_status_json(pc_peer *p, pc_wbuf *out);
+
+#endif

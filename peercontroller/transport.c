@@ -1,0 +1,344 @@
+/* transport.c - the peer's ZeroMQ sockets (transport.h): the bound
+ * ROUTER, one DEALER per peer it sends to, and the checks every received
+ * message passes before anything else reads it.
+ */
+#include "transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_errors.h"
+#include "log.h"
+#include "rt.h"
+
+#define PC_SNDHWM 256        /* messages queued per peer before drops */
+#define PC_HEARTBEAT_MS 1000 /* ZMQ connection heartbeats */
+
+typedef struct s_proxy {
+    struct s_proxy *next;
+    char endpoint[PC_ENDPOINT_MAX];
+    void *sock; /* DEALER connected to endpoint */
+} s_proxy;
+
+struct pc_transport {
+    void *zctx;
+    void *router;
+    char endpoint[PC_ENDPOINT_MAX];
+    size_t max_msg;
+    s_proxy *proxies;
+    pc_transport_stats st;
+};
+
+int pc_endpoint_valid(const char *s)
+{
+    if (!s || strncmp(s, "tcp://", 6) || strlen(s) >= PC_ENDPOINT_MAX)
+        return 0;
+    const char *colon = strrchr(s + 6, ':');
+    if (!colon || colon == s + 6 || !colon[1])
+        return 0;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return atol(colon + 1) <= 65535;
+}
+
+/* Sets an int socket option, ignoring failure (options this libzmq lacks). */
+static void s_opt(void *sock, int opt, int v) { (void)zmq_setsockopt(sock, opt, &v, sizeof v); }
+
+/* The first non-loopback IPv4 address of this machine into out, or "127.0.0.1". */
+static void s_local_addr(char *out, size_t cap)
+{
+    struct ifaddrs *ifs = NULL;
+    snprintf(out, cap, "127.0.0.1");
+    if (getifaddrs(&ifs))
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK))
+            continue;
+        inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out, (socklen_t)cap);
+        break;
+    }
+    freeifaddrs(ifs);
+}
+
+int pc_transport_new(pc_transport **out, void *zctx, const char *listen, const char *advertise,
+                     size_t max_msg)
+{
+    *out = NULL;
+    if (!pc_endpoint_valid(listen))
+        return rt_err(LEV_EINVAL, "listen endpoint '%s' is not tcp://HOST:PORT", listen);
+    if (advertise && !pc_endpoint_valid(advertise))
+        return rt_err(LEV_EINVAL, "advertised endpoint '%s' is not tcp://HOST:PORT", advertise);
+    pc_transport *t = calloc(1, sizeof *t);
+    if (!t)
+        return LEV_ENOMEM;
+    t->zctx = zctx;
+    t->max_msg = max_msg;
+    t->router = zmq_socket(zctx, ZMQ_ROUTER);
+    if (!t->router) {
+        free(t);
+        return rt_err(LEV_EPEER, "cannot create a socket: %s", zmq_strerror(errno));
+    }
+    s_opt(t->router, ZMQ_LINGER, 0);
+    s_opt(t->router, ZMQ_ROUTER_HANDOVER, 1);
+    s_opt(t->router, ZMQ_RCVHWM, 0);
+    s_opt(t->router, ZMQ_SNDHWM, PC_SNDHWM);
+    s_opt(t->router, ZMQ_HEARTBEAT_IVL, PC_HEARTBEAT_MS);
+    s_opt(t->router, ZMQ_HEARTBEAT_TIMEOUT, 5 * PC_HEARTBEAT_MS);
+    int64_t mx = (int64_t)max_msg;
+    zmq_setsockopt(t->router, ZMQ_MAXMSGSIZE, &mx, sizeof mx);
+    if (zmq_bind(t->router, listen)) {
+        int e = errno;
+        zmq_close(t->router);
+        free(t);
+        return rt_err(LEV_EPEER, "cannot listen on %s: %s", listen, zmq_strerror(e));
+    }
+    char bound[PC_ENDPOINT_MAX];
+    size_t blen = sizeof bound;
+    zmq_getsockopt(t->router, ZMQ_LAST_ENDPOINT, bound, &blen);
+    if (advertise) {
+        pc_ep_copy(t->endpoint, advertise);
+    } else if (!strncmp(bound, "tcp://0.0.0.0:", 14)) {
+        char addr[64], port[8];
+        s_local_addr(addr, sizeof addr);
+        snprintf(port, sizeof port, "%.7s", bound + 14);
+        snprintf(t->endpoint, sizeof t->endpoint, "tcp://%s:%s", addr, port);
+    } else {
+        pc_ep_copy(t->endpoint, bound);
+    }
+    *out = t;
+    return 0;
+}
+
+void pc_transport_destroy(pc_transport **t_p, int linger_ms)
+{
+    pc_transport *t = t_p ? *t_p : NULL;
+    if (!t)
+        return;
+    for (s_proxy *p = t->proxies, *next; p; p = next) {
+        next = p->next;
+        s_opt(p->sock, ZMQ_LINGER, linger_ms);
+        zmq_close(p->sock);
+        free(p);
+    }
+    zmq_close(t->router);
+    free(t);
+    *t_p = NULL;
+}
+
+const char *pc_transport_endpoint(const pc_transport *t) { return t->endpoint; }
+
+void *pc_transport_socket(pc_transport *t) { return t->router; }
+
+void pc_transport_stats_get(const pc_transport *t, pc_transport_stats *st) { *st = t->st; }
+
+/* The DEALER to `to`, connected on first use; NULL if it cannot be made. */
+static void *s_proxy_sock(pc_transport *t, const char *to)
+{
+    for (s_proxy *p = t->proxies; p; p = p->next)
+        if (!strcmp(p->endpoint, to))
+            return p->sock;
+    s_proxy *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->sock = zmq_socket(t->zctx, ZMQ_DEALER);
+    if (!p->sock) {
+        free(p);
+        return NULL;
+    }
+    pc_ep_copy(p->endpoint, to);
+    zmq_setsockopt(p->sock, ZMQ_ROUTING_ID, t->endpoint, strlen(t->endpoint));
+    s_opt(p->sock, ZMQ_LINGER, 0);
+    s_opt(p->sock, ZMQ_SNDHWM, PC_SNDHWM);
+    s_opt(p->sock, ZMQ_RECONNECT_IVL, 100);
+    s_opt(p->sock, ZMQ_RECONNECT_IVL_MAX, 1000);
+    s_opt(p->sock, ZMQ_HEARTBEAT_IVL, PC_HEARTBEAT_MS);
+    s_opt(p->sock, ZMQ_HEARTBEAT_TIMEOUT, 5 * PC_HEARTBEAT_MS);
+    if (zmq_connect(p->sock, to)) {
+        zmq_close(p->sock);
+        free(p);
+        return NULL;
+    }
+    p->next = t->proxies;
+    t->proxies = p;
+    return p->sock;
+}
+
+void pc_transport_forget(pc_transport *t, const char *endpoint)
+{
+    for (s_proxy **pp = &t->proxies; *pp; pp = &(*pp)->next) {
+        if (!strcmp((*pp)->endpoint, endpoint)) {
+            s_proxy *p = *pp;
+            *pp = p->next;
+            zmq_close(p->sock);
+            free(p);
+            return;
+        }
+    }
+}
+
+/* zmq_send of one frame, retried on EINTR; 0 or -1. */
+static int s_send_frame(void *sock, const void *p, size_t n, int flags)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        if (zmq_send(sock, p, n, flags | ZMQ_DONTWAIT) >= 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+    return -1;
+}
+
+int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void *body, size_t len,
+                          zmq_msg_t *bulk)
+{
+    size_t blen = bulk ? zmq_msg_size(bulk) : 0;
+    if (len + blen > UINT32_MAX) {
+        if (bulk)
+            zmq_msg_close(bulk);
+        return rt_err(LEV_ERANGE, "message to %s is over 4 GiB", to);
+    }
+    h.len = (uint32_t)(len + blen);
+    uint8_t hb[PC_HDR_LEN];
+    pc_hdr_encode(&h, hb);
+    int is_peer = !strncmp(to, "tcp://", 6);
+    void *sock = is_peer ? s_proxy_sock(t, to) : t->router;
+    int rc = -1;
+    if (sock) {
+        /* The first frame decides: if it cannot be queued nothing was. */
+        rc = is_peer ? 0 : s_send_frame(sock, to, strlen(to), ZMQ_SNDMORE);
+        if (!rc)
+            rc = s_send_frame(sock, hb, sizeof hb, ZMQ_SNDMORE);
+        if (!rc)
+            rc = s_send_frame(sock, body, len, bulk ? ZMQ_SNDMORE : 0);
+        if (!rc && bulk) {
+            for (int tries = 0; tries < 100; tries++) {
+                rc = zmq_msg_send(bulk, sock, ZMQ_DONTWAIT) >= 0 ? 0 : -1;
+                if (!rc || errno != EINTR)
+                    break;
+            }
+        }
+    }
+    if (bulk)
+        zmq_msg_close(bulk);
+    if (rc) {
+        t->st.dropped_out++;
+        pc_log(PC_LOG_DEBUG, "send %s to %s dropped: %s", pc_type_name(h.type), to,
+               zmq_strerror(errno));
+        return LEV_EPEER;
+    }
+    t->st.sent++;
+    return 0;
+}
+
+int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body,
+                      zmq_msg_t *bulk)
+{
+    if (body && body->err) {
+        if (bulk)
+            zmq_msg_close(bulk);
+        return body->err;
+    }
+    return pc_transport_send_raw(t, to, h, body ? body->data : NULL, body ? body->len : 0, bulk);
+}
+
+void pc_msg_close(pc_msg *m)
+{
+    zmq_msg_close(&m->body);
+    zmq_msg_close(&m->bulk);
+}
+
+/* Receives one frame into msg, retrying EINTR; 0, or -1 (EAGAIN: none). */
+static int s_recv_frame(void *sock, zmq_msg_t *msg, int flags)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        if (zmq_msg_recv(msg, sock, flags) >= 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+    return -1;
+}
+
+/* Reads and drops the rest of a multipart message. */
+static void s_drain(void *sock)
+{
+    int more = 1;
+    size_t sz = sizeof more;
+    for (int i = 0; i < 1024; i++) {
+        if (zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &sz) || !more)
+            return;
+        zmq_msg_t f;
+        zmq_msg_init(&f);
+        int rc = s_recv_frame(sock, &f, 0);
+        zmq_msg_close(&f);
+        if (rc)
+            return;
+    }
+}
+
+int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why)
+{
+    void *s = t->router;
+    zmq_msg_t id, hdr;
+    zmq_msg_init(&id);
+    zmq_msg_init(&m->body);
+    zmq_msg_init(&m->bulk);
+    m->from[0] = '\0';
+    if (s_recv_frame(s, &id, ZMQ_DONTWAIT)) {
+        zmq_msg_close(&id);
+        return 0;
+    }
+    size_t idn = zmq_msg_size(&id);
+    if (idn >= sizeof m->from)
+        idn = sizeof m->from - 1;
+    memcpy(m->from, zmq_msg_data(&id), idn);
+    m->from[idn] = '\0';
+    zmq_msg_close(&id);
+    for (size_t i = 0; i < idn; i++)
+        if ((unsigned char)m->from[i] < 0x20 || (unsigned char)m->from[i] > 0x7e)
+            m->from[i] = '?';
+
+    int rc = LEV_EINVAL;
+    *why = "no header frame";
+    zmq_msg_init(&hdr);
+    if (s_recv_frame(s, &hdr, ZMQ_DONTWAIT))
+        goto bad;
+    if (pc_hdr_decode(zmq_msg_data(&hdr), zmq_msg_size(&hdr), &m->h, why) < 0)
+        goto bad;
+    size_t got = 0;
+    if (zmq_msg_more(&hdr)) {
+        if (s_recv_frame(s, &m->body, ZMQ_DONTWAIT))
+            goto bad;
+        got += zmq_msg_size(&m->body);
+        if (zmq_msg_more(&m->body)) {
+            if (s_recv_frame(s, &m->bulk, ZMQ_DONTWAIT))
+                goto bad;
+            got += zmq_msg_size(&m->bulk);
+            if (zmq_msg_more(&m->bulk)) {
+                *why = "more than two payload frames";
+                goto bad;
+            }
+        }
+    }
+    if (got != m->h.len) {
+        *why = "header length does not match the payload frames";
+        goto bad;
+    }
+    zmq_msg_close(&hdr);
+    t->st.received++;
+    return 1;
+bad:
+    s_drain(s);
+    zmq_msg_close(&hdr);
+    pc_msg_close(m);
+    zmq_msg_init(&m->body);
+    zmq_msg_init(&m->bulk);
+    t->st.dropped_in++;
+    return rc;
+}

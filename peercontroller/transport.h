@@ -1,0 +1,83 @@
+/* transport.h - the peer's network endpoint (transport.c): one ZeroMQ
+ * ROUTER bound on the listen endpoint receives every message; sends go
+ * to other peers through one DEALER per peer endpoint (the peer unit
+ * proxies of the paper), whose routing id is this peer's endpoint, so a
+ * receiver knows who sent; replies to a client (a routing id that is not
+ * an endpoint) go back through the ROUTER.
+ *
+ * Received messages are checked here, once: the multipart shape, the
+ * header (pc_hdr_decode) and its length against the frames. Only the
+ * peer's network thread uses a transport.
+ */
+#ifndef PC_TRANSPORT_H
+#define PC_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#include "wire.h"
+
+typedef struct pc_transport pc_transport;
+
+/* A received message: the header, who sent it, and up to two payload
+ * frames: the structured part (may be empty) and a bulk part (a module
+ * or an image). Release with pc_msg_close. */
+typedef struct pc_msg {
+    pc_hdr h;
+    char from[PC_ENDPOINT_MAX]; /* a peer's endpoint, or a client's routing id */
+    zmq_msg_t body;             /* frame 1 (empty when absent) */
+    zmq_msg_t bulk;             /* frame 2 (empty when absent) */
+} pc_msg;
+
+void pc_msg_close(pc_msg *m);
+
+/* Counters since pc_transport_new. */
+typedef struct pc_transport_stats {
+    uint64_t received, sent, dropped_in, dropped_out;
+} pc_transport_stats;
+
+/* Binds the ROUTER on `listen` (tcp://HOST:PORT, port 0: any) and names
+ * this peer `advertise`, or the bound endpoint (a wildcard host replaced
+ * by this machine's first non-loopback address). max_msg bounds what is
+ * accepted (ZMQ_MAXMSGSIZE). 0, LEV_EINVAL (bad endpoint), LEV_EPEER
+ * (cannot bind: the detail says why), LEV_ENOMEM. */
+int pc_transport_new(pc_transport **out, void *zctx, const char *listen, const char *advertise,
+                     size_t max_msg);
+
+/* Closes every socket (queued messages to peers get linger_ms to leave)
+ * and frees; accepts NULL. */
+void pc_transport_destroy(pc_transport **t_p, int linger_ms);
+
+/* This peer's endpoint. */
+const char *pc_transport_endpoint(const pc_transport *t);
+
+/* The ROUTER, for zmq_poll (ZMQ_POLLIN: call pc_transport_recv). */
+void *pc_transport_socket(pc_transport *t);
+
+/* Sends a message to `to` (a peer endpoint, or a client's routing id):
+ * the header, then body (NULL: an empty frame) and bulk (NULL: none;
+ * otherwise moved into the message, the caller's msg emptied). Never
+ * blocks: a message that cannot be queued is dropped and counted.
+ * 0, or LEV_EPEER (dropped), LEV_EINVAL (bad destination). */
+int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body,
+                      zmq_msg_t *bulk);
+
+/* Same with raw bytes as the body. */
+int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void *body, size_t len,
+                          zmq_msg_t *bulk);
+
+/* Receives one message without blocking. 1: *m filled (caller closes it);
+ * 0: none waiting; LEV_EINVAL: a malformed message was read and dropped,
+ * *why says why and *from who sent it (when known). */
+int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why);
+
+/* Closes the DEALER to a peer that is gone, dropping what is queued for it. */
+void pc_transport_forget(pc_transport *t, const char *endpoint);
+
+void pc_transport_stats_get(const pc_transport *t, pc_transport_stats *st);
+
+/* True if s looks like a tcp://HOST:PORT endpoint. */
+int pc_endpoint_valid(const char *s);
+
+#endif

@@ -1,0 +1,705 @@
+/* worker.c - the worker: this peer's part in remote virtual computers.
+ * It answers enrolments, keeps the task modules it was sent (by their
+ * BLAKE2b hash), runs each VC's VTs in an executor of that VC (a process
+ * `levpeer --executor`, or a thread in an embedded peer) over an executor
+ * channel, forwards their results and reports to the deployer and their
+ * images to their holders, stops fenced copies, and on a graceful leave
+ * hands every VT over as a live image.
+ */
+#define GC_THREADS
+#include <errno.h>
+#include <fcntl.h>
+#include <gc/gc.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "exechost.h"
+#include "lev_errors.h"
+#include "log.h"
+#include "modmgr.h"
+#include "peer_private.h"
+
+#define WK_HOLDERS_MAX 4
+
+enum { X_NONE, X_STARTING, X_READY };
+
+typedef struct wk_vt {
+    uint64_t id;
+    uint32_t epoch;
+    uint64_t ckpt; /* images of this epoch sent to holders */
+    int nh;
+    char holders[WK_HOLDERS_MAX][PC_ENDPOINT_MAX];
+} wk_vt;
+
+typedef struct wk_vc {
+    struct wk_vc *next;
+    uint64_t vc;
+    char deployer[PC_ENDPOINT_MAX];
+    uint8_t hash[PC_HASH_LEN];
+    uint64_t digest;
+    int ckpt_ms;
+    bool module_ok_sent;
+    pc_chan *chan;
+    pid_t pid; /* executor process, or 0 (a thread: embedded) */
+    int xstate;
+    uint64_t crash_vt;
+    int crash_sig;
+    wk_vt *vts;
+    int nvts, capvts;
+} wk_vc;
+
+struct pc_worker {
+    pc_peer *p;
+    pc_modmgr *mm;
+    wk_vc *vcs;
+    bool leaving;
+};
+
+/* ===================================================================
+ * Helpers
+ * =================================================================== */
+
+static wk_vc *s_vc(pc_worker *w, uint64_t id)
+{
+    for (wk_vc *v = w->vcs; v; v = v->next)
+        if (v->vc == id)
+            return v;
+    return NULL;
+}
+
+static wk_vt *s_vt(wk_vc *v, uint64_t id)
+{
+    for (int i = 0; i < v->nvts; i++)
+        if (v->vts[i].id == id)
+            return &v->vts[i];
+    return NULL;
+}
+
+static void s_vt_forget(wk_vc *v, uint64_t id)
+{
+    for (int i = 0; i < v->nvts; i++)
+        if (v->vts[i].id == id) {
+            v->vts[i] = v->vts[--v->nvts];
+            return;
+        }
+}
+
+/* The VT's record for a new incarnation (an older one is replaced). */
+static wk_vt *s_vt_track(wk_vc *v, uint64_t id, uint32_t epoch)
+{
+    wk_vt *t = s_vt(v, id);
+    if (!t) {
+        if (v->nvts == v->capvts) {
+            int cap = v->capvts ? v->capvts * 2 : 16;
+            wk_vt *n = realloc(v->vts, (size_t)cap * sizeof *n);
+            if (!n)
+                return NULL;
+            v->vts = n;
+            v->capvts = cap;
+        }
+        t = &v->vts[v->nvts++];
+    }
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    t->epoch = epoch;
+    return t;
+}
+
+/* Reads "u32 n, n x s holder" into the VT's holders. */
+static void s_read_holders(pc_rbuf *r, wk_vt *t)
+{
+    uint32_t n = pc_get_u32(r);
+    if (n > 64) {
+        r->bad = true;
+        r->why = "too many holders";
+        return;
+    }
+    t->nh = 0;
+    for (uint32_t i = 0; i < n && !r->bad; i++) {
+        char ep[PC_ENDPOINT_MAX];
+        if (pc_get_str(r, ep, sizeof ep) && t->nh < WK_HOLDERS_MAX)
+            snprintf(t->holders[t->nh++], PC_ENDPOINT_MAX, "%s", ep);
+    }
+}
+
+static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
+                            uint64_t seq, const void *body, size_t len, zmq_msg_t *bulk)
+{
+    pc_transport_send_raw(w->p->tr, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body,
+                          len, bulk);
+}
+
+/* ===================================================================
+ * Executors
+ * =================================================================== */
+
+static void *s_exec_thread(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    pc_exechost_run(fd, false);
+    return NULL;
+}
+
+/* Stops the VC's executor: its channel closes (an executor ends when it
+ * reads the end of its channel) and a process is killed and reaped. */
+static void s_exec_kill(wk_vc *v)
+{
+    pc_chan_destroy(&v->chan);
+    if (v->pid > 0) {
+        kill(v->pid, SIGKILL);
+        waitpid(v->pid, NULL, 0);
+    }
+    v->pid = 0;
+    v->xstate = X_NONE;
+}
+
+/* Starts the VC's executor and has it load the module. 0 or an error. */
+static int s_exec_start(pc_worker *w, wk_vc *v)
+{
+    const uint8_t *mod = NULL;
+    size_t modlen = 0;
+    int rc = pc_modmgr_get(w->mm, v->hash, &mod, &modlen);
+    if (rc)
+        return rc;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return LEV_EIO;
+    if (w->p->o.embedded) {
+        pthread_t t;
+        if (GC_pthread_create(&t, NULL, s_exec_thread, (void *)(intptr_t)sv[1])) {
+            close(sv[0]);
+            close(sv[1]);
+            return LEV_ENOMEM;
+        }
+        pthread_detach(t);
+        v->pid = 0;
+    } else {
+        const char *prog = w->p->o.executor_program ? w->p->o.executor_program : "/proc/self/exe";
+        char fdnum[16];
+        snprintf(fdnum, sizeof fdnum, "%d", sv[1]);
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(sv[0]);
+            close(sv[1]);
+            return LEV_EIO;
+        }
+        if (pid == 0) {
+            int fl = fcntl(sv[1], F_GETFD);
+            fcntl(sv[1], F_SETFD, fl & ~FD_CLOEXEC);
+            execl(prog, "levpeer", "--executor", "--fd", fdnum, (char *)NULL);
+            _exit(127);
+        }
+        close(sv[1]);
+        v->pid = pid;
+    }
+    v->chan = pc_chan_new(sv[0], w->p->o.max_msg);
+    if (!v->chan)
+        return LEV_ENOMEM;
+    v->xstate = X_STARTING;
+    v->crash_vt = 0;
+    v->crash_sig = 0;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, v->ckpt_ms);
+    pc_put_i32(&b, (int32_t)w->p->self.cores);
+    pc_chan_send_buf(v->chan, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
+    pc_wbuf_free(&b);
+    pc_wbuf_init(&b);
+    pc_put_raw(&b, v->hash, PC_HASH_LEN);
+    pc_put_u64(&b, v->digest);
+    pc_put_u32(&b, (uint32_t)modlen);
+    struct iovec io[2] = {{b.data, b.len}, {(void *)mod, modlen}};
+    rc = b.err ? b.err : pc_chan_send(v->chan, pc_hdr_make(PC_X_MODULE, v->vc, 0, 0, 0), io, 2);
+    pc_wbuf_free(&b);
+    pc_log(PC_LOG_INFO, "VC %016llx: executor started (%s %d)", (unsigned long long)v->vc,
+           v->pid ? "process" : "thread", (int)v->pid);
+    return rc;
+}
+
+static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail);
+
+/* The executor of a VC is gone: tell the deployer which VTs died with it
+ * and which one crashed it. */
+static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
+{
+    int sig = v->crash_sig;
+    if (v->pid > 0) {
+        int status = 0;
+        kill(v->pid, SIGKILL);
+        if (waitpid(v->pid, &status, 0) == v->pid && WIFSIGNALED(status) && !sig)
+            sig = WTERMSIG(status);
+    }
+    pc_chan_destroy(&v->chan);
+    pc_log(PC_LOG_WARN, "VC %016llx: executor %d ended (%s%s%d), %d VTs lost",
+           (unsigned long long)v->vc, (int)v->pid, why, sig ? ", signal " : "", sig, v->nvts);
+    v->pid = 0;
+    v->xstate = X_NONE;
+    if (!v->module_ok_sent) {
+        s_module_reply(w, v, LEV_EMODULE, "the executor ended before it loaded the module");
+        return;
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u64(&b, v->crash_vt);
+    pc_put_i32(&b, sig);
+    pc_put_u32(&b, (uint32_t)v->nvts);
+    for (int i = 0; i < v->nvts; i++) {
+        pc_put_u64(&b, v->vts[i].id);
+        pc_put_u32(&b, v->vts[i].epoch);
+    }
+    if (!b.err)
+        s_send_deployer(w, v, PC_W_LOST, 0, 0, 0, b.data, b.len, NULL);
+    pc_wbuf_free(&b);
+    v->nvts = 0;
+}
+
+/* The executor, started if it is not running. */
+static int s_exec_ensure(pc_worker *w, wk_vc *v) { return v->chan ? 0 : s_exec_start(w, v); }
+
+static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
+{
+    for (wk_vc **pp = &w->vcs; *pp; pp = &(*pp)->next)
+        if (*pp == v) {
+            *pp = v->next;
+            break;
+        }
+    pc_log(PC_LOG_INFO, "VC %016llx dropped (%s)", (unsigned long long)v->vc, why);
+    s_exec_kill(v);
+    free(v->vts);
+    free(v);
+}
+
+/* ===================================================================
+ * The deployer's messages
+ * =================================================================== */
+
+static void s_enrol(pc_worker *w, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    char deployer[PC_ENDPOINT_MAX], arch[32];
+    const void *hash = NULL;
+    pc_get_str(&r, deployer, sizeof deployer);
+    pc_get_raw(&r, &hash, PC_HASH_LEN);
+    uint64_t size = pc_get_u64(&r);
+    pc_get_str(&r, arch, sizeof arch);
+    int32_t ckpt = pc_get_i32(&r);
+    (void)size;
+    if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
+        pc_log(PC_LOG_WARN, "dropped ENROL from %s: %s", m->from,
+               r.bad ? r.why : "bad deployer or VC");
+        return;
+    }
+    int err = 0;
+    if (!w->p->self.cores || w->leaving)
+        err = LEV_EBUSY;
+    wk_vc *v = s_vc(w, m->h.vc);
+    if (!err && !v) {
+        v = calloc(1, sizeof *v);
+        if (!v) {
+            err = LEV_ENOMEM;
+        } else {
+            v->vc = m->h.vc;
+            pc_ep_copy(v->deployer, deployer);
+            memcpy(v->hash, hash, PC_HASH_LEN);
+            v->ckpt_ms = ckpt;
+            v->next = w->vcs;
+            w->vcs = v;
+        }
+    }
+    bool has = !err && pc_modmgr_has(w->mm, hash);
+    if (has && !v->chan && (err = s_exec_start(w, v)))
+        has = false;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_u8(&b, has);
+    pc_put_u32(&b, err ? 0 : w->p->self.cores);
+    pc_peer_send(w->p, deployer, pc_hdr_make(PC_W_ENROLLED, m->h.vc, 0, 0, m->h.seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_str(&b, detail);
+    pc_peer_send(w->p, v->deployer, pc_hdr_make(PC_W_MODULE_OK, v->vc, 0, 0, 0), &b, NULL);
+    pc_wbuf_free(&b);
+    v->module_ok_sent = true;
+}
+
+static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    const void *hash = NULL;
+    pc_get_raw(&r, &hash, PC_HASH_LEN);
+    uint64_t digest = pc_get_u64(&r);
+    if (!pc_rbuf_done(&r) || memcmp(hash, v->hash, PC_HASH_LEN)) {
+        s_module_reply(w, v, LEV_EMODULE, "module message does not match the enrolment");
+        return;
+    }
+    v->digest = digest;
+    int rc = pc_module_arch_check(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk));
+    if (!rc)
+        rc = pc_modmgr_put(w->mm, v->hash, zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk));
+    if (!rc)
+        rc = s_exec_ensure(w, v);
+    if (rc)
+        s_module_reply(w, v, rc, lev_errdetail());
+}
+
+static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    const void *task = NULL, *arg = NULL;
+    size_t tlen = 0, alen = 0;
+    pc_get_blob(&r, &task, &tlen);
+    pc_get_blob(&r, &arg, &alen);
+    size_t args_end = r.off;
+    wk_vt tmp;
+    s_read_holders(&r, &tmp);
+    if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch) {
+        pc_log(PC_LOG_WARN, "dropped RUN from %s: %s", m->from, r.bad ? r.why : "bad VT");
+        return;
+    }
+    int rc = s_exec_ensure(w, v);
+    wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
+    if (!t) {
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_i32(&b, rc ? rc : LEV_ENOMEM);
+        pc_put_str(&b, "cannot start an executor here");
+        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
+        pc_wbuf_free(&b);
+        return;
+    }
+    t->nh = tmp.nh;
+    memcpy(t->holders, tmp.holders, sizeof tmp.holders);
+    struct iovec io = {zmq_msg_data(&m->body), args_end};
+    pc_chan_send(v->chan, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
+}
+
+static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    wk_vt tmp;
+    s_read_holders(&r, &tmp);
+    uint64_t reports = pc_get_u64(&r);
+    if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch || !zmq_msg_size(&m->bulk)) {
+        pc_log(PC_LOG_WARN, "dropped RESUME from %s: %s", m->from, r.bad ? r.why : "bad VT");
+        return;
+    }
+    int rc = s_exec_ensure(w, v);
+    wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
+    if (!t)
+        return;
+    t->nh = tmp.nh;
+    memcpy(t->holders, tmp.holders, sizeof tmp.holders);
+    uint8_t len[4];
+    uint32_t n = (uint32_t)zmq_msg_size(&m->bulk);
+    for (int i = 0; i < 4; i++)
+        len[i] = (uint8_t)(n >> (8 * i));
+    struct iovec io[2] = {{len, 4}, {zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk)}};
+    pc_chan_send(v->chan, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
+}
+
+void pc_worker_on_msg(pc_worker *w, pc_msg *m)
+{
+    if (m->h.type == PC_W_ENROL) {
+        s_enrol(w, m);
+        return;
+    }
+    wk_vc *v = s_vc(w, m->h.vc);
+    if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME)) {
+        pc_log(PC_LOG_DEBUG, "dropped %s from %s: not enrolled in VC %016llx",
+               pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        return;
+    }
+    switch (m->h.type) {
+    case PC_W_MODULE:
+        s_module(w, v, m);
+        return;
+    case PC_W_RUN:
+        s_run(w, v, m);
+        return;
+    case PC_W_RESUME:
+        s_resume(w, v, m);
+        return;
+    case PC_W_HOLDERS: {
+        wk_vt *t = s_vt(v, m->h.vt);
+        pc_rbuf r;
+        pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+        wk_vt tmp;
+        s_read_holders(&r, &tmp);
+        if (t && pc_rbuf_done(&r)) {
+            t->nh = tmp.nh;
+            memcpy(t->holders, tmp.holders, sizeof tmp.holders);
+        }
+        return;
+    }
+    case PC_W_FENCE:
+        if (!m->h.vt) {
+            s_vc_drop(w, v, "fenced: this worker was taken for lost");
+            return;
+        }
+        if (v->chan)
+            pc_chan_send(v->chan, pc_hdr_make(PC_X_CANCEL, v->vc, m->h.vt, m->h.epoch, 0), NULL, 0);
+        wk_vt *t = s_vt(v, m->h.vt);
+        if (t && t->epoch < m->h.epoch) {
+            pc_log(PC_LOG_INFO, "VC %016llx VT %llu epoch %u fenced (now epoch %u elsewhere)",
+                   (unsigned long long)v->vc, (unsigned long long)t->id, t->epoch, m->h.epoch);
+            s_vt_forget(v, t->id);
+        }
+        return;
+    case PC_W_CLOSE:
+        s_vc_drop(w, v, "closed by its deployer");
+        return;
+    default:
+        return;
+    }
+}
+
+/* ===================================================================
+ * The executors' messages
+ * =================================================================== */
+
+static void s_free_payload(void *data, void *hint)
+{
+    (void)data;
+    free(hint);
+}
+
+/* A periodic image: to every holder of the VT, without copies. */
+static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
+{
+    wk_vt *t = s_vt(v, h->vt);
+    pc_rbuf r;
+    pc_rbuf_init(&r, payload, h->len);
+    const void *img = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &img, &len);
+    if (!t || t->epoch != h->epoch || !pc_rbuf_done(&r) || !t->nh) {
+        free(payload);
+        return;
+    }
+    t->ckpt++;
+    zmq_msg_t msg;
+    if (zmq_msg_init_data(&msg, (void *)img, len, s_free_payload, payload)) {
+        free(payload);
+        return;
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_str(&b, v->deployer);
+    pc_put_u64(&b, h->seq);
+    for (int i = 0; i < t->nh; i++) {
+        zmq_msg_t copy;
+        zmq_msg_init(&copy);
+        zmq_msg_copy(&copy, &msg);
+        pc_peer_send(w->p, t->holders[i], pc_hdr_make(PC_H_HOLD, v->vc, t->id, t->epoch, t->ckpt),
+                     &b, &copy);
+    }
+    pc_wbuf_free(&b);
+    zmq_msg_close(&msg);
+}
+
+/* A VT handed over by capture-and-stop: its image goes to the deployer. */
+static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, payload, h->len);
+    int32_t err = pc_get_i32(&r);
+    char detail[256];
+    pc_get_str(&r, detail, sizeof detail);
+    const void *img = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &img, &len);
+    wk_vt *t = s_vt(v, h->vt);
+    if (!t || t->epoch != h->epoch || r.bad) {
+        free(payload);
+        return;
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_u64(&b, h->seq);
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (!err && len && !zmq_msg_init_data(&msg, (void *)img, len, s_free_payload, payload))
+        payload = NULL;
+    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, &msg);
+    pc_wbuf_free(&b);
+    free(payload);
+    s_vt_forget(v, h->vt);
+}
+
+static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
+{
+    wk_vt *t = h->vt ? s_vt(v, h->vt) : NULL;
+    bool current = t && t->epoch == h->epoch;
+    switch (h->type) {
+    case PC_X_READY:
+        v->xstate = X_READY;
+        break;
+    case PC_X_MODULE_OK: {
+        pc_rbuf r;
+        pc_rbuf_init(&r, payload, h->len);
+        int32_t err = pc_get_i32(&r);
+        char detail[256];
+        pc_get_str(&r, detail, sizeof detail);
+        if (!v->module_ok_sent || err)
+            s_module_reply(w, v, r.bad ? LEV_EMODULE : err, detail);
+        break;
+    }
+    case PC_X_IMAGE:
+        s_image(w, v, h, payload);
+        return;
+    case PC_X_STOPPED:
+        s_stopped(w, v, h, payload);
+        return;
+    case PC_X_DONE:
+    case PC_X_FAILED:
+        if (current) {
+            s_send_deployer(w, v, h->type == PC_X_DONE ? PC_W_DONE : PC_W_PLACE_ERR, h->vt,
+                            h->epoch, 0, payload, h->len, NULL);
+            s_vt_forget(v, h->vt);
+        }
+        break;
+    case PC_X_REPORT:
+        if (current)
+            s_send_deployer(w, v, PC_W_REPORT, h->vt, h->epoch, h->seq, payload, h->len, NULL);
+        break;
+    case PC_X_CRASH: {
+        pc_rbuf r;
+        pc_rbuf_init(&r, payload, h->len);
+        v->crash_vt = h->vt;
+        v->crash_sig = pc_get_i32(&r);
+        break;
+    }
+    default:
+        pc_log(PC_LOG_WARN, "VC %016llx: executor sent %s, not an executor's message",
+               (unsigned long long)v->vc, pc_type_name(h->type));
+    }
+    free(payload);
+}
+
+int pc_worker_poll_items(pc_worker *w, zmq_pollitem_t *items, int cap)
+{
+    int n = 0;
+    for (wk_vc *v = w->vcs; v && n < cap; v = v->next)
+        if (v->chan)
+            items[n++] = (zmq_pollitem_t){.fd = pc_chan_fd(v->chan), .events = ZMQ_POLLIN};
+    return n;
+}
+
+void pc_worker_on_ready(pc_worker *w, const zmq_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!items[i].revents)
+            continue;
+        wk_vc *v = w->vcs;
+        while (v && !(v->chan && pc_chan_fd(v->chan) == items[i].fd))
+            v = v->next;
+        for (int k = 0; v && v->chan && k < 64; k++) {
+            pc_hdr h;
+            uint8_t *payload = NULL;
+            const char *why = NULL;
+            int rc = pc_chan_recv(v->chan, &h, &payload, 0, &why);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                s_exec_dead(w, v, why ? why : "channel closed");
+                break;
+            }
+            s_exec_msg(w, v, &h, payload);
+        }
+    }
+}
+
+/* ===================================================================
+ * Membership, leave, status, life cycle
+ * =================================================================== */
+
+void pc_worker_on_member(pc_worker *w, const pc_member *m, pc_member_state old)
+{
+    (void)old;
+    if (m->state != PC_MEMBER_DEAD && m->state != PC_MEMBER_LEFT)
+        return;
+    for (wk_vc *v = w->vcs, *next; v; v = next) {
+        next = v->next;
+        if (!strcmp(v->deployer, m->rec.endpoint))
+            s_vc_drop(w, v, "its deployer is gone");
+    }
+}
+
+void pc_worker_leave(pc_worker *w)
+{
+    w->leaving = true;
+    for (wk_vc *v = w->vcs; v; v = v->next)
+        if (v->chan && v->nvts)
+            pc_chan_send(v->chan, pc_hdr_make(PC_X_STOP, v->vc, 0, 0, 0), NULL, 0);
+}
+
+uint32_t pc_worker_load(const pc_worker *w)
+{
+    uint32_t n = 0;
+    for (const wk_vc *v = w->vcs; v; v = v->next)
+        n += (uint32_t)v->nvts;
+    return n;
+}
+
+uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
+{
+    (void)w;
+    return now + 1000;
+}
+
+void pc_worker_status(pc_worker *w, pc_wbuf *j)
+{
+    bool first = true;
+    for (wk_vc *v = w->vcs; v; v = v->next, first = false) {
+        pc_json_fmt(j, "%s{\"vc\":\"%016llx\",\"deployer\":", first ? "" : ",",
+                    (unsigned long long)v->vc);
+        pc_json_str(j, v->deployer);
+        pc_json_fmt(j, ",\"pid\":%d,\"vts\":%d}", (int)v->pid, v->nvts);
+    }
+}
+
+int pc_worker_new(pc_worker **out, pc_peer *p)
+{
+    pc_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return LEV_ENOMEM;
+    w->p = p;
+    int rc = pc_modmgr_new(&w->mm, p->o.data_dir);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+void pc_worker_destroy(pc_worker **w_p)
+{
+    pc_worker *w = w_p ? *w_p : NULL;
+    if (!w)
+        return;
+    while (w->vcs)
+        s_vc_drop(w, w->vcs, "peer stopping");
+    pc_modmgr_destroy(&w->mm);
+    free(w);
+    *w_p = NULL;
+}

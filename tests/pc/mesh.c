@@ -1,0 +1,294 @@
+/* mesh.c - levpeer processes on loopback for the multi-process tests
+ * (mesh.h). Every wait is for an event (a line, an exit, a state) and is
+ * bounded in time and count. */
+#define _GNU_SOURCE
+#include "mesh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "wire.h"
+
+static uint64_t s_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void s_print_log(const mesh_peer *p)
+{
+    FILE *f = fopen(p->log, "r");
+    char line[512];
+    fprintf(stderr, "---- %s\n", p->log);
+    for (int i = 0; f && i < 200 && fgets(line, sizeof line, f); i++)
+        fputs(line, stderr);
+    if (f)
+        fclose(f);
+}
+
+int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
+               const char *const *args)
+{
+    static int serial;
+    memset(p, 0, sizeof *p);
+    snprintf(p->log, sizeof p->log, "%s/peer%d-%d.log", dir, (int)getpid(), serial++);
+    int out[2];
+    if (pipe2(out, O_CLOEXEC))
+        return -1;
+    const char *argv[64] = {"levpeer"};
+    int n = 1;
+    for (; args && args[n - 1] && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int log = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(out[1], 1);
+        if (log >= 0)
+            dup2(log, 2);
+        execv(levpeer, (char *const *)argv);
+        _exit(127);
+    }
+    close(out[1]);
+    p->pid = pid;
+    size_t got = 0;
+    uint64_t end = s_ms() + (uint64_t)limit_ms;
+    while (got < sizeof p->ep - 1 && !memchr(p->ep, '\n', got)) {
+        uint64_t now = s_ms();
+        struct pollfd pf = {.fd = out[0], .events = POLLIN};
+        if (now >= end || poll(&pf, 1, (int)(end - now)) <= 0)
+            break;
+        ssize_t r = read(out[0], p->ep + got, sizeof p->ep - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(out[0]);
+    char *nl = memchr(p->ep, '\n', got);
+    if (!nl) {
+        fprintf(stderr, "mesh: levpeer printed no endpoint within %d ms\n", limit_ms);
+        mesh_signal(p, SIGKILL);
+        mesh_reap(p, 5000);
+        s_print_log(p);
+        return -1;
+    }
+    *nl = '\0';
+    return 0;
+}
+
+void mesh_signal(mesh_peer *p, int sig)
+{
+    if (p->pid > 0)
+        kill(p->pid, sig);
+}
+
+bool mesh_reap(mesh_peer *p, int limit_ms)
+{
+    if (p->pid <= 0)
+        return true;
+    /* wait for the exit itself: a pidfd becomes readable when it happens */
+    int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (fd >= 0) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        uint64_t end = s_ms() + (uint64_t)limit_ms;
+        while (poll(&pf, 1, (int)(end > s_ms() ? end - s_ms() : 0)) < 0 && errno == EINTR)
+            ;
+        close(fd);
+    }
+    if (waitpid(p->pid, &p->status, fd >= 0 ? WNOHANG : 0) == p->pid) {
+        p->pid = 0;
+        return true;
+    }
+    return false;
+}
+
+void mesh_stop_all(mesh_peer *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (v[i].pid > 0) {
+            kill(v[i].pid, SIGCONT);
+            mesh_signal(&v[i], SIGKILL);
+            mesh_reap(&v[i], 10000);
+        }
+    }
+}
+
+static void *s_ctx(void)
+{
+    static void *ctx;
+    if (!ctx)
+        ctx = zmq_ctx_new();
+    return ctx;
+}
+
+char *mesh_status(const char *ep, int limit_ms)
+{
+    void *s = zmq_socket(s_ctx(), ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    char id[64];
+    snprintf(id, sizeof id, "test:%d", (int)getpid());
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, id, strlen(id));
+    char *out = NULL;
+    if (zmq_connect(s, ep) == 0) {
+        uint8_t hb[PC_HDR_LEN];
+        pc_hdr h = pc_hdr_make(PC_S_STATUS, 0, 0, 0, 7);
+        pc_hdr_encode(&h, hb);
+        zmq_send(s, hb, sizeof hb, 0);
+        zmq_pollitem_t it = {.socket = s, .events = ZMQ_POLLIN};
+        uint64_t end = s_ms() + (uint64_t)limit_ms;
+        while (!out && s_ms() < end) {
+            if (zmq_poll(&it, 1, (long)(end - s_ms())) <= 0)
+                continue;
+            zmq_msg_t f[2];
+            zmq_msg_init(&f[0]);
+            zmq_msg_init(&f[1]);
+            if (zmq_msg_recv(&f[0], s, 0) >= 0 && zmq_msg_more(&f[0]) &&
+                zmq_msg_recv(&f[1], s, 0) >= 0) {
+                pc_rbuf r;
+                pc_rbuf_init(&r, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]));
+                out = pc_get_strdup(&r, 1 << 24);
+            }
+            zmq_msg_close(&f[0]);
+            zmq_msg_close(&f[1]);
+        }
+    }
+    zmq_close(s);
+    return out;
+}
+
+void mesh_send_raw(const char *ep, const void *const *frames, const size_t *lens, int n)
+{
+    void *s = zmq_socket(s_ctx(), ZMQ_DEALER);
+    int linger = 2000;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, "test:raw", 8);
+    if (zmq_connect(s, ep) == 0)
+        for (int i = 0; i < n; i++)
+            zmq_send(s, frames[i], lens[i], i + 1 < n ? ZMQ_SNDMORE : 0);
+    zmq_close(s);
+}
+
+bool mesh_wait(const char *ep, bool (*cond)(const char *json, void *ctx), void *ctx, int limit_ms)
+{
+    uint64_t end = s_ms() + (uint64_t)limit_ms;
+    for (int i = 0; i < 100000 && s_ms() < end; i++) {
+        char *js = mesh_status(ep, 2000);
+        bool ok = js && cond(js, ctx);
+        free(js);
+        if (ok)
+            return true;
+        zmq_pollitem_t none;
+        zmq_poll(&none, 0, 20); /* between two looks at the state */
+    }
+    return false;
+}
+
+/* ---- the status document ---- */
+
+int js_count(const char *s, const char *needle)
+{
+    int n = 0;
+    size_t len = strlen(needle);
+    for (const char *p = strstr(s, needle); p; p = strstr(p + len, needle))
+        n++;
+    return n;
+}
+
+/* The object of VT vt in the "vts" list, or NULL. */
+static const char *s_vt(const char *json, uint64_t vt)
+{
+    char key[64];
+    snprintf(key, sizeof key, "{\"id\":%llu,\"task\":", (unsigned long long)vt);
+    return strstr(json, key);
+}
+
+/* Copies the JSON string that starts at p (at its opening quote) into out. */
+static bool s_str_at(const char *p, char *out, size_t cap)
+{
+    if (!p || *p != '"')
+        return false;
+    size_t n = 0;
+    for (p++; *p && *p != '"' && n + 1 < cap; p++)
+        out[n++] = *p;
+    out[n] = '\0';
+    return true;
+}
+
+bool js_vt_str(const char *json, uint64_t vt, const char *field, char *out, size_t cap)
+{
+    const char *o = s_vt(json, vt);
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", field);
+    const char *f = o ? strstr(o, key) : NULL;
+    const char *end = o ? strchr(o, '}') : NULL;
+    if (!f || (end && f > end))
+        return false;
+    return s_str_at(f + strlen(key), out, cap);
+}
+
+long long js_vt_int(const char *json, uint64_t vt, const char *field)
+{
+    const char *o = s_vt(json, vt);
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", field);
+    const char *f = o ? strstr(o, key) : NULL;
+    const char *end = o ? strchr(o, '}') : NULL;
+    if (!f || (end && f > end))
+        return INT64_MIN;
+    return strtoll(f + strlen(key), NULL, 10);
+}
+
+bool js_vt_holder(const char *json, uint64_t vt, char *out, size_t cap)
+{
+    const char *o = s_vt(json, vt);
+    const char *f = o ? strstr(o, "\"holders\":[") : NULL;
+    if (!f)
+        return false;
+    return s_str_at(f + strlen("\"holders\":["), out, cap);
+}
+
+int js_workers(const char *json, const char *ep, bool *has)
+{
+    const char *f = strstr(json, "\"workers\":[");
+    *has = false;
+    if (!f)
+        return 0;
+    f += strlen("\"workers\":[");
+    const char *end = strchr(f, ']');
+    int n = 0;
+    char one[160];
+    while (f && end && f < end && *f == '"') {
+        s_str_at(f, one, sizeof one);
+        n++;
+        *has |= ep && !strcmp(one, ep);
+        f = strchr(f + 1, '"');
+        f = f ? f + 1 : NULL;
+        if (f && *f == ',')
+            f++;
+    }
+    return n;
+}
+
+void js_peer_state(const char *json, const char *ep, char *out, size_t cap)
+{
+    char key[200];
+    snprintf(key, sizeof key, "{\"endpoint\":\"%s\",\"state\":", ep);
+    const char *f = strstr(json, key);
+    out[0] = '\0';
+    if (f)
+        s_str_at(f + strlen(key), out, cap);
+}

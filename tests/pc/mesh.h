@@ -1,0 +1,71 @@
+/* mesh.h - a mesh of levpeer processes on loopback for the multi-process
+ * tests (mesh.c): start a peer and wait for the endpoint it prints, signal
+ * and reap it, ask any peer for its status document, and wait (bounded in
+ * time and count) for a condition on the status of a peer.
+ */
+#ifndef PC_MESH_H
+#define PC_MESH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct mesh_peer {
+    pid_t pid; /* 0 once reaped */
+    char ep[128];
+    char log[256]; /* its standard error */
+    int status;    /* wait status once reaped */
+} mesh_peer;
+
+/* Starts `levpeer ARGS...` (args NULL-terminated) with its standard error
+ * in a log file of dir, and waits at most limit_ms for the endpoint line.
+ * 0, or -1 (the peer did not come up: its log is printed). */
+int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
+               const char *const *args);
+
+/* Sends sig to the peer. */
+void mesh_signal(mesh_peer *p, int sig);
+
+/* Waits at most limit_ms for the peer to exit; true if it did (status in
+ * p->status). */
+bool mesh_reap(mesh_peer *p, int limit_ms);
+
+/* Kills (SIGKILL) and reaps every peer still running. */
+void mesh_stop_all(mesh_peer *v, int n);
+
+/* The status document of the peer at ep (malloc'd JSON), or NULL when it
+ * does not answer within limit_ms. */
+char *mesh_status(const char *ep, int limit_ms);
+
+/* Sends raw frames (each with its length) to ep through a fresh DEALER. */
+void mesh_send_raw(const char *ep, const void *const *frames, const size_t *lens, int n);
+
+/* Calls cond(status of ep, ctx) on the peer's status every 20 ms until it
+ * returns true (true) or limit_ms pass (false). */
+bool mesh_wait(const char *ep, bool (*cond)(const char *json, void *ctx), void *ctx, int limit_ms);
+
+/* ---- reading the status document (its layout is status.c's) ---- */
+
+/* Occurrences of needle in s. */
+int js_count(const char *s, const char *needle);
+
+/* The text of string field `field` of VT `vt` ("host", "state", "task")
+ * into out; false if the VT is not there. */
+bool js_vt_str(const char *json, uint64_t vt, const char *field, char *out, size_t cap);
+
+/* The integer field `field` of VT `vt` ("epoch", "checkpoint_age_ms"),
+ * or INT64_MIN if absent. */
+long long js_vt_int(const char *json, uint64_t vt, const char *field);
+
+/* The first holder of VT `vt` into out; false if it has none. */
+bool js_vt_holder(const char *json, uint64_t vt, char *out, size_t cap);
+
+/* Number of entries of the "workers" list of the first VC, and whether
+ * `ep` is among them. */
+int js_workers(const char *json, const char *ep, bool *has);
+
+/* State of peer `ep` in the "peers" list ("alive", "suspect"...), or "" if absent. */
+void js_peer_state(const char *json, const char *ep, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,897 @@
+/* test_exechost.c - executor processes and the module manager.
+ *
+ * The test plays a worker daemon: it starts `levpeer --executor --fd N`
+ * over a socketpair and talks the executor protocol (exechost.h) with the
+ * task module built from pc_tasks.c: READY; MODULE, good and damaged;
+ * RUN to DONE, and of unknown tasks to FAILED; periodic IMAGEs naming the
+ * VT, one of them resumed in a second executor to the straight run's
+ * result; STOP mid-run and the image resumed elsewhere; CANCEL; RESUME of
+ * damaged and foreign images; a task that crashes its executor (CRASH,
+ * then the end of the channel and death by SIGSEGV); an executor whose
+ * daemon goes away; the executor's low priority; levpeer's bad arguments.
+ * Then the module manager: put and get by BLAKE2b hash in memory and on
+ * disk, damaged bytes and a damaged cache file refused, the architecture
+ * check. Every wait is for a record or a process, bounded; none sleeps.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "chan.h"
+#include "image.h"
+#include "lev_errors.h"
+#include "modmgr.h"
+#include "pc_test.h"
+#include "taskmod.h"
+#include "wire.h"
+
+#ifndef PC_LEVPEER
+#error "PC_LEVPEER: the path of the levpeer program"
+#endif
+
+extern char **environ;
+
+#define LIMIT_MS 30000 /* bound of any wait for a record or a process */
+#define SPIN_STEPS 64
+#define SPIN_WORK 6000000 /* a straight run lasts about half a second */
+
+/* ===================================================================
+ * An executor process
+ * =================================================================== */
+
+typedef struct s_exe {
+    pid_t pid;
+    int pidfd;
+    pc_chan *c;
+} s_exe;
+
+static uint8_t *g_mod; /* the module's bytes */
+static size_t g_mod_len;
+static uint8_t g_hash[PC_HASH_LEN];
+
+/* Starts an executor; nice is LEV_EXEC_NICE for it (NULL: unset). Waits
+ * for its READY, which must name its pid. */
+static void s_start(s_exe *e, const char *nice)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        fcntl(sv[1], F_SETFD, 0);
+        if (nice)
+            setenv("LEV_EXEC_NICE", nice, 1);
+        else
+            unsetenv("LEV_EXEC_NICE");
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", sv[1]);
+        execl(PC_LEVPEER, "levpeer", "--executor", "--fd", fd, (char *)NULL);
+        _exit(127);
+    }
+    close(sv[1]);
+    e->pid = pid;
+    e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    assert_true(e->pidfd >= 0);
+    e->c = pc_chan_new(sv[0], 0);
+    assert_non_null(e->c);
+    pc_hdr h;
+    uint8_t *p = NULL;
+    assert_int_equal(pc_test_recv(e->c, &h, &p, NULL, LIMIT_MS), 1);
+    assert_int_equal(h.type, PC_X_READY);
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, h.len);
+    assert_int_equal(pc_get_i32(&r), pid);
+    assert_true(pc_rbuf_done(&r));
+    free(p);
+}
+
+/* Waits (bounded) for the executor to end; returns its wait status. */
+static int s_reap(s_exe *e)
+{
+    struct pollfd p = {.fd = e->pidfd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, LIMIT_MS)) < 0 && errno == EINTR)
+        ;
+    if (n == 0) {
+        kill(e->pid, SIGKILL);
+        waitpid(e->pid, NULL, 0);
+        fail_msg("the executor did not end within %d ms", LIMIT_MS);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(e->pid, &st, 0), e->pid);
+    close(e->pidfd);
+    return st;
+}
+
+/* Closes the daemon's end; the executor must exit with status 0. */
+static void s_finish(s_exe *e)
+{
+    pc_chan_destroy(&e->c);
+    int st = s_reap(e);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void s_send(s_exe *e, pc_hdr h, pc_wbuf *w)
+{
+    assert_int_equal(w->err, 0);
+    assert_int_equal(pc_chan_send_buf(e->c, h, w), 0);
+    pc_wbuf_free(w);
+}
+
+static void s_config(s_exe *e, int checkpoint_ms, int threads)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_i32(&w, checkpoint_ms);
+    pc_put_i32(&w, threads);
+    s_send(e, pc_hdr_make(PC_X_CONFIG, 0, 0, 0, 0), &w);
+}
+
+/* What IMAGE and REPORT records showed while waiting for another. */
+typedef struct s_seen {
+    int images, reports;
+    uint64_t image_seq, report_seq; /* the last ones */
+    bool keep;                      /* keep the first image that comes */
+    int keep_from;                  /* after this many reports */
+    uint8_t *img;
+    size_t img_len;
+} s_seen;
+
+/* The blob of a payload (pointing inside it), which must be all of it. */
+static const uint8_t *s_blob_only(const uint8_t *p, size_t n, size_t *len)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, n);
+    const void *b = NULL;
+    assert_true(pc_get_blob(&r, &b, len));
+    assert_true(pc_rbuf_done(&r));
+    return b;
+}
+
+/* Checks an IMAGE or a REPORT against the VT it names and notes it. */
+static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
+{
+    size_t len;
+    const uint8_t *b = s_blob_only(p, h->len, &len);
+    if (h->type == PC_X_REPORT) {
+        assert_int_equal(len, sizeof(long));
+        assert_true(h->seq > s->report_seq);
+        s->report_seq = h->seq;
+        s->reports++;
+        return;
+    }
+    rt_image_info info;
+    assert_int_equal(rt_image_info_get(b, len, &info), 0);
+    assert_true(info.vt_id == h->vt);
+    assert_int_equal(info.epoch, h->epoch);
+    assert_true(h->seq > s->image_seq);
+    s->image_seq = h->seq;
+    s->images++;
+    if (s->keep && !s->img && s->reports >= s->keep_from) {
+        s->img = malloc(len);
+        assert_non_null(s->img);
+        memcpy(s->img, b, len);
+        s->img_len = len;
+    }
+}
+
+/* Waits for the next record of `type` (of VT vt unless 0); IMAGEs and
+ * REPORTs before it go to seen (of VT vt only) or are passed over; any
+ * other record fails the test. The caller frees *p. */
+static void s_expect(s_exe *e, uint16_t type, uint64_t vt, s_seen *seen, pc_hdr *h, uint8_t **p)
+{
+    for (;;) {
+        const char *why = NULL;
+        *p = NULL;
+        int r = pc_test_recv(e->c, h, p, &why, LIMIT_MS);
+        if (r != 1)
+            fail_msg("waiting for %s: the channel ended: %s", pc_type_name(type), why);
+        if (h->type == type && (!vt || h->vt == vt))
+            return;
+        if (h->type != PC_X_IMAGE && h->type != PC_X_REPORT)
+            fail_msg("waiting for %s of VT %llu, got %s of VT %llu", pc_type_name(type),
+                     (unsigned long long)vt, pc_type_name(h->type), (unsigned long long)h->vt);
+        if (seen && h->vt == vt)
+            s_note(seen, h, *p);
+        free(*p);
+    }
+}
+
+/* Sends the module (its bytes with damage at byte `damage` unless it is
+ * negative) and returns MODULE_OK's error; its detail goes to detail. */
+static int s_module(s_exe *e, long damage, char *detail, size_t cap)
+{
+    uint8_t *b = malloc(g_mod_len);
+    assert_non_null(b);
+    memcpy(b, g_mod, g_mod_len);
+    if (damage >= 0)
+        b[damage] ^= 0x5A;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_raw(&w, g_hash, PC_HASH_LEN);
+    pc_put_u64(&w, rt_taskmod_digest(g_mod, g_mod_len));
+    pc_put_blob(&w, b, g_mod_len);
+    free(b);
+    s_send(e, pc_hdr_make(PC_X_MODULE, 0, 0, 0, 77), &w);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(e, PC_X_MODULE_OK, 0, NULL, &h, &p);
+    assert_true(h.seq == 77);
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, h.len);
+    int err = pc_get_i32(&r);
+    assert_true(pc_get_str(&r, detail, cap));
+    assert_true(pc_rbuf_done(&r));
+    free(p);
+    return err;
+}
+
+/* An executor with the module loaded and the given configuration. */
+static void s_ready(s_exe *e, int checkpoint_ms, int threads)
+{
+    s_start(e, "0");
+    s_config(e, checkpoint_ms, threads);
+    char detail[512];
+    assert_int_equal(s_module(e, -1, detail, sizeof detail), 0);
+    assert_string_equal(detail, "");
+}
+
+static void s_run(s_exe *e, uint64_t vt, uint32_t epoch, const char *task, const void *arg,
+                  size_t len)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_str(&w, task);
+    pc_put_blob(&w, arg, len);
+    s_send(e, pc_hdr_make(PC_X_RUN, 0, vt, epoch, 0), &w);
+}
+
+static void s_run_spin(s_exe *e, uint64_t vt, uint32_t epoch)
+{
+    long arg[2] = {SPIN_STEPS, SPIN_WORK};
+    s_run(e, vt, epoch, "pc_spin", arg, sizeof arg);
+}
+
+static void s_resume(s_exe *e, uint64_t vt, uint32_t epoch, const uint8_t *img, size_t len)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_blob(&w, img, len);
+    s_send(e, pc_hdr_make(PC_X_RESUME, 0, vt, epoch, 0), &w);
+}
+
+/* Reads the err and detail that start a payload; the reader goes on. */
+static int s_err_detail(pc_rbuf *r, const pc_hdr *h, const uint8_t *p, char *detail, size_t cap)
+{
+    pc_rbuf_init(r, p, h->len);
+    int err = pc_get_i32(r);
+    assert_true(pc_get_str(r, detail, cap));
+    return err;
+}
+
+/* Waits for DONE of vt at epoch and returns its 8-byte result (which must
+ * have no error). */
+static uint64_t s_done_u64(s_exe *e, uint64_t vt, uint32_t epoch, s_seen *seen)
+{
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(e, PC_X_DONE, vt, seen, &h, &p);
+    assert_int_equal(h.epoch, epoch);
+    pc_rbuf r;
+    char detail[512];
+    int err = s_err_detail(&r, &h, p, detail, sizeof detail);
+    if (err)
+        fail_msg("VT %llu failed: %s: %s", (unsigned long long)vt, lev_strerror(err), detail);
+    const void *res;
+    size_t len;
+    assert_true(pc_get_blob(&r, &res, &len));
+    assert_true(pc_rbuf_done(&r));
+    assert_int_equal(len, 8);
+    uint64_t v;
+    memcpy(&v, res, 8);
+    free(p);
+    return v;
+}
+
+/* Waits for FAILED of vt; its error must be err and its detail hold what. */
+static void s_expect_failed(s_exe *e, uint64_t vt, int err, const char *what)
+{
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(e, PC_X_FAILED, vt, NULL, &h, &p);
+    pc_rbuf r;
+    char detail[512];
+    int got = s_err_detail(&r, &h, p, detail, sizeof detail);
+    assert_true(pc_rbuf_done(&r));
+    free(p);
+    if (got != err || !strstr(detail, what))
+        fail_msg("expected FAILED %d with \"%s\", got %d: %s", err, what, got, detail);
+}
+
+/* The result of pc_spin run straight, without checkpoints (once). */
+static uint64_t s_spin_straight(void)
+{
+    static uint64_t result;
+    static bool known;
+    if (!known) {
+        s_exe e;
+        s_ready(&e, 0, 1);
+        s_run_spin(&e, 2, 1);
+        s_seen seen = {0};
+        result = s_done_u64(&e, 2, 1, &seen);
+        assert_int_equal(seen.images, 0);
+        assert_int_equal(seen.reports, 8);
+        s_finish(&e);
+        known = true;
+    }
+    return result;
+}
+
+/* ===================================================================
+ * Executor tests
+ * =================================================================== */
+
+static void t_ready_and_exit(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_start(&e, "0");
+    s_finish(&e);
+}
+
+static void t_module(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_start(&e, "0");
+    char detail[512];
+    assert_int_equal(s_module(&e, (long)g_mod_len / 2, detail, sizeof detail), LEV_EMODULE);
+    assert_non_null(strstr(detail, "damaged"));
+    /* Before any module: a RUN fails, naming why. */
+    long n = 10;
+    s_run(&e, 5, 1, "pc_sum", &n, sizeof n);
+    s_expect_failed(&e, 5, LEV_EMODULE, "no task module is loaded");
+    /* A payload cut short. */
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_raw(&w, g_hash, 10);
+    s_send(&e, pc_hdr_make(PC_X_MODULE, 0, 0, 0, 77), &w);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_MODULE_OK, 0, NULL, &h, &p);
+    pc_rbuf r;
+    assert_int_equal(s_err_detail(&r, &h, p, detail, sizeof detail), LEV_EINVAL);
+    assert_non_null(strstr(detail, "malformed MODULE"));
+    free(p);
+    assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
+    assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0); /* again: reused */
+    s_finish(&e);
+}
+
+static void t_run(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_ready(&e, 0, 2);
+    long n = 100000;
+    s_run(&e, 5, 3, "pc_sum", &n, sizeof n);
+    assert_true(s_done_u64(&e, 5, 3, NULL) == (uint64_t)(n * (n - 1) / 2));
+    s_run(&e, 6, 1, "pc_nope", &n, sizeof n);
+    s_expect_failed(&e, 6, LEV_EMODULE, "no task named pc_nope");
+    s_run(&e, 7, 1, "pc_mix", &n, sizeof n); /* a function, not a task */
+    s_expect_failed(&e, 7, LEV_EMODULE, "no task named pc_mix");
+    s_run(&e, 1, 1, "pc_sum", &n, sizeof n);
+    s_expect_failed(&e, 1, LEV_EINVAL, "reserved");
+    /* The same id twice while it runs. */
+    s_run_spin(&e, 8, 1);
+    s_run(&e, 8, 1, "pc_sum", &n, sizeof n);
+    s_expect_failed(&e, 8, LEV_EBUSY, "runs here already");
+    s_done_u64(&e, 8, 1, NULL);
+    /* Once it ended, the id is free again. */
+    s_run(&e, 8, 2, "pc_sum", &n, sizeof n);
+    assert_true(s_done_u64(&e, 8, 2, NULL) == (uint64_t)(n * (n - 1) / 2));
+    s_finish(&e);
+}
+
+static void t_images_resume(void **state)
+{
+    (void)state;
+    uint64_t straight = s_spin_straight();
+    s_exe e;
+    s_ready(&e, 10, 1);
+    s_run_spin(&e, 42, 3);
+    s_seen seen = {.keep = true, .keep_from = 4};
+    assert_true(s_done_u64(&e, 42, 3, &seen) == straight);
+    assert_int_equal(seen.reports, 8);
+    if (seen.images < 2)
+        fail_msg("%d images of a run with a checkpoint every 10 ms", seen.images);
+    s_finish(&e);
+
+    s_exe other;
+    s_ready(&other, 0, 1);
+    s_resume(&other, 42, 4, seen.img, seen.img_len);
+    s_seen after = {0};
+    assert_true(s_done_u64(&other, 42, 4, &after) == straight);
+    assert_true(after.reports <= 4); /* it went on from the image */
+    s_finish(&other);
+    free(seen.img);
+}
+
+static void t_resume_bad(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_start(&e, "0");
+    s_config(&e, 5, 1);
+    static const uint8_t junk[64] = "not an image";
+    s_resume(&e, 9, 1, junk, sizeof junk);
+    s_expect_failed(&e, 9, LEV_EIMAGE, "");
+    char detail[512];
+    assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
+    s_run_spin(&e, 9, 1);
+    s_seen seen = {.keep = true};
+    s_done_u64(&e, 9, 1, &seen);
+    assert_non_null(seen.img);
+    s_resume(&e, 10, 1, seen.img, seen.img_len);
+    s_expect_failed(&e, 10, LEV_EIMAGE, "is of virtual thread 9, not 10");
+    seen.img[seen.img_len / 2] ^= 0x11;
+    s_resume(&e, 9, 2, seen.img, seen.img_len);
+    s_expect_failed(&e, 9, LEV_EIMAGE, "");
+    s_finish(&e);
+    free(seen.img);
+}
+
+static void t_stop_resume(void **state)
+{
+    (void)state;
+    uint64_t straight = s_spin_straight();
+    s_exe e;
+    s_ready(&e, 0, 2);
+    s_run_spin(&e, 20, 1);
+    s_run_spin(&e, 21, 1);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_REPORT, 20, NULL, &h, &p); /* both run */
+    free(p);
+    s_send(&e, pc_hdr_make(PC_X_STOP, 0, 99, 0, 0), &(pc_wbuf){0});
+    s_expect(&e, PC_X_STOPPED, 99, NULL, &h, &p);
+    pc_rbuf r;
+    char detail[512];
+    assert_int_equal(s_err_detail(&r, &h, p, detail, sizeof detail), LEV_ENOVT);
+    free(p);
+    s_send(&e, pc_hdr_make(PC_X_STOP, 0, 0, 0, 0), &(pc_wbuf){0});
+    uint8_t *img[2] = {NULL, NULL};
+    size_t len[2];
+    for (int i = 0; i < 2; i++) {
+        s_expect(&e, PC_X_STOPPED, 0, NULL, &h, &p);
+        assert_true(h.vt == 20 || h.vt == 21);
+        int k = (int)(h.vt - 20);
+        assert_null(img[k]);
+        int err = s_err_detail(&r, &h, p, detail, sizeof detail);
+        if (err)
+            fail_msg("STOPPED with %s: %s", lev_strerror(err), detail);
+        const void *b;
+        assert_true(pc_get_blob(&r, &b, &len[k]));
+        assert_true(pc_rbuf_done(&r));
+        rt_image_info info;
+        assert_int_equal(rt_image_info_get(b, len[k], &info), 0);
+        assert_true(info.vt_id == h.vt);
+        img[k] = malloc(len[k]);
+        memcpy(img[k], b, len[k]);
+        free(p);
+    }
+    s_finish(&e);
+
+    s_exe other;
+    s_ready(&other, 0, 2);
+    for (int k = 0; k < 2; k++)
+        s_resume(&other, 20 + (uint64_t)k, 2, img[k], len[k]);
+    for (int k = 0; k < 2; k++) { /* in either order */
+        s_expect(&other, PC_X_DONE, 0, NULL, &h, &p);
+        assert_true(h.vt == 20 || h.vt == 21);
+        assert_int_equal(h.epoch, 2);
+        int err = s_err_detail(&r, &h, p, detail, sizeof detail);
+        const void *res;
+        size_t n;
+        assert_int_equal(err, 0);
+        assert_true(pc_get_blob(&r, &res, &n));
+        assert_int_equal(n, sizeof straight);
+        assert_memory_equal(res, &straight, n);
+        free(p);
+        free(img[k]);
+    }
+    s_finish(&other);
+}
+
+static void t_cancel(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_ready(&e, 5, 1);
+    s_run_spin(&e, 30, 5);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_REPORT, 30, NULL, &h, &p);
+    free(p);
+    s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 5, 0), &(pc_wbuf){0}); /* not older: stays */
+    s_send(&e, pc_hdr_make(PC_X_CANCEL, 0, 30, 6, 0), &(pc_wbuf){0});
+    long n = 1000;
+    s_run(&e, 30, 6, "pc_sum", &n, sizeof n); /* the id is free at once */
+    /* Neither DONE of epoch 5 nor anything of it after DONE of epoch 6. */
+    assert_true(s_done_u64(&e, 30, 6, NULL) == 499500);
+    s_run(&e, 31, 1, "pc_sum", &n, sizeof n);
+    for (;;) {
+        const char *why;
+        assert_int_equal(pc_test_recv(e.c, &h, &p, &why, LIMIT_MS), 1);
+        free(p);
+        if (h.type == PC_X_DONE && h.vt == 31)
+            break;
+        if (h.vt == 30)
+            fail_msg("%s of the canceled VT (epoch %u)", pc_type_name(h.type), h.epoch);
+    }
+    s_finish(&e);
+}
+
+static void t_crash(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_ready(&e, 0, 2);
+    s_run(&e, 11, 4, "pc_crash", NULL, 0);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_CRASH, 0, NULL, &h, &p);
+    assert_true(h.vt == 11);
+    assert_int_equal(h.epoch, 4);
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, h.len);
+    assert_int_equal(pc_get_i32(&r), SIGSEGV);
+    assert_true(pc_rbuf_done(&r));
+    free(p);
+    const char *why = NULL;
+    assert_int_equal(pc_test_recv(e.c, &h, &p, &why, LIMIT_MS), LEV_EPEER);
+    assert_non_null(strstr(why, "closed"));
+    int st = s_reap(&e);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGSEGV);
+    pc_chan_destroy(&e.c);
+}
+
+static void t_daemon_gone(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_ready(&e, 5, 1);
+    s_run_spin(&e, 12, 1);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_REPORT, 12, NULL, &h, &p);
+    free(p);
+    s_finish(&e); /* cancels the running VT and exits 0 */
+}
+
+/* Scheduling policy and nice value of thread tid of process pid, from
+ * /proc (fields 19 and 41 of stat). */
+static void s_sched_of(pid_t pid, const char *tid, int *policy, int *nice)
+{
+    char path[320], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/task/%s/stat", (int)pid, tid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *s = strrchr(buf, ')'); /* after the command name */
+    assert_non_null(s);
+    int field = 2;
+    *policy = *nice = -100;
+    for (char *tok = strtok(s + 1, " "); tok; tok = strtok(NULL, " ")) {
+        field++;
+        if (field == 19)
+            *nice = atoi(tok);
+        if (field == 41)
+            *policy = atoi(tok);
+    }
+}
+
+/* Every thread of the executor runs at SCHED_IDLE or nice 19 (low), or
+ * else at the test's own priority. */
+static void s_assert_threads(const s_exe *e, bool low)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)e->pid);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int threads = 0;
+    for (struct dirent *t = readdir(d); t; t = readdir(d)) {
+        if (t->d_name[0] == '.')
+            continue;
+        int policy, nice;
+        s_sched_of(e->pid, t->d_name, &policy, &nice);
+        threads++;
+        if (low && policy != SCHED_IDLE && nice != 19)
+            fail_msg("thread %s runs with policy %d, nice %d", t->d_name, policy, nice);
+        if (!low && (policy != SCHED_OTHER || nice != getpriority(PRIO_PROCESS, 0)))
+            fail_msg("thread %s runs with policy %d, nice %d", t->d_name, policy, nice);
+    }
+    closedir(d);
+    assert_true(threads >= 3); /* main, sender, workers */
+}
+
+static void t_priority(void **state)
+{
+    (void)state;
+    for (int low = 1; low >= 0; low--) {
+        s_exe e;
+        s_start(&e, low ? NULL : "0");
+        assert_int_equal(sched_getscheduler(e.pid), low ? SCHED_IDLE : SCHED_OTHER);
+        s_config(&e, 0, 1);
+        char detail[512];
+        assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
+        long n = 10;
+        s_run(&e, 13, 1, "pc_sum", &n, sizeof n);
+        assert_true(s_done_u64(&e, 13, 1, NULL) == 45);
+        s_assert_threads(&e, low);
+        s_finish(&e);
+    }
+}
+
+/* Runs levpeer with args; returns its exit status and stderr. */
+static int s_levpeer(char *const argv[], char *err, size_t cap)
+{
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, PC_LEVPEER, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < cap &&
+           ((r = read(pipefd[0], err + n, cap - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    err[n] = '\0';
+    close(pipefd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void t_bad_args(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_int_equal(s_levpeer((char *[]){"levpeer", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "daemon is not in this build"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--executor", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "usage"));
+    assert_int_equal(
+        s_levpeer((char *[]){"levpeer", "--executor", "--fd", "x1", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "descriptor number"));
+    assert_int_equal(
+        s_levpeer((char *[]){"levpeer", "--executor", "--fd", "200", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "not an open stream socket"));
+}
+
+/* ===================================================================
+ * Module manager
+ * =================================================================== */
+
+static void t_modmgr_memory(void **state)
+{
+    (void)state;
+    pc_modmgr *mm = NULL;
+    assert_int_equal(pc_modmgr_new(&mm, NULL), 0);
+    uint8_t other[PC_HASH_LEN];
+    pc_module_hash("x", 1, other);
+    assert_memory_not_equal(other, g_hash, PC_HASH_LEN);
+    assert_false(pc_modmgr_has(mm, g_hash));
+    const uint8_t *b;
+    size_t n;
+    assert_int_equal(pc_modmgr_get(mm, g_hash, &b, &n), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "not cached"));
+
+    uint8_t *bad = malloc(g_mod_len);
+    memcpy(bad, g_mod, g_mod_len);
+    bad[g_mod_len - 1] ^= 1;
+    assert_int_equal(pc_modmgr_put(mm, g_hash, bad, g_mod_len), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "damaged"));
+    assert_int_equal(pc_modmgr_put(mm, g_hash, g_mod, g_mod_len - 1), LEV_EMODULE);
+    assert_false(pc_modmgr_has(mm, g_hash));
+    free(bad);
+
+    assert_int_equal(pc_modmgr_put(mm, g_hash, g_mod, g_mod_len), 0);
+    assert_int_equal(pc_modmgr_put(mm, g_hash, g_mod, g_mod_len), 0); /* again */
+    assert_true(pc_modmgr_has(mm, g_hash));
+    assert_int_equal(pc_modmgr_get(mm, g_hash, &b, &n), 0);
+    assert_int_equal(n, g_mod_len);
+    assert_memory_equal(b, g_mod, n);
+    assert_ptr_not_equal(b, g_mod); /* its own copy */
+    pc_modmgr_destroy(&mm);
+    assert_null(mm);
+    pc_modmgr_destroy(&mm);
+}
+
+/* Number of entries of a directory. */
+static int s_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e = readdir(d); e; e = readdir(d))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void t_modmgr_disk(void **state)
+{
+    (void)state;
+    char dir[512], mods[600], file[700], hex[2 * PC_HASH_LEN + 1];
+    snprintf(dir, sizeof dir, "%s/modmgr.%d", PC_WORK_DIR, (int)getpid());
+    mkdir(PC_WORK_DIR, 0777);
+    snprintf(mods, sizeof mods, "%s/modules", dir);
+    pc_module_hash_hex(g_hash, hex);
+    snprintf(file, sizeof file, "%s/%s.so", mods, hex);
+    unlink(file);
+
+    pc_modmgr *mm = NULL;
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+    assert_int_equal(pc_modmgr_put(mm, g_hash, g_mod, g_mod_len), 0);
+    pc_modmgr_destroy(&mm);
+    assert_int_equal(s_entries(mods), 1); /* the file, no temporary left */
+    size_t n;
+    uint8_t *b = pc_test_slurp(file, &n);
+    assert_int_equal(n, g_mod_len);
+    assert_memory_equal(b, g_mod, n);
+    free(b);
+
+    /* A new manager finds it on disk. */
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+    const uint8_t *got;
+    assert_true(pc_modmgr_has(mm, g_hash));
+    assert_int_equal(pc_modmgr_get(mm, g_hash, &got, &n), 0);
+    assert_int_equal(n, g_mod_len);
+    assert_memory_equal(got, g_mod, n);
+    pc_modmgr_destroy(&mm);
+
+    /* A damaged file is refused and removed. */
+    FILE *f = fopen(file, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)g_mod_len / 3, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_equal(fseek(f, (long)g_mod_len / 3, SEEK_SET), 0);
+    fputc(c ^ 0x20, f);
+    fclose(f);
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+    assert_int_equal(pc_modmgr_get(mm, g_hash, &got, &n), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "damaged"));
+    assert_int_equal(access(file, F_OK), -1);
+    assert_false(pc_modmgr_has(mm, g_hash));
+    /* Stored again, it is whole. */
+    assert_int_equal(pc_modmgr_put(mm, g_hash, g_mod, g_mod_len), 0);
+    pc_modmgr_destroy(&mm);
+    b = pc_test_slurp(file, &n);
+    assert_memory_equal(b, g_mod, g_mod_len);
+    free(b);
+    unlink(file);
+    rmdir(mods);
+    rmdir(dir);
+
+    /* A data directory that cannot be made. */
+    assert_int_equal(pc_modmgr_new(&mm, "/proc/no/such/dir"), LEV_EIO);
+    assert_null(mm);
+}
+
+static void t_arch(void **state)
+{
+    (void)state;
+    char arch[PC_ARCH_MAX];
+    assert_int_equal(pc_module_arch(g_mod, g_mod_len, arch), 0);
+    assert_string_equal(arch, pc_arch_self());
+    assert_int_equal(pc_module_arch_check(g_mod, g_mod_len), 0);
+    assert_int_equal(pc_arch_check(pc_arch_self()), 0);
+#if defined(__x86_64__)
+    assert_string_equal(pc_arch_self(), "x86_64");
+#elif defined(__aarch64__)
+    assert_string_equal(pc_arch_self(), "aarch64");
+#endif
+
+    uint8_t *b = malloc(g_mod_len);
+    memcpy(b, g_mod, g_mod_len);
+    Elf64_Ehdr eh;
+    memcpy(&eh, b, sizeof eh);
+    bool x86 = !strcmp(pc_arch_self(), "x86_64");
+    eh.e_machine = x86 ? EM_AARCH64 : EM_X86_64;
+    memcpy(b, &eh, sizeof eh);
+    char want[128];
+    snprintf(want, sizeof want, "module built for %s, this peer is %s", x86 ? "aarch64" : "x86_64",
+             pc_arch_self());
+    assert_int_equal(pc_module_arch_check(b, g_mod_len), LEV_EMODULE);
+    assert_string_equal(lev_errdetail(), want);
+    b[EI_DATA] = ELFDATA2MSB;
+    b[18] = 0;
+    b[19] = EM_PPC64;
+    assert_int_equal(pc_module_arch(b, g_mod_len, arch), 0);
+    assert_string_equal(arch, "ppc64");
+    b[EI_CLASS] = 7;
+    b[19] = 250;
+    assert_int_equal(pc_module_arch(b, g_mod_len, arch), 0);
+    assert_string_equal(arch, "elf-machine-250-badclass-be");
+    assert_int_equal(pc_module_arch(b, 19, arch), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "truncated"));
+    assert_int_equal(pc_module_arch("#!/bin/sh\n", 10, arch), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "not an ELF file"));
+    free(b);
+
+    assert_int_equal(pc_arch_check("riscv64-nonesuch"), LEV_EMODULE);
+    assert_non_null(strstr(lev_errdetail(), "module built for riscv64-nonesuch, this peer is"));
+    assert_int_equal(pc_arch_check(NULL), LEV_EMODULE);
+}
+
+static int s_setup(void **state)
+{
+    (void)state;
+    g_mod = pc_test_slurp(LEV_TASK_MODULE_PATH, &g_mod_len);
+    pc_module_hash(g_mod, g_mod_len, g_hash);
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    (void)state;
+    free(g_mod);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_ready_and_exit),
+        cmocka_unit_test(t_module),
+        cmocka_unit_test(t_run),
+        cmocka_unit_test(t_images_resume),
+        cmocka_unit_test(t_resume_bad),
+        cmocka_unit_test(t_stop_resume),
+        cmocka_unit_test(t_cancel),
+        cmocka_unit_test(t_crash),
+        cmocka_unit_test(t_daemon_gone),
+        cmocka_unit_test(t_priority),
+        cmocka_unit_test(t_bad_args),
+        cmocka_unit_test(t_modmgr_memory),
+        cmocka_unit_test(t_modmgr_disk),
+        cmocka_unit_test(t_arch),
+    };
+    return cmocka_run_group_tests(tests, s_setup, s_teardown);
+}

@@ -1,0 +1,686 @@
+/* test_mesh.c - the distributed system end to end: meshes of levpeer
+ * processes on loopback, a client (this program, which carries the task
+ * module of pc_tasks.c) opening a virtual computer on one of them, and the
+ * faults of the fault model: a worker killed, a holder killed, a worker
+ * stopped past the failure timeout and continued, a graceful SIGTERM, an
+ * executor crashed by its task, a worker that cannot load the module, a
+ * worker joining mid-run, the client's peer lost. Every result must equal
+ * the fault-free value (computed here natively), every report must reach
+ * the client exactly once, and no wait is for a time: each is for a state
+ * of a peer, bounded. Run one scenario with `test_pc_mesh NAME`.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zmq.h>
+
+#include "leverage.h"
+#include "mesh.h"
+#include "wire.h"
+
+#ifndef LEVPEER_PATH
+#error "LEVPEER_PATH must name the levpeer program"
+#endif
+
+uint64_t pc_steps(uint64_t x, long steps, long step_work, long **chunks, long nchunks);
+
+#define MAXP 40
+#define MAXVT 16
+#define STEPS 64L
+#define LIMIT 120000 /* ms: the bound of every wait, far above what any takes */
+
+static char s_dir[256];
+static long s_work = 20000000; /* rounds per step (~1.5 s a VT): LEV_TEST_WORK overrides */
+
+/* ===================================================================
+ * Reports: each VT's step numbers, in the order they arrived
+ * =================================================================== */
+
+typedef struct reports {
+    pthread_mutex_t mu;
+    long seen[MAXVT + 2][16];
+    int n[MAXVT + 2];
+    int bad;
+} reports;
+
+static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    reports *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    long step = 0;
+    if (len == sizeof step && vt < MAXVT + 2 && r->n[vt] < 16)
+        memcpy(&step, buf, sizeof step), r->seen[vt][r->n[vt]++] = step;
+    else
+        r->bad++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Every VT of ids 2..n+1 reported steps STEPS/8, 2*STEPS/8... once each, in order. */
+static void s_check_reports(reports *r, int nvt)
+{
+    pthread_mutex_lock(&r->mu);
+    assert_int_equal(r->bad, 0);
+    for (int v = 2; v < nvt + 2; v++) {
+        if (r->n[v] != 8)
+            fail_msg("VT %d: %d reports reached the client, not 8", v, r->n[v]);
+        for (int k = 0; k < 8; k++)
+            assert_int_equal(r->seen[v][k], (k + 1) * (STEPS / 8));
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ===================================================================
+ * Meshes
+ * =================================================================== */
+
+typedef struct mesh {
+    mesh_peer p[MAXP];
+    int n;
+} mesh;
+
+/* Starts peer i: `extra` flags after the common ones; peers after the
+ * first join the first. */
+static void s_peer(mesh *m, int i, const char *cores, const char *const *extra)
+{
+    const char *args[32] = {"--listen", "tcp://127.0.0.1:0", "--cores", cores, "--rate", "1000"};
+    int n = 6;
+    if (i > 0) {
+        args[n++] = "--join";
+        args[n++] = m->p[0].ep;
+    }
+    for (int k = 0; extra && extra[k] && n < 30; k++)
+        args[n++] = extra[k];
+    args[n] = NULL;
+    if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
+        fail_msg("levpeer %d did not start", i);
+    if (i >= m->n)
+        m->n = i + 1;
+}
+
+typedef struct want_alive {
+    int n;
+} want_alive;
+
+static bool s_alive(const char *js, void *ctx)
+{
+    return js_count(js, "\"state\":\"alive\"") >= ((want_alive *)ctx)->n;
+}
+
+/* A mesh of a deployer-only peer and `workers` peers of one core each,
+ * every one seen alive by the first. */
+static void s_mesh(mesh *m, int workers)
+{
+    memset(m, 0, sizeof *m);
+    s_peer(m, 0, "-1", NULL);
+    for (int i = 1; i <= workers; i++)
+        s_peer(m, i, "1", NULL);
+    want_alive w = {workers + 1};
+    assert_true(mesh_wait(m->p[0].ep, s_alive, &w, LIMIT));
+}
+
+static int s_index(const mesh *m, const char *ep)
+{
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->p[i].ep, ep))
+            return i;
+    return -1;
+}
+
+/* ===================================================================
+ * The client side
+ * =================================================================== */
+
+typedef struct run {
+    lev_vc *vc;
+    reports rep;
+    lev_vt_id id[MAXVT];
+    int nvt;
+} run;
+
+static void s_open(run *r, const mesh *m, int workers, int ckpt_ms)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->rep.mu, NULL);
+    lev_vc_options o = {.workers = workers, .checkpoint_ms = ckpt_ms, .peer = m->p[0].ep};
+    int rc = lev_vc_open(&r->vc, &o);
+    if (rc)
+        fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(lev_vc_on_report(r->vc, s_on_report, &r->rep), 0);
+}
+
+static void s_start(run *r, int n)
+{
+    long arg[2] = {STEPS, s_work};
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(lev_vt_start(r->vc, "pc_spin", arg, sizeof arg, &r->id[r->nvt]), 0);
+        assert_int_equal(r->id[r->nvt], (lev_vt_id)(r->nvt + 2));
+        r->nvt++;
+    }
+}
+
+/* Joins every VT: each result must be the fault-free checksum. */
+static void s_join_all(run *r)
+{
+    uint64_t want = pc_steps(0x243F6A8885A308D3ull, STEPS, s_work, NULL, 0);
+    for (int i = 0; i < r->nvt; i++) {
+        void *res = NULL;
+        size_t len = 0;
+        int rc = lev_vt_join(r->vc, r->id[i], &res, &len, LIMIT);
+        if (rc)
+            fail_msg("VT %llu: %s: %s", (unsigned long long)r->id[i], lev_strerror(rc),
+                     lev_errdetail());
+        assert_int_equal(len, sizeof want);
+        uint64_t got;
+        memcpy(&got, res, sizeof got);
+        assert_true(got == want);
+        free(res);
+        /* joined once: a second join knows no such VT */
+        assert_int_equal(lev_vt_join(r->vc, r->id[i], NULL, NULL, 0), LEV_ENOVT);
+    }
+    s_check_reports(&r->rep, r->nvt);
+}
+
+typedef struct want_ckpt {
+    int nvt;
+} want_ckpt;
+
+/* Every VT runs and has an image held. */
+static bool s_all_held(const char *js, void *ctx)
+{
+    want_ckpt *w = ctx;
+    for (int v = 2; v < w->nvt + 2; v++) {
+        char st[32];
+        if (!js_vt_str(js, (uint64_t)v, "state", st, sizeof st) || strcmp(st, "running") ||
+            js_vt_int(js, (uint64_t)v, "checkpoint_age_ms") < 0)
+            return false;
+    }
+    return true;
+}
+
+typedef struct want_moved {
+    uint64_t vt;
+    char gone[128]; /* the host it must have left */
+    uint32_t epoch; /* at least */
+} want_moved;
+
+static bool s_moved(const char *js, void *ctx)
+{
+    want_moved *w = ctx;
+    char host[128];
+    return js_vt_str(js, w->vt, "host", host, sizeof host) && *host && strcmp(host, w->gone) &&
+           js_vt_int(js, w->vt, "epoch") >= w->epoch;
+}
+
+/* The host of VT vt, as the deployer at m->p[0] sees it. */
+static void s_host(const mesh *m, uint64_t vt, char *out, size_t cap)
+{
+    char *js = mesh_status(m->p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_true(js_vt_str(js, vt, "host", out, cap));
+    free(js);
+}
+
+typedef struct want_quota {
+    int n;
+    const char *without;
+} want_quota;
+
+static bool s_quota(const char *js, void *ctx)
+{
+    want_quota *w = ctx;
+    bool has = false;
+    return js_workers(js, w->without, &has) == w->n && !has;
+}
+
+/* ===================================================================
+ * Scenarios
+ * =================================================================== */
+
+/* kill -9 of a worker mid-run: its VTs resume elsewhere from their
+ * newest images, the quota is refilled, every result is right. */
+static void t_kill_worker(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    run r;
+    s_open(&r, &m, 3, 300);
+    s_start(&r, 6);
+    want_ckpt c = {6};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    s_host(&m, 2, mv.gone, sizeof mv.gone);
+    int victim = s_index(&m, mv.gone);
+    assert_true(victim > 0);
+    mesh_signal(&m.p[victim], SIGKILL);
+    assert_true(mesh_reap(&m.p[victim], LIMIT));
+    assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    want_quota q = {3, mv.gone};
+    assert_true(mesh_wait(m.p[0].ep, s_quota, &q, LIMIT));
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+typedef struct want_holder {
+    uint64_t vt;
+    char not [128];
+} want_holder;
+
+static bool s_new_holder(const char *js, void *ctx)
+{
+    want_holder *w = ctx;
+    char h[128];
+    return js_vt_holder(js, w->vt, h, sizeof h) && strcmp(h, w->not ) &&
+           js_vt_int(js, w->vt, "checkpoint_age_ms") >= 0;
+}
+
+/* kill -9 of a peer that holds an image: the VT gets another holder; then
+ * its worker is killed too, and it resumes from the new holder's image. */
+static void t_kill_holder(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    run r;
+    s_open(&r, &m, 3, 300);
+    s_start(&r, 3);
+    want_ckpt c = {3};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_holder wh = {.vt = 2};
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_true(js_vt_holder(js, 2, wh.not, sizeof wh.not ));
+    free(js);
+    int holder = s_index(&m, wh.not );
+    assert_true(holder > 0);
+    mesh_signal(&m.p[holder], SIGKILL);
+    assert_true(mesh_reap(&m.p[holder], LIMIT));
+    assert_true(mesh_wait(m.p[0].ep, s_new_holder, &wh, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    s_host(&m, 2, mv.gone, sizeof mv.gone);
+    int victim = s_index(&m, mv.gone);
+    if (victim > 0 && victim != holder) {
+        mesh_signal(&m.p[victim], SIGKILL);
+        assert_true(mesh_reap(&m.p[victim], LIMIT));
+        assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    }
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+typedef struct want_no_vts {
+    int dummy;
+} want_no_vts;
+
+/* The peer runs no VT of any VC any more. */
+static bool s_idle(const char *js, void *ctx)
+{
+    (void)ctx;
+    return strstr(js, "\"executors\":[]") != NULL ||
+           js_count(js, "\"vts\":0}") == js_count(js, "\"pid\":");
+}
+
+/* SIGSTOP of a worker past the failure timeout: its VTs resume elsewhere;
+ * SIGCONT: it learns it is fenced and stops its copies; the client gets
+ * each result and each report exactly once. */
+static void t_stop_cont(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 3);
+    run r;
+    s_open(&r, &m, 2, 300);
+    s_start(&r, 4);
+    want_ckpt c = {4};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    s_host(&m, 2, mv.gone, sizeof mv.gone);
+    int victim = s_index(&m, mv.gone);
+    assert_true(victim > 0);
+    mesh_signal(&m.p[victim], SIGSTOP);
+    assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    mesh_signal(&m.p[victim], SIGCONT);
+    want_no_vts idle = {0};
+    assert_true(mesh_wait(m.p[victim].ep, s_idle, &idle, LIMIT));
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* SIGTERM of a worker: it migrates its VTs (live images) and exits 0. */
+static void t_sigterm(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 3);
+    run r;
+    s_open(&r, &m, 3, 300);
+    s_start(&r, 4);
+    want_ckpt c = {4};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    s_host(&m, 2, mv.gone, sizeof mv.gone);
+    int victim = s_index(&m, mv.gone);
+    assert_true(victim > 0);
+    mesh_signal(&m.p[victim], SIGTERM);
+    assert_true(mesh_reap(&m.p[victim], LIMIT));
+    assert_true(WIFEXITED(m.p[victim].status));
+    assert_int_equal(WEXITSTATUS(m.p[victim].status), 0);
+    assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+typedef struct want_on {
+    const char *ep;
+} want_on;
+
+static bool s_worker_in(const char *js, void *ctx)
+{
+    bool has = false;
+    js_workers(js, ((want_on *)ctx)->ep, &has);
+    return has;
+}
+
+/* A worker that joins mid-run is enrolled and receives VTs. */
+static void t_join_midrun(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 1);
+    run r;
+    s_open(&r, &m, 0, 300);
+    s_start(&r, 3);
+    s_peer(&m, 2, "1", NULL);
+    want_on w = {m.p[2].ep};
+    assert_true(mesh_wait(m.p[0].ep, s_worker_in, &w, LIMIT));
+    s_start(&r, 3);
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    int on_new = 0;
+    for (int v = 2; v < r.nvt + 2; v++) {
+        char host[128];
+        if (js_vt_str(js, (uint64_t)v, "host", host, sizeof host) && !strcmp(host, m.p[2].ep))
+            on_new++;
+    }
+    free(js);
+    assert_true(on_new >= 2);
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* A task that crashes its executor fails after three crashes, with an
+ * error the client sees; the other VTs are unharmed. */
+static void t_crash_limit(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 2);
+    run r;
+    s_open(&r, &m, 2, 300);
+    s_start(&r, 2);
+    lev_vt_id bad;
+    assert_int_equal(lev_vt_start(r.vc, "pc_crash", NULL, 0, &bad), 0);
+    void *res = NULL;
+    size_t len = 0;
+    int rc = lev_vt_join(r.vc, bad, &res, &len, LIMIT);
+    assert_int_equal(rc, LEV_EFAILED);
+    assert_non_null(strstr(lev_errdetail(), "crashed its executor 3 times"));
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* A worker whose executor cannot load the module is refused; the VTs run
+ * on the others. */
+static void t_bad_worker(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 1);
+    const char *bogus[] = {"--executor-program", "/bin/false", NULL};
+    s_peer(&m, 2, "1", bogus);
+    want_alive w = {3};
+    assert_true(mesh_wait(m.p[0].ep, s_alive, &w, LIMIT));
+    run r;
+    s_open(&r, &m, 0, 300);
+    s_start(&r, 3);
+    s_join_all(&r);
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    char key[200];
+    snprintf(key, sizeof key, "\"%s\":\"refused\"", m.p[2].ep);
+    assert_non_null(strstr(js, key));
+    free(js);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* The client's levpeer dies: pending joins end with LEV_EPEER. */
+static void t_deployer_lost(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 1);
+    run r;
+    s_open(&r, &m, 1, 300);
+    s_start(&r, 1);
+    mesh_signal(&m.p[0], SIGKILL);
+    assert_true(mesh_reap(&m.p[0], LIMIT));
+    int rc = lev_vt_join(r.vc, r.id[0], NULL, NULL, LIMIT);
+    assert_int_equal(rc, LEV_EPEER);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* ===================================================================
+ * Gossip and bad input
+ * =================================================================== */
+
+typedef struct want_state {
+    const char *ep;
+    const char *state; /* NULL: dead, left or forgotten */
+} want_state;
+
+static bool s_peer_is(const char *js, void *ctx)
+{
+    want_state *w = ctx;
+    char st[32];
+    js_peer_state(js, w->ep, st, sizeof st);
+    if (w->state)
+        return !strcmp(st, w->state);
+    return !*st || !strcmp(st, "dead") || !strcmp(st, "left");
+}
+
+/* 32 peers converge to a full view; a killed one is removed everywhere. */
+static void t_gossip32(void **state)
+{
+    (void)state;
+    mesh m;
+    memset(&m, 0, sizeof m);
+    for (int i = 0; i < 32; i++)
+        s_peer(&m, i, "-1", NULL);
+    want_alive all = {32};
+    for (int i = 0; i < 32; i++)
+        assert_true(mesh_wait(m.p[i].ep, s_alive, &all, LIMIT));
+    mesh_signal(&m.p[31], SIGKILL);
+    assert_true(mesh_reap(&m.p[31], LIMIT));
+    want_state gone = {m.p[31].ep, NULL};
+    for (int i = 0; i < 31; i++)
+        assert_true(mesh_wait(m.p[i].ep, s_peer_is, &gone, LIMIT));
+    mesh_stop_all(m.p, m.n);
+}
+
+/* Sends frames on one DEALER, then asks for the status on the same one:
+ * once the reply is in, the peer has handled every frame before it. */
+static void s_send_then_status(void *zctx, const char *ep, const void *const *f, const size_t *len,
+                               int n)
+{
+    void *s = zmq_socket(zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, "test:bad", 8);
+    assert_int_equal(zmq_connect(s, ep), 0);
+    for (int i = 0; i < n; i++)
+        zmq_send(s, f[i], len[i], i + 1 < n ? ZMQ_SNDMORE : 0);
+    uint8_t hb[PC_HDR_LEN];
+    pc_hdr h = pc_hdr_make(PC_S_STATUS, 0, 0, 0, 1);
+    pc_hdr_encode(&h, hb);
+    zmq_send(s, hb, sizeof hb, 0);
+    zmq_pollitem_t it = {.socket = s, .events = ZMQ_POLLIN};
+    bool status = false;
+    for (int i = 0; i < 64 && !status; i++) {
+        assert_true(zmq_poll(&it, 1, LIMIT) > 0);
+        zmq_msg_t fr;
+        zmq_msg_init(&fr);
+        assert_true(zmq_msg_recv(&fr, s, 0) >= 0);
+        pc_hdr got;
+        if (pc_hdr_decode(zmq_msg_data(&fr), zmq_msg_size(&fr), &got, NULL) == 0)
+            status = got.type == PC_S_STATUS_REPLY;
+        zmq_msg_close(&fr);
+        int more = 1;
+        for (int k = 0; k < 8 && more; k++) {
+            size_t sz = sizeof more;
+            zmq_getsockopt(s, ZMQ_RCVMORE, &more, &sz);
+            if (more) {
+                zmq_msg_init(&fr);
+                zmq_msg_recv(&fr, s, 0);
+                zmq_msg_close(&fr);
+            }
+        }
+    }
+    assert_true(status);
+    zmq_close(s);
+}
+
+/* One bad message: a header (type, vc, len as given) and an optional body. */
+static void s_bad(void *zctx, const char *ep, uint32_t magic, uint16_t version, uint16_t type,
+                  uint64_t vc, uint32_t len, const void *body, size_t blen)
+{
+    pc_hdr h = pc_hdr_make(type, vc, 3, 1, 0);
+    h.magic = magic;
+    h.version = version;
+    h.len = len;
+    uint8_t hb[PC_HDR_LEN];
+    pc_hdr_encode(&h, hb);
+    const void *f[2] = {hb, body};
+    size_t l[2] = {sizeof hb, blen};
+    s_send_then_status(zctx, ep, f, l, body ? 2 : 1);
+}
+
+static bool s_log_has(const mesh_peer *p, const char *text)
+{
+    FILE *f = fopen(p->log, "r");
+    char line[1024];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    if (!found)
+        fprintf(stderr, "log of %s lacks '%s'\n", p->ep, text);
+    return found;
+}
+
+/* Malformed, truncated, oversized, unknown-version and misaddressed
+ * messages are dropped with a logged reason; the peer keeps serving. */
+static void t_bad_input(void **state)
+{
+    (void)state;
+    mesh m;
+    memset(&m, 0, sizeof m);
+    const char *extra[] = {"--max-msg", "65536", "--log-level", "debug", NULL};
+    s_peer(&m, 0, "1", extra);
+    const char *ep = m.p[0].ep;
+    void *z = zmq_ctx_new();
+    const void *f1[1] = {"hello"};
+    size_t l1[1] = {5};
+    s_send_then_status(z, ep, f1, l1, 1);
+    s_bad(z, ep, 0x12345678u, PC_WIRE_VERSION, PC_C_PING, 0, 0, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, 9, PC_C_PING, 0, 0, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, 0x7777, 0, 0, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 5, 99, "xx", 2);
+    uint8_t trunc[6] = {1, 0, 0, 0, 2, 0};
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_OPEN, 0, 6, trunc, 6);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 424242, 0, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_DONE, 424242, 0, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_M_PING, 0, 3, "abc", 3);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_X_RUN, 0, 0, NULL, 0);
+    /* an image to hold that is not an image */
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_str(&b, ep);
+    pc_put_u64(&b, 0);
+    static uint8_t junk[1000];
+    pc_hdr h = pc_hdr_make(PC_H_HOLD, 9, 3, 1, 1);
+    h.len = (uint32_t)(b.len + sizeof junk);
+    uint8_t hb[PC_HDR_LEN];
+    pc_hdr_encode(&h, hb);
+    const void *f3[3] = {hb, b.data, junk};
+    size_t l3[3] = {sizeof hb, b.len, sizeof junk};
+    s_send_then_status(z, ep, f3, l3, 3);
+    pc_wbuf_free(&b);
+    /* larger than --max-msg: the connection is dropped, the peer goes on */
+    static uint8_t huge[200000];
+    const void *f4[2] = {hb, huge};
+    size_t l4[2] = {sizeof hb, sizeof huge};
+    mesh_send_raw(ep, f4, l4, 2);
+    char *js = mesh_status(ep, LIMIT);
+    assert_non_null(js);
+    free(js);
+    zmq_ctx_term(z);
+
+    assert_true(s_log_has(&m.p[0], "header frame is not 40 bytes"));
+    assert_true(s_log_has(&m.p[0], "bad magic"));
+    assert_true(s_log_has(&m.p[0], "unknown protocol version"));
+    assert_true(s_log_has(&m.p[0], "unknown message type"));
+    assert_true(s_log_has(&m.p[0], "header length does not match"));
+    assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
+    assert_true(s_log_has(&m.p[0], "dropped M_PING"));
+    assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
+    assert_true(s_log_has(&m.p[0], "not a valid image"));
+    mesh_stop_all(m.p, m.n);
+}
+
+int main(int argc, char **argv)
+{
+    const char *w = getenv("LEV_TEST_WORK");
+    if (w && atol(w) > 0)
+        s_work = atol(w);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s_dir, sizeof s_dir, "%s/lev-mesh-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(s_dir))
+        return 1;
+    setenv("LEV_PEER_TIMEOUT_MS", "3000", 0);
+    const struct CMUnitTest all[] = {
+        cmocka_unit_test(t_kill_worker), cmocka_unit_test(t_kill_holder),
+        cmocka_unit_test(t_stop_cont),   cmocka_unit_test(t_sigterm),
+        cmocka_unit_test(t_join_midrun), cmocka_unit_test(t_crash_limit),
+        cmocka_unit_test(t_bad_worker),  cmocka_unit_test(t_deployer_lost),
+        cmocka_unit_test(t_gossip32),    cmocka_unit_test(t_bad_input),
+    };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    int rc = cmocka_run_group_tests(all, NULL, NULL);
+    if (!rc) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+        if (system(cmd))
+            rc = 1;
+    }
+    return rc;
+}

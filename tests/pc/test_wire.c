@@ -1,0 +1,508 @@
+/* test_wire.c - the wire codec (wire.c) and the executor channel (chan.c).
+ * Headers round-trip and every kind of bad header is refused naming why;
+ * the payload reader refuses truncated fields, long strings, NUL bytes and
+ * trailing bytes, and survives random bytes (a fixed seed, on malloc'd
+ * buffers of exact size, so ASan sees any read past the end). The channel
+ * carries whole records one by one and many at once, large payloads
+ * against a concurrent reader, and closes with a reason on a bad header,
+ * a payload past its limit and an end in the middle of a record; sending
+ * to a closed peer fails without SIGPIPE.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "chan.h"
+#include "lev_errors.h"
+#include "pc_test.h"
+#include "wire.h"
+
+#define LIMIT_MS 20000 /* bound of any wait for a record */
+
+/* ===================================================================
+ * Header
+ * =================================================================== */
+
+static void t_hdr_roundtrip(void **state)
+{
+    (void)state;
+    pc_hdr h = pc_hdr_make(PC_X_IMAGE, 0x0102030405060708ull, UINT64_MAX, 0xFFFFFFFEu, 1ull << 63);
+    h.len = 123456;
+    uint8_t b[PC_HDR_LEN];
+    pc_hdr_encode(&h, b);
+    assert_memory_equal(b, "LEVW", 4);         /* the magic reads "LEVW" on the wire */
+    assert_int_equal(b[6], PC_X_IMAGE & 0xFF); /* little-endian */
+    pc_hdr d;
+    const char *why = "unset";
+    assert_int_equal(pc_hdr_decode(b, sizeof b, &d, &why), 0);
+    assert_int_equal(d.magic, PC_WIRE_MAGIC);
+    assert_int_equal(d.version, PC_WIRE_VERSION);
+    assert_int_equal(d.type, PC_X_IMAGE);
+    assert_true(d.vc == h.vc && d.vt == h.vt && d.seq == h.seq);
+    assert_int_equal(d.epoch, h.epoch);
+    assert_int_equal(d.len, 123456);
+    assert_string_equal(pc_type_name(PC_X_CRASH), "X_CRASH");
+    assert_string_equal(pc_type_name(0x7777), "?");
+}
+
+/* Decoding n bytes of b must fail with err and a reason containing what. */
+static void s_bad_hdr(const uint8_t *b, size_t n, int err, const char *what)
+{
+    uint8_t *copy = malloc(n ? n : 1); /* exact size: ASan sees overreads */
+    assert_non_null(copy);
+    memcpy(copy, b, n);
+    pc_hdr d;
+    const char *why = NULL;
+    assert_int_equal(pc_hdr_decode(copy, n, &d, &why), err);
+    assert_non_null(why);
+    if (!strstr(why, what))
+        fail_msg("expected \"%s\" in \"%s\"", what, why);
+    free(copy);
+}
+
+static void t_hdr_bad(void **state)
+{
+    (void)state;
+    pc_hdr h = pc_hdr_make(PC_X_RUN, 1, 2, 3, 4);
+    uint8_t b[PC_HDR_LEN + 1];
+    pc_hdr_encode(&h, b);
+    b[PC_HDR_LEN] = 0;
+    s_bad_hdr(b, PC_HDR_LEN - 1, LEV_EINVAL, "not 40 bytes");
+    s_bad_hdr(b, PC_HDR_LEN + 1, LEV_EINVAL, "not 40 bytes");
+    s_bad_hdr(b, 0, LEV_EINVAL, "not 40 bytes");
+    pc_hdr d;
+    assert_int_equal(pc_hdr_decode(NULL, PC_HDR_LEN, &d, NULL), LEV_EINVAL);
+
+    uint8_t bad[PC_HDR_LEN];
+    memcpy(bad, b, PC_HDR_LEN);
+    bad[0] ^= 1;
+    s_bad_hdr(bad, PC_HDR_LEN, LEV_EINVAL, "magic");
+    memcpy(bad, b, PC_HDR_LEN);
+    bad[4] = 2; /* version 2 */
+    s_bad_hdr(bad, PC_HDR_LEN, LEV_EVERSION, "version");
+    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x060F, 0xFFFF};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        memcpy(bad, b, PC_HDR_LEN);
+        bad[6] = (uint8_t)unknown[i];
+        bad[7] = (uint8_t)(unknown[i] >> 8);
+        s_bad_hdr(bad, PC_HDR_LEN, LEV_EINVAL, "unknown message type");
+    }
+}
+
+/* ===================================================================
+ * Payloads
+ * =================================================================== */
+
+static void t_payload_roundtrip(void **state)
+{
+    (void)state;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u8(&w, 0xAB);
+    pc_put_u32(&w, 0xDEADBEEFu);
+    pc_put_i32(&w, -5);
+    pc_put_u64(&w, 0x1122334455667788ull);
+    pc_put_raw(&w, "0123456789abcdef0123456789abcdef", PC_HASH_LEN);
+    pc_put_blob(&w, "\0\1\2", 3);
+    pc_put_str(&w, "pc_spin");
+    pc_put_str(&w, NULL);
+    assert_int_equal(w.err, 0);
+
+    pc_rbuf r;
+    pc_rbuf_init(&r, w.data, w.len);
+    assert_int_equal(pc_get_u8(&r), 0xAB);
+    assert_int_equal(pc_get_u32(&r), 0xDEADBEEFu);
+    assert_int_equal(pc_get_i32(&r), -5);
+    assert_true(pc_get_u64(&r) == 0x1122334455667788ull);
+    const void *p;
+    size_t n;
+    assert_true(pc_get_raw(&r, &p, PC_HASH_LEN));
+    assert_memory_equal(p, "0123456789abcdef0123456789abcdef", PC_HASH_LEN);
+    assert_true(pc_get_blob(&r, &p, &n));
+    assert_int_equal(n, 3);
+    assert_memory_equal(p, "\0\1\2", 3);
+    char s[16];
+    assert_true(pc_get_str(&r, s, sizeof s));
+    assert_string_equal(s, "pc_spin");
+    char *e = pc_get_strdup(&r, 10);
+    assert_non_null(e);
+    assert_string_equal(e, "");
+    free(e);
+    assert_true(pc_rbuf_done(&r));
+    pc_wbuf_free(&w);
+}
+
+/* A reader over a malloc'd copy of n bytes of b (freed by s_rfree). */
+static pc_rbuf s_reader(const void *b, size_t n)
+{
+    void *copy = malloc(n ? n : 1);
+    assert_non_null(copy);
+    if (n)
+        memcpy(copy, b, n);
+    pc_rbuf r;
+    pc_rbuf_init(&r, copy, n);
+    return r;
+}
+
+static void s_rfree(pc_rbuf *r) { free((void *)r->p); }
+
+/* The reader is bad, says `what`, and stays bad. */
+static void s_assert_bad(pc_rbuf *r, const char *what)
+{
+    assert_true(r->bad);
+    assert_non_null(r->why);
+    if (!strstr(r->why, what))
+        fail_msg("expected \"%s\" in \"%s\"", what, r->why);
+    assert_int_equal(pc_get_u8(r), 0);
+    assert_false(pc_rbuf_done(r));
+}
+
+static void t_payload_bad(void **state)
+{
+    (void)state;
+    static const uint8_t bytes[16] = {5, 0, 0, 0, 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'};
+    pc_rbuf r = s_reader(bytes, 3);
+    assert_int_equal(pc_get_u32(&r), 0);
+    s_assert_bad(&r, "truncated");
+    s_rfree(&r);
+
+    r = s_reader(bytes, 7);
+    assert_true(pc_get_u64(&r) == 0);
+    s_assert_bad(&r, "truncated");
+    s_rfree(&r);
+
+    const void *p = NULL;
+    size_t n = 99;
+    r = s_reader(bytes, 8); /* blob of 5 bytes, 4 there */
+    assert_false(pc_get_blob(&r, &p, &n));
+    assert_int_equal(n, 0);
+    s_assert_bad(&r, "truncated");
+    s_rfree(&r);
+
+    char s[8] = "x";
+    r = s_reader(bytes, 8);
+    assert_false(pc_get_str(&r, s, sizeof s));
+    assert_string_equal(s, "");
+    s_assert_bad(&r, "truncated");
+    s_rfree(&r);
+
+    r = s_reader(bytes, 9); /* "abcde" does not fit in 4 + NUL */
+    assert_false(pc_get_str(&r, s, 5));
+    s_assert_bad(&r, "too long");
+    s_rfree(&r);
+    r = s_reader(bytes, 9);
+    assert_null(pc_get_strdup(&r, 4));
+    s_assert_bad(&r, "too long");
+    s_rfree(&r);
+
+    static const uint8_t nul[] = {3, 0, 0, 0, 'a', 0, 'b'};
+    r = s_reader(nul, sizeof nul);
+    assert_false(pc_get_str(&r, s, sizeof s));
+    s_assert_bad(&r, "NUL");
+    s_rfree(&r);
+    r = s_reader(nul, sizeof nul);
+    assert_null(pc_get_strdup(&r, 100));
+    s_assert_bad(&r, "NUL");
+    s_rfree(&r);
+
+    r = s_reader(bytes, 10); /* a string, then a byte too many */
+    char *dup = pc_get_strdup(&r, 100);
+    assert_string_equal(dup, "abcde");
+    free(dup);
+    assert_false(r.bad);
+    assert_false(pc_rbuf_done(&r));
+    s_rfree(&r);
+
+    r = s_reader(NULL, 0);
+    assert_true(pc_rbuf_done(&r));
+    assert_false(pc_get_raw(&r, &p, 1));
+    s_assert_bad(&r, "truncated");
+    s_rfree(&r);
+}
+
+/* xorshift64*: the fuzz loop's fixed random sequence. */
+static uint64_t s_rand(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Random bytes read as headers and as payloads by random sequences of
+ * reads: nothing crashes or reads out of bounds, a reader that went bad
+ * stays bad, and one that did not never passed its end. */
+static void t_fuzz(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5eed5eed12345678ull;
+    int decoded = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t n = (size_t)(s_rand(&seed) % 64);
+        uint8_t *b = malloc(n ? n : 1);
+        assert_non_null(b);
+        for (size_t i = 0; i < n; i++)
+            b[i] = (uint8_t)s_rand(&seed);
+        if (n && round % 3 == 0)
+            b[0] = (uint8_t)(s_rand(&seed) % 8); /* short blob lengths are likely */
+        if (n >= 8 && round % 5 == 0)
+            memcpy(b, "LEVW\1\0\4\6", 8); /* a valid prefix: deeper header checks */
+
+        pc_hdr h;
+        const char *why = NULL;
+        int rc = pc_hdr_decode(b, n, &h, &why);
+        assert_true(rc == 0 || ((rc == LEV_EINVAL || rc == LEV_EVERSION) && why));
+        decoded += rc == 0;
+
+        pc_rbuf r;
+        pc_rbuf_init(&r, b, n);
+        for (int k = 0; k < 8; k++) {
+            const void *p;
+            size_t len;
+            char s[8];
+            switch (s_rand(&seed) % 7) {
+            case 0:
+                pc_get_u8(&r);
+                break;
+            case 1:
+                pc_get_u32(&r);
+                break;
+            case 2:
+                pc_get_u64(&r);
+                break;
+            case 3:
+                if (pc_get_blob(&r, &p, &len) && len)
+                    assert_true((const uint8_t *)p + len <= b + n);
+                break;
+            case 4:
+                pc_get_str(&r, s, sizeof s);
+                break;
+            case 5:
+                free(pc_get_strdup(&r, 16));
+                break;
+            default:
+                pc_get_raw(&r, &p, (size_t)(s_rand(&seed) % 16));
+            }
+            assert_true(r.off <= n);
+            if (r.bad)
+                assert_non_null(r.why);
+        }
+        free(b);
+    }
+    assert_true(decoded > 0); /* the valid prefix reached a whole decode */
+}
+
+/* ===================================================================
+ * Channel
+ * =================================================================== */
+
+/* Two channels over a socketpair. */
+static void s_pair(pc_chan **a, pc_chan **b, size_t max_len)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    *a = pc_chan_new(sv[0], max_len);
+    *b = pc_chan_new(sv[1], max_len);
+    assert_non_null(*a);
+    assert_non_null(*b);
+}
+
+/* Waits (bounded) for the next record on c. */
+static int s_recv(pc_chan *c, pc_hdr *h, uint8_t **payload, const char **why)
+{
+    return pc_test_recv(c, h, payload, why, LIMIT_MS);
+}
+
+static void t_chan_records(void **state)
+{
+    (void)state;
+    pc_chan *a, *b;
+    s_pair(&a, &b, 0);
+    /* Several records sent before any is read: one read brings them all. */
+    for (uint64_t i = 0; i < 50; i++) {
+        pc_wbuf w;
+        pc_wbuf_init(&w);
+        pc_put_u64(&w, i * 7);
+        pc_put_str(&w, "x");
+        assert_int_equal(
+            pc_chan_send_buf(a, pc_hdr_make(PC_X_REPORT, 0, i, 1, i), i % 5 ? &w : NULL), 0);
+        pc_wbuf_free(&w);
+    }
+    for (uint64_t i = 0; i < 50; i++) {
+        pc_hdr h;
+        uint8_t *p = NULL;
+        assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+        assert_int_equal(h.type, PC_X_REPORT);
+        assert_true(h.vt == i && h.seq == i);
+        if (i % 5) {
+            assert_int_equal(h.len, 8 + 4 + 1);
+            pc_rbuf r;
+            pc_rbuf_init(&r, p, h.len);
+            assert_true(pc_get_u64(&r) == i * 7);
+        } else {
+            assert_int_equal(h.len, 0);
+            assert_null(p);
+        }
+        free(p);
+    }
+    pc_hdr h;
+    uint8_t *p;
+    assert_int_equal(pc_chan_recv(b, &h, &p, 0, NULL), 0); /* nothing more, no wait */
+
+    /* A record from parts; blocking receive. */
+    struct iovec parts[3] = {{"ab", 2}, {NULL, 0}, {"cde", 3}};
+    assert_int_equal(pc_chan_send(b, pc_hdr_make(PC_X_DONE, 0, 9, 2, 0), parts, 3), 0);
+    assert_int_equal(pc_chan_recv(a, &h, &p, 1, NULL), 1);
+    assert_int_equal(h.len, 5);
+    assert_memory_equal(p, "abcde", 5);
+    free(p);
+    pc_chan_destroy(&a);
+    pc_chan_destroy(&a); /* harmless */
+    pc_chan_destroy(&b);
+    assert_null(b);
+}
+
+typedef struct s_big {
+    pc_chan *c;
+    size_t len;
+    int n;
+    int rc;
+} s_big;
+
+/* Sends n records of len bytes (byte i of record k is (i + k) & 0xFF). */
+static void *s_big_sender(void *arg)
+{
+    s_big *s = arg;
+    uint8_t *b = malloc(s->len);
+    for (int k = 0; k < s->n && b; k++) {
+        for (size_t i = 0; i < s->len; i++)
+            b[i] = (uint8_t)(i + (size_t)k);
+        struct iovec part = {b, s->len};
+        s->rc |= pc_chan_send(s->c, pc_hdr_make(PC_X_IMAGE, 0, 5, 1, (uint64_t)k), &part, 1);
+    }
+    free(b);
+    return NULL;
+}
+
+static void t_chan_large(void **state)
+{
+    (void)state;
+    pc_chan *a, *b;
+    s_pair(&a, &b, 0);
+    s_big s = {.c = a, .len = 3u << 20, .n = 3};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, s_big_sender, &s), 0);
+    for (int k = 0; k < s.n; k++) {
+        pc_hdr h;
+        uint8_t *p = NULL;
+        assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+        assert_int_equal(h.len, s.len);
+        assert_true(h.seq == (uint64_t)k);
+        for (size_t i = 0; i < s.len; i += 4093)
+            assert_int_equal(p[i], (uint8_t)(i + (size_t)k));
+        free(p);
+    }
+    pthread_join(th, NULL);
+    assert_int_equal(s.rc, 0);
+    pc_chan_destroy(&a);
+    pc_chan_destroy(&b);
+}
+
+/* Raw bytes written on a socket reach a channel on its other end. */
+static void s_raw_pair(int *raw, pc_chan **c, size_t max_len)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    *raw = sv[0];
+    *c = pc_chan_new(sv[1], max_len);
+    assert_non_null(*c);
+}
+
+/* The channel dies with a reason containing `what`, and stays dead. */
+static void s_assert_dies(pc_chan *c, const char *what)
+{
+    pc_hdr h;
+    uint8_t *p = NULL;
+    const char *why = NULL;
+    assert_int_equal(s_recv(c, &h, &p, &why), LEV_EPEER);
+    assert_null(p);
+    assert_non_null(why);
+    if (!strstr(why, what))
+        fail_msg("expected \"%s\" in \"%s\"", what, why);
+    assert_int_equal(pc_chan_recv(c, &h, &p, 0, &why), LEV_EPEER);
+}
+
+static void t_chan_broken(void **state)
+{
+    (void)state;
+    int raw;
+    pc_chan *c;
+    uint8_t b[PC_HDR_LEN + 8] = {0};
+    pc_hdr h = pc_hdr_make(PC_X_RUN, 0, 2, 1, 0);
+
+    /* A bad magic. */
+    s_raw_pair(&raw, &c, 0);
+    pc_hdr_encode(&h, b);
+    b[1] ^= 0xFF;
+    assert_int_equal(write(raw, b, PC_HDR_LEN), PC_HDR_LEN);
+    s_assert_dies(c, "magic");
+    close(raw);
+    pc_chan_destroy(&c);
+
+    /* A payload past the limit. */
+    s_raw_pair(&raw, &c, 100);
+    h.len = 101;
+    pc_hdr_encode(&h, b);
+    assert_int_equal(write(raw, b, PC_HDR_LEN), PC_HDR_LEN);
+    s_assert_dies(c, "limit of 100");
+    close(raw);
+    pc_chan_destroy(&c);
+
+    /* A record within the limit, then the end in the middle of the next. */
+    s_raw_pair(&raw, &c, 100);
+    h.len = 8;
+    pc_hdr_encode(&h, b);
+    memcpy(b + PC_HDR_LEN, "12345678", 8);
+    assert_int_equal(write(raw, b, sizeof b), (ssize_t)sizeof b);
+    assert_int_equal(write(raw, b, PC_HDR_LEN + 3), PC_HDR_LEN + 3);
+    close(raw);
+    pc_hdr got;
+    uint8_t *p = NULL;
+    assert_int_equal(s_recv(c, &got, &p, NULL), 1);
+    assert_memory_equal(p, "12345678", 8);
+    free(p);
+    s_assert_dies(c, "middle of a record");
+    pc_chan_destroy(&c);
+
+    /* A clean end; sending to it fails without SIGPIPE. */
+    s_raw_pair(&raw, &c, 0);
+    close(raw);
+    s_assert_dies(c, "closed the channel");
+    assert_int_equal(pc_chan_send_buf(c, h, NULL), LEV_EPEER);
+    pc_chan_destroy(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_hdr_roundtrip),
+        cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip),
+        cmocka_unit_test(t_payload_bad),
+        cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),
+        cmocka_unit_test(t_chan_large),
+        cmocka_unit_test(t_chan_broken),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
