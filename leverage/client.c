@@ -21,7 +21,7 @@
 
 static size_t s_bucket(lev_vt_id id) { return (size_t)(id % CL_VT_BUCKETS); }
 
-cl_vt *cl_vt_find(lev_vc *vc, lev_vt_id id)
+cl_vt *cl_vt_find(const lev_vc *vc, lev_vt_id id)
 {
     cl_vt *v = vc->vts[s_bucket(id)];
     while (v && v->id != id)
@@ -105,7 +105,7 @@ static bool s_wait(lev_vc *vc, const struct timespec *deadline)
     return pthread_cond_timedwait(&vc->cond, &vc->mu, deadline) == 0;
 }
 
-/* Sends a request of `type` (hdr.vc, hdr.vt as given) with its payload
+/* Sends a request of `type` on the VC (hdr.vc: its id) with its payload
  * and bulk frame, and waits for the reply of type `want` or an ERROR, at
  * most wait_ms. Fills *reply. Returns 0, the peer's error (its detail in
  * lev_errdetail), or LEV_EPEER (the peer is lost, or did not answer in
@@ -245,8 +245,8 @@ int lev_vc_open(lev_vc **out, const lev_vc_options *opt)
     if (rc) {
         char why[CL_DETAIL_MAX];
         snprintf(why, sizeof why, "%s", lev_errdetail());
-        cl_io_stop(vc);
-        s_vc_free(vc);
+        if (cl_io_stop(vc))
+            s_vc_free(vc);
         return rt_err(rc, "%s", why);
     }
     *out = vc;
@@ -265,8 +265,8 @@ int lev_vc_close(lev_vc **vc_p)
     rc = s_request(vc, PC_C_CLOSE, PC_C_CLOSED, NULL, NULL, 0, vc->timeout_ms, &reply);
     char why[CL_DETAIL_MAX];
     snprintf(why, sizeof why, "%s", lev_errdetail());
-    cl_io_stop(vc);
-    s_vc_free(vc);
+    if (cl_io_stop(vc))
+        s_vc_free(vc);
     *vc_p = NULL;
     return rc ? rt_err(rc, "lev_vc_close: %s", why) : 0;
 }

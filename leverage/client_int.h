@@ -73,7 +73,7 @@ struct lev_vc {
 };
 
 /* Locates the VT `id` in the VC's table, or NULL; called under vc->mu. */
-cl_vt *cl_vt_find(lev_vc *vc, lev_vt_id id);
+cl_vt *cl_vt_find(const lev_vc *vc, lev_vt_id id);
 
 /* Adds a VT record to the VC's table (under vc->mu). 0 or LEV_ENOMEM. */
 int cl_vt_add(lev_vc *vc, lev_vt_id id);
@@ -109,8 +109,10 @@ int cl_io_start(lev_vc *vc);
  * frame). 0, LEV_ENOMEM, LEV_ERANGE (over 4 GiB), LEV_EPEER. */
 int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t bulk_len);
 
-/* Stops the VC's thread and closes its sockets; accepts a VC never started. */
-void cl_io_stop(lev_vc *vc);
+/* Stops the VC's thread and closes its sockets; accepts a VC never
+ * started. False if the thread could not be told to stop (it may still
+ * use the VC, which must then not be freed). */
+bool cl_io_stop(lev_vc *vc);
 
 /* True on the VC's own thread (in a report callback). */
 bool cl_io_on_thread(const lev_vc *vc);

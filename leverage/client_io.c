@@ -97,7 +97,9 @@ static int s_embedded_peer(char out[PC_ENDPOINT_MAX])
         const char *listen = getenv("LEV_LISTEN"), *join = getenv("LEV_JOIN");
         o.listen = listen && *listen ? listen : "tcp://127.0.0.1:0";
         o.embedded = true;
-        snprintf(seeds, sizeof seeds, "%s", join ? join : "");
+        if (join && strlen(join) >= sizeof seeds)
+            rc = rt_err(LEV_EINVAL, "LEV_JOIN is longer than %zu bytes", sizeof seeds - 1);
+        snprintf(seeds, sizeof seeds, "%s", join && !rc ? join : "");
         for (char *save = NULL, *tok = strtok_r(seeds, ",", &save); tok && !rc;
              tok = strtok_r(NULL, ",", &save)) {
             if (o.njoin == PC_JOIN_MAX)
@@ -250,11 +252,14 @@ int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t 
 
     zmq_msg_t parts[3];
     int n = 0;
-    zmq_msg_init_size(&parts[n], PC_HDR_LEN);
+    if (zmq_msg_init_size(&parts[n], PC_HDR_LEN))
+        return rt_err(LEV_ENOMEM, "cannot build the %s message", pc_type_name(h.type));
     memcpy(zmq_msg_data(&parts[n++]), hb, PC_HDR_LEN);
     if (plen) {
-        if (zmq_msg_init_data(&parts[n], payload->data, plen, s_free_data, NULL))
+        if (zmq_msg_init_data(&parts[n], payload->data, plen, s_free_data, NULL)) {
+            zmq_msg_close(&parts[0]);
             return rt_err(LEV_ENOMEM, "cannot build the %s message", pc_type_name(h.type));
+        }
         pc_wbuf_init(payload); /* the buffer now belongs to the message */
         n++;
     }
@@ -273,19 +278,21 @@ int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t 
     return rc;
 }
 
-void cl_io_stop(lev_vc *vc)
+bool cl_io_stop(lev_vc *vc)
 {
     if (vc->running) {
+        int sent = -1;
         pthread_mutex_lock(&vc->tx_mu);
-        int sent = zmq_send(vc->tx, "", 0, 0); /* an empty frame: stop */
+        for (int i = 0; i < 100 && sent < 0; i++)
+            sent = zmq_send(vc->tx, "", 0, 0); /* an empty frame: stop */
         pthread_mutex_unlock(&vc->tx_mu);
-        if (sent == 0)
-            pthread_join(vc->thread, NULL);
-        else
-            pthread_detach(vc->thread); /* cannot happen on inproc; never block */
+        if (sent < 0)
+            return false; /* only if the context were gone: the thread may still run */
+        pthread_join(vc->thread, NULL);
         vc->running = false;
     }
     s_close(&vc->tx);
+    return true;
 }
 
 /* ===================================================================
@@ -322,6 +329,34 @@ static bool s_payload(pc_rbuf *r, const s_frame *f, int nf)
     return nf == 1;
 }
 
+/* Why a payload read through r (s_payload said `one`) is malformed, or NULL. */
+static const char *s_payload_fault(const pc_rbuf *r, bool one)
+{
+    if (!one)
+        return "not one payload frame";
+    if (!pc_rbuf_done(r))
+        return r->why ? r->why : "bytes after the payload";
+    return NULL;
+}
+
+/* Why reply h cannot complete call c (NULL: none waits), or NULL. */
+static const char *s_reply_fault(const lev_vc *vc, const pc_hdr *h, const cl_call *c)
+{
+    if (!c)
+        return "answers no waiting request";
+    if (h->type != PC_C_ERROR && h->type != c->want)
+        return "is not the reply to the request of its seq";
+    if (h->type == PC_C_OPENED && !h->vc)
+        return "names VC 0";
+    if (h->type == PC_C_STARTED && h->vc != vc->id)
+        return "names another VC";
+    if (h->type == PC_C_STARTED && h->vt <= LEV_CLIENT)
+        return "names VT 0 or 1";
+    if (h->type == PC_C_STARTED && cl_vt_find(vc, h->vt))
+        return "names a VT this VC has already";
+    return NULL;
+}
+
 /* The reply to a request: OPENED, STARTED, CLOSED or ERROR. A STARTED
  * enters its VT in the table before the caller wakes, so that no RESULT
  * can find it missing. */
@@ -335,28 +370,19 @@ static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
         bool one = s_payload(&r, f, nf);
         err = pc_get_i32(&r);
         char *d = pc_get_strdup(&r, 1u << 16);
-        if (!one || !pc_rbuf_done(&r))
-            why = !one ? "not one payload frame" : r.why ? r.why : "bytes after the payload";
-        else if (err >= 0)
+        why = s_payload_fault(&r, one);
+        if (!why && err >= 0)
             why = "error code is not negative";
         snprintf(detail, sizeof detail, "%s", d ? d : "");
         free(d);
     }
     pthread_mutex_lock(&vc->mu);
-    cl_call *c = why ? NULL : cl_call_find(vc, h->seq);
-    if (why)
-        ;
-    else if (!c)
-        why = "answers no waiting request";
-    else if (h->type != PC_C_ERROR && h->type != c->want)
-        why = "is not the reply to the request of its seq";
-    else if (h->type == PC_C_OPENED && !h->vc)
-        why = "names VC 0";
-    else if (h->type == PC_C_STARTED && (h->vt <= LEV_CLIENT || h->vc != vc->id))
-        why = h->vc != vc->id ? "names another VC" : "names VT 0 or 1";
-    else if (h->type == PC_C_STARTED && cl_vt_find(vc, h->vt))
-        why = "names a VT this VC has already";
+    cl_call *c = NULL;
     if (!why) {
+        c = cl_call_find(vc, h->seq);
+        why = s_reply_fault(vc, h, c);
+    }
+    if (!why && c) {
         cl_call_unlink(vc, c);
         c->vc = h->vc;
         c->vt = h->vt;
@@ -383,10 +409,8 @@ static void s_result(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
     int err = pc_get_i32(&r);
     char *detail = pc_get_strdup(&r, 1u << 16);
     pc_get_blob(&r, &res, &len);
-    const char *why = NULL;
-    if (!one || !pc_rbuf_done(&r))
-        why = !one ? "not one payload frame" : r.why ? r.why : "bytes after the payload";
-    else if (err > 0)
+    const char *why = s_payload_fault(&r, one);
+    if (!why && err > 0)
         why = "error code is positive";
     void *copy = NULL;
     if (!why && err == 0 && len && !(copy = malloc(len))) {
@@ -398,16 +422,15 @@ static void s_result(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
         memcpy(copy, res, len);
 
     pthread_mutex_lock(&vc->mu);
-    cl_vt *v = why ? NULL : cl_vt_find(vc, h->vt);
-    if (why)
-        ;
-    else if (h->vc != vc->id)
-        why = "names another VC";
-    else if (!v)
-        why = "names a VT this VC did not start or has joined";
-    else if (v->done)
-        why = "repeats a result";
+    cl_vt *v = NULL;
     if (!why) {
+        v = cl_vt_find(vc, h->vt);
+        why = h->vc != vc->id ? "names another VC"
+              : !v            ? "names a VT this VC did not start or has joined"
+              : v->done       ? "repeats a result"
+                              : NULL;
+    }
+    if (!why && v) {
         v->done = true;
         v->err = err;
         v->detail = detail;
@@ -432,19 +455,15 @@ static void s_report(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
     size_t len = 0;
     bool one = s_payload(&r, f, nf);
     pc_get_blob(&r, &buf, &len);
-    const char *why = NULL;
-    if (!one || !pc_rbuf_done(&r))
-        why = !one ? "not one payload frame" : r.why ? r.why : "bytes after the payload";
+    const char *why = s_payload_fault(&r, one);
     cl_report_fn cb = NULL;
     void *ctx = NULL;
     pthread_mutex_lock(&vc->mu);
-    if (why)
-        ;
-    else if (h->vc != vc->id)
-        why = "names another VC";
-    else if (!cl_vt_find(vc, h->vt))
-        why = "names a VT this VC did not start or has joined";
-    else if ((cb = vc->cb)) {
+    if (!why)
+        why = h->vc != vc->id          ? "names another VC"
+              : !cl_vt_find(vc, h->vt) ? "names a VT this VC did not start or has joined"
+                                       : NULL;
+    if (!why && (cb = vc->cb)) {
         ctx = vc->cb_ctx;
         vc->cb_running = true;
     }
@@ -493,18 +512,19 @@ static int s_recv_parts(void *sock, zmq_msg_t *parts, int max, int *kept)
     int total = 0, more = 1;
     *kept = 0;
     while (more) {
-        zmq_msg_t scratch, *m = *kept < max ? &parts[*kept] : &scratch;
-        zmq_msg_init(m);
-        if (zmq_msg_recv(m, sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(m);
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
             break;
         }
-        more = zmq_msg_more(m);
+        more = zmq_msg_more(&m);
         total++;
-        if (m == &scratch)
-            zmq_msg_close(m);
-        else
-            (*kept)++;
+        if (*kept < max) {
+            zmq_msg_init(&parts[*kept]);
+            zmq_msg_move(&parts[(*kept)++], &m);
+        }
+        zmq_msg_close(&m);
     }
     return total;
 }

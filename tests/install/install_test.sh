@@ -53,6 +53,7 @@ mkdir -p "$work"
 step "install into $prefix"
 logged "$work/install.log" 120 "$cmake" --install "$build" --prefix "$prefix"
 for f in "$incdir"/leverage.h "$incdir"/lev_abi.h "$incdir"/lev_errors.h "$incdir"/lev_task.h \
+    "$incdir"/lev_client.h \
     "$libdir"/libleverage.so "$libdir"/libleverage.a "$libdir"/pkgconfig/leverage.pc \
     "$libdir"/cmake/Leverage/LeverageConfig.cmake \
     "$libdir"/cmake/Leverage/LeverageConfigVersion.cmake \

@@ -343,17 +343,18 @@ static void s_serve_one(fake_peer *fp)
     zmq_msg_t parts[FP_MAX_PARTS];
     int n = 0, more = 1;
     while (more) {
-        zmq_msg_t scratch, *m = n < FP_MAX_PARTS ? &parts[n] : &scratch;
-        zmq_msg_init(m);
-        if (zmq_msg_recv(m, fp->sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(m);
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, fp->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
             break;
         }
-        more = zmq_msg_more(m);
-        if (m == &scratch)
-            zmq_msg_close(m);
-        else
-            n++;
+        more = zmq_msg_more(&m);
+        if (n < FP_MAX_PARTS) {
+            zmq_msg_init(&parts[n]);
+            zmq_msg_move(&parts[n++], &m);
+        }
+        zmq_msg_close(&m);
     }
     pthread_mutex_lock(&fp->mu);
     bool mute = fp->mute;

@@ -1,0 +1,335 @@
+/* test_levctl.c - levctl (LEVCTL_PATH) run against fake peers
+ * (fake_peer.h) that answer S_STATUS with documents the test writes: its
+ * arguments, a peer where nothing listens, the readable report and the
+ * JSON document of a mesh merged from several peers (the JSON output fed
+ * back to levctl as a status must be accepted), and malformed documents,
+ * each refused with the fault named.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fake_peer.h"
+
+#ifndef LEVCTL_PATH
+#error "define LEVCTL_PATH"
+#endif
+
+extern char **environ;
+
+/* What a run of levctl printed and how it ended. */
+typedef struct run {
+    char out[16384], err[4096];
+    int status; /* exit status, or -1 if killed */
+    uint64_t ms;
+} run;
+
+/* Appends what fd has to read to buf; false at end of file. */
+static bool s_drain(int fd, char *buf, size_t cap)
+{
+    size_t len = strlen(buf);
+    ssize_t n = read(fd, buf + len, cap - 1 - len);
+    if (n <= 0)
+        return n < 0 && errno == EINTR;
+    buf[len + (size_t)n] = '\0';
+    return len + (size_t)n < cap - 1;
+}
+
+/* Runs levctl with the arguments of args (NULL-terminated), at most 20 s. */
+static run *s_levctl(const char *const *args)
+{
+    const char *argv[16] = {LEVCTL_PATH};
+    int argc = 1;
+    for (const char *const *a = args; *a && argc < 15; a++)
+        argv[argc++] = *a;
+    argv[argc] = NULL;
+
+    run *r = calloc(1, sizeof *r);
+    int out[2], err[2];
+    assert_non_null(r);
+    assert_int_equal(pipe(out), 0);
+    assert_int_equal(pipe(err), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addclose(&fa, err[0]);
+    pid_t pid;
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(posix_spawn(&pid, LEVCTL_PATH, &fa, NULL, (char **)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    while ((fds[0].fd >= 0 || fds[1].fd >= 0) && fp_now_ms() - t0 < 20000) {
+        if (poll(fds, 2, 100) <= 0)
+            continue;
+        for (int i = 0; i < 2; i++)
+            if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP)) &&
+                !s_drain(fds[i].fd, i ? r->err : r->out, i ? sizeof r->err : sizeof r->out)) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+            }
+    }
+    for (int i = 0; i < 2; i++)
+        if (fds[i].fd >= 0) {
+            kill(pid, SIGKILL);
+            close(fds[i].fd);
+        }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    r->ms = fp_now_ms() - t0;
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+/* Asserts that text contains part. */
+static void s_has(const char *text, const char *part)
+{
+    if (!strstr(text, part))
+        fail_msg("'%s' lacks '%s'", text, part);
+}
+
+/* ===================================================================
+ * Arguments and unreachable peers
+ * =================================================================== */
+
+/* Bad arguments: the usage and exit status 2; --help: the usage, 0. */
+static void t_usage(void **state)
+{
+    (void)state;
+    unsetenv("LEV_PEER");
+    struct {
+        const char *a[5];
+        const char *says;
+    } bad[] = {
+        {{NULL}, "no command given"},
+        {{"frob", NULL}, "unknown command 'frob'"},
+        {{"status", NULL}, "no peer given (--peer or LEV_PEER)"},
+        {{"status", "--peer", NULL}, "--peer needs a value"},
+        {{"status", "--timeout", "0", NULL}, "--timeout '0' is not a positive number"},
+        {{"status", "--timeout", "5x", NULL}, "--timeout '5x'"},
+        {{"status", "--jason", NULL}, "unknown argument '--jason'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        run *r = s_levctl(bad[i].a);
+        assert_int_equal(r->status, 2);
+        s_has(r->err, bad[i].says);
+        s_has(r->err, "usage: levctl status");
+        free(r);
+    }
+    run *r = s_levctl((const char *[]){"--help", NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, "usage: levctl status");
+    free(r);
+}
+
+/* A peer where nothing listens, or that does not answer S_STATUS: exit 1
+ * with one line naming it, once the timeout has passed. */
+static void t_unreachable(void **state)
+{
+    (void)state;
+    char ep[PC_ENDPOINT_MAX], want[256];
+    fp_dead_endpoint(ep);
+    run *r = s_levctl((const char *[]){"status", "--peer", ep, "--timeout", "300", NULL});
+    assert_int_equal(r->status, 1);
+    snprintf(want, sizeof want, "levctl: no answer from %s within 300 ms\n", ep);
+    assert_string_equal(r->err, want);
+    assert_true(r->ms >= 300 && r->ms < 5000);
+    free(r);
+
+    fake_peer *fp = fp_new(FP_NORMAL); /* no status set: it does not answer */
+    setenv("LEV_PEER", fp_endpoint(fp), 1);
+    r = s_levctl((const char *[]){"status", "--timeout", "200", NULL});
+    unsetenv("LEV_PEER");
+    assert_int_equal(r->status, 1);
+    s_has(r->err, "no answer from");
+    assert_int_equal(fp_seen_get(fp).statuses, 1);
+    free(r);
+    r = s_levctl((const char *[]){"status", "--peer", "nonsense", NULL});
+    assert_int_equal(r->status, 1);
+    s_has(r->err, "malformed endpoint 'nonsense'");
+    free(r);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
+ * A mesh
+ * =================================================================== */
+
+/* The status documents of a mesh of peers a and b (alive), c (dead) and
+ * d (listed alive, but nothing listens there). a deploys VC "aa01", b
+ * deploys VC "bb02"; b lists VC "aa01" too, which must appear once. */
+typedef struct mesh {
+    fake_peer *a, *b;
+    char d[PC_ENDPOINT_MAX];
+    char doc_a[4096], doc_b[4096];
+} mesh;
+
+static const char *s_vc_a =
+    "{\"id\":\"aa01\",\"client\":\"client:77:ab\",\"quota\":3,\"checkpoint_ms\":2000,"
+    "\"replicas\":1,\"workers\":[\"%s\"],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
+    "\"state\":\"running\",\"host\":\"%s\",\"epoch\":1,\"checkpoint_age_ms\":340,"
+    "\"holders\":[\"%s\",\"tcp://10.0.0.9:7000\"]},{\"id\":3,\"task\":\"caf\\u00e9 "
+    "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"holders\":[]}]}";
+
+static void s_mesh_new(mesh *m)
+{
+    char vc_a[1024];
+    m->a = fp_new(FP_NORMAL);
+    m->b = fp_new(FP_NORMAL);
+    fp_dead_endpoint(m->d);
+    const char *a = fp_endpoint(m->a), *b = fp_endpoint(m->b);
+    snprintf(vc_a, sizeof vc_a, s_vc_a, b, b, a, b);
+    snprintf(m->doc_a, sizeof m->doc_a,
+             "{\"peer\":\"%s\",\"version\":1,\"peers\":["
+             "{\"endpoint\":\"%s\",\"state\":\"alive\",\"cores\":2,\"rate\":12345,\"load\":3,"
+             "\"arch\":\"x86_64\",\"byte_order\":\"little\",\"version\":1,\"incarnation\":2},"
+             "{\"endpoint\":\"%s\",\"state\":\"alive\",\"cores\":4,\"rate\":999,\"load\":0,"
+             "\"arch\":\"aarch64\",\"byte_order\":\"little\",\"version\":1,\"incarnation\":1},"
+             "{\"endpoint\":\"tcp://10.0.0.9:7000\",\"state\":\"dead\",\"cores\":1},"
+             "{\"endpoint\":\"%s\",\"state\":\"alive\"}],"
+             "\"vcs\":[%s],\"executors\":[{\"vc\":\"bb02\",\"deployer\":\"%s\",\"pid\":123,"
+             "\"vts\":4}],\"held\":{\"images\":3,\"bytes\":12345}}",
+             a, a, b, m->d, vc_a, b);
+    snprintf(m->doc_b, sizeof m->doc_b,
+             "{\"peer\":\"%s\",\"version\":1,\"peers\":[],\"vcs\":[%s,"
+             "{\"id\":\"bb02\",\"client\":\"client:88:cd\",\"vts\":[]}]}",
+             b, vc_a);
+    fp_set_status(m->a, m->doc_a);
+    fp_set_status(m->b, m->doc_b);
+}
+
+static void s_mesh_destroy(mesh *m)
+{
+    fp_destroy(&m->a);
+    fp_destroy(&m->b);
+}
+
+/* The report: the peers' table, the VCs of every peer that answered (once
+ * each) with their VTs, and the peer that did not answer named. */
+static void t_report(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh_new(&m);
+    run *r =
+        s_levctl((const char *[]){"status", "--peer", fp_endpoint(m.a), "--timeout", "500", NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, "PEER");
+    s_has(r->out, "x86_64");
+    s_has(r->out, "aarch64");
+    s_has(r->out, "dead");
+    s_has(r->out, "12345");
+    s_has(r->out, "VC aa01");
+    s_has(r->out, "VC bb02");
+    s_has(r->out, "pc_spin");
+    s_has(r->out, "running");
+    s_has(r->out, "340 ms");
+    s_has(r->out, "café 😀");
+    s_has(r->out, "no virtual threads");
+    s_has(r->out, "pid 123");
+    s_has(r->out, "held images: 3 (12345 bytes)");
+    s_has(r->out, "not shown: the VCs of");
+    s_has(r->err, m.d);
+    assert_null(strstr(strstr(r->out, "VC aa01") + 1, "VC aa01")); /* once */
+    assert_int_equal(fp_seen_get(m.a).statuses, 1);
+    assert_int_equal(fp_seen_get(m.b).statuses, 1);
+    free(r);
+    s_mesh_destroy(&m);
+}
+
+/* --json: one merged document, which levctl itself accepts as a status. */
+static void t_json(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh_new(&m);
+    run *r = s_levctl(
+        (const char *[]){"status", "--peer", fp_endpoint(m.a), "--json", "--timeout", "500", NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, "\"id\": \"aa01\"");
+    s_has(r->out, "\"id\": \"bb02\"");
+    s_has(r->out, "\"unanswered\": [");
+    s_has(r->out, "café 😀");
+    assert_null(strstr(strstr(r->out, "\"aa01\"") + 1, "\"id\": \"aa01\""));
+
+    fake_peer *echo = fp_new(FP_NORMAL);
+    fp_set_status(echo, r->out);
+    run *again = s_levctl((const char *[]){"status", "--peer", fp_endpoint(echo), "--json",
+                                           "--timeout", "500", NULL});
+    /* b listed as alive there too: asked again, its VCs already merged. */
+    assert_int_equal(again->status, 0);
+    s_has(again->out, "\"id\": \"bb02\"");
+    free(again);
+    fp_destroy(&echo);
+    free(r);
+    s_mesh_destroy(&m);
+}
+
+/* Malformed documents: exit 1, the fault named. */
+static void t_malformed(void **state)
+{
+    (void)state;
+    static char deep[512];
+    memset(deep, '[', 100);
+    deep[100] = '\0';
+    struct {
+        const char *doc, *says;
+    } bad[] = {
+        {"[1,2]", "the document is not an object"},
+        {"{\"peer\":1,\"peers\":[],\"vcs\":[]}", "peer is not a string"},
+        {"{\"peer\":\"p\",\"vcs\":[]}", "peers is missing"},
+        {"{\"peer\":\"p\",\"peers\":[{\"endpoint\":\"e\"}],\"vcs\":[]}",
+         "peers[0].state is missing"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[{\"id\":\"a\"}]}", "vcs[0].vts is missing"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[{\"id\":\"a\",\"vts\":[{\"id\":\"x\"}]}]}",
+         "vcs[0].vts[0].id is not a number"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[],\"held\":[]}", "held is not an object"},
+        {"{\"peer\":\"p\",\"peers\":[", "unexpected end at byte 21"},
+        {"{\"peer\":\"p\" \"peers\":[]}", "expected a string key, ',' or '}' at byte 12"},
+        {"{\"peer\":\"a\\qb\"}", "bad escape inside a string"},
+        {"{\"peer\":\"a\\u0000b\"}", "bad escape inside a string"},
+        {"{\"peer\":\"a\tb\"}", "control character inside a string"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[]} x", "text after the document"},
+        {"{\"peer\":\"p\",\"peers\":[01],\"vcs\":[]}", "expected ',' or ']'"},
+        {"{\"peer\":\"p\",\"peers\":[-],\"vcs\":[]}", "bad number"},
+        {"{\"peer\":tru}", "bad number"},
+        {deep, "nested too deep"},
+        {"", "unexpected end at byte 0"},
+    };
+    fake_peer *fp = fp_new(FP_NORMAL);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fp_set_status(fp, bad[i].doc);
+        run *r = s_levctl((const char *[]){"status", "--peer", fp_endpoint(fp), NULL});
+        if (r->status != 1 || !strstr(r->err, bad[i].says) ||
+            !strstr(r->err, "malformed status from"))
+            fail_msg("document '%s': exit %d, said '%s' (wanted '%s')", bad[i].doc, r->status,
+                     r->err, bad[i].says);
+        free(r);
+    }
+    fp_destroy(&fp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_usage), cmocka_unit_test(t_unreachable), cmocka_unit_test(t_report),
+        cmocka_unit_test(t_json),  cmocka_unit_test(t_malformed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
