@@ -5,13 +5,17 @@
  * task module built from pc_tasks.c: READY; MODULE, good and damaged;
  * RUN to DONE, and of unknown tasks to FAILED; periodic IMAGEs naming the
  * VT, one of them resumed in a second executor to the straight run's
- * result (pc_spin, and pc_big with 16 MiB of heap in each image); STOP mid-run and the image
- * resumed elsewhere; CANCEL; RESUME of damaged and foreign images; a task that crashes its executor
- * (CRASH, then the end of the channel and death by SIGSEGV); an executor whose daemon goes away;
- * the executor's low priority; levpeer's bad arguments; an executor on a thread of this process, as
- * an embedded peer runs it. Then the module manager: put and get by BLAKE2b hash in memory and on
- * disk, damaged bytes and a damaged cache file refused, the architecture
- * check. Every wait is for a record or a process, bounded; none sleeps.
+ * result (pc_spin, and pc_big with 16 MiB of heap in each image); STOP
+ * mid-run and the image resumed elsewhere; CANCEL; RESUME of damaged and
+ * foreign images; a task that crashes its executor (CRASH, then the end
+ * of the channel and death by SIGSEGV); an executor whose daemon goes
+ * away, and one whose daemon dies while the channel stays open
+ * (PR_SET_PDEATHSIG); the executor's low priority; levpeer's bad
+ * arguments; an executor on a thread of this process, as an embedded
+ * peer runs it. Then the module manager: put and get by BLAKE2b hash in
+ * memory and on disk, damaged bytes and a damaged cache file refused, the
+ * architecture check. Every wait is for a record or a process, bounded;
+ * none sleeps.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -76,32 +80,29 @@ static uint8_t *g_mod; /* the module's bytes */
 static size_t g_mod_len;
 static uint8_t g_hash[PC_HASH_LEN];
 
-/* Starts an executor; nice is LEV_EXEC_NICE for it (NULL: unset). Waits
- * for its READY, which must name its pid. */
-static void s_start(s_exe *e, const char *nice)
+/* In a child: runs `levpeer --executor` over fd, with LEV_EXEC_NICE set
+ * to nice (NULL: unset) and no core dump. Never returns. */
+static void s_exec_executor(int fd, const char *nice)
 {
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        fcntl(sv[1], F_SETFD, 0);
-        if (nice)
-            setenv("LEV_EXEC_NICE", nice, 1);
-        else
-            unsetenv("LEV_EXEC_NICE");
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", sv[1]);
-        execl(PC_LEVPEER, "levpeer", "--executor", "--fd", fd, (char *)NULL);
-        _exit(127);
-    }
-    close(sv[1]);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    fcntl(fd, F_SETFD, 0);
+    if (nice)
+        setenv("LEV_EXEC_NICE", nice, 1);
+    else
+        unsetenv("LEV_EXEC_NICE");
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", fd);
+    execl(PC_LEVPEER, "levpeer", "--executor", "--fd", arg, (char *)NULL);
+    _exit(127);
+}
+
+/* Takes the channel (socket fd) of executor pid and waits for its READY,
+ * which must name pid. */
+static void s_adopt(s_exe *e, pid_t pid, int fd)
+{
     e->pid = pid;
-    e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    assert_true(e->pidfd >= 0);
-    e->c = pc_chan_new(sv[0], 0);
+    e->c = pc_chan_new(fd, 0);
     assert_non_null(e->c);
     pc_hdr h;
     uint8_t *p = NULL;
@@ -112,6 +113,21 @@ static void s_start(s_exe *e, const char *nice)
     assert_int_equal(pc_get_i32(&r), pid);
     assert_true(pc_rbuf_done(&r));
     free(p);
+}
+
+/* Starts an executor (nice as s_exec_executor) and waits for its READY. */
+static void s_start(s_exe *e, const char *nice)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        s_exec_executor(sv[1], nice);
+    close(sv[1]);
+    e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    assert_true(e->pidfd >= 0);
+    s_adopt(e, pid, sv[0]);
 }
 
 /* Waits (bounded) for the executor to end; returns its wait status. */
@@ -647,6 +663,61 @@ static void t_daemon_gone(void **state)
     s_finish(&e); /* cancels the running VT and exits 0 */
 }
 
+/* The executor's parent (its daemon) is killed while the executor runs
+ * a VT and its channel stays open: the executor dies too. */
+static void t_parent_dies(void **state)
+{
+    (void)state;
+    int sv[2], pp[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    assert_int_equal(pipe2(pp, O_CLOEXEC), 0);
+    pid_t daemon = fork();
+    assert_true(daemon >= 0);
+    if (daemon == 0) {
+        pid_t ex = fork();
+        if (ex == 0)
+            s_exec_executor(sv[1], "0");
+        if (write(pp[1], &ex, sizeof ex) != (ssize_t)sizeof ex)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(sv[1]);
+    close(pp[1]);
+    pid_t ex = -1;
+    assert_int_equal(read(pp[0], &ex, sizeof ex), (ssize_t)sizeof ex);
+    close(pp[0]);
+    assert_true(ex > 0);
+    s_exe e;
+    e.pidfd = (int)syscall(SYS_pidfd_open, ex, 0);
+    assert_true(e.pidfd >= 0);
+    s_adopt(&e, ex, sv[0]);
+    s_configure(&e, 0, 1);
+    s_run_spin(&e, 16, 1);
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_REPORT, 16, NULL, &h, &p);
+    free(p);
+
+    assert_int_equal(kill(daemon, SIGKILL), 0);
+    assert_int_equal(waitpid(daemon, NULL, 0), daemon);
+    struct pollfd pf = {.fd = e.pidfd, .events = POLLIN};
+    int n;
+    while ((n = poll(&pf, 1, LIMIT_MS)) < 0 && errno == EINTR)
+        ;
+    if (n == 0) {
+        kill(ex, SIGKILL);
+        fail_msg("the executor outlived its daemon by %d ms", LIMIT_MS);
+    }
+    const char *why = NULL;
+    int r;
+    while ((r = pc_test_recv(e.c, &h, &p, &why, LIMIT_MS)) == 1)
+        free(p); /* what it sent before it died */
+    assert_int_equal(r, LEV_EPEER);
+    close(e.pidfd);
+    pc_chan_destroy(&e.c);
+}
+
 /* Scheduling policy and nice value of thread tid of process pid, from
  * /proc (fields 19 and 41 of stat). */
 static void s_sched_of(pid_t pid, const char *tid, int *policy, int *nice)
@@ -768,14 +839,8 @@ static void t_embedded(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     pthread_t th;
     assert_int_equal(GC_pthread_create(&th, NULL, s_embedded_main, &sv[1]), 0);
-    s_exe e = {.pid = getpid(), .c = pc_chan_new(sv[0], 0)};
-    pc_hdr h;
-    uint8_t *p;
-    s_expect(&e, PC_X_READY, 0, NULL, &h, &p);
-    pc_rbuf r;
-    pc_rbuf_init(&r, p, h.len);
-    assert_int_equal(pc_get_i32(&r), getpid());
-    free(p);
+    s_exe e = {.pidfd = -1};
+    s_adopt(&e, getpid(), sv[0]);
     s_configure(&e, 5, 1);
     s_sum(&e, 14, 1000);
     s_run_spin(&e, 15, 1);
@@ -978,6 +1043,7 @@ int main(void)
         cmocka_unit_test(t_cancel),
         cmocka_unit_test(t_crash),
         cmocka_unit_test(t_daemon_gone),
+        cmocka_unit_test(t_parent_dies),
         cmocka_unit_test(t_priority),
         cmocka_unit_test(t_bad_args),
         cmocka_unit_test(t_embedded),
