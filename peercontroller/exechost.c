@@ -44,14 +44,12 @@ typedef struct s_vtrec {
     rt_vt *vt;
     uint64_t id;
     uint32_t epoch;
-    uint64_t image_seq, report_seq; /* written by the VT's worker only */
+    uint64_t report_seq; /* reports issued; written by the VT's worker only */
     /* under h->mu */
     bool stopping;     /* STOP received */
     bool forget;       /* CANCEL received: nothing more goes out */
     uint8_t *stop_img; /* image taken for the STOP (malloc'd) */
     size_t stop_len;
-    int stop_err; /* the capture for the STOP failed */
-    char *stop_detail;
     bool warned; /* a failed periodic checkpoint was printed */
 } s_vtrec;
 
@@ -84,44 +82,6 @@ typedef struct s_host {
     pthread_t sender;
     bool sender_started;
 } s_host;
-
-/* ===================================================================
- * Runtime stand-ins
- *
- * Until the runtime has rt_task_find_in (module.h), rt_vt_set_identity
- * (vt.h) and rt_exec_capture_stop (executor.h), these do their work with
- * what it has; each becomes a call of the runtime's function (and
- * s_stop_image_taken goes: rt_exec_capture_stop stops the VT itself).
- * =================================================================== */
-
-/* The task entry named `task` in module m: rt_task_find_in. */
-static int s_task_find_in(const lev_module *m, const char *task, uint32_t *fn)
-{
-    int64_t i = rt_module_fn_by_name(m, task);
-    if (i < 0 || !(m->desc->fns[i].flags & LEV_FN_TASK))
-        return rt_err(LEV_EMODULE, "no task named %s in the task module", task);
-    *fn = (uint32_t)i;
-    return 0;
-}
-
-/* Gives a VT the id and epoch the deployer chose: rt_vt_set_identity. */
-static void s_set_identity(rt_vt *vt, uint64_t id, uint32_t epoch)
-{
-    vt->id = id;
-    vt->epoch = epoch;
-}
-
-/* Asks for an image of the VT after which it stops: rt_exec_capture_stop.
- * Here: a capture request, and s_stop_image_taken cancels the VT from
- * on_image. */
-static int s_capture_stop(rt_vt *vt) { return rt_exec_request_capture(vt); }
-
-/* Second half of the stand-in of rt_exec_capture_stop, on the VT's
- * worker inside on_image: the VT ends (canceled) at its next safe point.
- * A VT captured while queued runs up to that safe point first; what it
- * does there is past its image (its reports are dropped; a result it
- * reaches wins over the image). */
-static void s_stop_image_taken(rt_vt *vt) { rt_exec_cancel(vt); }
 
 /* ===================================================================
  * Fault reporting (an executor process only)
@@ -381,11 +341,9 @@ static void s_on_done(rt_vt *vt, void *ud)
     pthread_mutex_lock(&h->mu);
     if (!r->forget) {
         s_out *o;
-        bool stopped = r->stopping && vt->state != RT_VT_DONE && (r->stop_img || r->stop_err) &&
-                       (vt->state != RT_VT_FAILED || vt->err == LEV_ECANCELED);
-        if (stopped) {
-            o = s_out_end(PC_X_STOPPED, r, r->stop_img ? 0 : r->stop_err,
-                          r->stop_img ? "" : r->stop_detail, r->stop_img, r->stop_len);
+        if (vt->state == RT_VT_STOPPED) {
+            /* captured and stopped in one step: its image is its end */
+            o = s_out_end(PC_X_STOPPED, r, 0, "", r->stop_img, r->stop_len);
             r->stop_img = NULL;
         } else {
             int err = vt->state == RT_VT_DONE ? 0 : vt->err ? vt->err : LEV_EFAILED;
@@ -408,15 +366,14 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
 {
     s_host *h = ud;
     s_vtrec *r = vt->host;
-    bool stop = false;
     pthread_mutex_lock(&h->mu);
     if (r->forget) {
         free(img);
-    } else if (r->stopping) {
+    } else if (vt->capture_why == RT_WANT_STOP) {
+        /* the image of capture-and-stop: on_done follows with RT_VT_STOPPED */
         free(r->stop_img);
         r->stop_img = img;
         r->stop_len = len;
-        stop = true;
     } else {
         /* seq: the reports issued before the capture (wire.h) */
         s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, r->report_seq);
@@ -430,8 +387,6 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
         s_queue_locked(h, o);
     }
     pthread_mutex_unlock(&h->mu);
-    if (stop)
-        s_stop_image_taken(vt);
 }
 
 static void s_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
@@ -453,18 +408,18 @@ static void s_on_capture_error(rt_vt *vt, int err, const char *detail, void *ud)
 {
     s_host *h = ud;
     s_vtrec *r = vt->host;
-    bool stop = false, print = false;
+    bool print = false;
     pthread_mutex_lock(&h->mu);
-    if (r->stopping && !r->stop_img && !r->stop_err) {
-        r->stop_err = err;
-        r->stop_detail = strdup(detail ? detail : "");
-        stop = true;
+    if (vt->capture_why == RT_WANT_STOP && !r->forget) {
+        /* The stop failed and the VT goes on here: the daemon hears so at
+         * once and forgets this copy (it resumes the VT from its newest
+         * held image, and what this copy still does is of an old epoch). */
+        s_queue_locked(h, s_out_end(PC_X_STOPPED, r, err, detail ? detail : "", NULL, 0));
+        r->forget = true;
     } else if (!r->warned) {
         r->warned = print = true;
     }
     pthread_mutex_unlock(&h->mu);
-    if (stop)
-        s_stop_image_taken(vt);
     if (print)
         fprintf(stderr,
                 "levpeer executor: checkpoint of virtual thread %llu failed: %s (%s); it goes "
@@ -515,7 +470,6 @@ static void s_live_unlink(s_host *h, const s_vtrec *r)
 static void s_vtrec_free(s_vtrec *r)
 {
     free(r->stop_img);
-    free(r->stop_detail);
     free(r);
 }
 
@@ -528,8 +482,9 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
     s_vtrec *r = rc ? NULL : calloc(1, sizeof *r);
     if (!rc && !r)
         rc = rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
+    if (!rc)
+        rc = rt_vt_set_identity(vt, req->vt, req->epoch);
     if (!rc) {
-        s_set_identity(vt, req->vt, req->epoch);
         r->vt = vt;
         r->id = req->vt;
         r->epoch = req->epoch;
@@ -663,7 +618,7 @@ static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
         const lev_module *m = NULL;
         uint32_t fn = 0;
         for (int i = h->nmods - 1; i >= 0 && rc; i--)
-            if ((rc = s_task_find_in(h->mods[i], task, &fn)) == 0)
+            if ((rc = rt_task_find_in(h->mods[i], task, &fn)) == 0)
                 m = h->mods[i];
         rt_vt *vt = NULL;
         if (!rc)
@@ -732,7 +687,7 @@ static void s_stop_one(s_host *h, const pc_hdr *req, s_vtrec *r)
     pthread_mutex_unlock(&h->mu);
     /* LEV_ENOVT: it ended meanwhile, and its DONE answers. */
     if (first)
-        s_capture_stop(r->vt);
+        rt_exec_capture_stop(r->vt);
 }
 
 static void s_stop(s_host *h, const pc_hdr *req)
