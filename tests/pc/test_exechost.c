@@ -210,7 +210,10 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
     assert_int_equal(rt_image_info_get(b, len, &info), 0);
     assert_true(info.vt_id == h->vt);
     assert_int_equal(info.epoch, h->epoch);
-    assert_true(h->seq > s->image_seq);
+    /* seq: the reports the VT issued before the capture, every one of
+     * which was sent before the image */
+    assert_true(h->seq == s->report_seq);
+    assert_true(h->seq >= s->image_seq);
     s->image_seq = h->seq;
     s->images++;
     if (s->keep && !s->img && s->reports >= s->keep_from) {
