@@ -278,7 +278,7 @@ static bool s_before(const s_node *a, const s_node *b)
  * least sent and newest first. Retires updates sent often enough. */
 static void s_put_gossip(pc_members *m, pc_wbuf *w, const char *to)
 {
-    uint32_t pick[PC_MEM_GOSSIP_CAP];
+    uint32_t pick[PC_MEM_GOSSIP_CAP] = {0};
     size_t npick = 0, cap = (size_t)m->o.gossip_max;
     uint32_t limit = s_retransmit_limit(m);
     s_node *dest = to ? s_find(m, to) : NULL;
@@ -397,6 +397,18 @@ static void s_send_gossip(pc_members *m, const char *to)
     s_finish(m, to, PC_M_GOSSIP);
 }
 
+/* Adds node i to out[*got] if it is in `states`, not `except`, not there. */
+static void s_pick_one(const pc_members *m, uint32_t *out, size_t *got, uint32_t i, unsigned states,
+                       const s_node *except)
+{
+    const s_node *nd = &m->nodes[i];
+    for (size_t j = 0; j < *got; j++)
+        if (out[j] == i)
+            return;
+    if (nd != except && (states >> nd->m.state & 1u))
+        out[(*got)++] = i;
+}
+
 /* Picks up to k distinct random members in `states` (a mask of 1 <<
  * state), never this peer nor `except`; returns how many were found. */
 static size_t s_pick(pc_members *m, uint32_t *out, size_t k, unsigned states, const s_node *except)
@@ -404,27 +416,14 @@ static size_t s_pick(pc_members *m, uint32_t *out, size_t k, unsigned states, co
     size_t got = 0;
     if (m->n < 2)
         return 0;
-    /* Random draws find them at once in a large view... */
-    for (size_t tries = 0; got < k && tries < 4 * k + 8; tries++) {
-        uint32_t i = 1 + s_below(m, (uint32_t)(m->n - 1));
-        const s_node *nd = &m->nodes[i];
-        bool dup = false;
-        for (size_t j = 0; j < got; j++)
-            dup |= out[j] == i;
-        if (!dup && nd != except && (states >> nd->m.state & 1u))
-            out[got++] = i;
-    }
-    /* ...a walk from a random place finishes a small or sparse one. */
-    uint32_t start = s_below(m, (uint32_t)(m->n - 1));
-    for (size_t s = 0; got < k && s < m->n - 1; s++) {
-        uint32_t i = 1 + (uint32_t)((start + s) % (m->n - 1));
-        const s_node *nd = &m->nodes[i];
-        bool dup = false;
-        for (size_t j = 0; j < got; j++)
-            dup |= out[j] == i;
-        if (!dup && nd != except && (states >> nd->m.state & 1u))
-            out[got++] = i;
-    }
+    uint32_t others = (uint32_t)(m->n - 1);
+    /* Random draws find them at once in a large view; a walk from a
+     * random place finishes a small or sparse one. */
+    for (size_t tries = 0; got < k && tries < 4 * k + 8; tries++)
+        s_pick_one(m, out, &got, 1 + s_below(m, others), states, except);
+    uint32_t start = s_below(m, others);
+    for (uint32_t s = 0; got < k && s < others; s++)
+        s_pick_one(m, out, &got, 1 + (start + s) % others, states, except);
     return got;
 }
 
