@@ -614,7 +614,12 @@ static void s_probe_end(pc_members *m, uint64_t now)
 static void s_sync_with(pc_members *m, const char *to)
 {
     uint32_t i;
-    m->periods_to_sync = (unsigned)m->o.sync_periods;
+    /* sync_periods on average, jittered so that peers whose push-pulls
+     * fell together (a mesh that formed at once) drift apart. */
+    unsigned sp = (unsigned)m->o.sync_periods;
+    m->periods_to_sync = sp - sp / 4 + s_below(m, sp / 2 + 1);
+    if (!m->periods_to_sync)
+        m->periods_to_sync = 1;
     m->periods_since_sync = 0;
     m->sync_base = m->n;
     if (!to && s_pick(m, &i, 1, 1u << PC_MEMBER_ALIVE, NULL))
@@ -882,13 +887,7 @@ size_t pc_members_view(const pc_members *m, pc_member *out, size_t cap)
     return m->n;
 }
 
-size_t pc_members_count_live(const pc_members *m)
-{
-    size_t live = 0;
-    for (size_t i = 0; i < m->n; i++)
-        live += !s_down(m->nodes[i].m.state);
-    return live;
-}
+size_t pc_members_count_live(const pc_members *m) { return m->n - m->ndown; }
 
 void pc_members_stats_get(const pc_members *m, pc_members_stats *st) { *st = m->st; }
 
