@@ -1,7 +1,7 @@
 /* membership.c - the participation manager's membership protocol
  * (membership.h): the view, the SWIM probe cycle, suspicion and refutation
  * by incarnation, dissemination piggybacked on every message, join and
- * push-pull, and the codec of the membership payloads.
+ * push-pull. Payloads are read and written by membership_codec.c.
  */
 #include "membership.h"
 
@@ -167,11 +167,12 @@ static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now
 }
 
 /* Adds a node for rec in state st (not DEAD nor LEFT); NULL when out of
- * memory. */
+ * memory or when the view holds PC_MEM_VIEW_CAP members already. */
 static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, uint32_t inc,
                      uint64_t now)
 {
-    if (s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
+    if (m->n >= PC_MEM_VIEW_CAP ||
+        s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
         s_grow((void **)&m->order, &m->order_cap, m->norder + 1, sizeof *m->order) ||
         (2 * (m->n + 1) > m->nslots && s_reindex(m, m->n + 1)))
         return NULL;
@@ -217,7 +218,7 @@ static uint64_t s_forget(pc_members *m, uint64_t now)
     size_t keep = 1;
     for (size_t i = 1; i < m->n; i++) {
         s_node *nd = &m->nodes[i];
-        bool down = nd->m.state == PC_MEMBER_DEAD || nd->m.state == PC_MEMBER_LEFT;
+        bool down = s_down(nd->m.state);
         uint64_t due = nd->m.since_ms + (uint64_t)m->o.dead_keep_ms;
         if (down && now >= due) {
             m->ndown--;
@@ -434,7 +435,7 @@ static void s_gossip_to(pc_members *m, size_t k)
 {
     uint32_t to[S_FANOUT_MAX];
     size_t got = s_pick(m, to, k < S_FANOUT_MAX ? k : S_FANOUT_MAX, S_LIVE, NULL);
-    for (size_t i = 0; i < got; i++)
+    for (size_t i = 0; i < got && m->nqueue; i++)
         s_send_gossip(m, m->nodes[to[i]].m.rec.endpoint);
 }
 
