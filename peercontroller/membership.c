@@ -444,7 +444,8 @@ static void s_gossip_to(pc_members *m, size_t k)
  * =================================================================== */
 
 /* Moves nd to state st at incarnation inc, queues it for gossip and tells
- * the host (a data change of a live member too). */
+ * the host of a new state (and of a new member or new data, ALIVE from
+ * ALIVE). */
 static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, uint64_t now,
                   bool gossip)
 {
@@ -459,7 +460,7 @@ static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, u
         nd->m.since_ms = now;
     if (gossip)
         s_queue(m, nd);
-    if (m->io.changed && nd != m->nodes)
+    if (m->io.changed && nd != m->nodes && (old != st || st == PC_MEMBER_ALIVE))
         m->io.changed(m->io.ud, &nd->m, old);
 }
 
