@@ -1,7 +1,7 @@
 /* membership.c - the participation manager's membership protocol
  * (membership.h): the view, the SWIM probe cycle, suspicion and refutation
  * by incarnation, dissemination piggybacked on every message, join and
- * push-pull, and the codec of the membership payloads.
+ * push-pull. Payloads are read and written by membership_codec.c.
  */
 #include "membership.h"
 
@@ -167,11 +167,12 @@ static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now
 }
 
 /* Adds a node for rec in state st (not DEAD nor LEFT); NULL when out of
- * memory. */
+ * memory or when the view holds PC_MEM_VIEW_CAP members already. */
 static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, uint32_t inc,
                      uint64_t now)
 {
-    if (s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
+    if (m->n >= PC_MEM_VIEW_CAP ||
+        s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
         s_grow((void **)&m->order, &m->order_cap, m->norder + 1, sizeof *m->order) ||
         (2 * (m->n + 1) > m->nslots && s_reindex(m, m->n + 1)))
         return NULL;
@@ -217,7 +218,7 @@ static uint64_t s_forget(pc_members *m, uint64_t now)
     size_t keep = 1;
     for (size_t i = 1; i < m->n; i++) {
         s_node *nd = &m->nodes[i];
-        bool down = nd->m.state == PC_MEMBER_DEAD || nd->m.state == PC_MEMBER_LEFT;
+        bool down = s_down(nd->m.state);
         uint64_t due = nd->m.since_ms + (uint64_t)m->o.dead_keep_ms;
         if (down && now >= due) {
             m->ndown--;
@@ -278,7 +279,7 @@ static bool s_before(const s_node *a, const s_node *b)
  * least sent and newest first. Retires updates sent often enough. */
 static void s_put_gossip(pc_members *m, pc_wbuf *w, const char *to)
 {
-    uint32_t pick[PC_MEM_GOSSIP_CAP];
+    uint32_t pick[PC_MEM_GOSSIP_CAP] = {0};
     size_t npick = 0, cap = (size_t)m->o.gossip_max;
     uint32_t limit = s_retransmit_limit(m);
     s_node *dest = to ? s_find(m, to) : NULL;
@@ -397,6 +398,18 @@ static void s_send_gossip(pc_members *m, const char *to)
     s_finish(m, to, PC_M_GOSSIP);
 }
 
+/* Adds node i to out[*got] if it is in `states`, not `except`, not there. */
+static void s_pick_one(const pc_members *m, uint32_t *out, size_t *got, uint32_t i, unsigned states,
+                       const s_node *except)
+{
+    const s_node *nd = &m->nodes[i];
+    for (size_t j = 0; j < *got; j++)
+        if (out[j] == i)
+            return;
+    if (nd != except && (states >> nd->m.state & 1u))
+        out[(*got)++] = i;
+}
+
 /* Picks up to k distinct random members in `states` (a mask of 1 <<
  * state), never this peer nor `except`; returns how many were found. */
 static size_t s_pick(pc_members *m, uint32_t *out, size_t k, unsigned states, const s_node *except)
@@ -404,27 +417,14 @@ static size_t s_pick(pc_members *m, uint32_t *out, size_t k, unsigned states, co
     size_t got = 0;
     if (m->n < 2)
         return 0;
-    /* Random draws find them at once in a large view... */
-    for (size_t tries = 0; got < k && tries < 4 * k + 8; tries++) {
-        uint32_t i = 1 + s_below(m, (uint32_t)(m->n - 1));
-        const s_node *nd = &m->nodes[i];
-        bool dup = false;
-        for (size_t j = 0; j < got; j++)
-            dup |= out[j] == i;
-        if (!dup && nd != except && (states >> nd->m.state & 1u))
-            out[got++] = i;
-    }
-    /* ...a walk from a random place finishes a small or sparse one. */
-    uint32_t start = s_below(m, (uint32_t)(m->n - 1));
-    for (size_t s = 0; got < k && s < m->n - 1; s++) {
-        uint32_t i = 1 + (uint32_t)((start + s) % (m->n - 1));
-        const s_node *nd = &m->nodes[i];
-        bool dup = false;
-        for (size_t j = 0; j < got; j++)
-            dup |= out[j] == i;
-        if (!dup && nd != except && (states >> nd->m.state & 1u))
-            out[got++] = i;
-    }
+    uint32_t others = (uint32_t)(m->n - 1);
+    /* Random draws find them at once in a large view; a walk from a
+     * random place finishes a small or sparse one. */
+    for (size_t tries = 0; got < k && tries < 4 * k + 8; tries++)
+        s_pick_one(m, out, &got, 1 + s_below(m, others), states, except);
+    uint32_t start = s_below(m, others);
+    for (uint32_t s = 0; got < k && s < others; s++)
+        s_pick_one(m, out, &got, 1 + (start + s) % others, states, except);
     return got;
 }
 
@@ -435,7 +435,7 @@ static void s_gossip_to(pc_members *m, size_t k)
 {
     uint32_t to[S_FANOUT_MAX];
     size_t got = s_pick(m, to, k < S_FANOUT_MAX ? k : S_FANOUT_MAX, S_LIVE, NULL);
-    for (size_t i = 0; i < got; i++)
+    for (size_t i = 0; i < got && m->nqueue; i++)
         s_send_gossip(m, m->nodes[to[i]].m.rec.endpoint);
 }
 
@@ -444,7 +444,8 @@ static void s_gossip_to(pc_members *m, size_t k)
  * =================================================================== */
 
 /* Moves nd to state st at incarnation inc, queues it for gossip and tells
- * the host (a data change of a live member too). */
+ * the host of a new state (and of a new member or new data, ALIVE from
+ * ALIVE). */
 static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, uint64_t now,
                   bool gossip)
 {
@@ -459,7 +460,7 @@ static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, u
         nd->m.since_ms = now;
     if (gossip)
         s_queue(m, nd);
-    if (m->io.changed && nd != m->nodes)
+    if (m->io.changed && nd != m->nodes && (old != st || st == PC_MEMBER_ALIVE))
         m->io.changed(m->io.ud, &nd->m, old);
 }
 
@@ -615,7 +616,12 @@ static void s_probe_end(pc_members *m, uint64_t now)
 static void s_sync_with(pc_members *m, const char *to)
 {
     uint32_t i;
-    m->periods_to_sync = (unsigned)m->o.sync_periods;
+    /* sync_periods on average, jittered so that peers whose push-pulls
+     * fell together (a mesh that formed at once) drift apart. */
+    unsigned sp = (unsigned)m->o.sync_periods;
+    m->periods_to_sync = sp - sp / 4 + s_below(m, sp / 2 + 1);
+    if (!m->periods_to_sync)
+        m->periods_to_sync = 1;
     m->periods_since_sync = 0;
     m->sync_base = m->n;
     if (!to && s_pick(m, &i, 1, 1u << PC_MEMBER_ALIVE, NULL))
@@ -883,13 +889,7 @@ size_t pc_members_view(const pc_members *m, pc_member *out, size_t cap)
     return m->n;
 }
 
-size_t pc_members_count_live(const pc_members *m)
-{
-    size_t live = 0;
-    for (size_t i = 0; i < m->n; i++)
-        live += !s_down(m->nodes[i].m.state);
-    return live;
-}
+size_t pc_members_count_live(const pc_members *m) { return m->n - m->ndown; }
 
 void pc_members_stats_get(const pc_members *m, pc_members_stats *st) { *st = m->st; }
 

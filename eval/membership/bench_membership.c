@@ -32,7 +32,7 @@ int main(int argc, char **argv)
         for (int seed = 1; seed <= seeds; seed++) {
             msim_opts o = {.n = sizes[k], .seed = (uint64_t)seed, .start_spread_ms = 1000};
             msim_result r;
-            if (msim_scenario(&o, 10000, 10000, &r)) {
+            if (msim_scenario(&o, 30000, 10000, &r)) {
                 fprintf(stderr, "bench_membership: %d peers: out of memory\n", sizes[k]);
                 return 1;
             }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# eval/membership/run.sh - builds bench_membership (Release, -O2, in the
+# eval build tree) and runs it: the membership protocol on simulated
+# meshes of 32, 256 and 1,024 peers, a few seeds each, as a Markdown table
+# (eval/README.md, "Membership at scale"). The figures are in simulated
+# time, so they do not depend on the machine; the run takes a minute or
+# two of CPU, mostly the 1,024 peers.
+#
+#   eval/membership/run.sh [SEEDS [N...]]     default: 3 seeds, 32 256 1024
+#
+# Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
+# of the source tree).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+BUILD=${LEV_EVAL_BUILD:-build-eval}
+mkdir -p "$BUILD"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DLEV_SANITIZE=OFF >"$BUILD/eval-configure.log" 2>&1 ||
+    { cat "$BUILD/eval-configure.log"; exit 1; }
+cmake --build "$BUILD" --target bench_membership -j"$(nproc)" >"$BUILD/eval-build.log" 2>&1 ||
+    { cat "$BUILD/eval-build.log"; exit 1; }
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+"$BUILD/eval/bench_membership" "$@"

@@ -1,0 +1,1077 @@
+/* test_membership.c - the membership protocol (peercontroller/membership.h):
+ * probes and acks, indirect probes around a lost path, suspicion and
+ * refutation, death after suspect_ms and forgetting, leave, data updates,
+ * a restarted peer, the sync of a view of 1,024 peers, every kind of
+ * malformed payload dropped with the state unchanged, a fuzz loop, and
+ * meshes of 32 and 256 simulated peers (membership_sim.h): convergence,
+ * suspicion and death of a killed peer, flat load, false suspicion.
+ *
+ * Simulated time only: every run is deterministic, and every loop is
+ * bounded in simulated time or in count.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lev_errors.h"
+#include "membership.h"
+#include "membership_codec.h"
+#include "membership_sim.h"
+
+/* ===================================================================
+ * A hand-run net: a few peers, messages delivered at once, in order
+ * =================================================================== */
+
+#define H_PEERS 4
+#define H_QUEUE 8192
+
+typedef struct h_msg {
+    char from[PC_ENDPOINT_MAX], to[PC_ENDPOINT_MAX];
+    uint16_t type;
+    size_t len;
+    uint8_t *data;
+} h_msg;
+
+typedef struct h_net h_net;
+
+typedef struct h_peer {
+    h_net *net;
+    int idx;
+    pc_members *m;
+    uint64_t next;
+} h_peer;
+
+struct h_net {
+    h_peer p[H_PEERS];
+    int n;
+    h_msg *q; /* the messages in flight */
+    size_t nq;
+    size_t sync_len;  /* longest SYNC payload sent */
+    uint64_t refused; /* messages a peer refused */
+    h_msg *log;       /* copies of every message, when logging */
+    size_t nlog, caplog;
+};
+
+static const char *h_ep(int i)
+{
+    static char eps[H_PEERS][32];
+    snprintf(eps[i], sizeof eps[i], "tcp://10.1.0.%d:7946", i);
+    return eps[i];
+}
+
+static h_msg s_copy(const char *from, const char *to, uint16_t type, const void *p, size_t len)
+{
+    h_msg msg = {.type = type, .len = len, .data = malloc(len ? len : 1)};
+    assert_non_null(msg.data);
+    snprintf(msg.from, sizeof msg.from, "%s", from);
+    snprintf(msg.to, sizeof msg.to, "%s", to);
+    if (len)
+        memcpy(msg.data, p, len);
+    return msg;
+}
+
+static void h_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    h_peer *p = ud;
+    h_net *net = p->net;
+    assert_true(net->nq < H_QUEUE);
+    net->q[net->nq++] = s_copy(h_ep(p->idx), to, type, payload, len);
+    if (type == PC_M_SYNC && len > net->sync_len)
+        net->sync_len = len;
+    if (net->log && net->nlog < net->caplog)
+        net->log[net->nlog++] = s_copy(h_ep(p->idx), to, type, payload, len);
+}
+
+static pc_peer_rec h_rec(const char *endpoint)
+{
+    pc_peer_rec rec = {.cores = 2, .rate = 500, .arch = "x86_64", .version = PC_WIRE_VERSION};
+    snprintf(rec.endpoint, sizeof rec.endpoint, "%s", endpoint);
+    return rec;
+}
+
+/* (Re)creates peer i of the net. */
+static void h_start(h_net *net, int i, uint64_t now)
+{
+    h_peer *p = &net->p[i];
+    pc_members_destroy(&p->m);
+    p->net = net;
+    p->idx = i;
+    p->next = now;
+    pc_peer_rec rec = h_rec(h_ep(i));
+    pc_members_io io = {.send = h_send, .ud = p};
+    assert_int_equal(pc_members_new(&p->m, &rec, NULL, &io, 1000 + (uint64_t)i, now), 0);
+}
+
+static h_net *h_new(int n)
+{
+    h_net *net = calloc(1, sizeof *net);
+    assert_non_null(net);
+    net->q = calloc(H_QUEUE, sizeof *net->q);
+    assert_non_null(net->q);
+    net->n = n;
+    for (int i = 0; i < n; i++)
+        h_start(net, i, 0);
+    return net;
+}
+
+static void h_drop_queue(h_net *net)
+{
+    for (size_t i = 0; i < net->nq; i++)
+        free(net->q[i].data);
+    net->nq = 0;
+}
+
+static void h_free(h_net **net_p)
+{
+    h_net *net = *net_p;
+    h_drop_queue(net);
+    for (size_t i = 0; i < net->nlog; i++)
+        free(net->log[i].data);
+    for (int i = 0; i < net->n; i++)
+        pc_members_destroy(&net->p[i].m);
+    free(net->log);
+    free(net->q);
+    free(net);
+    *net_p = NULL;
+}
+
+/* Delivers what is in flight (and what that sends), up to 10,000
+ * messages; messages to endpoints outside the net are lost. */
+static void h_flush(h_net *net, uint64_t now)
+{
+    for (int round = 0; net->nq && round < 10000; round++) {
+        h_msg msg = net->q[0];
+        memmove(net->q, net->q + 1, (net->nq - 1) * sizeof *net->q);
+        net->nq--;
+        for (int i = 0; i < net->n; i++) {
+            const char *why = NULL;
+            if (net->p[i].m && !strcmp(h_ep(i), msg.to) &&
+                pc_members_recv(net->p[i].m, now, msg.from, msg.type, msg.data, msg.len, &why))
+                net->refused++;
+        }
+        free(msg.data);
+    }
+    assert_int_equal(net->nq, 0);
+}
+
+/* Runs the net from `from` to `to` ms, a millisecond at a time. */
+static void h_run(h_net *net, uint64_t from, uint64_t to)
+{
+    for (uint64_t now = from; now <= to; now++) {
+        for (int i = 0; i < net->n; i++)
+            if (net->p[i].m && now >= net->p[i].next)
+                net->p[i].next = pc_members_tick(net->p[i].m, now);
+        h_flush(net, now);
+    }
+}
+
+/* ===================================================================
+ * Watching a simulated mesh
+ * =================================================================== */
+
+typedef struct watch {
+    int target;                 /* -1: every peer */
+    int suspects, deads, lefts; /* transitions seen by any observer */
+    int updates;                /* ALIVE -> ALIVE (new member or new data) */
+    uint64_t first_suspect, first_dead, last_dead;
+} watch;
+
+static void w_seen(void *ud, int obs, int t, pc_member_state old, pc_member_state now, uint64_t ms)
+{
+    watch *w = ud;
+    (void)obs;
+    if (w->target >= 0 && t != w->target)
+        return;
+    if (now == PC_MEMBER_SUSPECT && !w->suspects++)
+        w->first_suspect = ms;
+    if (now == PC_MEMBER_DEAD) {
+        if (!w->deads++)
+            w->first_dead = ms;
+        w->last_dead = ms;
+    }
+    w->lefts += now == PC_MEMBER_LEFT;
+    w->updates += old == PC_MEMBER_ALIVE && now == PC_MEMBER_ALIVE;
+}
+
+/* Drops what peer a sends or receives (b < 0), or what goes between a and
+ * b, from `from` until `until` ms. */
+typedef struct cut {
+    int a, b;
+    uint64_t from, until;
+} cut;
+
+static bool cut_filter(void *ud, int from, int to, uint16_t type, uint64_t now)
+{
+    const cut *c = ud;
+    (void)type;
+    if (now < c->from || now >= c->until)
+        return false;
+    if (c->b < 0)
+        return from == c->a || to == c->a;
+    return (from == c->a && to == c->b) || (from == c->b && to == c->a);
+}
+
+static bool c_converged(msim *s, void *ud)
+{
+    (void)ud;
+    return msim_converged(s);
+}
+
+typedef struct held {
+    int t;
+    unsigned mask;
+} held;
+
+/* Every live peer holds h->t in one of the states of h->mask. */
+static bool c_held(msim *s, void *ud)
+{
+    const held *h = ud;
+    int others = msim_nlive(s) - msim_live(s, h->t);
+    return msim_count(s, h->t, h->mask) == others;
+}
+
+#define M(st) (1u << (st))
+
+/* A mesh of n peers, converged within limit_ms. */
+static msim *sim_mesh(int n, uint64_t seed, uint64_t limit_ms, const pc_members_opts *mo)
+{
+    msim_opts o = {.n = n, .seed = seed, .start_spread_ms = n > 8 ? 1000 : 0};
+    if (mo)
+        o.members = *mo;
+    msim *s;
+    assert_int_equal(msim_new(&s, &o), 0);
+    assert_true(msim_run(s, limit_ms, c_converged, NULL));
+    return s;
+}
+
+/* ===================================================================
+ * Protocol
+ * =================================================================== */
+
+static void t_new_checks(void **state)
+{
+    (void)state;
+    pc_members *m = NULL;
+    pc_peer_rec rec = h_rec("tcp://10.1.0.0:7946");
+    pc_members_io io = {.send = h_send};
+    assert_int_equal(pc_members_new(&m, NULL, NULL, &io, 1, 0), LEV_EINVAL);
+    assert_int_equal(pc_members_new(&m, &rec, NULL, NULL, 1, 0), LEV_EINVAL);
+    pc_members_io no_send = {0};
+    assert_int_equal(pc_members_new(&m, &rec, NULL, &no_send, 1, 0), LEV_EINVAL);
+    pc_peer_rec bad = rec;
+    bad.endpoint[0] = '\0';
+    assert_int_equal(pc_members_new(&m, &bad, NULL, &io, 1, 0), LEV_EINVAL);
+    snprintf(bad.endpoint, sizeof bad.endpoint, "tcp://a b:1");
+    assert_int_equal(pc_members_new(&m, &bad, NULL, &io, 1, 0), LEV_EINVAL);
+    bad = rec;
+    memset(bad.arch, 'x', sizeof bad.arch);
+    assert_int_equal(pc_members_new(&m, &bad, NULL, &io, 1, 0), LEV_EINVAL);
+    pc_members_opts o[] = {{.period_ms = -1},
+                           {.period_ms = 100, .probe_timeout_ms = 100},
+                           {.indirect = 17},
+                           {.gossip_max = 65},
+                           {.suspect_ms = -5}};
+    for (size_t i = 0; i < sizeof o / sizeof o[0]; i++)
+        assert_int_equal(pc_members_new(&m, &rec, &o[i], &io, 1, 0), LEV_EINVAL);
+    assert_null(m);
+
+    assert_int_equal(pc_members_new(&m, &rec, NULL, &io, 1, 0), 0);
+    pc_member view[2];
+    assert_int_equal(pc_members_view(m, view, 2), 1);
+    assert_string_equal(view[0].rec.endpoint, rec.endpoint);
+    assert_int_equal(view[0].state, PC_MEMBER_ALIVE);
+    assert_int_equal(pc_members_count_live(m), 1);
+    assert_non_null(pc_members_find(m, rec.endpoint));
+    assert_null(pc_members_find(m, "tcp://10.9.9.9:1"));
+    assert_string_equal(pc_member_state_name(PC_MEMBER_SUSPECT), "suspect");
+    assert_string_equal(pc_member_state_name(PC_MEMBER_LEFT), "left");
+    pc_members_destroy(&m);
+    assert_null(m);
+    pc_members_destroy(&m);
+}
+
+/* Two peers probe each other a whole run: acks come, nothing is suspected. */
+static void t_probe_ack(void **state)
+{
+    (void)state;
+    msim *s = sim_mesh(2, 1, 2000, NULL);
+    msim_run(s, msim_now(s) + 4000, NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        pc_members_stats st;
+        pc_members_stats_get(msim_peer(s, i), &st);
+        assert_true(st.probes >= 15); /* one a period */
+        assert_int_equal(st.suspicions, 0);
+        assert_int_equal(st.indirect_probes, 0);
+        assert_true(st.received >= st.probes);
+        assert_int_equal(msim_state(s, i, 1 - i), PC_MEMBER_ALIVE);
+    }
+    assert_int_equal(msim_refused(s), 0);
+    msim_destroy(&s);
+}
+
+/* The path between peers 0 and 1 is lost: their probes of each other go
+ * through the other three, whose relayed acks keep both ALIVE. */
+static void t_indirect_probe(void **state)
+{
+    (void)state;
+    msim *s = sim_mesh(5, 2, 3000, NULL);
+    watch w = {.target = -1};
+    cut c = {.a = 0, .b = 1, .from = msim_now(s), .until = UINT64_MAX};
+    msim_set_filter(s, cut_filter, &c);
+    msim_set_watch(s, w_seen, &w);
+    msim_run(s, msim_now(s) + 10000, NULL, NULL);
+    pc_members_stats st0, st1;
+    pc_members_stats_get(msim_peer(s, 0), &st0);
+    pc_members_stats_get(msim_peer(s, 1), &st1);
+    assert_true(st0.indirect_probes >= 3 && st1.indirect_probes >= 3);
+    assert_int_equal(w.suspects, 0);
+    assert_int_equal(st0.suspicions + st1.suspicions, 0);
+    assert_int_equal(msim_state(s, 0, 1), PC_MEMBER_ALIVE);
+    assert_int_equal(msim_state(s, 1, 0), PC_MEMBER_ALIVE);
+    msim_destroy(&s);
+}
+
+static bool c_suspected(msim *s, void *ud)
+{
+    (void)s;
+    return ((const watch *)ud)->suspects > 0;
+}
+
+/* Peer 3 is cut off until someone suspects it, and 100 ms more: it hears
+ * of it once back, refutes with a higher incarnation, and is ALIVE
+ * everywhere again before any suspicion of it runs out. */
+static void t_suspect_refute(void **state)
+{
+    (void)state;
+    msim *s = sim_mesh(8, 3, 3000, NULL);
+    watch w = {.target = 3};
+    uint64_t t0 = msim_now(s);
+    cut c = {.a = 3, .b = -1, .from = t0, .until = UINT64_MAX};
+    msim_set_filter(s, cut_filter, &c);
+    msim_set_watch(s, w_seen, &w);
+    assert_true(msim_run(s, t0 + 3000, c_suspected, &w));
+    c.until = msim_now(s) + 100;
+    held back = {3, M(PC_MEMBER_ALIVE)};
+    assert_true(msim_run(s, c.until + 800, c_held, &back));
+    assert_int_equal(w.deads, 0);
+    pc_members_stats st;
+    pc_members_stats_get(msim_peer(s, 3), &st);
+    assert_true(st.refutations >= 1);
+    const pc_member *mb = pc_members_find(msim_peer(s, 0), msim_endpoint(s, 3));
+    assert_non_null(mb);
+    assert_true(mb->incarnation >= 1);
+    /* The suspicions peer 3 raised while cut off are refuted too. */
+    assert_true(msim_run(s, c.until + 5000, c_converged, NULL));
+    msim_run(s, msim_now(s) + 2000, NULL, NULL);
+    assert_int_equal(w.deads, 0);
+    msim_destroy(&s);
+}
+
+/* A killed peer is SUSPECT after a failed probe, DEAD suspect_ms later,
+ * and forgotten dead_keep_ms after that. */
+static void t_dead_after_suspect(void **state)
+{
+    (void)state;
+    pc_members_opts mo = {.dead_keep_ms = 3000};
+    msim *s = sim_mesh(8, 4, 3000, &mo);
+    watch w = {.target = 5};
+    msim_set_watch(s, w_seen, &w);
+    uint64_t t0 = msim_now(s);
+    msim_kill(s, 5);
+    held dead = {5, M(PC_MEMBER_DEAD)};
+    assert_true(msim_run(s, t0 + 4000, c_held, &dead));
+    assert_true(w.suspects >= 1);
+    assert_true(w.first_suspect <= t0 + 1000); /* probed within a few periods */
+    assert_true(w.first_dead >= w.first_suspect + 1000);
+    assert_true(w.first_dead <= w.first_suspect + 1000 + 200);
+    for (int i = 0; i < 8; i++)
+        if (i != 5)
+            assert_int_equal(pc_members_count_live(msim_peer(s, i)), 7);
+    msim_run(s, w.last_dead + 3000 + 250, NULL, NULL);
+    for (int i = 0; i < 8; i++)
+        if (i != 5) {
+            assert_null(pc_members_find(msim_peer(s, i), msim_endpoint(s, 5)));
+            pc_member view[8];
+            assert_int_equal(pc_members_view(msim_peer(s, i), view, 8), 7);
+        }
+    msim_destroy(&s);
+}
+
+/* A peer that leaves is LEFT everywhere, never suspected, then forgotten. */
+static void t_leave(void **state)
+{
+    (void)state;
+    pc_members_opts mo = {.dead_keep_ms = 3000};
+    msim *s = sim_mesh(8, 5, 3000, &mo);
+    watch w = {.target = 4};
+    msim_set_watch(s, w_seen, &w);
+    uint64_t t0 = msim_now(s);
+    msim_leave(s, 4);
+    held left = {4, M(PC_MEMBER_LEFT)};
+    assert_true(msim_run(s, t0 + 1000, c_held, &left));
+    msim_run(s, t0 + 2500, NULL, NULL);
+    assert_int_equal(w.suspects + w.deads, 0);
+    assert_int_equal(w.lefts, 7);
+    msim_run(s, t0 + 5000, NULL, NULL);
+    for (int i = 0; i < 8; i++)
+        if (i != 4)
+            assert_null(pc_members_find(msim_peer(s, i), msim_endpoint(s, 4)));
+    msim_destroy(&s);
+}
+
+/* New data of a peer spread with a new incarnation; its name stays. */
+static void t_update_self(void **state)
+{
+    (void)state;
+    msim *s = sim_mesh(8, 6, 3000, NULL);
+    watch w = {.target = 2};
+    msim_set_watch(s, w_seen, &w);
+    pc_peer_rec rec = h_rec("tcp://elsewhere:1");
+    rec.cores = 7;
+    rec.load = 3;
+    rec.rate = 1234;
+    snprintf(rec.arch, sizeof rec.arch, "aarch64");
+    rec.big_endian = 1;
+    pc_members_update_self(msim_peer(s, 2), &rec, msim_now(s));
+    msim_run(s, msim_now(s) + 2000, NULL, NULL);
+    assert_int_equal(w.updates, 7);
+    for (int i = 0; i < 8; i++) {
+        const pc_member *mb = pc_members_find(msim_peer(s, i), msim_endpoint(s, 2));
+        assert_non_null(mb);
+        assert_int_equal(mb->incarnation, 1);
+        assert_int_equal(mb->rec.cores, 7);
+        assert_int_equal(mb->rec.load, 3);
+        assert_int_equal(mb->rec.rate, 1234);
+        assert_string_equal(mb->rec.arch, "aarch64");
+        assert_int_equal(mb->rec.big_endian, 1);
+        assert_string_equal(mb->rec.endpoint, msim_endpoint(s, 2));
+    }
+    msim_destroy(&s);
+}
+
+/* Writes a GOSSIP payload of the updates about mbs[0..n). */
+static void put_gossip(pc_wbuf *w, const pc_member *mbs, size_t n)
+{
+    pc_mem_put_var(w, n);
+    for (size_t i = 0; i < n; i++)
+        pc_mem_put_update(w, &mbs[i], mbs[i].state <= PC_MEMBER_SUSPECT);
+}
+
+/* A peer held DEAD restarts at incarnation 0: the view its seed sends
+ * tells it so, and it refutes past the death. */
+static void t_restart_refutes(void **state)
+{
+    (void)state;
+    h_net *net = h_new(2);
+    pc_members_join(net->p[1].m, h_ep(0), 0);
+    h_run(net, 0, 500);
+    assert_non_null(pc_members_find(net->p[0].m, h_ep(1)));
+    pc_member dead = {.rec = h_rec(h_ep(1)), .state = PC_MEMBER_DEAD, .incarnation = 2};
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    put_gossip(&w, &dead, 1);
+    assert_int_equal(
+        pc_members_recv(net->p[0].m, 501, "tcp://10.1.0.3:7946", PC_M_GOSSIP, w.data, w.len, NULL),
+        0);
+    pc_wbuf_free(&w);
+    assert_int_equal(pc_members_find(net->p[0].m, h_ep(1))->state, PC_MEMBER_DEAD);
+
+    h_start(net, 1, 600);
+    pc_members_join(net->p[1].m, h_ep(0), 600);
+    h_run(net, 600, 1500);
+    const pc_member *mb = pc_members_find(net->p[0].m, h_ep(1));
+    assert_non_null(mb);
+    assert_int_equal(mb->state, PC_MEMBER_ALIVE);
+    assert_int_equal(mb->incarnation, 3);
+    pc_members_stats st;
+    pc_members_stats_get(net->p[1].m, &st);
+    assert_int_equal(st.refutations, 1);
+    assert_int_equal(net->refused, 0);
+    h_free(&net);
+}
+
+/* A peer that knows 1,024 peers answers a join with its whole view in
+ * one SYNC of under 64 KiB, and the newcomer holds every record. */
+static void t_sync_large_view(void **state)
+{
+    (void)state;
+    enum { N = 1022 };
+    h_net *net = h_new(2);
+    static pc_member mbs[N];
+    for (int i = 0; i < N; i++) {
+        pc_member *mb = &mbs[i];
+        memset(mb, 0, sizeof *mb);
+        snprintf(mb->rec.endpoint, sizeof mb->rec.endpoint, "tcp://192.168.%d.%d:7946", i / 250,
+                 i % 250);
+        mb->rec.cores = (uint32_t)(i % 64 + 1);
+        mb->rec.rate = 1000 + (uint32_t)i * 7;
+        mb->rec.load = (uint32_t)(i % 9);
+        snprintf(mb->rec.arch, sizeof mb->rec.arch, "%s", i % 2 ? "x86_64" : "aarch64");
+        mb->rec.big_endian = i % 3 == 0;
+        mb->rec.version = PC_WIRE_VERSION;
+        mb->incarnation = (uint32_t)(i % 5);
+        mb->state = i % 10 == 9 ? PC_MEMBER_SUSPECT : PC_MEMBER_ALIVE;
+    }
+    for (int at = 0; at < N; at += PC_MEM_GOSSIP_CAP) {
+        pc_wbuf w;
+        pc_wbuf_init(&w);
+        size_t k = N - at < PC_MEM_GOSSIP_CAP ? (size_t)(N - at) : PC_MEM_GOSSIP_CAP;
+        put_gossip(&w, &mbs[at], k);
+        const char *why = NULL;
+        assert_int_equal(pc_members_recv(net->p[0].m, 1, "tcp://10.1.0.3:7946", PC_M_GOSSIP, w.data,
+                                         w.len, &why),
+                         0);
+        pc_wbuf_free(&w);
+    }
+    assert_int_equal(pc_members_count_live(net->p[0].m), N + 1);
+    h_drop_queue(net);
+    pc_members_join(net->p[1].m, h_ep(0), 2);
+    h_flush(net, 2);
+    assert_int_equal(net->refused, 0);
+    /* 1,022 others, the seed, the newcomer: the view of 1,024 peers. */
+    assert_int_equal(pc_members_count_live(net->p[1].m), N + 2);
+    assert_true(net->sync_len > 0 && net->sync_len <= 65536);
+    print_message("sync of a view of %d peers: %zu bytes\n", N + 2, net->sync_len);
+    for (int i = 0; i < N; i++) {
+        const pc_member *mb = pc_members_find(net->p[1].m, mbs[i].rec.endpoint);
+        assert_non_null(mb);
+        assert_int_equal(mb->state, mbs[i].state);
+        assert_int_equal(mb->incarnation, mbs[i].incarnation);
+        assert_int_equal(mb->rec.cores, mbs[i].rec.cores);
+        assert_int_equal(mb->rec.rate, mbs[i].rec.rate);
+        assert_int_equal(mb->rec.load, mbs[i].rec.load);
+        assert_string_equal(mb->rec.arch, mbs[i].rec.arch);
+        assert_int_equal(mb->rec.big_endian, mbs[i].rec.big_endian);
+        assert_int_equal(mb->rec.version, mbs[i].rec.version);
+    }
+    h_free(&net);
+}
+
+/* ===================================================================
+ * Malformed input
+ * =================================================================== */
+
+/* A peer's state as the interface shows it. */
+typedef struct snap {
+    pc_member view[256];
+    size_t n;
+    pc_members_stats st;
+} snap;
+
+static void snap_take(const pc_members *m, snap *sn)
+{
+    memset(sn, 0, sizeof *sn);
+    sn->n = pc_members_view(m, sn->view, 256);
+    assert_true(sn->n <= 256);
+    pc_members_stats_get(m, &sn->st);
+}
+
+static bool same_member(const pc_member *a, const pc_member *b)
+{
+    return !strcmp(a->rec.endpoint, b->rec.endpoint) && a->state == b->state &&
+           a->incarnation == b->incarnation && a->since_ms == b->since_ms &&
+           a->rec.cores == b->rec.cores && a->rec.rate == b->rec.rate &&
+           a->rec.load == b->rec.load && !strcmp(a->rec.arch, b->rec.arch) &&
+           a->rec.big_endian == b->rec.big_endian && a->rec.version == b->rec.version;
+}
+
+/* m is as in before, but for one more message received and dropped. */
+static void snap_same(const pc_members *m, const snap *before)
+{
+    snap now;
+    snap_take(m, &now);
+    assert_int_equal(now.n, before->n);
+    for (size_t i = 0; i < now.n; i++)
+        assert_true(same_member(&now.view[i], &before->view[i]));
+    assert_int_equal(now.st.received, before->st.received + 1);
+    assert_int_equal(now.st.dropped, before->st.dropped + 1);
+    assert_int_equal(now.st.sent, before->st.sent);
+    assert_int_equal(now.st.bytes_sent, before->st.bytes_sent);
+    assert_int_equal(now.st.refutations, before->st.refutations);
+    assert_int_equal(now.st.syncs, before->st.syncs);
+}
+
+static void put_u8s(pc_wbuf *w, const char *bytes, size_t n) { pc_put_raw(w, bytes, n); }
+
+/* An update with its record, the way the codec writes one. */
+static void put_alive(pc_wbuf *w, const char *endpoint)
+{
+    pc_member mb = {.rec = h_rec(endpoint), .state = PC_MEMBER_ALIVE, .incarnation = 1};
+    pc_mem_put_update(w, &mb, true);
+}
+
+static void put_digest(pc_wbuf *w, uint8_t flags)
+{
+    pc_put_u32(w, 0x1234);
+    pc_put_u8(w, flags);
+}
+
+/* Builds malformed case k into w (type, sender, a part of the reason);
+ * false past the last case. A is tcp://10.1.0.0:7946 (the receiver), B
+ * tcp://10.1.0.1:7946 (the sender). */
+static bool bad_case(int k, pc_wbuf *w, uint16_t *type, const char **from, const char **why)
+{
+    const char *a = h_ep(0), *longer = "tcp://0123456789012345678901234567890123456789"
+                                       "01234567890123456789012345678901234567890123456789"
+                                       "0123456789012345678901234567890123456789";
+    static char b[32];
+    snprintf(b, sizeof b, "%s", h_ep(1));
+    *from = b;
+    *type = PC_M_GOSSIP;
+    *why = "truncated";
+    switch (k) {
+    case 0:
+        *type = PC_C_PING;
+        *why = "not a membership message";
+        return true;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6: /* empty payloads */
+        *type = (uint16_t)(PC_M_PING + k - 1);
+        return true;
+    case 7:
+        *type = PC_M_PING;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, "tcp://10.9.9.9:1");
+        put_digest(w, 0);
+        pc_mem_put_var(w, 0);
+        *why = "another peer";
+        return true;
+    case 8:
+        *type = PC_M_PING;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, longer);
+        *why = "too long";
+        return true;
+    case 9:
+        *type = PC_M_PING;
+        put_u8s(w, "\xFF\xFF\xFF\xFF\x1F", 5);
+        *why = "32 bits";
+        return true;
+    case 10:
+        *type = PC_M_ACK;
+        put_u8s(w, "\x81\x00", 2);
+        *why = "shortest";
+        return true;
+    case 11:
+        *type = PC_M_PING;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, "tcp://a b:1");
+        *why = "control, space";
+        return true;
+    case 12:
+        *type = PC_M_PING;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, a);
+        put_digest(w, 2);
+        pc_mem_put_var(w, 0);
+        *why = "digest flags";
+        return true;
+    case 13:
+        pc_mem_put_var(w, PC_MEM_GOSSIP_CAP + 1);
+        for (int i = 0; i <= PC_MEM_GOSSIP_CAP; i++)
+            put_alive(w, "tcp://10.2.0.1:1");
+        *why = "too many updates";
+        return true;
+    case 14:
+        pc_mem_put_var(w, 10);
+        put_u8s(w, "\x00\x01\x01x\x00\x01\x01y", 8);
+        *why = "more updates announced";
+        return true;
+    case 15:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x14\x01\x01x", 4);
+        *why = "unknown flags";
+        return true;
+    case 16:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x00\x01\x01x", 4);
+        *why = "without its record";
+        return true;
+    case 17:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x09\x01\x01x", 4);
+        *why = "byte order without a record";
+        return true;
+    case 18:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x01\x01\x00\x00", 4);
+        *why = "empty endpoint";
+        return true;
+    case 19:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x04\x01\x01x\x01\x01\x01", 7);
+        pc_mem_put_str(w, "0123456789abcdef");
+        pc_mem_put_var(w, 1);
+        *why = "architecture name too long";
+        return true;
+    case 20:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x04\x01\x01x\x01\x01\x01\x01", 8);
+        *why = "truncated";
+        return true;
+    case 21:
+        pc_mem_put_var(w, 1);
+        put_alive(w, "tcp://10.2.0.1:1");
+        pc_put_u8(w, 0);
+        *why = "trailing bytes";
+        return true;
+    case 22: { /* a valid accusation of A, then a bad update: A must not refute */
+        pc_member acc = {.rec = h_rec(a), .state = PC_MEMBER_SUSPECT, .incarnation = 0};
+        pc_mem_put_var(w, 2);
+        pc_mem_put_update(w, &acc, false);
+        put_u8s(w, "\xFF\x01\x01x", 4);
+        *why = "unknown flags";
+        return true;
+    }
+    case 23:
+        *type = PC_M_JOIN;
+        pc_mem_put_var(w, 2);
+        put_alive(w, b);
+        put_alive(w, b);
+        *why = "its sender's";
+        return true;
+    case 24:
+        *type = PC_M_JOIN;
+        pc_mem_put_var(w, 1);
+        put_alive(w, "tcp://10.2.0.1:1");
+        *why = "its sender's";
+        return true;
+    case 25: {
+        *type = PC_M_JOIN;
+        pc_member sus = {.rec = h_rec(b), .state = PC_MEMBER_SUSPECT};
+        pc_mem_put_var(w, 1);
+        pc_mem_put_update(w, &sus, true);
+        *why = "its sender's";
+        return true;
+    }
+    case 26:
+        *type = PC_M_SYNC;
+        pc_put_u8(w, 2);
+        pc_mem_put_var(w, 0);
+        *why = "sync flags";
+        return true;
+    case 27:
+        *type = PC_M_SYNC;
+        pc_put_u8(w, 0);
+        pc_mem_put_var(w, PC_MEM_VIEW_CAP + 1);
+        *why = "too many updates";
+        return true;
+    case 28:
+    case 29:
+        *type = PC_M_PING_REQ;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, k == 28 ? a : b);
+        pc_mem_put_var(w, 0);
+        *why = "ping request naming";
+        return true;
+    case 30:
+        pc_mem_put_var(w, 0);
+        *from = a;
+        *why = "own endpoint";
+        return true;
+    case 31:
+    case 32:
+    case 33:
+        pc_mem_put_var(w, 0);
+        *from = k == 31 ? "" : k == 32 ? NULL : "tcp://x\n:1";
+        *why = "sender";
+        return true;
+    case 34:
+        *type = PC_M_ACK;
+        pc_mem_put_var(w, 1);
+        put_digest(w, 0xFF);
+        pc_mem_put_var(w, 0);
+        *why = "digest flags";
+        return true;
+    case 35:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x01\x01", 2);
+        pc_mem_put_str(w, longer);
+        *why = "endpoint too long";
+        return true;
+    case 36:
+        *type = PC_M_SYNC;
+        pc_put_u8(w, 1);
+        pc_mem_put_var(w, UINT32_MAX);
+        *why = "too many updates";
+        return true;
+    case 37:
+        pc_mem_put_var(w, 1);
+        put_u8s(w, "\x01\x01\x03x\x00y", 6);
+        *why = "control, space";
+        return true;
+    case 38:
+        *type = PC_M_PING;
+        pc_mem_put_var(w, 1);
+        pc_mem_put_str(w, a);
+        put_digest(w, 0);
+        pc_mem_put_var(w, 0);
+        put_u8s(w, "\x00\x00", 2);
+        *why = "trailing bytes";
+        return true;
+    case 39:
+        *type = PC_M_ACK;
+        pc_mem_put_var(w, 1);
+        put_digest(w, 0);
+        *why = "truncated";
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A peer with a view (A knows B, B's view) receives each malformed case:
+ * LEV_EINVAL, a reason, nothing sent, nothing changed. */
+static void t_malformed(void **state)
+{
+    (void)state;
+    h_net *net = h_new(2);
+    pc_members_join(net->p[1].m, h_ep(0), 0);
+    h_run(net, 0, 300);
+    pc_members *a = net->p[0].m;
+    assert_int_equal(pc_members_count_live(a), 2);
+    int k = 0;
+    for (;; k++) {
+        pc_wbuf w;
+        pc_wbuf_init(&w);
+        uint16_t type;
+        const char *from, *expect, *why = NULL;
+        if (!bad_case(k, &w, &type, &from, &expect)) {
+            pc_wbuf_free(&w);
+            break;
+        }
+        assert_int_equal(w.err, 0);
+        snap before;
+        snap_take(a, &before);
+        int rc = pc_members_recv(a, 301, from, type, w.data, w.len, &why);
+        if (rc != LEV_EINVAL || !why || !strstr(why, expect))
+            fail_msg("case %d: rc %d, why \"%s\", expected \"%s\"", k, rc, why ? why : "(null)",
+                     expect);
+        snap_same(a, &before);
+        assert_int_equal(net->nq, 0);
+        /* why may be NULL */
+        assert_int_equal(pc_members_recv(a, 301, from, type, w.data, w.len, NULL), LEV_EINVAL);
+        pc_wbuf_free(&w);
+    }
+    assert_int_equal(k, 40);
+    assert_int_equal(pc_members_find(a, h_ep(0))->incarnation, 0);
+    h_free(&net);
+}
+
+static uint64_t g_fuzz_rng;
+
+static uint32_t fuzz_rand(uint32_t n)
+{
+    g_fuzz_rng = g_fuzz_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((g_fuzz_rng >> 33) % n);
+}
+
+/* Payloads that peers really sent, cut, flipped, spliced, or random, and
+ * random types, fed to a peer 30,000 times: every one is handled or
+ * dropped; a dropped one changes nothing. */
+static void t_fuzz(void **state)
+{
+    (void)state;
+    h_net *net = h_new(4);
+    net->caplog = 4096;
+    net->log = calloc(net->caplog, sizeof *net->log);
+    assert_non_null(net->log);
+    for (int i = 1; i < 4; i++)
+        pc_members_join(net->p[i].m, h_ep(i / 2), 0);
+    h_run(net, 0, 3000);
+    pc_members_leave(net->p[3].m, 3001);
+    h_run(net, 3001, 3300);
+    assert_true(net->nlog > 100);
+    pc_members *a = net->p[0].m;
+    g_fuzz_rng = 42;
+    int dropped = 0, taken = 0;
+    uint8_t buf[4096];
+    for (int it = 0; it < 30000; it++) {
+        const h_msg *src = &net->log[fuzz_rand((uint32_t)net->nlog)];
+        size_t len = src->len < sizeof buf ? src->len : sizeof buf;
+        memcpy(buf, src->data, len);
+        uint16_t type = src->type;
+        switch (fuzz_rand(6)) {
+        case 0: /* cut */
+            len = len ? fuzz_rand((uint32_t)len) : 0;
+            break;
+        case 1: /* flip bits */
+            for (int f = 0, nf = 1 + (int)fuzz_rand(4); f < nf && len; f++)
+                buf[fuzz_rand((uint32_t)len)] ^= (uint8_t)(1u << fuzz_rand(8));
+            break;
+        case 2: /* random bytes */
+            len = fuzz_rand(200);
+            for (size_t i = 0; i < len; i++)
+                buf[i] = (uint8_t)fuzz_rand(256);
+            break;
+        case 3: /* another membership type */
+            type = (uint16_t)(PC_M_PING + fuzz_rand(8));
+            break;
+        case 4: /* set a byte */
+            if (len)
+                buf[fuzz_rand((uint32_t)len)] = (uint8_t)fuzz_rand(256);
+            break;
+        default: /* as sent: delivered to the wrong peer, or not */
+            break;
+        }
+        const char *from = h_ep(1 + (int)fuzz_rand(3));
+        snap before;
+        snap_take(a, &before);
+        const char *why = NULL;
+        int rc = pc_members_recv(a, 3400 + (uint64_t)it, from, type, buf, len, &why);
+        if (rc) {
+            assert_int_equal(rc, LEV_EINVAL);
+            assert_non_null(why);
+            snap_same(a, &before);
+            assert_int_equal(net->nq, 0);
+            dropped++;
+        } else {
+            taken++;
+        }
+        h_drop_queue(net);
+        if (before.n > 128) { /* random but valid updates grow the view: start afresh */
+            h_start(net, 0, 3400 + (uint64_t)it);
+            a = net->p[0].m;
+        }
+    }
+    print_message("fuzz: %d dropped, %d handled\n", dropped, taken);
+    assert_true(dropped > 10000 && taken > 1000);
+    h_free(&net);
+}
+
+/* ===================================================================
+ * Simulated meshes
+ * =================================================================== */
+
+static msim_result g_sim32;
+
+static void sim_scale(int n, msim_result *r)
+{
+    msim_opts o = {.n = n, .seed = 7, .start_spread_ms = 1000};
+    assert_int_equal(msim_scenario(&o, 5000, 5000, r), 0);
+    print_message("%d peers: converged %.0f ms after the last start, killed peer suspected "
+                  "everywhere in %.0f ms, dead in %.0f ms; %.2f messages and %.0f bytes per peer "
+                  "per period\n",
+                  n, r->converge_ms, r->suspect_ms, r->dead_ms, r->msgs, r->bytes);
+    assert_int_equal(r->refused, 0);
+    assert_true(r->converge_ms >= 0 && r->converge_ms <= 5000);
+    assert_true(r->suspect_ms >= 0 && r->suspect_ms <= 2000);
+    assert_true(r->dead_ms >= 1000 && r->dead_ms <= 3500);
+    assert_true(r->msgs > 1.5 && r->msgs < 4);
+}
+
+static void t_sim_32(void **state)
+{
+    (void)state;
+    sim_scale(32, &g_sim32);
+}
+
+/* 256 peers, and the load of a peer no higher than among 32. */
+static void t_sim_256(void **state)
+{
+    (void)state;
+    msim_result r;
+    if (g_sim32.msgs == 0)
+        sim_scale(32, &g_sim32);
+    sim_scale(256, &r);
+    assert_true(r.msgs <= 1.5 * g_sim32.msgs);
+    assert_true(r.bytes - r.sync_bytes <= 1.5 * (g_sim32.bytes - g_sim32.sync_bytes));
+}
+
+/* A peer whose messages are all lost for a second is suspected (perhaps
+ * declared dead), refutes once back, and is ALIVE everywhere again. */
+static void false_suspicion(int n, uint64_t seed)
+{
+    msim *s = sim_mesh(n, seed, 10000, NULL);
+    msim_run(s, msim_now(s) + 3000, NULL, NULL);
+    int victim = n / 2 + 1;
+    watch w = {.target = victim};
+    uint64_t t0 = msim_now(s);
+    cut c = {.a = victim, .b = -1, .from = t0, .until = t0 + 1000};
+    msim_set_filter(s, cut_filter, &c);
+    msim_set_watch(s, w_seen, &w);
+    msim_run(s, t0 + 1000, NULL, NULL);
+    /* A second may pass without a probe of it (one a period, round-robin
+     * over everyone): then the cut lasts until one fails. */
+    assert_true(msim_run(s, t0 + 3000, c_suspected, &w));
+    c.until = msim_now(s) > c.until ? msim_now(s) : c.until;
+    held back = {victim, M(PC_MEMBER_ALIVE)};
+    assert_true(msim_run(s, c.until + 3000, c_held, &back));
+    print_message("%d peers: cut off for %llu ms, ALIVE everywhere again %llu ms after\n", n,
+                  (unsigned long long)(c.until - t0), (unsigned long long)(msim_now(s) - c.until));
+    assert_true(msim_run(s, c.until + 8000, c_converged, NULL));
+    assert_int_equal(msim_refused(s), 0);
+    msim_destroy(&s);
+}
+
+static void t_false_suspicion_32(void **state)
+{
+    (void)state;
+    false_suspicion(32, 8);
+}
+
+static void t_false_suspicion_256(void **state)
+{
+    (void)state;
+    false_suspicion(256, 9);
+}
+
+/* 5 % of messages lost: indirect probes keep false suspicions rare and
+ * short; nobody is declared dead. */
+static void t_lossy(void **state)
+{
+    (void)state;
+    msim_opts o = {.n = 32, .seed = 10, .start_spread_ms = 500, .loss = 0.05};
+    msim *s;
+    assert_int_equal(msim_new(&s, &o), 0);
+    assert_true(msim_run(s, 10000, c_converged, NULL));
+    watch w = {.target = -1};
+    msim_set_watch(s, w_seen, &w);
+    uint64_t raised = 0;
+    msim_run(s, msim_now(s) + 20000, NULL, NULL);
+    for (int i = 0; i < 32; i++) {
+        pc_members_stats st;
+        pc_members_stats_get(msim_peer(s, i), &st);
+        raised += st.suspicions;
+    }
+    print_message("5 %% loss, 32 peers, 20 s (3,200 probes): %llu suspicions raised, %d deaths\n",
+                  (unsigned long long)raised, w.deads);
+    assert_int_equal(w.deads, 0);
+    assert_true(raised <= 10);
+    assert_true(msim_converged(s));
+    msim_destroy(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_new_checks),
+        cmocka_unit_test(t_probe_ack),
+        cmocka_unit_test(t_indirect_probe),
+        cmocka_unit_test(t_suspect_refute),
+        cmocka_unit_test(t_dead_after_suspect),
+        cmocka_unit_test(t_leave),
+        cmocka_unit_test(t_update_self),
+        cmocka_unit_test(t_restart_refutes),
+        cmocka_unit_test(t_sync_large_view),
+        cmocka_unit_test(t_malformed),
+        cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_sim_32),
+        cmocka_unit_test(t_sim_256),
+        cmocka_unit_test(t_false_suspicion_32),
+        cmocka_unit_test(t_false_suspicion_256),
+        cmocka_unit_test(t_lossy),
+    };
+    return cmocka_run_group_tests_name("membership", tests, NULL, NULL);
+}
