@@ -800,7 +800,10 @@ static void s_print_vc(const jv *vc)
         const jv *vt = vts->v[i];
         char age[40];
         const char *a = s_num(vt, "checkpoint_age_ms", b[3], 32);
-        snprintf(age, sizeof age, "%s%s", a, strcmp(a, "-") ? " ms" : "");
+        if (*a == '-') /* missing, or -1: no image acknowledged yet */
+            snprintf(age, sizeof age, "%s", a[1] ? "none" : "-");
+        else
+            snprintf(age, sizeof age, "%s ms", a);
         printf("  %-6s  %-*s  %-10s  %-*s  %5s  %9s  %s\n", s_num(vt, "id", b[4], 32), wt,
                s_str(vt, "task", "-"), s_str(vt, "state", "-"), wh, s_str(vt, "host", "-"),
                s_num(vt, "epoch", b[5], 32), age,

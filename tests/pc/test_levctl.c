@@ -185,7 +185,8 @@ static const char *s_vc_a =
     "\"replicas\":1,\"workers\":[\"%s\"],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
     "\"state\":\"running\",\"host\":\"%s\",\"epoch\":1,\"checkpoint_age_ms\":340,"
     "\"holders\":[\"%s\",\"tcp://10.0.0.9:7000\"]},{\"id\":3,\"task\":\"caf\\u00e9 "
-    "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"holders\":[]}]}";
+    "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"checkpoint_age_ms\":-1,"
+    "\"holders\":[]}]}";
 
 static void s_mesh_new(mesh *m)
 {
@@ -240,6 +241,7 @@ static void t_report(void **state)
     s_has(r->out, "pc_spin");
     s_has(r->out, "running");
     s_has(r->out, "340 ms");
+    s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");
     s_has(r->out, "no virtual threads");
     s_has(r->out, "pid 123");
