@@ -60,7 +60,8 @@ typedef struct lev_vc_options {
  * vc, negative workers or replicas, malformed endpoint or environment
  * value), LEV_EMODULE (the program carries no task module, or the peer
  * refused it), LEV_EPEER (no peer answered within LEV_PEER_TIMEOUT_MS),
- * LEV_ENOMEM, or an error the peer returned. */
+ * LEV_EUNSUPPORTED (no peer named, and none can be embedded in this
+ * build), LEV_ENOMEM, or an error the peer returned. */
 LEV_API int lev_vc_open(lev_vc **vc, const lev_vc_options *opt);
 
 /* Closes the VC: its deployer cancels the VTs still running, and every
