@@ -60,14 +60,17 @@ typedef struct lev_vc_options {
  * vc, negative workers or replicas, malformed endpoint or environment
  * value), LEV_EMODULE (the program carries no task module, or the peer
  * refused it), LEV_EPEER (no peer answered within LEV_PEER_TIMEOUT_MS),
- * LEV_ENOMEM, or an error the peer returned. */
+ * LEV_EUNSUPPORTED (no peer named, and none can be embedded in this
+ * build), LEV_ENOMEM, or an error the peer returned. */
 LEV_API int lev_vc_open(lev_vc **vc, const lev_vc_options *opt);
 
 /* Closes the VC: its deployer cancels the VTs still running, and every
  * resource of the VC is freed, results not joined included; sets *vc to
- * NULL. Accepts NULL and a pointer to NULL. Waits a bounded time for the
- * peer to confirm: 0, or LEV_EPEER if it did not (the VC is freed all the
- * same). Must not be called from a report callback (LEV_EBUSY). */
+ * NULL. Accepts NULL and a pointer to NULL. Waits at most
+ * LEV_PEER_TIMEOUT_MS for the peer to confirm; a peer that is lost or
+ * does not confirm closes the VC on its own once the client is silent.
+ * Returns 0, or LEV_EBUSY (nothing done) when called from a report
+ * callback of the VC. */
 LEV_API int lev_vc_close(lev_vc **vc);
 
 /* Starts a VT running the task entry `task` (at most 255 bytes) of the

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zmq.h>
 
@@ -568,13 +569,18 @@ static uint64_t s_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Sends S_STATUS to q's peer over a new DEALER; on failure q is done. */
+/* Sends S_STATUS to q's peer over a new DEALER, whose routing id is
+ * printable ("levctl:<pid>:<seq>": a peer keeps ids as text); on failure
+ * q is done. */
 static void s_ask(void *ctx, query *q, uint64_t seq)
 {
     int zero = 0;
     int64_t max = LC_MAX_STATUS + 4096;
+    char rid[64];
+    int n = snprintf(rid, sizeof rid, "levctl:%ld:%llu", (long)getpid(), (unsigned long long)seq);
     q->sock = zmq_socket(ctx, ZMQ_DEALER);
     if (!q->sock || zmq_setsockopt(q->sock, ZMQ_LINGER, &zero, sizeof zero) ||
+        zmq_setsockopt(q->sock, ZMQ_ROUTING_ID, rid, (size_t)n) ||
         zmq_setsockopt(q->sock, ZMQ_MAXMSGSIZE, &max, sizeof max)) {
         snprintf(q->err, sizeof q->err, "cannot create a socket: %s", zmq_strerror(errno));
         q->done = true;
@@ -800,7 +806,10 @@ static void s_print_vc(const jv *vc)
         const jv *vt = vts->v[i];
         char age[40];
         const char *a = s_num(vt, "checkpoint_age_ms", b[3], 32);
-        snprintf(age, sizeof age, "%s%s", a, strcmp(a, "-") ? " ms" : "");
+        if (*a == '-') /* missing, or -1: no image acknowledged yet */
+            snprintf(age, sizeof age, "%s", a[1] ? "none" : "-");
+        else
+            snprintf(age, sizeof age, "%s ms", a);
         printf("  %-6s  %-*s  %-10s  %-*s  %5s  %9s  %s\n", s_num(vt, "id", b[4], 32), wt,
                s_str(vt, "task", "-"), s_str(vt, "state", "-"), wh, s_str(vt, "host", "-"),
                s_num(vt, "epoch", b[5], 32), age,

@@ -5,7 +5,9 @@
  * that mixes malformed and misdirected messages into its answers. The
  * runner carries the task module of client_tasks.c (leverage_add_tasks),
  * which lev_vc_open ships. Built a second time with CLIENT_NO_MODULE and
- * no module: lev_vc_open must refuse to open.
+ * no module: lev_vc_open must refuse to open. With CLIENT_EMBEDDED (the
+ * peer controller is in the tree) it first runs a task on the peer that
+ * the client embeds when no peer is named.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -462,7 +464,7 @@ static void t_peer_lost(void **state)
     assert_int_equal(lev_vt_join(vc, done, &res, &len, 0), 0);
     assert_string_equal(res, "kept");
     free(res);
-    assert_int_equal(lev_vc_close(&vc), LEV_EPEER);
+    assert_int_equal(lev_vc_close(&vc), 0); /* unconfirmed, freed all the same */
     assert_null(vc);
     fp_destroy(&fp);
 }
@@ -510,9 +512,54 @@ static void t_noisy_peer(void **state)
     fp_destroy(&fp);
 }
 
+#ifdef CLIENT_EMBEDDED
+/* ===================================================================
+ * The embedded peer
+ * =================================================================== */
+
+/* With no peer named, the client starts a peer inside the process (on
+ * LEV_LISTEN), which runs the carried module's tasks on executor threads;
+ * a second VC uses the same peer. */
+static void t_embedded(void **state)
+{
+    (void)state;
+    char ep[PC_ENDPOINT_MAX];
+    fp_dead_endpoint(ep);
+    setenv("LEV_LISTEN", ep, 1);
+    reports r = {.mu = PTHREAD_MUTEX_INITIALIZER, .main = pthread_self()};
+    lev_vc *vc = NULL, *again = NULL;
+    int rc = lev_vc_open(&vc, NULL);
+    if (rc)
+        fail_msg("lev_vc_open (embedded): %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(lev_vc_on_report(vc, s_on_report, &r), 0);
+    lev_vt_id id = s_start(vc, "cl_echo", "inside");
+    void *res = NULL;
+    size_t len = 0;
+    rc = lev_vt_join(vc, id, &res, &len, 60000);
+    if (rc)
+        fail_msg("lev_vt_join (embedded): %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(len, 7);
+    assert_string_equal(res, "inside");
+    free(res);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.text[0], "inside");
+
+    setenv("LEV_LISTEN", "nonsense", 1); /* a second peer would fail to start */
+    assert_int_equal(lev_vc_open(&again, NULL), 0);
+    id = s_start(again, "cl_echo", "again");
+    assert_int_equal(lev_vt_join(again, id, NULL, NULL, 60000), 0);
+    assert_int_equal(lev_vc_close(&again), 0);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    unsetenv("LEV_LISTEN");
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+#ifdef CLIENT_EMBEDDED
+        cmocka_unit_test_setup(t_embedded, s_setup),
+#endif
         cmocka_unit_test_setup(t_args, s_setup),
         cmocka_unit_test_setup(t_open_close, s_setup),
         cmocka_unit_test_setup(t_open_refused, s_setup),

@@ -3,7 +3,9 @@
  * arguments, a peer where nothing listens, the readable report and the
  * JSON document of a mesh merged from several peers (the JSON output fed
  * back to levctl as a status must be accepted), and malformed documents,
- * each refused with the fault named.
+ * each refused with the fault named. With LEVPEER_PATH (levpeer is built),
+ * also a mesh of two levpeer processes, one running a VT of this program's
+ * VC, seen from the other.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,12 @@
 #include <cmocka.h>
 
 #include "fake_peer.h"
+#ifdef LEVPEER_PATH
+#include <sys/stat.h>
+
+#include "leverage.h"
+#include "mesh.h"
+#endif
 
 #ifndef LEVCTL_PATH
 #error "define LEVCTL_PATH"
@@ -185,7 +193,8 @@ static const char *s_vc_a =
     "\"replicas\":1,\"workers\":[\"%s\"],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
     "\"state\":\"running\",\"host\":\"%s\",\"epoch\":1,\"checkpoint_age_ms\":340,"
     "\"holders\":[\"%s\",\"tcp://10.0.0.9:7000\"]},{\"id\":3,\"task\":\"caf\\u00e9 "
-    "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"holders\":[]}]}";
+    "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"checkpoint_age_ms\":-1,"
+    "\"holders\":[]}]}";
 
 static void s_mesh_new(mesh *m)
 {
@@ -240,6 +249,7 @@ static void t_report(void **state)
     s_has(r->out, "pc_spin");
     s_has(r->out, "running");
     s_has(r->out, "340 ms");
+    s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");
     s_has(r->out, "no virtual threads");
     s_has(r->out, "pid 123");
@@ -325,11 +335,77 @@ static void t_malformed(void **state)
     fp_destroy(&fp);
 }
 
+#ifdef LEVPEER_PATH
+/* ===================================================================
+ * A mesh of levpeer processes
+ * =================================================================== */
+
+#define T_LIMIT 60000 /* ms: the bound of every wait on a real peer */
+
+/* True once the status lists two peers alive. */
+static bool s_two_alive(const char *json, void *ctx)
+{
+    (void)ctx;
+    return js_count(json, "\"state\":\"alive\"") >= 2;
+}
+
+/* Two levpeer processes, a (no cores) and b (one core, joined to a); this
+ * program opens a VC on b and runs a VT there. levctl asked at a shows b
+ * alive and b's VC, merged from b's own status. */
+static void t_real_mesh(void **state)
+{
+    (void)state;
+    mesh_peer p[2];
+    const char *args_a[] = {"--listen", "tcp://127.0.0.1:0", "--cores", "-1", NULL};
+    mkdir(PC_WORK_DIR, 0755);
+    assert_int_equal(mesh_start(&p[0], LEVPEER_PATH, PC_WORK_DIR, T_LIMIT, args_a), 0);
+    const char *args_b[] = {"--listen", "tcp://127.0.0.1:0", "--cores", "1", "--join", p[0].ep,
+                            NULL};
+    assert_int_equal(mesh_start(&p[1], LEVPEER_PATH, PC_WORK_DIR, T_LIMIT, args_b), 0);
+    assert_true(mesh_wait(p[0].ep, s_two_alive, NULL, T_LIMIT));
+
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.peer = p[1].ep};
+    int rc = lev_vc_open(&vc, &o);
+    if (rc)
+        fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    lev_vt_id id;
+    void *res = NULL;
+    size_t len = 0;
+    assert_int_equal(lev_vt_start(vc, "cl_echo", "mesh", 5, &id), 0);
+    rc = lev_vt_join(vc, id, &res, &len, T_LIMIT);
+    if (rc)
+        fail_msg("lev_vt_join: %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_string_equal(res, "mesh");
+    free(res);
+
+    char client[64];
+    snprintf(client, sizeof client, "client:%d:", (int)getpid());
+    run *r = s_levctl((const char *[]){"status", "--peer", p[0].ep, NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, p[1].ep);
+    s_has(r->out, "alive");
+    s_has(r->out, client); /* b's VC, merged */
+    assert_null(strstr(r->out, "no virtual computers"));
+    free(r);
+    r = s_levctl((const char *[]){"status", "--peer", p[0].ep, "--json", NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, client);
+    assert_null(strstr(r->out, "unanswered"));
+    free(r);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(p, 2);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_usage), cmocka_unit_test(t_unreachable), cmocka_unit_test(t_report),
-        cmocka_unit_test(t_json),  cmocka_unit_test(t_malformed),
+        cmocka_unit_test(t_usage),     cmocka_unit_test(t_unreachable), cmocka_unit_test(t_report),
+        cmocka_unit_test(t_json),      cmocka_unit_test(t_malformed),
+#ifdef LEVPEER_PATH
+        cmocka_unit_test(t_real_mesh),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
