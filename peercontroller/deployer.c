@@ -22,6 +22,10 @@
 #define DEP_TICK_MS 50
 
 enum { W_ENROLLING, W_LOADING, W_ACTIVE, W_GONE, W_REFUSED };
+
+/* A refusal for a reason that does not pass (the module cannot be
+ * loaded there) is not asked again for this VC. */
+#define DEP_NEVER UINT64_MAX
 static const char *const s_wstate[] = {"enrolling", "loading", "active", "gone", "refused"};
 
 enum { VT_PENDING, VT_RUNNING, VT_DONE, VT_FAILED };
@@ -226,7 +230,8 @@ static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
         dep_worker *w = k >= 0 ? &vc->w[k] : NULL;
         if (w && (w->state == W_ENROLLING || w->state == W_LOADING || w->state == W_ACTIVE))
             continue;
-        if (w && w->state == W_REFUSED && now - w->since_ms < DEP_REFUSED_RETRY_MS)
+        if (w && w->state == W_REFUSED &&
+            (w->since_ms == DEP_NEVER || now - w->since_ms < DEP_REFUSED_RETRY_MS))
             continue;
         if (w && w->state == W_GONE && now - w->since_ms < DEP_REFUSED_RETRY_MS)
             continue;
@@ -602,7 +607,7 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         return;
     if (err || !cores) {
         w->state = W_REFUSED;
-        w->since_ms = pc_now_ms();
+        w->since_ms = err == LEV_EMODULE ? DEP_NEVER : pc_now_ms();
         pc_log(PC_LOG_INFO, "VC %016llx: %s refused to enrol: %s", (unsigned long long)vc->id,
                w->ep, lev_strerror(err ? err : LEV_EBUSY));
         s_enrol(d, vc, pc_now_ms());
@@ -635,7 +640,7 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         return;
     if (r.bad || err) {
         w->state = W_REFUSED;
-        w->since_ms = pc_now_ms();
+        w->since_ms = DEP_NEVER;
         pc_log(PC_LOG_WARN, "VC %016llx: %s cannot load the task module: %s%s%s",
                (unsigned long long)vc->id, w->ep, lev_strerror(err ? err : LEV_EINVAL),
                *detail ? ": " : "", detail);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,48 @@ void pc_transport_forget(pc_transport *t, const char *endpoint)
     }
 }
 
+/* A routing id as text: as it is when it is printable, else "0x" and its
+ * bytes in hex (ZeroMQ's own ids are binary), so that a reply finds it. */
+static void s_id_text(const uint8_t *id, size_t n, char out[PC_ENDPOINT_MAX])
+{
+    bool printable = n > 0 && n < PC_ENDPOINT_MAX && !(n > 1 && id[0] == '0' && id[1] == 'x');
+    for (size_t i = 0; i < n && printable; i++)
+        printable = id[i] >= 0x20 && id[i] <= 0x7e;
+    if (printable) {
+        memcpy(out, id, n);
+        out[n] = '\0';
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    out[k++] = '0';
+    out[k++] = 'x';
+    for (size_t i = 0; i < n && k + 3 <= PC_ENDPOINT_MAX; i++) {
+        out[k++] = hex[id[i] >> 4];
+        out[k++] = hex[id[i] & 15];
+    }
+    out[k] = '\0';
+}
+
+/* The bytes of a routing id given as text (s_id_text's inverse) into
+ * out[cap]; returns their number. */
+static size_t s_id_bytes(const char *text, uint8_t *out, size_t cap)
+{
+    if (strncmp(text, "0x", 2)) {
+        size_t n = strnlen(text, cap);
+        memcpy(out, text, n);
+        return n;
+    }
+    size_t n = 0;
+    for (const char *p = text + 2; p[0] && p[1] && n < cap; p += 2) {
+        unsigned v = 0;
+        for (int i = 0; i < 2; i++)
+            v = v * 16 + (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 32) - 'a' + 10);
+        out[n++] = (uint8_t)v;
+    }
+    return n;
+}
+
 /* zmq_send of one frame, retried on EINTR; 0 or -1. */
 static int s_send_frame(void *sock, const void *p, size_t n, int flags)
 {
@@ -211,7 +254,9 @@ int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void 
     int rc = -1;
     if (sock) {
         /* The first frame decides: if it cannot be queued nothing was. */
-        rc = is_peer ? 0 : s_send_frame(sock, to, strlen(to), ZMQ_SNDMORE);
+        uint8_t id[PC_ENDPOINT_MAX];
+        size_t idn = is_peer ? 0 : s_id_bytes(to, id, sizeof id);
+        rc = is_peer ? 0 : s_send_frame(sock, id, idn, ZMQ_SNDMORE);
         if (!rc)
             rc = s_send_frame(sock, hb, sizeof hb, ZMQ_SNDMORE);
         if (!rc)
@@ -294,15 +339,8 @@ int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why)
         zmq_msg_close(&id);
         return 0;
     }
-    size_t idn = zmq_msg_size(&id);
-    if (idn >= sizeof m->from)
-        idn = sizeof m->from - 1;
-    memcpy(m->from, zmq_msg_data(&id), idn);
-    m->from[idn] = '\0';
+    s_id_text(zmq_msg_data(&id), zmq_msg_size(&id), m->from);
     zmq_msg_close(&id);
-    for (size_t i = 0; i < idn; i++)
-        if ((unsigned char)m->from[i] < 0x20 || (unsigned char)m->from[i] > 0x7e)
-            m->from[i] = '?';
 
     int rc = LEV_EINVAL;
     *why = "no header frame";

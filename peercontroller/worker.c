@@ -46,6 +46,7 @@ typedef struct wk_vc {
     uint64_t digest;
     int ckpt_ms;
     bool module_ok_sent;
+    bool loaded; /* the running executor loaded the module */
     pc_chan *chan;
     pid_t pid; /* executor process, or 0 (a thread: embedded) */
     int xstate;
@@ -203,6 +204,7 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     if (!v->chan)
         return LEV_ENOMEM;
     v->xstate = X_STARTING;
+    v->loaded = false;
     v->crash_vt = 0;
     v->crash_sig = 0;
     pc_wbuf b;
@@ -237,11 +239,14 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
             sig = WTERMSIG(status);
     }
     pc_chan_destroy(&v->chan);
-    pc_log(PC_LOG_WARN, "VC %016llx: executor %d ended (%s%s%d), %d VTs lost",
-           (unsigned long long)v->vc, (int)v->pid, why, sig ? ", signal " : "", sig, v->nvts);
+    char sigtext[32] = "";
+    if (sig)
+        snprintf(sigtext, sizeof sigtext, ", signal %d", sig);
+    pc_log(PC_LOG_WARN, "VC %016llx: executor %d ended (%s%s), %d VTs lost",
+           (unsigned long long)v->vc, (int)v->pid, why, sigtext, v->nvts);
     v->pid = 0;
     v->xstate = X_NONE;
-    if (!v->module_ok_sent) {
+    if (!v->loaded) {
         s_module_reply(w, v, LEV_EMODULE, "the executor ended before it loaded the module");
         return;
     }
@@ -559,7 +564,8 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         int32_t err = pc_get_i32(&r);
         char detail[256];
         pc_get_str(&r, detail, sizeof detail);
-        if (!v->module_ok_sent || err)
+        v->loaded = !r.bad && !err;
+        if (!v->module_ok_sent || !v->loaded)
             s_module_reply(w, v, r.bad ? LEV_EMODULE : err, detail);
         break;
     }

@@ -813,8 +813,22 @@ static void t_bad_args(void **state)
 {
     (void)state;
     char err[512];
-    assert_int_equal(s_levpeer((char *[]){"levpeer", NULL}, err, sizeof err), 2);
-    assert_non_null(strstr(err, "daemon is not in this build"));
+    /* the daemon's own settings */
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--bogus", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "unknown setting 'bogus'"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--cores", "x", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "--cores: 'x' is not a number"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--cores", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "--cores needs a value"));
+    assert_int_equal(
+        s_levpeer((char *[]){"levpeer", "--listen", "udp://x:1", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "is not tcp://HOST:PORT"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--config", "/nonexistent/levpeer.conf", NULL},
+                               err, sizeof err),
+                     2);
+    assert_non_null(strstr(err, "cannot read '/nonexistent/levpeer.conf'"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "stray", NULL}, err, sizeof err), 2);
+    assert_non_null(strstr(err, "unexpected argument 'stray'"));
     assert_int_equal(s_levpeer((char *[]){"levpeer", "--executor", NULL}, err, sizeof err), 2);
     assert_non_null(strstr(err, "usage"));
     assert_int_equal(
