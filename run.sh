@@ -2,7 +2,8 @@
 # run.sh - the entry point: installs the Debian packages Leverage needs,
 # builds it, and runs its main job or its test suite.
 #
-#   ./run.sh main [ARGS...]  build (build/), run the runtime sample program
+#   ./run.sh main [ARGS...]  build (build/), run the sample client (Monte
+#                            Carlo pi on a virtual computer)
 #   ./run.sh test            build (build/), run the test suite; then build
 #                            with ASan+UBSan (build-asan/) and run it again
 #
@@ -68,9 +69,9 @@ run_ctest() {
 
 cmd_main() {
     build build -DLEV_SANITIZE=OFF
-    local sample=build/samples/lev_sample_runtime
+    local sample=build/samples/lev_sample_pi
     if [[ ! -x $sample ]]; then
-        echo "run.sh: $sample was not built (samples/ defines no target lev_sample_runtime)" >&2
+        echo "run.sh: $sample was not built (samples/ defines no target lev_sample_pi)" >&2
         exit 1
     fi
     exec "$sample" "$@"

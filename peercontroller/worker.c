@@ -679,7 +679,10 @@ void pc_worker_status(pc_worker *w, pc_wbuf *j)
         pc_json_fmt(j, "%s{\"vc\":\"%016llx\",\"deployer\":", first ? "" : ",",
                     (unsigned long long)v->vc);
         pc_json_str(j, v->deployer);
-        pc_json_fmt(j, ",\"pid\":%d,\"vts\":%d}", (int)v->pid, v->nvts);
+        pc_json_fmt(j, ",\"pid\":%d,\"vts\":%d,\"running\":[", (int)v->pid, v->nvts);
+        for (int i = 0; i < v->nvts; i++)
+            pc_json_fmt(j, "%s%llu", i ? "," : "", (unsigned long long)v->vts[i].id);
+        pc_json_fmt(j, "]}");
     }
 }
 

@@ -24,6 +24,8 @@
 #include "rt.h"
 #include "taskmod.h"
 
+#include "lev_task.h"
+
 /* ===================================================================
  * Digest
  * =================================================================== */
@@ -285,23 +287,38 @@ static int s_check_elf(const uint8_t *b, size_t len)
     return 0;
 }
 
-/* 0 if a module that this process loads binds lev_module_register to the
- * runtime running this code; LEV_EUNSUPPORTED if it would bind to another
- * copy (a static libleverage in a program that exports no symbols). */
+/* 0 if a module that this process loads binds the runtime's entry points
+ * (registration, and what task code calls: lev_return, lev_report...) to
+ * the runtime running this code; LEV_EUNSUPPORTED if one would bind to
+ * another copy, or to none (a static libleverage in a program that does
+ * not export its symbols). Naming them here also links them into such a
+ * program, so that an exporting one has them all. */
 static int s_check_runtime_visible(void)
 {
-    int (*mine)(const lev_module_desc *, lev_module **) = lev_module_register;
-    void *seen = dlsym(RTLD_DEFAULT, "lev_module_register");
-    void *mine_p;
-    memcpy(&mine_p, &mine, sizeof mine_p);
-    if (seen == mine_p)
-        return 0;
-    return rt_err(LEV_EUNSUPPORTED,
-                  "a task module loaded here would not reach this program's Leverage runtime "
-                  "(%s): link the program with libleverage.so, or export its symbols "
-                  "(-rdynamic; CMake ENABLE_EXPORTS)",
-                  seen ? "another copy of lev_module_register is visible"
-                       : "the program links libleverage statically and exports no symbols");
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } entries[] = {
+        {"lev_module_register", (void (*)(void))lev_module_register},
+        {"lev_return", (void (*)(void))lev_return},
+        {"lev_report", (void (*)(void))lev_report},
+        {"lev_self", (void (*)(void))lev_self},
+        {"lev_checkpoint", (void (*)(void))lev_checkpoint},
+        {"lev_yield", (void (*)(void))lev_yield},
+        {"lev_safepoint", (void (*)(void))lev_safepoint},
+    };
+    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
+        void *seen = dlsym(RTLD_DEFAULT, entries[i].name), *mine;
+        memcpy(&mine, &entries[i].fn, sizeof mine);
+        if (seen == mine)
+            continue;
+        return rt_err(LEV_EUNSUPPORTED,
+                      "a task module loaded here would not reach this program's Leverage runtime "
+                      "(%s %s): link the program with libleverage.so, or export its symbols "
+                      "(-rdynamic; CMake ENABLE_EXPORTS)",
+                      seen ? "another copy of" : "the program does not export", entries[i].name);
+    }
+    return 0;
 }
 
 /* ===================================================================

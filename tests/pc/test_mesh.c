@@ -329,7 +329,7 @@ static bool s_idle(const char *js, void *ctx)
 {
     (void)ctx;
     return strstr(js, "\"executors\":[]") != NULL ||
-           js_count(js, "\"vts\":0}") == js_count(js, "\"pid\":");
+           js_count(js, "\"vts\":0,") == js_count(js, "\"pid\":");
 }
 
 /* SIGSTOP of a worker past the failure timeout: its VTs resume elsewhere;

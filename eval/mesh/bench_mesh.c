@@ -1,0 +1,301 @@
+/* bench_mesh.c - the distributed system's benchmarks, on meshes of levpeer
+ * processes on loopback (tests/pc/mesh.c) with this program as client:
+ *
+ *   recovery  kill -9 of a worker, default settings: time until the
+ *             deployer has placed each of its VTs elsewhere (a new epoch
+ *             on a live worker) and until those workers run them;
+ *   shipping  a VT with 16 MiB live on its heap, checkpointed at the
+ *             default interval to one holder, against the same VT with
+ *             checkpoints off, runs alternating: the run-time ratio;
+ *   starts    lev_vt_start latency, and VT starts per second (start and
+ *             join) through a 4-peer mesh.
+ *
+ *   bench_mesh [recovery|shipping|starts|all] [ROUNDS]
+ *
+ * Prints one table per benchmark. Executors run at normal priority here
+ * (LEV_EXEC_NICE=0) so that the figures are the system's, not the
+ * scheduler's.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leverage.h"
+#include "mesh.h"
+
+#define LIMIT 300000
+#define MAXP 8
+
+static char s_dir[256];
+
+static double s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double s_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, s_cmp);
+    return n ? v[n / 2] : 0;
+}
+
+static void s_die(const char *what)
+{
+    fprintf(stderr, "bench_mesh: %s\n", what);
+    exit(1);
+}
+
+typedef struct want {
+    int n;
+} want;
+
+static bool s_alive(const char *js, void *ctx)
+{
+    return js_count(js, "\"state\":\"alive\"") >= ((want *)ctx)->n;
+}
+
+/* A mesh: peer 0 offers no cores (the client's deployer), the others one
+ * each; returns once peer 0 sees them all alive. */
+static int s_mesh(mesh_peer *p, int workers)
+{
+    for (int i = 0; i <= workers; i++) {
+        const char *args[16] = {
+            "--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1", "--rate", "1000"};
+        int n = 6;
+        if (i) {
+            args[n++] = "--join";
+            args[n++] = p[0].ep;
+        }
+        args[n] = NULL;
+        if (mesh_start(&p[i], LEVPEER_PATH, s_dir, LIMIT, args))
+            s_die("a levpeer did not start");
+    }
+    want w = {workers + 1};
+    if (!mesh_wait(p[0].ep, s_alive, &w, LIMIT))
+        s_die("mesh did not converge");
+    return workers + 1;
+}
+
+static bool s_held(const char *js, void *ctx)
+{
+    for (int v = 2; v < ((want *)ctx)->n + 2; v++)
+        if (js_vt_int(js, (uint64_t)v, "checkpoint_age_ms") < 0)
+            return false;
+    return true;
+}
+
+static lev_vc *s_open(const char *ep, int workers, int ckpt)
+{
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.workers = workers, .checkpoint_ms = ckpt, .peer = ep};
+    if (lev_vc_open(&vc, &o))
+        s_die(lev_errdetail());
+    return vc;
+}
+
+/* ===================================================================
+ * Recovery
+ * =================================================================== */
+
+static void s_recovery(int rounds)
+{
+    double place[32] = {0}, run[32] = {0};
+    int nr = 0;
+    printf("\nrecovery: kill -9 of a worker (3 workers, 6 VTs, default settings)\n");
+    printf("%6s %12s %12s %10s\n", "round", "placed (ms)", "running (ms)", "VTs moved");
+    for (int r = 0; r < rounds && r < 32; r++) {
+        mesh_peer p[MAXP];
+        memset(p, 0, sizeof p);
+        int n = s_mesh(p, 3);
+        lev_vc *vc = s_open(p[0].ep, 3, 0);
+        long arg[2] = {1000000L, 1000000L}; /* far longer than the round */
+        lev_vt_id id;
+        for (int i = 0; i < 6; i++)
+            if (lev_vt_start(vc, "pc_spin", arg, sizeof arg, &id))
+                s_die("start failed");
+        want h = {6};
+        if (!mesh_wait(p[0].ep, s_held, &h, LIMIT))
+            s_die("no images held");
+        char *js = mesh_status(p[0].ep, LIMIT);
+        char victim[128];
+        if (!js || !js_vt_str(js, 2, "host", victim, sizeof victim))
+            s_die("no host");
+        int moved[8], nm = 0;
+        for (int v = 2; v < 8; v++) {
+            char host[128];
+            if (js_vt_str(js, (uint64_t)v, "host", host, sizeof host) && !strcmp(host, victim))
+                moved[nm++] = v;
+        }
+        free(js);
+        int vi = 0;
+        while (vi < n && strcmp(p[vi].ep, victim))
+            vi++;
+        double t0 = s_now(), t1 = 0, t2 = 0;
+        mesh_signal(&p[vi], SIGKILL);
+        /* placed: each moved VT has a new epoch on a live host */
+        char hosts[8][128];
+        for (int k = 0; k < 200000 && !t1; k++) {
+            js = mesh_status(p[0].ep, LIMIT);
+            int ok = 0;
+            for (int i = 0; js && i < nm; i++) {
+                char *hh = hosts[i];
+                if (js_vt_int(js, (uint64_t)moved[i], "epoch") >= 2 &&
+                    js_vt_str(js, (uint64_t)moved[i], "host", hh, 128) && *hh && strcmp(hh, victim))
+                    ok++;
+            }
+            free(js);
+            if (ok == nm)
+                t1 = s_now();
+        }
+        /* running: the new hosts' executors have them */
+        for (int k = 0; k < 200000 && !t2; k++) {
+            int ok = 0;
+            for (int i = 0; i < nm; i++) {
+                js = mesh_status(hosts[i], LIMIT);
+                char key[64];
+                snprintf(key, sizeof key, "%d", moved[i]);
+                const char *e = js ? strstr(js, "\"running\":[") : NULL;
+                bool has = false;
+                for (const char *q = e; q && *q && *q != ']'; q++)
+                    if ((q[-1] == '[' || q[-1] == ',') && !strncmp(q, key, strlen(key)) &&
+                        (q[strlen(key)] == ',' || q[strlen(key)] == ']'))
+                        has = true;
+                ok += has;
+                free(js);
+            }
+            if (ok == nm)
+                t2 = s_now();
+        }
+        place[nr] = (t1 - t0) * 1e3;
+        run[nr] = (t2 - t0) * 1e3;
+        printf("%6d %12.0f %12.0f %10d\n", r + 1, place[nr], run[nr], nm);
+        nr++;
+        lev_vc_close(&vc);
+        mesh_stop_all(p, n);
+    }
+    double pm = s_median(place, nr), rm = s_median(run, nr);
+    printf("median: placed %.0f ms, running %.0f ms (target: running within 1500 ms)\n", pm, rm);
+}
+
+/* ===================================================================
+ * Checkpoint shipping
+ * =================================================================== */
+
+static double s_big_run(const char *ep, int ckpt, long steps, long work, uint64_t *sum)
+{
+    lev_vc *vc = s_open(ep, 1, ckpt);
+    long arg[3] = {16, steps, work};
+    lev_vt_id id;
+    double t0 = s_now();
+    if (lev_vt_start(vc, "pc_big", arg, sizeof arg, &id))
+        s_die("start failed");
+    void *res = NULL;
+    size_t len = 0;
+    if (lev_vt_join(vc, id, &res, &len, LIMIT) || len != sizeof *sum)
+        s_die("pc_big failed");
+    double t = s_now() - t0;
+    memcpy(sum, res, sizeof *sum);
+    free(res);
+    lev_vc_close(&vc);
+    return t;
+}
+
+static void s_shipping(int rounds)
+{
+    mesh_peer p[MAXP];
+    memset(p, 0, sizeof p);
+    int n = s_mesh(p, 2);
+    long steps = 4096, work = 2500000; /* about 15 s a run */
+    const char *e = getenv("LEV_BENCH_WORK");
+    if (e && atol(e) > 0)
+        work = atol(e);
+    printf("\ncheckpoint shipping: pc_big, 16 MiB live, checkpoint every 2000 ms to 1 holder\n");
+    printf("%6s %12s %12s %8s\n", "round", "off (s)", "on (s)", "on/off");
+    double ratios[32] = {0};
+    uint64_t a = 0, b = 0;
+    for (int r = 0; r < rounds && r < 32; r++) {
+        double off = s_big_run(p[0].ep, -1, steps, work, &a);
+        double on = s_big_run(p[0].ep, 0, steps, work, &b);
+        if (a != b)
+            s_die("checkpointed run gave another result");
+        ratios[r] = on / off;
+        printf("%6d %12.3f %12.3f %8.4f\n", r + 1, off, on, ratios[r]);
+    }
+    printf("median overhead: %.2f %% (target: at most 1 %%)\n",
+           (s_median(ratios, rounds) - 1.0) * 100.0);
+    mesh_stop_all(p, n);
+}
+
+/* ===================================================================
+ * Starts
+ * =================================================================== */
+
+static void s_starts(int rounds)
+{
+    mesh_peer p[MAXP];
+    memset(p, 0, sizeof p);
+    int n = s_mesh(p, 3);
+    lev_vc *vc = s_open(p[0].ep, 3, -1);
+    /* warm up: every worker enrolled and its executor running */
+    long small = 1000;
+    lev_vt_id id;
+    for (int i = 0; i < 30; i++) {
+        lev_vt_start(vc, "pc_sum", &small, sizeof small, &id);
+        lev_vt_join(vc, id, NULL, NULL, LIMIT);
+    }
+    printf("\nVT starts through a 4-peer mesh (3 workers), pc_sum of 1000\n");
+    printf("%6s %14s %14s %14s\n", "round", "start p50 (us)", "start p99 (us)", "starts/s");
+    static double lat[2000];
+    static lev_vt_id ids[2000];
+    for (int r = 0; r < rounds; r++) {
+        double t0 = s_now();
+        for (int i = 0; i < 2000; i++) {
+            double ts = s_now();
+            if (lev_vt_start(vc, "pc_sum", &small, sizeof small, &ids[i]))
+                s_die("start failed");
+            lat[i] = (s_now() - ts) * 1e6;
+        }
+        for (int i = 0; i < 2000; i++)
+            if (lev_vt_join(vc, ids[i], NULL, NULL, LIMIT))
+                s_die("join failed");
+        double rate = 2000.0 / (s_now() - t0);
+        qsort(lat, 2000, sizeof *lat, s_cmp);
+        printf("%6d %14.0f %14.0f %14.0f\n", r + 1, lat[1000], lat[1980], rate);
+    }
+    lev_vc_close(&vc);
+    mesh_stop_all(p, n);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "all";
+    int rounds = argc > 2 ? atoi(argv[2]) : 3;
+    if (rounds < 1)
+        rounds = 1;
+    setenv("LEV_EXEC_NICE", "0", 1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s_dir, sizeof s_dir, "%s/lev-bench-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(s_dir))
+        s_die("no temporary directory");
+    bool all = !strcmp(what, "all");
+    if (all || !strcmp(what, "recovery"))
+        s_recovery(rounds + 2);
+    if (all || !strcmp(what, "starts"))
+        s_starts(rounds);
+    if (all || !strcmp(what, "shipping"))
+        s_shipping(rounds);
+    return 0;
+}

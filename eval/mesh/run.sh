@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# eval/mesh/run.sh - builds bench_mesh and levpeer (Release, -O2, in the
+# eval build tree) and runs them: recovery after kill -9 of a worker,
+# checkpoint shipping of a VT with 16 MiB live, and VT starts through a
+# 4-peer mesh, all on loopback (eval/README.md, "The mesh: recovery,
+# checkpoint shipping, starts"). Takes a few minutes.
+#
+#   eval/mesh/run.sh [recovery|shipping|starts|all] [ROUNDS]
+#
+# Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
+# of the source tree).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+BUILD=${LEV_EVAL_BUILD:-build-eval}
+mkdir -p "$BUILD"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DLEV_SANITIZE=OFF >"$BUILD/eval-configure.log" 2>&1 ||
+    { cat "$BUILD/eval-configure.log"; exit 1; }
+cmake --build "$BUILD" --target bench_mesh levpeer -j"$(nproc)" >"$BUILD/eval-build.log" 2>&1 ||
+    { cat "$BUILD/eval-build.log"; exit 1; }
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+"$BUILD/eval/bench_mesh" "$@"
