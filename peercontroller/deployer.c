@@ -20,6 +20,7 @@
 #define DEP_ENROL_TIMEOUT_MS 3000
 #define DEP_REFUSED_RETRY_MS 5000
 #define DEP_TICK_MS 50
+#define DEP_SETTLE_MS 1000 /* a new VC waits this long at most for its workers */
 
 enum { W_ENROLLING, W_LOADING, W_ACTIVE, W_GONE, W_REFUSED };
 
@@ -61,6 +62,8 @@ typedef struct dep_vt {
     uint64_t ckpt_ms; /* when the newest image was acknowledged */
     uint64_t reports; /* reports passed to the client */
     int crashes;
+    int resumes;  /* incarnations resumed from an image */
+    int restarts; /* incarnations after the first started from the beginning */
     uint64_t started_ms;
 } dep_vt;
 
@@ -79,6 +82,7 @@ typedef struct dep_vc {
     int nvts, capvts;
     uint64_t next_vt;
     uint64_t client_seen_ms;
+    uint64_t opened_ms;
     pc_resolver *where;
 } dep_vc;
 
@@ -307,6 +311,11 @@ static int s_best_holder(pc_deployer *d, const dep_vt *vt)
  * false when no worker is active. */
 static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
 {
+    /* Just after the VC opened, wait a moment for the workers still
+     * enrolling, or every first VT would go to the first one enrolled. */
+    bool enrolling = s_count(vc, W_ENROLLING) + s_count(vc, W_LOADING) > 0;
+    if (enrolling && pc_now_ms() - vc->opened_ms < DEP_SETTLE_MS)
+        return false;
     pc_place_cand cand[256];
     int idx[256], n = 0;
     int src = s_best_holder(d, vt);
@@ -327,6 +336,9 @@ static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         return false;
     int host = idx[c];
     dep_worker *w = &vc->w[host];
+    char srcep[PC_ENDPOINT_MAX] = "";
+    if (src >= 0) /* before the holders change: the new host leaves their list */
+        pc_ep_copy(srcep, vt->holders[src].ep);
     vt->host = host;
     vt->state = VT_RUNNING;
     w->nvts++;
@@ -335,16 +347,19 @@ static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     pc_wbuf b;
     pc_wbuf_init(&b);
     if (zmq_msg_size(&vt->image)) {
+        vt->resumes++;
         s_put_holders(&b, vt);
         pc_put_u64(&b, vt->image_reports);
         pc_peer_send(d->p, w->ep, s_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
         zmq_msg_init(&vt->image);
     } else if (vt->recovering && src >= 0) {
         /* the holder sends its image straight to the new worker */
+        vt->resumes++;
         pc_put_str(&b, w->ep);
         s_put_holders(&b, vt);
-        pc_peer_send(d->p, vt->holders[src].ep, s_hdr(PC_H_SEND, vc, vt, 0), &b, NULL);
+        pc_peer_send(d->p, srcep, s_hdr(PC_H_SEND, vc, vt, 0), &b, NULL);
     } else {
+        vt->restarts += vt->epoch > 1;
         pc_put_str(&b, vt->task);
         pc_put_blob(&b, vt->arg, vt->arglen);
         s_put_holders(&b, vt);
@@ -477,7 +492,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
     zmq_msg_init(&vc->module);
     zmq_msg_move(&vc->module, &m->bulk);
     vc->next_vt = 2;
-    vc->client_seen_ms = pc_now_ms();
+    vc->client_seen_ms = vc->opened_ms = pc_now_ms();
     vc->next = d->vcs;
     d->vcs = vc;
     pc_log(PC_LOG_INFO, "VC %016llx opened for %s: quota %d, checkpoint %d ms, %d replicas",
@@ -966,9 +981,11 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
             pc_json_str(j, vt->task);
             pc_json_fmt(j, ",\"state\":\"%s\",\"host\":", st);
             pc_json_str(j, vt->host >= 0 ? vc->w[vt->host].ep : "");
-            pc_json_fmt(j, ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"crashes\":%d,\"holders\":[",
-                        vt->epoch, vt->ckpt_ms ? (long long)(now - vt->ckpt_ms) : -1LL,
-                        vt->crashes);
+            pc_json_fmt(j,
+                        ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"crashes\":%d,\"resumes\":%d,"
+                        "\"restarts\":%d,\"holders\":[",
+                        vt->epoch, vt->ckpt_ms ? (long long)(now - vt->ckpt_ms) : -1LL, vt->crashes,
+                        vt->resumes, vt->restarts);
             for (int k = 0; k < vt->nholders; k++) {
                 pc_json_fmt(j, "%s", k ? "," : "");
                 pc_json_str(j, vt->holders[k].ep);

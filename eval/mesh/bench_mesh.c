@@ -147,7 +147,7 @@ static void s_recovery(int rounds)
         mesh_signal(&p[vi], SIGKILL);
         /* placed: each moved VT has a new epoch on a live host */
         char hosts[8][128];
-        for (int k = 0; k < 200000 && !t1; k++) {
+        for (int k = 0; k < 200000 && !t1 && s_now() - t0 < 60; k++) {
             js = mesh_status(p[0].ep, LIMIT);
             int ok = 0;
             for (int i = 0; js && i < nm; i++) {
@@ -161,7 +161,7 @@ static void s_recovery(int rounds)
                 t1 = s_now();
         }
         /* running: the new hosts' executors have them */
-        for (int k = 0; k < 200000 && !t2; k++) {
+        for (int k = 0; k < 200000 && !t2 && s_now() - t0 < 60; k++) {
             int ok = 0;
             for (int i = 0; i < nm; i++) {
                 js = mesh_status(hosts[i], LIMIT);
@@ -179,6 +179,8 @@ static void s_recovery(int rounds)
             if (ok == nm)
                 t2 = s_now();
         }
+        if (!t1 || !t2)
+            s_die("the VTs of the killed worker did not run again within 60 s");
         place[nr] = (t1 - t0) * 1e3;
         run[nr] = (t2 - t0) * 1e3;
         printf("%6d %12.0f %12.0f %10d\n", r + 1, place[nr], run[nr], nm);
@@ -281,6 +283,7 @@ static void s_starts(int rounds)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0);
     const char *what = argc > 1 ? argv[1] : "all";
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
     if (rounds < 1)
