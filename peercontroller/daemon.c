@@ -5,6 +5,7 @@
  */
 #include "daemon.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ int pc_daemon_main(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* images pass through in messages of megabytes: keep their memory */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
     pc_peer *p = NULL;
     rc = pc_peer_new(&p, &c.peer);

@@ -8,6 +8,7 @@
 #include "exechost.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -822,9 +823,20 @@ static void s_shutdown(s_host *h)
     pthread_mutex_destroy(&h->mu);
 }
 
+/* Images are large and made every checkpoint interval: the C library
+ * keeps the memory of the last ones for the next instead of handing it
+ * back to the system and faulting fresh pages in on the VT's thread (on
+ * some machines first touching memory runs at a few hundred MB/s). */
+static void s_keep_image_memory(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 int pc_exechost_run(int fd, bool own_process)
 {
     if (own_process) {
+        s_keep_image_memory();
         s_lower_priority();
         if (!s_tie_to_parent()) {
             close(fd);
