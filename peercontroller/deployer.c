@@ -13,6 +13,7 @@
 #include "delegator.h"
 #include "lev_errors.h"
 #include "log.h"
+#include "modmgr.h"
 #include "peer_private.h"
 #include "resolver.h"
 
@@ -75,6 +76,7 @@ typedef struct dep_vc {
     int ckpt_ms, replicas;
     uint8_t hash[PC_HASH_LEN];
     uint64_t digest;
+    char arch[PC_ARCH_MAX]; /* what the module was built for */
     zmq_msg_t module;
     dep_worker *w;
     int nw, capw;
@@ -207,7 +209,7 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_put_str(&b, pc_peer_endpoint(d->p));
     pc_put_raw(&b, vc->hash, PC_HASH_LEN);
     pc_put_u64(&b, zmq_msg_size(&vc->module));
-    pc_put_str(&b, d->p->self.arch);
+    pc_put_str(&b, vc->arch);
     pc_put_i32(&b, vc->ckpt_ms);
     w->state = W_ENROLLING;
     w->since_ms = now;
@@ -491,6 +493,12 @@ static void s_open(pc_deployer *d, pc_msg *m)
     vc->digest = digest;
     zmq_msg_init(&vc->module);
     zmq_msg_move(&vc->module, &m->bulk);
+    if (pc_module_arch(zmq_msg_data(&vc->module), zmq_msg_size(&vc->module), vc->arch)) {
+        uint64_t seq = m->h.seq;
+        s_vc_free(vc);
+        s_client_error(d, m->from, 0, seq, LEV_EMODULE, "the task module is not an ELF file");
+        return;
+    }
     vc->next_vt = 2;
     vc->client_seen_ms = vc->opened_ms = pc_now_ms();
     vc->next = d->vcs;

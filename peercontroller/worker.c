@@ -289,7 +289,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
 {
     pc_rbuf r;
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
-    char deployer[PC_ENDPOINT_MAX], arch[32];
+    char deployer[PC_ENDPOINT_MAX], arch[PC_ARCH_MAX];
     const void *hash = NULL;
     pc_get_str(&r, deployer, sizeof deployer);
     pc_get_raw(&r, &hash, PC_HASH_LEN);
@@ -305,6 +305,8 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     int err = 0;
     if (!w->p->self.cores || w->leaving)
         err = LEV_EBUSY;
+    else if (pc_arch_check(arch)) /* another architecture: the delegator goes elsewhere */
+        err = LEV_EMODULE;
     wk_vc *v = s_vc(w, m->h.vc);
     if (!err && !v) {
         v = calloc(1, sizeof *v);
