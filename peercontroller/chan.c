@@ -225,6 +225,8 @@ static void s_take_ahead(pc_chan *c)
 {
     size_t want = c->hdr.len - c->pay_got, have = c->in_len - c->in_off;
     size_t n = want < have ? want : have;
+    if (!n)
+        return; /* also: no payload buffer for an empty payload */
     memcpy(c->pay + c->pay_got, c->in + c->in_off, n);
     c->pay_got += n;
     c->in_off += n;
