@@ -20,9 +20,7 @@
 #include "client_int.h"
 #include "rt.h"
 
-#ifdef LEV_EMBEDDED_PEER
 #include "peer.h"
-#endif
 
 #define CL_MAX_MSG (1LL << 30) /* ZMQ_MAXMSGSIZE of a VC's socket */
 #define CL_MAX_PARTS 4         /* frames of a message from the peer we read */
@@ -78,7 +76,6 @@ int cl_env_timeout(int *ms)
     return 0;
 }
 
-#ifdef LEV_EMBEDDED_PEER
 static pthread_mutex_t s_embed_mu = PTHREAD_MUTEX_INITIALIZER;
 static pc_peer *s_embed;
 
@@ -117,15 +114,6 @@ static int s_embedded_peer(char out[PC_ENDPOINT_MAX])
     pthread_mutex_unlock(&s_embed_mu);
     return rc;
 }
-#else
-/* This build has no peer controller to embed. */
-static int s_embedded_peer(char out[PC_ENDPOINT_MAX])
-{
-    out[0] = '\0';
-    return rt_err(LEV_EUNSUPPORTED, "this libleverage has no embedded peer: "
-                                    "name a levpeer (lev_vc_options.peer or LEV_PEER)");
-}
-#endif
 
 int cl_peer_endpoint(const char *given, char out[PC_ENDPOINT_MAX])
 {
