@@ -238,12 +238,12 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
         if (waitpid(v->pid, &status, 0) == v->pid && WIFSIGNALED(status) && !sig)
             sig = WTERMSIG(status);
     }
-    pc_chan_destroy(&v->chan);
     char sigtext[32] = "";
     if (sig)
         snprintf(sigtext, sizeof sigtext, ", signal %d", sig);
     pc_log(PC_LOG_WARN, "VC %016llx: executor %d ended (%s%s), %d VTs lost",
            (unsigned long long)v->vc, (int)v->pid, why, sigtext, v->nvts);
+    pc_chan_destroy(&v->chan); /* after the log: `why` may be the channel's */
     v->pid = 0;
     v->xstate = X_NONE;
     if (!v->loaded) {

@@ -40,7 +40,14 @@ uint64_t pc_steps(uint64_t x, long steps, long step_work, long **chunks, long nc
 #define LIMIT 120000 /* ms: the bound of every wait, far above what any takes */
 
 static char s_dir[256];
-static long s_work = 20000000; /* rounds per step (~1.5 s a VT): LEV_TEST_WORK overrides */
+/* Rounds per step: a VT runs about a second alone, long enough for its
+ * images to be held before a fault, short enough for the suite. The
+ * sanitized build runs task code slower. LEV_TEST_WORK overrides. */
+#if defined(__SANITIZE_ADDRESS__)
+static long s_work = 6000000;
+#else
+static long s_work = 12000000;
+#endif
 
 /* ===================================================================
  * Reports: each VT's step numbers, in the order they arrived
@@ -254,7 +261,7 @@ static void t_kill_worker(void **state)
     mesh m;
     s_mesh(&m, 4);
     run r;
-    s_open(&r, &m, 3, 300);
+    s_open(&r, &m, 3, 200);
     s_start(&r, 6);
     want_ckpt c = {6};
     assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
@@ -293,7 +300,7 @@ static void t_kill_holder(void **state)
     mesh m;
     s_mesh(&m, 4);
     run r;
-    s_open(&r, &m, 3, 300);
+    s_open(&r, &m, 3, 200);
     s_start(&r, 3);
     want_ckpt c = {3};
     assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
@@ -341,7 +348,7 @@ static void t_stop_cont(void **state)
     mesh m;
     s_mesh(&m, 3);
     run r;
-    s_open(&r, &m, 2, 300);
+    s_open(&r, &m, 2, 200);
     s_start(&r, 4);
     want_ckpt c = {4};
     assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
@@ -366,7 +373,7 @@ static void t_sigterm(void **state)
     mesh m;
     s_mesh(&m, 3);
     run r;
-    s_open(&r, &m, 3, 300);
+    s_open(&r, &m, 3, 200);
     s_start(&r, 4);
     want_ckpt c = {4};
     assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
@@ -402,7 +409,7 @@ static void t_join_midrun(void **state)
     mesh m;
     s_mesh(&m, 1);
     run r;
-    s_open(&r, &m, 0, 300);
+    s_open(&r, &m, 0, 200);
     s_start(&r, 3);
     s_peer(&m, 2, "1", NULL);
     want_on w = {m.p[2].ep};
@@ -431,7 +438,7 @@ static void t_crash_limit(void **state)
     mesh m;
     s_mesh(&m, 2);
     run r;
-    s_open(&r, &m, 2, 300);
+    s_open(&r, &m, 2, 200);
     s_start(&r, 2);
     lev_vt_id bad;
     assert_int_equal(lev_vt_start(r.vc, "pc_crash", NULL, 0, &bad), 0);
@@ -466,7 +473,7 @@ static void t_bad_worker(void **state)
     want_alive w = {3};
     assert_true(mesh_wait(m.p[0].ep, s_alive, &w, LIMIT));
     run r;
-    s_open(&r, &m, 0, 300);
+    s_open(&r, &m, 0, 200);
     s_start(&r, 3);
     s_join_all(&r);
     char key[200];
@@ -484,7 +491,7 @@ static void t_deployer_lost(void **state)
     mesh m;
     s_mesh(&m, 1);
     run r;
-    s_open(&r, &m, 1, 300);
+    s_open(&r, &m, 1, 200);
     s_start(&r, 1);
     mesh_signal(&m.p[0], SIGKILL);
     assert_true(mesh_reap(&m.p[0], LIMIT));
