@@ -998,6 +998,13 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
                 pc_json_fmt(j, "%s", k ? "," : "");
                 pc_json_str(j, vt->holders[k].ep);
             }
+            pc_json_fmt(j, "],\"held\":[");
+            for (int k = 0, n = 0; k < vt->nholders; k++) {
+                if (!vt->holders[k].epoch)
+                    continue; /* assigned, no image acknowledged yet */
+                pc_json_fmt(j, "%s", n++ ? "," : "");
+                pc_json_str(j, vt->holders[k].ep);
+            }
             pc_json_fmt(j, "]}");
         }
         pc_json_fmt(j, "]}");

@@ -252,13 +252,15 @@ long long js_vt_int(const char *json, uint64_t vt, const char *field)
     return strtoll(f + strlen(key), NULL, 10);
 }
 
-bool js_vt_holder(const char *json, uint64_t vt, char *out, size_t cap)
+bool js_vt_holder(const char *json, uint64_t vt, const char *list, char *out, size_t cap)
 {
     const char *o = s_vt(json, vt);
-    const char *f = o ? strstr(o, "\"holders\":[") : NULL;
+    char key[32];
+    snprintf(key, sizeof key, "\"%s\":[", list);
+    const char *f = o ? strstr(o, key) : NULL;
     if (!f)
         return false;
-    return s_str_at(f + strlen("\"holders\":["), out, cap);
+    return s_str_at(f + strlen(key), out, cap);
 }
 
 int js_workers(const char *json, const char *ep, bool *has)

@@ -58,8 +58,9 @@ bool js_vt_str(const char *json, uint64_t vt, const char *field, char *out, size
  * or INT64_MIN if absent. */
 long long js_vt_int(const char *json, uint64_t vt, const char *field);
 
-/* The first holder of VT `vt` into out; false if it has none. */
-bool js_vt_holder(const char *json, uint64_t vt, char *out, size_t cap);
+/* The first entry of VT `vt`'s list `list` ("holders": assigned,
+ * "held": that acknowledged an image) into out; false if it is empty. */
+bool js_vt_holder(const char *json, uint64_t vt, const char *list, char *out, size_t cap);
 
 /* Number of entries of the "workers" list of the first VC, and whether
  * `ep` is among them. */
