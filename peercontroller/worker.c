@@ -45,8 +45,7 @@ typedef struct wk_vc {
     uint8_t hash[PC_HASH_LEN];
     uint64_t digest;
     int ckpt_ms;
-    bool module_ok_sent;
-    bool loaded; /* the running executor loaded the module */
+    bool accepted; /* the deployer was told the module loaded: it uses this worker */
     pc_chan *chan;
     pid_t pid; /* executor process, or 0 (a thread: embedded) */
     int xstate;
@@ -204,7 +203,6 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     if (!v->chan)
         return LEV_ENOMEM;
     v->xstate = X_STARTING;
-    v->loaded = false;
     v->crash_vt = 0;
     v->crash_sig = 0;
     pc_wbuf b;
@@ -246,7 +244,10 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
     pc_chan_destroy(&v->chan); /* after the log: `why` may be the channel's */
     v->pid = 0;
     v->xstate = X_NONE;
-    if (!v->loaded) {
+    /* Before the worker was ever accepted, an executor that dies is a
+     * refusal; after, a restarted one that dies (even before it confirmed
+     * the module: a VT may crash it first) loses its VTs like any other. */
+    if (!v->accepted) {
         s_module_reply(w, v, LEV_EMODULE, "the executor ended before it loaded the module");
         return;
     }
@@ -341,7 +342,7 @@ static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail)
     pc_put_str(&b, detail);
     pc_peer_send(w->p, v->deployer, pc_hdr_make(PC_W_MODULE_OK, v->vc, 0, 0, 0), &b, NULL);
     pc_wbuf_free(&b);
-    v->module_ok_sent = true;
+    v->accepted |= !err;
 }
 
 static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
@@ -566,8 +567,7 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         int32_t err = pc_get_i32(&r);
         char detail[256];
         pc_get_str(&r, detail, sizeof detail);
-        v->loaded = !r.bad && !err;
-        if (!v->module_ok_sent || !v->loaded)
+        if (!v->accepted)
             s_module_reply(w, v, r.bad ? LEV_EMODULE : err, detail);
         break;
     }

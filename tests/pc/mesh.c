@@ -228,39 +228,34 @@ static bool s_str_at(const char *p, char *out, size_t cap)
     return true;
 }
 
-bool js_vt_str(const char *json, uint64_t vt, const char *field, char *out, size_t cap)
+/* Where the value of member `field` (followed by `open`: "" or "[") of
+ * VT vt's object starts, or NULL if the object or the member is absent. */
+static const char *s_vt_field(const char *json, uint64_t vt, const char *field, const char *open)
 {
     const char *o = s_vt(json, vt);
     char key[64];
-    snprintf(key, sizeof key, "\"%s\":", field);
+    snprintf(key, sizeof key, "\"%s\":%s", field, open);
     const char *f = o ? strstr(o, key) : NULL;
     const char *end = o ? strchr(o, '}') : NULL;
     if (!f || (end && f > end))
-        return false;
-    return s_str_at(f + strlen(key), out, cap);
+        return NULL;
+    return f + strlen(key);
+}
+
+bool js_vt_str(const char *json, uint64_t vt, const char *field, char *out, size_t cap)
+{
+    return s_str_at(s_vt_field(json, vt, field, ""), out, cap);
 }
 
 long long js_vt_int(const char *json, uint64_t vt, const char *field)
 {
-    const char *o = s_vt(json, vt);
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", field);
-    const char *f = o ? strstr(o, key) : NULL;
-    const char *end = o ? strchr(o, '}') : NULL;
-    if (!f || (end && f > end))
-        return INT64_MIN;
-    return strtoll(f + strlen(key), NULL, 10);
+    const char *v = s_vt_field(json, vt, field, "");
+    return v ? strtoll(v, NULL, 10) : INT64_MIN;
 }
 
 bool js_vt_holder(const char *json, uint64_t vt, const char *list, char *out, size_t cap)
 {
-    const char *o = s_vt(json, vt);
-    char key[32];
-    snprintf(key, sizeof key, "\"%s\":[", list);
-    const char *f = o ? strstr(o, key) : NULL;
-    if (!f)
-        return false;
-    return s_str_at(f + strlen(key), out, cap);
+    return s_str_at(s_vt_field(json, vt, list, "["), out, cap);
 }
 
 int js_workers(const char *json, const char *ep, bool *has)
