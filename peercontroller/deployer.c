@@ -256,7 +256,8 @@ static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
 
 /* Picks `replicas` holders for a VT on worker `host`: other active
  * workers of the VC first (they can resume it without a transfer), then
- * any other live peer. */
+ * any other live peer, and this deployer's own peer last (it is the
+ * client's machine, and its loss ends the VC anyway). */
 static void s_pick_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, int host)
 {
     int want = vc->replicas < DEP_REPLICAS_MAX ? vc->replicas : DEP_REPLICAS_MAX;
@@ -267,7 +268,7 @@ static void s_pick_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, int host)
         if (strcmp(vt->holders[i].ep, hostep) && pc_peer_alive(d->p, vt->holders[i].ep))
             vt->holders[k++] = vt->holders[i];
     vt->nholders = k;
-    for (int pass = 0; pass < 2 && vt->nholders < want; pass++) {
+    for (int pass = 0; pass < 3 && vt->nholders < want; pass++) {
         pc_member view[256];
         size_t n = pc_members_view(d->p->mem, view, 256);
         if (n > 256)
@@ -279,7 +280,8 @@ static void s_pick_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, int host)
                 continue;
             int wi = s_worker(vc, m->rec.endpoint);
             bool active = wi >= 0 && vc->w[wi].state == W_ACTIVE;
-            if (pass == 0 && !active)
+            bool self = !strcmp(m->rec.endpoint, d->p->self.endpoint);
+            if ((pass == 0 && !active) || (pass < 2 && self))
                 continue;
             bool dup = false;
             for (int i = 0; i < vt->nholders; i++)

@@ -324,7 +324,7 @@ static void t_kill_holder(void **state)
     assert_true(js_vt_holder(js, 2, "held", wh.not, sizeof wh.not ));
     free(js);
     int holder = s_index(&m, wh.not );
-    assert_true(holder > 0);
+    assert_true(holder > 0); /* the client's own peer holds only as a last resort */
     mesh_signal(&m.p[holder], SIGKILL);
     assert_true(mesh_reap(&m.p[holder], LIMIT));
     assert_true(mesh_wait(m.p[0].ep, s_new_holder, &wh, LIMIT));
