@@ -376,6 +376,33 @@ LEV_INLINE int lev_poll(lev_ctx *vt) { return LEV_UNLIKELY(vt->poll != 0); }
  * caller saves its state and returns LEV_RUN_UNWIND), 0 to go on. */
 LEV_API int lev_safepoint(lev_ctx *vt, int kind);
 
+/* The blocking Leverage calls as levpp issues them in checkpointable
+ * code. Each does what its lev_task.h namesake does when that can be done
+ * now; when it would have to wait it returns LEV_BLOCKED instead, with
+ * nothing consumed or sent, and the runtime has noted what the VT waits
+ * for (and when it started to, for a timeout). The body then takes a
+ * LEV_SP_BLOCK safe point and, at its resume point, issues the same call
+ * again with the same arguments (evaluated once, kept in the frame) until
+ * it returns something else:
+ *
+ *     lev__a0 = (arg0); ...                      (once)
+ *   lev__resume_K:
+ *     lev__rK = lev_recv_try(vt, lev__a0, ...);
+ *     if (lev__rK == LEV_BLOCKED) {
+ *         if (lev_safepoint(vt, LEV_SP_BLOCK)) goto lev__unwind_K;
+ *         goto lev__resume_K;
+ *     }
+ *
+ * Re-issuing never repeats a side effect: a call that returns LEV_BLOCKED
+ * had none, and a VT has one blocking call in progress at a time, whose
+ * deadline the runtime keeps with the VT's channel state (it travels in
+ * the VT's images). */
+#define LEV_BLOCKED 1
+LEV_API int lev_send_try(lev_ctx *vt, uint64_t to, const void *buf, size_t len);
+LEV_API int lev_recv_try(lev_ctx *vt, uint64_t *from, void **buf, size_t *len, int timeout_ms);
+LEV_API int lev_global_lock_try(lev_ctx *vt, const char *name, void **value, size_t *len);
+LEV_API int lev_global_read_try(lev_ctx *vt, const char *name, void **value, size_t *len);
+
 /* Fails the running VT with `err` (a LEV_E* code) and a detail message;
  * the caller returns LEV_RUN_EXIT. */
 LEV_API void lev_vt_fail(lev_ctx *vt, int err, const char *detail);

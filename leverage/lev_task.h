@@ -32,11 +32,91 @@ extern "C" {
  * called outside a virtual thread. */
 LEV_API uint64_t lev_self(void);
 
-/* Sends a report to the client: the runtime copies buf and hands the copy
- * to the host's report callback before returning. Not a safe point.
- * 0; LEV_ENOVT outside a virtual thread; LEV_EINVAL, LEV_ENOMEM. A virtual
- * thread whose host takes no reports drops them. */
+/* Sends a partial result to the client: the runtime copies buf and hands
+ * it to the host, which delivers the VT's reports to the client's report
+ * callback in order, each once, rollbacks included (see Messages below).
+ * Not a safe point. 0; LEV_ENOVT outside a virtual thread; LEV_EINVAL,
+ * LEV_ENOMEM. A virtual thread whose host takes no reports drops them. */
 LEV_API int lev_report(const void *buf, size_t len);
+
+/* ===================================================================
+ * Messages and global variables
+ * ===================================================================
+ * Virtual threads of one virtual computer (VC) exchange buffered
+ * messages, addressed by VT id (stable across migration; LEV_CLIENT is
+ * the client application), and share named global variables that are
+ * read and written only under their lock. Every input a VT takes from
+ * these channels comes from one ordered stream per VT that its deployer
+ * keeps: the messages sent to it, the receive timeouts, the lock grants
+ * with the values they carry, the snapshot reads. A VT rolled back to a
+ * checkpoint and resumed elsewhere replays that stream, so it sees
+ * exactly the inputs it saw before (which message each receive returned,
+ * which receives timed out, which values its locks gave it), and what it
+ * sends again is recognised by its output number and dropped.
+ *
+ * Piecewise determinism is assumed: between two inputs from these
+ * channels a VT computes the same thing every time it runs that stretch
+ * (no reading of clocks, random devices, files others write, addresses
+ * or the scheduling of other threads to decide what it sends). Under
+ * that assumption messages, global updates, reports and results are
+ * exactly-once. Only Leverage's own channels are: a task's printf, file
+ * writes or other effects on the world may repeat after a rollback.
+ *
+ * Buffers: what lev_recv, lev_global_lock and lev_global_read hand back
+ * is an object of the VT's heap, which the VT may keep across safe points
+ * (it moves with the VT) and releases with free(). Outside a VT these
+ * calls return LEV_ENOVT. A message is at most the VC's message limit and
+ * a value at most its value limit (LEV_ERANGE, the detail naming the
+ * limit); a name is 1 to LEV_NAME_MAX bytes (LEV_EINVAL).
+ *
+ * In checkpointable code (levpp's output) lev_recv, lev_global_lock,
+ * lev_global_read and a lev_send that must wait are blocking safe points:
+ * the VT is parked, may be checkpointed and migrated while it waits, and
+ * goes on when the call can complete. In code levpp did not transform
+ * they wait on the calling OS thread instead, and no checkpoint is taken
+ * meanwhile. */
+#define LEV_NAME_MAX 255
+
+/* Sends a copy of buf[len] to VT `to`, after every
+ * message this VT sent before; it waits only while this VT has more
+ * messages in flight than its window (flow control: the deployer lets
+ * them through as fast as the receivers consume). 0; LEV_ENOVT when `to`
+ * is known not to be in the VC or to have ended (learnt from a lev_recv
+ * that returned LEV_ENOVT for it); LEV_EINVAL (to LEV_ANY, LEV_CLIENT,
+ * which takes reports instead, or the VT itself; buf NULL with len > 0); LEV_ERANGE (above the
+ * message limit); LEV_ENOMEM. */
+LEV_API int lev_send(uint64_t to, const void *buf, size_t len);
+
+/* Receives the next message: from *from if it is a VT id or LEV_CLIENT,
+ * from any sender if it is LEV_ANY (0), in the order of the VT's input
+ * stream. Sets *from to the sender, *buf to the message (a heap object,
+ * NULL when len is 0) and *len. Waits at most timeout_ms (< 0: no limit;
+ * 0: only what has already arrived). 0; LEV_ETIMEDOUT; LEV_ENOVT with
+ * *from set: a message this VT sent to *from was not delivered, because
+ * that VT is not in the VC or has ended (*buf NULL); LEV_EINVAL (a NULL
+ * pointer); LEV_ENOMEM. */
+LEV_API int lev_recv(uint64_t *from, void **buf, size_t *len, int timeout_ms);
+
+/* Takes the lock of global variable `name` (waiting for it) and sets
+ * *value and *len to a copy of its value (a heap object; NULL and 0 for
+ * a variable never set). Locks are not recursive, and a VT may hold
+ * several. While a VT holds a lock its checkpoints wait for the unlock,
+ * and what it sends reaches others only once it unlocks; if its worker is
+ * lost meanwhile, the lock goes to the next waiter and nothing the VT did
+ * under it counts. 0; LEV_EBUSY (this VT holds it already); LEV_EINVAL;
+ * LEV_ENOMEM. */
+LEV_API int lev_global_lock(const char *name, void **value, size_t *len);
+
+/* Sets the value of `name` to a copy of value[len] (value NULL: keep the
+ * value it had) and releases its lock: the update is applied once, as one
+ * step with the lock's read. 0; LEV_EINVAL (not held by this VT, or a bad
+ * name); LEV_ERANGE (above the value limit: the lock stays held). */
+LEV_API int lev_global_unlock(const char *name, const void *value, size_t len);
+
+/* A read-only snapshot of `name`'s committed value, without its lock:
+ * *value is a heap object (NULL and 0 for a variable never set). 0;
+ * LEV_EINVAL; LEV_ENOMEM. */
+LEV_API int lev_global_read(const char *name, void **value, size_t *len);
 
 /* Sets the result of the calling virtual thread (a copy of buf; a second
  * call replaces the first) and ends it. Ending is done by the code around
