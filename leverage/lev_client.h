@@ -105,6 +105,26 @@ LEV_API int lev_vc_on_report(lev_vc *vc,
                              void (*cb)(lev_vt_id vt, const void *buf, size_t len, void *ctx),
                              void *ctx);
 
+/* Sends VT `id` a copy of buf[len] as a message from LEV_CLIENT, after
+ * every message this VC sent it before; the deployer has it, in the VT's
+ * input stream, when this returns. This is how a client hands VTs their
+ * work and each other's ids. LEV_ENOVT (no such VT in the VC, or it has
+ * ended), LEV_ERANGE (above the VC's message limit, named in the detail),
+ * LEV_EINVAL (NULL vc, buf NULL with len > 0, id LEV_ANY or LEV_CLIENT),
+ * LEV_EPEER, LEV_EBUSY (from a report callback), LEV_ENOMEM. */
+LEV_API int lev_vt_send(lev_vc *vc, lev_vt_id id, const void *buf, size_t len);
+
+/* Sets global variable `name` (1 to 255 bytes) of the VC to a copy of
+ * value[len], as one locked update: it waits for a VT that holds the lock.
+ * LEV_ERANGE (above the value limit), LEV_EINVAL, LEV_EPEER, LEV_EBUSY,
+ * LEV_ENOMEM. */
+LEV_API int lev_global_set(lev_vc *vc, const char *name, const void *value, size_t len);
+
+/* Sets *value to a malloc'd copy of the committed value of `name` (the
+ * caller frees it) and *len to its length; a variable never set gives
+ * NULL and 0 (and 0). LEV_EINVAL, LEV_EPEER, LEV_EBUSY, LEV_ENOMEM. */
+LEV_API int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -59,14 +59,16 @@ static uint64_t s_rd64(const uint8_t *p)
 #define PC_TYPES(X)                                                                   \
     X(M_PING) X(M_ACK) X(M_PING_REQ) X(M_JOIN) X(M_SYNC) X(M_GOSSIP)                   \
     X(C_OPEN) X(C_START) X(C_CLOSE) X(C_PING) X(C_OPENED) X(C_STARTED) X(C_CLOSED)     \
-    X(C_PONG) X(C_ERROR) X(C_RESULT) X(C_REPORT)                                       \
+    X(C_PONG) X(C_ERROR) X(C_RESULT) X(C_REPORT) X(C_SEND) X(C_GSET) X(C_GGET)         \
+    X(C_SENT) X(C_GSET_OK) X(C_GVALUE)                                                 \
     X(W_ENROL) X(W_ENROLLED) X(W_MODULE) X(W_MODULE_OK) X(W_RUN) X(W_RESUME)           \
     X(W_DONE) X(W_REPORT) X(W_STOPPED) X(W_FENCE) X(W_CLOSE) X(W_LOST) X(W_PLACE_ERR)  \
-    X(W_HOLDERS)                                                                       \
+    X(W_HOLDERS) X(W_OUT) X(W_ACK) X(W_IN) X(W_RESYNC)                                 \
     X(H_HOLD) X(H_HELD) X(H_SEND) X(H_MISSING) X(H_DROP)                               \
     X(S_STATUS) X(S_STATUS_REPLY)                                                      \
     X(X_READY) X(X_MODULE) X(X_MODULE_OK) X(X_RUN) X(X_RESUME) X(X_IMAGE) X(X_DONE)    \
-    X(X_REPORT) X(X_STOP) X(X_STOPPED) X(X_CANCEL) X(X_CRASH) X(X_CONFIG) X(X_FAILED)
+    X(X_REPORT) X(X_STOP) X(X_STOPPED) X(X_CANCEL) X(X_CRASH) X(X_CONFIG) X(X_FAILED)  \
+    X(X_OUT) X(X_ACK) X(X_IN) X(X_RESYNC)
 // clang-format on
 
 const char *pc_type_name(uint16_t type)

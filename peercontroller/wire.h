@@ -58,6 +58,12 @@ typedef enum pc_type {
     PC_C_ERROR = 0x0285,  /* i32 err, s detail */
     PC_C_RESULT = 0x0286, /* hdr.vc, hdr.vt; i32 err, s detail, b result */
     PC_C_REPORT = 0x0287, /* hdr.vc, hdr.vt; b report */
+    PC_C_SEND = 0x0205,   /* hdr.vc, hdr.vt (to); b message -> SENT | ERROR */
+    PC_C_GSET = 0x0206,   /* hdr.vc; s name, b value -> GSET_OK | ERROR */
+    PC_C_GGET = 0x0207,   /* hdr.vc; s name -> GVALUE | ERROR */
+    PC_C_SENT = 0x0288,
+    PC_C_GSET_OK = 0x0289,
+    PC_C_GVALUE = 0x028A, /* u8 set (0: never set), b value */
 
     /* deployer <-> worker */
     PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
@@ -76,6 +82,14 @@ typedef enum pc_type {
                               * u32 epoch): the executor of the VC died */
     PC_W_PLACE_ERR = 0x030D, /* hdr.vc/vt/epoch; i32 err, s detail: could not run it here */
     PC_W_HOLDERS = 0x030E,   /* deployer -> worker: hdr.vc/vt; u32 n, n x s holder */
+    /* a VT's channels (runtime/vtchan.h), relayed by the worker to and from its executor */
+    PC_W_OUT = 0x030F,    /* worker -> deployer: hdr.vc/vt/epoch, seq = output number (0 for
+                           * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data */
+    PC_W_ACK = 0x0310,    /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here */
+    PC_W_IN = 0x0311,     /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
+                           * u8 novalue, u64 from, u64 ref, i32 err, b data */
+    PC_W_RESYNC = 0x0312, /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position
+                           * wanted (after a resume, or on a gap); outputs are re-sent after */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer; F image */
@@ -104,6 +118,10 @@ typedef enum pc_type {
     PC_X_CRASH = 0x060C,     /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
     PC_X_CONFIG = 0x060D,    /* daemon -> exec: i32 checkpoint_ms, i32 threads */
     PC_X_FAILED = 0x060E,    /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
+    PC_X_OUT = 0x060F,       /* exec -> daemon: as W_OUT */
+    PC_X_ACK = 0x0610,       /* daemon -> exec: as W_ACK */
+    PC_X_IN = 0x0611,        /* daemon -> exec: as W_IN */
+    PC_X_RESYNC = 0x0612,    /* exec -> daemon: as W_RESYNC */
 } pc_type;
 
 typedef struct pc_hdr {
