@@ -99,11 +99,12 @@ LEV_API int lev_recv(uint64_t *from, void **buf, size_t *len, int timeout_ms);
 
 /* Takes the lock of global variable `name` (waiting for it) and sets
  * *value and *len to a copy of its value (a heap object; NULL and 0 for
- * a variable never set). Locks are not recursive, and a VT may hold
- * several. While a VT holds a lock its checkpoints wait for the unlock,
- * and what it sends reaches others only once it unlocks; if its worker is
- * lost meanwhile, the lock goes to the next waiter and nothing the VT did
- * under it counts. 0; LEV_EBUSY (this VT holds it already); LEV_EINVAL;
+ * a variable never set). A VT holds one lock at a time (so locks cannot
+ * deadlock each other). While a VT holds a lock its checkpoints wait for
+ * the unlock, and what it sends and reports reaches others only once it
+ * unlocks; if its worker is lost meanwhile, the lock goes to the next
+ * waiter and nothing the VT did under it counts (it does it again when it
+ * resumes). 0; LEV_EBUSY (this VT holds a lock already); LEV_EINVAL;
  * LEV_ENOMEM. */
 LEV_API int lev_global_lock(const char *name, void **value, size_t *len);
 

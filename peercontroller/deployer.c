@@ -14,8 +14,10 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
+#include "msgmgr.h"
 #include "peer_private.h"
 #include "resolver.h"
+#include "vtchan.h"
 
 #define DEP_REPLICAS_MAX 4
 #define DEP_ENROL_TIMEOUT_MS 3000
@@ -45,6 +47,7 @@ typedef struct dep_holder {
     char ep[PC_ENDPOINT_MAX];
     uint32_t epoch; /* of its newest acknowledged image (0: none yet) */
     uint64_t seq;
+    uint64_t next_in; /* input position its image stands at */
 } dep_holder;
 
 typedef struct dep_vt {
@@ -57,7 +60,7 @@ typedef struct dep_vt {
     int host;        /* index into the VC's workers, -1: none */
     bool recovering; /* placed from an image or restarted after a loss */
     zmq_msg_t image; /* an image handed over by a leaving worker (empty: none) */
-    uint64_t image_reports;
+    uint64_t image_next_in; /* input position of that image */
     dep_holder holders[DEP_REPLICAS_MAX];
     int nholders;
     uint64_t ckpt_ms; /* when the newest image was acknowledged */
@@ -86,6 +89,7 @@ typedef struct dep_vc {
     uint64_t client_seen_ms;
     uint64_t opened_ms;
     pc_resolver *where;
+    pc_msgmgr *mm; /* message manager and global variable manager */
 } dep_vc;
 
 struct pc_deployer {
@@ -167,6 +171,7 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     zmq_msg_close(&vt->image);
     zmq_msg_init(&vt->image);
     pc_resolver_forget(vc->where, vt->id);
+    pc_mm_vt_ended(vc->mm, vt->id);
     free(vt->arg);
     vt->arg = NULL;
     pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s",
@@ -353,7 +358,7 @@ static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     if (zmq_msg_size(&vt->image)) {
         vt->resumes++;
         s_put_holders(&b, vt);
-        pc_put_u64(&b, vt->image_reports);
+        pc_put_u64(&b, vt->image_next_in);
         pc_peer_send(d->p, w->ep, s_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
         zmq_msg_init(&vt->image);
     } else if (vt->recovering && src >= 0) {
@@ -400,6 +405,7 @@ static void s_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         /* whoever ran it stops its copy when this reaches it */
         pc_peer_send(d->p, w->ep, s_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
     }
+    pc_mm_vt_lost(vc->mm, vt->id);
     s_place(d, vc, vt);
 }
 
@@ -444,6 +450,7 @@ static void s_vc_free(dep_vc *vc)
     free(vc->w);
     zmq_msg_close(&vc->module);
     pc_resolver_destroy(&vc->where);
+    pc_mm_destroy(&vc->mm);
     free(vc);
 }
 
@@ -501,6 +508,19 @@ static void s_open(pc_deployer *d, pc_msg *m)
         s_client_error(d, m->from, 0, seq, LEV_EMODULE, "the task module is not an ELF file");
         return;
     }
+    /* a message must fit in one wire message of this mesh, with its header */
+    size_t max_msg = d->p->o.max_msg > 4096 ? d->p->o.max_msg - 4096 : 1;
+    pc_mm_opts mo = {.p = d->p,
+                     .vc = vc->id,
+                     .client = vc->client,
+                     .where = vc->where,
+                     .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG};
+    if (pc_mm_new(&vc->mm, &mo)) {
+        uint64_t seq = m->h.seq;
+        s_vc_free(vc);
+        s_client_error(d, m->from, 0, seq, LEV_ENOMEM, "deployer out of memory");
+        return;
+    }
     vc->next_vt = 2;
     vc->client_seen_ms = vc->opened_ms = pc_now_ms();
     vc->next = d->vcs;
@@ -546,6 +566,12 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     }
     if (len)
         memcpy(vt->arg, arg, len);
+    if (pc_mm_vt_add(vc->mm, vc->next_vt)) {
+        free(task);
+        free(vt->arg);
+        s_client_error(d, m->from, vc->id, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+        return;
+    }
     vc->nvts++;
     vt->id = vc->next_vt++;
     vt->task = task;
@@ -582,6 +608,8 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
     vc->client_seen_ms = pc_now_ms();
     if (m->h.type == PC_C_START) {
         s_start(d, vc, m);
+    } else if (m->h.type == PC_C_SEND || m->h.type == PC_C_GSET || m->h.type == PC_C_GGET) {
+        pc_mm_client(vc->mm, m);
     } else if (m->h.type == PC_C_CLOSE) {
         uint64_t id = vc->id;
         s_vc_close(d, vc, "closed by its client");
@@ -724,15 +752,31 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     dep_vt *vt = s_current(d, vc, m, false);
     if (!vt)
         return;
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_get_u64(&r); /* its size */
+    uint64_t next_in = pc_get_u64(&r);
+    if (!pc_rbuf_done(&r))
+        return;
     for (int i = 0; i < vt->nholders; i++) {
         dep_holder *h = &vt->holders[i];
         bool newer = m->h.epoch > h->epoch || (m->h.epoch == h->epoch && m->h.seq > h->seq);
         if (!strcmp(h->ep, m->from) && newer) {
             h->epoch = m->h.epoch;
             h->seq = m->h.seq;
+            h->next_in = next_in;
             vt->ckpt_ms = pc_now_ms();
         }
     }
+    /* the inputs that no image which could be resumed needs any more */
+    uint64_t floor = UINT64_MAX;
+    for (int i = 0; i < vt->nholders; i++)
+        if (vt->holders[i].epoch && vt->holders[i].next_in < floor)
+            floor = vt->holders[i].next_in;
+    if (zmq_msg_size(&vt->image) && vt->image_next_in < floor)
+        floor = vt->image_next_in;
+    if (floor != UINT64_MAX)
+        pc_mm_trim(vc->mm, vt->id, floor);
 }
 
 /* A leaving worker handed over a VT's image: resume it elsewhere. */
@@ -744,7 +788,7 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     pc_rbuf r;
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     int32_t err = pc_get_i32(&r);
-    uint64_t reports = pc_get_u64(&r);
+    uint64_t next_in = pc_get_u64(&r);
     vc->w[wi].state = W_GONE;
     vc->w[wi].since_ms = pc_now_ms();
     if (vc->w[wi].nvts)
@@ -757,8 +801,9 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         zmq_msg_close(&vt->image);
         zmq_msg_init(&vt->image);
         zmq_msg_move(&vt->image, &m->bulk);
-        vt->image_reports = reports;
+        vt->image_next_in = next_in;
     }
+    pc_mm_vt_lost(vc->mm, vt->id);
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
            (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
     s_enrol(d, vc, pc_now_ms());
@@ -850,6 +895,20 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     case PC_W_REPORT:
         s_report(d, vc, m);
         return;
+    case PC_W_OUT:
+    case PC_W_RESYNC: {
+        dep_vt *vt = s_current(d, vc, m, true);
+        if (!vt)
+            return;
+        if (m->h.type == PC_W_OUT) {
+            pc_mm_on_out(vc->mm, m);
+        } else if (pc_mm_on_resync(vc->mm, m)) {
+            s_finish(d, vc, vt, LEV_EFAILED,
+                     "restarted from its beginning, but its first inputs are no longer logged",
+                     NULL, 0);
+        }
+        return;
+    }
     case PC_W_STOPPED:
         if (wi >= 0)
             s_stopped(d, vc, m, wi);
@@ -1000,7 +1059,9 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
                 pc_json_fmt(j, "%s", k ? "," : "");
                 pc_json_str(j, vt->holders[k].ep);
             }
-            pc_json_fmt(j, "],\"held\":[");
+            pc_json_fmt(j, "]");
+            pc_mm_vt_status(vc->mm, vt->id, j);
+            pc_json_fmt(j, ",\"held\":[");
             for (int k = 0, n = 0; k < vt->nholders; k++) {
                 if (!vt->holders[k].epoch)
                     continue; /* assigned, no image acknowledged yet */
@@ -1009,6 +1070,8 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
             }
             pc_json_fmt(j, "]}");
         }
-        pc_json_fmt(j, "]}");
+        pc_json_fmt(j, "]");
+        pc_mm_status(vc->mm, j);
+        pc_json_fmt(j, "}");
     }
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "chan.h"
+#include "envelope.h"
 #include "executor.h"
 #include "image.h"
 #include "lev_errors.h"
@@ -33,6 +34,7 @@
 #include "rt.h"
 #include "taskmod.h"
 #include "vt.h"
+#include "vtchan.h"
 
 #define S_TASK_MAX 1024      /* bytes of a task name */
 #define S_REAP_WAIT_MS 10000 /* an ended VT leaves its executor long before this */
@@ -45,7 +47,7 @@ typedef struct s_vtrec {
     rt_vt *vt;
     uint64_t id;
     uint32_t epoch;
-    uint64_t report_seq; /* reports issued; written by the VT's worker only */
+    uint64_t next_in; /* input position of its newest image (the VT's worker only) */
     /* under h->mu */
     bool stopping;     /* STOP received */
     bool forget;       /* CANCEL received: nothing more goes out */
@@ -80,6 +82,7 @@ typedef struct s_host {
     bool qstop;           /* the sender drains the queue and ends */
     bool send_failed;
     s_vtrec *reap; /* VTs that ended, for the main thread */
+    rt_ch_host chost; /* the VTs' channels go out through s_on_output */
     pthread_t sender;
     bool sender_started;
 } s_host;
@@ -322,7 +325,7 @@ static int s_failed(s_host *h, const pc_hdr *req, int err)
 static s_out *s_out_end(uint16_t type, const s_vtrec *r, int err, const char *detail,
                         uint8_t *bytes, size_t len)
 {
-    s_out *o = s_out_new(type, r->id, r->epoch, r->report_seq);
+    s_out *o = s_out_new(type, r->id, r->epoch, r->next_in);
     if (!o) {
         free(bytes);
         return NULL;
@@ -363,11 +366,35 @@ static void s_on_done(rt_vt *vt, void *ud)
         ;
 }
 
+/* The image in its envelope, with the VT's channel state (envelope.h);
+ * frees img. Sets *next_in to the input position the state stands at (or
+ * below). NULL on exhaustion. */
+static uint8_t *s_envelope(rt_vt *vt, uint8_t *img, size_t len, size_t *elen, uint64_t *next_in)
+{
+    *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
+    uint8_t *chan = NULL;
+    size_t clen = 0;
+    uint8_t *env = NULL;
+    if (rt_ch_save(vt, &chan, &clen) == 0)
+        env = pc_env_make(chan, clen, img, len, elen);
+    free(chan);
+    free(img);
+    return env;
+}
+
 static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
 {
     s_host *h = ud;
     s_vtrec *r = vt->host;
+    uint64_t next_in = 0;
+    img = s_envelope(vt, img, len, &len, &next_in);
+    if (!img) {
+        fprintf(stderr, "levpeer executor: no memory for the image of virtual thread %llu\n",
+                (unsigned long long)r->id);
+        return;
+    }
     pthread_mutex_lock(&h->mu);
+    r->next_in = next_in;
     if (r->forget) {
         free(img);
     } else if (vt->capture_why == RT_WANT_STOP) {
@@ -376,8 +403,7 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
         r->stop_img = img;
         r->stop_len = len;
     } else {
-        /* seq: the reports issued before the capture (wire.h) */
-        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, r->report_seq);
+        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, next_in);
         if (o) {
             pc_put_u32(&o->head, (uint32_t)len);
             o->bulk = img;
@@ -397,9 +423,32 @@ static void s_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
     pthread_mutex_lock(&h->mu);
     /* Past the image of a STOP a report belongs to the copy resumed elsewhere. */
     if (!r->forget && !r->stop_img) {
-        s_out *o = s_out_new(PC_X_REPORT, r->id, r->epoch, ++r->report_seq);
+        s_out *o = s_out_new(PC_X_REPORT, r->id, r->epoch, 0);
         if (o)
             pc_put_blob(&o->head, buf, len);
+        s_queue_locked(h, o);
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* An output of a VT (vtchan.h): to the daemon, which passes it to the
+ * deployer. Past the image of a STOP it belongs to the copy resumed
+ * elsewhere. */
+static void s_on_output(rt_vt *vt, const rt_out *out, void *ud)
+{
+    s_host *h = ud;
+    s_vtrec *r = vt->host;
+    pthread_mutex_lock(&h->mu);
+    if (!r->forget && !r->stop_img) {
+        s_out *o = s_out_new(PC_X_OUT, r->id, r->epoch, out->seq);
+        if (o) {
+            pc_put_u8(&o->head, out->kind);
+            pc_put_u64(&o->head, out->to);
+            pc_put_u64(&o->head, out->ref);
+            pc_put_u8(&o->head, out->keep);
+            pc_put_str(&o->head, out->name);
+            pc_put_blob(&o->head, out->data, out->len);
+        }
         s_queue_locked(h, o);
     }
     pthread_mutex_unlock(&h->mu);
@@ -442,6 +491,7 @@ static int s_exec(s_host *h, rt_exec **out)
                           .on_done = s_on_done,
                           .on_image = s_on_image,
                           .on_capture_error = s_on_capture_error,
+                          .chan = &h->chost,
                           .ud = h};
         int rc = rt_exec_new(&h->ex, &o);
         if (rc)
@@ -489,8 +539,12 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
         r->vt = vt;
         r->id = req->vt;
         r->epoch = req->epoch;
-        r->report_seq = req->type == PC_X_RESUME ? req->seq : 0; /* numbered on from the image */
         vt->host = r;
+        /* its inputs from where it stands, then what it had not had
+         * acknowledged (the deployer drops what it has) */
+        s_out *o = s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(vt));
+        s_queue(h, o);
+        rt_ch_resend(vt);
         rc = rt_exec_spawn(ex, vt);
     }
     if (rc) {
@@ -634,11 +688,18 @@ static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
 
 static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
 {
-    const void *img;
-    size_t len;
-    pc_get_blob(rb, &img, &len);
+    const void *env;
+    size_t envlen;
+    pc_get_blob(rb, &env, &envlen);
     if (!pc_rbuf_done(rb)) {
         s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", s_why(rb)));
+        return;
+    }
+    const uint8_t *chan, *img;
+    size_t clen, len;
+    const char *bad = NULL;
+    if (!pc_env_split(env, envlen, &chan, &clen, &img, &len, &bad)) {
+        s_failed(h, req, rt_err(LEV_EIMAGE, "%s", bad));
         return;
     }
     if (s_id_free(h, req))
@@ -668,10 +729,43 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     }
     rt_vt *vt = NULL;
     rc = rt_restore(m, img, len, &vt);
+    if (!rc && (rc = rt_ch_load(vt, chan, clen)) != 0)
+        rt_vt_destroy(&vt);
     if (rc)
         s_failed(h, req, rc);
     else
         s_start(h, req, vt);
+}
+
+/* A VT's input (X_IN) or acknowledgement (X_ACK) from its deployer. */
+static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    s_vtrec *r = s_live_find(h, req->vt);
+    if (!r || r->epoch != req->epoch)
+        return; /* an older incarnation's, or it ended */
+    if (req->type == PC_X_ACK) {
+        rt_ch_ack(r->vt, req->seq);
+        return;
+    }
+    rt_in in = {.d = req->seq};
+    in.kind = pc_get_u8(rb);
+    in.novalue = pc_get_u8(rb);
+    in.from = pc_get_u64(rb);
+    in.ref = pc_get_u64(rb);
+    in.err = pc_get_i32(rb);
+    pc_get_blob(rb, &in.data, &in.len);
+    if (!pc_rbuf_done(rb)) {
+        fprintf(stderr, "levpeer executor: malformed input for virtual thread %llu: %s\n",
+                (unsigned long long)req->vt, s_why(rb));
+        return;
+    }
+    int rc = rt_ch_deliver(r->vt, &in);
+    if (rc == LEV_ERANGE) /* a gap: ask again from where it stands */
+        s_queue(h, s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
+    else if (rc < 0)
+        fprintf(stderr, "levpeer executor: input %llu of virtual thread %llu refused: %s (%s)\n",
+                (unsigned long long)req->seq, (unsigned long long)req->vt, lev_strerror(rc),
+                lev_errdetail());
 }
 
 /* STOP of one VT (r NULL: it is not here). */
@@ -745,6 +839,10 @@ static void s_handle(s_host *h, const pc_hdr *req, const uint8_t *payload)
         break;
     case PC_X_CANCEL:
         s_cancel(h, req);
+        break;
+    case PC_X_IN:
+    case PC_X_ACK:
+        s_chan_in(h, req, &rb);
         break;
     default:
         fprintf(stderr, "levpeer executor: unexpected %s record; ignored\n",
@@ -845,6 +943,7 @@ int pc_exechost_run(int fd, bool own_process)
     }
     rt_init();
     s_host h = {.wake_fd = -1};
+    h.chost = (rt_ch_host){.out = s_on_output, .ud = &h};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
     h.chan = pc_chan_new(fd, 0);

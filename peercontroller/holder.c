@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envelope.h"
 #include "image.h"
 #include "lev_errors.h"
 #include "log.h"
@@ -19,7 +20,7 @@ typedef struct hd_img {
     uint64_t vc, vt;
     uint32_t epoch;
     uint64_t seq;
-    uint64_t reports;
+    uint64_t next_in; /* input position of the VT the image stands at */
     char deployer[PC_ENDPOINT_MAX];
     zmq_msg_t img;
 } hd_img;
@@ -54,11 +55,16 @@ static void s_hold(pc_holder *h, pc_msg *m)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     char deployer[PC_ENDPOINT_MAX];
     pc_get_str(&r, deployer, sizeof deployer);
-    uint64_t reports = pc_get_u64(&r);
+    uint64_t next_in = pc_get_u64(&r);
     rt_image_info info;
     const char *why = !pc_rbuf_done(&r) ? (r.why ? r.why : "trailing bytes") : NULL;
-    if (!why && rt_image_info_get(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk), &info))
-        why = "not a valid image";
+    const uint8_t *chan, *img;
+    size_t clen, ilen;
+    if (!why &&
+        pc_env_split(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk), &chan, &clen, &img, &ilen,
+                     &why) &&
+        rt_image_info_get(img, ilen, &info))
+        why = "not a valid image"; /* (a bad envelope set why) */
     if (!why && (info.vt_id != m->h.vt || info.epoch != m->h.epoch))
         why = "image of another VT or epoch than the message says";
     if (why) {
@@ -88,11 +94,12 @@ static void s_hold(pc_holder *h, pc_msg *m)
     e->vt = m->h.vt;
     e->epoch = m->h.epoch;
     e->seq = m->h.seq;
-    e->reports = reports;
+    e->next_in = next_in;
     pc_ep_copy(e->deployer, deployer);
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_u64(&b, zmq_msg_size(&e->img));
+    pc_put_u64(&b, e->next_in);
     pc_peer_send(h->p, deployer, pc_hdr_make(PC_H_HELD, e->vc, e->vt, e->epoch, e->seq), &b, NULL);
     pc_wbuf_free(&b);
 }
@@ -121,7 +128,7 @@ static void s_send(pc_holder *h, pc_msg *m)
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_raw(&b, rest, restlen);
-    pc_put_u64(&b, e->reports);
+    pc_put_u64(&b, e->next_in);
     zmq_msg_t img;
     zmq_msg_init(&img);
     zmq_msg_copy(&img, &e->img); /* shares the bytes */

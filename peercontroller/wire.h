@@ -32,10 +32,11 @@
  * 0x04xx checkpoint holders, 0x05xx status, 0x06xx worker <-> executor
  * process. Payload layouts are written next to each type: s = string
  * (u32 length + bytes), b = blob (u32 length + bytes), iN/uN = integer,
- * h = PC_HASH_LEN raw bytes, F = a separate frame. "reports" counts the
- * reports a VT has issued (lev_report), carried with its images so that a
- * VT resumed from one numbers its next report on: the deployer passes a
- * report to the client only once per number (exactly-once reports). */
+ * h = PC_HASH_LEN raw bytes, F = a separate frame. An image travels in
+ * an envelope (envelope.h: the VT's channel state, then the image), with
+ * "next_in", the position in the VT's input stream the image stands at:
+ * the deployer trims its input log by it, and a VT resumed from the image
+ * asks for its inputs from there (W_RESYNC). */
 typedef enum pc_type {
     /* membership: payloads are membership.c's own */
     PC_M_PING = 0x0101,
@@ -72,10 +73,10 @@ typedef enum pc_type {
     PC_W_MODULE = 0x0303,    /* hdr.vc; h hash; F module bytes -> MODULE_OK */
     PC_W_MODULE_OK = 0x0304, /* i32 err, s detail */
     PC_W_RUN = 0x0305,       /* hdr.vc/vt/epoch; s task, b arg, u32 n, n x s holder */
-    PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder; F image */
+    PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder, u64 next_in; F image */
     PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result */
     PC_W_REPORT = 0x0308,    /* hdr.vc/vt/epoch/seq; b report */
-    PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err; F image (migration on leave) */
+    PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err, u64 next_in; F image (migration) */
     PC_W_FENCE = 0x030A,     /* hdr.vc/vt/epoch: stop copies older than epoch; vt 0: the VC */
     PC_W_CLOSE = 0x030B,     /* hdr.vc: the VC is closed */
     PC_W_LOST = 0x030C,      /* hdr.vc; u64 culprit (0: none), i32 signal, u32 n, n x (u64 vt,
@@ -92,8 +93,9 @@ typedef enum pc_type {
                            * wanted (after a resume, or on a gap); outputs are re-sent after */
 
     /* checkpoint holders */
-    PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer; F image */
-    PC_H_HELD = 0x0402,    /* holder -> deployer: hdr.vc/vt/epoch/seq; u64 size */
+    PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
+                            * F image */
+    PC_H_HELD = 0x0402,    /* holder -> deployer: hdr.vc/vt/epoch/seq; u64 size, u64 next_in */
     PC_H_SEND = 0x0403,    /* deployer -> holder: hdr.vc/vt/epoch (new); s target worker,
                             * u32 n, n x s holder */
     PC_H_MISSING = 0x0404, /* holder -> deployer: hdr.vc/vt: no image */
@@ -108,12 +110,13 @@ typedef enum pc_type {
     PC_X_MODULE = 0x0602,    /* h hash, u64 digest, b module bytes -> MODULE_OK */
     PC_X_MODULE_OK = 0x0603, /* i32 err, s detail */
     PC_X_RUN = 0x0604,       /* hdr.vt/epoch; s task, b arg */
-    PC_X_RESUME = 0x0605,    /* hdr.vt/epoch; b image */
-    PC_X_IMAGE = 0x0606,     /* exec -> daemon: hdr.vt/epoch/seq; b image (periodic) */
+    PC_X_RESUME = 0x0605,    /* hdr.vt/epoch, seq = next_in; b image */
+    PC_X_IMAGE = 0x0606,     /* exec -> daemon: hdr.vt/epoch, seq = next_in; b image (periodic) */
     PC_X_DONE = 0x0607,      /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
     PC_X_REPORT = 0x0608,    /* exec -> daemon: hdr.vt/epoch/seq; b report */
     PC_X_STOP = 0x0609,      /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
-    PC_X_STOPPED = 0x060A,   /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b image */
+    PC_X_STOPPED = 0x060A,   /* exec -> daemon: hdr.vt/epoch, seq = next_in; i32 err, s detail,
+                              * b image */
     PC_X_CANCEL = 0x060B,    /* daemon -> exec: end hdr.vt if its epoch < hdr.epoch */
     PC_X_CRASH = 0x060C,     /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
     PC_X_CONFIG = 0x060D,    /* daemon -> exec: i32 checkpoint_ms, i32 threads */

@@ -474,6 +474,19 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_CLOSE:
         s_vc_drop(w, v, "closed by its deployer");
         return;
+    case PC_W_IN:
+    case PC_W_ACK: {
+        /* a VT's inputs and acknowledgements, to its executor as they are */
+        wk_vt *t = s_vt(v, m->h.vt);
+        if (!t || t->epoch != m->h.epoch || !v->chan)
+            return;
+        struct iovec io = {zmq_msg_data(&m->body), zmq_msg_size(&m->body)};
+        pc_chan_send(v->chan,
+                     pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt,
+                                 m->h.epoch, m->h.seq),
+                     &io, io.iov_len ? 1 : 0);
+        return;
+    }
     default:
         return;
     }
@@ -584,6 +597,12 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
                             h->epoch, 0, payload, h->len, NULL);
             s_vt_forget(v, h->vt);
         }
+        break;
+    case PC_X_OUT:
+    case PC_X_RESYNC:
+        if (current)
+            s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
+                            h->seq, payload, h->len, NULL);
         break;
     case PC_X_REPORT:
         if (current)

@@ -1,0 +1,288 @@
+/* bench_msg.c - messages between VTs on two different peers of a mesh of
+ * levpeer processes on loopback, side by side in one run with plain
+ * libzmq between two processes (a DEALER and a ROUTER, the pattern the
+ * peers use), and global variable lock round trips with 8 VTs contending:
+ *
+ *   latency     round trip of a 1 KiB (or SIZE) message: VT ping-pong
+ *               against libzmq ping-pong;
+ *   throughput  messages per second of a one-way stream of 1 KiB
+ *               messages with one answer at the end, against libzmq's;
+ *   lock        lock + read + update + unlock round trips per second of
+ *               8 VTs on one variable.
+ *
+ *   bench_msg [ROUNDS] [SIZE]
+ *
+ * Each comparison alternates the two sides ROUNDS times (default 5) and
+ * prints the medians and their ratio. Executors run at normal priority
+ * (LEV_EXEC_NICE=0).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "bench_msg.h"
+#include "leverage.h"
+#include "mesh.h"
+
+#define LIMIT 300000
+#define PP_N 2000L
+#define ST_N 20000L
+#define LOCK_N 2000L
+
+static char s_dir[256];
+static mesh_peer s_p[3];
+
+static double s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double s_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, s_cmp);
+    return n ? v[n / 2] : 0;
+}
+
+static void s_die(const char *what)
+{
+    fprintf(stderr, "bench_msg: %s (%s)\n", what, lev_errdetail());
+    mesh_stop_all(s_p, 3);
+    exit(1);
+}
+
+/* ===================================================================
+ * Plain libzmq: a ROUTER in a child process, a DEALER here
+ * =================================================================== */
+
+/* The child: echoes each message (ping-pong), or counts `n` messages and
+ * answers once (stream), as the parent drives, until told to quit. */
+static void s_zmq_child(int fd)
+{
+    void *ctx = zmq_ctx_new();
+    void *r = zmq_socket(ctx, ZMQ_ROUTER);
+    if (zmq_bind(r, "tcp://127.0.0.1:*"))
+        _exit(1);
+    char bound[128];
+    size_t bl = sizeof bound;
+    zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, bound, &bl);
+    if (write(fd, bound, strlen(bound) + 1) < 0)
+        _exit(1);
+    for (;;) {
+        zmq_msg_t id, m;
+        zmq_msg_init(&id);
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&id, r, 0) < 0 || zmq_msg_recv(&m, r, 0) < 0)
+            _exit(1);
+        /* first byte: 'p' echo, 's' count only, 'e' answer the stream, 'q' quit */
+        char kind = zmq_msg_size(&m) ? *(char *)zmq_msg_data(&m) : 'q';
+        if (kind == 'q')
+            break;
+        if (kind == 'p' || kind == 'e') {
+            zmq_msg_send(&id, r, ZMQ_SNDMORE);
+            zmq_msg_send(&m, r, 0);
+        } else {
+            zmq_msg_close(&id);
+            zmq_msg_close(&m);
+        }
+    }
+    zmq_close(r);
+    zmq_ctx_term(ctx);
+    _exit(0);
+}
+
+typedef struct zpair {
+    void *ctx, *d;
+    pid_t child;
+} zpair;
+
+static void s_zmq_up(zpair *z)
+{
+    int fds[2];
+    if (pipe(fds))
+        s_die("pipe");
+    z->child = fork();
+    if (z->child == 0) {
+        close(fds[0]);
+        s_zmq_child(fds[1]);
+    }
+    close(fds[1]);
+    char ep[128];
+    ssize_t n = read(fds[0], ep, sizeof ep);
+    close(fds[0]);
+    if (n <= 0)
+        s_die("the libzmq child did not start");
+    z->ctx = zmq_ctx_new();
+    z->d = zmq_socket(z->ctx, ZMQ_DEALER);
+    if (zmq_connect(z->d, ep))
+        s_die("zmq_connect");
+}
+
+static void s_zmq_down(zpair *z)
+{
+    zmq_send(z->d, "q", 1, 0);
+    zmq_close(z->d);
+    zmq_ctx_term(z->ctx);
+    waitpid(z->child, NULL, 0);
+}
+
+/* Seconds for n round trips of size bytes. */
+static double s_zmq_pingpong(zpair *z, long n, long warm, size_t size)
+{
+    char *buf = calloc(1, size + 1);
+    buf[0] = 'p';
+    double t0 = 0;
+    for (long i = 0; i < warm + n; i++) {
+        if (i == warm)
+            t0 = s_now();
+        zmq_send(z->d, buf, size, 0);
+        zmq_recv(z->d, buf, size, 0);
+        buf[0] = 'p';
+    }
+    double t = s_now() - t0;
+    free(buf);
+    return t;
+}
+
+/* Seconds for a stream of n messages of size bytes and one answer. */
+static double s_zmq_stream(zpair *z, long n, size_t size)
+{
+    char *buf = calloc(1, size + 1);
+    buf[0] = 's';
+    double t0 = s_now();
+    for (long i = 0; i < n; i++)
+        zmq_send(z->d, buf, size, 0);
+    buf[0] = 'e';
+    zmq_send(z->d, buf, 1, 0);
+    zmq_recv(z->d, buf, size, 0);
+    double t = s_now() - t0;
+    free(buf);
+    return t;
+}
+
+/* ===================================================================
+ * Leverage: two VTs of one VC on two workers
+ * =================================================================== */
+
+static int64_t s_pair(lev_vc *vc, const char *task, long n, long warm, long size)
+{
+    lev_vt_id a, b;
+    if (lev_vt_start(vc, task, NULL, 0, &a) || lev_vt_start(vc, task, NULL, 0, &b))
+        s_die("lev_vt_start");
+    bm_cfg ca = {.peer = b, .role = 0, .n = n, .warm = warm, .size = size};
+    bm_cfg cb = {.peer = a, .role = 1, .n = n, .warm = warm, .size = size};
+    if (lev_vt_send(vc, a, &ca, sizeof ca) || lev_vt_send(vc, b, &cb, sizeof cb))
+        s_die("lev_vt_send");
+    int64_t *ta = NULL, *tb = NULL;
+    size_t la = 0, lb = 0;
+    if (lev_vt_join(vc, a, (void **)&ta, &la, LIMIT) || lev_vt_join(vc, b, (void **)&tb, &lb, LIMIT))
+        s_die("lev_vt_join");
+    int64_t t = la == sizeof *ta ? *ta : -1;
+    free(ta);
+    free(tb);
+    if (t < 0)
+        s_die("a VT of the pair failed");
+    return t;
+}
+
+static bool s_alive(const char *js, void *ctx)
+{
+    return js_count(js, "\"state\":\"alive\"") >= *(int *)ctx;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    long size = argc > 2 ? atol(argv[2]) : 1024;
+    if (rounds < 1 || size < 1 || size > (1 << 20)) {
+        fprintf(stderr, "usage: bench_msg [ROUNDS] [SIZE (1..1048576)]\n");
+        return 2;
+    }
+    setenv("LEV_EXEC_NICE", "0", 1);
+    snprintf(s_dir, sizeof s_dir, "/tmp/lev-bench-msg-XXXXXX");
+    if (!mkdtemp(s_dir))
+        return 1;
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1",
+                              "--join",   s_p[0].ep,           NULL};
+        if (i == 0)
+            args[4] = NULL;
+        if (mesh_start(&s_p[i], LEVPEER_PATH, s_dir, LIMIT, args))
+            s_die("a levpeer did not start");
+    }
+    int want = 3;
+    if (!mesh_wait(s_p[0].ep, s_alive, &want, LIMIT))
+        s_die("the mesh did not form");
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.workers = 2, .checkpoint_ms = 2000, .peer = s_p[0].ep};
+    if (lev_vc_open(&vc, &o))
+        s_die("lev_vc_open");
+    zpair z;
+    s_zmq_up(&z);
+    double *lz = calloc((size_t)rounds, sizeof(double)), *ll = calloc((size_t)rounds, sizeof(double));
+    double *sz = calloc((size_t)rounds, sizeof(double)), *sl = calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) {
+        lz[r] = s_zmq_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
+        ll[r] = (double)s_pair(vc, "bm_pingpong", PP_N, PP_N / 10, size) * 1e-3 / PP_N;
+        sz[r] = ST_N / s_zmq_stream(&z, ST_N, (size_t)size);
+        sl[r] = ST_N / ((double)s_pair(vc, "bm_stream", ST_N, ST_N / 10, size) * 1e-9);
+    }
+    s_zmq_down(&z);
+    char *js = mesh_status(s_p[0].ep, LIMIT);
+    bool apart = js && js_count(js, "\"host\":\"tcp") >= 2;
+    free(js);
+    printf("messages of %ld bytes, %d rounds alternating, medians (VTs on two different "
+           "workers: %s)\n",
+           size, rounds, apart ? "checked" : "NOT CHECKED");
+    printf("| measure | plain libzmq | Leverage VT to VT | ratio |\n|---|---|---|---|\n");
+    double mlz = s_median(lz, rounds), mll = s_median(ll, rounds);
+    double msz = s_median(sz, rounds), msl = s_median(sl, rounds);
+    printf("| round trip (us) | %.1f | %.1f | %.2fx |\n", mlz, mll, mll / mlz);
+    printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, msl, 100 * msl / msz);
+    /* 8 VTs contending for one lock */
+    double *lk = calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) {
+        lev_vt_id id[8];
+        long n = LOCK_N;
+        for (int i = 0; i < 8; i++)
+            if (lev_vt_start(vc, "bm_lock", &n, sizeof n, &id[i]))
+                s_die("lev_vt_start");
+        double worst = 0;
+        for (int i = 0; i < 8; i++) {
+            int64_t *t = NULL;
+            size_t l = 0;
+            if (lev_vt_join(vc, id[i], (void **)&t, &l, LIMIT) || l != sizeof *t || *t < 0)
+                s_die("bm_lock failed");
+            if ((double)*t * 1e-9 > worst)
+                worst = (double)*t * 1e-9;
+            free(t);
+        }
+        lk[r] = 8.0 * LOCK_N / worst;
+    }
+    printf("| global lock+update, 8 VTs (round trips/s) | - | %.0f | - |\n",
+           s_median(lk, rounds));
+    lev_vc_close(&vc);
+    mesh_stop_all(s_p, 3);
+    free(lz);
+    free(ll);
+    free(sz);
+    free(sl);
+    free(lk);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+    return system(cmd) ? 1 : 0;
+}

@@ -1,0 +1,69 @@
+/* envelope.h - an image as executors ship it: the VT's channel state
+ * (runtime/vtchan.h, rt_ch_save) in front of the runtime's image, so
+ * that the two travel and are held as one. Layout (little-endian):
+ *   0 magic u32 "LVEN"   4 chan_len u32   8 chan bytes   8+chan_len image
+ * Workers and holders pass envelopes on as they are; a holder looks
+ * inside only to check the image's identity.
+ */
+#ifndef PC_ENVELOPE_H
+#define PC_ENVELOPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PC_ENV_MAGIC 0x4E45564Cu /* "LVEN" read little-endian */
+#define PC_ENV_HEAD 8u
+
+static inline uint32_t pc_env_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Splits an envelope into its channel state and its image (pointers into
+ * p). False, with *why set, when it is not a well-formed envelope. */
+static inline bool pc_env_split(const void *p, size_t n, const uint8_t **chan, size_t *clen,
+                                const uint8_t **img, size_t *ilen, const char **why)
+{
+    const uint8_t *b = p;
+    if (n < PC_ENV_HEAD || pc_env_u32(b) != PC_ENV_MAGIC) {
+        *why = "not an image envelope (bad magic or too short)";
+        return false;
+    }
+    size_t c = pc_env_u32(b + 4);
+    if (c > n - PC_ENV_HEAD) {
+        *why = "image envelope: channel state longer than the envelope";
+        return false;
+    }
+    *chan = b + PC_ENV_HEAD;
+    *clen = c;
+    *img = b + PC_ENV_HEAD + c;
+    *ilen = n - PC_ENV_HEAD - c;
+    return true;
+}
+
+/* A malloc'd envelope of chan[clen] and img[ilen]; NULL on exhaustion
+ * or a channel state above 4 GiB. Caller frees it. */
+static inline uint8_t *pc_env_make(const uint8_t *chan, size_t clen, const uint8_t *img,
+                                   size_t ilen, size_t *len)
+{
+    if (clen > UINT32_MAX || ilen > SIZE_MAX - PC_ENV_HEAD - clen)
+        return NULL;
+    uint8_t *e = malloc(PC_ENV_HEAD + clen + ilen);
+    if (!e)
+        return NULL;
+    uint32_t v[2] = {PC_ENV_MAGIC, (uint32_t)clen};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 4; i++)
+            e[4 * k + i] = (uint8_t)(v[k] >> (8 * i));
+    if (clen)
+        memcpy(e + PC_ENV_HEAD, chan, clen);
+    if (ilen)
+        memcpy(e + PC_ENV_HEAD + clen, img, ilen);
+    *len = PC_ENV_HEAD + clen + ilen;
+    return e;
+}
+
+#endif

@@ -1,0 +1,770 @@
+/* msgmgr.c - the message manager and global variable manager of one VC:
+ * each VT's numbered input stream and its log, exactly-once outputs by
+ * output number, flow control by delayed acknowledgements, global
+ * variables with their lock queues, and taking a lock back from a lost
+ * incarnation (msgmgr.h says why all of it lives with the deployer).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_errors.h"
+#include "log.h"
+#include "msgmgr.h"
+#include "vtchan.h"
+
+#define MM_BACKLOG 1024u
+
+/* One logged input. */
+typedef struct mm_in {
+    uint64_t d, from, ref;
+    int32_t err;
+    uint8_t kind, novalue;
+    uint8_t *data;
+    size_t len;
+} mm_in;
+
+/* An output held back while its VT holds a lock (a message or a report). */
+typedef struct mm_held {
+    struct mm_held *next;
+    uint8_t kind;
+    uint64_t to;
+    uint8_t *data;
+    size_t len;
+} mm_held;
+
+typedef struct mm_glob mm_glob;
+
+typedef struct mm_vt {
+    bool used, ended, synced;
+    mm_in *log; /* log[i].d == first + i */
+    size_t nlog, caplog;
+    uint64_t first;    /* position of log[0] */
+    uint64_t next_d;   /* the next position to give */
+    uint64_t consumed; /* inputs up to here consumed (RT_OUT_CONSUMED) */
+    uint64_t accepted; /* outputs taken, by number */
+    uint64_t acked;    /* the acknowledgement last sent */
+    uint64_t wait_on;  /* a receiver whose backlog holds the ack back (0: none) */
+    mm_glob *lock;     /* the lock it holds (one at a time) */
+    uint64_t lock_seq; /* output number of its LOCK */
+    uint64_t grant_d;  /* input position of the grant */
+    mm_held *held, **held_tail;
+    uint64_t reports; /* reports passed to the client */
+} mm_vt;
+
+/* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
+typedef struct mm_waiter {
+    struct mm_waiter *next;
+    uint64_t vt, seq; /* vt 0: the client, seq its request's */
+    uint8_t *val;
+    size_t len;
+} mm_waiter;
+
+struct mm_glob {
+    mm_glob *next;
+    char *name;
+    uint8_t *val;
+    size_t len;
+    bool set;
+    uint64_t owner; /* VT holding the lock, 0: free */
+    mm_waiter *wq, **wtail;
+};
+
+struct pc_msgmgr {
+    pc_mm_opts o;
+    mm_vt *vts; /* index id - 2 */
+    size_t nvts, capvts;
+    mm_glob *globs;
+    uint64_t delivered, dups, held_back, revoked;
+};
+
+/* ===================================================================
+ * VTs and their streams
+ * =================================================================== */
+
+static mm_vt *s_vt(pc_msgmgr *mm, uint64_t id)
+{
+    if (id < 2 || id - 2 >= mm->nvts || !mm->vts[id - 2].used)
+        return NULL;
+    return &mm->vts[id - 2];
+}
+
+static uint64_t s_id(const pc_msgmgr *mm, const mm_vt *v)
+{
+    return (uint64_t)(v - mm->vts) + 2;
+}
+
+static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e)
+{
+    uint32_t epoch = 0;
+    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    if (!host || !v->synced)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u8(&b, e->kind);
+    pc_put_u8(&b, e->novalue);
+    pc_put_u64(&b, e->from);
+    pc_put_u64(&b, e->ref);
+    pc_put_i32(&b, e->err);
+    pc_put_blob(&b, e->data, e->len);
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_IN, mm->o.vc, s_id(mm, v), epoch, e->d), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
+{
+    uint32_t epoch = 0;
+    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    v->acked = v->accepted;
+    if (host && v->synced)
+        pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_ACK, mm->o.vc, s_id(mm, v), epoch, v->acked),
+                     NULL, NULL);
+}
+
+/* Appends an input to v's stream (data copied) and sends it on. 0 or
+ * LEV_ENOMEM. */
+static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref,
+                    int32_t err, const void *data, size_t len, bool novalue)
+{
+    if (v->nlog == v->caplog) {
+        size_t cap = v->caplog ? v->caplog * 2 : 16;
+        mm_in *n = realloc(v->log, cap * sizeof *n);
+        if (!n)
+            return LEV_ENOMEM;
+        v->log = n;
+        v->caplog = cap;
+    }
+    uint8_t *copy = len ? malloc(len) : NULL;
+    if (len && !copy)
+        return LEV_ENOMEM;
+    if (len)
+        memcpy(copy, data, len);
+    if (!v->nlog)
+        v->first = v->next_d;
+    mm_in *e = &v->log[v->nlog++];
+    *e = (mm_in){.d = v->next_d++,
+                 .from = from,
+                 .ref = ref,
+                 .err = err,
+                 .kind = kind,
+                 .novalue = novalue,
+                 .data = copy,
+                 .len = len};
+    s_send_in(mm, v, e);
+    return 0;
+}
+
+static uint64_t s_backlog(const mm_vt *v)
+{
+    uint64_t have = v->next_d - 1;
+    return have > v->consumed ? have - v->consumed : 0;
+}
+
+/* Delivers a message from `from` (a VT id or LEV_CLIENT) to `to`, or
+ * bounces it to a sending VT when `to` is not there. */
+static int s_deliver(pc_msgmgr *mm, uint64_t from, uint64_t to, const void *data, size_t len)
+{
+    mm_vt *t = s_vt(mm, to);
+    if (!t || t->ended) {
+        mm_vt *s = s_vt(mm, from);
+        if (s && !s->ended)
+            s_append(mm, s, RT_IN_BOUNCE, to, 0, LEV_ENOVT, NULL, 0, false);
+        return LEV_ENOVT;
+    }
+    mm->delivered++;
+    return s_append(mm, t, RT_IN_MSG, from, 0, 0, data, len, false);
+}
+
+static void s_report(pc_msgmgr *mm, mm_vt *v, const void *data, size_t len)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_blob(&b, data, len);
+    v->reports++;
+    pc_peer_send(mm->o.p, mm->o.client,
+                 pc_hdr_make(PC_C_REPORT, mm->o.vc, s_id(mm, v), 0, v->reports), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+static void s_held_free(mm_vt *v)
+{
+    while (v->held) {
+        mm_held *h = v->held;
+        v->held = h->next;
+        free(h->data);
+        free(h);
+    }
+    v->held_tail = &v->held;
+}
+
+/* What v sent under its lock goes out now that the lock is committed. */
+static void s_release_held(pc_msgmgr *mm, mm_vt *v)
+{
+    mm_held *list = v->held;
+    v->held = NULL;
+    v->held_tail = &v->held;
+    while (list) {
+        mm_held *h = list;
+        list = h->next;
+        if (h->kind == RT_OUT_MSG)
+            s_deliver(mm, s_id(mm, v), h->to, h->data, h->len);
+        else
+            s_report(mm, v, h->data, h->len);
+        free(h->data);
+        free(h);
+    }
+}
+
+static void s_hold(mm_vt *v, uint8_t kind, uint64_t to, const void *data, size_t len)
+{
+    mm_held *h = calloc(1, sizeof *h);
+    uint8_t *copy = len ? malloc(len) : NULL;
+    if (!h || (len && !copy)) {
+        free(h);
+        free(copy);
+        pc_log(PC_LOG_ERROR, "deployer out of memory: an output held under a lock is lost");
+        return;
+    }
+    if (len)
+        memcpy(copy, data, len);
+    *h = (mm_held){.kind = kind, .to = to, .data = copy, .len = len};
+    *v->held_tail = h;
+    v->held_tail = &h->next;
+}
+
+/* ===================================================================
+ * Global variables
+ * =================================================================== */
+
+static mm_glob *s_glob(pc_msgmgr *mm, const char *name, bool create)
+{
+    for (mm_glob *g = mm->globs; g; g = g->next)
+        if (!strcmp(g->name, name))
+            return g;
+    if (!create)
+        return NULL;
+    mm_glob *g = calloc(1, sizeof *g);
+    if (!g || !(g->name = strdup(name))) {
+        free(g);
+        return NULL;
+    }
+    g->wtail = &g->wq;
+    g->next = mm->globs;
+    mm->globs = g;
+    return g;
+}
+
+static int s_set_value(mm_glob *g, const void *val, size_t len)
+{
+    uint8_t *copy = len ? malloc(len) : NULL;
+    if (len && !copy)
+        return LEV_ENOMEM;
+    if (len)
+        memcpy(copy, val, len);
+    free(g->val);
+    g->val = copy;
+    g->len = len;
+    g->set = true;
+    return 0;
+}
+
+static void s_client_reply(pc_msgmgr *mm, uint16_t type, uint64_t seq, int err, const char *why)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    if (err) {
+        pc_put_i32(&b, err);
+        pc_put_str(&b, why);
+        type = PC_C_ERROR;
+    }
+    pc_peer_send(mm->o.p, mm->o.client, pc_hdr_make(type, mm->o.vc, 0, 0, seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+/* Gives a free lock to its next waiter: a VT gets a grant in its stream,
+ * a client's set is applied at once. */
+static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
+{
+    while (!g->owner && g->wq) {
+        mm_waiter *w = g->wq;
+        g->wq = w->next;
+        if (!g->wq)
+            g->wtail = &g->wq;
+        if (!w->vt) {
+            int rc = s_set_value(g, w->val, w->len);
+            s_client_reply(mm, PC_C_GSET_OK, w->seq, rc, rc ? "deployer out of memory" : "");
+        } else {
+            mm_vt *v = s_vt(mm, w->vt);
+            if (v && !v->ended) {
+                g->owner = w->vt;
+                v->lock = g;
+                v->lock_seq = w->seq;
+                v->grant_d = v->next_d;
+                s_append(mm, v, RT_IN_GRANT, 0, w->seq, 0, g->val, g->len, !g->set);
+            }
+        }
+        free(w->val);
+        free(w);
+    }
+}
+
+static int s_enqueue(mm_glob *g, uint64_t vt, uint64_t seq, const void *val, size_t len)
+{
+    mm_waiter *w = calloc(1, sizeof *w);
+    uint8_t *copy = len ? malloc(len) : NULL;
+    if (!w || (len && !copy)) {
+        free(w);
+        free(copy);
+        return LEV_ENOMEM;
+    }
+    if (len)
+        memcpy(copy, val, len);
+    *w = (mm_waiter){.vt = vt, .seq = seq, .val = copy, .len = len};
+    *g->wtail = w;
+    g->wtail = &w->next;
+    return 0;
+}
+
+/* Frees v's lock (its value unchanged) and passes it on. */
+static void s_unlock(pc_msgmgr *mm, mm_vt *v)
+{
+    mm_glob *g = v->lock;
+    v->lock = NULL;
+    if (g) {
+        g->owner = 0;
+        s_grant_next(mm, g);
+    }
+}
+
+/* ===================================================================
+ * Outputs
+ * =================================================================== */
+
+/* Reads a W_OUT payload. */
+typedef struct mm_out {
+    uint8_t kind, keep;
+    uint64_t to, ref;
+    char name[LEV_NAME_MAX + 1];
+    const void *data;
+    size_t len;
+} mm_out;
+
+static bool s_read_out(pc_msg *m, mm_out *o)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    o->kind = pc_get_u8(&r);
+    o->to = pc_get_u64(&r);
+    o->ref = pc_get_u64(&r);
+    o->keep = pc_get_u8(&r);
+    pc_get_str(&r, o->name, sizeof o->name);
+    pc_get_blob(&r, &o->data, &o->len);
+    if (!pc_rbuf_done(&r)) {
+        pc_log(PC_LOG_WARN, "dropped OUT of VT %llu from %s: %s", (unsigned long long)m->h.vt,
+               m->from, r.why ? r.why : "trailing bytes");
+        return false;
+    }
+    return true;
+}
+
+static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq)
+{
+    uint64_t id = s_id(mm, v);
+    switch (o->kind) {
+    case RT_OUT_MSG:
+        if (o->len > mm->o.max_msg)
+            break; /* the runtime refuses it first; a hostile one is ignored */
+        if (v->lock) {
+            mm->held_back++;
+            s_hold(v, RT_OUT_MSG, o->to, o->data, o->len);
+            break;
+        }
+        s_deliver(mm, id, o->to, o->data, o->len);
+        mm_vt *t = s_vt(mm, o->to);
+        if (t && s_backlog(t) > mm->o.backlog)
+            v->wait_on = o->to;
+        break;
+    case RT_OUT_REPORT:
+        if (v->lock)
+            s_hold(v, RT_OUT_REPORT, 0, o->data, o->len);
+        else
+            s_report(mm, v, o->data, o->len);
+        break;
+    case RT_OUT_LOCK: {
+        mm_glob *g = *o->name ? s_glob(mm, o->name, true) : NULL;
+        if (!g) {
+            s_append(mm, v, RT_IN_ERROR, 0, seq, *o->name ? LEV_ENOMEM : LEV_EINVAL, NULL, 0,
+                     false);
+            break;
+        }
+        if (g->owner == id || v->lock) {
+            s_append(mm, v, RT_IN_ERROR, 0, seq, LEV_EBUSY, NULL, 0, false);
+            break;
+        }
+        if (s_enqueue(g, id, seq, NULL, 0))
+            s_append(mm, v, RT_IN_ERROR, 0, seq, LEV_ENOMEM, NULL, 0, false);
+        s_grant_next(mm, g);
+        break;
+    }
+    case RT_OUT_UNLOCK: {
+        mm_glob *g = s_glob(mm, o->name, false);
+        if (!g || g->owner != id || v->lock != g) {
+            pc_log(PC_LOG_WARN, "VC %016llx VT %llu unlocked '%s', which it does not hold",
+                   (unsigned long long)mm->o.vc, (unsigned long long)id, o->name);
+            break;
+        }
+        if (!o->keep && o->len > mm->o.max_value)
+            break;
+        if (!o->keep && s_set_value(g, o->data, o->len))
+            pc_log(PC_LOG_ERROR, "deployer out of memory: update of '%s' lost", o->name);
+        s_release_held(mm, v);
+        s_unlock(mm, v);
+        break;
+    }
+    case RT_OUT_READ: {
+        mm_glob *g = s_glob(mm, o->name, false);
+        s_append(mm, v, RT_IN_READ, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0,
+                 !g || !g->set);
+        break;
+    }
+    case RT_OUT_TIMEOUT:
+        s_append(mm, v, RT_IN_TIMEOUT, 0, o->ref, 0, NULL, 0, false);
+        break;
+    default:
+        pc_log(PC_LOG_WARN, "VC %016llx VT %llu: output of unknown kind %u dropped",
+               (unsigned long long)mm->o.vc, (unsigned long long)id, o->kind);
+    }
+}
+
+/* Acknowledgements held back by receivers that have consumed enough. */
+static void s_unblock(pc_msgmgr *mm, uint64_t receiver)
+{
+    mm_vt *t = s_vt(mm, receiver);
+    if (t && !t->ended && s_backlog(t) > mm->o.backlog)
+        return;
+    for (size_t i = 0; i < mm->nvts; i++) {
+        mm_vt *v = &mm->vts[i];
+        if (v->used && v->wait_on == receiver) {
+            v->wait_on = 0;
+            s_send_ack(mm, v);
+        }
+    }
+}
+
+void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
+{
+    mm_vt *v = s_vt(mm, m->h.vt);
+    mm_out o;
+    if (!v || v->ended || !s_read_out(m, &o))
+        return;
+    if (o.kind == RT_OUT_CONSUMED) {
+        if (o.ref > v->consumed && o.ref < v->next_d)
+            v->consumed = o.ref;
+        s_unblock(mm, m->h.vt);
+        return;
+    }
+    uint64_t seq = m->h.seq;
+    if (seq <= v->accepted) {
+        mm->dups++;
+        if (!v->wait_on)
+            s_send_ack(mm, v); /* a re-sent output: the ack may have been lost */
+        return;
+    }
+    if (seq != v->accepted + 1) {
+        pc_log(PC_LOG_WARN, "VC %016llx VT %llu: output %llu after %llu dropped (gap)",
+               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt,
+               (unsigned long long)seq, (unsigned long long)v->accepted);
+        return;
+    }
+    v->accepted = seq;
+    s_take(mm, v, &o, seq);
+    if (!v->wait_on)
+        s_send_ack(mm, v);
+}
+
+int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
+{
+    mm_vt *v = s_vt(mm, m->h.vt);
+    if (!v || v->ended)
+        return 0;
+    uint64_t from = m->h.seq ? m->h.seq : 1;
+    if (from < v->first) {
+        pc_log(PC_LOG_ERROR,
+               "VC %016llx VT %llu resumed at input %llu, but the log starts at %llu: "
+               "its inputs cannot be replayed",
+               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt,
+               (unsigned long long)from, (unsigned long long)v->first);
+        return LEV_EFAILED;
+    }
+    v->synced = true;
+    for (size_t i = 0; i < v->nlog; i++)
+        if (v->log[i].d >= from)
+            s_send_in(mm, v, &v->log[i]);
+    if (!v->wait_on)
+        s_send_ack(mm, v);
+    return 0;
+}
+
+/* ===================================================================
+ * Incarnations
+ * =================================================================== */
+
+void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t id)
+{
+    mm_vt *v = s_vt(mm, id);
+    if (!v)
+        return;
+    v->synced = false;
+    if (!v->lock)
+        return;
+    /* Take the lock back: the grant and every answer to a request made
+     * after it are voided (the new incarnation asks again, with the same
+     * output numbers), and what it sent under the lock never counted. */
+    for (size_t i = 0; i < v->nlog; i++) {
+        mm_in *e = &v->log[i];
+        if (e->d >= v->grant_d && e->kind != RT_IN_MSG) {
+            e->kind = RT_IN_VOID;
+            free(e->data);
+            e->data = NULL;
+            e->len = 0;
+        }
+    }
+    v->accepted = v->lock_seq - 1;
+    if (v->acked > v->accepted)
+        v->acked = v->accepted;
+    s_held_free(v);
+    mm->revoked++;
+    pc_log(PC_LOG_INFO, "VC %016llx VT %llu lost holding '%s': lock taken back",
+           (unsigned long long)mm->o.vc, (unsigned long long)id, v->lock->name);
+    s_unlock(mm, v);
+}
+
+static void s_log_free(mm_vt *v)
+{
+    for (size_t i = 0; i < v->nlog; i++)
+        free(v->log[i].data);
+    free(v->log);
+    v->log = NULL;
+    v->nlog = v->caplog = 0;
+}
+
+void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id)
+{
+    mm_vt *v = s_vt(mm, id);
+    if (!v || v->ended)
+        return;
+    s_release_held(mm, v);
+    s_unlock(mm, v);
+    v->ended = true;
+    s_log_free(v);
+    /* its waiting lock requests go */
+    for (mm_glob *g = mm->globs; g; g = g->next) {
+        mm_waiter **pp = &g->wq, *last = NULL;
+        while (*pp) {
+            mm_waiter *w = *pp;
+            if (w->vt == id) {
+                *pp = w->next;
+                free(w->val);
+                free(w);
+            } else {
+                last = w;
+                pp = &w->next;
+            }
+        }
+        g->wtail = last ? &last->next : &g->wq;
+    }
+    s_unblock(mm, id);
+}
+
+void pc_mm_trim(pc_msgmgr *mm, uint64_t id, uint64_t floor)
+{
+    mm_vt *v = s_vt(mm, id);
+    if (!v || !v->nlog || floor <= v->first)
+        return;
+    size_t k = 0;
+    while (k < v->nlog && v->log[k].d < floor)
+        free(v->log[k++].data);
+    memmove(v->log, v->log + k, (v->nlog - k) * sizeof *v->log);
+    v->nlog -= k;
+    v->first = v->nlog ? v->log[0].d : v->next_d;
+}
+
+int pc_mm_vt_add(pc_msgmgr *mm, uint64_t id)
+{
+    if (id < 2)
+        return LEV_EINVAL;
+    size_t need = (size_t)(id - 2) + 1;
+    if (need > mm->capvts) {
+        size_t cap = mm->capvts ? mm->capvts : 64;
+        while (cap < need)
+            cap *= 2;
+        mm_vt *n = realloc(mm->vts, cap * sizeof *n);
+        if (!n)
+            return LEV_ENOMEM;
+        memset(n + mm->capvts, 0, (cap - mm->capvts) * sizeof *n);
+        mm->vts = n;
+        mm->capvts = cap;
+        for (size_t i = 0; i < mm->nvts; i++)
+            mm->vts[i].held_tail = mm->vts[i].held ? mm->vts[i].held_tail : &mm->vts[i].held;
+    }
+    if (need > mm->nvts)
+        mm->nvts = need;
+    mm_vt *v = &mm->vts[id - 2];
+    memset(v, 0, sizeof *v);
+    v->used = true;
+    v->next_d = v->first = 1;
+    v->held_tail = &v->held;
+    return 0;
+}
+
+/* ===================================================================
+ * The client
+ * =================================================================== */
+
+void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    char name[LEV_NAME_MAX + 2] = "";
+    const void *data = NULL;
+    size_t len = 0;
+    char why[160];
+    if (m->h.type == PC_C_SEND) {
+        pc_get_blob(&r, &data, &len);
+        if (!pc_rbuf_done(&r)) {
+            s_client_reply(mm, 0, m->h.seq, LEV_EINVAL, r.why ? r.why : "trailing bytes");
+            return;
+        }
+        if (len > mm->o.max_msg) {
+            snprintf(why, sizeof why,
+                     "message of %zu bytes is above the virtual computer's limit of %zu bytes",
+                     len, mm->o.max_msg);
+            s_client_reply(mm, 0, m->h.seq, LEV_ERANGE, why);
+            return;
+        }
+        mm_vt *t = s_vt(mm, m->h.vt);
+        int rc = !t || t->ended ? LEV_ENOVT : s_deliver(mm, 1, m->h.vt, data, len);
+        s_client_reply(mm, PC_C_SENT, m->h.seq, rc,
+                       rc == LEV_ENOVT ? "no such virtual thread in the virtual computer, or it "
+                                         "has ended"
+                                       : "deployer out of memory");
+        return;
+    }
+    pc_get_str(&r, name, sizeof name);
+    if (m->h.type == PC_C_GSET)
+        pc_get_blob(&r, &data, &len);
+    if (!pc_rbuf_done(&r) || !*name || strlen(name) > LEV_NAME_MAX) {
+        s_client_reply(mm, 0, m->h.seq, LEV_EINVAL,
+                       r.bad ? r.why : "a global variable's name is 1 to 255 bytes");
+        return;
+    }
+    if (m->h.type == PC_C_GGET) {
+        mm_glob *g = s_glob(mm, name, false);
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_u8(&b, g && g->set);
+        pc_put_blob(&b, g ? g->val : NULL, g ? g->len : 0);
+        pc_peer_send(mm->o.p, mm->o.client, pc_hdr_make(PC_C_GVALUE, mm->o.vc, 0, 0, m->h.seq),
+                     &b, NULL);
+        pc_wbuf_free(&b);
+        return;
+    }
+    if (len > mm->o.max_value) {
+        snprintf(why, sizeof why,
+                 "value of %zu bytes is above the virtual computer's limit of %zu bytes", len,
+                 mm->o.max_value);
+        s_client_reply(mm, 0, m->h.seq, LEV_ERANGE, why);
+        return;
+    }
+    mm_glob *g = s_glob(mm, name, true);
+    if (!g || s_enqueue(g, 0, m->h.seq, data, len)) {
+        s_client_reply(mm, 0, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+        return;
+    }
+    s_grant_next(mm, g);
+}
+
+/* ===================================================================
+ * Life and status
+ * =================================================================== */
+
+int pc_mm_new(pc_msgmgr **out, const pc_mm_opts *o)
+{
+    pc_msgmgr *mm = calloc(1, sizeof *mm);
+    if (!mm)
+        return LEV_ENOMEM;
+    mm->o = *o;
+    if (!mm->o.max_msg)
+        mm->o.max_msg = RT_CH_MAX_MSG;
+    if (!mm->o.max_value)
+        mm->o.max_value = RT_CH_MAX_VALUE;
+    if (!mm->o.backlog)
+        mm->o.backlog = MM_BACKLOG;
+    *out = mm;
+    return 0;
+}
+
+void pc_mm_destroy(pc_msgmgr **mm_p)
+{
+    pc_msgmgr *mm = mm_p ? *mm_p : NULL;
+    if (!mm)
+        return;
+    for (size_t i = 0; i < mm->nvts; i++) {
+        s_log_free(&mm->vts[i]);
+        s_held_free(&mm->vts[i]);
+    }
+    free(mm->vts);
+    while (mm->globs) {
+        mm_glob *g = mm->globs;
+        mm->globs = g->next;
+        while (g->wq) {
+            mm_waiter *w = g->wq;
+            g->wq = w->next;
+            free(w->val);
+            free(w);
+        }
+        free(g->name);
+        free(g->val);
+        free(g);
+    }
+    free(mm);
+    *mm_p = NULL;
+}
+
+void pc_mm_vt_status(pc_msgmgr *mm, uint64_t id, pc_wbuf *j)
+{
+    mm_vt *v = s_vt(mm, id);
+    if (!v)
+        return;
+    pc_json_fmt(j,
+                ",\"inputs\":%llu,\"consumed\":%llu,\"logged\":%zu,\"outputs\":%llu,"
+                "\"reports\":%llu,\"lock\":",
+                (unsigned long long)(v->next_d - 1), (unsigned long long)v->consumed, v->nlog,
+                (unsigned long long)v->accepted, (unsigned long long)v->reports);
+    if (v->lock)
+        pc_json_str(j, v->lock->name);
+    else
+        pc_json_fmt(j, "null");
+}
+
+void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
+{
+    pc_json_fmt(j,
+                ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu,"
+                "\"locks_taken_back\":%llu},\"globals\":[",
+                (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
+                (unsigned long long)mm->held_back, (unsigned long long)mm->revoked);
+    bool first = true;
+    for (mm_glob *g = mm->globs; g; g = g->next) {
+        int waiters = 0;
+        for (mm_waiter *w = g->wq; w; w = w->next)
+            waiters++;
+        pc_json_fmt(j, "%s{\"name\":", first ? "" : ",");
+        pc_json_str(j, g->name);
+        pc_json_fmt(j, ",\"bytes\":%zu,\"owner\":%llu,\"waiters\":%d}", g->len,
+                    (unsigned long long)g->owner, waiters);
+        first = false;
+    }
+    pc_json_fmt(j, "]");
+}

@@ -1,0 +1,85 @@
+/* msgmgr.h - the message manager and the global variable manager of one
+ * virtual computer (msgmgr.c), kept by its deployer.
+ *
+ * Every input of a VT (the messages sent to it, its receive timeouts, its
+ * lock grants and snapshot reads, bounces of what it sent to a VT that is
+ * not there) is appended here to that VT's input stream, numbered, logged
+ * and sent to the VT's current host; every output of a VT (W_OUT) is
+ * taken once by its output number and acknowledged. The logs live here,
+ * with the deployer, because the deployer shares its fate with the client
+ * and not with any worker: whichever workers and holders are lost, a VT
+ * resumed from an image gets its inputs again from the position the image
+ * stands at (W_RESYNC), in the same order, and so computes the same
+ * outputs, which are dropped as duplicates. A log is trimmed up to the
+ * oldest image that could still be resumed.
+ *
+ * Global variables live here too, for the same reason: one place orders
+ * every lock, applies each update once (by the updater's output number)
+ * and takes a lock back from a VT whose worker is lost (its grant and
+ * the answers after it are voided in its stream, what it sent under the
+ * lock is discarded, and the lock goes to the next waiter). A VT is
+ * never captured while it holds a lock (runtime/vtchan.h), which is what
+ * makes taking it back safe.
+ *
+ * Runs on the peer's network thread, like the deployer.
+ */
+#ifndef PC_MSGMGR_H
+#define PC_MSGMGR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "peer_private.h"
+#include "resolver.h"
+
+typedef struct pc_msgmgr pc_msgmgr;
+
+typedef struct pc_mm_opts {
+    pc_peer *p;
+    uint64_t vc;
+    const char *client;       /* the client's endpoint (reports go there); kept by the caller */
+    const pc_resolver *where; /* where each VT runs; kept by the caller */
+    size_t max_msg;           /* 0: RT_CH_MAX_MSG */
+    size_t max_value;         /* 0: RT_CH_MAX_VALUE */
+    uint32_t backlog;         /* unconsumed inputs of a receiver beyond which its
+                               * senders' acknowledgements wait; 0: 1024 */
+} pc_mm_opts;
+
+/* 0 or LEV_ENOMEM; caller owns *out. */
+int pc_mm_new(pc_msgmgr **out, const pc_mm_opts *o);
+
+/* Frees the logs and the variables; accepts NULL and sets *mm_p to NULL. */
+void pc_mm_destroy(pc_msgmgr **mm_p);
+
+/* VT `vt` exists from now on (ids are dense from 2). 0 or LEV_ENOMEM. */
+int pc_mm_vt_add(pc_msgmgr *mm, uint64_t vt);
+
+/* A new incarnation of `vt` was placed: nothing goes to it until its host
+ * asks with W_RESYNC. If the old one held a lock, the lock is taken back. */
+void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t vt);
+
+/* `vt` ended: its log goes, what is sent to it later bounces, a lock it
+ * held is released with its value unchanged. */
+void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t vt);
+
+/* No image older than input position `floor` will be resumed: the log
+ * before it goes. */
+void pc_mm_trim(pc_msgmgr *mm, uint64_t vt, uint64_t floor);
+
+/* W_OUT and W_RESYNC of the current incarnation (the deployer checked
+ * the epoch and the host). A resync returns LEV_EFAILED when the inputs
+ * the incarnation needs were trimmed (it restarted from its beginning
+ * after every image was lost): it cannot be replayed and must fail. */
+void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m);
+int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
+
+/* The client's C_SEND, C_GSET and C_GGET: each is answered (now, or for
+ * a C_GSET that waits for a lock, once it has it). */
+void pc_mm_client(pc_msgmgr *mm, pc_msg *m);
+
+/* Appends the manager's part of the status document: "globals":[...]
+ * and per-VT fields through pc_mm_vt_status. */
+void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j);
+void pc_mm_vt_status(pc_msgmgr *mm, uint64_t vt, pc_wbuf *j);
+
+#endif

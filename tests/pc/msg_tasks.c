@@ -1,0 +1,240 @@
+/* msg_tasks.c - the task sources of the message and global variable
+ * tests: a token ring, an all-to-all exchange with checksums, a shared
+ * counter, a VT that echoes its client's message, and one whose first
+ * receive times out. Every result is a pure function of what the client
+ * sends, however often a VT is captured, lost, restarted or moved. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_task.h"
+#include "msg_tasks.h"
+#include "pc_tasks.h"
+
+long msg_words(long r, long s, long d)
+{
+    return 8 + (r * 7 + s * 3 + d) % 120;
+}
+
+uint64_t msg_word(long r, long s, long d, long i)
+{
+    return pc_mix((uint64_t)(r * 1000003 + s * 1009 + d * 17 + i), 3);
+}
+
+uint64_t msg_a2a_expect(const msg_cfg *c)
+{
+    uint64_t sum = 0;
+    for (long r = 0; r < c->rounds; r++)
+        for (long s = 0; s < c->n; s++) {
+            if (s == c->me)
+                continue;
+            for (long i = 0; i < msg_words(r, s, c->me); i++)
+                sum += msg_word(r, s, c->me, i);
+        }
+    return sum + ((uint64_t)(c->rounds * (c->n - 1)) << 56);
+}
+
+/* Receives the msg_cfg its client sends; false if what came is not one. */
+static int msg_get_cfg(msg_cfg *c)
+{
+    uint64_t from = LEV_CLIENT;
+    void *buf = NULL;
+    size_t n = 0;
+    int rc = lev_recv(&from, &buf, &n, -1);
+    int ok = rc == 0 && n == sizeof *c && c->n > 1 && c->n <= MSG_MAXVT;
+    if (rc == 0 && n == sizeof *c)
+        memcpy(c, buf, sizeof *c);
+    free(buf);
+    return ok && c->n > 1 && c->n <= MSG_MAXVT && c->me >= 0 && c->me < c->n;
+}
+
+/* At place 0, half way: reports the round, then waits for the client. */
+static void msg_gate(const msg_cfg *c, long r)
+{
+    if (c->me != 0 || r != c->rounds / 2)
+        return;
+    lev_report(&r, sizeof r);
+    uint64_t from = LEV_CLIENT;
+    void *buf = NULL;
+    size_t n = 0;
+    lev_recv(&from, &buf, &n, -1);
+    free(buf);
+}
+
+/* A VT of a token ring (msg_cfg from the client). The token is a long
+ * that each VT adds one to as it passes; place 0 starts it at 0. Returns
+ * the token as this VT last saw it: rounds * n at place 0, and
+ * (rounds - 1) * n + me elsewhere; -1 on a failed call. */
+LEV_TASK void pc_ring(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    long token = -1;
+    if (!msg_get_cfg(&c)) {
+        lev_return(&token, sizeof token);
+        return;
+    }
+    uint64_t next = c.ids[(c.me + 1) % c.n], prev = c.ids[(c.me + c.n - 1) % c.n];
+    token = 0;
+    if (c.me == 0 && lev_send(next, &token, sizeof token))
+        token = -1;
+    for (long r = 0; r < c.rounds && token >= 0; r++) {
+        msg_gate(&c, r);
+        uint64_t from = prev;
+        void *buf = NULL;
+        size_t n = 0;
+        if (lev_recv(&from, &buf, &n, -1) || n != sizeof token || from != prev) {
+            free(buf);
+            token = -1;
+            break;
+        }
+        memcpy(&token, buf, sizeof token);
+        free(buf);
+        token++;
+        if ((c.me != 0 || r != c.rounds - 1) && lev_send(next, &token, sizeof token))
+            token = -1;
+    }
+    lev_return(&token, sizeof token);
+}
+
+/* A VT of an all-to-all exchange (msg_cfg from the client): each round it
+ * sends every other VT a message of msg_words(r, me, d) words, then takes
+ * n - 1 messages from any sender, checking that each sender's rounds come
+ * in order and that every word is right. Returns msg_a2a_expect's value,
+ * or 0 when a check failed. */
+LEV_TASK void pc_a2a(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    uint64_t sum = 0, bad = 0;
+    long next_round[MSG_MAXVT] = {0};
+    if (!msg_get_cfg(&c)) {
+        lev_return(&bad, sizeof bad);
+        return;
+    }
+    long got = 0;
+    for (long r = 0; r < c.rounds && !bad; r++) {
+        msg_gate(&c, r);
+        for (long d = 0; d < c.n; d++) {
+            if (d == c.me)
+                continue;
+            long w = msg_words(r, c.me, d);
+            uint64_t *m = malloc((size_t)(w + 2) * sizeof *m);
+            m[0] = (uint64_t)r;
+            m[1] = (uint64_t)c.me;
+            for (long i = 0; i < w; i++)
+                m[i + 2] = msg_word(r, c.me, d, i);
+            bad |= lev_send(c.ids[d], m, (size_t)(w + 2) * sizeof *m) != 0;
+            free(m);
+        }
+        for (long k = 0; k < c.n - 1 && !bad; k++) {
+            uint64_t from = LEV_ANY;
+            void *buf = NULL;
+            size_t n = 0;
+            int rc = lev_recv(&from, &buf, &n, -1);
+            const uint64_t *m = buf;
+            long s = n >= 2 * sizeof *m ? (long)m[1] : -1;
+            if (rc || s < 0 || s >= c.n || s == c.me || c.ids[s] != from ||
+                (long)m[0] != next_round[s] ||
+                n != (size_t)(msg_words(next_round[s], s, c.me) + 2) * sizeof *m) {
+                bad = 1;
+            } else {
+                for (long i = 0; i < msg_words(next_round[s], s, c.me); i++)
+                    bad |= m[i + 2] != msg_word(next_round[s], s, c.me, i),
+                        sum += m[i + 2];
+                next_round[s]++;
+                got++;
+            }
+            free(buf);
+        }
+    }
+    uint64_t res = bad ? 0 : sum + ((uint64_t)got << 56);
+    lev_return(&res, sizeof res);
+}
+
+/* Argument: long times. Adds one to the global "counter" that many times,
+ * each a locked read-modify-write. Returns times, or -1 on a failed call. */
+LEV_TASK void pc_count(const void *arg, size_t len)
+{
+    long times = len == sizeof(long) ? *(const long *)arg : 0;
+    for (long i = 0; i < times; i++) {
+        void *v = NULL;
+        size_t n = 0;
+        if (lev_global_lock("counter", &v, &n) || (n != 0 && n != sizeof(long))) {
+            times = -1;
+            break;
+        }
+        long c = 0;
+        if (n)
+            memcpy(&c, v, sizeof c);
+        free(v);
+        c++;
+        if (lev_global_unlock("counter", &c, sizeof c)) {
+            times = -1;
+            break;
+        }
+    }
+    lev_return(&times, sizeof times);
+}
+
+/* Waits for one message from its client and returns it. */
+LEV_TASK void pc_echo(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    uint64_t from = LEV_CLIENT;
+    void *buf = NULL;
+    size_t n = 0;
+    if (lev_recv(&from, &buf, &n, -1))
+        n = 0;
+    lev_return(buf, n);
+    free(buf);
+}
+
+/* A receive from anyone that must time out (20 ms; nobody has sent
+ * anything yet), reported; then a receive from the client without limit.
+ * Returns msg_timeout_res. */
+LEV_TASK void pc_timeout(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_timeout_res res;
+    memset(&res, 0, sizeof res);
+    uint64_t from = LEV_ANY;
+    void *buf = NULL;
+    size_t n = 0;
+    res.first = lev_recv(&from, &buf, &n, 20);
+    free(buf);
+    buf = NULL;
+    lev_report(&res.first, sizeof res.first);
+    from = LEV_CLIENT;
+    res.second = lev_recv(&from, &buf, &n, -1);
+    res.from = from;
+    if (res.second == 0 && n < sizeof res.text)
+        memcpy(res.text, buf, n);
+    free(buf);
+    lev_return(&res, sizeof res);
+}
+
+/* Sends to VT 99, which is not in the VC; its receive then returns
+ * LEV_ENOVT from 99, and a second send to it LEV_ENOVT. Returns the
+ * three codes (int32_t; the second -100 if *from was not 99). */
+LEV_TASK void pc_bounce(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    int32_t r[3];
+    r[0] = lev_send(99, "x", 1);
+    uint64_t from = LEV_ANY;
+    void *buf = NULL;
+    size_t n = 0;
+    r[1] = lev_recv(&from, &buf, &n, -1);
+    free(buf);
+    if (from != 99)
+        r[1] = -100;
+    r[2] = lev_send(99, "x", 1);
+    lev_return(r, sizeof r);
+}

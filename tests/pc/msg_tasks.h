@@ -1,0 +1,38 @@
+/* msg_tasks.h - what the message and global variable tests share with
+ * their task sources (msg_tasks.c): the configuration a client sends each
+ * VT, and the payload generator whose checksums both sides compute. */
+#ifndef PC_MSG_TASKS_H
+#define PC_MSG_TASKS_H
+
+#include <stdint.h>
+
+#define MSG_MAXVT 16
+
+/* What the client sends each VT of a ring or an all-to-all exchange (as
+ * a message from LEV_CLIENT): the ids of all, its own place, the rounds.
+ * Round `rounds / 2` of the VT
+ * at place 0 waits for a second message from the client (the gate), after
+ * reporting the round. */
+typedef struct msg_cfg {
+    uint64_t ids[MSG_MAXVT];
+    long n, me, rounds;
+} msg_cfg;
+
+/* Words of the all-to-all message of round r from place s to place d. */
+long msg_words(long r, long s, long d);
+
+/* Word i of that message. */
+uint64_t msg_word(long r, long s, long d, long i);
+
+/* What pc_a2a at place `me` returns: the sum of msg_word over every word
+ * it receives, plus the number of messages, in the high byte. */
+uint64_t msg_a2a_expect(const msg_cfg *c);
+
+/* pc_timeout's result. */
+typedef struct msg_timeout_res {
+    int32_t first, second; /* what its two receives returned */
+    uint64_t from;         /* the second's sender */
+    char text[32];         /* the second's message */
+} msg_timeout_res;
+
+#endif

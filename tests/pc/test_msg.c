@@ -1,0 +1,475 @@
+/* test_msg.c - messages, global variables and partial results across a
+ * mesh of levpeer processes on loopback, with workers killed while VTs
+ * exchange: a token ring and an all-to-all exchange with checksums whose
+ * results must be exact, a shared counter that must end at exactly
+ * 80,000, a VT moved while blocked in a receive that still gets its
+ * message, a receive that timed out and times out again after its VT is
+ * restarted, and the errors a sender gets. No wait is for a time: each is
+ * for a report, a global value or a state of a peer, bounded. Run one
+ * scenario with `test_pc_msg NAME`.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "leverage.h"
+#include "mesh.h"
+#include "msg_tasks.h"
+
+#ifndef LEVPEER_PATH
+#error "LEVPEER_PATH must name the levpeer program"
+#endif
+
+#define MAXP 8
+#define LIMIT 120000 /* ms: the bound of every wait, far above what any takes */
+
+static char s_dir[256];
+static unsigned s_seed;
+
+/* ===================================================================
+ * The mesh and the client
+ * =================================================================== */
+
+typedef struct mesh {
+    mesh_peer p[MAXP];
+    int n;
+} mesh;
+
+static bool s_alive(const char *js, void *ctx)
+{
+    return js_count(js, "\"state\":\"alive\"") >= *(int *)ctx;
+}
+
+/* A deployer-only peer and `workers` peers of one core each, all seen
+ * alive by the first. */
+static void s_mesh(mesh *m, int workers)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i <= workers; i++) {
+        const char *args[] = {"--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1",
+                              "--rate",   "1000",              "--join",  m->p[0].ep,
+                              NULL};
+        if (i == 0)
+            args[6] = NULL;
+        if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
+            fail_msg("levpeer %d did not start", i);
+        m->n = i + 1;
+    }
+    int want = workers + 1;
+    assert_true(mesh_wait(m->p[0].ep, s_alive, &want, LIMIT));
+}
+
+/* Reports of the VC: what each VT sent, in order of arrival. */
+typedef struct reports {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long last[MSG_MAXVT + 2];
+    int n[MSG_MAXVT + 2];
+    int bad;
+} reports;
+
+static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    reports *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    long v = 0;
+    if (vt < MSG_MAXVT + 2 && (len == sizeof(long) || len == sizeof(int32_t))) {
+        memcpy(&v, buf, len);
+        r->last[vt] = v;
+        r->n[vt]++;
+    } else {
+        r->bad++;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Waits (bounded) until VT vt has sent n reports. */
+static void s_wait_reports(reports *r, lev_vt_id vt, int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LIMIT / 1000;
+    pthread_mutex_lock(&r->mu);
+    while (r->n[vt] < n)
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &until))
+            break;
+    int got = r->n[vt];
+    pthread_mutex_unlock(&r->mu);
+    if (got < n)
+        fail_msg("VT %llu sent %d reports, not %d", (unsigned long long)vt, got, n);
+}
+
+static lev_vc *s_open(const mesh *m, int workers, int ckpt_ms, reports *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    pthread_mutex_init(&rep->mu, NULL);
+    pthread_cond_init(&rep->cv, NULL);
+    lev_vc *vc = NULL;
+    lev_vc_options o = {.workers = workers, .checkpoint_ms = ckpt_ms, .peer = m->p[0].ep};
+    int rc = lev_vc_open(&vc, &o);
+    if (rc)
+        fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(lev_vc_on_report(vc, s_on_report, rep), 0);
+    return vc;
+}
+
+static void s_send(lev_vc *vc, lev_vt_id vt, const void *buf, size_t len)
+{
+    int rc = lev_vt_send(vc, vt, buf, len);
+    if (rc)
+        fail_msg("lev_vt_send to %llu: %s: %s", (unsigned long long)vt, lev_strerror(rc),
+                 lev_errdetail());
+}
+
+static void *s_join(lev_vc *vc, lev_vt_id vt, size_t want_len)
+{
+    void *res = NULL;
+    size_t len = 0;
+    int rc = lev_vt_join(vc, vt, &res, &len, LIMIT);
+    if (rc)
+        fail_msg("VT %llu: %s: %s", (unsigned long long)vt, lev_strerror(rc), lev_errdetail());
+    if (len != want_len)
+        fail_msg("VT %llu returned %zu bytes, not %zu", (unsigned long long)vt, len, want_len);
+    return res;
+}
+
+/* ===================================================================
+ * Faults
+ * =================================================================== */
+
+typedef struct want_moved {
+    uint64_t vt;
+    char gone[128];
+    long long epoch;
+} want_moved;
+
+static bool s_moved(const char *js, void *ctx)
+{
+    want_moved *w = ctx;
+    char host[128];
+    return js_vt_str(js, w->vt, "host", host, sizeof host) && *host && strcmp(host, w->gone) &&
+           js_vt_int(js, w->vt, "epoch") > w->epoch;
+}
+
+typedef struct want_held {
+    uint64_t first, last;
+} want_held;
+
+/* Every VT of [first, last] runs with an image held. */
+static bool s_held(const char *js, void *ctx)
+{
+    want_held *w = ctx;
+    for (uint64_t v = w->first; v <= w->last; v++) {
+        char st[32];
+        if (!js_vt_str(js, v, "state", st, sizeof st) || strcmp(st, "running") ||
+            js_vt_int(js, v, "checkpoint_age_ms") < 0)
+            return false;
+    }
+    return true;
+}
+
+/* Kills (-9) the worker that hosts VT vt, reaps it, and waits until the
+ * VT runs in a newer epoch elsewhere. Returns the killed peer's index. */
+static int s_kill_host(mesh *m, uint64_t vt)
+{
+    want_moved mv = {.vt = vt};
+    char *js = mesh_status(m->p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_true(js_vt_str(js, vt, "host", mv.gone, sizeof mv.gone));
+    mv.epoch = js_vt_int(js, vt, "epoch");
+    free(js);
+    int victim = -1;
+    for (int i = 1; i < m->n; i++)
+        if (m->p[i].pid && !strcmp(m->p[i].ep, mv.gone))
+            victim = i;
+    if (victim < 0)
+        fail_msg("VT %llu is hosted by '%s', not a worker of the mesh", (unsigned long long)vt,
+                 mv.gone);
+    mesh_signal(&m->p[victim], SIGKILL);
+    assert_true(mesh_reap(&m->p[victim], LIMIT));
+    assert_true(mesh_wait(m->p[0].ep, s_moved, &mv, LIMIT));
+    return victim;
+}
+
+/* ===================================================================
+ * Scenarios
+ * =================================================================== */
+
+/* Starts n VTs of `task` and sends each its msg_cfg. */
+static void s_start_cfg(lev_vc *vc, const char *task, int n, long rounds, msg_cfg *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->n = n;
+    cfg->rounds = rounds;
+    for (int i = 0; i < n; i++)
+        assert_int_equal(lev_vt_start(vc, task, NULL, 0, &cfg->ids[i]), 0);
+    for (int i = 0; i < n; i++) {
+        cfg->me = i;
+        s_send(vc, cfg->ids[i], cfg, sizeof *cfg);
+    }
+}
+
+/* Half way (place 0 reported), a random worker is killed; once its VTs
+ * run elsewhere the gate opens and another random worker is killed while
+ * the VTs exchange. */
+static void s_faults(mesh *m, lev_vc *vc, reports *rep, const msg_cfg *cfg)
+{
+    s_wait_reports(rep, cfg->ids[0], 1);
+    want_held h = {cfg->ids[0], cfg->ids[cfg->n - 1]};
+    assert_true(mesh_wait(m->p[0].ep, s_held, &h, LIMIT));
+    s_kill_host(m, cfg->ids[rand_r(&s_seed) % (unsigned)cfg->n]);
+    long open = 1;
+    s_send(vc, cfg->ids[0], &open, sizeof open);
+    uint64_t vt = cfg->ids[rand_r(&s_seed) % (unsigned)cfg->n];
+    char *js = mesh_status(m->p[0].ep, LIMIT);
+    assert_non_null(js);
+    char host[128], st[32];
+    bool running = js_vt_str(js, vt, "state", st, sizeof st) && !strcmp(st, "running") &&
+                   js_vt_str(js, vt, "host", host, sizeof host) && *host;
+    free(js);
+    if (running) /* it may have ended already on a fast machine */
+        s_kill_host(m, vt);
+}
+
+/* A token ring of 6 VTs on 3 workers (a fourth replaces the first lost):
+ * the token's count is exact. */
+static void t_ring(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    reports rep;
+    lev_vc *vc = s_open(&m, 3, 200, &rep);
+    msg_cfg cfg;
+    s_start_cfg(vc, "pc_ring", 6, 40, &cfg);
+    s_faults(&m, vc, &rep, &cfg);
+    for (int i = 0; i < cfg.n; i++) {
+        long *tok = s_join(vc, cfg.ids[i], sizeof(long));
+        long want = i == 0 ? cfg.rounds * cfg.n : (cfg.rounds - 1) * cfg.n + i;
+        if (*tok != want)
+            fail_msg("VT at place %d ended with token %ld, not %ld", i, *tok, want);
+        free(tok);
+    }
+    assert_int_equal(rep.n[cfg.ids[0]], 1); /* the report, once */
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* Every VT sends every other one a message each round and checks what it
+ * gets (per-sender order, length, every word): the sums are exact. */
+static void t_a2a(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    reports rep;
+    lev_vc *vc = s_open(&m, 3, 200, &rep);
+    msg_cfg cfg;
+    s_start_cfg(vc, "pc_a2a", 5, 24, &cfg);
+    s_faults(&m, vc, &rep, &cfg);
+    for (int i = 0; i < cfg.n; i++) {
+        uint64_t *sum = s_join(vc, cfg.ids[i], sizeof(uint64_t));
+        msg_cfg c = cfg;
+        c.me = i;
+        if (*sum != msg_a2a_expect(&c))
+            fail_msg("VT at place %d: checksum %016llx, not %016llx", i,
+                     (unsigned long long)*sum, (unsigned long long)msg_a2a_expect(&c));
+        free(sum);
+    }
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+typedef struct want_count {
+    lev_vc *vc;
+    long at_least;
+} want_count;
+
+/* Polls the counter (each poll a round trip to the deployer, bounded in
+ * count and time) until it reaches w->at_least. */
+static void s_wait_count(lev_vc *vc, long at_least)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 1000000; i++) {
+        void *v = NULL;
+        size_t n = 0;
+        assert_int_equal(lev_global_get(vc, "counter", &v, &n), 0);
+        long c = 0;
+        if (n == sizeof c)
+            memcpy(&c, v, sizeof c);
+        free(v);
+        if (c >= at_least)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 > LIMIT)
+            break;
+    }
+    fail_msg("the counter did not reach %ld", at_least);
+}
+
+/* 8 VTs add one to a global counter 10,000 times each, under its lock,
+ * while two workers are killed: the counter ends at exactly 80,000. */
+static void t_counter(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    reports rep;
+    lev_vc *vc = s_open(&m, 3, 200, &rep);
+    long zero = 0, times = 10000;
+    const char *env = getenv("LEV_TEST_COUNT");
+    if (env && atol(env) > 0)
+        times = atol(env);
+    assert_int_equal(lev_global_set(vc, "counter", &zero, sizeof zero), 0);
+    lev_vt_id id[8];
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(lev_vt_start(vc, "pc_count", &times, sizeof times, &id[i]), 0);
+    s_wait_count(vc, 2 * times);
+    s_kill_host(&m, id[rand_r(&s_seed) % 8]);
+    s_wait_count(vc, 5 * times);
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    uint64_t vt = id[rand_r(&s_seed) % 8];
+    char st[32];
+    bool running = js_vt_str(js, vt, "state", st, sizeof st) && !strcmp(st, "running");
+    free(js);
+    if (running)
+        s_kill_host(&m, vt);
+    for (int i = 0; i < 8; i++) {
+        long *r = s_join(vc, id[i], sizeof(long));
+        assert_int_equal(*r, times);
+        free(r);
+    }
+    void *v = NULL;
+    size_t n = 0;
+    assert_int_equal(lev_global_get(vc, "counter", &v, &n), 0);
+    assert_int_equal(n, sizeof(long));
+    long c;
+    memcpy(&c, v, sizeof c);
+    free(v);
+    if (c != 8 * times)
+        fail_msg("the counter is %ld, not %ld", c, 8 * times);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* A VT blocked in a receive is checkpointed where it waits, its worker
+ * is killed, and it gets the message where it resumed. */
+static void t_blocked(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 3);
+    reports rep;
+    lev_vc *vc = s_open(&m, 2, 200, &rep);
+    lev_vt_id id;
+    assert_int_equal(lev_vt_start(vc, "pc_echo", NULL, 0, &id), 0);
+    want_held h = {id, id};
+    assert_true(mesh_wait(m.p[0].ep, s_held, &h, LIMIT));
+    s_kill_host(&m, id);
+    s_send(vc, id, "where it is now", 16);
+    char *r = s_join(vc, id, 16);
+    assert_string_equal(r, "where it is now");
+    free(r);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* A receive times out; a message comes after it; the VT (no images:
+ * checkpoints off) is lost and restarts from its beginning: the receive
+ * times out again, and the message goes to the next one, as before. */
+static void t_timeout(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 3);
+    reports rep;
+    lev_vc *vc = s_open(&m, 2, -1, &rep);
+    lev_vt_id id;
+    assert_int_equal(lev_vt_start(vc, "pc_timeout", NULL, 0, &id), 0);
+    s_wait_reports(&rep, id, 1);
+    assert_int_equal(rep.last[id], LEV_ETIMEDOUT);
+    s_send(vc, id, "after the timeout", 18);
+    s_kill_host(&m, id);
+    msg_timeout_res *r = s_join(vc, id, sizeof *r);
+    assert_int_equal(r->first, LEV_ETIMEDOUT);
+    assert_int_equal(r->second, 0);
+    assert_int_equal(r->from, LEV_CLIENT);
+    assert_string_equal(r->text, "after the timeout");
+    free(r);
+    assert_int_equal(rep.n[id], 1); /* its report, once, though it ran twice */
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* What senders are told: a VT not in the VC or ended (LEV_ENOVT, to the
+ * client at once and to a VT through its receive), a message or a value
+ * above its limit (LEV_ERANGE, naming the limit). */
+static void t_errors(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 1);
+    reports rep;
+    lev_vc *vc = s_open(&m, 1, -1, &rep);
+    assert_int_equal(lev_vt_send(vc, 99, "x", 1), LEV_ENOVT);
+    lev_vt_id id;
+    assert_int_equal(lev_vt_start(vc, "pc_bounce", NULL, 0, &id), 0);
+    int32_t *res = s_join(vc, id, 3 * sizeof(int32_t));
+    assert_int_equal(res[0], 0);          /* the send is buffered */
+    assert_int_equal(res[1], LEV_ENOVT);  /* the receive tells */
+    assert_int_equal(res[2], LEV_ENOVT);  /* and the next send knows */
+    free(res);
+    assert_int_equal(lev_vt_send(vc, id, "x", 1), LEV_ENOVT); /* it has ended */
+    size_t big = (1u << 20) + 1;
+    char *v = calloc(1, big);
+    assert_non_null(v);
+    assert_int_equal(lev_global_set(vc, "big", v, big), LEV_ERANGE);
+    assert_non_null(strstr(lev_errdetail(), "limit"));
+    free(v);
+    void *got = NULL;
+    size_t n = 1;
+    assert_int_equal(lev_global_get(vc, "never", &got, &n), 0);
+    assert_null(got);
+    assert_int_equal(n, 0);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(s_dir, sizeof s_dir, "%s/lev-msg-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp(s_dir))
+        return 1;
+    const char *seed = getenv("LEV_TEST_SEED");
+    s_seed = seed ? (unsigned)atol(seed) : (unsigned)time(NULL) ^ (unsigned)getpid();
+    printf("seed %u (LEV_TEST_SEED repeats a run's choice of workers to kill)\n", s_seed);
+    setenv("LEV_PEER_TIMEOUT_MS", "3000", 0);
+    const struct CMUnitTest all[] = {
+        cmocka_unit_test(t_ring),    cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
+        cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout), cmocka_unit_test(t_errors),
+    };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    int rc = cmocka_run_group_tests(all, NULL, NULL);
+    if (!rc) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
+        if (system(cmd))
+            rc = 1;
+    }
+    return rc;
+}
