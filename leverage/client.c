@@ -149,6 +149,23 @@ static int s_request(lev_vc *vc, uint16_t type, uint16_t want, lev_vt_id vt, pc_
     return rc;
 }
 
+/* Sends request `type` (hdr.vt: vt) with the payload [s name][b data[len]]
+ * (name NULL: no string; with_data false: no blob) and waits for `want`,
+ * as s_request does. */
+static int s_ask(lev_vc *vc, uint16_t type, uint16_t want, lev_vt_id vt, const char *name,
+                 const void *data, size_t len, bool with_data, int wait_ms, cl_call *reply)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    if (name)
+        pc_put_str(&w, name);
+    if (with_data)
+        pc_put_blob(&w, data, len);
+    int rc = s_request(vc, type, want, vt, &w, NULL, 0, wait_ms, reply);
+    pc_wbuf_free(&w);
+    return rc;
+}
+
 /* Refuses a call that would wait for the VC's own thread from it. */
 static int s_not_on_thread(const lev_vc *vc, const char *fn)
 {
@@ -309,14 +326,9 @@ int lev_vt_start(lev_vc *vc, const char *task, const void *arg, size_t len, lev_
         return rt_err(LEV_ERANGE, "lev_vt_start: argument of %zu bytes is over 4 GiB", len);
     if ((rc = s_not_on_thread(vc, "lev_vt_start")))
         return rc;
-    pc_wbuf w;
     cl_call reply;
-    pc_wbuf_init(&w);
-    pc_put_str(&w, task);
-    pc_put_blob(&w, arg, len);
-    rc = s_request(vc, PC_C_START, PC_C_STARTED, 0, &w, NULL, 0, vc->timeout_ms * CL_REQUEST_FACTOR,
-                   &reply);
-    pc_wbuf_free(&w);
+    rc = s_ask(vc, PC_C_START, PC_C_STARTED, 0, task, arg, len, true,
+               vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
     if (!rc)
         *id = reply.vt;
     return rc;
@@ -420,14 +432,9 @@ int lev_vt_send(lev_vc *vc, lev_vt_id id, const void *buf, size_t len)
     int rc = s_data_check("lev_vt_send", "message", len);
     if (rc || (rc = s_not_on_thread(vc, "lev_vt_send")))
         return rc;
-    pc_wbuf w;
     cl_call reply;
-    pc_wbuf_init(&w);
-    pc_put_blob(&w, buf, len);
-    rc = s_request(vc, PC_C_SEND, PC_C_SENT, id, &w, NULL, 0, vc->timeout_ms * CL_REQUEST_FACTOR,
-                   &reply);
-    pc_wbuf_free(&w);
-    return rc;
+    return s_ask(vc, PC_C_SEND, PC_C_SENT, id, NULL, buf, len, true,
+                 vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
 }
 
 int lev_global_set(lev_vc *vc, const char *name, const void *value, size_t len)
@@ -440,16 +447,10 @@ int lev_global_set(lev_vc *vc, const char *name, const void *value, size_t len)
     if (rc || (rc = s_data_check("lev_global_set", "value", len)) ||
         (rc = s_not_on_thread(vc, "lev_global_set")))
         return rc;
-    pc_wbuf w;
     cl_call reply;
-    pc_wbuf_init(&w);
-    pc_put_str(&w, name);
-    pc_put_blob(&w, value, len);
     /* The update waits for the VT that holds the lock, however long: no
      * deadline but the peer's loss. */
-    rc = s_request(vc, PC_C_GSET, PC_C_GSET_OK, 0, &w, NULL, 0, -1, &reply);
-    pc_wbuf_free(&w);
-    return rc;
+    return s_ask(vc, PC_C_GSET, PC_C_GSET_OK, 0, name, value, len, true, -1, &reply);
 }
 
 int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len)
@@ -467,13 +468,9 @@ int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len)
     int rc = s_name_check("lev_global_get", "name", name);
     if (rc || (rc = s_not_on_thread(vc, "lev_global_get")))
         return rc;
-    pc_wbuf w;
     cl_call reply;
-    pc_wbuf_init(&w);
-    pc_put_str(&w, name);
-    rc = s_request(vc, PC_C_GGET, PC_C_GVALUE, 0, &w, NULL, 0, vc->timeout_ms * CL_REQUEST_FACTOR,
-                   &reply);
-    pc_wbuf_free(&w);
+    rc = s_ask(vc, PC_C_GGET, PC_C_GVALUE, 0, name, NULL, 0, false,
+               vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
     if (!rc) {
         *value = reply.data;
         *len = reply.data_len;
