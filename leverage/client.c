@@ -1,5 +1,6 @@
 /* client.c - the client API (lev_client.h): opening and closing a virtual
- * computer, starting and joining its VTs, reports; the argument checks,
+ * computer, starting and joining its VTs, reports, messages to VTs and
+ * global variables; the argument checks,
  * the table of a VC's VTs and the requests that wait for their replies.
  * The transport and the VC's thread are in client_io.c.
  */
@@ -105,13 +106,15 @@ static bool s_wait(lev_vc *vc, const struct timespec *deadline)
     return pthread_cond_timedwait(&vc->cond, &vc->mu, deadline) == 0;
 }
 
-/* Sends a request of `type` on the VC (hdr.vc: its id) with its payload
- * and bulk frame, and waits for the reply of type `want` or an ERROR, at
- * most wait_ms. Fills *reply. Returns 0, the peer's error (its detail in
+/* Sends a request of `type` on the VC (hdr.vc: its id; hdr.vt: vt) with
+ * its payload and bulk frame, and waits for the reply of type `want` or an
+ * ERROR, at most wait_ms (< 0: until the reply or the peer's loss). Fills
+ * *reply; a value it carries (reply->data) is the caller's on success and
+ * freed here on failure. Returns 0, the peer's error (its detail in
  * lev_errdetail), or LEV_EPEER (the peer is lost, or did not answer in
  * time). */
-static int s_request(lev_vc *vc, uint16_t type, uint16_t want, pc_wbuf *payload, const void *bulk,
-                     size_t bulk_len, int wait_ms, cl_call *reply)
+static int s_request(lev_vc *vc, uint16_t type, uint16_t want, lev_vt_id vt, pc_wbuf *payload,
+                     const void *bulk, size_t bulk_len, int wait_ms, cl_call *reply)
 {
     memset(reply, 0, sizeof *reply);
     reply->want = want;
@@ -123,13 +126,13 @@ static int s_request(lev_vc *vc, uint16_t type, uint16_t want, pc_wbuf *payload,
     reply->seq = ++vc->seq;
     reply->next = vc->calls;
     vc->calls = reply;
-    pc_hdr h = pc_hdr_make(type, vc->id, 0, 0, reply->seq);
+    pc_hdr h = pc_hdr_make(type, vc->id, vt, 0, reply->seq);
     pthread_mutex_unlock(&vc->mu);
 
     int rc = cl_io_send(vc, h, payload, bulk, bulk_len);
-    struct timespec deadline = s_deadline(wait_ms);
+    struct timespec deadline = s_deadline(wait_ms < 0 ? 0 : wait_ms);
     pthread_mutex_lock(&vc->mu);
-    while (!rc && !reply->done && s_wait(vc, &deadline))
+    while (!rc && !reply->done && s_wait(vc, wait_ms < 0 ? NULL : &deadline))
         ;
     if (!rc && !reply->done)
         rc = rt_err(LEV_EPEER, "levpeer at %s did not answer %s within %d ms", vc->endpoint,
@@ -138,6 +141,28 @@ static int s_request(lev_vc *vc, uint16_t type, uint16_t want, pc_wbuf *payload,
         rc = rt_err(reply->err, "%s", reply->detail);
     cl_call_unlink(vc, reply);
     pthread_mutex_unlock(&vc->mu);
+    if (rc) {
+        free(reply->data);
+        reply->data = NULL;
+        reply->data_len = 0;
+    }
+    return rc;
+}
+
+/* Sends request `type` (hdr.vt: vt) with the payload [s name][b data[len]]
+ * (name NULL: no string; with_data false: no blob) and waits for `want`,
+ * as s_request does. */
+static int s_ask(lev_vc *vc, uint16_t type, uint16_t want, lev_vt_id vt, const char *name,
+                 const void *data, size_t len, bool with_data, int wait_ms, cl_call *reply)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    if (name)
+        pc_put_str(&w, name);
+    if (with_data)
+        pc_put_blob(&w, data, len);
+    int rc = s_request(vc, type, want, vt, &w, NULL, 0, wait_ms, reply);
+    pc_wbuf_free(&w);
     return rc;
 }
 
@@ -149,6 +174,16 @@ static int s_not_on_thread(const lev_vc *vc, const char *fn)
                       "%s: called from a report callback of its VC, which cannot wait "
                       "for it",
                       fn);
+    return 0;
+}
+
+/* Refuses a name (of a task or a global variable) that is empty or longer
+ * than CL_TASK_MAX bytes: 0 or LEV_EINVAL naming `what`. */
+static int s_name_check(const char *fn, const char *what, const char *name)
+{
+    size_t n = strlen(name);
+    if (!n || n > CL_TASK_MAX)
+        return rt_err(LEV_EINVAL, "%s: %s of %zu bytes (1 to %u)", fn, what, n, CL_TASK_MAX);
     return 0;
 }
 
@@ -239,7 +274,7 @@ int lev_vc_open(lev_vc **out, const lev_vc_options *opt)
     cl_call reply;
     pc_wbuf_init(&w);
     s_open_payload(&w, &o, mod);
-    rc = s_request(vc, PC_C_OPEN, PC_C_OPENED, &w, mod->bytes, mod->len,
+    rc = s_request(vc, PC_C_OPEN, PC_C_OPENED, 0, &w, mod->bytes, mod->len,
                    timeout_ms * CL_REQUEST_FACTOR, &reply);
     pc_wbuf_free(&w);
     if (rc) {
@@ -264,7 +299,7 @@ int lev_vc_close(lev_vc **vc_p)
     /* Unconfirmed (the peer lost or silent), the deployer closes the VC
      * once this client has been silent for its client timeout. */
     cl_call reply;
-    s_request(vc, PC_C_CLOSE, PC_C_CLOSED, NULL, NULL, 0, vc->timeout_ms, &reply);
+    s_request(vc, PC_C_CLOSE, PC_C_CLOSED, 0, NULL, NULL, 0, vc->timeout_ms, &reply);
     if (cl_io_stop(vc))
         s_vc_free(vc);
     *vc_p = NULL;
@@ -284,23 +319,16 @@ int lev_vt_start(lev_vc *vc, const char *task, const void *arg, size_t len, lev_
         return rt_err(LEV_EINVAL, "lev_vt_start: %s is NULL", !vc ? "vc" : !task ? "task" : "id");
     if (!arg && len)
         return rt_err(LEV_EINVAL, "lev_vt_start: arg is NULL with len %zu", len);
-    size_t tlen = strlen(task);
-    if (!tlen || tlen > CL_TASK_MAX)
-        return rt_err(LEV_EINVAL, "lev_vt_start: task name of %zu bytes (1 to %u)", tlen,
-                      CL_TASK_MAX);
-    if (len > UINT32_MAX - 1024)
-        return rt_err(LEV_ERANGE, "lev_vt_start: argument of %zu bytes is over 4 GiB", len);
-    int rc = s_not_on_thread(vc, "lev_vt_start");
+    int rc = s_name_check("lev_vt_start", "task name", task);
     if (rc)
         return rc;
-    pc_wbuf w;
+    if (len > UINT32_MAX - 1024)
+        return rt_err(LEV_ERANGE, "lev_vt_start: argument of %zu bytes is over 4 GiB", len);
+    if ((rc = s_not_on_thread(vc, "lev_vt_start")))
+        return rc;
     cl_call reply;
-    pc_wbuf_init(&w);
-    pc_put_str(&w, task);
-    pc_put_blob(&w, arg, len);
-    rc = s_request(vc, PC_C_START, PC_C_STARTED, &w, NULL, 0, vc->timeout_ms * CL_REQUEST_FACTOR,
-                   &reply);
-    pc_wbuf_free(&w);
+    rc = s_ask(vc, PC_C_START, PC_C_STARTED, 0, task, arg, len, true,
+               vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
     if (!rc)
         *id = reply.vt;
     return rc;
@@ -376,4 +404,76 @@ int lev_vc_on_report(lev_vc *vc, void (*cb)(lev_vt_id, const void *, size_t, voi
     vc->cb_ctx = ctx;
     pthread_mutex_unlock(&vc->mu);
     return 0;
+}
+
+/* ===================================================================
+ * Messages and global variables
+ * =================================================================== */
+
+/* Refuses data of len bytes above what the client sends at all (the peer
+ * enforces the VC's own, lower limits): 0 or LEV_ERANGE. */
+static int s_data_check(const char *fn, const char *what, size_t len)
+{
+    if (len > CL_DATA_MAX)
+        return rt_err(LEV_ERANGE, "%s: %s of %zu bytes is above %llu bytes", fn, what, len,
+                      CL_DATA_MAX);
+    return 0;
+}
+
+int lev_vt_send(lev_vc *vc, lev_vt_id id, const void *buf, size_t len)
+{
+    if (!vc)
+        return rt_err(LEV_EINVAL, "lev_vt_send: vc is NULL");
+    if (id == LEV_ANY || id == LEV_CLIENT)
+        return rt_err(LEV_EINVAL, "lev_vt_send: id is %s, not a VT",
+                      id == LEV_ANY ? "LEV_ANY" : "LEV_CLIENT");
+    if (!buf && len)
+        return rt_err(LEV_EINVAL, "lev_vt_send: buf is NULL with len %zu", len);
+    int rc = s_data_check("lev_vt_send", "message", len);
+    if (rc || (rc = s_not_on_thread(vc, "lev_vt_send")))
+        return rc;
+    cl_call reply;
+    return s_ask(vc, PC_C_SEND, PC_C_SENT, id, NULL, buf, len, true,
+                 vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
+}
+
+int lev_global_set(lev_vc *vc, const char *name, const void *value, size_t len)
+{
+    if (!vc || !name)
+        return rt_err(LEV_EINVAL, "lev_global_set: %s is NULL", !vc ? "vc" : "name");
+    if (!value && len)
+        return rt_err(LEV_EINVAL, "lev_global_set: value is NULL with len %zu", len);
+    int rc = s_name_check("lev_global_set", "name", name);
+    if (rc || (rc = s_data_check("lev_global_set", "value", len)) ||
+        (rc = s_not_on_thread(vc, "lev_global_set")))
+        return rc;
+    cl_call reply;
+    /* The update waits for the VT that holds the lock, however long: no
+     * deadline but the peer's loss. */
+    return s_ask(vc, PC_C_GSET, PC_C_GSET_OK, 0, name, value, len, true, -1, &reply);
+}
+
+int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len)
+{
+    if (value)
+        *value = NULL;
+    if (len)
+        *len = 0;
+    if (!vc || !name || !value || !len)
+        return rt_err(LEV_EINVAL, "lev_global_get: %s is NULL",
+                      !vc      ? "vc"
+                      : !name  ? "name"
+                      : !value ? "value"
+                               : "len");
+    int rc = s_name_check("lev_global_get", "name", name);
+    if (rc || (rc = s_not_on_thread(vc, "lev_global_get")))
+        return rc;
+    cl_call reply;
+    rc = s_ask(vc, PC_C_GGET, PC_C_GVALUE, 0, name, NULL, 0, false,
+               vc->timeout_ms * CL_REQUEST_FACTOR, &reply);
+    if (!rc) {
+        *value = reply.data;
+        *len = reply.data_len;
+    }
+    return rc;
 }

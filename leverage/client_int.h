@@ -15,12 +15,13 @@
 #include "lev_client.h"
 #include "wire.h"
 
-#define CL_DETAIL_MAX 256u   /* bytes of an error detail kept for a caller */
-#define CL_TASK_MAX 255u     /* bytes of a task name */
-#define CL_VT_BUCKETS 256u   /* buckets of a VC's table of VTs */
-#define CL_PING_MS 250       /* a PING to the peer at least this often */
-#define CL_TIMEOUT_MS 3000   /* LEV_PEER_TIMEOUT_MS when unset */
-#define CL_REQUEST_FACTOR 10 /* a request waits at most this many peer timeouts */
+#define CL_DETAIL_MAX 256u       /* bytes of an error detail kept for a caller */
+#define CL_TASK_MAX 255u         /* bytes of a task name, and of a global's */
+#define CL_DATA_MAX (1ull << 31) /* bytes of a message or value the client sends */
+#define CL_VT_BUCKETS 256u       /* buckets of a VC's table of VTs */
+#define CL_PING_MS 250           /* a PING to the peer at least this often */
+#define CL_TIMEOUT_MS 3000       /* LEV_PEER_TIMEOUT_MS when unset */
+#define CL_REQUEST_FACTOR 10     /* a request waits at most this many peer timeouts */
 
 /* A request waiting for its reply (on the caller's stack while it waits). */
 typedef struct cl_call {
@@ -30,6 +31,8 @@ typedef struct cl_call {
     int err;         /* 0, the peer's error, or LEV_EPEER */
     uint64_t vc, vt; /* the reply's hdr.vc and hdr.vt */
     char detail[CL_DETAIL_MAX];
+    void *data; /* GVALUE's value (malloc'd; NULL when empty), the caller's */
+    size_t data_len;
     struct cl_call *next;
 } cl_call;
 

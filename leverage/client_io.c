@@ -345,25 +345,65 @@ static const char *s_reply_fault(const lev_vc *vc, const pc_hdr *h, const cl_cal
     return NULL;
 }
 
-/* The reply to a request: OPENED, STARTED, CLOSED or ERROR. A STARTED
- * enters its VT in the table before the caller wakes, so that no RESULT
- * can find it missing. */
+/* Reads ERROR's payload (i32 err < 0, s detail) into *err and detail;
+ * returns why it is malformed, or NULL. */
+static const char *s_error_payload(const s_frame *f, int nf, int *err, char detail[CL_DETAIL_MAX])
+{
+    pc_rbuf r;
+    bool one = s_payload(&r, f, nf);
+    *err = pc_get_i32(&r);
+    char *d = pc_get_strdup(&r, 1u << 16);
+    const char *why = s_payload_fault(&r, one);
+    if (!why && *err >= 0)
+        why = "error code is not negative";
+    snprintf(detail, CL_DETAIL_MAX, "%s", d ? d : "");
+    free(d);
+    return why;
+}
+
+/* Reads GVALUE's payload (u8 set, b value) into a malloc'd copy *data
+ * (NULL when empty) of *len bytes; a copy that cannot be made sets *err
+ * (LEV_ENOMEM) and detail instead. Returns why it is malformed, or NULL. */
+static const char *s_value_payload(const s_frame *f, int nf, void **data, size_t *len, int *err,
+                                   char detail[CL_DETAIL_MAX])
+{
+    pc_rbuf r;
+    const void *p = NULL;
+    size_t n = 0;
+    bool one = s_payload(&r, f, nf);
+    uint8_t set = pc_get_u8(&r);
+    pc_get_blob(&r, &p, &n);
+    const char *why = s_payload_fault(&r, one);
+    if (!why && set > 1)
+        why = "set flag is neither 0 nor 1";
+    if (!why && !set && n)
+        why = "carries a value for a variable never set";
+    if (why || !n)
+        return why;
+    if (!(*data = malloc(n))) {
+        *err = LEV_ENOMEM;
+        snprintf(detail, CL_DETAIL_MAX, "no memory for a value of %zu bytes", n);
+        return NULL;
+    }
+    memcpy(*data, p, n);
+    *len = n;
+    return NULL;
+}
+
+/* The reply to a request: OPENED, STARTED, CLOSED, SENT, GSET_OK, GVALUE
+ * (its value handed to the call) or ERROR. A STARTED enters its VT in the
+ * table before the caller wakes, so that no RESULT can find it missing. */
 static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
 {
     int err = 0;
     char detail[CL_DETAIL_MAX] = "";
     const char *why = NULL;
-    if (h->type == PC_C_ERROR) {
-        pc_rbuf r;
-        bool one = s_payload(&r, f, nf);
-        err = pc_get_i32(&r);
-        char *d = pc_get_strdup(&r, 1u << 16);
-        why = s_payload_fault(&r, one);
-        if (!why && err >= 0)
-            why = "error code is not negative";
-        snprintf(detail, sizeof detail, "%s", d ? d : "");
-        free(d);
-    }
+    void *data = NULL;
+    size_t data_len = 0;
+    if (h->type == PC_C_ERROR)
+        why = s_error_payload(f, nf, &err, detail);
+    else if (h->type == PC_C_GVALUE)
+        why = s_value_payload(f, nf, &data, &data_len, &err, detail);
     pthread_mutex_lock(&vc->mu);
     cl_call *c = NULL;
     if (!why) {
@@ -380,9 +420,13 @@ static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
             err = LEV_ENOMEM;
             snprintf(detail, sizeof detail, "no memory to record VT %" PRIu64, h->vt);
         }
+        c->data = data;
+        c->data_len = data_len;
+        data = NULL;
         s_complete(vc, c, err, detail);
     }
     pthread_mutex_unlock(&vc->mu);
+    free(data);
     if (why)
         s_drop(vc, pc_type_name(h->type), why);
 }
@@ -478,6 +522,9 @@ static void s_dispatch(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
     case PC_C_OPENED:
     case PC_C_STARTED:
     case PC_C_CLOSED:
+    case PC_C_SENT:
+    case PC_C_GSET_OK:
+    case PC_C_GVALUE:
     case PC_C_ERROR:
         s_reply(vc, h, f, nf);
         return;

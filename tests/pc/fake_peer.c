@@ -1,7 +1,8 @@
 /* fake_peer.c - the stand-in levpeer of the client and levctl tests
  * (fake_peer.h): a ROUTER socket served by a thread, answering OPEN,
- * START, CLOSE, PING and S_STATUS, pushing REPORT and RESULT, and in its
- * noisy and garbage modes sending what a real peer must never send.
+ * START, CLOSE, PING, SEND, GSET, GGET and S_STATUS, pushing REPORT and
+ * RESULT, and in its noisy and garbage modes sending what a real peer must
+ * never send.
  */
 #include "fake_peer.h"
 
@@ -32,7 +33,14 @@ struct fake_peer {
     char open_detail[128];
     const char *status;
     fp_seen seen;
+    size_t msg_max, value_max;
     /* The thread's own. */
+    struct {
+        char name[256];
+        void *value; /* malloc'd, NULL when empty */
+        size_t len;
+    } globals[FP_GLOBALS];
+    int nglobals;
     uint8_t rid[256];
     size_t rid_len;
     uint64_t next_vt, held_vt, held_seq;
@@ -182,6 +190,24 @@ static void s_noise_vt(fake_peer *fp, uint64_t vt)
     s_report(fp, FP_VC + 1, vt, "other VC", 8, false);
 }
 
+/* Malformed GVALUEs for the GGET of seq, before its own. */
+static void s_noise_value(fake_peer *fp, uint64_t seq)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u8(&w, 2); /* neither set nor unset */
+    pc_put_blob(&w, "x", 1);
+    s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
+    w.data[0] = 0; /* never set, yet a value */
+    s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
+    w.data[0] = 1;
+    pc_put_u8(&w, 0); /* a byte after the value */
+    s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
+    w.len = 3; /* a value cut short */
+    s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
+    pc_wbuf_free(&w);
+}
+
 /* Answers a request with malformed messages only. */
 static void s_garbage(fake_peer *fp, const pc_hdr *h)
 {
@@ -289,6 +315,123 @@ static void s_start(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int 
     }
 }
 
+/* Starts reading the structured payload (frame 1) of a request of n frames. */
+static void s_request_payload(pc_rbuf *r, const zmq_msg_t *parts, int n)
+{
+    pc_rbuf_init(r, n == 2 ? zmq_msg_data((zmq_msg_t *)&parts[1]) : NULL,
+                 n == 2 ? zmq_msg_size((zmq_msg_t *)&parts[1]) : 0);
+}
+
+/* Answers ERROR LEV_ERANGE for request seq when len bytes of `what` are
+ * above `max` (0: no limit); true if it did. */
+static bool s_over_limit(fake_peer *fp, uint64_t seq, const char *what, size_t len, size_t max)
+{
+    if (!max || len <= max)
+        return false;
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s of %zu bytes is above the VC's %s limit of %zu bytes", what,
+             len, what, max);
+    s_error(fp, seq, LEV_ERANGE, detail);
+    return true;
+}
+
+/* SEND: accepted (recorded, SENT) while its VT runs, ENOVT otherwise. */
+static void s_msg(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int n)
+{
+    pc_rbuf r;
+    const void *buf = NULL;
+    size_t len = 0;
+    s_request_payload(&r, parts, n);
+    pc_get_blob(&r, &buf, &len);
+    pthread_mutex_lock(&fp->mu);
+    fp->seen.sends++;
+    size_t max = fp->msg_max;
+    pthread_mutex_unlock(&fp->mu);
+    if (!pc_rbuf_done(&r) || h->vc != FP_VC) {
+        s_error(fp, h->seq, LEV_EINVAL, "malformed SEND");
+        return;
+    }
+    if (s_over_limit(fp, h->seq, "message", len, max))
+        return;
+    if (!h->vt || h->vt != fp->held_vt) {
+        char detail[80];
+        snprintf(detail, sizeof detail, "VT %llu is not running in the VC",
+                 (unsigned long long)h->vt);
+        s_error(fp, h->seq, LEV_ENOVT, detail);
+        return;
+    }
+    pthread_mutex_lock(&fp->mu);
+    int i = fp->seen.nsent++;
+    if (i < FP_SENT_KEPT) {
+        fp->seen.sent_vt[i] = h->vt;
+        snprintf(fp->seen.sent[i], sizeof fp->seen.sent[i], "%.*s",
+                 (int)(len < sizeof fp->seen.sent[i] ? len : sizeof fp->seen.sent[i] - 1),
+                 len ? (const char *)buf : "");
+    }
+    fp->seen.last_len = len;
+    fp->seen.last_hash = fp_hash(buf, len);
+    pthread_mutex_unlock(&fp->mu);
+    s_send(fp, PC_C_SENT, FP_VC, h->vt, h->seq, NULL);
+}
+
+/* The slot of global `name`, a new one if `add` (NULL when full or absent). */
+static int s_global(fake_peer *fp, const char *name, bool add)
+{
+    for (int i = 0; i < fp->nglobals; i++)
+        if (!strcmp(fp->globals[i].name, name))
+            return i;
+    if (!add || fp->nglobals == FP_GLOBALS)
+        return -1;
+    snprintf(fp->globals[fp->nglobals].name, sizeof fp->globals[0].name, "%s", name);
+    return fp->nglobals++;
+}
+
+/* GSET and GGET on the table of globals. */
+static void s_global_req(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int n)
+{
+    pc_rbuf r;
+    char name[256];
+    const void *value = NULL;
+    size_t len = 0;
+    bool set = h->type == PC_C_GSET;
+    s_request_payload(&r, parts, n);
+    pc_get_str(&r, name, sizeof name);
+    if (set)
+        pc_get_blob(&r, &value, &len);
+    pthread_mutex_lock(&fp->mu);
+    *(set ? &fp->seen.gsets : &fp->seen.ggets) += 1;
+    size_t max = fp->value_max;
+    pthread_mutex_unlock(&fp->mu);
+    if (!pc_rbuf_done(&r) || h->vc != FP_VC || !*name) {
+        s_error(fp, h->seq, LEV_EINVAL, set ? "malformed GSET" : "malformed GGET");
+        return;
+    }
+    if (set && s_over_limit(fp, h->seq, "value", len, max))
+        return;
+    int i = s_global(fp, name, set);
+    if (set && i < 0) {
+        s_error(fp, h->seq, LEV_ENOMEM, "the fake peer's table of globals is full");
+        return;
+    }
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    if (set) {
+        free(fp->globals[i].value);
+        fp->globals[i].value = len ? malloc(len) : NULL;
+        if (len)
+            memcpy(fp->globals[i].value, value, len);
+        fp->globals[i].len = len;
+        s_send(fp, PC_C_GSET_OK, FP_VC, 0, h->seq, NULL);
+    } else {
+        if (fp->mode == FP_NOISY)
+            s_noise_value(fp, h->seq);
+        pc_put_u8(&w, i >= 0);
+        pc_put_blob(&w, i >= 0 ? fp->globals[i].value : NULL, i >= 0 ? fp->globals[i].len : 0);
+        s_send(fp, PC_C_GVALUE, FP_VC, 0, h->seq, &w);
+    }
+    pc_wbuf_free(&w);
+}
+
 /* Answers one message of the client (or status tool). */
 static void s_answer(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int n)
 {
@@ -304,6 +447,13 @@ static void s_answer(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int
         break;
     case PC_C_START:
         s_start(fp, h, parts, n);
+        break;
+    case PC_C_SEND:
+        s_msg(fp, h, parts, n);
+        break;
+    case PC_C_GSET:
+    case PC_C_GGET:
+        s_global_req(fp, h, parts, n);
         break;
     case PC_C_CLOSE:
         pthread_mutex_lock(&fp->mu);
@@ -430,6 +580,8 @@ void fp_destroy(fake_peer **fp_p)
     pthread_mutex_destroy(&fp->mu);
     pthread_cond_destroy(&fp->cond);
     free(fp->held_arg);
+    for (int i = 0; i < fp->nglobals; i++)
+        free(fp->globals[i].value);
     free(fp);
     *fp_p = NULL;
 }
@@ -463,6 +615,23 @@ void fp_set_status(fake_peer *fp, const char *json)
     pthread_mutex_lock(&fp->mu);
     fp->status = json;
     pthread_mutex_unlock(&fp->mu);
+}
+
+void fp_set_limits(fake_peer *fp, size_t msg_max, size_t value_max)
+{
+    pthread_mutex_lock(&fp->mu);
+    fp->msg_max = msg_max;
+    fp->value_max = value_max;
+    pthread_mutex_unlock(&fp->mu);
+}
+
+uint64_t fp_hash(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
 }
 
 fp_seen fp_seen_get(fake_peer *fp)

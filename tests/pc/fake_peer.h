@@ -9,6 +9,11 @@
  *   fail     STARTED, a RESULT with LEV_EFAILED and a detail
  *   hold     STARTED; its RESULT (the argument) when fp_release is called
  *   other    ERROR LEV_EMODULE "no task named ..."
+ *
+ * Messages (C_SEND) are recorded and answered SENT while their VT runs
+ * (only a `hold` VT not yet released does), else ERROR LEV_ENOVT; global
+ * variables (C_GSET, C_GGET) live in a table of FP_GLOBALS. Above the
+ * limits set with fp_set_limits it answers ERROR LEV_ERANGE naming them.
  */
 #ifndef FAKE_PEER_H
 #define FAKE_PEER_H
@@ -21,6 +26,8 @@
 #include "wire.h"
 
 #define FP_VC 0xC0FFEEull /* the VC id every fake peer hands out */
+#define FP_SENT_KEPT 8    /* messages whose start it keeps */
+#define FP_GLOBALS 16     /* global variables it can hold */
 
 typedef enum fp_mode {
     FP_NORMAL,  /* answers as a levpeer would */
@@ -36,6 +43,12 @@ typedef struct fp_seen {
     int workers, checkpoint_ms, replicas; /* of the last OPEN */
     bool module_ok;                       /* its digest and hash match its bytes */
     char task[256];                       /* of the last START */
+    int sends, gsets, ggets;              /* requests seen, answered or not */
+    int nsent;                            /* messages accepted (SENT) */
+    uint64_t sent_vt[FP_SENT_KEPT];       /* the first FP_SENT_KEPT of them: to */
+    char sent[FP_SENT_KEPT][16];          /* and their first bytes, terminated */
+    size_t last_len;                      /* the last accepted message: length */
+    uint64_t last_hash;                   /* and fp_hash of its bytes */
 } fp_seen;
 
 /* Starts a fake peer in `mode` on tcp://127.0.0.1 (a free port); fails the
@@ -60,6 +73,13 @@ void fp_release(fake_peer *fp);
 /* Its answer to S_STATUS: STATUS_REPLY with this JSON (kept, not copied;
  * NULL: no answer). */
 void fp_set_status(fake_peer *fp, const char *json);
+
+/* Its limits from now on, in bytes (0: none): a message above msg_max or
+ * a value above value_max is answered ERROR LEV_ERANGE naming the limit. */
+void fp_set_limits(fake_peer *fp, size_t msg_max, size_t value_max);
+
+/* FNV-1a 64 of buf[len], as fp_seen's last_hash. */
+uint64_t fp_hash(const void *buf, size_t len);
 
 /* What it saw so far. */
 fp_seen fp_seen_get(fake_peer *fp);

@@ -1,6 +1,7 @@
 /* test_client.c - the client API (lev_client.h) against fake peers
  * (fake_peer.h): argument checks; opening, starting, joining, reports and
- * closing; join timeouts and unknown ids; a peer where nothing listens, one
+ * closing; join timeouts and unknown ids; messages to VTs and global
+ * variables, with the peer's refusals; a peer where nothing listens, one
  * that stops answering mid-join, one that answers only garbage, and one
  * that mixes malformed and misdirected messages into its answers. The
  * runner carries the task module of client_tasks.c (leverage_add_tasks),
@@ -292,6 +293,182 @@ static void t_join_timeout(void **state)
 }
 
 /* ===================================================================
+ * Messages and global variables
+ * =================================================================== */
+
+/* A buffer of n bytes of a pattern that differs at every position, which
+ * the caller frees. */
+static uint8_t *s_pattern(size_t n)
+{
+    uint8_t *p = malloc(n);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(i * 31u + (i >> 8) * 7u + 1u);
+    return p;
+}
+
+/* Bad arguments of lev_vt_send, lev_global_set and lev_global_get are
+ * refused with LEV_EINVAL naming the argument, before reaching the peer. */
+static void t_msg_args(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    char name[300];
+    memset(name, 'g', sizeof name - 1);
+    name[256] = '\0'; /* 256 bytes: one too many */
+    void *value = (void *)1;
+    size_t len = 9;
+
+    assert_int_equal(lev_vt_send(NULL, 2, "x", 1), LEV_EINVAL);
+    s_detail_has("vc is NULL");
+    assert_int_equal(lev_vt_send(vc, LEV_ANY, "x", 1), LEV_EINVAL);
+    s_detail_has("LEV_ANY");
+    assert_int_equal(lev_vt_send(vc, LEV_CLIENT, "x", 1), LEV_EINVAL);
+    s_detail_has("LEV_CLIENT");
+    assert_int_equal(lev_vt_send(vc, 2, NULL, 5), LEV_EINVAL);
+    s_detail_has("buf is NULL");
+
+    assert_int_equal(lev_global_set(NULL, "g", "x", 1), LEV_EINVAL);
+    s_detail_has("vc is NULL");
+    assert_int_equal(lev_global_set(vc, NULL, "x", 1), LEV_EINVAL);
+    s_detail_has("name is NULL");
+    assert_int_equal(lev_global_set(vc, "g", NULL, 1), LEV_EINVAL);
+    s_detail_has("value is NULL");
+    assert_int_equal(lev_global_set(vc, "", "x", 1), LEV_EINVAL);
+    s_detail_has("name of 0 bytes");
+    assert_int_equal(lev_global_set(vc, name, "x", 1), LEV_EINVAL);
+    s_detail_has("name of 256 bytes");
+
+    assert_int_equal(lev_global_get(NULL, "g", &value, &len), LEV_EINVAL);
+    s_detail_has("vc is NULL");
+    assert_null(value);
+    assert_int_equal(len, 0);
+    assert_int_equal(lev_global_get(vc, NULL, &value, &len), LEV_EINVAL);
+    s_detail_has("name is NULL");
+    assert_int_equal(lev_global_get(vc, "g", NULL, &len), LEV_EINVAL);
+    s_detail_has("value is NULL");
+    assert_int_equal(lev_global_get(vc, "g", &value, NULL), LEV_EINVAL);
+    s_detail_has("len is NULL");
+    assert_int_equal(lev_global_get(vc, name, &value, &len), LEV_EINVAL);
+    s_detail_has("name of 256 bytes");
+    assert_int_equal(lev_global_get(vc, "", &value, &len), LEV_EINVAL);
+
+    fp_seen seen = fp_seen_get(fp);
+    assert_int_equal(seen.sends + seen.gsets + seen.ggets, 0);
+    name[255] = '\0'; /* 255 bytes: allowed */
+    assert_int_equal(lev_global_set(vc, name, "x", 1), 0);
+    assert_int_equal(lev_global_get(vc, name, &value, &len), 0);
+    assert_int_equal(len, 1);
+    assert_memory_equal(value, "x", 1);
+    free(value);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* Messages reach a running VT in the order sent, a 1 MiB one intact; one
+ * to a VT that ended or never was, or above the peer's limit, comes back
+ * as the peer's error with its detail. */
+static void t_messages(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id ended = s_start(vc, "echo", "gone");
+    assert_int_equal(lev_vt_join(vc, ended, NULL, NULL, -1), 0);
+    lev_vt_id id = s_start(vc, "hold", NULL);
+    for (int i = 0; i < 3; i++) {
+        char msg[3] = {'m', (char)('0' + i), 0};
+        assert_int_equal(lev_vt_send(vc, id, msg, 3), 0);
+    }
+    assert_int_equal(lev_vt_send(vc, id, NULL, 0), 0);
+    fp_seen seen = fp_seen_get(fp);
+    assert_int_equal(seen.nsent, 4);
+    for (int i = 0; i < 3; i++) {
+        char msg[3] = {'m', (char)('0' + i), 0};
+        assert_string_equal(seen.sent[i], msg);
+        assert_int_equal(seen.sent_vt[i], id);
+    }
+    assert_int_equal(seen.last_len, 0);
+
+    assert_int_equal(lev_vt_send(vc, ended, "late", 4), LEV_ENOVT);
+    s_detail_has("is not running");
+    assert_int_equal(lev_vt_send(vc, 999, "nobody", 6), LEV_ENOVT);
+    s_detail_has("VT 999");
+
+    size_t big = 1u << 20;
+    uint8_t *buf = s_pattern(big);
+    fp_set_limits(fp, 1000, 0);
+    assert_int_equal(lev_vt_send(vc, id, buf, 1001), LEV_ERANGE);
+    s_detail_has("message limit of 1000 bytes");
+    assert_int_equal(lev_vt_send(vc, id, buf, 1000), 0);
+    fp_set_limits(fp, 0, 0);
+    assert_int_equal(lev_vt_send(vc, id, buf, big), 0);
+    seen = fp_seen_get(fp);
+    assert_int_equal(seen.nsent, 6);
+    assert_int_equal(seen.last_len, big);
+    assert_true(seen.last_hash == fp_hash(buf, big));
+    assert_int_equal(seen.sends, 9);
+    free(buf);
+
+    fp_release(fp);
+    assert_int_equal(lev_vt_join(vc, id, NULL, NULL, 10000), 0);
+    assert_int_equal(lev_vt_send(vc, id, "after", 5), LEV_ENOVT);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* Globals: a variable never set reads NULL and 0; a set is read back,
+ * replaced, emptied; a 1 MiB value comes back intact; a value above the
+ * peer's limit comes back as LEV_ERANGE with its detail. */
+static void t_globals(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    lev_vc *vc = s_open(fp);
+    void *value = (void *)1;
+    size_t len = 7;
+    assert_int_equal(lev_global_get(vc, "alpha", &value, &len), 0);
+    assert_null(value);
+    assert_int_equal(len, 0);
+    assert_int_equal(lev_global_set(vc, "alpha", "one", 4), 0);
+    assert_int_equal(lev_global_set(vc, "beta", "two", 4), 0);
+    assert_int_equal(lev_global_get(vc, "alpha", &value, &len), 0);
+    assert_int_equal(len, 4);
+    assert_string_equal(value, "one");
+    free(value);
+    assert_int_equal(lev_global_set(vc, "alpha", "three", 6), 0);
+    assert_int_equal(lev_global_get(vc, "alpha", &value, &len), 0);
+    assert_string_equal(value, "three");
+    free(value);
+    assert_int_equal(lev_global_set(vc, "beta", NULL, 0), 0);
+    value = (void *)1;
+    assert_int_equal(lev_global_get(vc, "beta", &value, &len), 0);
+    assert_null(value);
+    assert_int_equal(len, 0);
+
+    size_t big = 1u << 20;
+    uint8_t *buf = s_pattern(big);
+    fp_set_limits(fp, 0, 4096);
+    assert_int_equal(lev_global_set(vc, "big", buf, 4097), LEV_ERANGE);
+    s_detail_has("value limit of 4096 bytes");
+    assert_int_equal(lev_global_get(vc, "big", &value, &len), 0);
+    assert_null(value); /* the refused value was not set */
+    fp_set_limits(fp, 0, 0);
+    assert_int_equal(lev_global_set(vc, "big", buf, big), 0);
+    assert_int_equal(lev_global_get(vc, "big", &value, &len), 0);
+    assert_int_equal(len, big);
+    assert_memory_equal(value, buf, big);
+    free(value);
+    free(buf);
+    fp_seen seen = fp_seen_get(fp);
+    assert_int_equal(seen.gsets, 6);
+    assert_int_equal(seen.ggets, 6);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
  * Reports
  * =================================================================== */
 
@@ -303,7 +480,8 @@ typedef struct reports {
     bool on_main; /* a callback ran on the thread that started the VT */
     pthread_t main;
     lev_vc *vc;
-    int in_cb[3]; /* start, join with a wait, close from inside the callback */
+    int in_cb[6]; /* start, join with a wait, close, send, global set and get
+                   * from inside the callback */
 } reports;
 
 static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
@@ -328,6 +506,11 @@ static void s_on_report_waits(lev_vt_id vt, const void *buf, size_t len, void *c
     r->in_cb[0] = lev_vt_start(r->vc, "echo", NULL, 0, &id);
     r->in_cb[1] = lev_vt_join(r->vc, vt, NULL, NULL, 1000);
     r->in_cb[2] = lev_vc_close(&r->vc);
+    r->in_cb[3] = lev_vt_send(r->vc, vt, "x", 1);
+    r->in_cb[4] = lev_global_set(r->vc, "g", "x", 1);
+    void *value = NULL;
+    size_t vlen = 0;
+    r->in_cb[5] = lev_global_get(r->vc, "g", &value, &vlen);
     lev_vc_on_report(r->vc, NULL, NULL); /* from the callback: no wait */
 }
 
@@ -363,9 +546,10 @@ static void t_reports(void **state)
     assert_int_equal(lev_vc_on_report(vc, s_on_report_waits, &r), 0);
     id = s_start(vc, "echo", "busy");
     assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), 0);
-    assert_int_equal(r.in_cb[0], LEV_EBUSY);
-    assert_int_equal(r.in_cb[1], LEV_EBUSY);
-    assert_int_equal(r.in_cb[2], LEV_EBUSY);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r.in_cb[i], LEV_EBUSY);
+    fp_seen seen = fp_seen_get(fp);
+    assert_int_equal(seen.sends + seen.gsets + seen.ggets, 0);
     assert_ptr_equal(r.vc, vc);
     assert_int_equal(lev_vc_close(&vc), 0);
     fp_destroy(&fp);
@@ -469,6 +653,32 @@ static void t_peer_lost(void **state)
     fp_destroy(&fp);
 }
 
+/* A peer that stops answering while a global set waits (a set has no
+ * deadline of its own): the set fails with LEV_EPEER once the peer is
+ * lost, and so do later sends, sets and gets. */
+static void t_globals_peer_lost(void **state)
+{
+    (void)state;
+    fake_peer *fp = fp_new(FP_NORMAL);
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_SHORT, 1);
+    lev_vc *vc = s_open(fp);
+    lev_vt_id id = s_start(vc, "hold", NULL);
+    fp_mute(fp, true);
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_global_set(vc, "g", "x", 1), LEV_EPEER);
+    assert_true(fp_now_ms() - t0 < 5000);
+    s_detail_has("unreachable");
+    void *value = (void *)1;
+    size_t len = 3;
+    assert_int_equal(lev_global_get(vc, "g", &value, &len), LEV_EPEER);
+    assert_null(value);
+    assert_int_equal(len, 0);
+    assert_int_equal(lev_vt_send(vc, id, "x", 1), LEV_EPEER);
+    s_detail_has("unreachable");
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
 /* A peer that answers only malformed messages is no peer: they do not
  * count as signs of life, and lev_vc_open fails with LEV_EPEER. */
 static void t_garbage_peer(void **state)
@@ -507,6 +717,16 @@ static void t_noisy_peer(void **state)
     assert_string_equal(r.text[0], "clean");
     id = s_start(vc, "fail", NULL);
     assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), LEV_EFAILED);
+    /* Malformed GVALUEs come before the true one. */
+    assert_int_equal(lev_global_set(vc, "noisy", "kept", 5), 0);
+    assert_int_equal(lev_global_get(vc, "noisy", &res, &len), 0);
+    assert_int_equal(len, 5);
+    assert_string_equal(res, "kept");
+    free(res);
+    assert_int_equal(lev_global_get(vc, "unset", &res, &len), 0);
+    assert_null(res);
+    id = s_start(vc, "hold", NULL);
+    assert_int_equal(lev_vt_send(vc, id, "m", 2), 0);
     assert_int_equal(lev_vc_close(&vc), 0);
     unsetenv("LEV_DEBUG");
     fp_destroy(&fp);
@@ -566,10 +786,14 @@ int main(void)
         cmocka_unit_test_setup(t_start_join, s_setup),
         cmocka_unit_test_setup(t_failures, s_setup),
         cmocka_unit_test_setup(t_join_timeout, s_setup),
+        cmocka_unit_test_setup(t_msg_args, s_setup),
+        cmocka_unit_test_setup(t_messages, s_setup),
+        cmocka_unit_test_setup(t_globals, s_setup),
         cmocka_unit_test_setup(t_reports, s_setup),
         cmocka_unit_test_setup(t_threads, s_setup),
         cmocka_unit_test_setup(t_unreachable, s_setup),
         cmocka_unit_test_setup(t_peer_lost, s_setup),
+        cmocka_unit_test_setup(t_globals_peer_lost, s_setup),
         cmocka_unit_test_setup(t_garbage_peer, s_setup),
         cmocka_unit_test_setup(t_noisy_peer, s_setup),
     };
