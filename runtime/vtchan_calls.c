@@ -32,7 +32,8 @@ typedef struct s_call {
     rt_chan *ch;
     const rt_ch_host *h;
     s_emit em;
-    uint64_t gen; /* ch->gen when the call looked at the stream */
+    uint64_t gen;  /* ch->gen when the call looked at the stream */
+    bool consumed; /* report the consumption before leaving */
 } s_call;
 
 /* Finds the calling VT, its channel state and its host; LEV_ENOVT
@@ -64,19 +65,17 @@ static int s_emit_locked(s_call *c, const rt_out *o)
     return rc;
 }
 
-/* Under ch->mu: removes input i (consumed), and emits RT_OUT_CONSUMED when
- * the stream is empty or every S_CONSUMED_EVERY consumptions. */
+/* Under ch->mu: removes input i (consumed); the call reports the
+ * consumption (RT_OUT_CONSUMED) when the stream is empty or every
+ * S_CONSUMED_EVERY consumptions. */
 static void s_consume_locked(s_call *c, size_t i)
 {
     rt_chan *ch = c->ch;
     free(ch->in[i].data);
     memmove(ch->in + i, ch->in + i + 1, (ch->nin - i - 1) * sizeof *ch->in);
     ch->nin--;
-    if (++ch->since_consumed < S_CONSUMED_EVERY && ch->nin)
-        return;
-    ch->since_consumed = 0;
-    rt_out o = {.kind = RT_OUT_CONSUMED, .ref = ch->nin ? ch->in[0].d - 1 : ch->next_d - 1};
-    s_emit_locked(c, &o);
+    if (++ch->since_consumed >= S_CONSUMED_EVERY || !ch->nin)
+        c->consumed = true;
 }
 
 /* Releases ch->mu and hands the call's outputs to the host, in order;
@@ -84,7 +83,14 @@ static void s_consume_locked(s_call *c, size_t i)
  * next safe point. Returns rc. */
 static int s_leave(s_call *c, int rc)
 {
-    c->gen = c->ch->gen;
+    rt_chan *ch = c->ch;
+    if (c->consumed) {
+        ch->since_consumed = 0;
+        rt_out o = {.kind = RT_OUT_CONSUMED, .ref = ch->nin ? ch->in[0].d - 1 : ch->next_d - 1};
+        s_emit_locked(c, &o);
+        c->consumed = false;
+    }
+    c->gen = ch->gen;
     bool check = c->vt->deferred && c->ch->nlocks == 0;
     pthread_mutex_unlock(&c->ch->mu);
     for (int i = 0; i < c->em.n; i++)
@@ -242,6 +248,18 @@ static int s_recv(s_call *c, uint64_t *from, void **buf, size_t *len, int timeou
             ch->bk_timeout = 1;
         }
         return s_leave(c, s_blocked_locked(c, RT_BK_RECV, park));
+    }
+    if (timeout_ms >= 0 && !ch->bk_timeout) {
+        /* A receive with a time limit asks for its timeout exactly once,
+         * even when it completes first (the answer is a stale entry, passed
+         * over later): whether it asked depends on timing, its output
+         * number must not. */
+        rt_out o = {.kind = RT_OUT_TIMEOUT, .ref = recv_no};
+        if (s_emit_locked(c, &o)) {
+            ch->bk = RT_BK_NONE;
+            return s_leave(c, LEV_ENOMEM);
+        }
+        ch->bk_timeout = 1;
     }
     const rt_ch_in *e = &ch->in[m];
     int rc = 0;
