@@ -83,7 +83,9 @@ enum {
     OP_UNLOCK = 5, /* unlock "g<a>" setting b */
     OP_REPORT = 6, /* lev_report(b) */
     OP_GATE = 7,   /* yield until g_flag[a] */
-    OP_READ = 8    /* read "g<a>" */
+    OP_READ = 8,   /* read "g<a>" */
+    OP_PRECV = 9,  /* as OP_RECV with the plain lev_recv (untransformed code) */
+    OP_PINC = 10   /* as OP_INC with the plain lev_global_lock */
 };
 
 typedef struct op {
@@ -231,6 +233,29 @@ static int script__run(lev_ctx *vt, void *frame)
             s_log(self, lev_global_unlock(name, &n, sizeof n), 0, n);
             break;
         }
+        case OP_PRECV:
+            for (; fr->k < OP.c; fr->k++) {
+                uint64_t from = (uint64_t)OP.a;
+                void *buf = NULL;
+                size_t len = 0;
+                rc = lev_recv(&from, &buf, &len, OP.b);
+                s_log(self, rc, from, rc ? -1 : s_val(buf, len));
+                lev_free(buf);
+            }
+            break;
+        case OP_PINC:
+            for (; fr->k < OP.c; fr->k++) {
+                void *buf = NULL;
+                size_t len = 0;
+                s_name(name, OP.a);
+                if ((rc = lev_global_lock(name, &buf, &len)) != 0)
+                    return lev_vt_fail(vt, rc, "pinc: lock"), LEV_RUN_EXIT;
+                int64_t n = len ? s_val(buf, len) + 1 : 1;
+                lev_free(buf);
+                if (lev_global_unlock(name, &n, sizeof n))
+                    return lev_vt_fail(vt, LEV_EFAILED, "pinc: unlock"), LEV_RUN_EXIT;
+            }
+            break;
         case OP_REPORT: {
             int64_t n = OP.b;
             lev_report(&n, sizeof n);
@@ -365,7 +390,7 @@ static h_glob *h_glob_of(const char *name)
 {
     int i = name[0] == 'g' ? atoi(name + 1) : -1;
     assert_true(i >= 0 && i < NGLOB);
-    return &H.g[i];
+    return &H.g[i >= 0 && i < NGLOB ? i : 0];
 }
 
 static void h_grant(int slot, uint64_t ref, h_glob *g)
@@ -440,8 +465,8 @@ static void h_out(rt_vt *vt, const rt_out *o, void *ud)
 {
     (void)ud;
     pthread_mutex_lock(&H.mu);
-    int slot = (int)(vt->id - ID0);
-    assert_true(slot >= 0 && slot < NSLOTS);
+    int slot = vt->id >= ID0 && vt->id < ID0 + NSLOTS ? (int)(vt->id - ID0) : 0;
+    assert_int_equal(vt->id, ID0 + (uint64_t)slot);
     h_vt *hv = &H.v[slot];
     if (o->kind == RT_OUT_CONSUMED) {
         assert_int_equal(o->seq, 0);
@@ -1002,6 +1027,34 @@ static void test_parked_capture(void **state)
     rt_vt_destroy(&copy);
 }
 
+/* The plain calls (code levpp did not transform) wait on the OS thread:
+ * a receive that times out, one that gets a message, a counter under a
+ * lock shared with a VT that uses the _try forms. */
+static void test_plain_calls(void **state)
+{
+    (void)state;
+    enum { EACH = 300 };
+    rt_exec *ex = s_exec(2, &s_host);
+    const op prog[] = {
+        {OP_PRECV, LEV_ANY, 30, 1}, {OP_PRECV, LEV_ANY, -1, 1}, {OP_PINC, 0, 0, EACH}};
+    const op other[] = {{OP_INC, 0, 0, EACH}};
+    uint64_t t0 = rt_now_ns();
+    rt_vt *a = s_spawn(ex, 0, prog, N(prog));
+    assert_true(s_wait_log(0, 1));
+    assert_true(rt_now_ns() - t0 >= 30000000u);
+    assert_int_equal(g_log[0][0].rc, LEV_ETIMEDOUT);
+    rt_vt *b = s_spawn(ex, 1, other, N(other));
+    h_client(0, 5);
+    s_done(ex, a);
+    s_done(ex, b);
+    assert_int_equal(g_log[0][1].rc, 0);
+    assert_int_equal(g_log[0][1].v, 5);
+    assert_int_equal(H.g[0].v, 2 * EACH);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&a);
+    rt_vt_destroy(&b);
+}
+
 /* A message to a VT that is not in the VC bounces: the receive returns
  * LEV_ENOVT once, and a send to it fails from then on. */
 static void test_bounce(void **state)
@@ -1039,6 +1092,7 @@ int main(void)
         cmocka_unit_test_setup(test_replay, s_setup),
         cmocka_unit_test_setup(test_parked_capture, s_setup),
         cmocka_unit_test_setup(test_bounce, s_setup),
+        cmocka_unit_test_setup(test_plain_calls, s_setup),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     s_free_images();
