@@ -940,6 +940,26 @@ static bool p_timeout_in_stream(void *arg)
     return H.v[0].ntimeouts >= 1;
 }
 
+/* What a worker does with slot 0's newest image and channel state: a
+ * copy with the next epoch, its outbox sent again once spawned, its
+ * stream delivered again from where the state stands. */
+static rt_vt *s_restore_slot0(rt_exec *ex)
+{
+    rt_vt *copy = NULL;
+    assert_int_equal(rt_restore(g_mod, g_im.img, g_im.img_len, &copy), 0);
+    assert_int_equal(rt_vt_set_identity(copy, ID0, 2), 0);
+    assert_int_equal(rt_ch_load(copy, g_im.chan, g_im.chan_len), 0);
+    rt_ch_resend(copy);
+    pthread_mutex_lock(&H.mu);
+    H.v[0].vt = copy;
+    pthread_mutex_unlock(&H.mu);
+    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    pthread_mutex_lock(&H.mu);
+    h_pump(0);
+    pthread_mutex_unlock(&H.mu);
+    return copy;
+}
+
 /* Restored from an image with its channel state, a VT replays its stream:
  * the same inputs, and its outputs again with the same numbers. */
 static void test_replay(void **state)
@@ -969,20 +989,11 @@ static void test_replay(void **state)
     assert_int_equal(H.v[0].nreports, 2);
     assert_int_equal(H.v[0].report_seq[0], 1); /* reports are numbered outputs */
 
-    rt_vt *copy = NULL;
-    assert_int_equal(rt_restore(g_mod, g_im.img, g_im.img_len, &copy), 0);
-    assert_int_equal(rt_vt_set_identity(copy, ID0, 2), 0);
-    assert_int_equal(rt_ch_load(copy, g_im.chan, g_im.chan_len), 0);
-    rt_ch_resend(copy);
     atomic_store(&g_nlog[0], 0);
     pthread_mutex_lock(&H.mu);
     H.v[0].dups = 0;
-    H.v[0].vt = copy;
     pthread_mutex_unlock(&H.mu);
-    assert_int_equal(rt_exec_spawn(ex, copy), 0);
-    pthread_mutex_lock(&H.mu);
-    h_pump(0);
-    pthread_mutex_unlock(&H.mu);
+    rt_vt *copy = s_restore_slot0(ex);
     s_done(ex, copy);
     assert_int_equal(atomic_load(&g_nlog[0]), 3);
     assert_memory_equal(g_log[0], first + 2, 3 * sizeof first[0]);
@@ -1008,15 +1019,7 @@ static void test_parked_capture(void **state)
     assert_int_equal(rt_exec_capture_stop(a), 0);
     assert_int_equal(rt_exec_wait(ex, a, LIMIT_MS), 0);
     assert_int_equal(a->state, RT_VT_STOPPED);
-    rt_vt *copy = NULL;
-    assert_int_equal(rt_restore(g_mod, g_im.img, g_im.img_len, &copy), 0);
-    assert_int_equal(rt_vt_set_identity(copy, ID0, 2), 0);
-    assert_int_equal(rt_ch_load(copy, g_im.chan, g_im.chan_len), 0);
-    rt_ch_resend(copy);
-    pthread_mutex_lock(&H.mu);
-    H.v[0].vt = copy;
-    pthread_mutex_unlock(&H.mu);
-    assert_int_equal(rt_exec_spawn(ex, copy), 0);
+    rt_vt *copy = s_restore_slot0(ex);
     h_client(0, 99);
     s_done(ex, copy);
     assert_int_equal(atomic_load(&g_nlog[0]), 1);
