@@ -379,8 +379,11 @@ LEV_API int lev_safepoint(lev_ctx *vt, int kind);
 /* The blocking Leverage calls as levpp issues them in checkpointable
  * code. Each does what its lev_task.h namesake does when that can be done
  * now; when it would have to wait it returns LEV_BLOCKED instead, with
- * nothing consumed or sent, and the runtime has noted what the VT waits
- * for (and when it started to, for a timeout). The body then takes a
+ * no input consumed and no message sent, and the runtime has noted what
+ * the VT waits for (and when it started to, for a timeout). What the
+ * deployer must be asked goes out once per call, not per re-issue: a lock
+ * or read request when the call starts, a receive's timeout request when
+ * its deadline passes. The body then takes a
  * LEV_SP_BLOCK safe point and, at its resume point, issues the same call
  * again with the same arguments (evaluated once, kept in the frame) until
  * it returns something else:
@@ -394,7 +397,8 @@ LEV_API int lev_safepoint(lev_ctx *vt, int kind);
  *     }
  *
  * Re-issuing never repeats a side effect: a call that returns LEV_BLOCKED
- * had none, and a VT has one blocking call in progress at a time, whose
+ * had none but its one request, and a VT has one blocking call in
+ * progress at a time, whose
  * deadline the runtime keeps with the VT's channel state (it travels in
  * the VT's images). */
 #define LEV_BLOCKED 1

@@ -70,6 +70,7 @@ typedef struct s_slot {
     rt_vt *vt;
     uint32_t flags;
     uint64_t ck_ns; /* S_PARKED: when its checkpoint falls due (0: never) */
+    uint64_t dl_ns; /* S_PARKED: when its receive's deadline passes (0: none) */
 } s_slot;
 
 typedef struct s_table {
@@ -98,15 +99,13 @@ static s_slot *s_table_find(const s_table *t, const rt_vt *vt)
     return NULL;
 }
 
-static void s_table_put(s_table *t, rt_vt *vt, uint32_t flags)
+static void s_table_put(s_table *t, const s_slot *from)
 {
     uint32_t mask = t->cap - 1;
-    uint32_t i = s_hash(vt) & mask;
+    uint32_t i = s_hash(from->vt) & mask;
     while (t->v[i].vt)
         i = (i + 1) & mask;
-    t->v[i].vt = vt;
-    t->v[i].flags = flags;
-    t->v[i].ck_ns = 0;
+    t->v[i] = *from;
     t->n++;
 }
 
@@ -124,10 +123,10 @@ static int s_table_add(s_table *t, rt_vt *vt)
         t->n = 0;
         for (uint32_t i = 0; i < old.cap; i++)
             if (old.v[i].vt)
-                s_table_put(t, old.v[i].vt, old.v[i].flags);
+                s_table_put(t, &old.v[i]);
         free(old.v);
     }
-    s_table_put(t, vt, 0);
+    s_table_put(t, &(s_slot){.vt = vt});
     return 0;
 }
 
@@ -150,6 +149,7 @@ static void s_table_del(s_table *t, s_slot *s)
     t->v[i].vt = NULL;
     t->v[i].flags = 0;
     t->v[i].ck_ns = 0;
+    t->v[i].dl_ns = 0;
     t->n--;
 }
 
@@ -193,6 +193,8 @@ struct rt_exec {
     int nidle;              /* idem */
     uint32_t ncancel;       /* VTs with S_CANCEL; idem */
     uint64_t park_due;      /* no parked VT's checkpoint is due before; idem */
+    uint64_t wake_due;      /* no parked VT's deadline passes before; idem */
+    rt_ch_host chan;        /* o.chan points here when the host gave one */
     s_table live;           /* spawned VTs that have not ended */
     bool closing;           /* no more spawns */
     bool stopping;          /* workers exit once idle */
@@ -435,6 +437,11 @@ static int s_capture(s_worker *w, rt_vt *vt, uint32_t why)
  * checkpoint asked at the same time); false. */
 static bool s_serve(s_worker *w, rt_vt *vt, uint32_t want)
 {
+    const uint32_t asks = RT_WANT_CAPTURE | RT_WANT_STOP;
+    if ((want & asks) && w->ex->o.chan && !rt_ch_capture_ok(vt)) {
+        vt->deferred |= want & asks; /* taken once it may be captured */
+        want &= ~asks;
+    }
     if (want & RT_WANT_STOP) {
         if (s_capture(w, vt, RT_WANT_STOP))
             return false;
@@ -582,6 +589,7 @@ static bool s_rest(s_worker *w, rt_vt *vt, bool fresh)
     rt_exec *ex = w->ex;
     const uint32_t asks = RT_WANT_CAPTURE | RT_WANT_STOP;
     for (;;) {
+        uint64_t dl = ex->o.chan ? rt_ch_deadline(vt) : 0;
         pthread_mutex_lock(&ex->mu);
         s_slot *s = s_table_find(&ex->live, vt);
         if (!s) { /* cannot happen: a VT a worker holds is in the table */
@@ -605,9 +613,13 @@ static bool s_rest(s_worker *w, rt_vt *vt, bool fresh)
         }
         if (!asked) {
             s->flags |= S_PARKED;
-            s->ck_ns = vt->next_ck_ns;
+            /* a checkpoint put off waits for the VT to run, not for a visit */
+            s->ck_ns = (vt->deferred & RT_WANT_CAPTURE) ? 0 : vt->next_ck_ns;
             if (s->ck_ns && s->ck_ns < ex->park_due)
                 S_STORE(&ex->park_due, s->ck_ns);
+            s->dl_ns = dl;
+            if (dl && dl < ex->wake_due)
+                S_STORE(&ex->wake_due, dl);
             vt->state = RT_VT_BLOCKED;
             /* Leave the worker before a waker can hand vt to another one. */
             s_clear_cur(w);
@@ -710,11 +722,37 @@ static void s_timer_parked(rt_exec *ex, uint64_t now)
     pthread_mutex_unlock(&ex->mu);
 }
 
+static void s_wake_locked(rt_exec *ex, s_slot *s);
+
+/* Wakes the parked VTs whose receive's deadline has passed (they ask for
+ * their timeout). The table is scanned only once the earliest is due. */
+static void s_timer_deadlines(rt_exec *ex, uint64_t now)
+{
+    if (now < S_LOAD(&ex->wake_due))
+        return;
+    uint64_t next = UINT64_MAX;
+    pthread_mutex_lock(&ex->mu);
+    for (uint32_t i = 0; i < ex->live.cap; i++) {
+        s_slot *s = &ex->live.v[i];
+        if (!s->vt || !(s->flags & S_PARKED) || !s->dl_ns)
+            continue;
+        if (s->dl_ns <= now) {
+            s->dl_ns = 0;
+            s_wake_locked(ex, s);
+        } else if (s->dl_ns < next) {
+            next = s->dl_ns;
+        }
+    }
+    S_STORE(&ex->wake_due, next);
+    pthread_mutex_unlock(&ex->mu);
+}
+
 static void s_timer_tick(rt_exec *ex)
 {
     uint64_t now = rt_now_ns();
     S_INC(&ex->st_ticks);
     s_timer_parked(ex, now);
+    s_timer_deadlines(ex, now);
     uint32_t slice_ticks = ex->slice_ns ? (uint32_t)(ex->slice_ns / ex->tick_ns) : 0;
     /* a slice is cut only for a VT that waits: a VT alone keeps running */
     if (slice_ticks && !s_any_waiting(ex))
@@ -820,6 +858,20 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o)
         return LEV_ENOMEM;
     if (o)
         ex->o = *o;
+    if (ex->o.chan) {
+        if (!ex->o.chan->out) {
+            free(ex);
+            return rt_err(LEV_EINVAL, "rt_exec_new: a channel host without out()");
+        }
+        ex->chan = *ex->o.chan;
+        if (!ex->chan.max_msg)
+            ex->chan.max_msg = RT_CH_MAX_MSG;
+        if (!ex->chan.max_value)
+            ex->chan.max_value = RT_CH_MAX_VALUE;
+        if (!ex->chan.window)
+            ex->chan.window = 256;
+        ex->o.chan = &ex->chan;
+    }
     int nw = ex->o.workers;
     if (nw <= 0) {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
@@ -838,6 +890,7 @@ int rt_exec_new(rt_exec **out, const rt_exec_opts *o)
     if (ex->ck_ns && ex->ck_ns / 4 < ex->tick_ns)
         ex->tick_ns = ex->ck_ns / 4;
     ex->park_due = UINT64_MAX;
+    ex->wake_due = UINT64_MAX;
     ex->probe = rt_ttsp_report() != 0;
     if (ex->probe && ex->tick_ns > 1000000u)
         ex->tick_ns = 1000000u; /* a sample of the time to safe point every ms */
@@ -947,6 +1000,11 @@ int rt_exec_spawn(rt_exec *ex, rt_vt *vt)
         __atomic_store_n(&vt->exec, ex, __ATOMIC_RELEASE);
         if (ex->ck_ns && !vt->next_ck_ns)
             vt->next_ck_ns = rt_now_ns() + ex->ck_ns;
+        if (ex->o.chan && vt->chan) { /* a resend put off until it had a host */
+            pthread_mutex_unlock(&ex->mu);
+            rt_ch_spawned(vt, ex->o.chan);
+            pthread_mutex_lock(&ex->mu);
+        }
         s_gpush_locked(ex, vt);
     }
     pthread_mutex_unlock(&ex->mu);
@@ -1055,9 +1113,24 @@ void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st)
     st->ticks = S_LOAD(&ex->st_ticks);
 }
 
+const rt_ch_host *rt_exec_chan(const rt_exec *ex) { return ex ? ex->o.chan : NULL; }
+
+void rt_exec_capture_ready(rt_vt *vt)
+{
+    uint32_t d = vt->deferred;
+    if (!d)
+        return;
+    vt->deferred = 0;
+    __atomic_fetch_or(&vt->want, d, __ATOMIC_SEQ_CST);
+    rt_ttsp_request(&vt->ttsp);
+    vt->ctx.poll = 1;
+}
+
 int rt_exec_report(rt_vt *vt, const void *buf, size_t len)
 {
     rt_exec *ex = vt ? __atomic_load_n(&vt->exec, __ATOMIC_ACQUIRE) : NULL;
+    if (ex && ex->o.chan)
+        return rt_ch_report(vt, ex->o.chan, buf, len);
     if (!ex || !ex->o.on_report)
         return 0;
     void *copy = malloc(len ? len : 1);

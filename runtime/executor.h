@@ -55,6 +55,15 @@
  * again; its blocking condition is not re-run. A wake that arrives
  * meanwhile is kept and makes it run once the capture is done.
  *
+ * Timed parks: a VT that parks while it waits in a receive with a
+ * deadline (rt_ch_deadline) is woken by the timer when the deadline
+ * passes (within a tick), unless a wake came first.
+ *
+ * Channels: a VT that may not be captured (rt_ch_capture_ok false: it
+ * holds a lock, or has a grant it has not taken) has its checkpoints,
+ * capture requests and stops put off (vt->deferred) until it may: they
+ * are taken at its next safe point after that, or where it is parked.
+ *
  * Identity: a VT's id and epoch (rt_vt_set_identity, before it is
  * spawned) are what its images carry; the executor never changes them.
  */
@@ -65,6 +74,7 @@
 #include <stdint.h>
 
 #include "vt.h"
+#include "vtchan.h"
 
 typedef struct rt_exec_opts {
     int workers;       /* OS worker threads; 0: one per online core */
@@ -78,6 +88,11 @@ typedef struct rt_exec_opts {
     void (*on_image)(rt_vt *vt, uint8_t *img, size_t len, void *ud);
     void (*on_capture_error)(rt_vt *vt, int err, const char *detail, void *ud);
     void *ud; /* passed to every callback */
+    /* The host of its VTs' channels (vtchan.h), copied; NULL: the VTs
+     * have none (their channel calls return LEV_EUNSUPPORTED) and
+     * reports go to on_report. With one, lev_report is an RT_OUT_REPORT
+     * output instead. */
+    const rt_ch_host *chan;
 } rt_exec_opts;
 
 typedef struct rt_exec_stats {
@@ -145,6 +160,15 @@ int rt_exec_request_capture(rt_vt *vt);
  * FAILED, no image). Any thread, VTs and callbacks included. 0 once
  * asked; LEV_ENOVT if the VT has ended (or was never spawned). */
 int rt_exec_capture_stop(rt_vt *vt);
+
+/* The channel host of the executor's VTs (its own copy, limits of 0
+ * replaced by the defaults), or NULL. */
+const rt_ch_host *rt_exec_chan(const rt_exec *ex);
+
+/* Called on the VT's own thread when it may be captured again
+ * (rt_ch_capture_ok): the captures put off meanwhile are taken at its
+ * next safe point. */
+void rt_exec_capture_ready(rt_vt *vt);
 
 /* Counters since rt_exec_new (approximate while workers run). */
 void rt_exec_stats_get(rt_exec *ex, rt_exec_stats *st);

@@ -306,6 +306,15 @@ static int s_check_runtime_visible(void)
         {"lev_checkpoint", (void (*)(void))lev_checkpoint},
         {"lev_yield", (void (*)(void))lev_yield},
         {"lev_safepoint", (void (*)(void))lev_safepoint},
+        {"lev_send", (void (*)(void))lev_send},
+        {"lev_recv", (void (*)(void))lev_recv},
+        {"lev_global_lock", (void (*)(void))lev_global_lock},
+        {"lev_global_unlock", (void (*)(void))lev_global_unlock},
+        {"lev_global_read", (void (*)(void))lev_global_read},
+        {"lev_send_try", (void (*)(void))lev_send_try},
+        {"lev_recv_try", (void (*)(void))lev_recv_try},
+        {"lev_global_lock_try", (void (*)(void))lev_global_lock_try},
+        {"lev_global_read_try", (void (*)(void))lev_global_read_try},
     };
     for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
         void *seen = dlsym(RTLD_DEFAULT, entries[i].name), *mine;

@@ -18,6 +18,7 @@
 #include "rt.h"
 #include "ttsp.h"
 #include "vt.h"
+#include "vtchan.h"
 
 static _Atomic uint64_t s_next_id = RT_VT_ID_MIN;
 static _Atomic uint64_t s_next_key = 1;
@@ -142,6 +143,7 @@ void rt_vt_destroy(rt_vt **vt_p)
     rt_vt *vt = *vt_p;
     rt_arena_clear(&vt->ctx, &vt->arena);
     rt_moved_release(vt->moved);
+    rt_ch_free(vt);
     free(vt->errdetail);
     free(vt->result);
     vt->magic = 0;
@@ -203,7 +205,7 @@ int lev_safepoint(lev_ctx *ctx, int kind)
         add |= RT_WANT_YIELD;
     else if (kind == LEV_SP_BLOCK)
         add |= RT_WANT_BLOCK;
-    if (vt->next_ck_ns && rt_now_ns() >= vt->next_ck_ns)
+    if (vt->next_ck_ns && !(vt->deferred & RT_WANT_CAPTURE) && rt_now_ns() >= vt->next_ck_ns)
         add |= RT_WANT_CAPTURE;
     /* Clear the poll before reading `want`: a request that lands after the
      * read leaves poll set and is seen at the next safe point. The time

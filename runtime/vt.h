@@ -90,9 +90,14 @@ struct rt_vt {
      * RT_WANT_STOP for the capture of rt_exec_capture_stop, else
      * RT_WANT_CAPTURE (a checkpoint or rt_exec_request_capture). */
     uint32_t capture_why;
-    void *host;      /* owned by the embedding side */
-    rt_ttsp ttsp;    /* time to safe point (ttsp.c) */
-    rt_moved *moved; /* memory torture cycles moved it out of, newest first */
+    void *host;           /* owned by the embedding side */
+    rt_ttsp ttsp;         /* time to safe point (ttsp.c) */
+    rt_moved *moved;      /* memory torture cycles moved it out of, newest first */
+    struct rt_chan *chan; /* channel state (vtchan.c), created on first use */
+    /* Capture requests (RT_WANT_CAPTURE, RT_WANT_STOP) put off while the
+     * VT may not be captured (rt_ch_capture_ok); touched only by the
+     * thread that holds the VT. */
+    uint32_t deferred;
 };
 
 /* Reports a context that is not a live VT's and aborts. */

@@ -144,4 +144,22 @@ int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len);
  * offset), LEV_EVERSION, LEV_ENOMEM; the VT's state is unchanged then. */
 int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len);
 
+/* What the executor and the VT's own calls use (not for hosts). */
+
+/* The monotonic time (rt_now_ns) at which the receive the VT waits in
+ * passes its deadline, while it has not asked for its timeout; else 0.
+ * The executor wakes a parked VT then. */
+uint64_t rt_ch_deadline(rt_vt *vt);
+
+/* rt_exec_spawn: the VT now has host h; does the resend that
+ * rt_ch_resend put off because the VT had none. */
+void rt_ch_spawned(rt_vt *vt, const rt_ch_host *h);
+
+/* Hands a report of the VT to its host as an RT_OUT_REPORT output (kept
+ * until acknowledged). 0 or LEV_ENOMEM. */
+int rt_ch_report(rt_vt *vt, const rt_ch_host *h, const void *buf, size_t len);
+
+/* Frees the VT's channel state (rt_vt_destroy). */
+void rt_ch_free(rt_vt *vt);
+
 #endif

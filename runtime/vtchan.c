@@ -1,0 +1,710 @@
+/* vtchan.c - the channel state of a virtual thread (vtchan.h): its input
+ * stream, outbox and counters in malloc memory under a mutex per VT,
+ * delivery and acknowledgement by the host, the capture rule, and the
+ * portable form of the state that travels with the VT's images.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "executor.h"
+#include "lev_task.h"
+#include "rt.h"
+#include "vtchan_private.h"
+
+#define S_MAGIC 0x4843564Cu /* "LVCH" */
+#define S_VERSION 1u
+#define S_MAX_DATA (1u << 30) /* bound of one entry's bytes in the portable form */
+
+/* ===================================================================
+ * The state
+ * =================================================================== */
+
+static void s_in_free(rt_ch_in *e) { free(e->data); }
+
+static void s_out_free(rt_ch_out *o)
+{
+    free(o->name);
+    free(o->data);
+}
+
+/* Frees a channel state and everything it holds; accepts NULL. */
+static void s_chan_free(rt_chan *ch)
+{
+    if (!ch)
+        return;
+    for (size_t i = 0; i < ch->nin; i++)
+        s_in_free(&ch->in[i]);
+    for (size_t i = 0; i < ch->nout; i++)
+        s_out_free(&ch->out[i]);
+    for (size_t i = 0; i < ch->nlocks; i++)
+        free(ch->locks[i]);
+    free(ch->in);
+    free(ch->out);
+    free(ch->locks);
+    free(ch->missing);
+    pthread_cond_destroy(&ch->cv);
+    pthread_mutex_destroy(&ch->mu);
+    free(ch);
+}
+
+/* A new empty state (next input 1); NULL on exhaustion. */
+static rt_chan *s_chan_new(void)
+{
+    rt_chan *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return NULL;
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&ch->cv, &a);
+    pthread_condattr_destroy(&a);
+    if (rc) {
+        free(ch);
+        return NULL;
+    }
+    pthread_mutex_init(&ch->mu, NULL);
+    ch->next_d = 1;
+    return ch;
+}
+
+rt_chan *rt_ch_get(rt_vt *vt)
+{
+    rt_chan *ch = __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE);
+    if (ch)
+        return ch;
+    rt_chan *fresh = s_chan_new();
+    if (!fresh)
+        return NULL;
+    rt_chan *expect = NULL;
+    if (__atomic_compare_exchange_n(&vt->chan, &expect, fresh, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return fresh;
+    s_chan_free(fresh); /* another thread created it first */
+    return expect;
+}
+
+void rt_ch_free(rt_vt *vt)
+{
+    s_chan_free(vt->chan);
+    vt->chan = NULL;
+}
+
+const rt_ch_host *rt_ch_host_of(rt_vt *vt)
+{
+    rt_exec *ex = __atomic_load_n(&vt->exec, __ATOMIC_ACQUIRE);
+    return ex ? rt_exec_chan(ex) : NULL;
+}
+
+/* Copies len bytes into malloc memory (NULL for 0 bytes); false on exhaustion. */
+static bool s_dup(const void *p, size_t len, void **out)
+{
+    *out = NULL;
+    if (!len)
+        return true;
+    *out = malloc(len);
+    if (!*out)
+        return false;
+    memcpy(*out, p, len);
+    return true;
+}
+
+/* Grows an array of `size`-byte elements to hold n + 1. */
+static bool s_grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t nc = *cap ? *cap * 2 : 8;
+    void *nv = realloc(*v, nc * size);
+    if (!nv)
+        return false;
+    *v = nv;
+    *cap = nc;
+    return true;
+}
+
+int rt_ch_emit_locked(rt_chan *ch, rt_out *o)
+{
+    if (o->kind == RT_OUT_CONSUMED) {
+        o->seq = 0;
+        return 0;
+    }
+    if (!s_grow((void **)&ch->out, &ch->cout, ch->nout, sizeof *ch->out))
+        return rt_err(LEV_ENOMEM, "no memory for the outbox");
+    rt_ch_out k = {
+        .seq = ch->out_seq + 1, .to = o->to, .ref = o->ref, .kind = o->kind, .keep = o->keep};
+    if (!s_dup(o->data, o->len, &k.data) ||
+        (o->name && !s_dup(o->name, strlen(o->name) + 1, (void **)&k.name))) {
+        s_out_free(&k);
+        return rt_err(LEV_ENOMEM, "no memory for an output of %zu bytes", o->len);
+    }
+    k.len = o->len;
+    ch->out[ch->nout++] = k;
+    if (k.kind == RT_OUT_MSG)
+        ch->nmsg++;
+    o->seq = k.seq;
+    ch->out_seq = k.seq;
+    return 0;
+}
+
+/* ===================================================================
+ * The host's side
+ * =================================================================== */
+
+/* Whether a delivered entry is well formed; names the bad field. */
+static int s_check_in(const rt_in *in)
+{
+    if (in->kind < RT_IN_MSG || in->kind > RT_IN_VOID)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: unknown kind %u", in->kind);
+    if (in->len && !in->data)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: data NULL with len %zu", in->len);
+    if (in->len > S_MAX_DATA)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: len %zu above %u", in->len, S_MAX_DATA);
+    if (in->kind == RT_IN_MSG && in->from == 0)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: message from 0 (LEV_ANY)");
+    if ((in->kind == RT_IN_ERROR || in->kind == RT_IN_BOUNCE) && in->err >= 0)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: err %d is not a LEV_E* code", (int)in->err);
+    if (in->kind >= RT_IN_TIMEOUT && in->kind <= RT_IN_ERROR && in->ref == 0)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: ref 0 of a kind-%u entry", in->kind);
+    return 0;
+}
+
+/* Wakes the VT if a _try said it waits, and a thread waiting in a plain
+ * call; called after ch->mu is released with what it decided. */
+static void s_notify(rt_vt *vt, bool wake)
+{
+    if (wake)
+        rt_exec_wake(vt);
+}
+
+int rt_ch_deliver(rt_vt *vt, const rt_in *in)
+{
+    if (!vt || !in)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: NULL argument");
+    if (in->d == 0)
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: position d 0 (positions start at 1)");
+    int rc = s_check_in(in);
+    if (rc)
+        return rc;
+    rt_chan *ch = rt_ch_get(vt);
+    if (!ch)
+        return rt_err(LEV_ENOMEM, "rt_ch_deliver: no memory for the channel state");
+    pthread_mutex_lock(&ch->mu);
+    if (in->d < ch->next_d) {
+        pthread_mutex_unlock(&ch->mu);
+        return 1;
+    }
+    if (in->d > ch->next_d) {
+        uint64_t want = ch->next_d;
+        pthread_mutex_unlock(&ch->mu);
+        return rt_err(LEV_ERANGE, "rt_ch_deliver: position %llu, expected %llu",
+                      (unsigned long long)in->d, (unsigned long long)want);
+    }
+    if (in->kind != RT_IN_VOID) { /* a void entry is passed over at once */
+        rt_ch_in e = {.d = in->d,
+                      .from = in->from,
+                      .ref = in->ref,
+                      .err = in->err,
+                      .kind = in->kind,
+                      .novalue = in->novalue,
+                      .len = in->len};
+        if (!s_grow((void **)&ch->in, &ch->cin, ch->nin, sizeof *ch->in) ||
+            !s_dup(in->data, in->len, &e.data)) {
+            pthread_mutex_unlock(&ch->mu);
+            return rt_err(LEV_ENOMEM, "rt_ch_deliver: no memory for %zu bytes", in->len);
+        }
+        ch->in[ch->nin++] = e;
+    }
+    ch->next_d++;
+    ch->gen++;
+    bool wake = ch->waiting;
+    ch->waiting = false;
+    pthread_cond_broadcast(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
+    s_notify(vt, wake);
+    return 0;
+}
+
+uint64_t rt_ch_next_in(rt_vt *vt)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (!ch)
+        return 1;
+    pthread_mutex_lock(&ch->mu);
+    uint64_t d = ch->next_d;
+    pthread_mutex_unlock(&ch->mu);
+    return d;
+}
+
+void rt_ch_ack(rt_vt *vt, uint64_t seq)
+{
+    rt_chan *ch = vt ? rt_ch_get(vt) : NULL;
+    if (!ch)
+        return;
+    pthread_mutex_lock(&ch->mu);
+    size_t k = 0;
+    while (k < ch->nout && ch->out[k].seq <= seq) {
+        if (ch->out[k].kind == RT_OUT_MSG)
+            ch->nmsg--;
+        s_out_free(&ch->out[k]);
+        k++;
+    }
+    bool wake = false;
+    if (k) {
+        memmove(ch->out, ch->out + k, (ch->nout - k) * sizeof *ch->out);
+        ch->nout -= k;
+        ch->gen++;
+        wake = ch->waiting && ch->bk == RT_BK_SEND;
+        if (wake)
+            ch->waiting = false;
+        pthread_cond_broadcast(&ch->cv);
+    }
+    pthread_mutex_unlock(&ch->mu);
+    s_notify(vt, wake);
+}
+
+/* Hands every outbox entry to h->out, oldest first: copies them under
+ * the lock (an acknowledgement may come meanwhile), calls without it. */
+static void s_resend_to(rt_vt *vt, rt_chan *ch, const rt_ch_host *h)
+{
+    pthread_mutex_lock(&ch->mu);
+    ch->resend = false;
+    size_t n = ch->nout;
+    rt_ch_out *copy = n ? malloc(n * sizeof *copy) : NULL;
+    size_t got = 0;
+    for (size_t i = 0; copy && i < n; i++) {
+        rt_ch_out c = ch->out[i];
+        if (!s_dup(ch->out[i].data, c.len, &c.data) ||
+            (c.name && !s_dup(ch->out[i].name, strlen(c.name) + 1, (void **)&c.name))) {
+            free(c.data);
+            break; /* out of memory: the rest goes with the next resend */
+        }
+        copy[got++] = c;
+    }
+    pthread_mutex_unlock(&ch->mu);
+    for (size_t i = 0; i < got; i++) {
+        rt_out o = {.seq = copy[i].seq,
+                    .to = copy[i].to,
+                    .ref = copy[i].ref,
+                    .kind = copy[i].kind,
+                    .keep = copy[i].keep,
+                    .name = copy[i].name,
+                    .data = copy[i].data,
+                    .len = copy[i].len};
+        h->out(vt, &o, h->ud);
+        s_out_free(&copy[i]);
+    }
+    free(copy);
+}
+
+void rt_ch_resend(rt_vt *vt)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (!ch)
+        return;
+    const rt_ch_host *h = rt_ch_host_of(vt);
+    if (!h) { /* not spawned yet: rt_exec_spawn resends */
+        pthread_mutex_lock(&ch->mu);
+        ch->resend = true;
+        pthread_mutex_unlock(&ch->mu);
+        return;
+    }
+    s_resend_to(vt, ch, h);
+}
+
+void rt_ch_spawned(rt_vt *vt, const rt_ch_host *h)
+{
+    rt_chan *ch = __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE);
+    if (!ch || !h)
+        return;
+    pthread_mutex_lock(&ch->mu);
+    bool resend = ch->resend;
+    pthread_mutex_unlock(&ch->mu);
+    if (resend)
+        s_resend_to(vt, ch, h);
+}
+
+bool rt_ch_capture_ok(rt_vt *vt)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (!ch)
+        return true;
+    pthread_mutex_lock(&ch->mu);
+    bool ok = ch->nlocks == 0;
+    for (size_t i = 0; ok && i < ch->nin; i++)
+        if (ch->in[i].kind == RT_IN_GRANT)
+            ok = false;
+    pthread_mutex_unlock(&ch->mu);
+    return ok;
+}
+
+uint64_t rt_ch_deadline(rt_vt *vt)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (!ch)
+        return 0;
+    pthread_mutex_lock(&ch->mu);
+    uint64_t dl = ch->bk == RT_BK_RECV && !ch->bk_timeout ? ch->bk_dl_ns : 0;
+    pthread_mutex_unlock(&ch->mu);
+    return dl;
+}
+
+/* ===================================================================
+ * Portable form
+ * =================================================================== */
+
+typedef struct s_buf {
+    uint8_t *p;
+    size_t n, cap;
+    bool oom;
+} s_buf;
+
+static void s_put(s_buf *b, const void *p, size_t n)
+{
+    if (b->oom || !n)
+        return;
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + n)
+            nc *= 2;
+        uint8_t *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void s_put_le(s_buf *b, uint64_t v, int bytes)
+{
+    uint8_t t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (uint8_t)(v >> (8 * i));
+    s_put(b, t, (size_t)bytes);
+}
+
+int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len)
+{
+    if (!vt || !buf || !len)
+        return rt_err(LEV_EINVAL, "rt_ch_save: NULL argument");
+    rt_chan *ch = rt_ch_get(vt);
+    if (!ch)
+        return rt_err(LEV_ENOMEM, "rt_ch_save: no memory for the channel state");
+    s_buf b = {0};
+    pthread_mutex_lock(&ch->mu);
+    s_put_le(&b, S_MAGIC, 4);
+    s_put_le(&b, S_VERSION, 4);
+    s_put_le(&b, ch->next_d, 8);
+    s_put_le(&b, ch->out_seq, 8);
+    s_put_le(&b, ch->recv_n, 8);
+    s_put_le(&b, ch->since_consumed, 4);
+    s_put_le(&b, ch->bk, 1);
+    s_put_le(&b, ch->bk_timeout, 1);
+    s_put_le(&b, ch->bk_ref, 8);
+    s_put_le(&b, ch->bk_recv, 8);
+    uint64_t now = rt_now_ns(), left = UINT64_MAX; /* no deadline */
+    if (ch->bk_dl_ns)
+        left = ch->bk_dl_ns > now ? ch->bk_dl_ns - now : 0;
+    s_put_le(&b, left, 8);
+    s_put_le(&b, ch->nin, 4);
+    for (size_t i = 0; i < ch->nin; i++) {
+        const rt_ch_in *e = &ch->in[i];
+        s_put_le(&b, e->d, 8);
+        s_put_le(&b, e->from, 8);
+        s_put_le(&b, e->ref, 8);
+        s_put_le(&b, (uint32_t)e->err, 4);
+        s_put_le(&b, e->kind, 1);
+        s_put_le(&b, e->novalue, 1);
+        s_put_le(&b, e->len, 4);
+        s_put(&b, e->data, e->len);
+    }
+    s_put_le(&b, ch->nout, 4);
+    for (size_t i = 0; i < ch->nout; i++) {
+        const rt_ch_out *o = &ch->out[i];
+        size_t nl = o->name ? strlen(o->name) : 0;
+        s_put_le(&b, o->seq, 8);
+        s_put_le(&b, o->to, 8);
+        s_put_le(&b, o->ref, 8);
+        s_put_le(&b, o->kind, 1);
+        s_put_le(&b, o->keep, 1);
+        s_put_le(&b, nl, 2);
+        s_put(&b, o->name, nl);
+        s_put_le(&b, o->len, 4);
+        s_put(&b, o->data, o->len);
+    }
+    s_put_le(&b, ch->nlocks, 4);
+    for (size_t i = 0; i < ch->nlocks; i++) {
+        size_t nl = strlen(ch->locks[i]);
+        s_put_le(&b, nl, 2);
+        s_put(&b, ch->locks[i], nl);
+    }
+    s_put_le(&b, ch->nmissing, 4);
+    for (size_t i = 0; i < ch->nmissing; i++)
+        s_put_le(&b, ch->missing[i], 8);
+    pthread_mutex_unlock(&ch->mu);
+    if (b.oom) {
+        free(b.p);
+        return rt_err(LEV_ENOMEM, "rt_ch_save: no memory for the channel state's bytes");
+    }
+    *buf = b.p;
+    *len = b.n;
+    return 0;
+}
+
+/* A reader of the portable form: the first failure names its field. */
+typedef struct s_rd {
+    const uint8_t *p;
+    size_t n, pos;
+    int err;
+} s_rd;
+
+static int s_bad(s_rd *r, const char *field, const char *why)
+{
+    if (!r->err)
+        r->err = rt_err(LEV_EIMAGE, "channel state: %s at offset %zu %s", field, r->pos, why);
+    return r->err;
+}
+
+static uint64_t s_get(s_rd *r, int bytes, const char *field)
+{
+    if (r->err)
+        return 0;
+    if (r->n - r->pos < (size_t)bytes) {
+        s_bad(r, field, "is cut off (the state is truncated)");
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)r->p[r->pos + (size_t)i] << (8 * i);
+    r->pos += (size_t)bytes;
+    return v;
+}
+
+/* A count whose entries take at least `each` bytes: bounded by what is left. */
+static size_t s_get_count(s_rd *r, size_t each, const char *field)
+{
+    size_t at = r->pos;
+    uint64_t v = s_get(r, 4, field);
+    if (!r->err && v > (r->n - r->pos) / each) {
+        r->pos = at;
+        s_bad(r, field, "is larger than the bytes that follow");
+        return 0;
+    }
+    return (size_t)v;
+}
+
+/* Bytes of length len, bounded by `max`; malloc'd copy in *out (NULL for 0). */
+static void s_get_bytes(s_rd *r, size_t len, size_t max, bool nul, const char *field, void **out)
+{
+    *out = NULL;
+    if (r->err)
+        return;
+    if (len > max || len > r->n - r->pos) {
+        s_bad(r, field, len > max ? "is above its limit" : "is cut off (the state is truncated)");
+        return;
+    }
+    if (!len && !nul)
+        return;
+    char *c = malloc(len + (nul ? 1 : 0));
+    if (!c) {
+        r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %s", field);
+        return;
+    }
+    memcpy(c, r->p + r->pos, len);
+    if (nul)
+        c[len] = 0;
+    r->pos += len;
+    *out = c;
+}
+
+/* A name: 1..LEV_NAME_MAX bytes with no NUL. */
+static char *s_get_name(s_rd *r, const char *lenfield, const char *field)
+{
+    size_t at = r->pos;
+    size_t nl = (size_t)s_get(r, 2, lenfield);
+    if (!r->err && (nl == 0 || nl > LEV_NAME_MAX)) {
+        r->pos = at;
+        s_bad(r, lenfield, "is not 1 to 255");
+        return NULL;
+    }
+    void *name = NULL;
+    size_t start = r->pos;
+    s_get_bytes(r, nl, LEV_NAME_MAX, true, field, &name);
+    if (name && strlen(name) != nl) {
+        r->pos = start;
+        s_bad(r, field, "holds a NUL byte");
+        free(name);
+        return NULL;
+    }
+    return name;
+}
+
+static void s_load_ins(s_rd *r, rt_chan *ch)
+{
+    size_t n = s_get_count(r, 34, "input count");
+    if (r->err || !n)
+        return;
+    ch->in = calloc(n, sizeof *ch->in);
+    if (!ch->in) {
+        r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu inputs", n);
+        return;
+    }
+    ch->cin = n;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n && !r->err; i++) {
+        rt_ch_in *e = &ch->in[i];
+        size_t at = r->pos;
+        e->d = s_get(r, 8, "input position");
+        if (!r->err && (e->d <= prev || e->d >= ch->next_d)) {
+            r->pos = at;
+            s_bad(r, "input position", "is out of order or beyond the next one expected");
+        }
+        prev = e->d;
+        e->from = s_get(r, 8, "input sender");
+        e->ref = s_get(r, 8, "input ref");
+        e->err = (int32_t)(uint32_t)s_get(r, 4, "input err");
+        at = r->pos;
+        e->kind = (uint8_t)s_get(r, 1, "input kind");
+        if (!r->err && (e->kind < RT_IN_MSG || e->kind >= RT_IN_VOID)) {
+            r->pos = at;
+            s_bad(r, "input kind", "is unknown");
+        }
+        e->novalue = (uint8_t)s_get(r, 1, "input novalue");
+        e->len = (size_t)s_get(r, 4, "input length");
+        s_get_bytes(r, e->len, S_MAX_DATA, false, "input data", &e->data);
+        ch->nin = i + 1;
+    }
+}
+
+static void s_load_outs(s_rd *r, rt_chan *ch)
+{
+    size_t n = s_get_count(r, 32, "output count");
+    if (r->err || !n)
+        return;
+    ch->out = calloc(n, sizeof *ch->out);
+    if (!ch->out) {
+        r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu outputs", n);
+        return;
+    }
+    ch->cout = n;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n && !r->err; i++) {
+        rt_ch_out *o = &ch->out[i];
+        size_t at = r->pos;
+        o->seq = s_get(r, 8, "output number");
+        if (!r->err && (o->seq <= prev || o->seq > ch->out_seq)) {
+            r->pos = at;
+            s_bad(r, "output number", "is out of order or beyond the output counter");
+        }
+        prev = o->seq;
+        o->to = s_get(r, 8, "output destination");
+        o->ref = s_get(r, 8, "output ref");
+        at = r->pos;
+        o->kind = (uint8_t)s_get(r, 1, "output kind");
+        if (!r->err && (o->kind < RT_OUT_MSG || o->kind >= RT_OUT_CONSUMED)) {
+            r->pos = at;
+            s_bad(r, "output kind", "is unknown");
+        }
+        o->keep = (uint8_t)s_get(r, 1, "output keep");
+        bool named = o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK || o->kind == RT_OUT_READ;
+        at = r->pos;
+        if (named) {
+            o->name = s_get_name(r, "output name length", "output name");
+        } else if (s_get(r, 2, "output name length") && !r->err) {
+            r->pos = at;
+            s_bad(r, "output name length", "is not 0 for an output without a name");
+        }
+        o->len = (size_t)s_get(r, 4, "output length");
+        s_get_bytes(r, o->len, S_MAX_DATA, false, "output data", &o->data);
+        if (o->kind == RT_OUT_MSG)
+            ch->nmsg++;
+        ch->nout = i + 1;
+    }
+}
+
+static void s_load_sets(s_rd *r, rt_chan *ch)
+{
+    size_t n = s_get_count(r, 3, "lock count");
+    if (!r->err && n) {
+        ch->locks = calloc(n, sizeof *ch->locks);
+        if (!ch->locks)
+            r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu locks", n);
+    }
+    for (size_t i = 0; i < n && !r->err; i++) {
+        ch->locks[i] = s_get_name(r, "lock name length", "lock name");
+        if (ch->locks[i])
+            ch->nlocks = i + 1;
+    }
+    n = s_get_count(r, 8, "missing count");
+    if (!r->err && n) {
+        ch->missing = calloc(n, sizeof *ch->missing);
+        if (!ch->missing)
+            r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu ids", n);
+    }
+    for (size_t i = 0; i < n && !r->err; i++) {
+        ch->missing[i] = s_get(r, 8, "missing id");
+        ch->nmissing = i + 1;
+    }
+}
+
+int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
+{
+    if (!vt || (!buf && len))
+        return rt_err(LEV_EINVAL, "rt_ch_load: NULL argument");
+    if (__atomic_load_n(&vt->exec, __ATOMIC_ACQUIRE))
+        return rt_err(LEV_EINVAL, "rt_ch_load: virtual thread %llu is spawned",
+                      (unsigned long long)vt->id);
+    s_rd r = {.p = buf, .n = len};
+    if (s_get(&r, 4, "magic") != S_MAGIC && !r.err) {
+        r.pos = 0;
+        return s_bad(&r, "magic", "is not that of a channel state");
+    }
+    uint32_t ver = (uint32_t)s_get(&r, 4, "version");
+    if (r.err)
+        return r.err;
+    if (ver != S_VERSION)
+        return rt_err(LEV_EVERSION, "channel state: version %u at offset 4 (this runtime reads %u)",
+                      ver, S_VERSION);
+    rt_chan *ch = s_chan_new();
+    if (!ch)
+        return rt_err(LEV_ENOMEM, "rt_ch_load: no memory for the channel state");
+    ch->next_d = s_get(&r, 8, "next input position");
+    if (!r.err && ch->next_d == 0) {
+        r.pos -= 8;
+        s_bad(&r, "next input position", "is 0");
+    }
+    ch->out_seq = s_get(&r, 8, "output counter");
+    ch->recv_n = s_get(&r, 8, "receive counter");
+    ch->since_consumed = (uint32_t)s_get(&r, 4, "consumptions since report");
+    size_t at = r.pos;
+    ch->bk = (uint8_t)s_get(&r, 1, "blocking call");
+    if (!r.err && ch->bk > RT_BK_READ) {
+        r.pos = at;
+        s_bad(&r, "blocking call", "is unknown");
+    }
+    ch->bk_timeout = (uint8_t)s_get(&r, 1, "timeout asked");
+    ch->bk_ref = s_get(&r, 8, "request number");
+    ch->bk_recv = s_get(&r, 8, "receive number");
+    uint64_t left = s_get(&r, 8, "remaining time");
+    if (!r.err && left != UINT64_MAX)
+        ch->bk_dl_ns = rt_now_ns() + left;
+    s_load_ins(&r, ch);
+    s_load_outs(&r, ch);
+    s_load_sets(&r, ch);
+    if (!r.err && r.pos != r.n)
+        s_bad(&r, "end", "is followed by extra bytes");
+    if (r.err) {
+        s_chan_free(ch);
+        return r.err;
+    }
+    rt_chan *old = vt->chan;
+    vt->chan = ch;
+    s_chan_free(old);
+    return 0;
+}
