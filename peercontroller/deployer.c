@@ -689,7 +689,9 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     int32_t err = pc_get_i32(&r);
     char detail[256];
     pc_get_str(&r, detail, sizeof detail);
-    if (w->state != W_LOADING)
+    /* a confirmation that comes after the enrolment timed out still counts */
+    bool late = w->state == W_REFUSED && w->since_ms != DEP_NEVER && !r.bad && !err;
+    if (w->state != W_LOADING && !late)
         return;
     if (r.bad || err) {
         w->state = W_REFUSED;

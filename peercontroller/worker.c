@@ -332,6 +332,11 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     pc_put_u32(&b, err ? 0 : w->p->self.cores);
     pc_peer_send(w->p, deployer, pc_hdr_make(PC_W_ENROLLED, m->h.vc, 0, 0, m->h.seq), &b, NULL);
     pc_wbuf_free(&b);
+    /* Enrolled again (the deployer gave up waiting the first time, on a
+     * slow machine): the executor confirmed the module already, and will
+     * not again, so the answer is given here. */
+    if (!err && v->accepted)
+        s_module_reply(w, v, 0, "");
 }
 
 static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail)
