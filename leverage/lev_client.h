@@ -43,8 +43,10 @@ typedef struct lev_vc lev_vc;
  * stable across migration. */
 typedef uint64_t lev_vt_id;
 
-#define LEV_ANY ((lev_vt_id)0)    /* lev_recv: from any sender */
-#define LEV_CLIENT ((lev_vt_id)1) /* the client application as a sender */
+#ifndef LEV_ANY                  /* (lev_task.h has the same) */
+#define LEV_ANY ((uint64_t)0)    /* lev_recv: from any sender */
+#define LEV_CLIENT ((uint64_t)1) /* the client application as a sender */
+#endif
 
 /* How a VC is opened; zero means default in every field. */
 typedef struct lev_vc_options {

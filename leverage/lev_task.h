@@ -77,6 +77,13 @@ LEV_API int lev_report(const void *buf, size_t len);
  * meanwhile. */
 #define LEV_NAME_MAX 255
 
+/* lev_recv: from any sender; the client application as a sender (the
+ * same as lev_client.h's). */
+#ifndef LEV_ANY
+#define LEV_ANY ((uint64_t)0)
+#define LEV_CLIENT ((uint64_t)1)
+#endif
+
 /* Sends a copy of buf[len] to VT `to`, after every
  * message this VT sent before; it waits only while this VT has more
  * messages in flight than its window (flow control: the deployer lets

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lev_errors.h"
+#include "lev_task.h"
 #include "log.h"
 #include "msgmgr.h"
 #include "vtchan.h"

@@ -143,7 +143,8 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
         return;
     case 0x03:
         if (t == PC_W_ENROL || t == PC_W_MODULE || t == PC_W_RUN || t == PC_W_RESUME ||
-            t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS)
+            t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS || t == PC_W_IN ||
+            t == PC_W_ACK)
             pc_worker_on_msg(p->wk, m);
         else
             pc_deployer_on_msg(p->dep, m);

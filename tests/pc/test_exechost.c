@@ -51,6 +51,7 @@
 #include "exechost.h"
 #include "image.h"
 #include "lev_errors.h"
+#include "lev_task.h"
 #include "modmgr.h"
 #include "pc_test.h"
 #include "rt.h"
@@ -215,9 +216,10 @@ static int s_out_kind(const pc_hdr *h, const uint8_t *p, const void **data, size
 /* The image inside an envelope (envelope.h), which must be well formed. */
 static const uint8_t *s_env_image(const uint8_t *b, size_t len, size_t *ilen)
 {
-    const uint8_t *chan, *img;
-    size_t clen;
+    const uint8_t *chan = NULL, *img = NULL;
+    size_t clen = 0;
     const char *why = NULL;
+    *ilen = 0;
     if (!pc_env_split(b, len, &chan, &clen, &img, ilen, &why))
         fail_msg("%s", why);
     return img;
@@ -240,7 +242,7 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
         s->reports++;
         return;
     }
-    size_t len, ilen;
+    size_t len, ilen = 0;
     const uint8_t *b = s_blob_only(p, h->len, &len);
     rt_image_info info;
     assert_int_equal(rt_image_info_get(s_env_image(b, len, &ilen), ilen, &info), 0);

@@ -56,11 +56,13 @@ static void s_mesh(mesh *m, int workers)
 {
     memset(m, 0, sizeof *m);
     for (int i = 0; i <= workers; i++) {
+        /* LEV_TEST_LOG=debug: the peers' logs (in the test's directory) say more */
+        const char *lvl = getenv("LEV_TEST_LOG") ? getenv("LEV_TEST_LOG") : "info";
         const char *args[] = {"--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1",
-                              "--rate",   "1000",              "--join",  m->p[0].ep,
-                              NULL};
+                              "--rate",   "1000",              "--log-level", lvl,
+                              "--join",   m->p[0].ep,          NULL};
         if (i == 0)
-            args[6] = NULL;
+            args[8] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;
