@@ -123,19 +123,26 @@ pp_error_at(pp_walk *w, unsigned off, const char *fmt, ...)
 /* Whether an expression that levpp replaces (a call, a lowered operator)
  * at [b, e) is replaced there for the first time: an expression written in
  * a macro argument that the macro evaluates twice would be run once and
- * read twice (an error). */
-static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e)
+ * read twice (an error, naming the call `what` `name` if not NULL). */
+static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e, const char *what,
+                       const char *name)
 {
     if (!pp_in_macro(c))
         return 1;
     for (unsigned i = 0; i < w->f->nedits; i++) {
         pp_edit *ed = &w->f->edits[i];
         if (ed->cls == E_REPL && ed->run && ed->b == b && ed->e == e) {
-            pp_error_at(w, b,
-                        "a macro argument that calls a checkpointable function in '%s' is "
-                        "evaluated more than once by the macro; call it before the macro and pass "
-                        "the result",
-                        w->fn->name);
+            if (name)
+                pp_error_at(w, b,
+                            "a macro argument that calls %s '%s' in '%s' is evaluated more than "
+                            "once by the macro; call it before the macro and pass the result",
+                            what, name, w->fn->name);
+            else
+                pp_error_at(w, b,
+                            "a macro argument that calls a checkpointable function in '%s' is "
+                            "evaluated more than once by the macro; call it before the macro and "
+                            "pass the result",
+                            w->fn->name);
             return 0;
         }
     }
@@ -203,7 +210,7 @@ static void pp_icall(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                  "call through a pointer that may reach a checkpointable function inside %s is "
                  "not supported yet",
                  u ? pp_ctx_name(flags) : "this context");
-    } else if (pp_arg_once(w, c, cb, ce)) {
+    } else if (pp_arg_once(w, c, cb, ce, NULL, NULL)) {
         unsigned k = pp_site_new(w->fn, pp_begin(c));
         PP_PUSH(u->v, u->n, u->cap);
         u->v[u->n++] = (pp_site){.kind = S_ICALL, .cur = c, .callee = -1, .k = k};
@@ -310,7 +317,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                      "call of '%s' with %d argument(s), but its definition has %u parameter(s): "
                      "the call is undefined in C",
                      name, clang_Cursor_getNumArguments(c), ctx.fns[g].nparams);
-        } else if (!pp_arg_once(w, c, cb, ce)) {
+        } else if (!pp_arg_once(w, c, cb, ce, what, name)) {
             /* reported */
         } else if (is_block) {
             unsigned a0 = pp_block_args(w->fn, c, ref, name);
@@ -420,7 +427,7 @@ static int pp_lowerable(pp_walk *w, CXCursor c)
 {
     unsigned b, e;
     if (pp_span(w->f, c, &b, &e))
-        return pp_arg_once(w, c, b, e);
+        return pp_arg_once(w, c, b, e, NULL, NULL);
     pp_error(PP_LOC(c),
              "operator from a macro expansion whose operand calls a checkpointable function in "
              "'%s' is not supported; write the operator outside the macro",
