@@ -27,6 +27,11 @@ static long s_recv_long(void)
     return v;
 }
 
+/* Sends *p to `to`: a function whose state fits in C locals, so it runs
+ * without a frame until it unwinds (lazy) and keeps the call's arguments
+ * in the frame it spills then. */
+static int s_send_lazy(uint64_t to, const long *p) { return lev_send(to, p, sizeof *p); }
+
 /* Adds `add` to global "counter" under its lock; the lock's status. */
 static int s_add(long add)
 {
@@ -49,10 +54,18 @@ LEV_TASK void block_run(const void *arg, size_t len)
     long n = len == sizeof(long) ? *(const long *)arg : 0;
     struct block_result res = {0};
     uint64_t peer = 7;
-    /* a statement of its own, in a for loop */
+    /* a statement of its own, in a for loop; a ?: operand; a return of
+     * a lazy function */
     for (long k = 1; k <= n; k++) {
         long v = k * 10;
-        lev_send(*(uint64_t *)block_note(BN_SEND_TO, &peer), &v, sizeof v);
+        if (k == 1)
+            lev_send(*(uint64_t *)block_note(BN_SEND_TO, &peer), &v, sizeof v);
+        else if (k % 2)
+            res.sent +=
+                k > 0 ? lev_send(*(uint64_t *)block_note(BN_SEND_TO, &peer), &v, sizeof v) == 0
+                      : -100;
+        else
+            res.sent += s_send_lazy(*(uint64_t *)block_note(BN_SEND_TO, &peer), &v) == 0;
     }
     /* an && operand */
     long extra = 1000;

@@ -20,6 +20,7 @@ int block_timeout(int ms);
 
 /* The result of task block_run. */
 struct block_result {
+    long sent;     /* sends after the first that returned 0 */
     long sum;      /* of the values of the messages received */
     long nrecv;    /* messages received */
     long iplus;    /* final value of the index the receive loop post-increments */

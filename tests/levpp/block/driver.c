@@ -238,6 +238,7 @@ static void t_block_calls(void **state)
     memcpy(&r, vt->result, sizeof r);
 
     /* what the task computed from the fakes' answers */
+    assert_int_equal(r.sent, n - 1);
     assert_int_equal(r.helper, 10);                            /* the first message */
     assert_int_equal(r.nrecv, n);                              /* the other n */
     assert_int_equal(r.sum, 10 * n * (n + 1) / 2 - 10 + 1000); /* 20..10n and 1000 */
