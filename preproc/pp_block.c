@@ -2,7 +2,8 @@
  * lev_global_lock, lev_global_read) in checkpointable bodies: their
  * arguments kept in temporaries, and the code of their blocking safe
  * points, which issue the call's lev_abi.h `NAME_try` form and re-issue it
- * at the resume point (see README, "Blocking calls").
+ * at the resume point (see README, "Shape of the output": blocking
+ * calls).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ unsigned pp_block_args(pp_fn *fn, CXCursor c, CXCursor ref, const char *name)
     unsigned first = fn->ntmps + 1;
     for (int i = 0; i < n; i++)
         pp_tmp_new(fn, clang_getArgType(ft, (unsigned)i));
-    return n ? first : fn->ntmps + 1;
+    return first;
 }
 
 /* The code of blocking site s (call s->cur of `name`, its value in
