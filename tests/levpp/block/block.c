@@ -1,9 +1,10 @@
 /* block.c - a task that uses the blocking Leverage calls in every kind of
  * place levpp supports a checkpointable call: a statement of its own, an
- * assignment, an if condition, a while condition with a side effect in an
- * argument, an && operand, a helper function (checkpointable through the
- * call graph), a for loop. The driver's try functions block a number of
- * times before each call completes, and count how often each argument
+ * assignment, a declaration's initialiser, an if condition, a while
+ * condition with a side effect in an argument, an && and a ?: operand, a
+ * helper function (checkpointable through the call graph), the return of
+ * a lazy function, a for loop. The driver's try functions block a number
+ * of times before each call completes, and count how often each argument
  * expression runs (once per call). */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,8 +21,8 @@ static long s_recv_long(void)
     void *buf = NULL;
     size_t len = 0;
     long v = -1;
-    if (lev_recv(block_note(BN_RECV_FROM, &from), &buf, &len, block_timeout(-1)) == 0 &&
-        len == sizeof v)
+    int rc = lev_recv(block_note(BN_RECV_FROM, &from), &buf, &len, block_timeout(-1));
+    if (rc == 0 && len == sizeof v)
         memcpy(&v, buf, sizeof v);
     free(buf);
     return v;
