@@ -322,6 +322,7 @@ typedef struct pp_site {
     pp_unit *sub[2]; /* the sites of its conditionally evaluated operands */
     int used;        /* the lowered operator's value is used */
     const char *spk; /* S_POINT: its LEV_SP_* kind */
+    unsigned arg0;   /* S_BLOCK: temporary of its first argument, the others after it */
 } pp_site;
 
 struct pp_unit {
@@ -485,6 +486,14 @@ void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
 void pp_refuse_asm(pp_walk *w, CXCursor c);
 void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
+/* pp_expr.c: a new temporary lev__tK of type t (its k); how slot
+ * (x 'r') or temporary (x 't') k is named in a body. */
+unsigned pp_tmp_new(pp_fn *fn, CXType t);
+char *pp_slot_ref(int x, unsigned k, CXType t);
+
+/* pp_block.c: the blocking Leverage calls. */
+unsigned pp_block_args(pp_fn *fn, CXCursor c, CXCursor ref, const char *name);
+void pp_block_text(pp_walk *w, const pp_site *s, pp_buf *b);
 
 /* pp_setjmp.c: setjmp and longjmp (pp_setjmp_kind's kinds). */
 enum { PP_SJ_SET = 1, PP_SJ_LONG, PP_SJ_REFUSED };

@@ -102,11 +102,17 @@ typedef struct pp_calls_scan {
 } pp_calls_scan;
 
 /* The safe-point kind (a LEV_SP_* name) of a call of the Leverage
- * function `name` that is a safe point in checkpointable code, or NULL. */
+ * function `name` that is a safe point in checkpointable code, or NULL.
+ * LEV_SP_BLOCK: a blocking call, issued as its lev_abi.h `NAME_try` form
+ * and re-issued at its resume point (pp_block.c). */
 const char *pp_safepoint_kind(const char *name)
 {
     static const char *const calls[][2] = {{"lev_checkpoint", "LEV_SP_CHECKPOINT"},
-                                           {"lev_yield", "LEV_SP_YIELD"}};
+                                           {"lev_yield", "LEV_SP_YIELD"},
+                                           {"lev_recv", "LEV_SP_BLOCK"},
+                                           {"lev_send", "LEV_SP_BLOCK"},
+                                           {"lev_global_lock", "LEV_SP_BLOCK"},
+                                           {"lev_global_read", "LEV_SP_BLOCK"}};
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
         if (!strcmp(name, calls[i][0]))
             return calls[i][1];

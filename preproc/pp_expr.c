@@ -37,6 +37,7 @@ enum {
     S_CALL = 1,
     S_ICALL,
     S_SETJMP,
+    S_BLOCK, /* a blocking Leverage call (pp_block.c) */
     S_AND,
     S_OR,
     S_COND,
@@ -122,19 +123,26 @@ pp_error_at(pp_walk *w, unsigned off, const char *fmt, ...)
 /* Whether an expression that levpp replaces (a call, a lowered operator)
  * at [b, e) is replaced there for the first time: an expression written in
  * a macro argument that the macro evaluates twice would be run once and
- * read twice (an error). */
-static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e)
+ * read twice (an error, naming the call `what` `name` if not NULL). */
+static int pp_arg_once(pp_walk *w, CXCursor c, unsigned b, unsigned e, const char *what,
+                       const char *name)
 {
     if (!pp_in_macro(c))
         return 1;
     for (unsigned i = 0; i < w->f->nedits; i++) {
         pp_edit *ed = &w->f->edits[i];
         if (ed->cls == E_REPL && ed->run && ed->b == b && ed->e == e) {
-            pp_error_at(w, b,
-                        "a macro argument that calls a checkpointable function in '%s' is "
-                        "evaluated more than once by the macro; call it before the macro and pass "
-                        "the result",
-                        w->fn->name);
+            if (name)
+                pp_error_at(w, b,
+                            "a macro argument that calls %s '%s' in '%s' is evaluated more than "
+                            "once by the macro; call it before the macro and pass the result",
+                            what, name, w->fn->name);
+            else
+                pp_error_at(w, b,
+                            "a macro argument that calls a checkpointable function in '%s' is "
+                            "evaluated more than once by the macro; call it before the macro and "
+                            "pass the result",
+                            w->fn->name);
             return 0;
         }
     }
@@ -158,7 +166,7 @@ static int pp_is_top(pp_unit *u, CXCursor c)
 /* How a result slot (x 'r') or temporary (x 't') k of type t is named:
  * a C local of the body (lev__rK, lev__tK) for scalars and pointers, else
  * its frame field. */
-static char *pp_slot_ref(int x, unsigned k, CXType t)
+char *pp_slot_ref(int x, unsigned k, CXType t)
 {
     return pp_fmt(pp_local_ok(t) ? "lev__%c%u" : "fr->lev__%c%u", x, k);
 }
@@ -202,7 +210,7 @@ static void pp_icall(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                  "call through a pointer that may reach a checkpointable function inside %s is "
                  "not supported yet",
                  u ? pp_ctx_name(flags) : "this context");
-    } else if (pp_arg_once(w, c, cb, ce)) {
+    } else if (pp_arg_once(w, c, cb, ce, NULL, NULL)) {
         unsigned k = pp_site_new(w->fn, pp_begin(c));
         PP_PUSH(u->v, u->n, u->cap);
         u->v[u->n++] = (pp_site){.kind = S_ICALL, .cur = c, .callee = -1, .k = k};
@@ -247,6 +255,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
     free(usr);
     const char *spk = pp_safepoint_kind(name);
     int is_ck = spk != NULL;
+    int is_block = is_ck && !strcmp(spk, "LEV_SP_BLOCK");
     int is_ret = !strcmp(name, "lev_return");
     pp_expr_kids(w, c, flags, u);
     if (flags & F_UNEVAL) {
@@ -267,7 +276,10 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
             u->lev_return = 1;
     }
     unsigned cb, ce;
-    const char *what = is_ck ? "safe point" : is_sj ? "setjmp" : "checkpointable function";
+    const char *what = is_block ? "blocking function"
+                       : is_ck  ? "safe point"
+                       : is_sj  ? "setjmp"
+                                : "checkpointable function";
     if (is_ck || is_sj || (g >= 0 && ctx.fns[g].cp)) {
         if (!pp_span(w->f, c, &cb, &ce)) {
             pp_error(PP_LOC(c),
@@ -305,8 +317,22 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
                      "call of '%s' with %d argument(s), but its definition has %u parameter(s): "
                      "the call is undefined in C",
                      name, clang_Cursor_getNumArguments(c), ctx.fns[g].nparams);
-        } else if (!pp_arg_once(w, c, cb, ce)) {
+        } else if (!pp_arg_once(w, c, cb, ce, what, name)) {
             /* reported */
+        } else if (is_block) {
+            unsigned a0 = pp_block_args(w->fn, c, ref, name);
+            if (a0) {
+                unsigned k = pp_site_new(w->fn, pp_begin(c));
+                PP_PUSH(u->v, u->n, u->cap);
+                u->v[u->n++] =
+                    (pp_site){.kind = S_BLOCK, .cur = c, .callee = -1, .k = k, .arg0 = a0};
+                pp_fn *fn = w->fn;
+                CXType rt = clang_getCursorType(c);
+                PP_PUSH(fn->slots, fn->nslots, fn->capslots);
+                fn->slots[fn->nslots++] = (pp_slot){k, rt};
+                pp_edit_add(w->f, cb, ce, E_REPL, 0, 1,
+                            pp_is_top(u, c) ? pp_strdup("(void)0") : pp_slot_read('r', k, rt));
+            }
         } else {
             unsigned k = pp_site_new(w->fn, pp_begin(c));
             PP_PUSH(u->v, u->n, u->cap);
@@ -331,8 +357,8 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
 }
 
 /* A temporary of type t in the frame (lev__tK): written by the code of a
- * unit, read where the lowered operator was. */
-static unsigned pp_tmp_new(pp_fn *fn, CXType t)
+ * unit, read where the lowered operator was (or by a blocking call). */
+unsigned pp_tmp_new(pp_fn *fn, CXType t)
 {
     PP_PUSH(fn->tmps, fn->ntmps, fn->captmps);
     fn->tmps[fn->ntmps] = (pp_slot){fn->ntmps + 1, t};
@@ -401,7 +427,7 @@ static int pp_lowerable(pp_walk *w, CXCursor c)
 {
     unsigned b, e;
     if (pp_span(w->f, c, &b, &e))
-        return pp_arg_once(w, c, b, e);
+        return pp_arg_once(w, c, b, e, NULL, NULL);
     pp_error(PP_LOC(c),
              "operator from a macro expansion whose operand calls a checkpointable function in "
              "'%s' is not supported; write the operator outside the macro",
@@ -1029,6 +1055,10 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         }
         if (s->kind == S_SETJMP) {
             pp_setjmp_text(w, s->cur, s->k, !s->used, b);
+            continue;
+        }
+        if (s->kind == S_BLOCK) {
+            pp_block_text(w, s, b);
             continue;
         }
         pp_fn *g = &ctx.fns[s->callee];

@@ -303,9 +303,13 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     free(hi.size);
 }
 
-/* Whether a literal passed to external function `name` may be kept. */
+/* Whether a literal passed to external function `name` may be kept: not
+ * for a function that returns a pointer into it, nor for a blocking
+ * Leverage call, whose arguments its frame keeps across its safe point. */
 static int pp_lit_keep_for(const char *name)
 {
+    if (pp_safepoint_kind(name))
+        return 0;
     static const char *const keep[] = {"strchr", "strrchr", "strstr",    "strpbrk",   "memchr",
                                        "strtok", "strtol",  "strtoul",   "strtoll",   "strtoull",
                                        "strtod", "strtof",  "strchrnul", "rawmemchr", NULL};
