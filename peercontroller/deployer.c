@@ -57,9 +57,9 @@ typedef struct dep_vt {
     size_t arglen;
     uint32_t epoch;
     int state;
-    int host;        /* index into the VC's workers, -1: none */
-    bool recovering; /* placed from an image or restarted after a loss */
-    zmq_msg_t image; /* an image handed over by a leaving worker (empty: none) */
+    int host;               /* index into the VC's workers, -1: none */
+    bool recovering;        /* placed from an image or restarted after a loss */
+    zmq_msg_t image;        /* an image handed over by a leaving worker (empty: none) */
     uint64_t image_next_in; /* input position of that image */
     dep_holder holders[DEP_REPLICAS_MAX];
     int nholders;
@@ -1061,7 +1061,10 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
                 pc_json_fmt(j, "%s", k ? "," : "");
                 pc_json_str(j, vt->holders[k].ep);
             }
-            pc_json_fmt(j, "]");
+            uint32_t ie = 0; /* the newest epoch an acknowledged image is of */
+            for (int k = 0; k < vt->nholders; k++)
+                ie = vt->holders[k].epoch > ie ? vt->holders[k].epoch : ie;
+            pc_json_fmt(j, "],\"image_epoch\":%u", ie);
             pc_mm_vt_status(vc->mm, vt->id, j);
             pc_json_fmt(j, ",\"held\":[");
             for (int k = 0, n = 0; k < vt->nholders; k++) {

@@ -81,7 +81,7 @@ typedef struct s_host {
     s_out *qhead, *qtail; /* records to send */
     bool qstop;           /* the sender drains the queue and ends */
     bool send_failed;
-    s_vtrec *reap; /* VTs that ended, for the main thread */
+    s_vtrec *reap;    /* VTs that ended, for the main thread */
     rt_ch_host chost; /* the VTs' channels go out through s_on_output */
     pthread_t sender;
     bool sender_started;
@@ -546,6 +546,10 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
         s_queue(h, o);
         rt_ch_resend(vt);
         rc = rt_exec_spawn(ex, vt);
+        /* A resumed VT's only image may be on this very peer (its holder
+         * became its host): a new one goes to its new holders at once. */
+        if (!rc && req->type == PC_X_RESUME)
+            rt_exec_request_capture(vt);
     }
     if (rc) {
         free(r);

@@ -90,10 +90,7 @@ static mm_vt *s_vt(pc_msgmgr *mm, uint64_t id)
     return &mm->vts[id - 2];
 }
 
-static uint64_t s_id(const pc_msgmgr *mm, const mm_vt *v)
-{
-    return (uint64_t)(v - mm->vts) + 2;
-}
+static uint64_t s_id(const pc_msgmgr *mm, const mm_vt *v) { return (uint64_t)(v - mm->vts) + 2; }
 
 static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e)
 {
@@ -125,8 +122,8 @@ static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
 
 /* Appends an input to v's stream (data copied) and sends it on. 0 or
  * LEV_ENOMEM. */
-static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref,
-                    int32_t err, const void *data, size_t len, bool novalue)
+static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref, int32_t err,
+                    const void *data, size_t len, bool novalue)
 {
     if (v->nlog == v->caplog) {
         size_t cap = v->caplog ? v->caplog * 2 : 16;
@@ -425,8 +422,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq)
     }
     case RT_OUT_READ: {
         mm_glob *g = s_glob(mm, o->name, false);
-        s_append(mm, v, RT_IN_READ, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0,
-                 !g || !g->set);
+        s_append(mm, v, RT_IN_READ, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0, !g || !g->set);
         break;
     }
     case RT_OUT_TIMEOUT:
@@ -474,8 +470,8 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
     }
     if (seq != v->accepted + 1) {
         pc_log(PC_LOG_WARN, "VC %016llx VT %llu: output %llu after %llu dropped (gap)",
-               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt,
-               (unsigned long long)seq, (unsigned long long)v->accepted);
+               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt, (unsigned long long)seq,
+               (unsigned long long)v->accepted);
         return;
     }
     v->accepted = seq;
@@ -494,8 +490,8 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
         pc_log(PC_LOG_ERROR,
                "VC %016llx VT %llu resumed at input %llu, but the log starts at %llu: "
                "its inputs cannot be replayed",
-               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt,
-               (unsigned long long)from, (unsigned long long)v->first);
+               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt, (unsigned long long)from,
+               (unsigned long long)v->first);
         return LEV_EFAILED;
     }
     v->synced = true;
@@ -639,8 +635,8 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
         }
         if (len > mm->o.max_msg) {
             snprintf(why, sizeof why,
-                     "message of %zu bytes is above the virtual computer's limit of %zu bytes",
-                     len, mm->o.max_msg);
+                     "message of %zu bytes is above the virtual computer's limit of %zu bytes", len,
+                     mm->o.max_msg);
             s_client_reply(mm, 0, m->h.seq, LEV_ERANGE, why);
             return;
         }
@@ -666,8 +662,8 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
         pc_wbuf_init(&b);
         pc_put_u8(&b, g && g->set);
         pc_put_blob(&b, g ? g->val : NULL, g ? g->len : 0);
-        pc_peer_send(mm->o.p, mm->o.client, pc_hdr_make(PC_C_GVALUE, mm->o.vc, 0, 0, m->h.seq),
-                     &b, NULL);
+        pc_peer_send(mm->o.p, mm->o.client, pc_hdr_make(PC_C_GVALUE, mm->o.vc, 0, 0, m->h.seq), &b,
+                     NULL);
         pc_wbuf_free(&b);
         return;
     }

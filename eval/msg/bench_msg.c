@@ -189,7 +189,8 @@ static int64_t s_pair(lev_vc *vc, const char *task, long n, long warm, long size
         s_die("lev_vt_send");
     int64_t *ta = NULL, *tb = NULL;
     size_t la = 0, lb = 0;
-    if (lev_vt_join(vc, a, (void **)&ta, &la, LIMIT) || lev_vt_join(vc, b, (void **)&tb, &lb, LIMIT))
+    if (lev_vt_join(vc, a, (void **)&ta, &la, LIMIT) ||
+        lev_vt_join(vc, b, (void **)&tb, &lb, LIMIT))
         s_die("lev_vt_join");
     int64_t t = la == sizeof *ta ? *ta : -1;
     free(ta);
@@ -233,8 +234,10 @@ int main(int argc, char **argv)
         s_die("lev_vc_open");
     zpair z;
     s_zmq_up(&z);
-    double *lz = calloc((size_t)rounds, sizeof(double)), *ll = calloc((size_t)rounds, sizeof(double));
-    double *sz = calloc((size_t)rounds, sizeof(double)), *sl = calloc((size_t)rounds, sizeof(double));
+    double *lz = calloc((size_t)rounds, sizeof(double)),
+           *ll = calloc((size_t)rounds, sizeof(double));
+    double *sz = calloc((size_t)rounds, sizeof(double)),
+           *sl = calloc((size_t)rounds, sizeof(double));
     for (int r = 0; r < rounds; r++) {
         lz[r] = s_zmq_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
         ll[r] = (double)s_pair(vc, "bm_pingpong", PP_N, PP_N / 10, size) * 1e-3 / PP_N;
@@ -273,8 +276,7 @@ int main(int argc, char **argv)
         }
         lk[r] = 8.0 * LOCK_N / worst;
     }
-    printf("| global lock+update, 8 VTs (round trips/s) | - | %.0f | - |\n",
-           s_median(lk, rounds));
+    printf("| global lock+update, 8 VTs (round trips/s) | - | %.0f | - |\n", s_median(lk, rounds));
     lev_vc_close(&vc);
     mesh_stop_all(s_p, 3);
     free(lz);

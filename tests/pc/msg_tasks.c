@@ -12,10 +12,7 @@
 #include "msg_tasks.h"
 #include "pc_tasks.h"
 
-long msg_words(long r, long s, long d)
-{
-    return 8 + (r * 7 + s * 3 + d) % 120;
-}
+long msg_words(long r, long s, long d) { return 8 + (r * 7 + s * 3 + d) % 120; }
 
 uint64_t msg_word(long r, long s, long d, long i)
 {
@@ -41,9 +38,8 @@ static int msg_get_cfg(msg_cfg *c)
     uint64_t from = LEV_CLIENT;
     void *buf = NULL;
     size_t n = 0;
-    int rc = lev_recv(&from, &buf, &n, -1);
-    int ok = rc == 0 && n == sizeof *c && c->n > 1 && c->n <= MSG_MAXVT;
-    if (rc == 0 && n == sizeof *c)
+    int ok = lev_recv(&from, &buf, &n, -1) == 0 && n == sizeof *c;
+    if (ok)
         memcpy(c, buf, sizeof *c);
     free(buf);
     return ok && c->n > 1 && c->n <= MSG_MAXVT && c->me >= 0 && c->me < c->n;
@@ -143,8 +139,7 @@ LEV_TASK void pc_a2a(const void *arg, size_t len)
                 bad = 1;
             } else {
                 for (long i = 0; i < msg_words(next_round[s], s, c.me); i++)
-                    bad |= m[i + 2] != msg_word(next_round[s], s, c.me, i),
-                        sum += m[i + 2];
+                    bad |= m[i + 2] != msg_word(next_round[s], s, c.me, i), sum += m[i + 2];
                 next_round[s]++;
                 got++;
             }
