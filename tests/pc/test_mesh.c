@@ -670,7 +670,7 @@ static void t_bad_input(void **state)
     assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
     assert_true(s_log_has(&m.p[0], "dropped M_PING"));
     assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
-    assert_true(s_log_has(&m.p[0], "not a valid image"));
+    assert_true(s_log_has(&m.p[0], "not an image envelope"));
     mesh_stop_all(m.p, m.n);
 }
 
