@@ -190,8 +190,8 @@ LEV_TASK void pc_echo(const void *arg, size_t len)
 }
 
 /* A receive from anyone that must time out (20 ms; nobody has sent
- * anything yet), reported; then a receive from the client without limit.
- * Returns msg_timeout_res. */
+ * anything yet), reported; then a receive from the client without limit,
+ * and a third, the gate, before it returns msg_timeout_res. */
 LEV_TASK void pc_timeout(const void *arg, size_t len)
 {
     (void)arg;
@@ -210,6 +210,10 @@ LEV_TASK void pc_timeout(const void *arg, size_t len)
     res.from = from;
     if (res.second == 0 && n < sizeof res.text)
         memcpy(res.text, buf, n);
+    free(buf);
+    buf = NULL;
+    from = LEV_CLIENT; /* the gate: a third message */
+    lev_recv(&from, &buf, &n, -1);
     free(buf);
     lev_return(&res, sizeof res);
 }

@@ -400,6 +400,8 @@ static void t_real_mesh(void **state)
 
 int main(void)
 {
+    /* executors at normal priority: at SCHED_IDLE a busy machine starves them */
+    setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_usage),     cmocka_unit_test(t_unreachable), cmocka_unit_test(t_report),
         cmocka_unit_test(t_json),      cmocka_unit_test(t_malformed),

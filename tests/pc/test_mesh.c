@@ -708,6 +708,10 @@ int main(int argc, char **argv)
     if (!mkdtemp(s_dir))
         return 1;
     setenv("LEV_PEER_TIMEOUT_MS", "3000", 0);
+    /* Executors at normal priority: at SCHED_IDLE (their default, the
+     * machine's owner first) the other tests running beside these on a
+     * busy machine would starve them for as long as they run. */
+    setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest all[] = {
         cmocka_unit_test(t_kill_worker), cmocka_unit_test(t_kill_holder),
         cmocka_unit_test(t_stop_cont),   cmocka_unit_test(t_sigterm),
