@@ -23,7 +23,8 @@
 #define DEP_ENROL_TIMEOUT_MS 3000
 #define DEP_REFUSED_RETRY_MS 5000
 #define DEP_TICK_MS 50
-#define DEP_SETTLE_MS 1000 /* a new VC waits this long at most for its workers */
+#define DEP_MM_TICK_MS 1000 /* the message manager's repairs (pc_mm_tick) */
+#define DEP_SETTLE_MS 1000  /* a new VC waits this long at most for its workers */
 
 enum { W_ENROLLING, W_LOADING, W_ACTIVE, W_GONE, W_REFUSED };
 
@@ -90,6 +91,7 @@ typedef struct dep_vc {
     uint64_t opened_ms;
     pc_resolver *where;
     pc_msgmgr *mm; /* message manager and global variable manager */
+    uint64_t mm_tick_ms;
 } dep_vc;
 
 struct pc_deployer {
@@ -986,6 +988,10 @@ uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
         }
         s_enrol(d, vc, now);
         s_place_pending(d, vc);
+        if (now - vc->mm_tick_ms >= DEP_MM_TICK_MS) {
+            vc->mm_tick_ms = now;
+            pc_mm_tick(vc->mm);
+        }
     }
     return d->next_tick;
 }

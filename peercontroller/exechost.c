@@ -749,6 +749,8 @@ static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
         return; /* an older incarnation's, or it ended */
     if (req->type == PC_X_ACK) {
         rt_ch_ack(r->vt, req->seq);
+        if (pc_get_u8(rb) == 1 && pc_rbuf_done(rb)) /* an output after seq was lost */
+            rt_ch_resend(r->vt);
         return;
     }
     rt_in in = {.d = req->seq};

@@ -50,7 +50,9 @@ typedef struct mm_vt {
     uint64_t lock_seq; /* output number of its LOCK */
     uint64_t grant_d;  /* input position of the grant */
     mm_held *held, **held_tail;
-    uint64_t reports; /* reports passed to the client */
+    uint64_t reports;       /* reports passed to the client */
+    uint64_t gap_asked;     /* accepted + 1 when a resend was asked for (0: none pending) */
+    uint64_t tick_consumed; /* consumed at the last tick */
 } mm_vt;
 
 /* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
@@ -110,15 +112,25 @@ static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e)
     pc_wbuf_free(&b);
 }
 
-static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
+/* Acknowledges v's outputs up to what was accepted; `resend` asks its
+ * host to send its outbox again (an output after them was lost). */
+static void s_ack(pc_msgmgr *mm, mm_vt *v, bool resend)
 {
     uint32_t epoch = 0;
     const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
     v->acked = v->accepted;
-    if (host && v->synced)
-        pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_ACK, mm->o.vc, s_id(mm, v), epoch, v->acked),
-                     NULL, NULL);
+    if (!host || !v->synced)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    if (resend)
+        pc_put_u8(&b, 1);
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_ACK, mm->o.vc, s_id(mm, v), epoch, v->acked),
+                 resend ? &b : NULL, NULL);
+    pc_wbuf_free(&b);
 }
+
+static void s_send_ack(pc_msgmgr *mm, mm_vt *v) { s_ack(mm, v, false); }
 
 /* Appends an input to v's stream (data copied) and sends it on. 0 or
  * LEV_ENOMEM. */
@@ -469,12 +481,19 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
         return;
     }
     if (seq != v->accepted + 1) {
-        pc_log(PC_LOG_WARN, "VC %016llx VT %llu: output %llu after %llu dropped (gap)",
-               (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt, (unsigned long long)seq,
-               (unsigned long long)v->accepted);
+        /* an output was lost on the way: the host sends its outbox again
+         * (asked once per gap; the tick asks again if that is lost too) */
+        if (v->gap_asked != v->accepted + 1) {
+            pc_log(PC_LOG_INFO, "VC %016llx VT %llu: output %llu after %llu: asking again",
+                   (unsigned long long)mm->o.vc, (unsigned long long)m->h.vt,
+                   (unsigned long long)seq, (unsigned long long)v->accepted);
+            v->gap_asked = v->accepted + 1;
+            s_ack(mm, v, true);
+        }
         return;
     }
     v->accepted = seq;
+    v->gap_asked = 0;
     s_take(mm, v, &o, seq);
     if (!v->wait_on)
         s_send_ack(mm, v);
@@ -501,6 +520,20 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
     if (!v->wait_on)
         s_send_ack(mm, v);
     return 0;
+}
+
+void pc_mm_tick(pc_msgmgr *mm)
+{
+    for (size_t i = 0; i < mm->nvts; i++) {
+        mm_vt *v = &mm->vts[i];
+        if (!v->used || v->ended || !v->synced)
+            continue;
+        if (v->consumed == v->tick_consumed && v->nlog && v->log[v->nlog - 1].d > v->consumed)
+            s_send_in(mm, v, &v->log[v->nlog - 1]);
+        v->tick_consumed = v->consumed;
+        if (!v->wait_on)
+            s_ack(mm, v, v->gap_asked != 0);
+    }
 }
 
 /* ===================================================================

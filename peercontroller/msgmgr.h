@@ -77,6 +77,13 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
  * a C_GSET that waits for a lock, once it has it). */
 void pc_mm_client(pc_msgmgr *mm, pc_msg *m);
 
+/* Every second or so (the deployer's tick): repairs what a dropped
+ * message may have left stuck. A VT that consumed nothing since the last
+ * tick though it has inputs gets its newest input again (a gap makes its
+ * host ask for the rest); every synced VT gets its acknowledgement again;
+ * one whose outputs stopped at a gap is asked again to re-send them. */
+void pc_mm_tick(pc_msgmgr *mm);
+
 /* Appends the manager's part of the status document: "globals":[...]
  * and per-VT fields through pc_mm_vt_status. */
 void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j);

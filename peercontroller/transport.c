@@ -17,7 +17,11 @@
 #include "log.h"
 #include "rt.h"
 
-#define PC_SNDHWM 256        /* messages queued per peer before drops */
+/* Messages queued per peer before drops. What a drop loses comes again:
+ * a VT's outputs and inputs are numbered and re-sent on a gap (msgmgr.c),
+ * the rest is re-sent by its protocol's own timers; but a drop costs a
+ * round of that, so the queue holds far more than a VT's window. */
+#define PC_SNDHWM 65536
 #define PC_HEARTBEAT_MS 1000 /* ZMQ connection heartbeats */
 
 typedef struct s_proxy {

@@ -86,7 +86,9 @@ typedef enum pc_type {
     /* a VT's channels (runtime/vtchan.h), relayed by the worker to and from its executor */
     PC_W_OUT = 0x030F,    /* worker -> deployer: hdr.vc/vt/epoch, seq = output number (0 for
                            * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data */
-    PC_W_ACK = 0x0310,    /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here */
+    PC_W_ACK = 0x0310,    /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here;
+                           * u8 resend (1: an output after seq was lost: send the outbox
+                           * again), or no payload */
     PC_W_IN = 0x0311,     /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
                            * u8 novalue, u64 from, u64 ref, i32 err, b data */
     PC_W_RESYNC = 0x0312, /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position

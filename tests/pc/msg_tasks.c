@@ -237,3 +237,48 @@ LEV_TASK void pc_bounce(const void *arg, size_t len)
     r[2] = lev_send(99, "x", 1);
     lev_return(r, sizeof r);
 }
+
+/* A one-way stream (msg_cfg from the client, two places): place 0 sends
+ * `rounds` messages of 64 bytes to place 1, which checks their order and
+ * answers once at the end; the sender's window fills and waits for the
+ * receiver (flow control). Returns the messages received in order
+ * (place 1) or the answer's length (place 0); -1 on a failed call. */
+LEV_TASK void pc_stream(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    long res = -1;
+    if (!msg_get_cfg(&c)) {
+        lev_return(&res, sizeof res);
+        return;
+    }
+    uint64_t peer = c.ids[1 - c.me];
+    long m[8] = {0};
+    res = 0;
+    for (long i = 0; i < c.rounds && res >= 0; i++) {
+        if (c.me == 0) {
+            m[0] = i;
+            if (lev_send(peer, m, sizeof m))
+                res = -1;
+            continue;
+        }
+        uint64_t from = peer;
+        void *buf = NULL;
+        size_t n = 0;
+        if (lev_recv(&from, &buf, &n, -1) || n != sizeof m || ((long *)buf)[0] != i)
+            res = -1;
+        else
+            res++;
+        free(buf);
+    }
+    uint64_t from = peer;
+    void *buf = NULL;
+    size_t n = 0;
+    if (res >= 0 && c.me == 1 && lev_send(peer, "k", 1))
+        res = -1;
+    if (res >= 0 && c.me == 0)
+        res = lev_recv(&from, &buf, &n, -1) ? -1 : (long)n;
+    free(buf);
+    lev_return(&res, sizeof res);
+}

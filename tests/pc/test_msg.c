@@ -432,6 +432,28 @@ static void t_timeout(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+/* 20,000 messages one way between VTs on two workers: the sender's
+ * window fills and waits for the receiver's consumption (flow control),
+ * and every message arrives in order. */
+static void t_stream(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 2);
+    reports rep;
+    lev_vc *vc = s_open(&m, 2, 2000, &rep);
+    msg_cfg cfg;
+    s_start_cfg(vc, "pc_stream", 2, 20000, &cfg);
+    long *r0 = s_join(vc, cfg.ids[0], sizeof(long));
+    long *r1 = s_join(vc, cfg.ids[1], sizeof(long));
+    assert_int_equal(*r1, cfg.rounds);
+    assert_int_equal(*r0, 1);
+    free(r0);
+    free(r1);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
 /* What senders are told: a VT not in the VC or ended (LEV_ENOVT, to the
  * client at once and to a VT through its receive), a message or a value
  * above its limit (LEV_ERANGE, naming the limit). */
@@ -483,6 +505,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest all[] = {
         cmocka_unit_test(t_ring),    cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
         cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout), cmocka_unit_test(t_errors),
+        cmocka_unit_test(t_stream),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
