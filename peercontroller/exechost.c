@@ -38,6 +38,7 @@
 
 #define S_TASK_MAX 1024      /* bytes of a task name */
 #define S_REAP_WAIT_MS 10000 /* an ended VT leaves its executor long before this */
+#define S_STALE_MS 2000      /* outboxes are looked at this often (s_stale_outboxes) */
 
 /* A VT of this executor. The main thread owns the record; the callbacks
  * reach it through vt->host. */
@@ -48,6 +49,7 @@ typedef struct s_vtrec {
     uint64_t id;
     uint32_t epoch;
     uint64_t next_in; /* input position of its newest image (the VT's worker only) */
+    uint64_t oldest;  /* its oldest unacknowledged output at the last look (main thread) */
     /* under h->mu */
     bool stopping;     /* STOP received */
     bool forget;       /* CANCEL received: nothing more goes out */
@@ -741,6 +743,20 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
         s_start(h, req, vt);
 }
 
+/* Every S_STALE_MS: a VT whose oldest unacknowledged output has not
+ * changed since the last look sends its outbox again (the output, or its
+ * acknowledgement, was lost on the way and nothing after it showed the
+ * gap). */
+static void s_stale_outboxes(s_host *h)
+{
+    for (s_vtrec *r = h->live; r; r = r->live_next) {
+        uint64_t o = rt_ch_oldest_out(r->vt);
+        if (o && o == r->oldest)
+            rt_ch_resend(r->vt);
+        r->oldest = o;
+    }
+}
+
 /* A VT's input (X_IN) or acknowledgement (X_ACK) from its deployer. */
 static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
 {
@@ -865,8 +881,18 @@ static int s_serve(s_host *h)
 {
     struct pollfd p[2] = {{.fd = pc_chan_fd(h->chan), .events = POLLIN},
                           {.fd = h->wake_fd, .events = POLLIN}};
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last);
     for (;;) {
-        if (poll(p, 2, -1) < 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long since = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
+        if (since >= S_STALE_MS) {
+            s_stale_outboxes(h);
+            last = now;
+            since = 0;
+        }
+        if (poll(p, 2, (int)(S_STALE_MS - since)) < 0) {
             if (errno == EINTR)
                 continue;
             fprintf(stderr, "levpeer executor: poll: %s\n", strerror(errno));

@@ -412,22 +412,26 @@ static int s_capture(s_worker *w, rt_vt *vt, uint32_t why)
     vt->capture_why = why;
     rt_err_clear();
     int rc = rt_capture(vt, &img, &len);
+    if (rc) {
+        s_capture_failed(w, vt, rc, lev_errdetail());
+    } else {
+        S_INC(&w->st_captures);
+        if (ex->o.on_image)
+            ex->o.on_image(vt, img, len, ex->o.ud);
+        else
+            free(img);
+    }
+    /* The next one is due an interval after the VT is given back, host's
+     * work included: were it counted from the capture's start, a capture
+     * (and host) slower than the interval would leave a checkpoint due at
+     * every safe point, and the VT would do little else. */
     uint64_t next = ex->ck_ns ? rt_now_ns() + ex->ck_ns : 0;
     vt->next_ck_ns = next;
     pthread_mutex_lock(&w->mu);
     if (w->cur == vt)
         w->cur_ck_ns = next;
     pthread_mutex_unlock(&w->mu);
-    if (rc) {
-        s_capture_failed(w, vt, rc, lev_errdetail());
-        return rc;
-    }
-    S_INC(&w->st_captures);
-    if (ex->o.on_image)
-        ex->o.on_image(vt, img, len, ex->o.ud);
-    else
-        free(img);
-    return 0;
+    return rc;
 }
 
 /* Acts on the capture requests among `want` of a suspended VT the worker

@@ -299,6 +299,17 @@ static void s_resend_to(rt_vt *vt, rt_chan *ch, const rt_ch_host *h)
     free(copy);
 }
 
+uint64_t rt_ch_oldest_out(rt_vt *vt)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (!ch)
+        return 0;
+    pthread_mutex_lock(&ch->mu);
+    uint64_t seq = ch->nout ? ch->out[0].seq : 0;
+    pthread_mutex_unlock(&ch->mu);
+    return seq;
+}
+
 void rt_ch_resend(rt_vt *vt)
 {
     rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;

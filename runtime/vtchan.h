@@ -130,6 +130,11 @@ void rt_ch_ack(rt_vt *vt, uint64_t seq);
  * first (after a restore, before the VT runs again). */
 void rt_ch_resend(rt_vt *vt);
 
+/* The number of the oldest output still in the VT's outbox, 0 if it is
+ * empty: a host that sees it unchanged for long re-sends the outbox (an
+ * output or its acknowledgement was lost). */
+uint64_t rt_ch_oldest_out(rt_vt *vt);
+
 /* Whether the VT may be captured now (it holds no lock and has no grant
  * it has not taken). */
 bool rt_ch_capture_ok(rt_vt *vt);

@@ -58,12 +58,27 @@ static void s_mesh(mesh *m, int workers)
     for (int i = 0; i <= workers; i++) {
         /* LEV_TEST_LOG=debug: the peers' logs (in the test's directory) say more */
         const char *lvl = getenv("LEV_TEST_LOG") ? getenv("LEV_TEST_LOG") : "info";
-        const char *args[] = {
-            "--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1", "--rate",
-            "1000",     "--log-level",       lvl,       "--join",       m->p[0].ep,
-            NULL};
+        /* Failure detection slower than the default (a probe may take 400
+         * ms, not 80): these tests run long on a machine loaded by other
+         * tests and the sanitizers, where a peer too slow to answer in time
+         * is suspected and its VTs move for nothing. */
+        const char *args[] = {"--listen",
+                              "tcp://127.0.0.1:0",
+                              "--cores",
+                              i ? "1" : "-1",
+                              "--rate",
+                              "1000",
+                              "--log-level",
+                              lvl,
+                              "--period-ms",
+                              "500",
+                              "--probe-timeout-ms",
+                              "400",
+                              "--join",
+                              m->p[0].ep,
+                              NULL};
         if (i == 0)
-            args[8] = NULL;
+            args[12] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;
