@@ -383,8 +383,16 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq)
     uint64_t id = s_id(mm, v);
     switch (o->kind) {
     case RT_OUT_MSG:
-        if (o->len > mm->o.max_msg)
-            break; /* the runtime refuses it first; a hostile one is ignored */
+        if (o->len > mm->o.max_msg) {
+            /* the runtime refuses above its own limit (16 MiB); this one is
+             * lower when the deployer's --max-msg is */
+            pc_log(PC_LOG_WARN,
+                   "VC %016llx VT %llu: message of %zu bytes to VT %llu dropped: above the "
+                   "limit of %zu bytes",
+                   (unsigned long long)mm->o.vc, (unsigned long long)id, o->len,
+                   (unsigned long long)o->to, mm->o.max_msg);
+            break;
+        }
         if (v->lock) {
             mm->held_back++;
             s_hold(v, RT_OUT_MSG, o->to, o->data, o->len);

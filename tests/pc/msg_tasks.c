@@ -282,3 +282,18 @@ LEV_TASK void pc_stream(const void *arg, size_t len)
     free(buf);
     lev_return(&res, sizeof res);
 }
+
+/* Sends VT 99 a message one byte above the 16 MiB limit: the runtime
+ * refuses it at once. Returns lev_send's code and whether its detail
+ * names the limit (int32_t each). */
+LEV_TASK void pc_oversize(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    size_t n = ((size_t)16 << 20) + 1;
+    char *big = calloc(1, n);
+    int32_t r[2] = {big ? lev_send(99, big, n) : 1, 0};
+    r[1] = strstr(lev_errdetail(), "limit") != NULL;
+    free(big);
+    lev_return(r, sizeof r);
+}

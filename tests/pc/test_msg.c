@@ -470,8 +470,9 @@ static void t_stream(void **state)
 }
 
 /* What senders are told: a VT not in the VC or ended (LEV_ENOVT, to the
- * client at once and to a VT through its receive), a message or a value
- * above its limit (LEV_ERANGE, naming the limit). */
+ * client at once and to a VT through its receive), a message (from the
+ * client or a VT) or a value above its limit (LEV_ERANGE, naming the
+ * limit). */
 static void t_errors(void **state)
 {
     (void)state;
@@ -488,6 +489,21 @@ static void t_errors(void **state)
     assert_int_equal(res[2], LEV_ENOVT); /* and the next send knows */
     free(res);
     assert_int_equal(lev_vt_send(vc, id, "x", 1), LEV_ENOVT); /* it has ended */
+    /* a message above the limit: from the client, and from a VT */
+    size_t huge = ((size_t)16 << 20) + 1;
+    char *msg = calloc(1, huge);
+    assert_non_null(msg);
+    assert_int_equal(lev_vt_start(vc, "pc_echo", NULL, 0, &id), 0);
+    assert_int_equal(lev_vt_send(vc, id, msg, huge), LEV_ERANGE);
+    assert_non_null(strstr(lev_errdetail(), "limit"));
+    free(msg);
+    s_send(vc, id, "x", 2);
+    free(s_join(vc, id, 2));
+    assert_int_equal(lev_vt_start(vc, "pc_oversize", NULL, 0, &id), 0);
+    int32_t *ov = s_join(vc, id, 2 * sizeof(int32_t));
+    assert_int_equal(ov[0], LEV_ERANGE);
+    assert_int_equal(ov[1], 1);
+    free(ov);
     size_t big = (1u << 20) + 1;
     char *v = calloc(1, big);
     assert_non_null(v);
