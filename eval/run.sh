@@ -17,7 +17,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-BUILD=${LEV_EVAL_BUILD:-build-eval}
+. eval/build.sh # BUILD, eval_build
 IMAGE_REPS=${IMAGE_REPS:-15}
 VT_REPS=${VT_REPS:-9}
 MODE=${1:-run}
@@ -39,12 +39,7 @@ machine() {
 
 build() {
     echo "== build ($BUILD, Release, -O2)"
-    mkdir -p "$BUILD"
-    cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DLEV_SANITIZE=OFF >"$BUILD/eval-configure.log" 2>&1 ||
-        { cat "$BUILD/eval-configure.log"; exit 1; }
-    cmake --build "$BUILD" --target bench_image bench_vt -j"$(nproc)" >"$BUILD/eval-build.log" 2>&1 ||
-        { cat "$BUILD/eval-build.log"; exit 1; }
+    eval_build bench_image bench_vt
 }
 
 profile() {

@@ -13,12 +13,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-BUILD=${LEV_EVAL_BUILD:-build-eval}
-mkdir -p "$BUILD"
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DLEV_SANITIZE=OFF >"$BUILD/eval-configure.log" 2>&1 ||
-    { cat "$BUILD/eval-configure.log"; exit 1; }
-cmake --build "$BUILD" --target bench_mesh levpeer -j"$(nproc)" >"$BUILD/eval-build.log" 2>&1 ||
-    { cat "$BUILD/eval-build.log"; exit 1; }
+. eval/build.sh
+eval_build bench_mesh levpeer
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 "$BUILD/eval/bench_mesh" "$@"
