@@ -65,7 +65,6 @@ typedef struct dep_vt {
     dep_holder holders[DEP_REPLICAS_MAX];
     int nholders;
     uint64_t ckpt_ms; /* when the newest image was acknowledged */
-    uint64_t reports; /* reports passed to the client */
     int crashes;
     int resumes;  /* incarnations resumed from an image */
     int restarts; /* incarnations after the first started from the beginning */
@@ -731,26 +730,6 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     s_finish(d, vc, vt, err, detail, res, len);
 }
 
-static void s_report(pc_deployer *d, dep_vc *vc, pc_msg *m)
-{
-    dep_vt *vt = s_current(d, vc, m, true);
-    if (!vt || m->h.seq <= vt->reports)
-        return; /* a report re-sent after a rollback was passed on already */
-    pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
-    const void *p = NULL;
-    size_t len = 0;
-    pc_get_blob(&r, &p, &len);
-    if (!pc_rbuf_done(&r))
-        return;
-    vt->reports = m->h.seq;
-    pc_wbuf b;
-    pc_wbuf_init(&b);
-    pc_put_blob(&b, p, len);
-    pc_peer_send(d->p, vc->client, pc_hdr_make(PC_C_REPORT, vc->id, vt->id, 0, m->h.seq), &b, NULL);
-    pc_wbuf_free(&b);
-}
-
 static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
 {
     dep_vt *vt = s_current(d, vc, m, false);
@@ -895,9 +874,6 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         return;
     case PC_W_DONE:
         s_done(d, vc, m);
-        return;
-    case PC_W_REPORT:
-        s_report(d, vc, m);
         return;
     case PC_W_OUT:
     case PC_W_RESYNC: {

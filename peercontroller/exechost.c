@@ -418,21 +418,6 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     pthread_mutex_unlock(&h->mu);
 }
 
-static void s_on_report(rt_vt *vt, const void *buf, size_t len, void *ud)
-{
-    s_host *h = ud;
-    s_vtrec *r = vt->host;
-    pthread_mutex_lock(&h->mu);
-    /* Past the image of a STOP a report belongs to the copy resumed elsewhere. */
-    if (!r->forget && !r->stop_img) {
-        s_out *o = s_out_new(PC_X_REPORT, r->id, r->epoch, 0);
-        if (o)
-            pc_put_blob(&o->head, buf, len);
-        s_queue_locked(h, o);
-    }
-    pthread_mutex_unlock(&h->mu);
-}
-
 /* An output of a VT (vtchan.h): to the daemon, which passes it to the
  * deployer. Past the image of a STOP it belongs to the copy resumed
  * elsewhere. */
@@ -489,7 +474,6 @@ static int s_exec(s_host *h, rt_exec **out)
     if (!h->ex) {
         rt_exec_opts o = {.workers = h->threads,
                           .checkpoint_ms = h->checkpoint_ms,
-                          .on_report = s_on_report,
                           .on_done = s_on_done,
                           .on_image = s_on_image,
                           .on_capture_error = s_on_capture_error,

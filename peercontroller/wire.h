@@ -75,7 +75,7 @@ typedef enum pc_type {
     PC_W_RUN = 0x0305,       /* hdr.vc/vt/epoch; s task, b arg, u32 n, n x s holder */
     PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder, u64 next_in; F image */
     PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result */
-    PC_W_REPORT = 0x0308,    /* hdr.vc/vt/epoch/seq; b report */
+    PC_W_REPORT = 0x0308,    /* no longer sent: reports are outputs (W_OUT); number kept */
     PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err, u64 next_in; F image (migration) */
     PC_W_FENCE = 0x030A,     /* hdr.vc/vt/epoch: stop copies older than epoch; vt 0: the VC */
     PC_W_CLOSE = 0x030B,     /* hdr.vc: the VC is closed */
@@ -115,7 +115,7 @@ typedef enum pc_type {
     PC_X_RESUME = 0x0605,    /* hdr.vt/epoch, seq = next_in; b image */
     PC_X_IMAGE = 0x0606,     /* exec -> daemon: hdr.vt/epoch, seq = next_in; b image (periodic) */
     PC_X_DONE = 0x0607,      /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
-    PC_X_REPORT = 0x0608,    /* exec -> daemon: hdr.vt/epoch/seq; b report */
+    PC_X_REPORT = 0x0608,    /* no longer sent: reports are outputs (X_OUT); number kept */
     PC_X_STOP = 0x0609,      /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
     PC_X_STOPPED = 0x060A,   /* exec -> daemon: hdr.vt/epoch, seq = next_in; i32 err, s detail,
                               * b image */

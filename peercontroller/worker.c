@@ -609,10 +609,6 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
             s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
                             h->seq, payload, h->len, NULL);
         break;
-    case PC_X_REPORT:
-        if (current)
-            s_send_deployer(w, v, PC_W_REPORT, h->vt, h->epoch, h->seq, payload, h->len, NULL);
-        break;
     case PC_X_CRASH: {
         pc_rbuf r;
         pc_rbuf_init(&r, payload, h->len);

@@ -27,6 +27,7 @@
 
 #include <zmq.h>
 
+#include "bench.h"
 #include "bench_msg.h"
 #include "leverage.h"
 #include "mesh.h"
@@ -39,23 +40,12 @@
 static char s_dir[256];
 static mesh_peer s_p[3];
 
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* The median of n samples (sorts v). */
 static double s_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, s_cmp);
-    return n ? v[n / 2] : 0;
+    double best, median;
+    bench_stats(v, n, &best, &median);
+    return median;
 }
 
 static void s_die(const char *what)
@@ -148,12 +138,12 @@ static double s_zmq_pingpong(zpair *z, long n, long warm, size_t size)
     double t0 = 0;
     for (long i = 0; i < warm + n; i++) {
         if (i == warm)
-            t0 = s_now();
+            t0 = bench_now();
         zmq_send(z->d, buf, size, 0);
         zmq_recv(z->d, buf, size, 0);
         buf[0] = 'p';
     }
-    double t = s_now() - t0;
+    double t = bench_now() - t0;
     free(buf);
     return t;
 }
@@ -163,13 +153,13 @@ static double s_zmq_stream(zpair *z, long n, size_t size)
 {
     char *buf = calloc(1, size + 1);
     buf[0] = 's';
-    double t0 = s_now();
+    double t0 = bench_now();
     for (long i = 0; i < n; i++)
         zmq_send(z->d, buf, size, 0);
     buf[0] = 'e';
     zmq_send(z->d, buf, 1, 0);
     zmq_recv(z->d, buf, size, 0);
-    double t = s_now() - t0;
+    double t = bench_now() - t0;
     free(buf);
     return t;
 }

@@ -320,11 +320,6 @@ static void t_a2a(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
-typedef struct want_count {
-    lev_vc *vc;
-    long at_least;
-} want_count;
-
 /* Polls the counter (each poll a round trip to the deployer, bounded in
  * count and time) until it reaches w->at_least. */
 static void s_wait_count(lev_vc *vc, long at_least)
