@@ -1,0 +1,251 @@
+/* lev_tsp.c - lev-tsp, the client of the TSP sample: reads an instance,
+ * opens a virtual computer (the levpeer of LEV_PEER, or a peer embedded in
+ * this process), sets the schedule of the run's units, starts the VTs of
+ * tsp_tasks.c, shows live progress (generations, best length and gap,
+ * peers, VTs, checkpoints, VTs resumed), and writes the best tour as a
+ * TSPLIB TOUR file and an SVG picture. The result is the same as
+ * lev-tsp-seq's for the same options, on any mesh.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leverage.h"
+#include "tsp_cli.h"
+#include "tsp_job.h"
+#include "tsp_tasks.h"
+#include "tsplib.h"
+
+#define PROG "lev-tsp"
+
+/* What the report callback learns, read by the main thread. */
+typedef struct tsp_watch {
+    pthread_mutex_t mu;
+    tsp_progress last; /* the newest progress report */
+    int64_t reports;
+} tsp_watch;
+
+static double s_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    (void)vt;
+    tsp_watch *w = ctx;
+    tsp_progress p;
+    if (len != sizeof p)
+        return;
+    memcpy(&p, buf, sizeof p);
+    pthread_mutex_lock(&w->mu);
+    if (p.units_done > w->last.units_done)
+        w->last = p;
+    w->reports++;
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The gap of len above the known optimum, as text ("+1.23%" or "n/a"). */
+static void s_gap(const tsp_instance *inst, int64_t len, char *buf, size_t size)
+{
+    if (inst->optimum > 0 && len >= 0)
+        snprintf(buf, size, "%+.2f%%", 100.0 * (double)(len - inst->optimum) / (double)inst->optimum);
+    else
+        snprintf(buf, size, "n/a");
+}
+
+/* Prints one progress line: on a terminal it replaces the previous one. */
+static void s_progress(const tsp_opts *o, const tsp_instance *inst, const tsp_job *job,
+                       tsp_watch *w, lev_vc *vc, double t0, int final)
+{
+    static lev_vc_stats prev;
+    lev_vc_stats st;
+    memset(&st, 0, sizeof st);
+    if (lev_vc_stats_get(vc, &st) != 0)
+        st = prev;
+    pthread_mutex_lock(&w->mu);
+    tsp_progress p = w->last;
+    pthread_mutex_unlock(&w->mu);
+    int tty = isatty(STDOUT_FILENO);
+    if (st.resumes > prev.resumes || st.lost_peers > prev.lost_peers)
+        printf("%s%" PRIu64 " peer(s) lost so far; %" PRIu64 " VT(s) resumed elsewhere from their checkpoints\n",
+               tty ? "\r\033[K" : "", st.lost_peers, st.resumes);
+    prev = st;
+    if (o->quiet)
+        return;
+    int64_t gens = p.units_done * job->ga.gens, total = (int64_t)job->islands * job->epochs * job->ga.gens;
+    char gap[32];
+    s_gap(inst, p.units_done ? p.best : -1, gap, sizeof gap);
+    char best[32] = "-";
+    if (p.units_done)
+        snprintf(best, sizeof best, "%" PRId64, p.best);
+    printf("%sgeneration %" PRId64 "/%" PRId64 "  best %s (gap %s)  peers %u  VTs %u  checkpoints %" PRIu64
+           "  resumed %" PRIu64 "  %.1f s%s",
+           tty ? "\r\033[K" : "", gens, total, best, gap, st.peers, st.vts, st.checkpoints,
+           st.resumes, s_now() - t0, tty && !final ? "" : "\n");
+    fflush(stdout);
+}
+
+/* The schedule of a new run: every island at epoch 0, nothing claimed. */
+static tsp_sched *s_sched_new(const tsp_job *job, size_t *len)
+{
+    *len = sizeof(tsp_sched) + (size_t)job->islands * sizeof(tsp_slot);
+    tsp_sched *s = calloc(1, *len);
+    if (!s)
+        return NULL;
+    s->magic = TSP_SCHED_MAGIC;
+    s->islands = job->islands;
+    s->epochs = job->epochs;
+    s->best = -1;
+    return s;
+}
+
+/* How many VTs to start: --vts, else the cores the VC's workers offer
+ * (waiting a little for the first to enrol), at most one per island. */
+static int s_vts(const tsp_opts *o, const tsp_job *job, lev_vc *vc)
+{
+    if (o->vts > 0)
+        return o->vts;
+    lev_vc_stats st;
+    memset(&st, 0, sizeof st);
+    for (int i = 0; i < 50 && (lev_vc_stats_get(vc, &st) != 0 || st.cores == 0); i++)
+        usleep(20000); /* enrolment is under way; shown as 1 VT if it never ends */
+    int v = st.cores ? (int)st.cores : 1;
+    return v < job->islands ? v : job->islands;
+}
+
+/* Finds the best of the islands' final tours (the lowest island on a
+ * tie); 0, or -1 with the error printed. */
+static int s_best(lev_vc *vc, const tsp_instance *inst, const tsp_job *job, int32_t *tour,
+                  int64_t *len)
+{
+    *len = -1;
+    for (int32_t i = 0; i < job->islands; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)i, (int)(job->epochs - 1));
+        void *val = NULL;
+        size_t n = 0;
+        int rc = lev_global_get(vc, name, &val, &n);
+        if (rc || n != (size_t)inst->n * sizeof *tour) {
+            fprintf(stderr, PROG ": island %d's final tour is %s: %s\n", (int)i,
+                    rc ? "unreadable" : "missing", rc ? lev_errdetail() : "the run did not finish");
+            free(val);
+            return -1;
+        }
+        char err[160];
+        int64_t l = tsp_tour_check(inst, val, err, sizeof err) == 0 ? tsp_tour_length(inst, val) : -1;
+        if (l < 0) {
+            fprintf(stderr, PROG ": island %d's final tour is not a tour: %s\n", (int)i, err);
+            free(val);
+            return -1;
+        }
+        if (*len < 0 || l < *len) {
+            *len = l;
+            memcpy(tour, val, n);
+        }
+        free(val);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    tsp_opts o;
+    int rc = tsp_cli_parse(argc, argv, PROG, TSP_CLI_DISTRIBUTED, &o);
+    if (rc)
+        return rc == TSP_CLI_HELP ? 0 : 2;
+    tsp_instance inst;
+    if (tsp_cli_load(PROG, &o, &inst))
+        return 2;
+    size_t joblen = 0;
+    tsp_job *job = tsp_cli_job(PROG, &o, &inst, &joblen);
+    if (!job)
+        return 1;
+
+    double t0 = s_now();
+    lev_vc_options vo;
+    memset(&vo, 0, sizeof vo);
+    vo.checkpoint_ms = o.checkpoint_ms;
+    lev_vc *vc = NULL;
+    if ((rc = lev_vc_open(&vc, &vo))) {
+        fprintf(stderr, PROG ": cannot open a virtual computer: %s: %s\n", lev_strerror(rc),
+                lev_errdetail());
+        return 1;
+    }
+    tsp_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    lev_vc_on_report(vc, s_on_report, &w);
+    size_t slen = 0;
+    tsp_sched *sched = s_sched_new(job, &slen);
+    if (!sched || (rc = lev_global_set(vc, TSP_SCHED_VAR, sched, slen))) {
+        fprintf(stderr, PROG ": cannot set the schedule: %s: %s\n", lev_strerror(rc),
+                lev_errdetail());
+        return 1;
+    }
+    free(sched);
+    int nvt = s_vts(&o, job, vc);
+    lev_vt_id *ids = calloc((size_t)nvt, sizeof *ids);
+    if (!ids)
+        return 1;
+    if (!o.quiet)
+        printf("%s: %d cities, %d islands x %d epochs x %d generations, %d VTs, seed %" PRIu64 "\n",
+               inst.name, (int)inst.n, (int)job->islands, (int)job->epochs, (int)job->ga.gens, nvt,
+               job->seed);
+    for (int i = 0; i < nvt; i++)
+        if ((rc = lev_vt_start(vc, TSP_TASK, job, joblen, &ids[i]))) {
+            fprintf(stderr, PROG ": cannot start a VT: %s: %s\n", lev_strerror(rc), lev_errdetail());
+            return 1;
+        }
+
+    int failed = 0;
+    double shown = 0;
+    for (int i = 0; i < nvt;) {
+        void *res = NULL;
+        size_t len = 0;
+        rc = lev_vt_join(vc, ids[i], &res, &len, 250);
+        if (rc != LEV_ETIMEDOUT) {
+            tsp_result r;
+            if (rc == 0 && len == sizeof r) {
+                memcpy(&r, res, sizeof r);
+                r.why[sizeof r.why - 1] = '\0';
+                if (r.err) {
+                    fprintf(stderr, PROG ": VT %" PRIu64 ": %s\n", ids[i], r.why);
+                    failed++;
+                }
+            } else {
+                fprintf(stderr, PROG ": VT %" PRIu64 " ended with %s: %s\n", ids[i],
+                        lev_strerror(rc ? rc : LEV_EFAILED), rc ? lev_errdetail() : "no result");
+                failed++;
+            }
+            free(res);
+            i++;
+        }
+        if (rc == LEV_EPEER)
+            break;
+        if (s_now() - shown >= 0.5) {
+            s_progress(&o, &inst, job, &w, vc, t0, 0);
+            shown = s_now();
+        }
+    }
+    s_progress(&o, &inst, job, &w, vc, t0, 1);
+
+    int32_t *tour = malloc((size_t)inst.n * sizeof *tour);
+    int64_t len = -1;
+    rc = !tour || s_best(vc, &inst, job, tour, &len) ? 1 : 0;
+    if (rc == 0 && failed)
+        fprintf(stderr, PROG ": %d VT(s) failed; the others finished every unit\n", failed);
+    lev_vc_close(&vc);
+    if (rc == 0)
+        rc = tsp_cli_finish(PROG, &o, &inst, tour, len, s_now() - t0);
+    free(tour);
+    free(ids);
+    free(job);
+    tsp_free(&inst);
+    return rc;
+}

@@ -1,0 +1,378 @@
+/* tsp_tasks.c - the task of lev-tsp: a VT that runs units of the island
+ * genetic algorithm (tsp_job.h) while any is left. It claims each unit
+ * from the schedule (global variable tsp.sched, tsp_tasks.h), reads the
+ * island's state and its migrant from global variables, runs the epoch
+ * (ga.c, made mobile by levpp with this file) and commits the new state.
+ * Which VT runs which unit, and when, does not change the result.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ga.h"
+#include "lev_task.h"
+#include "tsp_job.h"
+#include "tsp_tasks.h"
+
+enum { PICK_UNIT, PICK_BACKUP, PICK_WAIT, PICK_DONE };
+
+/* What one VT knows while it works. */
+typedef struct tsp_vt {
+    const tsp_job *job;
+    ga_world *w;
+    uint64_t self;
+    size_t sbytes;  /* bytes of an island's state */
+    void *state;    /* the island of the current unit */
+    int32_t *best;  /* its best tour after the unit */
+    tsp_result res;
+} tsp_vt;
+
+static tsp_slot *s_slots(tsp_sched *s) { return (tsp_slot *)(s + 1); }
+
+static size_t s_sched_bytes(int32_t islands)
+{
+    return sizeof(tsp_sched) + (size_t)islands * sizeof(tsp_slot);
+}
+
+/* Sets the VT's error (the first one stays). */
+static void s_fail(tsp_vt *v, int err, const char *what, int32_t island, int32_t epoch)
+{
+    if (v->res.err)
+        return;
+    v->res.err = err;
+    snprintf(v->res.why, sizeof v->res.why, "unit (%d, %d): %s", (int)island, (int)epoch, what);
+}
+
+/* Checks that the schedule s[len] fits this job; NULL or why not. */
+static const char *s_sched_bad(const tsp_sched *s, size_t len, const tsp_job *j)
+{
+    if (!s || len < sizeof *s || s->magic != TSP_SCHED_MAGIC)
+        return "the schedule (tsp.sched) is missing or damaged";
+    if (s->islands != j->islands || s->epochs != j->epochs || len != s_sched_bytes(j->islands))
+        return "the schedule (tsp.sched) does not match the job";
+    if (s->nwait < 0 || s->nwait > TSP_WAITERS_MAX)
+        return "the schedule's list of waiting VTs is damaged";
+    return NULL;
+}
+
+/* Chooses the next unit for VT `me` in the locked schedule s and claims
+ * it: PICK_UNIT or PICK_BACKUP with *island set, PICK_WAIT (registered as
+ * a waiter when there is room) or PICK_DONE. `stuck`: no wake came during
+ * the last wait, so a claimed unit may be backed up before the end. */
+static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t *island)
+{
+    tsp_slot *sl = s_slots(s);
+    int32_t k = s->islands, pick = -1, open = 0;
+    for (int32_t i = 0; i < k; i++) {
+        if (sl[i].done >= s->epochs)
+            continue;
+        if (sl[i].owner)
+            continue;
+        open++;
+        int32_t prev = (i + k - 1) % k;
+        int ready = sl[i].done == 0 || k == 1 || sl[prev].done >= sl[i].done;
+        if (ready && (pick < 0 || sl[i].done < sl[pick].done))
+            pick = i;
+    }
+    if (pick >= 0) {
+        sl[pick].owner = me;
+        sl[pick].backup = 0;
+        sl[pick].claimed = ++s->claims;
+        *island = pick;
+        return PICK_UNIT;
+    }
+    if (open == 0 || stuck) {
+        for (int32_t i = 0; i < k; i++)
+            if (sl[i].done < s->epochs && sl[i].owner && sl[i].owner != me && !sl[i].backup &&
+                (pick < 0 || sl[i].claimed < sl[pick].claimed))
+                pick = i;
+        if (pick >= 0) {
+            sl[pick].backup = me;
+            s->backups++;
+            *island = pick;
+            return PICK_BACKUP;
+        }
+    }
+    if (open == 0)
+        return PICK_DONE; /* every unit left runs, backed up: nothing to add */
+    int known = 0;
+    for (int32_t i = 0; i < s->nwait; i++)
+        known |= s->waiters[i] == me;
+    if (!known && s->nwait < TSP_WAITERS_MAX)
+        s->waiters[s->nwait++] = me;
+    return PICK_WAIT;
+}
+
+/* Takes the schedule's lock and picks the next unit (s_pick); sets *epoch
+ * to the unit's epoch. Returns the PICK_ kind, or -1 on error (v->res). */
+static int s_claim(tsp_vt *v, int stuck, int32_t *island, int32_t *epoch)
+{
+    void *val = NULL;
+    size_t len = 0;
+    int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
+    if (rc) {
+        s_fail(v, rc, "cannot lock the schedule", -1, -1);
+        free(val);
+        return -1;
+    }
+    tsp_sched *s = val;
+    const char *bad = s_sched_bad(s, len, v->job);
+    if (bad) {
+        s_fail(v, -1, bad, -1, -1);
+        lev_global_unlock(TSP_SCHED_VAR, NULL, 0);
+        free(val);
+        return -1;
+    }
+    int kind = s_pick(s, v->self, stuck, island);
+    if (kind == PICK_UNIT || kind == PICK_BACKUP)
+        *epoch = s_slots(s)[*island].done;
+    rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
+    free(val);
+    if (rc) {
+        s_fail(v, rc, "cannot update the schedule", -1, -1);
+        return -1;
+    }
+    return kind;
+}
+
+/* Reads global variable `name` and checks it holds `want` bytes; returns
+ * the heap copy, or NULL with the VT's error set. */
+static void *s_read(tsp_vt *v, const char *name, size_t want, int32_t island, int32_t epoch)
+{
+    void *val = NULL;
+    size_t len = 0;
+    int rc = lev_global_read(name, &val, &len);
+    if (rc || !val || len != want) {
+        char what[96];
+        snprintf(what, sizeof what, "%s is %s", name,
+                 rc ? "unreadable" : !val ? "missing" : "of the wrong size");
+        s_fail(v, rc ? rc : -1, what, island, epoch);
+        free(val);
+        return NULL;
+    }
+    return val;
+}
+
+/* Returns 1 if tour[n] is a permutation of 0..n-1. */
+static int s_is_tour(const int32_t *tour, int32_t n)
+{
+    unsigned char *seen = calloc((size_t)n, 1);
+    int ok = seen != NULL;
+    for (int32_t i = 0; ok && i < n; i++) {
+        ok = tour[i] >= 0 && tour[i] < n && !seen[tour[i]];
+        if (ok)
+            seen[tour[i]] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+/* Loads v->state with island's state before `epoch`. Returns 1, 0 when
+ * the island is already past that epoch (a backup committed it), or -1. */
+static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    if (epoch == 0) {
+        ga_island_init(v->w, v->state, v->job->seed, island);
+        return 1;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
+    void *val = s_read(v, name, v->sbytes, island, epoch);
+    if (!val)
+        return -1;
+    const char *why = NULL;
+    int r = 1;
+    if (ga_island_check(v->w, val, v->sbytes, &why) != 0) {
+        s_fail(v, -1, why, island, epoch);
+        r = -1;
+    } else if (ga_island_epochs(val) > epoch) {
+        r = 0;
+    } else if (ga_island_epochs(val) < epoch) {
+        s_fail(v, -1, "the island's state is older than the schedule says", island, epoch);
+        r = -1;
+    } else {
+        memcpy(v->state, val, v->sbytes);
+    }
+    free(val);
+    return r;
+}
+
+/* Runs unit (island, epoch) on v->state: its migrant, then the epoch.
+ * 0, or -1 with the VT's error set. */
+static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    int32_t k = v->job->islands, n = v->job->n;
+    int32_t *mig = NULL;
+    if (epoch > 0 && k > 1) {
+        char name[48];
+        snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)((island + k - 1) % k), (int)(epoch - 1));
+        mig = s_read(v, name, (size_t)n * sizeof *mig, island, epoch);
+        if (!mig)
+            return -1;
+        if (!s_is_tour(mig, n)) {
+            s_fail(v, -1, "the migrant is not a tour", island, epoch);
+            free(mig);
+            return -1;
+        }
+    }
+    ga_island_epoch(v->w, v->state, mig);
+    free(mig);
+    return 0;
+}
+
+/* Sets global variable `name` to value[len] unless it already holds what
+ * the other copy of the unit committed: a migrant (written once), or an
+ * island's state of this epoch or a later one (`state`). 0 or -1. */
+static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t len, int state,
+                        int32_t island, int32_t epoch)
+{
+    void *old = NULL;
+    size_t oldlen = 0;
+    int rc = lev_global_lock(name, &old, &oldlen);
+    if (rc) {
+        s_fail(v, rc, "cannot lock a variable to commit", island, epoch);
+        free(old);
+        return -1;
+    }
+    int newer = old && (!state || (oldlen == v->sbytes &&
+                                   ga_island_epochs(old) >= ga_island_epochs(value)));
+    rc = lev_global_unlock(name, newer ? NULL : value, newer ? 0 : len);
+    free(old);
+    if (rc) {
+        s_fail(v, rc, "cannot commit a variable", island, epoch);
+        return -1;
+    }
+    return 0;
+}
+
+/* Marks unit (island, epoch) done in the schedule if this VT is the first
+ * to commit it, reports progress, and wakes the VTs waiting for units. */
+static int s_commit(tsp_vt *v, int32_t island, int32_t epoch, int64_t best)
+{
+    void *val = NULL;
+    size_t len = 0;
+    int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
+    if (rc) {
+        s_fail(v, rc, "cannot lock the schedule", island, epoch);
+        free(val);
+        return -1;
+    }
+    tsp_sched *s = val;
+    const char *bad = s_sched_bad(s, len, v->job);
+    if (bad) {
+        s_fail(v, -1, bad, island, epoch);
+        lev_global_unlock(TSP_SCHED_VAR, NULL, 0);
+        free(val);
+        return -1;
+    }
+    tsp_slot *sl = &s_slots(s)[island];
+    int first = sl->done == epoch;
+    if (first) {
+        sl->done = epoch + 1;
+        sl->owner = sl->backup = 0;
+        s->units_done++;
+        if (s->best < 0 || best < s->best) {
+            s->best = best;
+            s->best_island = island;
+            s->best_epoch = epoch;
+        }
+    }
+    uint64_t wake[TSP_WAITERS_MAX];
+    int32_t nwake = s->nwait;
+    memcpy(wake, s->waiters, (size_t)nwake * sizeof wake[0]);
+    s->nwait = 0;
+    tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, island, epoch, best};
+    rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
+    free(val);
+    if (rc) {
+        s_fail(v, rc, "cannot update the schedule", island, epoch);
+        return -1;
+    }
+    if (first) {
+        v->res.units++;
+        lev_report(&p, sizeof p);
+    }
+    for (int32_t i = 0; i < nwake; i++)
+        if (wake[i] != v->self)
+            lev_send(wake[i], "w", 1);
+    return 0;
+}
+
+/* Waits for a wake message or TSP_WAIT_MS; returns 1 if none came. */
+static int s_wait(void)
+{
+    uint64_t from = LEV_ANY;
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = lev_recv(&from, &buf, &len, TSP_WAIT_MS);
+    free(buf);
+    return rc == LEV_ETIMEDOUT;
+}
+
+/* Runs one claimed unit from its island's state to its commit. */
+static int s_unit(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    int r = s_load_island(v, island, epoch);
+    if (r <= 0)
+        return r; /* 0: already committed by its other copy */
+    if (s_run_unit(v, island, epoch))
+        return -1;
+    int64_t best = ga_island_best(v->w, v->state, v->best);
+    char name[48];
+    snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
+    if (s_commit_var(v, name, v->state, v->sbytes, 1, island, epoch))
+        return -1;
+    snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)island, (int)epoch);
+    if (s_commit_var(v, name, v->best, (size_t)v->job->n * sizeof *v->best, 0, island, epoch))
+        return -1;
+    return s_commit(v, island, epoch, best);
+}
+
+/* The task: arg is the job (tsp_job.h). Runs units until none is left,
+ * then returns its tsp_result. */
+LEV_TASK void tsp_worker(const void *arg, size_t len)
+{
+    tsp_vt v;
+    memset(&v, 0, sizeof v);
+    const double *xy = NULL;
+    const char *why = NULL;
+    if (tsp_job_check(arg, len, &xy, &why) != 0) {
+        s_fail(&v, -1, why, -1, -1);
+        lev_return(&v.res, sizeof v.res);
+        return;
+    }
+    v.job = arg;
+    v.self = lev_self();
+    v.w = ga_world_new(v.job->n, v.job->metric, xy, &v.job->ga);
+    if (v.w) {
+        v.sbytes = ga_island_bytes(v.w);
+        v.state = malloc(v.sbytes);
+        v.best = malloc((size_t)v.job->n * sizeof *v.best);
+    }
+    if (!v.w || !v.state || !v.best) {
+        s_fail(&v, -1, "out of memory for the island", -1, -1);
+    } else {
+        int stuck = 0;
+        for (;;) {
+            int32_t island = -1, epoch = -1;
+            int kind = s_claim(&v, stuck, &island, &epoch);
+            stuck = 0;
+            if (kind < 0 || kind == PICK_DONE)
+                break;
+            if (kind == PICK_WAIT) {
+                stuck = s_wait();
+                continue;
+            }
+            if (kind == PICK_BACKUP)
+                v.res.backups++;
+            if (s_unit(&v, island, epoch) < 0)
+                break;
+        }
+    }
+    free(v.state);
+    free(v.best);
+    ga_world_destroy(&v.w);
+    lev_return(&v.res, sizeof v.res);
+}
