@@ -2,8 +2,10 @@
 # run.sh - the entry point: installs the Debian packages Leverage needs,
 # builds it, and runs its main job or its test suite.
 #
-#   ./run.sh main [ARGS...]  build (build/), run the sample client (Monte
-#                            Carlo pi on a virtual computer)
+#   ./run.sh main [INSTANCE [OPTIONS...]]
+#                            build (build/), run the TSP demo: a local mesh
+#                            of levpeers, one worker killed mid-run
+#                            (samples/tsp/demo.sh)
 #   ./run.sh test            build (build/), run the test suite; then build
 #                            with ASan+UBSan (build-asan/) and run it again
 #
@@ -25,7 +27,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 TEST_TIMEOUT=300 # seconds, for a test that sets no TIMEOUT of its own
 
 usage() {
-    sed -n '4,7s/^# \{0,1\}//p' "$0" >&2
+    sed -n '4,10s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -69,12 +71,7 @@ run_ctest() {
 
 cmd_main() {
     build build -DLEV_SANITIZE=OFF
-    local sample=build/samples/lev_sample_pi
-    if [[ ! -x $sample ]]; then
-        echo "run.sh: $sample was not built (samples/ defines no target lev_sample_pi)" >&2
-        exit 1
-    fi
-    exec "$sample" "$@"
+    exec samples/tsp/demo.sh build "$@"
 }
 
 cmd_test() {

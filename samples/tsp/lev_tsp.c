@@ -56,7 +56,8 @@ static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
 static void s_gap(const tsp_instance *inst, int64_t len, char *buf, size_t size)
 {
     if (inst->optimum > 0 && len >= 0)
-        snprintf(buf, size, "%+.2f%%", 100.0 * (double)(len - inst->optimum) / (double)inst->optimum);
+        snprintf(buf, size, "%+.2f%%",
+                 100.0 * (double)(len - inst->optimum) / (double)inst->optimum);
     else
         snprintf(buf, size, "n/a");
 }
@@ -75,19 +76,22 @@ static void s_progress(const tsp_opts *o, const tsp_instance *inst, const tsp_jo
     pthread_mutex_unlock(&w->mu);
     int tty = isatty(STDOUT_FILENO);
     if (st.resumes > prev.resumes || st.lost_peers > prev.lost_peers)
-        printf("%s%" PRIu64 " peer(s) lost so far; %" PRIu64 " VT(s) resumed elsewhere from their checkpoints\n",
+        printf("%s%" PRIu64 " peer(s) lost so far; %" PRIu64
+               " VT(s) resumed elsewhere from their checkpoints\n",
                tty ? "\r\033[K" : "", st.lost_peers, st.resumes);
     prev = st;
     if (o->quiet)
         return;
-    int64_t gens = p.units_done * job->ga.gens, total = (int64_t)job->islands * job->epochs * job->ga.gens;
+    int64_t gens = p.units_done * job->ga.gens,
+            total = (int64_t)job->islands * job->epochs * job->ga.gens;
     char gap[32];
     s_gap(inst, p.units_done ? p.best : -1, gap, sizeof gap);
     char best[32] = "-";
     if (p.units_done)
         snprintf(best, sizeof best, "%" PRId64, p.best);
-    printf("%sgeneration %" PRId64 "/%" PRId64 "  best %s (gap %s)  peers %u  VTs %u  checkpoints %" PRIu64
-           "  resumed %" PRIu64 "  %.1f s%s",
+    printf("%sgeneration %" PRId64 "/%" PRId64
+           "  best %s (gap %s)  peers %u  VTs %u  checkpoints %" PRIu64 "  resumed %" PRIu64
+           "  %.1f s%s",
            tty ? "\r\033[K" : "", gens, total, best, gap, st.peers, st.vts, st.checkpoints,
            st.resumes, s_now() - t0, tty && !final ? "" : "\n");
     fflush(stdout);
@@ -140,7 +144,8 @@ static int s_best(lev_vc *vc, const tsp_instance *inst, const tsp_job *job, int3
             return -1;
         }
         char err[160];
-        int64_t l = tsp_tour_check(inst, val, err, sizeof err) == 0 ? tsp_tour_length(inst, val) : -1;
+        int64_t l =
+            tsp_tour_check(inst, val, err, sizeof err) == 0 ? tsp_tour_length(inst, val) : -1;
         if (l < 0) {
             fprintf(stderr, PROG ": island %d's final tour is not a tour: %s\n", (int)i, err);
             free(val);
@@ -199,7 +204,8 @@ int main(int argc, char **argv)
                job->seed);
     for (int i = 0; i < nvt; i++)
         if ((rc = lev_vt_start(vc, TSP_TASK, job, joblen, &ids[i]))) {
-            fprintf(stderr, PROG ": cannot start a VT: %s: %s\n", lev_strerror(rc), lev_errdetail());
+            fprintf(stderr, PROG ": cannot start a VT: %s: %s\n", lev_strerror(rc),
+                    lev_errdetail());
             return 1;
         }
 

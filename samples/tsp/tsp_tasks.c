@@ -23,9 +23,9 @@ typedef struct tsp_vt {
     const tsp_job *job;
     ga_world *w;
     uint64_t self;
-    size_t sbytes;  /* bytes of an island's state */
-    void *state;    /* the island of the current unit */
-    int32_t *best;  /* its best tour after the unit */
+    size_t sbytes; /* bytes of an island's state */
+    void *state;   /* the island of the current unit */
+    int32_t *best; /* its best tour after the unit */
     tsp_result res;
 } tsp_vt;
 
@@ -147,7 +147,9 @@ static void *s_read(tsp_vt *v, const char *name, size_t want, int32_t island, in
     if (rc || !val || len != want) {
         char what[96];
         snprintf(what, sizeof what, "%s is %s", name,
-                 rc ? "unreadable" : !val ? "missing" : "of the wrong size");
+                 rc     ? "unreadable"
+                 : !val ? "missing"
+                        : "of the wrong size");
         s_fail(v, rc ? rc : -1, what, island, epoch);
         free(val);
         return NULL;
@@ -236,8 +238,8 @@ static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t l
         free(old);
         return -1;
     }
-    int newer = old && (!state || (oldlen == v->sbytes &&
-                                   ga_island_epochs(old) >= ga_island_epochs(value)));
+    int newer = old && (!state ||
+                        (oldlen == v->sbytes && ga_island_epochs(old) >= ga_island_epochs(value)));
     rc = lev_global_unlock(name, newer ? NULL : value, newer ? 0 : len);
     free(old);
     if (rc) {

@@ -22,11 +22,11 @@
 
 /* One island's line of the schedule. */
 typedef struct tsp_slot {
-    int32_t done;      /* epochs done (the next unit is (island, done)) */
+    int32_t done; /* epochs done (the next unit is (island, done)) */
     int32_t pad;
-    uint64_t owner;    /* VT running unit (island, done); 0: none */
-    uint64_t backup;   /* VT running it again to finish sooner; 0: none */
-    uint64_t claimed;  /* claim number of owner (older claims first) */
+    uint64_t owner;   /* VT running unit (island, done); 0: none */
+    uint64_t backup;  /* VT running it again to finish sooner; 0: none */
+    uint64_t claimed; /* claim number of owner (older claims first) */
 } tsp_slot;
 
 /* The schedule (global variable tsp.sched), which the client sets before
@@ -44,12 +44,12 @@ typedef struct tsp_sched {
     uint32_t magic;
     int32_t islands;
     int32_t epochs;
-    int32_t nwait;                    /* VTs waiting for a unit */
+    int32_t nwait;                     /* VTs waiting for a unit */
     uint64_t waiters[TSP_WAITERS_MAX]; /* ... to be woken by a message */
-    uint64_t claims;                  /* claims made */
-    int64_t units_done;               /* units committed */
-    int64_t backups;                  /* units run twice to end sooner */
-    int64_t best;                     /* best length committed; -1 none */
+    uint64_t claims;                   /* claims made */
+    int64_t units_done;                /* units committed */
+    int64_t backups;                   /* units run twice to end sooner */
+    int64_t best;                      /* best length committed; -1 none */
     int32_t best_island;
     int32_t best_epoch;
 } tsp_sched;
@@ -61,7 +61,7 @@ typedef struct tsp_progress {
     int64_t best;        /* best length committed so far */
     int32_t island;      /* the unit this VT just committed */
     int32_t epoch;
-    int64_t unit_best;   /* its island's best after it */
+    int64_t unit_best; /* its island's best after it */
 } tsp_progress;
 
 /* A VT's result: 0 and the units it committed, or an error and why. */

@@ -184,8 +184,8 @@ static int64_t s_seq(const char *instance)
     run r;
     const char *tour = s_path("%s/seq%d.tour", s_dir, s_serial);
     const char *svg = s_path("%s/seq%d.svg", s_dir, s_serial);
-    const char *args[] = {LEVTSPSEQ_PATH, instance, RUN_OPTS, "--tour-out", tour, "--svg", svg, "--quiet",
-                          NULL};
+    const char *args[] = {LEVTSPSEQ_PATH, instance, RUN_OPTS,  "--tour-out", tour,
+                          "--svg",        svg,      "--quiet", NULL};
     return s_check_run(&r, s_run(&r, NULL, args, 240000), instance);
 }
 
@@ -193,14 +193,36 @@ static int64_t s_seq(const char *instance)
  * `workers` peers of one core each joining it. */
 static void s_mesh(mesh_peer *p, int workers, const char *client_cores)
 {
-    const char *a0[] = {"--listen", "tcp://127.0.0.1:0", "--cores", client_cores,
-                        "--period-ms", "200", "--probe-timeout-ms", "150", "--suspect-ms", "600",
-                        "--log-level", "warn", NULL};
+    const char *a0[] = {"--listen",
+                        "tcp://127.0.0.1:0",
+                        "--cores",
+                        client_cores,
+                        "--period-ms",
+                        "200",
+                        "--probe-timeout-ms",
+                        "150",
+                        "--suspect-ms",
+                        "600",
+                        "--log-level",
+                        "warn",
+                        NULL};
     assert_int_equal(mesh_start(&p[0], LEVPEER_PATH, s_dir, 20000, a0), 0);
     for (int i = 1; i <= workers; i++) {
-        const char *a[] = {"--listen", "tcp://127.0.0.1:0", "--cores", "1", "--join", p[0].ep,
-                           "--period-ms", "200", "--probe-timeout-ms", "150", "--suspect-ms",
-                           "600", "--log-level", "warn", NULL};
+        const char *a[] = {"--listen",
+                           "tcp://127.0.0.1:0",
+                           "--cores",
+                           "1",
+                           "--join",
+                           p[0].ep,
+                           "--period-ms",
+                           "200",
+                           "--probe-timeout-ms",
+                           "150",
+                           "--suspect-ms",
+                           "600",
+                           "--log-level",
+                           "warn",
+                           NULL};
         assert_int_equal(mesh_start(&p[i], LEVPEER_PATH, s_dir, 20000, a), 0);
     }
 }
@@ -230,8 +252,8 @@ static void t_mesh(void **state)
     s_mesh(p, 2, "1");
     run r;
     const char *tour = s_path("%s/mesh.tour", s_dir), *svg = s_path("%s/mesh.svg", s_dir);
-    const char *args[] = {LEVTSP_PATH, INSTANCE, RUN_OPTS, "--tour-out", tour, "--svg", svg, "--vts", "3",
-                          NULL};
+    const char *args[] = {LEVTSP_PATH, INSTANCE, RUN_OPTS, "--tour-out", tour,
+                          "--svg",     svg,      "--vts",  "3",          NULL};
     int64_t len = s_check_run(&r, s_run(&r, p[0].ep, args, 240000), INSTANCE);
     mesh_stop_all(p, 3);
     assert_int_equal(len, s_seq(INSTANCE));
@@ -270,9 +292,27 @@ static void t_kill(void **state)
     const char *tour = s_path("%s/kill.tour", s_dir), *svg = s_path("%s/kill.svg", s_dir);
     const char *prog = s_path("%s/kill.progress", s_dir);
     const char *inst = DATA_DIR "/kroA100.tsp";
-    const char *args[] = {LEVTSP_PATH, inst, "--seed", "5", "--budget", "6400", "--islands", "4",
-                          "--epoch-gens", "40", "--vts", "3", "--checkpoint-ms", "200",
-                          "--tour-out", tour, "--svg", svg, "--progress-file", prog, NULL};
+    const char *args[] = {LEVTSP_PATH,
+                          inst,
+                          "--seed",
+                          "5",
+                          "--budget",
+                          "6400",
+                          "--islands",
+                          "4",
+                          "--epoch-gens",
+                          "40",
+                          "--vts",
+                          "3",
+                          "--checkpoint-ms",
+                          "200",
+                          "--tour-out",
+                          tour,
+                          "--svg",
+                          svg,
+                          "--progress-file",
+                          prog,
+                          NULL};
     s_spawn(&r, p[0].ep, args);
     long long done = -1, total = -1;
     uint64_t end = s_ms() + 180000;
@@ -316,9 +356,14 @@ static void t_kill(void **state)
         s_cat(r.out);
     assert_true(resumed);
     mesh_stop_all(p, 4);
-    const char *seq[] = {LEVTSPSEQ_PATH, inst, "--seed", "5", "--budget", "6400", "--islands", "4",
-                         "--epoch-gens", "40", "--tour-out", s_path("%s/kseq.tour", s_dir), "--svg",
-                         s_path("%s/kseq.svg", s_dir), "--quiet", NULL};
+    const char *seq[] = {LEVTSPSEQ_PATH, inst,
+                         "--seed",       "5",
+                         "--budget",     "6400",
+                         "--islands",    "4",
+                         "--epoch-gens", "40",
+                         "--tour-out",   s_path("%s/kseq.tour", s_dir),
+                         "--svg",        s_path("%s/kseq.svg", s_dir),
+                         "--quiet",      NULL};
     run q;
     assert_int_equal(s_check_run(&q, s_run(&q, NULL, seq, 240000), inst), len);
 }
