@@ -6,7 +6,8 @@
  * executor crashed by its task, a worker that cannot load the module, a
  * worker joining mid-run, the client's peer lost. Every result must equal
  * the fault-free value (computed here natively), every report must reach
- * the client exactly once, and no wait is for a time: each is for a state
+ * the client exactly once, the VC's counts (lev_vc_stats_get) must show a
+ * killed worker and its VTs' resumes, and no wait is for a time: each is for a state
  * of a peer, bounded. Run one scenario with `test_pc_mesh NAME`.
  */
 #include <pthread.h>
