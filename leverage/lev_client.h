@@ -128,8 +128,8 @@ LEV_API int lev_global_set(lev_vc *vc, const char *name, const void *value, size
  * NULL and 0 (and 0). LEV_EINVAL, LEV_EPEER, LEV_EBUSY, LEV_ENOMEM. */
 LEV_API int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len);
 
-/* What a VC is doing, as its deployer counts it (lev_vc_stats_get). The
- * counts are since the VC opened; the first four are of now. */
+/* What a VC is doing, as its deployer counts it (lev_vc_stats_get): the
+ * first three fields are of now, the others count since the VC opened. */
 typedef struct lev_vc_stats {
     uint32_t peers;       /* workers enrolled and active in the VC now */
     uint32_t cores;       /* cores those workers offer */
