@@ -11,13 +11,13 @@
 
 /* An instance: n cities and how far apart they are. */
 typedef struct tsp_instance {
-    char name[64];    /* NAME, or "random-N-SEED" */
+    char name[64]; /* NAME, or "random-N-SEED" */
     char comment[128];
-    int32_t n;        /* DIMENSION */
-    int32_t metric;   /* tsp_metric (tsp_dist.h) */
-    int64_t optimum;  /* known optimal length; -1 when unknown */
-    double *xy;       /* n (x, y) pairs as written; malloc'd */
-    double *geo;      /* GEO only: n (latitude, longitude) in radians */
+    int32_t n;       /* DIMENSION */
+    int32_t metric;  /* tsp_metric (tsp_dist.h) */
+    int64_t optimum; /* known optimal length; -1 when unknown */
+    double *xy;      /* n (x, y) pairs as written; malloc'd */
+    double *geo;     /* GEO only: n (latitude, longitude) in radians */
 } tsp_instance;
 
 /* Reads the TSPLIB file at path into *inst (TYPE TSP, EDGE_WEIGHT_TYPE
@@ -50,8 +50,8 @@ int tsp_tour_check(const tsp_instance *inst, const int32_t *tour, char *err, siz
 /* Writes tour to path in TSPLIB's TOUR format (NAME, COMMENT with the
  * length, TYPE : TOUR, DIMENSION, TOUR_SECTION, cities from 1, -1, EOF).
  * 0, or -1 with the reason in err[errlen]. */
-int tsp_tour_write(const tsp_instance *inst, const int32_t *tour, int64_t length,
-                   const char *path, char *err, size_t errlen);
+int tsp_tour_write(const tsp_instance *inst, const int32_t *tour, int64_t length, const char *path,
+                   char *err, size_t errlen);
 
 /* Reads a TOUR file of inst into tour[n] (cities from 0); 0 or -1 with
  * the file, line and field at fault in err[errlen]. */
@@ -61,7 +61,7 @@ int tsp_tour_read(const tsp_instance *inst, const char *path, int32_t *tour, cha
 /* Writes an SVG picture of tour (the cities and the closed path, scaled to
  * fit, with the instance's name, the length and the gap as a title) to
  * path; 0, or -1 with the reason in err[errlen]. */
-int tsp_svg_write(const tsp_instance *inst, const int32_t *tour, int64_t length,
-                  const char *path, char *err, size_t errlen);
+int tsp_svg_write(const tsp_instance *inst, const int32_t *tour, int64_t length, const char *path,
+                  char *err, size_t errlen);
 
 #endif
