@@ -52,16 +52,6 @@ static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* The gap of len above the known optimum, as text ("+1.23%" or "n/a"). */
-static void s_gap(const tsp_instance *inst, int64_t len, char *buf, size_t size)
-{
-    if (inst->optimum > 0 && len >= 0)
-        snprintf(buf, size, "%+.2f%%",
-                 100.0 * (double)(len - inst->optimum) / (double)inst->optimum);
-    else
-        snprintf(buf, size, "n/a");
-}
-
 /* Writes `UNITS_DONE UNITS_TOTAL BEST ELAPSED_S` to path, atomically (a
  * temporary file renamed), for scripts that watch the run. */
 static void s_progress_file(const char *path, const tsp_progress *p, int64_t total, double elapsed)

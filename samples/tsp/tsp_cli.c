@@ -29,8 +29,13 @@ static void s_usage(FILE *f, const char *prog, unsigned flags)
             "  --quiet           no progress lines\n",
             prog);
     if (flags & TSP_CLI_DISTRIBUTED)
-        fprintf(f, "  --vts V           virtual threads (default 0: one per island)\n"
-                   "  --checkpoint-ms MS  checkpoint period of the VTs (default: the peer's)\n");
+        fprintf(f,
+                "  --vts V           virtual threads (default: one per core the workers offer,\n"
+                "                    at most one per island)\n"
+                "  --workers W       quota of workers of the virtual computer (default: all)\n"
+                "  --checkpoint-ms MS  checkpoint period of the VTs (default 2000; 0: none)\n"
+                "  --progress-file FILE  keep `UNITS_DONE UNITS_TOTAL BEST SECONDS` in FILE\n"
+                "Runs on the levpeer named by LEV_PEER, else on a peer embedded in the process.\n");
     fprintf(f, "  --help            this text\n"
                "The last line printed is `best LENGTH gap PCT%% tour FILE`.\n");
 }
@@ -56,7 +61,20 @@ static int s_num(const char *s, int64_t lo, int64_t hi, int64_t *out)
 }
 
 /* The options that take a value, their range and where they go. */
-enum { O_SEED, O_BUDGET, O_ISLANDS, O_POP, O_GENS, O_TOUR, O_SVG, O_OPT, O_VTS, O_CKPT };
+enum {
+    O_SEED,
+    O_BUDGET,
+    O_ISLANDS,
+    O_POP,
+    O_GENS,
+    O_TOUR,
+    O_SVG,
+    O_OPT,
+    O_VTS,
+    O_CKPT,
+    O_WORKERS,
+    O_PROGRESS
+};
 static const struct {
     const char *name;
     int distributed; /* lev-tsp only */
@@ -72,6 +90,8 @@ static const struct {
     [O_OPT] = {"optimum", 0, 1, INT64_MAX / 2},
     [O_VTS] = {"vts", 1, 0, 4096},
     [O_CKPT] = {"checkpoint-ms", 1, 0, 86400000},
+    [O_WORKERS] = {"workers", 1, 0, 4096},
+    [O_PROGRESS] = {"progress-file", 1, 1, 0},
 };
 
 /* Stores the value v of option k into o. */
@@ -104,6 +124,12 @@ static void s_set(tsp_opts *o, int k, const char *v, int64_t num)
         break;
     case O_VTS:
         o->vts = (int32_t)num;
+        break;
+    case O_WORKERS:
+        o->workers = (int32_t)num;
+        break;
+    case O_PROGRESS:
+        o->progress_file = v;
         break;
     default:
         o->checkpoint_ms = (int32_t)num;

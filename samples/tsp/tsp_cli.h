@@ -7,7 +7,8 @@
  *   PROG INSTANCE [--seed S] [--budget N] [--islands K] [--pop P]
  *        [--epoch-gens G] [--tour-out FILE] [--svg FILE] [--optimum L]
  *        [--quiet] [--help]
- *   lev-tsp only: [--vts V] [--checkpoint-ms MS]
+ *   lev-tsp only: [--vts V] [--workers W] [--checkpoint-ms MS]
+ *                 [--progress-file FILE]
  *
  * Exit statuses: 0 done, 1 internal failure, 2 bad usage or bad input.
  */
@@ -20,25 +21,27 @@
 #include "tsp_job.h"
 #include "tsplib.h"
 
-/* tsp_cli_parse flag: the program is lev-tsp (accepts --vts and
- * --checkpoint-ms). */
+/* tsp_cli_parse flag: the program is lev-tsp (accepts --vts, --workers,
+ * --checkpoint-ms and --progress-file). */
 #define TSP_CLI_DISTRIBUTED 1u
 
 /* What the command line asked for; 0 or NULL fields take their defaults. */
 typedef struct tsp_opts {
-    const char *prog;      /* program name for messages */
-    const char *instance;  /* TSPLIB path, or "random:N" */
-    uint64_t seed;         /* --seed, default 1 */
-    int64_t budget;        /* --budget: total generations; 0 = tsp_budget_default */
-    int32_t islands;       /* --islands, default 8 */
-    int32_t pop;           /* --pop; 0 = ga_params_default */
-    int32_t epoch_gens;    /* --epoch-gens; 0 = ga_params_default */
-    const char *tour_out;  /* --tour-out; NULL = NAME.tour */
-    const char *svg;       /* --svg; NULL = NAME.svg */
-    int64_t optimum;       /* --optimum; 0 = the instance's known one */
-    int quiet;             /* --quiet: no progress lines */
-    int32_t vts;           /* lev-tsp --vts: 0 = one per island */
-    int32_t checkpoint_ms; /* lev-tsp --checkpoint-ms: -1 = the peer's default */
+    const char *prog;          /* program name for messages */
+    const char *instance;      /* TSPLIB path, or "random:N" */
+    uint64_t seed;             /* --seed, default 1 */
+    int64_t budget;            /* --budget: total generations; 0 = tsp_budget_default */
+    int32_t islands;           /* --islands, default 8 */
+    int32_t pop;               /* --pop; 0 = ga_params_default */
+    int32_t epoch_gens;        /* --epoch-gens; 0 = ga_params_default */
+    const char *tour_out;      /* --tour-out; NULL = NAME.tour */
+    const char *svg;           /* --svg; NULL = NAME.svg */
+    int64_t optimum;           /* --optimum; 0 = the instance's known one */
+    int quiet;                 /* --quiet: no progress lines */
+    int32_t vts;               /* lev-tsp --vts: 0 = one per island */
+    int32_t checkpoint_ms;     /* lev-tsp --checkpoint-ms: -1 = the VC's default, 0 = none */
+    int32_t workers;           /* lev-tsp --workers: the VC's quota of workers; 0 = all */
+    const char *progress_file; /* lev-tsp --progress-file */
 } tsp_opts;
 
 /* Parses argv into *o (prog names the program in messages and usage;
