@@ -120,17 +120,31 @@ static tsp_sched *s_sched_new(const tsp_job *job, size_t *len)
     return s;
 }
 
-/* How many VTs to start: --vts, else the cores the VC's workers offer
- * (waiting a little for the first to enrol), at most one per island. */
+/* How many VTs to start: --vts, else the cores the VC's workers offer, at
+ * most one per island. Workers enrol one by one after the VC opens, so it
+ * waits (at most 3 s) for the quota of workers (--workers) to be full, or
+ * without a quota for the count of cores to stay the same for 300 ms. */
 static int s_vts(const tsp_opts *o, const tsp_job *job, lev_vc *vc)
 {
     if (o->vts > 0)
         return o->vts;
     lev_vc_stats st;
-    memset(&st, 0, sizeof st);
-    for (int i = 0; i < 50 && (lev_vc_stats_get(vc, &st) != 0 || st.cores == 0); i++)
-        usleep(20000); /* enrolment is under way; shown as 1 VT if it never ends */
-    int v = st.cores ? (int)st.cores : 1;
+    uint32_t cores = 0;
+    double t0 = s_now(), since = t0;
+    while (s_now() - t0 < 3.0) {
+        memset(&st, 0, sizeof st);
+        if (lev_vc_stats_get(vc, &st) != 0)
+            break;
+        if (st.cores != cores) {
+            cores = st.cores;
+            since = s_now();
+        }
+        if (cores && o->workers > 0 ? st.peers >= (uint32_t)o->workers
+                                    : cores && s_now() - since >= 0.3)
+            break;
+        usleep(50000);
+    }
+    int v = cores ? (int)cores : 1;
     return v < job->islands ? v : job->islands;
 }
 
