@@ -698,8 +698,8 @@ static int32_t s_tournament(uint64_t *rng, const int64_t *lens, int32_t pop, int
     int32_t best = s_below(rng, pop);
     for (int32_t k = 1; k < size; k++) {
         int32_t c = s_below(rng, pop);
-        if (lens[c] < lens[best] || (lens[c] == lens[best] && c < best))
-            best = c;
+        int better = lens[c] < lens[best] || (c < best && lens[c] == lens[best]);
+        best = better ? c : best;
     }
     return best;
 }

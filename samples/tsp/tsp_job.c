@@ -53,6 +53,6 @@ int tsp_job_check(const void *job, size_t len, const double **xy, const char **w
         return -1;
     }
     if (xy)
-        *xy = (const double *)((const char *)job + sizeof(tsp_job));
+        *xy = (const void *)((const char *)job + sizeof(tsp_job)); /* 8-aligned: the header is */
     return 0;
 }
