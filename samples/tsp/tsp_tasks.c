@@ -207,7 +207,7 @@ static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch)
 {
     int32_t k = v->job->islands, n = v->job->n;
     int32_t *mig = NULL;
-    if (epoch > 0 && k > 1) {
+    if (epoch > 0) { /* (one island is its own neighbour) */
         char name[48];
         snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)((island + k - 1) % k), (int)(epoch - 1));
         mig = s_read(v, name, (size_t)n * sizeof *mig, island, epoch);
