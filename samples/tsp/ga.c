@@ -114,6 +114,13 @@ GA_HOT int32_t s_below(uint64_t *s, int32_t bound)
 void ga_params_default(ga_params *p, int32_t n)
 {
     p->pop = n < 200 ? 16 : 32;
+    /* An island's state travels as one global variable of lev-tsp's
+     * virtual computer, at most 1 MiB (lev_task.h): large instances get a
+     * smaller population (2 at the least, for 100,000 cities). */
+    int64_t fit = ((int64_t)1 << 20) - 4096;
+    if ((int64_t)p->pop * (4 * (int64_t)n + 8) > fit)
+        p->pop =
+            (int32_t)(fit / (4 * (int64_t)n + 8)) < 2 ? 2 : (int32_t)(fit / (4 * (int64_t)n + 8));
     p->tournament = 3;
     p->elite = 2;
     /* A unit of about 0.2 s of one core on pr1002 (samples/tsp/README.md);
@@ -211,9 +218,12 @@ ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *
     size_t stride = un + GA_SKEW;
     w->block = calloc(6 * stride, sizeof *w->block);
     if (w->block) {
-        int32_t **slot[6] = {&w->t, &w->pos, &w->pos1, &w->pos2, &w->queue, &w->mark};
-        for (int k = 0; k < 6; k++)
-            *slot[k] = w->block + (size_t)k * stride;
+        w->t = w->block;
+        w->pos = w->t + stride;
+        w->pos1 = w->pos + stride;
+        w->pos2 = w->pos1 + stride;
+        w->queue = w->pos2 + stride;
+        w->mark = w->queue + stride;
     }
     w->inq = calloc(un, 1);
     if (m == TSP_GEO && n <= GA_MATRIX_MAX)
