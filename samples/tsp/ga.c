@@ -162,37 +162,114 @@ GA_HOT int64_t s_d(const ga_world *w, int32_t a, int32_t b)
     return tsp_dist_xy(w->metric, p[0], p[1], q[0], q[1]);
 }
 
+/* Offers city b at distance d to a's list (nb, nd of nk entries, `have`
+ * filled): the list stays ordered by distance, then by index. */
+GA_HOT void s_nb_offer(int32_t *nb, int64_t *nd, int32_t nk, int32_t *have, int32_t b, int64_t d)
+{
+    if (*have == nk && (d > nd[nk - 1] || (d == nd[nk - 1] && b > nb[nk - 1])))
+        return;
+    int32_t k = *have < nk ? (*have)++ : nk - 1;
+    while (k > 0 && (nd[k - 1] > d || (nd[k - 1] == d && nb[k - 1] > b))) {
+        nb[k] = nb[k - 1];
+        nd[k] = nd[k - 1];
+        k--;
+    }
+    nb[k] = b;
+    nd[k] = d;
+}
+
 /* Computes the neighbour lists: for each city its nk nearest, nearest
  * first, ties broken by the lower index; with fewer than nk other cities
  * the list ends with the city itself at distance INT64_MAX, which no
- * move takes. */
-static void s_neighbours(ga_world *w)
+ * move takes. Every other city is compared (n x n) for GEO, whose
+ * distance is not the plane's, and for small instances; else cities are
+ * bucketed in a grid of about two per cell and each city looks at rings
+ * of cells around its own until no farther city can enter its list (the
+ * other weights grow with the Euclidean distance): the same lists, in
+ * time about linear in n. Returns 0, or -1 when memory runs out. */
+static int s_neighbours(ga_world *w)
 {
-    int32_t n = w->n, nk = w->nk;
+    int32_t n = w->n, nk = w->nk, m = w->metric;
+    for (size_t i = 0; i < (size_t)n * (size_t)nk; i++) {
+        w->nb[i] = (int32_t)(i / (size_t)nk);
+        w->nbd[i] = INT64_MAX;
+    }
+    if (m == TSP_GEO || n <= 256) {
+        for (int32_t a = 0; a < n; a++) {
+            int32_t have = 0;
+            for (int32_t b = 0; b < n; b++)
+                if (b != a)
+                    s_nb_offer(w->nb + (size_t)a * (size_t)nk, w->nbd + (size_t)a * (size_t)nk, nk,
+                               &have, b, s_d(w, a, b));
+        }
+        return 0;
+    }
+    const double *xy = w->xy;
+    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
+    for (int32_t a = 1; a < n; a++) {
+        double x = xy[2 * a], y = xy[2 * a + 1];
+        x0 = x < x0 ? x : x0;
+        x1 = x > x1 ? x : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y > y1 ? y : y1;
+    }
+    int32_t g = 1;
+    while ((int64_t)g * g * 2 < n)
+        g++;
+    double cw = (x1 - x0) / g > 0 ? (x1 - x0) / g : 1.0,
+           ch = (y1 - y0) / g > 0 ? (y1 - y0) / g : 1.0;
+    int32_t *cell = malloc((size_t)n * sizeof *cell);
+    int32_t *start = calloc((size_t)g * (size_t)g + 1, sizeof *start);
+    int32_t *item = malloc((size_t)n * sizeof *item);
+    if (!cell || !start || !item) {
+        free(cell);
+        free(start);
+        free(item);
+        return -1;
+    }
+    for (int32_t a = 0; a < n; a++) {
+        int32_t cx = (int32_t)((xy[2 * a] - x0) / cw), cy = (int32_t)((xy[2 * a + 1] - y0) / ch);
+        cx = cx >= g ? g - 1 : cx;
+        cy = cy >= g ? g - 1 : cy;
+        cell[a] = cy * g + cx;
+        start[cell[a] + 1]++;
+    }
+    for (int32_t c = 0; c < g * g; c++)
+        start[c + 1] += start[c];
+    for (int32_t a = 0; a < n; a++) /* cities of a cell stay in index order */
+        item[start[cell[a]]++] = a;
+    for (int32_t c = g * g; c > 0; c--)
+        start[c] = start[c - 1];
+    start[0] = 0;
+    double step = cw < ch ? cw : ch;
     for (int32_t a = 0; a < n; a++) {
         int32_t *nb = w->nb + (size_t)a * (size_t)nk;
         int64_t *nd = w->nbd + (size_t)a * (size_t)nk;
-        for (int32_t k = 0; k < nk; k++) {
-            nb[k] = a;
-            nd[k] = INT64_MAX;
-        }
-        int32_t have = 0;
-        for (int32_t b = 0; b < n; b++) {
-            if (b == a)
-                continue;
-            int64_t d = s_d(w, a, b);
-            if (have == nk && d >= nd[nk - 1])
-                continue;
-            int32_t k = have < nk ? have++ : nk - 1;
-            while (k > 0 && nd[k - 1] > d) {
-                nb[k] = nb[k - 1];
-                nd[k] = nd[k - 1];
-                k--;
+        int32_t have = 0, cx = cell[a] % g, cy = cell[a] / g;
+        for (int32_t r = 0; r < g; r++) {
+            for (int32_t y = cy - r; y <= cy + r; y++) {
+                if (y < 0 || y >= g)
+                    continue;
+                int32_t edge = y == cy - r || y == cy + r;
+                for (int32_t x = cx - r; x <= cx + r; x += edge || r == 0 ? 1 : 2 * r) {
+                    if (x < 0 || x >= g)
+                        continue;
+                    int32_t c = y * g + x;
+                    for (int32_t i = start[c]; i < start[c + 1]; i++)
+                        if (item[i] != a)
+                            s_nb_offer(nb, nd, nk, &have, item[i], s_d(w, a, item[i]));
+                }
             }
-            nb[k] = b;
-            nd[k] = d;
+            /* Every city beyond ring r is at least r x step away (less a
+             * hair, for a city on the border of two cells). */
+            if (have == nk && tsp_dist_xy(m, 0, 0, ((double)r - 1e-6) * step, 0) > nd[nk - 1])
+                break;
         }
     }
+    free(cell);
+    free(start);
+    free(item);
+    return 0;
 }
 
 ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *p)
@@ -242,7 +319,10 @@ ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *
                 row[b] = (int32_t)tsp_dist_xy(m, pa[0], pa[1], w->xy[2 * b], w->xy[2 * b + 1]);
         }
     }
-    s_neighbours(w);
+    if (s_neighbours(w) != 0) {
+        ga_world_destroy(&w);
+        return NULL;
+    }
     return w;
 }
 
@@ -259,6 +339,12 @@ void ga_world_destroy(ga_world **wp)
     free(w->inq);
     free(w);
     *wp = NULL;
+}
+
+const int32_t *ga_world_neighbours(const ga_world *w, int32_t a, int32_t *count)
+{
+    *count = w->nk;
+    return w->nb + (size_t)a * (size_t)w->nk;
 }
 
 int64_t ga_tour_length(const ga_world *w, const int32_t *tour)
