@@ -580,8 +580,8 @@ static void t_ga_neighbours(void **state)
         for (int a = 0; a < N; a++) {
             int32_t nk = 0;
             const int32_t *nb = ga_world_neighbours(w, a, &nk);
-            int32_t best[16];
-            int64_t bd[16];
+            int32_t best[16] = {0};
+            int64_t bd[16] = {0};
             int have = 0;
             for (int b = 0; b < N; b++) {
                 if (b == a)
