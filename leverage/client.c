@@ -1,6 +1,6 @@
 /* client.c - the client API (lev_client.h): opening and closing a virtual
- * computer, starting and joining its VTs, reports, messages to VTs and
- * global variables; the argument checks,
+ * computer, starting and joining its VTs, reports, messages to VTs,
+ * global variables and the VC's counts; the argument checks,
  * the table of a VC's VTs and the requests that wait for their replies.
  * The transport and the VC's thread are in client_io.c.
  */
@@ -475,5 +475,25 @@ int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len)
         *value = reply.data;
         *len = reply.data_len;
     }
+    return rc;
+}
+
+/* ===================================================================
+ * The VC's counts
+ * =================================================================== */
+
+int lev_vc_stats_get(lev_vc *vc, lev_vc_stats *st)
+{
+    if (st)
+        memset(st, 0, sizeof *st);
+    if (!vc || !st)
+        return rt_err(LEV_EINVAL, "lev_vc_stats_get: %s is NULL", !vc ? "vc" : "st");
+    int rc = s_not_on_thread(vc, "lev_vc_stats_get");
+    if (rc)
+        return rc;
+    cl_call reply;
+    rc = s_request(vc, PC_C_STATS, PC_C_STATS_REPLY, 0, NULL, NULL, 0, vc->timeout_ms, &reply);
+    if (!rc)
+        *st = reply.stats;
     return rc;
 }

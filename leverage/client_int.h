@@ -33,6 +33,7 @@ typedef struct cl_call {
     char detail[CL_DETAIL_MAX];
     void *data; /* GVALUE's value (malloc'd; NULL when empty), the caller's */
     size_t data_len;
+    lev_vc_stats stats; /* STATS_REPLY's counts */
     struct cl_call *next;
 } cl_call;
 

@@ -336,7 +336,7 @@ static const char *s_reply_fault(const lev_vc *vc, const pc_hdr *h, const cl_cal
         return "is not the reply to the request of its seq";
     if (h->type == PC_C_OPENED && !h->vc)
         return "names VC 0";
-    if (h->type == PC_C_STARTED && h->vc != vc->id)
+    if ((h->type == PC_C_STARTED || h->type == PC_C_STATS_REPLY) && h->vc != vc->id)
         return "names another VC";
     if (h->type == PC_C_STARTED && h->vt <= LEV_CLIENT)
         return "names VT 0 or 1";
@@ -390,9 +390,19 @@ static const char *s_value_payload(const s_frame *f, int nf, void **data, size_t
     return NULL;
 }
 
+/* Reads STATS_REPLY's payload (pc_get_vc_stats) into *st; returns why it
+ * is malformed, or NULL. */
+static const char *s_stats_payload(const s_frame *f, int nf, lev_vc_stats *st)
+{
+    pc_rbuf r;
+    bool one = s_payload(&r, f, nf);
+    pc_get_vc_stats(&r, st);
+    return s_payload_fault(&r, one);
+}
+
 /* The reply to a request: OPENED, STARTED, CLOSED, SENT, GSET_OK, GVALUE
- * (its value handed to the call) or ERROR. A STARTED enters its VT in the
- * table before the caller wakes, so that no RESULT can find it missing. */
+ * (its value handed to the call), STATS_REPLY (its counts too) or ERROR. A STARTED enters its VT in
+ * the table before the caller wakes, so that no RESULT can find it missing. */
 static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
 {
     int err = 0;
@@ -400,10 +410,13 @@ static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
     const char *why = NULL;
     void *data = NULL;
     size_t data_len = 0;
+    lev_vc_stats stats = {0};
     if (h->type == PC_C_ERROR)
         why = s_error_payload(f, nf, &err, detail);
     else if (h->type == PC_C_GVALUE)
         why = s_value_payload(f, nf, &data, &data_len, &err, detail);
+    else if (h->type == PC_C_STATS_REPLY)
+        why = s_stats_payload(f, nf, &stats);
     pthread_mutex_lock(&vc->mu);
     cl_call *c = NULL;
     if (!why) {
@@ -422,6 +435,7 @@ static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
         }
         c->data = data;
         c->data_len = data_len;
+        c->stats = stats;
         data = NULL;
         s_complete(vc, c, err, detail);
     }
@@ -525,6 +539,7 @@ static void s_dispatch(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
     case PC_C_SENT:
     case PC_C_GSET_OK:
     case PC_C_GVALUE:
+    case PC_C_STATS_REPLY:
     case PC_C_ERROR:
         s_reply(vc, h, f, nf);
         return;

@@ -1,6 +1,7 @@
 /* lev_client.h - the client side of Leverage: what an application calls to
  * open a virtual computer (VC) on a levpeer, start virtual threads (VTs)
- * of the task module it carries, take their reports and join their results.
+ * of the task module it carries, take their reports and join their results,
+ * and follow the VC's progress (lev_vc_stats_get).
  *
  * Installed; included by leverage.h.
  *
@@ -126,6 +127,28 @@ LEV_API int lev_global_set(lev_vc *vc, const char *name, const void *value, size
  * caller frees it) and *len to its length; a variable never set gives
  * NULL and 0 (and 0). LEV_EINVAL, LEV_EPEER, LEV_EBUSY, LEV_ENOMEM. */
 LEV_API int lev_global_get(lev_vc *vc, const char *name, void **value, size_t *len);
+
+/* What a VC is doing, as its deployer counts it (lev_vc_stats_get): the
+ * first three fields are of now, the others count since the VC opened. */
+typedef struct lev_vc_stats {
+    uint32_t peers;       /* workers enrolled and active in the VC now */
+    uint32_t cores;       /* cores those workers offer */
+    uint32_t vts;         /* VTs started and not yet ended */
+    uint32_t vts_ended;   /* VTs that ended (joined or not) */
+    uint64_t checkpoints; /* images taken and acknowledged by a holder, all VTs */
+    uint64_t resumes;     /* VT incarnations resumed from an image (after a fault or a migration) */
+    uint64_t restarts;    /* VT incarnations started over (no image held yet) */
+    uint64_t lost_peers;  /* workers the VC lost (dead or left) */
+    uint64_t messages;    /* messages delivered to VTs (from VTs and the client), each once */
+} lev_vc_stats;
+
+/* Fills *st with the VC's counts as its deployer has them now (for a
+ * progress display: they change between two calls); *st is zeroed on
+ * failure. Waits at most LEV_PEER_TIMEOUT_MS for the answer. LEV_EINVAL
+ * (NULL vc or st), LEV_EPEER (the peer is lost, or sent no well-formed
+ * answer in time), LEV_EBUSY (from a report callback), LEV_ENOMEM, or an
+ * error the deployer returned. */
+LEV_API int lev_vc_stats_get(lev_vc *vc, lev_vc_stats *st);
 
 #ifdef __cplusplus
 }

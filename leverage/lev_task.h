@@ -24,6 +24,19 @@
 #define LEV_TASK
 #endif
 
+/* Marks a function that runs to its end without a safe point: levpp does
+ * not poll its loops and it calls its callees' native entries, so it runs
+ * at native speed (a hot kernel: one generation of a genetic algorithm,
+ * one block of a matrix product). A VT in it can be neither captured nor
+ * checkpointed until it returns, so keep each call short (milliseconds).
+ * One that reaches a safe point of its own (lev_recv, lev_checkpoint, a
+ * function that does) is an error of levpp. Other compilers see nothing. */
+#if defined(__clang__)
+#define LEV_ATOMIC __attribute__((__annotate__("lev_atomic")))
+#else
+#define LEV_ATOMIC
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

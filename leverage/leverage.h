@@ -6,7 +6,8 @@
  * lev_task.h (what task code calls: lev_self, lev_report, lev_return,
  * lev_checkpoint, and lev_main_run for whole programs) and lev_client.h
  * (what an application calls: lev_vc_open, lev_vt_start, lev_vt_join,
- * lev_vc_on_report, lev_vc_close).
+ * lev_vc_on_report, lev_vt_send, lev_global_set, lev_global_get,
+ * lev_vc_stats_get, lev_vc_close).
  */
 #ifndef LEVERAGE_H
 #define LEVERAGE_H

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "delegator.h"
+#include "lev_client.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
@@ -64,7 +65,10 @@ typedef struct dep_vt {
     uint64_t image_next_in; /* input position of that image */
     dep_holder holders[DEP_REPLICAS_MAX];
     int nholders;
-    uint64_t ckpt_ms; /* when the newest image was acknowledged */
+    uint64_t ckpt_ms;     /* when the newest image was acknowledged */
+    uint64_t checkpoints; /* images acknowledged, each counted once */
+    uint32_t ckpt_epoch;  /* the newest of them counted: its epoch and seq */
+    uint64_t ckpt_seq;
     int crashes;
     int resumes;  /* incarnations resumed from an image */
     int restarts; /* incarnations after the first started from the beginning */
@@ -91,6 +95,7 @@ typedef struct dep_vc {
     pc_resolver *where;
     pc_msgmgr *mm; /* message manager and global variable manager */
     uint64_t mm_tick_ms;
+    uint64_t lost_workers; /* enrolled workers that died or left */
 } dep_vc;
 
 struct pc_deployer {
@@ -410,6 +415,17 @@ static void s_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     s_place(d, vc, vt);
 }
 
+/* Marks worker wi gone, counting it lost if it was enrolled; true if so. */
+static bool s_worker_gone(dep_vc *vc, int wi)
+{
+    dep_worker *w = &vc->w[wi];
+    bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
+    vc->lost_workers += was_active;
+    w->state = W_GONE;
+    w->since_ms = pc_now_ms();
+    return was_active;
+}
+
 /* A worker is gone (suspected, dead, left or its VC fenced): its VTs
  * resume elsewhere from their newest images. */
 static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
@@ -417,9 +433,7 @@ static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
     dep_worker *w = &vc->w[wi];
     if (w->state == W_GONE)
         return;
-    bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
-    w->state = W_GONE;
-    w->since_ms = pc_now_ms();
+    bool was_active = s_worker_gone(vc, wi);
     int moved = 0;
     for (int i = 0; i < vc->nvts; i++) {
         dep_vt *vt = &vc->vts[i];
@@ -586,6 +600,27 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     s_place(d, vc, vt);
 }
 
+/* The VC's counts now (what C_STATS answers and the status shows). */
+static lev_vc_stats s_vc_stats(const dep_vc *vc)
+{
+    lev_vc_stats st = {.lost_peers = vc->lost_workers, .messages = pc_mm_delivered(vc->mm)};
+    for (int i = 0; i < vc->nw; i++)
+        if (vc->w[i].state == W_ACTIVE) {
+            st.peers++;
+            st.cores += vc->w[i].cores;
+        }
+    for (int i = 0; i < vc->nvts; i++) {
+        const dep_vt *vt = &vc->vts[i];
+        bool ended = vt->state == VT_DONE || vt->state == VT_FAILED;
+        st.vts += !ended;
+        st.vts_ended += ended;
+        st.checkpoints += vt->checkpoints;
+        st.resumes += (uint64_t)vt->resumes;
+        st.restarts += (uint64_t)vt->restarts;
+    }
+    return st;
+}
+
 static void s_client_msg(pc_deployer *d, pc_msg *m)
 {
     if (m->h.type == PC_C_OPEN) {
@@ -611,6 +646,13 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
         s_start(d, vc, m);
     } else if (m->h.type == PC_C_SEND || m->h.type == PC_C_GSET || m->h.type == PC_C_GGET) {
         pc_mm_client(vc->mm, m);
+    } else if (m->h.type == PC_C_STATS) {
+        lev_vc_stats st = s_vc_stats(vc);
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_vc_stats(&b, &st);
+        pc_peer_send(d->p, m->from, s_hdr(PC_C_STATS_REPLY, vc, NULL, m->h.seq), &b, NULL);
+        pc_wbuf_free(&b);
     } else if (m->h.type == PC_C_CLOSE) {
         uint64_t id = vc->id;
         s_vc_close(d, vc, "closed by its client");
@@ -749,6 +791,13 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
             h->seq = m->h.seq;
             h->next_in = next_in;
             vt->ckpt_ms = pc_now_ms();
+            /* an image counts once, when the first of its holders acknowledges it */
+            if (h->epoch > vt->ckpt_epoch ||
+                (h->epoch == vt->ckpt_epoch && h->seq > vt->ckpt_seq)) {
+                vt->checkpoints++;
+                vt->ckpt_epoch = h->epoch;
+                vt->ckpt_seq = h->seq;
+            }
         }
     }
     /* the inputs that no image which could be resumed needs any more */
@@ -772,8 +821,8 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     int32_t err = pc_get_i32(&r);
     uint64_t next_in = pc_get_u64(&r);
-    vc->w[wi].state = W_GONE;
-    vc->w[wi].since_ms = pc_now_ms();
+    if (vc->w[wi].state != W_GONE)
+        s_worker_gone(vc, wi);
     if (vc->w[wi].nvts)
         vc->w[wi].nvts--;
     vt->epoch++;
@@ -1008,8 +1057,12 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
         pc_json_fmt(j, "%s{\"id\":\"%016llx\",\"client\":", first ? "" : ",",
                     (unsigned long long)vc->id);
         pc_json_str(j, vc->client);
-        pc_json_fmt(j, ",\"quota\":%d,\"checkpoint_ms\":%d,\"replicas\":%d,\"workers\":[",
-                    vc->quota, vc->ckpt_ms, vc->replicas);
+        lev_vc_stats vs = s_vc_stats(vc);
+        pc_json_fmt(j,
+                    ",\"quota\":%d,\"checkpoint_ms\":%d,\"replicas\":%d,\"checkpoints\":%llu,"
+                    "\"lost_workers\":%llu,\"workers\":[",
+                    vc->quota, vc->ckpt_ms, vc->replicas, (unsigned long long)vs.checkpoints,
+                    (unsigned long long)vs.lost_peers);
         bool wf = true;
         for (int i = 0; i < vc->nw; i++) {
             if (vc->w[i].state != W_ACTIVE)
@@ -1035,10 +1088,11 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
             pc_json_fmt(j, ",\"state\":\"%s\",\"host\":", st);
             pc_json_str(j, vt->host >= 0 ? vc->w[vt->host].ep : "");
             pc_json_fmt(j,
-                        ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"crashes\":%d,\"resumes\":%d,"
-                        "\"restarts\":%d,\"holders\":[",
-                        vt->epoch, vt->ckpt_ms ? (long long)(now - vt->ckpt_ms) : -1LL, vt->crashes,
-                        vt->resumes, vt->restarts);
+                        ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"checkpoints\":%llu,"
+                        "\"crashes\":%d,\"resumes\":%d,\"restarts\":%d,\"holders\":[",
+                        vt->epoch, vt->ckpt_ms ? (long long)(now - vt->ckpt_ms) : -1LL,
+                        (unsigned long long)vt->checkpoints, vt->crashes, vt->resumes,
+                        vt->restarts);
             for (int k = 0; k < vt->nholders; k++) {
                 pc_json_fmt(j, "%s", k ? "," : "");
                 pc_json_str(j, vt->holders[k].ep);

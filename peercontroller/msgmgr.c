@@ -786,6 +786,8 @@ void pc_mm_vt_status(pc_msgmgr *mm, uint64_t id, pc_wbuf *j)
         pc_json_fmt(j, "null");
 }
 
+uint64_t pc_mm_delivered(const pc_msgmgr *mm) { return mm->delivered; }
+
 void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
 {
     pc_json_fmt(j,

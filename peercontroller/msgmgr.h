@@ -84,6 +84,9 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m);
  * one whose outputs stopped at a gap is asked again to re-send them. */
 void pc_mm_tick(pc_msgmgr *mm);
 
+/* Messages delivered to VTs so far (from VTs and the client), each once. */
+uint64_t pc_mm_delivered(const pc_msgmgr *mm);
+
 /* Appends the manager's part of the status document: "globals":[...]
  * and per-VT fields through pc_mm_vt_status. */
 void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j);

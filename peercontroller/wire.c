@@ -1,6 +1,7 @@
 /* wire.c - the codec of the wire protocol (wire.h): the fixed header
- * frame, the names of the message types, and the little-endian writer and
- * bounds-checked reader of structured payloads. Every byte that arrives
+ * frame, the names of the message types, the little-endian writer and
+ * bounds-checked reader of structured payloads, and the payloads that
+ * more than one part writes or reads (C_STATS_REPLY). Every byte that arrives
  * from the network is read through here.
  */
 #include "wire.h"
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lev_client.h"
 #include "lev_errors.h"
 
 /* ===================================================================
@@ -60,7 +62,7 @@ static uint64_t s_rd64(const uint8_t *p)
     X(M_PING) X(M_ACK) X(M_PING_REQ) X(M_JOIN) X(M_SYNC) X(M_GOSSIP)                   \
     X(C_OPEN) X(C_START) X(C_CLOSE) X(C_PING) X(C_OPENED) X(C_STARTED) X(C_CLOSED)     \
     X(C_PONG) X(C_ERROR) X(C_RESULT) X(C_REPORT) X(C_SEND) X(C_GSET) X(C_GGET)         \
-    X(C_SENT) X(C_GSET_OK) X(C_GVALUE)                                                 \
+    X(C_SENT) X(C_GSET_OK) X(C_GVALUE) X(C_STATS) X(C_STATS_REPLY)                     \
     X(W_ENROL) X(W_ENROLLED) X(W_MODULE) X(W_MODULE_OK) X(W_RUN) X(W_RESUME)           \
     X(W_DONE) X(W_REPORT) X(W_STOPPED) X(W_FENCE) X(W_CLOSE) X(W_LOST) X(W_PLACE_ERR)  \
     X(W_HOLDERS) X(W_OUT) X(W_ACK) X(W_IN) X(W_RESYNC)                                 \
@@ -336,3 +338,34 @@ char *pc_get_strdup(pc_rbuf *r, size_t max)
 }
 
 bool pc_rbuf_done(const pc_rbuf *r) { return !r->bad && r->off == r->len; }
+
+/* ===================================================================
+ * Payloads of more than one user
+ * =================================================================== */
+
+void pc_put_vc_stats(pc_wbuf *w, const lev_vc_stats *st)
+{
+    pc_put_u32(w, st->peers);
+    pc_put_u32(w, st->cores);
+    pc_put_u32(w, st->vts);
+    pc_put_u32(w, st->vts_ended);
+    pc_put_u64(w, st->checkpoints);
+    pc_put_u64(w, st->resumes);
+    pc_put_u64(w, st->restarts);
+    pc_put_u64(w, st->lost_peers);
+    pc_put_u64(w, st->messages);
+}
+
+bool pc_get_vc_stats(pc_rbuf *r, lev_vc_stats *st)
+{
+    st->peers = pc_get_u32(r);
+    st->cores = pc_get_u32(r);
+    st->vts = pc_get_u32(r);
+    st->vts_ended = pc_get_u32(r);
+    st->checkpoints = pc_get_u64(r);
+    st->resumes = pc_get_u64(r);
+    st->restarts = pc_get_u64(r);
+    st->lost_peers = pc_get_u64(r);
+    st->messages = pc_get_u64(r);
+    return !r->bad;
+}

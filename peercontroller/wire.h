@@ -64,7 +64,11 @@ typedef enum pc_type {
     PC_C_GGET = 0x0207,   /* hdr.vc; s name -> GVALUE | ERROR */
     PC_C_SENT = 0x0288,
     PC_C_GSET_OK = 0x0289,
-    PC_C_GVALUE = 0x028A, /* u8 set (0: never set), b value */
+    PC_C_GVALUE = 0x028A,      /* u8 set (0: never set), b value */
+    PC_C_STATS = 0x0208,       /* hdr.vc -> STATS_REPLY | ERROR */
+    PC_C_STATS_REPLY = 0x028B, /* the VC's counts (pc_put_vc_stats): u32 peers, u32 cores,
+                                * u32 vts, u32 vts_ended, u64 checkpoints, u64 resumes,
+                                * u64 restarts, u64 lost_peers, u64 messages */
 
     /* deployer <-> worker */
     PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
@@ -206,5 +210,12 @@ bool pc_get_str(pc_rbuf *r, char *out, size_t cap);
 char *pc_get_strdup(pc_rbuf *r, size_t max);
 /* True when every byte was read and nothing was bad. */
 bool pc_rbuf_done(const pc_rbuf *r);
+
+/* The payload of C_STATS_REPLY (lev_vc_stats of lev_client.h), written
+ * and read field by field in the order wire.h gives. */
+struct lev_vc_stats;
+void pc_put_vc_stats(pc_wbuf *w, const struct lev_vc_stats *st);
+/* Reads into *st; false (and r bad) when the payload is short. */
+bool pc_get_vc_stats(pc_rbuf *r, struct lev_vc_stats *st);
 
 #endif

@@ -257,13 +257,16 @@ static void pp_icall_edges(void)
                 }
 }
 
+/* Sets bit 1 of the flag for a lev_task annotation, bit 2 for lev_atomic. */
 static enum CXChildVisitResult pp_is_task_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     if (pp_kind(c) == CXCursor_AnnotateAttr) {
         char *s = pp_cxstring(clang_getCursorSpelling(c));
         if (!strcmp(s, "lev_task"))
-            *pp_visit_flag(d) = 1;
+            *pp_visit_flag(d) |= 1;
+        else if (!strcmp(s, "lev_atomic"))
+            *pp_visit_flag(d) |= 2;
         free(s);
     }
     return CXChildVisit_Continue;
@@ -287,9 +290,13 @@ static void pp_collect_fns(unsigned fi)
         }
         fn->file = (int)fi;
         fn->def = c;
-        int task = 0;
-        clang_visitChildren(c, pp_is_task_cb, &task);
-        fn->is_task = task;
+        int marks = 0;
+        clang_visitChildren(c, pp_is_task_cb, &marks);
+        fn->is_task = marks & 1;
+        fn->is_atomic = (marks & 2) != 0;
+        if (fn->is_task && fn->is_atomic)
+            pp_error(PP_LOC(c), "task entry '%s' cannot be LEV_ATOMIC: an entry is checkpointable",
+                     fn->name);
         fn->is_main = ctx.main_task && !strcmp(fn->name, "main");
         pp_calls_scan sc = {.magic = PP_MAGIC_CALLS, .fn = id};
         clang_visitChildren(c, pp_calls_cb, &sc);
@@ -322,9 +329,11 @@ static void pp_fixpoint(void)
          * cannot be kept in a frame, and a loop alone does not need to
          * stop there (as a recursion without loops does not). For the
          * same reason it calls functions whose only stops are loop polls
-         * natively. */
+         * natively. A LEV_ATOMIC function is treated the same way, because
+         * its author asked for it. */
         variadic[i] = fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
-                      clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1;
+                      (fn->is_atomic ||
+                       clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1);
         must[i] = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt);
         fn->cp = must[i] ||
                  (fn->file >= 0 && ctx.auto_poll && fn->reach && fn->has_loop && !variadic[i]);
@@ -345,6 +354,13 @@ static void pp_fixpoint(void)
                 }
         }
     }
+    for (unsigned i = 0; i < ctx.nfns; i++)
+        if (ctx.fns[i].is_atomic && must[i] && !ctx.fns[i].is_task)
+            pp_error(PP_LOC(ctx.fns[i].def),
+                     "function '%s' is LEV_ATOMIC but reaches a safe point (it calls one, or a "
+                     "function that does): a VT cannot stop in it; remove LEV_ATOMIC or move the "
+                     "safe point out of it",
+                     ctx.fns[i].name);
     free(must);
     free(variadic);
 }

@@ -32,9 +32,15 @@ mkdir -p "$out"
 run=$(mktemp -d)
 pids=()
 cleanup() {
-    local pid
+    local pid i
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    for pid in "${pids[@]}"; do
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    done
     rm -rf "$run"
 }
 trap cleanup EXIT
@@ -48,6 +54,7 @@ start_peer() {
         --suspect-ms 900 --log-level warn "$@" >"$run/$name.out" 2>"$run/$name.log" &
     pids+=($!)
     echo $! >"$run/$name.pid"
+    disown $! # its death by the killer is no news
     for ((i = 0; i < 300; i++)); do
         endpoint=$(head -n1 "$run/$name.out" 2>/dev/null || true)
         [[ $endpoint == tcp://* ]] && return 0
@@ -74,20 +81,22 @@ killer() {
     local i status done total host victim=
     for ((i = 0; i < 6000; i++)); do
         sleep 0.1
-        read -r done total _ <"$run/progress" 2>/dev/null || continue
+        [[ -f $run/progress ]] || continue
+        read -r done total _ <"$run/progress" || continue
         ((total > 0 && done * 3 >= total)) || continue
-        status=$("$levctl" status --peer "$client" --json --timeout 2000 2>/dev/null) || continue
-        [[ $status == *'"vts":[{'* ]] || continue
+        status=$("$levctl" status --peer "$client" --json --timeout 2000 2>/dev/null | tr -d ' \n') ||
+            continue
+        [[ $status == *'"task":"tsp_worker"'* ]] || continue
         [[ $status == *'"checkpoint_age_ms":-1'* ]] && continue
-        host=$(grep -o '"host":"[^"]*"' <<<"$status" | sort | uniq -c | sort -rn |
-            awk '{print $2}' | sed 's/"host":"\(.*\)"/\1/' | head -n1)
+        host=$(grep -o '"state":"running","host":"[^"]*"' <<<"$status" | sed 's/.*"host":"\(.*\)"/\1/' |
+            sort | uniq -c | sort -rn | awk '{print $2}' | head -n1)
         victim=${worker_pid[$host]:-}
         [[ -n $victim ]] && break
     done
     [[ -n $victim ]] || return 0
-    printf '\ndemo: killing worker %s (pid %s) with SIGKILL in the middle of the run; its VTs: %s\n' \
+    printf '\ndemo: killing worker %s (pid %s) with SIGKILL in the middle of the run; it runs VT(s) %s\n' \
         "$host" "$victim" \
-        "$(grep -o "\"id\":[0-9]*,\"task\":\"[^\"]*\",\"state\":\"[^\"]*\",\"host\":\"$host\"" <<<"$status" |
+        "$(grep -o '"id":[0-9]*,"task":"tsp_worker","state":"running","host":"'"$host"'"' <<<"$status" |
             sed 's/"id":\([0-9]*\).*/\1/' | tr '\n' ' ')"
     kill -KILL "$victim"
 }

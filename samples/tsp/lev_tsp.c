@@ -52,14 +52,20 @@ static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
     pthread_mutex_unlock(&w->mu);
 }
 
-/* The gap of len above the known optimum, as text ("+1.23%" or "n/a"). */
-static void s_gap(const tsp_instance *inst, int64_t len, char *buf, size_t size)
+/* Writes `UNITS_DONE UNITS_TOTAL BEST ELAPSED_S` to path, atomically (a
+ * temporary file renamed), for scripts that watch the run. */
+static void s_progress_file(const char *path, const tsp_progress *p, int64_t total, double elapsed)
 {
-    if (inst->optimum > 0 && len >= 0)
-        snprintf(buf, size, "%+.2f%%",
-                 100.0 * (double)(len - inst->optimum) / (double)inst->optimum);
-    else
-        snprintf(buf, size, "n/a");
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 " %.3f\n", p->units_done, total,
+            p->units_done ? p->best : -1, elapsed);
+    if (fclose(f) == 0)
+        rename(tmp, path);
 }
 
 /* Prints one progress line: on a terminal it replaces the previous one. */
@@ -74,6 +80,8 @@ static void s_progress(const tsp_opts *o, const tsp_instance *inst, const tsp_jo
     pthread_mutex_lock(&w->mu);
     tsp_progress p = w->last;
     pthread_mutex_unlock(&w->mu);
+    if (o->progress_file)
+        s_progress_file(o->progress_file, &p, (int64_t)job->islands * job->epochs, s_now() - t0);
     int tty = isatty(STDOUT_FILENO);
     if (st.resumes > prev.resumes || st.lost_peers > prev.lost_peers)
         printf("%s%" PRIu64 " peer(s) lost so far; %" PRIu64
@@ -84,8 +92,9 @@ static void s_progress(const tsp_opts *o, const tsp_instance *inst, const tsp_jo
         return;
     int64_t gens = p.units_done * job->ga.gens,
             total = (int64_t)job->islands * job->epochs * job->ga.gens;
-    char gap[32];
-    s_gap(inst, p.units_done ? p.best : -1, gap, sizeof gap);
+    char gap[32] = "-";
+    if (p.units_done)
+        tsp_cli_gap(inst, p.best, gap, sizeof gap);
     char best[32] = "-";
     if (p.units_done)
         snprintf(best, sizeof best, "%" PRId64, p.best);
@@ -111,17 +120,31 @@ static tsp_sched *s_sched_new(const tsp_job *job, size_t *len)
     return s;
 }
 
-/* How many VTs to start: --vts, else the cores the VC's workers offer
- * (waiting a little for the first to enrol), at most one per island. */
+/* How many VTs to start: --vts, else the cores the VC's workers offer, at
+ * most one per island. Workers enrol one by one after the VC opens, so it
+ * waits (at most 3 s) for the quota of workers (--workers) to be full, or
+ * without a quota for the count of cores to stay the same for 300 ms. */
 static int s_vts(const tsp_opts *o, const tsp_job *job, lev_vc *vc)
 {
     if (o->vts > 0)
         return o->vts;
     lev_vc_stats st;
-    memset(&st, 0, sizeof st);
-    for (int i = 0; i < 50 && (lev_vc_stats_get(vc, &st) != 0 || st.cores == 0); i++)
-        usleep(20000); /* enrolment is under way; shown as 1 VT if it never ends */
-    int v = st.cores ? (int)st.cores : 1;
+    uint32_t cores = 0;
+    double t0 = s_now(), since = t0;
+    while (s_now() - t0 < 3.0) {
+        memset(&st, 0, sizeof st);
+        if (lev_vc_stats_get(vc, &st) != 0)
+            break;
+        if (st.cores != cores) {
+            cores = st.cores;
+            since = s_now();
+        }
+        if (cores && o->workers > 0 ? st.peers >= (uint32_t)o->workers
+                                    : cores && s_now() - since >= 0.3)
+            break;
+        usleep(50000);
+    }
+    int v = cores ? (int)cores : 1;
     return v < job->islands ? v : job->islands;
 }
 
@@ -164,20 +187,25 @@ int main(int argc, char **argv)
 {
     tsp_opts o;
     int rc = tsp_cli_parse(argc, argv, PROG, TSP_CLI_DISTRIBUTED, &o);
-    if (rc)
-        return rc == TSP_CLI_HELP ? 0 : 2;
+    if (rc >= 0)
+        return rc;
     tsp_instance inst;
-    if (tsp_cli_load(PROG, &o, &inst))
-        return 2;
+    if ((rc = tsp_cli_load(&o, &inst)))
+        return rc;
     size_t joblen = 0;
-    tsp_job *job = tsp_cli_job(PROG, &o, &inst, &joblen);
-    if (!job)
-        return 1;
+    void *jobp = NULL;
+    if ((rc = tsp_cli_job(&o, &inst, &jobp, &joblen))) {
+        tsp_free(&inst);
+        return rc;
+    }
+    tsp_job *job = jobp;
 
     double t0 = s_now();
     lev_vc_options vo;
     memset(&vo, 0, sizeof vo);
-    vo.checkpoint_ms = o.checkpoint_ms;
+    /* --checkpoint-ms: unset (-1) the VC's default, 0 none, else the interval. */
+    vo.checkpoint_ms = o.checkpoint_ms < 0 ? 0 : o.checkpoint_ms == 0 ? -1 : o.checkpoint_ms;
+    vo.workers = o.workers;
     lev_vc *vc = NULL;
     if ((rc = lev_vc_open(&vc, &vo))) {
         fprintf(stderr, PROG ": cannot open a virtual computer: %s: %s\n", lev_strerror(rc),
@@ -248,7 +276,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %d VT(s) failed; the others finished every unit\n", failed);
     lev_vc_close(&vc);
     if (rc == 0)
-        rc = tsp_cli_finish(PROG, &o, &inst, tour, len, s_now() - t0);
+        rc = tsp_cli_finish(&o, &inst, tour, len);
     free(tour);
     free(ids);
     free(job);

@@ -42,8 +42,8 @@ int tsp_job_check(const void *job, size_t len, const double **xy, const char **w
             w = "islands is out of range";
         else if (j.epochs < 1)
             w = "epochs is below 1";
-        else if (ga_params_check(&j.ga, j.n, &w) != 0)
-            ;
+        else
+            (void)ga_params_check(&j.ga, j.n, &w); /* sets w when a field is bad */
     }
     if (w) {
         if (why)

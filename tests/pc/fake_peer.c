@@ -1,6 +1,6 @@
 /* fake_peer.c - the stand-in levpeer of the client and levctl tests
  * (fake_peer.h): a ROUTER socket served by a thread, answering OPEN,
- * START, CLOSE, PING, SEND, GSET, GGET and S_STATUS, pushing REPORT and
+ * START, CLOSE, PING, SEND, GSET, GGET, STATS and S_STATUS, pushing REPORT and
  * RESULT, and in its noisy and garbage modes sending what a real peer must
  * never send.
  */
@@ -34,6 +34,8 @@ struct fake_peer {
     const char *status;
     fp_seen seen;
     size_t msg_max, value_max;
+    lev_vc_stats stats;
+    bool stats_cut;
     /* The thread's own. */
     struct {
         char name[256];
@@ -205,6 +207,37 @@ static void s_noise_value(fake_peer *fp, uint64_t seq)
     s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
     w.len = 3; /* a value cut short */
     s_send(fp, PC_C_GVALUE, FP_VC, 0, seq, &w);
+    pc_wbuf_free(&w);
+}
+
+/* STATS: the counts set (cut short if told), after malformed and
+ * misdirected replies in the noisy mode. */
+static void s_stats(fake_peer *fp, const pc_hdr *h)
+{
+    pthread_mutex_lock(&fp->mu);
+    fp->seen.stats++;
+    lev_vc_stats st = fp->stats;
+    bool cut = fp->stats_cut;
+    pthread_mutex_unlock(&fp->mu);
+    if (h->vc != FP_VC) {
+        s_error(fp, h->seq, LEV_EINVAL, "STATS of another VC");
+        return;
+    }
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_vc_stats(&w, &st);
+    if (fp->mode == FP_NOISY) {
+        w.len -= 1; /* short */
+        s_send(fp, PC_C_STATS_REPLY, FP_VC, 0, h->seq, &w);
+        w.len += 1;
+        s_send(fp, PC_C_STATS_REPLY, FP_VC + 1, 0, h->seq, &w); /* another VC */
+        pc_put_u8(&w, 0);                                       /* a byte after the counts */
+        s_send(fp, PC_C_STATS_REPLY, FP_VC, 0, h->seq, &w);
+        w.len -= 1;
+    }
+    if (cut)
+        w.len -= 4;
+    s_send(fp, PC_C_STATS_REPLY, FP_VC, 0, h->seq, &w);
     pc_wbuf_free(&w);
 }
 
@@ -455,6 +488,9 @@ static void s_answer(fake_peer *fp, const pc_hdr *h, const zmq_msg_t *parts, int
     case PC_C_GGET:
         s_global_req(fp, h, parts, n);
         break;
+    case PC_C_STATS:
+        s_stats(fp, h);
+        break;
     case PC_C_CLOSE:
         pthread_mutex_lock(&fp->mu);
         fp->seen.closes++;
@@ -622,6 +658,14 @@ void fp_set_limits(fake_peer *fp, size_t msg_max, size_t value_max)
     pthread_mutex_lock(&fp->mu);
     fp->msg_max = msg_max;
     fp->value_max = value_max;
+    pthread_mutex_unlock(&fp->mu);
+}
+
+void fp_set_stats(fake_peer *fp, const lev_vc_stats *st, bool cut)
+{
+    pthread_mutex_lock(&fp->mu);
+    fp->stats = *st;
+    fp->stats_cut = cut;
     pthread_mutex_unlock(&fp->mu);
 }
 

@@ -14,6 +14,8 @@
  * (only a `hold` VT not yet released does), else ERROR LEV_ENOVT; global
  * variables (C_GSET, C_GGET) live in a table of FP_GLOBALS. Above the
  * limits set with fp_set_limits it answers ERROR LEV_ERANGE naming them.
+ * C_STATS is answered with the counts set with fp_set_stats (zero until
+ * then), or with a reply cut short.
  */
 #ifndef FAKE_PEER_H
 #define FAKE_PEER_H
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lev_client.h"
 #include "wire.h"
 
 #define FP_VC 0xC0FFEEull /* the VC id every fake peer hands out */
@@ -43,7 +46,7 @@ typedef struct fp_seen {
     int workers, checkpoint_ms, replicas; /* of the last OPEN */
     bool module_ok;                       /* its digest and hash match its bytes */
     char task[256];                       /* of the last START */
-    int sends, gsets, ggets;              /* requests seen, answered or not */
+    int sends, gsets, ggets, stats;       /* requests seen, answered or not */
     int nsent;                            /* messages accepted (SENT) */
     uint64_t sent_vt[FP_SENT_KEPT];       /* the first FP_SENT_KEPT of them: to */
     char sent[FP_SENT_KEPT][16];          /* and their first bytes, terminated */
@@ -77,6 +80,10 @@ void fp_set_status(fake_peer *fp, const char *json);
 /* Its limits from now on, in bytes (0: none): a message above msg_max or
  * a value above value_max is answered ERROR LEV_ERANGE naming the limit. */
 void fp_set_limits(fake_peer *fp, size_t msg_max, size_t value_max);
+
+/* Its answer to the next C_STATS: STATS_REPLY with *st, or (cut) the
+ * same reply without its last 4 bytes, which a client must drop. */
+void fp_set_stats(fake_peer *fp, const lev_vc_stats *st, bool cut);
 
 /* FNV-1a 64 of buf[len], as fp_seen's last_hash. */
 uint64_t fp_hash(const void *buf, size_t len);

@@ -1,7 +1,7 @@
 /* test_client.c - the client API (lev_client.h) against fake peers
  * (fake_peer.h): argument checks; opening, starting, joining, reports and
  * closing; join timeouts and unknown ids; messages to VTs and global
- * variables, with the peer's refusals; a peer where nothing listens, one
+ * variables, with the peer's refusals; the VC's counts; a peer where nothing listens, one
  * that stops answering mid-join, one that answers only garbage, and one
  * that mixes malformed and misdirected messages into its answers. The
  * runner carries the task module of client_tasks.c (leverage_add_tasks),
@@ -469,6 +469,73 @@ static void t_globals(void **state)
 }
 
 /* ===================================================================
+ * The VC's counts
+ * =================================================================== */
+
+/* Counts with every field distinct, the 64-bit ones above 32 bits. */
+static const lev_vc_stats s_counts = {.peers = 3,
+                                      .cores = 12,
+                                      .vts = 7,
+                                      .vts_ended = 70000,
+                                      .checkpoints = 0x100000001ull,
+                                      .resumes = 5,
+                                      .restarts = 6,
+                                      .lost_peers = 0x200000002ull,
+                                      .messages = 0x300000003ull};
+
+/* Asserts that st holds s_counts, field by field. */
+static void s_counts_equal(const lev_vc_stats *st)
+{
+    assert_int_equal(st->peers, s_counts.peers);
+    assert_int_equal(st->cores, s_counts.cores);
+    assert_int_equal(st->vts, s_counts.vts);
+    assert_int_equal(st->vts_ended, s_counts.vts_ended);
+    assert_true(st->checkpoints == s_counts.checkpoints);
+    assert_true(st->resumes == s_counts.resumes);
+    assert_true(st->restarts == s_counts.restarts);
+    assert_true(st->lost_peers == s_counts.lost_peers);
+    assert_true(st->messages == s_counts.messages);
+}
+
+/* lev_vc_stats_get decodes the deployer's counts into the struct; NULL
+ * arguments are refused; a reply cut short is dropped, so the call fails
+ * with LEV_EPEER after the peer timeout (with *st zeroed) and the VC
+ * stays usable. */
+static void t_stats(void **state)
+{
+    (void)state;
+    lev_vc_stats st;
+    assert_int_equal(lev_vc_stats_get(NULL, &st), LEV_EINVAL);
+    s_detail_has("vc is NULL");
+    fake_peer *fp = fp_new(FP_NORMAL);
+    fp_set_stats(fp, &s_counts, false);
+    lev_vc *vc = s_open(fp);
+    assert_int_equal(lev_vc_stats_get(vc, NULL), LEV_EINVAL);
+    s_detail_has("st is NULL");
+    assert_int_equal(fp_seen_get(fp).stats, 0);
+    assert_int_equal(lev_vc_stats_get(vc, &st), 0);
+    s_counts_equal(&st);
+    assert_int_equal(fp_seen_get(fp).stats, 1);
+    assert_int_equal(lev_vc_close(&vc), 0);
+
+    setenv("LEV_PEER_TIMEOUT_MS", T_TIMEOUT_SHORT, 1);
+    vc = s_open(fp);
+    fp_set_stats(fp, &s_counts, true);
+    memset(&st, 0xff, sizeof st);
+    uint64_t t0 = fp_now_ms();
+    assert_int_equal(lev_vc_stats_get(vc, &st), LEV_EPEER);
+    assert_true(fp_now_ms() - t0 < 5000);
+    s_detail_has("did not answer C_STATS");
+    lev_vc_stats zero = {0};
+    assert_memory_equal(&st, &zero, sizeof st);
+    fp_set_stats(fp, &s_counts, false);
+    assert_int_equal(lev_vc_stats_get(vc, &st), 0);
+    s_counts_equal(&st);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    fp_destroy(&fp);
+}
+
+/* ===================================================================
  * Reports
  * =================================================================== */
 
@@ -480,8 +547,8 @@ typedef struct reports {
     bool on_main; /* a callback ran on the thread that started the VT */
     pthread_t main;
     lev_vc *vc;
-    int in_cb[6]; /* start, join with a wait, close, send, global set and get
-                   * from inside the callback */
+    int in_cb[7]; /* start, join with a wait, close, send, global set and get,
+                   * stats from inside the callback */
 } reports;
 
 static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
@@ -511,6 +578,8 @@ static void s_on_report_waits(lev_vt_id vt, const void *buf, size_t len, void *c
     void *value = NULL;
     size_t vlen = 0;
     r->in_cb[5] = lev_global_get(r->vc, "g", &value, &vlen);
+    lev_vc_stats st;
+    r->in_cb[6] = lev_vc_stats_get(r->vc, &st);
     lev_vc_on_report(r->vc, NULL, NULL); /* from the callback: no wait */
 }
 
@@ -546,10 +615,10 @@ static void t_reports(void **state)
     assert_int_equal(lev_vc_on_report(vc, s_on_report_waits, &r), 0);
     id = s_start(vc, "echo", "busy");
     assert_int_equal(lev_vt_join(vc, id, NULL, NULL, -1), 0);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         assert_int_equal(r.in_cb[i], LEV_EBUSY);
     fp_seen seen = fp_seen_get(fp);
-    assert_int_equal(seen.sends + seen.gsets + seen.ggets, 0);
+    assert_int_equal(seen.sends + seen.gsets + seen.ggets + seen.stats, 0);
     assert_ptr_equal(r.vc, vc);
     assert_int_equal(lev_vc_close(&vc), 0);
     fp_destroy(&fp);
@@ -727,6 +796,12 @@ static void t_noisy_peer(void **state)
     assert_null(res);
     id = s_start(vc, "hold", NULL);
     assert_int_equal(lev_vt_send(vc, id, "m", 2), 0);
+    /* A short STATS_REPLY, one of another VC and one with a byte too many
+     * come before the true one. */
+    fp_set_stats(fp, &s_counts, false);
+    lev_vc_stats st;
+    assert_int_equal(lev_vc_stats_get(vc, &st), 0);
+    s_counts_equal(&st);
     assert_int_equal(lev_vc_close(&vc), 0);
     unsetenv("LEV_DEBUG");
     fp_destroy(&fp);
@@ -763,6 +838,16 @@ static void t_embedded(void **state)
     free(res);
     assert_int_equal(r.n, 1);
     assert_string_equal(r.text[0], "inside");
+    /* The embedded deployer's counts: its worker, the VT ended. */
+    lev_vc_stats st;
+    rc = lev_vc_stats_get(vc, &st);
+    if (rc)
+        fail_msg("lev_vc_stats_get (embedded): %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(st.peers, 1);
+    assert_true(st.cores >= 1);
+    assert_int_equal(st.vts, 0);
+    assert_int_equal(st.vts_ended, 1);
+    assert_true(st.lost_peers == 0 && st.resumes == 0 && st.restarts == 0);
 
     setenv("LEV_LISTEN", "nonsense", 1); /* a second peer would fail to start */
     assert_int_equal(lev_vc_open(&again, NULL), 0);
@@ -789,6 +874,7 @@ int main(void)
         cmocka_unit_test_setup(t_msg_args, s_setup),
         cmocka_unit_test_setup(t_messages, s_setup),
         cmocka_unit_test_setup(t_globals, s_setup),
+        cmocka_unit_test_setup(t_stats, s_setup),
         cmocka_unit_test_setup(t_reports, s_setup),
         cmocka_unit_test_setup(t_threads, s_setup),
         cmocka_unit_test_setup(t_unreachable, s_setup),

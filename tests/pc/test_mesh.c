@@ -6,7 +6,8 @@
  * executor crashed by its task, a worker that cannot load the module, a
  * worker joining mid-run, the client's peer lost. Every result must equal
  * the fault-free value (computed here natively), every report must reach
- * the client exactly once, and no wait is for a time: each is for a state
+ * the client exactly once, the VC's counts (lev_vc_stats_get) must show a
+ * killed worker and its VTs' resumes, and no wait is for a time: each is for a state
  * of a peer, bounded. Run one scenario with `test_pc_mesh NAME`.
  */
 #include <pthread.h>
@@ -272,8 +273,19 @@ static bool s_quota(const char *js, void *ctx)
  * Scenarios
  * =================================================================== */
 
+/* The VC's counts (lev_vc_stats_get), asserting the call succeeds. */
+static lev_vc_stats s_stats(lev_vc *vc)
+{
+    lev_vc_stats st;
+    int rc = lev_vc_stats_get(vc, &st);
+    if (rc)
+        fail_msg("lev_vc_stats_get: %s: %s", lev_strerror(rc), lev_errdetail());
+    return st;
+}
+
 /* kill -9 of a worker mid-run: its VTs resume elsewhere from their
- * newest images, the quota is refilled, every result is right. */
+ * newest images, the quota is refilled, every result is right; the VC's
+ * counts show the lost worker, the images and the resumes. */
 static void t_kill_worker(void **state)
 {
     (void)state;
@@ -288,7 +300,19 @@ static void t_kill_worker(void **state)
     assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
     want_quota q = {3, mv.gone};
     assert_true(mesh_wait(m.p[0].ep, s_quota, &q, LIMIT));
+    lev_vc_stats st = s_stats(r.vc);
+    assert_int_equal(st.peers, 3);
+    assert_int_equal(st.cores, 3);
+    assert_int_equal(st.vts, 6);
+    assert_int_equal(st.vts_ended, 0);
+    assert_true(st.checkpoints >= 6); /* every VT had an image held before the kill */
+    assert_true(st.resumes >= 1);     /* VT 2 at least, from its held image */
+    assert_true(st.lost_peers >= 1);
     s_join_all(&r);
+    st = s_stats(r.vc);
+    assert_int_equal(st.vts, 0);
+    assert_int_equal(st.vts_ended, 6);
+    assert_true(st.resumes >= 1 && st.lost_peers >= 1);
     assert_int_equal(lev_vc_close(&r.vc), 0);
     mesh_stop_all(m.p, m.n);
 }

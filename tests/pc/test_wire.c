@@ -2,7 +2,8 @@
  * Headers round-trip and every kind of bad header is refused naming why;
  * the payload reader refuses truncated fields, long strings, NUL bytes and
  * trailing bytes, and survives random bytes (a fixed seed, on malloc'd
- * buffers of exact size, so ASan sees any read past the end). The channel
+ * buffers of exact size, so ASan sees any read past the end); the
+ * C_STATS_REPLY payload has its documented layout. The channel
  * carries whole records one by one and many at once, large payloads
  * against a concurrent reader, and closes with a reason on a bad header,
  * a payload past its limit and an end in the middle of a record; sending
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 
 #include "chan.h"
+#include "lev_client.h"
 #include "lev_errors.h"
 #include "pc_test.h"
 #include "wire.h"
@@ -139,6 +141,31 @@ static void t_payload_roundtrip(void **state)
     assert_string_equal(e, "");
     free(e);
     assert_true(pc_rbuf_done(&r));
+    pc_wbuf_free(&w);
+}
+
+/* C_STATS_REPLY's payload has the layout wire.h gives (four u32, five
+ * u64, little-endian) and reads back; one byte short, it is bad. */
+static void t_stats_payload(void **state)
+{
+    (void)state;
+    lev_vc_stats st = {1, 2, 3, 4, 5, 6, 7, 8, 9}, back;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_vc_stats(&w, &st);
+    assert_int_equal(w.err, 0);
+    assert_int_equal(w.len, 4 * 4 + 5 * 8);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(w.data[4 * i], i + 1);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(w.data[16 + 8 * i], i + 5);
+    pc_rbuf r;
+    pc_rbuf_init(&r, w.data, w.len);
+    assert_true(pc_get_vc_stats(&r, &back));
+    assert_true(pc_rbuf_done(&r));
+    assert_memory_equal(&back, &st, sizeof st);
+    pc_rbuf_init(&r, w.data, w.len - 1);
+    assert_false(pc_get_vc_stats(&r, &back));
     pc_wbuf_free(&w);
 }
 
@@ -501,13 +528,10 @@ static void t_chan_broken(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),
-        cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip),
-        cmocka_unit_test(t_payload_bad),
-        cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),
-        cmocka_unit_test(t_chan_large),
+        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_large),
         cmocka_unit_test(t_chan_broken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,7 +297,7 @@ static void t_kill(void **state)
                           "--seed",
                           "5",
                           "--budget",
-                          "6400",
+                          "25600",
                           "--islands",
                           "4",
                           "--epoch-gens",
@@ -358,7 +358,7 @@ static void t_kill(void **state)
     mesh_stop_all(p, 4);
     const char *seq[] = {LEVTSPSEQ_PATH, inst,
                          "--seed",       "5",
-                         "--budget",     "6400",
+                         "--budget",     "25600",
                          "--islands",    "4",
                          "--epoch-gens", "40",
                          "--tour-out",   s_path("%s/kseq.tour", s_dir),
