@@ -14,7 +14,7 @@
 #   --rounds N        rounds of every measurement, interleaved (default 3);
 #                     the tables show medians
 #   --sizes "..."     problem sizes: generations summed over the islands
-#                     (default "16000 32000 64000 128000"), rounded up to
+#                     (default "32000 64000 128000 256000"), rounded up to
 #                     whole epochs (islands x epoch-gens)
 #   --setups "..."    one setup per word, the CPU quota of each worker in
 #                     cores, the fastest first (default
@@ -24,9 +24,9 @@
 #   --epoch-gens G    generations per unit of work (default 1000)
 #   --seed S          seed of every run (default 1)
 #   --period-us US    CFS period of the quotas (default 20000)
-#   --rate R          the workers' rate for the delegator: measured (each
-#                     levpeer's own benchmark, default) or equal (all the
-#                     same: one VT per worker whatever the quotas)
+#   --rate R          the workers' rate for the delegator: equal (all the
+#                     same, default: one VT per worker whatever the quotas)
+#                     or measured (each levpeer's own benchmark)
 #   --bin DIR         programs already built (a build tree or a directory
 #                     holding them); default: build in the eval tree
 #   --out DIR         results directory (default eval/results)
@@ -44,13 +44,13 @@ usage() {
 }
 
 ROUNDS=3
-SIZES="16000 32000 64000 128000"
+SIZES="32000 64000 128000 256000"
 SETUPS="0.9,0.5 0.9,0.5,0.3 0.6,0.5,0.4,0.3"
 INSTANCE=samples/tsp/data/pr1002.tsp
 ISLANDS=8
 EPOCH_GENS=1000
 SEED=1
-RATE=measured
+RATE=equal
 BIN=
 OUT=eval/results
 FORCE=0
@@ -120,9 +120,10 @@ job_args() { echo "$INSTANCE --seed $SEED --budget $1 --islands $ISLANDS --epoch
 # setup K at once, each timed on its own (the machines of a setup
 # measured side by side, as they run in the mesh).
 seq_side_by_side() {
-    local r=$1 k=$2 qs=$3 b=$4 i=0 q pids=() sec rc best
+    local r=$1 k=$2 qs=$3 b=$4 i=0 q pids=() sec rc best u0=() got
     for q in ${qs//,/ }; do
         i=$((i + 1))
+        u0+=("$(cg_usage_us "s$k-m$i")")
         (
             # shellcheck disable=SC2046 # job_args is words
             ev_timed "s$k-m$i" "$EV_TMP/seq$i.out" "$EV_TMP/seq$i.err" "$LEVTSPSEQ" $(job_args "$b") \
@@ -142,8 +143,11 @@ seq_side_by_side() {
             ev_log "lev-tsp-seq under quota $q failed (status $rc):"
             tail -n 5 "$EV_TMP/seq$i.err" >&2
         }
-        echo "$r,$k,${qs//,//},$(size_of "$b"),seq,$i,$q,$sec,${best:-},$rc," >>"$RUNS"
-        printf '  seq  M%d q=%-4s %8.2f s  best %s\n' "$i" "$q" "$sec" "${best:--}" >&2
+        # the share of its quota it got (CPU time / (wall time x quota))
+        got=$(awk -v u0="${u0[i - 1]}" -v u1="$(cg_usage_us "s$k-m$i")" -v t="$sec" -v q="$q" \
+            'BEGIN {if (u0 < 0) print "?"; else printf "%.0f", 100 * (u1 - u0) / 1e6 / (t * q)}')
+        echo "$r,$k,${qs//,//},$(size_of "$b"),seq,$i,$q,$sec,${best:-},$rc,cpu=$got%" >>"$RUNS"
+        printf '  seq  M%d q=%-4s %8.2f s  best %s  (cpu %s%% of quota)\n' "$i" "$q" "$sec" "${best:--}" "$got" >&2
     done
 }
 
@@ -162,7 +166,7 @@ mesh_run() {
     local groups=()
     for ((i = 1; i <= w; i++)); do groups+=("s$k-m$i"); done
     mesh_start client "${groups[@]}" -- "${rate[@]}"
-    for g in "${groups[@]}"; do st0+=("$(cg_stat "$g")"); done
+    for g in "${groups[@]}" client; do st0+=("$(cg_usage_us "$g")"); done
     rm -f "$EV_TMP/progress"
     t0=$(ev_now)
     # shellcheck disable=SC2046 # job_args is words
@@ -184,12 +188,15 @@ mesh_run() {
     local rc=0
     wait "$pid" || rc=$?
     sec=$(awk -v a="$t0" -v b="$(ev_now)" 'BEGIN {printf "%.3f", b - a}')
+    # how busy each worker was: CPU time / (wall time x quota); and the
+    # CPU time of the client and its peer
+    local qa ccpu
+    IFS=, read -ra qa <<<"$qs"
     for ((i = 0; i < w; i++)); do
-        # the share of the run's CFS periods in which worker i used all
-        # its quota: how busy it was
-        util+=("$(awk -v s0="${st0[i]}" -v s1="$(cg_stat "${groups[i]}")" -v t="$sec" -v per="$CG_PERIOD_US" \
-            'BEGIN {split(s0, a, " "); split(s1, b, " "); printf "%.0f", 100 * (b[2] - a[2]) * per / 1e6 / t}')")
+        util+=("$(awk -v u0="${st0[i]}" -v u1="$(cg_usage_us "${groups[i]}")" -v t="$sec" -v q="${qa[i]}" \
+            'BEGIN {if (u0 < 0) print "?"; else printf "%.0f", 100 * (u1 - u0) / 1e6 / (t * q)}')")
     done
+    ccpu=$(awk -v u0="${st0[w]}" -v u1="$(cg_usage_us client)" 'BEGIN {printf "%.2f", (u1 - u0) / 1e6}')
     mesh_stop
     best=$(ev_best "$EV_TMP/mesh.out")
     if [[ $rc != 0 || -z $best ]]; then
@@ -201,7 +208,7 @@ mesh_run() {
     note="hosts=$hosts/$w util=$(
         IFS=/
         echo "${util[*]}"
-    )% resumed=${resumed:-0}"
+    )% client_cpu=${ccpu}s resumed=${resumed:-0}"
     echo "$r,$k,${qs//,//},$(size_of "$b"),mesh,0,,$sec,${best:-},$rc,$note" >>"$RUNS"
     printf '  mesh %-18s %8.2f s  best %s  (%s)\n' "$qs" "$sec" "${best:--}" "$note" >&2
     [[ $hosts == "$w" || $hosts == "?" ]] ||
@@ -326,6 +333,18 @@ MD=$OUT/figure4.md
     }'
     echo
     echo "Target: η_H ≥ 97 % at the largest size for every setup (published: 95.7 %, 94.2 %, 93.0 %)."
+    echo
+    echo "Mesh runs at the largest size, each round: wall time; workers the VTs ran on; each"
+    echo "worker's CPU time over (wall time x its quota); CPU time of the client and its peer;"
+    echo "VTs resumed (a resume means a worker was suspected)."
+    echo
+    echo "| setup | round | t_H (s) | diagnostics |"
+    echo "| --- | --- | --- | --- |"
+    awk -F, -v big="$(tail -n +2 "$CSV" | cut -d, -f4 | sort -n | tail -n 1)" \
+        'NR > 1 && $5 == "mesh" && $4 == big { printf "| %s | %s | %s | %s |\n", $3, $1, $8, $11 }' "$RUNS"
+    echo
+    echo "Sequential runs (CPU time over wall time x quota: how much of its quota each got) are in"
+    echo "[figure4_runs.csv](figure4_runs.csv) with every other measurement."
     echo
     echo '![speedup against problem size](figure4.png)'
 } >"$MD"

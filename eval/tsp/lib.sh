@@ -13,6 +13,7 @@ EV_TMP=       # scratch directory (removed on exit)
 CG_MODE=      # v1 or v2 once cg_setup has run
 CG_BASE=      # our parent group: $CG_BASE/GROUP/ are the groups we make
 CG_GROUPS=()  # groups made under CG_BASE, in order
+CG_ACCT=      # v1 with cpuacct mounted apart: our parent group there
 CG_PERIOD_US=${CG_PERIOD_US:-20000}
 
 ev_die() {
@@ -180,6 +181,13 @@ cg_setup() {
         CG_MODE=v1 CG_BASE=$mnt/$name
         echo 10240 >"$CG_BASE/cpu.shares" 2>/dev/null || true
         cg_reap_stale "$mnt"
+        # CPU time per group: cpuacct, with cpu or in a hierarchy of its own
+        local acct
+        acct=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuacct(,|$)/ {print $2; exit}' /proc/mounts)
+        if [[ -n $acct && $acct != "$mnt" && -f $acct/cpuacct.usage ]]; then
+            cg_reap_stale "$acct"
+            mkdir "$acct/$name" 2>/dev/null && CG_ACCT=$acct/$name
+        fi
         return 0
     fi
     for root in $(awk '$3 == "cgroup2" {print $2}' /proc/mounts); do
@@ -227,6 +235,7 @@ cg_group() {
     if [[ ! -d $g ]]; then
         mkdir "$g" || ev_die "cannot make the group $g"
         CG_GROUPS+=("$1")
+        if [[ -n $CG_ACCT ]]; then mkdir "$CG_ACCT/$1" || ev_die "cannot make the group $CG_ACCT/$1"; fi
     fi
     if [[ $q == max ]]; then
         us=-1
@@ -262,6 +271,20 @@ cg_pids() { cat "$CG_BASE/$1/cgroup.procs" 2>/dev/null || true; }
 cg_signal() {
     local pid
     for pid in $(cg_pids "$1"); do kill "-$2" "$pid" 2>/dev/null || true; done
+}
+
+# cg_usage_us GROUP: the CPU time GROUP's processes used so far, in
+# microseconds (-1 when this machine does not count it per group).
+cg_usage_us() {
+    if [[ $CG_MODE == v2 ]]; then
+        awk '$1 == "usage_usec" {print $2}' "$CG_BASE/$1/cpu.stat"
+    elif [[ -n $CG_ACCT && -f $CG_ACCT/$1/cpuacct.usage ]]; then
+        echo $(($(cat "$CG_ACCT/$1/cpuacct.usage") / 1000))
+    elif [[ -f $CG_BASE/$1/cpuacct.usage ]]; then
+        echo $(($(cat "$CG_BASE/$1/cpuacct.usage") / 1000))
+    else
+        echo -1
+    fi
 }
 
 # cg_stat GROUP: "PERIODS THROTTLED": the group's CFS periods with
@@ -302,7 +325,11 @@ cg_teardown() {
         done
     done
     rmdir "$CG_BASE" 2>/dev/null || ev_log "could not remove the group $CG_BASE"
-    CG_BASE=
+    if [[ -n $CG_ACCT ]]; then
+        for g in "${CG_GROUPS[@]}"; do rmdir "$CG_ACCT/$g" 2>/dev/null || true; done
+        rmdir "$CG_ACCT" 2>/dev/null || ev_log "could not remove the group $CG_ACCT"
+    fi
+    CG_BASE= CG_ACCT=
 }
 
 # ev_spawn GROUP OUT ERR CMD...: starts CMD in the background inside
@@ -313,8 +340,9 @@ ev_spawn() {
     local g=$1 out=$2 err=$3
     shift 3
     if [[ -n $g ]]; then
-        # shellcheck disable=SC2016 # $$ and "$@" are the inner shell's
-        sh -c 'echo $$ >"$0" || exit 126; exec "$@"' "$CG_BASE/$g/cgroup.procs" "$@" \
+        # shellcheck disable=SC2016 # $$, $1 and "$@" are the inner shell's
+        sh -c 'echo $$ >"$0" || exit 126; if [ -n "$1" ]; then echo $$ >"$1" || exit 126; fi
+               shift; exec "$@"' "$CG_BASE/$g/cgroup.procs" "${CG_ACCT:+$CG_ACCT/$g/cgroup.procs}" "$@" \
             </dev/null >"$out" 2>"$err" &
     else
         "$@" </dev/null >"$out" 2>"$err" &
@@ -378,8 +406,11 @@ mesh_peer() {
 
 # mesh_alive: how many peers the client's peer sees alive.
 mesh_alive() {
-    "$LEVCTL" status --peer "$MESH_CLIENT" --json --timeout 2000 2>/dev/null |
-        jq '[.peers[] | select(.state == "alive")] | length' 2>/dev/null || echo 0
+    local n
+    n=$("$LEVCTL" status --peer "$MESH_CLIENT" --json --timeout 2000 2>/dev/null |
+        jq '[.peers[] | select(.state == "alive")] | length' 2>/dev/null) || true
+    [[ $n =~ ^[0-9]+$ ]] || n=0
+    echo "$n"
 }
 
 # mesh_start CLIENT_GROUP WORKER_GROUP... [-- WORKER_ARGS...]: the client's
@@ -408,11 +439,18 @@ mesh_start() {
         MESH_PIDS+=("$EV_PID")
         MESH_EPS+=("$EV_EP")
     done
-    for ((i = 0; i < 100; i++)); do
-        (($(mesh_alive) >= n + 1)) && return 0
+    local deadline=$((SECONDS + 30)) seen=0
+    for ((i = 0; i < 300 && SECONDS < deadline; i++)); do
+        seen=$(mesh_alive)
+        ((seen >= n + 1)) && return 0
         ev_sleep 0.2
     done
-    ev_die "the mesh did not form: $(mesh_alive) of $((n + 1)) peers alive after 20 s"
+    "$LEVCTL" status --peer "$MESH_CLIENT" --timeout 2000 >&2 || true
+    for ((i = 0; i <= n; i++)); do
+        [[ -s $EV_TMP/worker$i.log ]] && { echo "worker$i:"; tail -n 5 "$EV_TMP/worker$i.log"; } >&2
+    done
+    tail -n 5 "$EV_TMP/client.log" >&2
+    ev_die "the mesh did not form: $seen of $((n + 1)) peers alive after 30 s"
 }
 
 # mesh_stop: SIGTERM to the mesh's levpeers (graceful), SIGKILL after 5 s,
