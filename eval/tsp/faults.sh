@@ -236,7 +236,7 @@ run() {
     fi
     faults=$(grep -c -E ' (stop|kill) ' "$EV_TMP/faults" || true)
     read -r lost resumed < <({ grep -o '[0-9]* peer(s) lost so far; [0-9]* VT(s) resumed' "$EV_TMP/run.out" || true; } |
-        tail -n 1 | awk '{print $1, $6}')
+        tail -n 1 | awk '{print $1, $6}') || true
     echo "$r,$kind,$sec,${best:-},$len,$rc,$faults,${lost:-0},${resumed:-0}" >>"$RUNS"
     {
         echo "round $r, $kind: $sec s, best ${best:--}, tour $len, status $rc, $faults faults, ${lost:-0} peers lost, ${resumed:-0} VTs resumed"

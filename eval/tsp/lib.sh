@@ -391,6 +391,8 @@ mesh_peer() {
     shift 2
     ev_spawn "$g" "$EV_TMP/$name.out" "$EV_TMP/$name.log" env LEV_EXEC_NICE=0 \
         "$LEVPEER" --listen tcp://127.0.0.1:0 --log-level warn "${MESH_OPTS[@]}" "$@"
+    # out of the job table: a peer killed on purpose is not reported
+    disown "$EV_PID"
     for ((i = 0; i < 400; i++)); do
         ep=$(head -n 1 "$EV_TMP/$name.out" 2>/dev/null || true)
         [[ $ep == tcp://* ]] && break
