@@ -114,7 +114,7 @@ typedef struct pp_fn {
     int file;    /* index of the defining input, -1: not defined in the inputs */
     CXCursor def;
     int is_task, is_main, has_ckpt, has_loop, reach, cp;
-    int is_atomic; /* LEV_ATOMIC: no loop polls, callees called natively */
+    int is_atomic;  /* LEV_ATOMIC: no loop polls, callees called natively */
     int has_setjmp; /* calls setjmp: framed, every variable in its frame (pp_setjmp.c) */
     int addr_taken; /* its address is taken somewhere: a candidate of indirect calls */
     char **itypes;  /* types (pp_fn_key) of the functions it calls through pointers */

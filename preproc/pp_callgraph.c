@@ -331,9 +331,9 @@ static void pp_fixpoint(void)
          * same reason it calls functions whose only stops are loop polls
          * natively. A LEV_ATOMIC function is treated the same way, because
          * its author asked for it. */
-        variadic[i] = fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
-                      (fn->is_atomic ||
-                       clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1);
+        variadic[i] =
+            fn->file >= 0 && !clang_Cursor_isNull(fn->def) &&
+            (fn->is_atomic || clang_isFunctionTypeVariadic(clang_getCursorType(fn->def)) == 1);
         must[i] = fn->file >= 0 && (fn->is_task || fn->is_main || fn->has_ckpt);
         fn->cp = must[i] ||
                  (fn->file >= 0 && ctx.auto_poll && fn->reach && fn->has_loop && !variadic[i]);

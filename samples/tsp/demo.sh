@@ -7,7 +7,7 @@
 #
 #   demo.sh BUILD_DIR [INSTANCE [LEV-TSP OPTIONS...]]
 #
-# INSTANCE defaults to the sample's a280.tsp. The mesh: one peer for the
+# INSTANCE defaults to the sample's pr1002.tsp (1,002 cities). The mesh: one peer for the
 # client (it deploys, offers no core) and LEV_DEMO_WORKERS (default 3)
 # workers of one core each, on loopback. The tour and its picture go to
 # BUILD_DIR/tsp-demo/.
@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$(cd "${1:?usage: demo.sh BUILD_DIR [INSTANCE [OPTIONS...]]}" && pwd)
 shift
-instance=${1:-$here/data/a280.tsp}
+instance=${1:-$here/data/pr1002.tsp}
 (($#)) && shift
 workers=${LEV_DEMO_WORKERS:-3}
 
@@ -97,7 +97,7 @@ killer() {
     printf '\ndemo: killing worker %s (pid %s) with SIGKILL in the middle of the run; it runs VT(s) %s\n' \
         "$host" "$victim" \
         "$(grep -o '"id":[0-9]*,"task":"tsp_worker","state":"running","host":"'"$host"'"' <<<"$status" |
-            sed 's/"id":\([0-9]*\).*/\1/' | tr '\n' ' ')"
+            sed 's/"id":\([0-9]*\).*/\1/' | paste -sd' ')"
     kill -KILL "$victim"
 }
 killer &

@@ -24,6 +24,21 @@
 #define GA_DB_SEG 50         /* longest segment of the double bridge */
 #define GA_XOVER_PCT 50      /* children made by crossover, percent */
 #define GA_MUT_PCT 10        /* crossover children mutated too, percent */
+#define GA_SKEW 80           /* ints between two scratch arrays (320 bytes) */
+
+/* One child, and one chromosome of a first population, is a LEV_ATOMIC
+ * kernel (lev_task.h) under levpp, which parses with clang: it runs as
+ * native code, and a VT stops only between two of them (every tenth of a
+ * millisecond or so). Other compilers see nothing. */
+#if defined(__clang__)
+#define GA_ATOMIC __attribute__((__annotate__("lev_atomic")))
+#else
+#define GA_ATOMIC
+#endif
+
+/* The helpers of the hot loops: inlined even where levpp multiplies the
+ * bodies that call them (a resumable copy beside each fresh one). */
+#define GA_HOT static inline __attribute__((always_inline))
 
 /* The header of an island's state; the tours (pop x n int32) and their
  * lengths (pop int64, 8-aligned) follow it. */
@@ -41,11 +56,11 @@ struct ga_world {
     int32_t n;
     int32_t metric;
     ga_params p;
-    int32_t nk;   /* neighbours per city */
+    int32_t nk;   /* neighbours per city: GA_NEIGHBOURS */
     double *xy;   /* 2n coordinates */
     int32_t *mat; /* n x n distances (GEO), or NULL */
     int32_t *nb;  /* n x nk nearest cities, nearest first */
-    int64_t *nbd; /* their distances */
+    int64_t *nbd; /* their distances (INT64_MAX past n - 1) */
     /* scratch of one child */
     int32_t *t;     /* the child: city at each position */
     int32_t *pos;   /* position of each city in t */
@@ -54,6 +69,7 @@ struct ga_world {
     int32_t *queue; /* ring of cities to look at */
     uint8_t *inq;   /* city is in the queue */
     int32_t *mark;  /* crossover: stamp of cities placed */
+    int32_t *block; /* the six int32 arrays above, in one object */
     int32_t stamp;
     int32_t qhead, qlen;
 };
@@ -70,9 +86,9 @@ static uint64_t s_splitmix(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-static inline uint64_t s_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+GA_HOT uint64_t s_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static inline uint64_t s_next(uint64_t *s)
+GA_HOT uint64_t s_next(uint64_t *s)
 {
     uint64_t r = s_rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
@@ -86,7 +102,7 @@ static inline uint64_t s_next(uint64_t *s)
 }
 
 /* A number in [0, bound) (bound >= 1). */
-static inline int32_t s_below(uint64_t *s, int32_t bound)
+GA_HOT int32_t s_below(uint64_t *s, int32_t bound)
 {
     return (int32_t)(((s_next(s) >> 32) * (uint64_t)(uint32_t)bound) >> 32);
 }
@@ -97,11 +113,19 @@ static inline int32_t s_below(uint64_t *s, int32_t bound)
 
 void ga_params_default(ga_params *p, int32_t n)
 {
-    p->pop = n < 200 ? 16 : 24;
+    p->pop = n < 200 ? 16 : 32;
+    /* An island's state travels as one global variable of lev-tsp's
+     * virtual computer, at most 1 MiB (lev_task.h): large instances get a
+     * smaller population (2 at the least, for 100,000 cities). */
+    int64_t fit = ((int64_t)1 << 20) - 4096;
+    if ((int64_t)p->pop * (4 * (int64_t)n + 8) > fit)
+        p->pop =
+            (int32_t)(fit / (4 * (int64_t)n + 8)) < 2 ? 2 : (int32_t)(fit / (4 * (int64_t)n + 8));
     p->tournament = 3;
     p->elite = 2;
-    /* About 0.2 s of one core per unit on pr1002 (samples/tsp/README.md). */
-    p->gens = n < 200 ? 25 : n < 600 ? 10 : 4;
+    /* A unit of about 0.2 s of one core on pr1002 (samples/tsp/README.md);
+     * fewer generations per unit as instances grow. */
+    p->gens = n < 200 ? 50 : n < 600 ? 200 : 600000 / n < 50 ? 50 : 600000 / n;
 }
 
 int ga_params_check(const ga_params *p, int32_t n, const char **why)
@@ -130,7 +154,7 @@ int ga_params_check(const ga_params *p, int32_t n, const char **why)
 }
 
 /* The distance between cities a and b. */
-static inline int64_t s_d(const ga_world *w, int32_t a, int32_t b)
+GA_HOT int64_t s_d(const ga_world *w, int32_t a, int32_t b)
 {
     if (w->mat)
         return w->mat[(size_t)a * (size_t)w->n + (size_t)b];
@@ -138,31 +162,114 @@ static inline int64_t s_d(const ga_world *w, int32_t a, int32_t b)
     return tsp_dist_xy(w->metric, p[0], p[1], q[0], q[1]);
 }
 
-/* Computes the neighbour lists: for each city its nk nearest, nearest
- * first, ties broken by the lower index. */
-static void s_neighbours(ga_world *w)
+/* Offers city b at distance d to a's list (nb, nd of nk entries, `have`
+ * filled): the list stays ordered by distance, then by index. */
+GA_HOT void s_nb_offer(int32_t *nb, int64_t *nd, int32_t nk, int32_t *have, int32_t b, int64_t d)
 {
-    int32_t n = w->n, nk = w->nk;
+    if (*have == nk && (d > nd[nk - 1] || (d == nd[nk - 1] && b > nb[nk - 1])))
+        return;
+    int32_t k = *have < nk ? (*have)++ : nk - 1;
+    while (k > 0 && (nd[k - 1] > d || (nd[k - 1] == d && nb[k - 1] > b))) {
+        nb[k] = nb[k - 1];
+        nd[k] = nd[k - 1];
+        k--;
+    }
+    nb[k] = b;
+    nd[k] = d;
+}
+
+/* Computes the neighbour lists: for each city its nk nearest, nearest
+ * first, ties broken by the lower index; with fewer than nk other cities
+ * the list ends with the city itself at distance INT64_MAX, which no
+ * move takes. Every other city is compared (n x n) for GEO, whose
+ * distance is not the plane's, and for small instances; else cities are
+ * bucketed in a grid of about two per cell and each city looks at rings
+ * of cells around its own until no farther city can enter its list (the
+ * other weights grow with the Euclidean distance): the same lists, in
+ * time about linear in n. Returns 0, or -1 when memory runs out. */
+static int s_neighbours(ga_world *w)
+{
+    int32_t n = w->n, nk = w->nk, m = w->metric;
+    for (size_t i = 0; i < (size_t)n * (size_t)nk; i++) {
+        w->nb[i] = (int32_t)(i / (size_t)nk);
+        w->nbd[i] = INT64_MAX;
+    }
+    if (m == TSP_GEO || n <= 256) {
+        for (int32_t a = 0; a < n; a++) {
+            int32_t have = 0;
+            for (int32_t b = 0; b < n; b++)
+                if (b != a)
+                    s_nb_offer(w->nb + (size_t)a * (size_t)nk, w->nbd + (size_t)a * (size_t)nk, nk,
+                               &have, b, s_d(w, a, b));
+        }
+        return 0;
+    }
+    const double *xy = w->xy;
+    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
+    for (int32_t a = 1; a < n; a++) {
+        double x = xy[2 * a], y = xy[2 * a + 1];
+        x0 = x < x0 ? x : x0;
+        x1 = x > x1 ? x : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y > y1 ? y : y1;
+    }
+    int32_t g = 1;
+    while ((int64_t)g * g * 2 < n)
+        g++;
+    double cw = (x1 - x0) / g > 0 ? (x1 - x0) / g : 1.0,
+           ch = (y1 - y0) / g > 0 ? (y1 - y0) / g : 1.0;
+    int32_t *cell = malloc((size_t)n * sizeof *cell);
+    int32_t *start = calloc((size_t)g * (size_t)g + 1, sizeof *start);
+    int32_t *item = malloc((size_t)n * sizeof *item);
+    if (!cell || !start || !item) {
+        free(cell);
+        free(start);
+        free(item);
+        return -1;
+    }
+    for (int32_t a = 0; a < n; a++) {
+        int32_t cx = (int32_t)((xy[2 * a] - x0) / cw), cy = (int32_t)((xy[2 * a + 1] - y0) / ch);
+        cx = cx >= g ? g - 1 : cx;
+        cy = cy >= g ? g - 1 : cy;
+        cell[a] = cy * g + cx;
+        start[cell[a] + 1]++;
+    }
+    for (int32_t c = 0; c < g * g; c++)
+        start[c + 1] += start[c];
+    for (int32_t a = 0; a < n; a++) /* cities of a cell stay in index order */
+        item[start[cell[a]]++] = a;
+    for (int32_t c = g * g; c > 0; c--)
+        start[c] = start[c - 1];
+    start[0] = 0;
+    double step = cw < ch ? cw : ch;
     for (int32_t a = 0; a < n; a++) {
         int32_t *nb = w->nb + (size_t)a * (size_t)nk;
         int64_t *nd = w->nbd + (size_t)a * (size_t)nk;
-        int32_t have = 0;
-        for (int32_t b = 0; b < n; b++) {
-            if (b == a)
-                continue;
-            int64_t d = s_d(w, a, b);
-            if (have == nk && d >= nd[nk - 1])
-                continue;
-            int32_t k = have < nk ? have++ : nk - 1;
-            while (k > 0 && nd[k - 1] > d) {
-                nb[k] = nb[k - 1];
-                nd[k] = nd[k - 1];
-                k--;
+        int32_t have = 0, cx = cell[a] % g, cy = cell[a] / g;
+        for (int32_t r = 0; r < g; r++) {
+            for (int32_t y = cy - r; y <= cy + r; y++) {
+                if (y < 0 || y >= g)
+                    continue;
+                int32_t edge = y == cy - r || y == cy + r;
+                for (int32_t x = cx - r; x <= cx + r; x += edge || r == 0 ? 1 : 2 * r) {
+                    if (x < 0 || x >= g)
+                        continue;
+                    int32_t c = y * g + x;
+                    for (int32_t i = start[c]; i < start[c + 1]; i++)
+                        if (item[i] != a)
+                            s_nb_offer(nb, nd, nk, &have, item[i], s_d(w, a, item[i]));
+                }
             }
-            nb[k] = b;
-            nd[k] = d;
+            /* Every city beyond ring r is at least r x step away (less a
+             * hair, for a city on the border of two cells). */
+            if (have == nk && tsp_dist_xy(m, 0, 0, ((double)r - 1e-6) * step, 0) > nd[nk - 1])
+                break;
         }
     }
+    free(cell);
+    free(start);
+    free(item);
+    return 0;
 }
 
 ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *p)
@@ -175,22 +282,31 @@ ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *
     w->n = n;
     w->metric = m;
     w->p = *p;
-    w->nk = n - 1 < GA_NEIGHBOURS ? n - 1 : GA_NEIGHBOURS;
+    w->nk = GA_NEIGHBOURS;
     size_t un = (size_t)n;
     w->xy = malloc(2 * un * sizeof *w->xy);
     w->nb = malloc(un * (size_t)w->nk * sizeof *w->nb);
     w->nbd = malloc(un * (size_t)w->nk * sizeof *w->nbd);
-    w->t = malloc(un * sizeof *w->t);
-    w->pos = malloc(un * sizeof *w->pos);
-    w->pos1 = malloc(un * sizeof *w->pos1);
-    w->pos2 = malloc(un * sizeof *w->pos2);
-    w->queue = malloc(un * sizeof *w->queue);
+    /* The scratch arrays, read at the same index together, are cut from
+     * one object with each one GA_SKEW ints further from a page boundary
+     * than the last: a VT's heap puts every object of a page or more at
+     * a page boundary, and arrays at the same offset of their pages
+     * collide in the cache (4K aliasing cost the GA 5-10% there). */
+    size_t stride = un + GA_SKEW;
+    w->block = calloc(6 * stride, sizeof *w->block);
+    if (w->block) {
+        w->t = w->block;
+        w->pos = w->t + stride;
+        w->pos1 = w->pos + stride;
+        w->pos2 = w->pos1 + stride;
+        w->queue = w->pos2 + stride;
+        w->mark = w->queue + stride;
+    }
     w->inq = calloc(un, 1);
-    w->mark = calloc(un, sizeof *w->mark);
     if (m == TSP_GEO && n <= GA_MATRIX_MAX)
         w->mat = malloc(un * un * sizeof *w->mat);
-    if (!w->xy || !w->nb || !w->nbd || !w->t || !w->pos || !w->pos1 || !w->pos2 || !w->queue ||
-        !w->inq || !w->mark || (m == TSP_GEO && n <= GA_MATRIX_MAX && !w->mat)) {
+    if (!w->xy || !w->nb || !w->nbd || !w->block || !w->inq ||
+        (m == TSP_GEO && n <= GA_MATRIX_MAX && !w->mat)) {
         ga_world_destroy(&w);
         return NULL;
     }
@@ -203,7 +319,10 @@ ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *
                 row[b] = (int32_t)tsp_dist_xy(m, pa[0], pa[1], w->xy[2 * b], w->xy[2 * b + 1]);
         }
     }
-    s_neighbours(w);
+    if (s_neighbours(w) != 0) {
+        ga_world_destroy(&w);
+        return NULL;
+    }
     return w;
 }
 
@@ -216,15 +335,16 @@ void ga_world_destroy(ga_world **wp)
     free(w->mat);
     free(w->nb);
     free(w->nbd);
-    free(w->t);
-    free(w->pos);
-    free(w->pos1);
-    free(w->pos2);
-    free(w->queue);
+    free(w->block);
     free(w->inq);
-    free(w->mark);
     free(w);
     *wp = NULL;
+}
+
+const int32_t *ga_world_neighbours(const ga_world *w, int32_t a, int32_t *count)
+{
+    *count = w->nk;
+    return w->nb + (size_t)a * (size_t)w->nk;
 }
 
 int64_t ga_tour_length(const ga_world *w, const int32_t *tour)
@@ -274,20 +394,20 @@ static const int64_t *s_clens(const void *state, int32_t n, int32_t pop)
 /* The child under local search: moves on the array t / pos            */
 /* ------------------------------------------------------------------ */
 
-static inline int32_t s_succ(const ga_world *w, int32_t c)
+GA_HOT int32_t s_succ(const ga_world *w, int32_t c)
 {
     int32_t i = w->pos[c] + 1;
     return w->t[i == w->n ? 0 : i];
 }
 
-static inline int32_t s_pred(const ga_world *w, int32_t c)
+GA_HOT int32_t s_pred(const ga_world *w, int32_t c)
 {
     int32_t i = w->pos[c];
     return w->t[i == 0 ? w->n - 1 : i - 1];
 }
 
 /* Puts city c in the queue of cities to look at, if it is not there. */
-static inline void s_push(ga_world *w, int32_t c)
+GA_HOT void s_push(ga_world *w, int32_t c)
 {
     if (w->inq[c])
         return;
@@ -374,132 +494,157 @@ static void s_move_segment(ga_world *w, int32_t i, int32_t k, int32_t u, int32_t
     }
 }
 
-/* Tries the best 2-opt move that gives city a a nearer neighbour, in
- * both directions; applies it and queues the cities it touched. 1 if it
- * improved the tour. */
-static int s_two_opt(ga_world *w, int32_t a)
+/* The distance between cities a and b from the world's fields held in C
+ * locals (s_local_search): levpp's polls call into the runtime on their
+ * unlikely path, so fields read through w would be read again at every
+ * iteration of every loop. */
+GA_HOT int64_t s_dl(const double *xy, const int32_t *mat, int32_t metric, int32_t n, int32_t a,
+                    int32_t b)
 {
-    int32_t nk = w->nk;
-    const int32_t *nb = w->nb + (size_t)a * (size_t)nk;
-    const int64_t *nd = w->nbd + (size_t)a * (size_t)nk;
-    int64_t best = 0;
-    int32_t bx = -1, by = -1; /* remove (bx, succ bx), (by, succ by) */
-    for (int32_t dir = 0; dir < 2; dir++) {
-        int32_t b = dir ? s_pred(w, a) : s_succ(w, a);
-        int64_t dab = s_d(w, a, b);
-        int32_t lim = 0;
-        for (int32_t k = 0; k < nk; k++)
-            lim += nd[k] < dab;
-        for (int32_t k = 0; k < lim; k++) {
-            int32_t c = nb[k];
-            int32_t d = dir ? s_pred(w, c) : s_succ(w, c);
-            if (c == b || d == a)
-                continue;
-            int64_t g = dab + s_d(w, c, d) - nd[k] - s_d(w, b, d);
-            if (g > best) {
-                best = g;
-                bx = dir ? b : a;
-                by = dir ? d : c;
-            }
-        }
-    }
-    if (bx < 0)
-        return 0;
-    int32_t sx = s_succ(w, bx), sy = s_succ(w, by);
-    s_reverse(w, w->pos[sx], w->pos[by]);
-    s_push(w, bx);
-    s_push(w, sx);
-    s_push(w, by);
-    s_push(w, sy);
-    return 1;
+    if (mat)
+        return mat[(size_t)a * (size_t)n + (size_t)b];
+    const double *p = xy + 2 * (size_t)a, *q = xy + 2 * (size_t)b;
+    return tsp_dist_xy(metric, p[0], p[1], q[0], q[1]);
 }
 
-/* Tries the best Or-opt move of a segment of 1 to 3 cities that starts
- * or ends at city a to between two cities near one of its ends; applies
- * it and queues the cities it touched. 1 if it improved the tour. */
-static int s_or_opt(ga_world *w, int32_t a)
+/* Queues city c (ring queue[n], flags inq, head qh, length ql); returns
+ * the new length. */
+GA_HOT int32_t s_pushl(int32_t *queue, uint8_t *inq, int32_t n, int32_t qh, int32_t ql, int32_t c)
 {
-    int32_t n = w->n, nk = w->nk;
-    int64_t best = 0;
-    int32_t bi = -1, bk = 0, bu = -1, brev = 0;
-    for (int32_t v = 0; v < 2 * GA_SEG_MAX; v++) {
-        int32_t k = v / 2 + 1;
-        if (k + 3 > n || (k == 1 && v == 1))
-            continue;
-        /* the segment s1..s2 (forward) of k cities, a at one end */
-        int32_t i = w->pos[a];
-        if (v & 1)
-            i = i - (k - 1) < 0 ? i - (k - 1) + n : i - (k - 1);
-        int32_t s1 = w->t[i];
-        int32_t j = i + k - 1 >= n ? i + k - 1 - n : i + k - 1;
-        int32_t s2 = w->t[j];
-        int32_t p = s_pred(w, s1), x = s_succ(w, s2);
-        int64_t gain = s_d(w, p, s1) + s_d(w, s2, x) - s_d(w, p, x);
-        if (gain <= 0)
-            continue;
-        for (int32_t e = 0; e < 2; e++) {
-            int32_t end = e ? s2 : s1, other = e ? s1 : s2;
-            const int32_t *nb = w->nb + (size_t)end * (size_t)nk;
-            const int64_t *nd = w->nbd + (size_t)end * (size_t)nk;
-            int32_t lim = 0;
-            for (int32_t q = 0; q < nk; q++)
-                lim += nd[q] < gain;
-            for (int32_t q = 0; q < lim; q++) {
-                int32_t c = nb[q];
-                int32_t off = w->pos[c] - i;
-                if (off < 0)
-                    off += n;
-                if (off < k)
-                    continue; /* c is in the segment */
-                /* c then its successor: the end next to c */
-                int32_t cs = s_succ(w, c);
-                if (c != p) {
-                    int64_t g = gain - nd[q] - s_d(w, other, cs) + s_d(w, c, cs);
+    if (inq[c])
+        return ql;
+    inq[c] = 1;
+    int32_t i = qh + ql;
+    queue[i >= n ? i - n : i] = c;
+    return ql + 1;
+}
+
+/* The local search's shorthands over its C locals. */
+#define LS_D(a, b) s_dl(xy, mat, metric, n, (a), (b))
+#define LS_SUCC(c) t[pos[c] + 1 == n ? 0 : pos[c] + 1]
+#define LS_PRED(c) t[pos[c] == 0 ? n - 1 : pos[c] - 1]
+#define LS_PUSH(c) (ql = s_pushl(queue, inq, n, qh, ql, (c)))
+
+/* Runs the local search until no queued city finds a better move, and
+ * returns how much shorter the tour became. For each city taken from the
+ * queue: the best 2-opt move that gives it a nearer neighbour (both
+ * directions), else the best Or-opt move of a segment of 1 to 3 cities
+ * that starts or ends at it to between two cities near one of its ends.
+ * One function with its loops inline and the world's fields in C locals:
+ * levpp polls its loops by budget, and the candidate loops, shorter than
+ * 16, run uncharged. */
+static int64_t s_local_search(ga_world *w)
+{
+    const int32_t n = w->n, nk = w->nk, metric = w->metric;
+    const double *xy = w->xy;
+    const int32_t *mat = w->mat, *nbs = w->nb;
+    const int64_t *nds = w->nbd;
+    int32_t *t = w->t, *pos = w->pos, *queue = w->queue;
+    uint8_t *inq = w->inq;
+    int32_t qh = w->qhead, ql = w->qlen;
+    int64_t total = 0;
+    while (ql > 0) {
+        int32_t a = queue[qh];
+        qh = qh + 1 == n ? 0 : qh + 1;
+        ql--;
+        inq[a] = 0;
+        const int32_t *nb = nbs + (size_t)a * (size_t)nk;
+        const int64_t *nd = nds + (size_t)a * (size_t)nk;
+        /* 2-opt: remove (bx, succ bx), (by, succ by) */
+        int64_t best = 0;
+        int32_t bx = -1, by = -1;
+        for (int32_t dir = 0; dir < 2; dir++) {
+            int32_t b = dir ? LS_PRED(a) : LS_SUCC(a);
+            int64_t dab = LS_D(a, b);
+            /* the nearer neighbours: a prefix of the sorted list */
+            for (int32_t k = 0; k < GA_NEIGHBOURS; k++) {
+                if (nd[k] < dab) {
+                    int32_t c = nb[k];
+                    int32_t d = dir ? LS_PRED(c) : LS_SUCC(c);
+                    int64_t g = c == b || d == a ? 0 : dab + LS_D(c, d) - nd[k] - LS_D(b, d);
                     if (g > best) {
                         best = g;
-                        bi = i, bk = k, bu = c, brev = e;
-                    }
-                }
-                /* its predecessor then c */
-                int32_t cp = s_pred(w, c);
-                if (c != x) {
-                    int64_t g = gain - nd[q] - s_d(w, other, cp) + s_d(w, cp, c);
-                    if (g > best) {
-                        best = g;
-                        bi = i, bk = k, bu = cp, brev = !e;
+                        bx = dir ? b : a;
+                        by = dir ? d : c;
                     }
                 }
             }
         }
+        if (best > 0) {
+            int32_t sx = LS_SUCC(bx), sy = LS_SUCC(by);
+            s_reverse(w, pos[sx], pos[by]);
+            LS_PUSH(bx);
+            LS_PUSH(sx);
+            LS_PUSH(by);
+            LS_PUSH(sy);
+        } else {
+            /* Or-opt: the segment s1..s2 (forward) of k cities at i */
+            int32_t bi = -1, bk = 0, bu = -1, brev = 0;
+            for (int32_t v = 0; v < 2 * GA_SEG_MAX; v++) {
+                int32_t k = v / 2 + 1;
+                int32_t i = pos[a];
+                if (v & 1)
+                    i = i - (k - 1) < 0 ? i - (k - 1) + n : i - (k - 1);
+                int32_t j = i + k - 1 >= n ? i + k - 1 - n : i + k - 1;
+                int32_t s1 = t[i], s2 = t[j];
+                int32_t p = LS_PRED(s1), x = LS_SUCC(s2);
+                int64_t gain = LS_D(p, s1) + LS_D(s2, x) - LS_D(p, x);
+                if (k + 3 > n || (k == 1 && v == 1))
+                    gain = 0;
+                for (int32_t e = 0; e < 2; e++) {
+                    int32_t end = e ? s2 : s1, other = e ? s1 : s2;
+                    const int32_t *eb = nbs + (size_t)end * (size_t)nk;
+                    const int64_t *ed = nds + (size_t)end * (size_t)nk;
+                    for (int32_t q = 0; q < GA_NEIGHBOURS; q++) {
+                        if (ed[q] >= gain)
+                            continue;
+                        int32_t c = eb[q];
+                        int32_t off = pos[c] - i;
+                        off = off < 0 ? off + n : off;
+                        /* c then its successor, the end next to c */
+                        int32_t cs = LS_SUCC(c), cp = LS_PRED(c);
+                        int64_t g1 =
+                            off < k || c == p ? 0 : gain - ed[q] - LS_D(other, cs) + LS_D(c, cs);
+                        /* its predecessor then c */
+                        int64_t g2 =
+                            off < k || c == x ? 0 : gain - ed[q] - LS_D(other, cp) + LS_D(cp, c);
+                        if (g1 > best) {
+                            best = g1;
+                            bi = i, bk = k, bu = c, brev = e;
+                        }
+                        if (g2 > best) {
+                            best = g2;
+                            bi = i, bk = k, bu = cp, brev = !e;
+                        }
+                    }
+                }
+            }
+            if (best > 0) {
+                int32_t bj = bi + bk - 1 >= n ? bi + bk - 1 - n : bi + bk - 1;
+                int32_t s1 = t[bi], s2 = t[bj];
+                int32_t p = LS_PRED(s1), x = LS_SUCC(s2), us = LS_SUCC(bu);
+                s_move_segment(w, bi, bk, bu, brev);
+                LS_PUSH(p);
+                LS_PUSH(x);
+                LS_PUSH(s1);
+                LS_PUSH(s2);
+                LS_PUSH(bu);
+                LS_PUSH(us);
+            }
+        }
+        if (best > 0)
+            LS_PUSH(a);
+        total += best;
     }
-    if (bi < 0)
-        return 0;
-    int32_t s1 = w->t[bi];
-    int32_t j = bi + bk - 1 >= n ? bi + bk - 1 - n : bi + bk - 1;
-    int32_t s2 = w->t[j];
-    int32_t p = s_pred(w, s1), x = s_succ(w, s2), us = s_succ(w, bu);
-    s_move_segment(w, bi, bk, bu, brev);
-    s_push(w, p);
-    s_push(w, x);
-    s_push(w, s1);
-    s_push(w, s2);
-    s_push(w, bu);
-    s_push(w, us);
-    return 1;
+    w->qhead = qh;
+    w->qlen = ql;
+    return total;
 }
 
-/* Runs the local search until no queued city finds a better move. */
-static void s_local_search(ga_world *w)
-{
-    while (w->qlen > 0) {
-        int32_t a = w->queue[w->qhead];
-        w->qhead = w->qhead + 1 == w->n ? 0 : w->qhead + 1;
-        w->qlen--;
-        w->inq[a] = 0;
-        if (s_two_opt(w, a) || s_or_opt(w, a))
-            s_push(w, a);
-    }
-}
+#undef LS_D
+#undef LS_SUCC
+#undef LS_PRED
+#undef LS_PUSH
 
 /* Makes tour[n] the child in t / pos. */
 static void s_load(ga_world *w, const int32_t *tour)
@@ -534,7 +679,7 @@ static int32_t s_stamp(ga_world *w)
 
 /* 1 if a and b are next to each other in the tour whose positions are
  * pos. */
-static inline int s_adjacent(int32_t n, const int32_t *pos, int32_t a, int32_t b)
+GA_HOT int s_adjacent(int32_t n, const int32_t *pos, int32_t a, int32_t b)
 {
     int32_t dlt = pos[a] - pos[b];
     return dlt == 1 || dlt == -1 || dlt == n - 1 || dlt == 1 - n;
@@ -542,8 +687,9 @@ static inline int s_adjacent(int32_t n, const int32_t *pos, int32_t a, int32_t b
 
 /* Order crossover: the child in t / pos keeps a random segment of the
  * first parent and takes the other cities in the order of the second;
- * queues the ends of every edge neither parent has. */
-static void s_crossover(ga_world *w, uint64_t *rng, const int32_t *p1, const int32_t *p2)
+ * queues the ends of every edge neither parent has. Returns the child's
+ * length. */
+static int64_t s_crossover(ga_world *w, uint64_t *rng, const int32_t *p1, const int32_t *p2)
 {
     int32_t n = w->n;
     int32_t *t = w->t, *mark = w->mark;
@@ -569,18 +715,22 @@ static void s_crossover(ga_world *w, uint64_t *rng, const int32_t *p1, const int
     s_positions(n, t, w->pos);
     s_positions(n, p1, w->pos1);
     s_positions(n, p2, w->pos2);
+    int64_t length = 0;
     for (int32_t i = 0; i < n; i++) {
         int32_t c = t[i], d = t[i + 1 == n ? 0 : i + 1];
+        length += s_d(w, c, d);
         if (!s_adjacent(n, w->pos1, c, d) && !s_adjacent(n, w->pos2, c, d)) {
             s_push(w, c);
             s_push(w, d);
         }
     }
+    return length;
 }
 
 /* The double bridge on two short adjacent segments of the child (A B C D
- * becomes A C B D); queues the six cities at the cuts. */
-static void s_double_bridge(ga_world *w, uint64_t *rng)
+ * becomes A C B D); queues the six cities at the cuts. Returns how much
+ * longer the tour became. */
+static int64_t s_double_bridge(ga_world *w, uint64_t *rng)
 {
     int32_t n = w->n;
     int32_t lmax = (n - 2) / 3 < GA_DB_SEG ? (n - 2) / 3 : GA_DB_SEG;
@@ -591,6 +741,8 @@ static void s_double_bridge(ga_world *w, uint64_t *rng)
     int32_t ce = ie + l2 >= n ? ie + l2 - n : ie + l2;
     int32_t b0 = w->t[i], b1 = w->t[ie], c1 = w->t[ce];
     int32_t pa = s_pred(w, b0), c0 = s_succ(w, b1), dd = s_succ(w, c1);
+    int64_t delta = s_d(w, pa, c0) + s_d(w, c1, b0) + s_d(w, b1, dd) - s_d(w, pa, b0) -
+                    s_d(w, b1, c0) - s_d(w, c1, dd);
     int32_t *t = w->t, *pos = w->pos;
     /* rotate B C left by l1, through a copy of B */
     int32_t seg[GA_SEG_MAX + GA_DB_SEG];
@@ -617,6 +769,7 @@ static void s_double_bridge(ga_world *w, uint64_t *rng)
     s_push(w, c0);
     s_push(w, c1);
     s_push(w, dd);
+    return delta;
 }
 
 /* A nearest-neighbour tour from a random city into t / pos (a random
@@ -654,8 +807,8 @@ static int32_t s_tournament(uint64_t *rng, const int64_t *lens, int32_t pop, int
     int32_t best = s_below(rng, pop);
     for (int32_t k = 1; k < size; k++) {
         int32_t c = s_below(rng, pop);
-        if (lens[c] < lens[best] || (lens[c] == lens[best] && c < best))
-            best = c;
+        int better = lens[c] < lens[best] || (c < best && lens[c] == lens[best]);
+        best = better ? c : best;
     }
     return best;
 }
@@ -694,6 +847,16 @@ static void s_offer(ga_world *w, int32_t *tours, int64_t *lens, const int32_t *t
 /* Islands                                                             */
 /* ------------------------------------------------------------------ */
 
+/* Makes one chromosome of a first population into tour[n]: a randomised
+ * nearest-neighbour tour improved by the local search; returns its length. */
+static GA_ATOMIC int64_t s_first(ga_world *w, uint64_t *rng, int32_t *tour)
+{
+    s_nearest_tour(w, rng);
+    s_local_search(w);
+    memcpy(tour, w->t, (size_t)w->n * sizeof *w->t);
+    return ga_tour_length(w, w->t);
+}
+
 void ga_island_init(ga_world *w, void *state, uint64_t seed, int32_t island)
 {
     int32_t n = w->n, pop = w->p.pop;
@@ -708,37 +871,34 @@ void ga_island_init(ga_world *w, void *state, uint64_t seed, int32_t island)
         h.rng[k] = s_splitmix(&x);
     int32_t *tours = s_tours(state);
     int64_t *lens = s_lens(state, n, pop);
-    for (int32_t j = 0; j < pop; j++) {
-        s_nearest_tour(w, h.rng);
-        s_local_search(w);
-        memcpy(tours + (size_t)j * (size_t)n, w->t, (size_t)n * sizeof *w->t);
-        lens[j] = ga_tour_length(w, w->t);
-    }
+    for (int32_t j = 0; j < pop; j++)
+        lens[j] = s_first(w, h.rng, tours + (size_t)j * (size_t)n);
     memcpy(state, &h, sizeof h);
 }
 
 /* Makes one child of the population, improves it and offers it. */
-static void s_child(ga_world *w, uint64_t *rng, int32_t *tours, int64_t *lens)
+static GA_ATOMIC void s_child(ga_world *w, uint64_t *rng, int32_t *tours, int64_t *lens)
 {
     int32_t n = w->n, pop = w->p.pop;
     int32_t i1 = s_tournament(rng, lens, pop, w->p.tournament);
     const int32_t *p1 = tours + (size_t)i1 * (size_t)n;
     int32_t roll = s_below(rng, 100);
+    int64_t len;
     if (roll < GA_XOVER_PCT) {
         int32_t i2 = s_tournament(rng, lens, pop, w->p.tournament);
         if (i2 == i1) {
             i2 = i1 + 1 + s_below(rng, pop - 1);
             i2 = i2 >= pop ? i2 - pop : i2;
         }
-        s_crossover(w, rng, p1, tours + (size_t)i2 * (size_t)n);
+        len = s_crossover(w, rng, p1, tours + (size_t)i2 * (size_t)n);
         if (s_below(rng, 100) < GA_MUT_PCT)
-            s_double_bridge(w, rng);
+            len += s_double_bridge(w, rng);
     } else {
         s_load(w, p1);
-        s_double_bridge(w, rng);
+        len = lens[i1] + s_double_bridge(w, rng);
     }
-    s_local_search(w);
-    s_offer(w, tours, lens, w->t, ga_tour_length(w, w->t));
+    len -= s_local_search(w);
+    s_offer(w, tours, lens, w->t, len);
 }
 
 void ga_island_epoch(ga_world *w, void *state, const int32_t *migrant)

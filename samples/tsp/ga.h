@@ -50,6 +50,10 @@ ga_world *ga_world_new(int32_t n, int32_t m, const double *xy, const ga_params *
 /* Frees *w and sets it to NULL; accepts NULL. */
 void ga_world_destroy(ga_world **w);
 
+/* The nearest cities of city a in w (nearest first, ties by the lower
+ * index), *count of them: the candidates of the local search. Owned by w. */
+const int32_t *ga_world_neighbours(const ga_world *w, int32_t a, int32_t *count);
+
 /* Length of the closed tour (a permutation of 0..n-1) in w. */
 int64_t ga_tour_length(const ga_world *w, const int32_t *tour);
 

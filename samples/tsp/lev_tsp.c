@@ -199,6 +199,18 @@ int main(int argc, char **argv)
         return rc;
     }
     tsp_job *job = jobp;
+    /* An island's state is one global variable: at most 1 MiB (lev_task.h). */
+    size_t island = 64 + (size_t)job->ga.pop * ((size_t)inst.n * 4 + 8);
+    if (island > ((size_t)1 << 20) - 1024) {
+        fprintf(stderr,
+                PROG ": --pop: an island of %d chromosomes of %d cities takes %zu bytes, above the "
+                     "1 MiB limit of a global variable; use --pop %d or less\n",
+                (int)job->ga.pop, (int)inst.n, island,
+                (int)((((size_t)1 << 20) - 4096) / ((size_t)inst.n * 4 + 8)));
+        free(job);
+        tsp_free(&inst);
+        return 2;
+    }
 
     double t0 = s_now();
     lev_vc_options vo;

@@ -38,6 +38,9 @@ static void s_usage(FILE *f, const char *prog, unsigned flags)
                 "Runs on the levpeer named by LEV_PEER, else on a peer embedded in the process.\n");
     fprintf(f, "  --help            this text\n"
                "The last line printed is `best LENGTH gap PCT%% tour FILE`.\n");
+    if (flags & TSP_CLI_DISTRIBUTED)
+        fprintf(f,
+                "Runs on the levpeer named by LEV_PEER, else on a peer embedded in the process.\n");
 }
 
 /* Reports a bad command line; returns the exit status 2. */

@@ -26,6 +26,8 @@ typedef struct tsp_vt {
     size_t sbytes; /* bytes of an island's state */
     void *state;   /* the island of the current unit */
     int32_t *best; /* its best tour after the unit */
+    int32_t held;  /* the island in state (after held_epoch epochs); -1 none */
+    int32_t held_epoch;
     tsp_result res;
 } tsp_vt;
 
@@ -59,12 +61,14 @@ static const char *s_sched_bad(const tsp_sched *s, size_t len, const tsp_job *j)
 
 /* Chooses the next unit for VT `me` in the locked schedule s and claims
  * it: PICK_UNIT or PICK_BACKUP with *island set, PICK_WAIT (registered as
- * a waiter when there is room) or PICK_DONE. `stuck`: no wake came during
- * the last wait, so a claimed unit may be backed up before the end. */
-static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t *island)
+ * a waiter when there is room) or PICK_DONE. The next unit of island
+ * `held` (whose state the VT holds: no need to read it) comes first when it
+ * is ready, then the ready unit of the lowest epoch. `stuck`: no wake came
+ * during the last wait, so a claimed unit may be backed up before the end. */
+static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t held, int32_t *island)
 {
     tsp_slot *sl = s_slots(s);
-    int32_t k = s->islands, pick = -1, open = 0;
+    int32_t k = s->islands, pick = -1, open = 0, mine = -1;
     for (int32_t i = 0; i < k; i++) {
         if (sl[i].done >= s->epochs)
             continue;
@@ -72,10 +76,15 @@ static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t *island)
             continue;
         open++;
         int32_t prev = (i + k - 1) % k;
-        int ready = sl[i].done == 0 || k == 1 || sl[prev].done >= sl[i].done;
-        if (ready && (pick < 0 || sl[i].done < sl[pick].done))
+        if (sl[i].done > 0 && k > 1 && sl[prev].done < sl[i].done)
+            continue; /* not ready: its migrant does not exist yet */
+        if (i == held)
+            mine = i;
+        if (pick < 0 || sl[i].done < sl[pick].done)
             pick = i;
     }
+    if (mine >= 0)
+        pick = mine;
     if (pick >= 0) {
         sl[pick].owner = me;
         sl[pick].backup = 0;
@@ -103,38 +112,6 @@ static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t *island)
     if (!known && s->nwait < TSP_WAITERS_MAX)
         s->waiters[s->nwait++] = me;
     return PICK_WAIT;
-}
-
-/* Takes the schedule's lock and picks the next unit (s_pick); sets *epoch
- * to the unit's epoch. Returns the PICK_ kind, or -1 on error (v->res). */
-static int s_claim(tsp_vt *v, int stuck, int32_t *island, int32_t *epoch)
-{
-    void *val = NULL;
-    size_t len = 0;
-    int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
-    if (rc) {
-        s_fail(v, rc, "cannot lock the schedule", -1, -1);
-        free(val);
-        return -1;
-    }
-    tsp_sched *s = val;
-    const char *bad = s_sched_bad(s, len, v->job);
-    if (bad) {
-        s_fail(v, -1, bad, -1, -1);
-        lev_global_unlock(TSP_SCHED_VAR, NULL, 0);
-        free(val);
-        return -1;
-    }
-    int kind = s_pick(s, v->self, stuck, island);
-    if (kind == PICK_UNIT || kind == PICK_BACKUP)
-        *epoch = s_slots(s)[*island].done;
-    rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
-    free(val);
-    if (rc) {
-        s_fail(v, rc, "cannot update the schedule", -1, -1);
-        return -1;
-    }
-    return kind;
 }
 
 /* Reads global variable `name` and checks it holds `want` bytes; returns
@@ -179,6 +156,8 @@ static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
         ga_island_init(v->w, v->state, v->job->seed, island);
         return 1;
     }
+    if (island == v->held && epoch == v->held_epoch)
+        return 1; /* this VT ran the island's last epoch: it has its state */
     char name[48];
     snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
     void *val = s_read(v, name, v->sbytes, island, epoch);
@@ -196,6 +175,8 @@ static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
         r = -1;
     } else {
         memcpy(v->state, val, v->sbytes);
+        v->held = island;
+        v->held_epoch = epoch;
     }
     free(val);
     return r;
@@ -207,7 +188,7 @@ static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch)
 {
     int32_t k = v->job->islands, n = v->job->n;
     int32_t *mig = NULL;
-    if (epoch > 0 && k > 1) {
+    if (epoch > 0) { /* (one island is its own neighbour) */
         char name[48];
         snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)((island + k - 1) % k), (int)(epoch - 1));
         mig = s_read(v, name, (size_t)n * sizeof *mig, island, epoch);
@@ -249,47 +230,64 @@ static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t l
     return 0;
 }
 
-/* Marks unit (island, epoch) done in the schedule if this VT is the first
- * to commit it, reports progress, and wakes the VTs waiting for units. */
-static int s_commit(tsp_vt *v, int32_t island, int32_t epoch, int64_t best)
+/* What a VT did with its last unit, for the schedule. */
+typedef struct tsp_done {
+    int32_t island, epoch; /* island -1: nothing to commit */
+    int64_t best;          /* its island's best length after it */
+} tsp_done;
+
+/* One step of the schedule, under its lock: marks unit d done if this VT
+ * is the first to commit it, then picks the VT's next unit (s_pick), whose
+ * epoch goes to *epoch. After the unlock it reports progress and wakes the
+ * VTs that waited for units. Returns the PICK_ kind, or -1 with the VT's
+ * error set. */
+static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int32_t *epoch)
 {
     void *val = NULL;
     size_t len = 0;
     int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
     if (rc) {
-        s_fail(v, rc, "cannot lock the schedule", island, epoch);
+        s_fail(v, rc, "cannot lock the schedule", d->island, d->epoch);
         free(val);
         return -1;
     }
     tsp_sched *s = val;
     const char *bad = s_sched_bad(s, len, v->job);
     if (bad) {
-        s_fail(v, -1, bad, island, epoch);
+        s_fail(v, -1, bad, d->island, d->epoch);
         lev_global_unlock(TSP_SCHED_VAR, NULL, 0);
         free(val);
         return -1;
     }
-    tsp_slot *sl = &s_slots(s)[island];
-    int first = sl->done == epoch;
-    if (first) {
-        sl->done = epoch + 1;
-        sl->owner = sl->backup = 0;
-        s->units_done++;
-        if (s->best < 0 || best < s->best) {
-            s->best = best;
-            s->best_island = island;
-            s->best_epoch = epoch;
+    int first = 0;
+    if (d->island >= 0) {
+        tsp_slot *sl = &s_slots(s)[d->island];
+        first = sl->done == d->epoch;
+        if (first) {
+            sl->done = d->epoch + 1;
+            sl->owner = sl->backup = 0;
+            s->units_done++;
+            if (s->best < 0 || d->best < s->best) {
+                s->best = d->best;
+                s->best_island = d->island;
+                s->best_epoch = d->epoch;
+            }
         }
     }
     uint64_t wake[TSP_WAITERS_MAX];
-    int32_t nwake = s->nwait;
+    int32_t nwake = first ? s->nwait : 0;
     memcpy(wake, s->waiters, (size_t)nwake * sizeof wake[0]);
-    s->nwait = 0;
-    tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, island, epoch, best};
+    if (first)
+        s->nwait = 0;
+    tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, d->island, d->epoch,
+                      d->best};
+    int kind = s_pick(s, v->self, stuck, v->held, island);
+    if (kind == PICK_UNIT || kind == PICK_BACKUP)
+        *epoch = s_slots(s)[*island].done;
     rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
     free(val);
     if (rc) {
-        s_fail(v, rc, "cannot update the schedule", island, epoch);
+        s_fail(v, rc, "cannot update the schedule", d->island, d->epoch);
         return -1;
     }
     if (first) {
@@ -299,7 +297,7 @@ static int s_commit(tsp_vt *v, int32_t island, int32_t epoch, int64_t best)
     for (int32_t i = 0; i < nwake; i++)
         if (wake[i] != v->self)
             lev_send(wake[i], "w", 1);
-    return 0;
+    return kind;
 }
 
 /* Waits for a wake message or TSP_WAIT_MS; returns 1 if none came. */
@@ -313,14 +311,19 @@ static int s_wait(void)
     return rc == LEV_ETIMEDOUT;
 }
 
-/* Runs one claimed unit from its island's state to its commit. */
-static int s_unit(tsp_vt *v, int32_t island, int32_t epoch)
+/* Runs one claimed unit from its island's state to the commit of the
+ * state and the migrant; d says what to mark done in the schedule (island
+ * -1 when the other copy of the unit had committed it already). 0 or -1. */
+static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, tsp_done *d)
 {
+    d->island = -1;
     int r = s_load_island(v, island, epoch);
     if (r <= 0)
-        return r; /* 0: already committed by its other copy */
+        return r;
     if (s_run_unit(v, island, epoch))
         return -1;
+    v->held = island;
+    v->held_epoch = epoch + 1;
     int64_t best = ga_island_best(v->w, v->state, v->best);
     char name[48];
     snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
@@ -329,7 +332,8 @@ static int s_unit(tsp_vt *v, int32_t island, int32_t epoch)
     snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)island, (int)epoch);
     if (s_commit_var(v, name, v->best, (size_t)v->job->n * sizeof *v->best, 0, island, epoch))
         return -1;
-    return s_commit(v, island, epoch, best);
+    *d = (tsp_done){island, epoch, best};
+    return 0;
 }
 
 /* The task: arg is the job (tsp_job.h). Runs units until none is left,
@@ -347,6 +351,7 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
     }
     v.job = arg;
     v.self = lev_self();
+    v.held = -1;
     v.w = ga_world_new(v.job->n, v.job->metric, xy, &v.job->ga);
     if (v.w) {
         v.sbytes = ga_island_bytes(v.w);
@@ -357,9 +362,11 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
         s_fail(&v, -1, "out of memory for the island", -1, -1);
     } else {
         int stuck = 0;
+        tsp_done d = {-1, -1, -1};
         for (;;) {
             int32_t island = -1, epoch = -1;
-            int kind = s_claim(&v, stuck, &island, &epoch);
+            int kind = s_sched(&v, &d, stuck, &island, &epoch);
+            d.island = -1;
             stuck = 0;
             if (kind < 0 || kind == PICK_DONE)
                 break;
@@ -369,7 +376,7 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
             }
             if (kind == PICK_BACKUP)
                 v.res.backups++;
-            if (s_unit(&v, island, epoch) < 0)
+            if (s_unit(&v, island, epoch, &d) < 0)
                 break;
         }
     }

@@ -556,6 +556,57 @@ static void t_ga_check(void **state)
     tsp_free(&inst);
 }
 
+/* The neighbour lists from the grid equal those of comparing every pair
+ * (distance, then index), with many ties: cities on a coarse lattice,
+ * repeated points, a line, under each plane metric. */
+static void t_ga_neighbours(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static double xy[2 * N];
+    uint64_t r = 12345;
+    for (int i = 0; i < N; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int kind = i % 3;
+        xy[2 * i] = kind == 2 ? (double)(i % 97) * 3.0 : (double)((r >> 33) % 40) * 10.0;
+        xy[2 * i + 1] = kind == 2 ? 5.0 : (double)((r >> 45) % 40) * 10.0;
+    }
+    const int metrics[] = {TSP_EUC_2D, TSP_CEIL_2D, TSP_ATT};
+    for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++) {
+        ga_params p;
+        ga_params_default(&p, N);
+        ga_world *w = ga_world_new(N, metrics[mi], xy, &p);
+        assert_non_null(w);
+        for (int a = 0; a < N; a++) {
+            int32_t nk = 0;
+            const int32_t *nb = ga_world_neighbours(w, a, &nk);
+            int32_t best[16] = {0};
+            int64_t bd[16] = {0};
+            int have = 0;
+            for (int b = 0; b < N; b++) {
+                if (b == a)
+                    continue;
+                int64_t d =
+                    tsp_dist_xy(metrics[mi], xy[2 * a], xy[2 * a + 1], xy[2 * b], xy[2 * b + 1]);
+                if (have == nk && d >= bd[nk - 1])
+                    continue;
+                int k = have < nk ? have++ : nk - 1;
+                for (; k > 0 && bd[k - 1] > d; k--) {
+                    best[k] = best[k - 1];
+                    bd[k] = bd[k - 1];
+                }
+                best[k] = b;
+                bd[k] = d;
+            }
+            for (int k = 0; k < nk; k++)
+                if (nb[k] != best[k])
+                    fail_msg("metric %d, city %d: neighbour %d is %d, not %d", metrics[mi], a, k,
+                             nb[k], best[k]);
+        }
+        ga_world_destroy(&w);
+    }
+}
+
 static void t_ga_berlin52(void **state)
 {
     (void)state;
@@ -653,6 +704,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_cli),
         cmocka_unit_test(t_ga_determinism),
         cmocka_unit_test(t_ga_check),
+        cmocka_unit_test(t_ga_neighbours),
         cmocka_unit_test(t_ga_berlin52),
         cmocka_unit_test(t_ga_geo_att),
     };
