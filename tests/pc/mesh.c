@@ -37,6 +37,14 @@ static void s_print_log(const mesh_peer *p)
         fclose(f);
 }
 
+const char *mesh_listen(void)
+{
+    static char ep[32];
+    if (!ep[0])
+        snprintf(ep, sizeof ep, "tcp://127.0.0.%d:0", 2 + (int)(getpid() % 250));
+    return ep;
+}
+
 int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
                const char *const *args)
 {

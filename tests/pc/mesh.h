@@ -18,6 +18,14 @@ typedef struct mesh_peer {
     int status;    /* wait status once reaped */
 } mesh_peer;
 
+/* The --listen endpoint of this test's peers: tcp://127.0.0.X:0, X chosen
+ * by the test's process id (2 to 251), so that tests running at the same
+ * time use different loopback addresses: a port that a killed peer frees
+ * can then not be taken by a peer of another test's mesh, which the
+ * killed peer's mesh would take for it (peers do not check which mesh an
+ * endpoint belongs to). */
+const char *mesh_listen(void);
+
 /* Starts `levpeer ARGS...` (args NULL-terminated) with its standard error
  * in a log file of dir, and waits at most limit_ms for the endpoint line.
  * 0, or -1 (the peer did not come up: its log is printed). */

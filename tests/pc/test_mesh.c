@@ -95,7 +95,7 @@ typedef struct mesh {
  * first join the first. */
 static void s_peer(mesh *m, int i, const char *cores, const char *const *extra)
 {
-    const char *args[32] = {"--listen", "tcp://127.0.0.1:0", "--cores", cores, "--rate", "1000"};
+    const char *args[32] = {"--listen", mesh_listen(), "--cores", cores, "--rate", "1000"};
     int n = 6;
     if (i > 0) {
         args[n++] = "--join";

@@ -63,7 +63,7 @@ static void s_mesh(mesh *m, int workers)
          * tests and the sanitizers, where a peer too slow to answer in time
          * is suspected and its VTs move for nothing. */
         const char *args[] = {"--listen",
-                              "tcp://127.0.0.1:0",
+                              mesh_listen(),
                               "--cores",
                               i ? "1" : "-1",
                               "--rate",

@@ -194,7 +194,7 @@ static int64_t s_seq(const char *instance)
 static void s_mesh(mesh_peer *p, int workers, const char *client_cores)
 {
     const char *a0[] = {"--listen",
-                        "tcp://127.0.0.1:0",
+                        mesh_listen(),
                         "--cores",
                         client_cores,
                         "--period-ms",
@@ -208,21 +208,11 @@ static void s_mesh(mesh_peer *p, int workers, const char *client_cores)
                         NULL};
     assert_int_equal(mesh_start(&p[0], LEVPEER_PATH, s_dir, 20000, a0), 0);
     for (int i = 1; i <= workers; i++) {
-        const char *a[] = {"--listen",
-                           "tcp://127.0.0.1:0",
-                           "--cores",
-                           "1",
-                           "--join",
-                           p[0].ep,
-                           "--period-ms",
-                           "200",
-                           "--probe-timeout-ms",
-                           "150",
-                           "--suspect-ms",
-                           "600",
-                           "--log-level",
-                           "warn",
-                           NULL};
+        const char *a[] = {"--listen",    mesh_listen(),  "--cores",
+                           "1",           "--join",       p[0].ep,
+                           "--period-ms", "200",          "--probe-timeout-ms",
+                           "150",         "--suspect-ms", "600",
+                           "--log-level", "warn",         NULL};
         assert_int_equal(mesh_start(&p[i], LEVPEER_PATH, s_dir, 20000, a), 0);
     }
 }
