@@ -329,7 +329,7 @@ static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     /* Just after the VC opened, wait a moment for the workers still
      * enrolling, or every first VT would go to the first one enrolled. */
     bool enrolling = s_count(vc, W_ENROLLING) + s_count(vc, W_LOADING) > 0;
-    if (enrolling && pc_now_ms() - vc->opened_ms < DEP_SETTLE_MS)
+    if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
         return false;
     pc_place_cand cand[256];
     int idx[256], n = 0;
@@ -416,13 +416,13 @@ static void s_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
 }
 
 /* Marks worker wi gone, counting it lost if it was enrolled; true if so. */
-static bool s_worker_gone(dep_vc *vc, int wi)
+static bool s_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
 {
     dep_worker *w = &vc->w[wi];
     bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
     vc->lost_workers += was_active;
     w->state = W_GONE;
-    w->since_ms = pc_now_ms();
+    w->since_ms = pc_peer_now(d->p);
     return was_active;
 }
 
@@ -433,7 +433,7 @@ static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
     dep_worker *w = &vc->w[wi];
     if (w->state == W_GONE)
         return;
-    bool was_active = s_worker_gone(vc, wi);
+    bool was_active = s_worker_gone(d, vc, wi);
     int moved = 0;
     for (int i = 0; i < vc->nvts; i++) {
         dep_vt *vt = &vc->vts[i];
@@ -447,7 +447,7 @@ static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
     if (was_active || moved)
         pc_log(PC_LOG_WARN, "VC %016llx lost worker %s (%s): %d VTs recovering",
                (unsigned long long)vc->id, w->ep, why, moved);
-    s_enrol(d, vc, pc_now_ms());
+    s_enrol(d, vc, pc_peer_now(d->p));
 }
 
 /* ===================================================================
@@ -537,13 +537,13 @@ static void s_open(pc_deployer *d, pc_msg *m)
         return;
     }
     vc->next_vt = 2;
-    vc->client_seen_ms = vc->opened_ms = pc_now_ms();
+    vc->client_seen_ms = vc->opened_ms = pc_peer_now(d->p);
     vc->next = d->vcs;
     d->vcs = vc;
     pc_log(PC_LOG_INFO, "VC %016llx opened for %s: quota %d, checkpoint %d ms, %d replicas",
            (unsigned long long)vc->id, vc->client, vc->quota, vc->ckpt_ms, vc->replicas);
     pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_OPENED, vc->id, 0, 0, m->h.seq), NULL, NULL);
-    s_enrol(d, vc, pc_now_ms());
+    s_enrol(d, vc, pc_peer_now(d->p));
 }
 
 static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
@@ -594,7 +594,7 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     vt->epoch = 1;
     vt->host = -1;
     vt->state = VT_PENDING;
-    vt->started_ms = pc_now_ms();
+    vt->started_ms = pc_peer_now(d->p);
     zmq_msg_init(&vt->image);
     pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_STARTED, vc->id, vt->id, 1, m->h.seq), NULL, NULL);
     s_place(d, vc, vt);
@@ -630,7 +630,7 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
     if (m->h.type == PC_C_PING) {
         for (dep_vc *vc = d->vcs; vc; vc = vc->next)
             if (!strcmp(vc->client, m->from))
-                vc->client_seen_ms = pc_now_ms();
+                vc->client_seen_ms = pc_peer_now(d->p);
         pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_PONG, m->h.vc, 0, 0, m->h.seq), NULL, NULL);
         return;
     }
@@ -641,7 +641,7 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
         s_client_error(d, m->from, m->h.vc, m->h.seq, LEV_EINVAL, "no such virtual computer");
         return;
     }
-    vc->client_seen_ms = pc_now_ms();
+    vc->client_seen_ms = pc_peer_now(d->p);
     if (m->h.type == PC_C_START) {
         s_start(d, vc, m);
     } else if (m->h.type == PC_C_SEND || m->h.type == PC_C_GSET || m->h.type == PC_C_GGET) {
@@ -703,10 +703,10 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         return;
     if (err || !cores) {
         w->state = W_REFUSED;
-        w->since_ms = err == LEV_EMODULE ? DEP_NEVER : pc_now_ms();
+        w->since_ms = err == LEV_EMODULE ? DEP_NEVER : pc_peer_now(d->p);
         pc_log(PC_LOG_INFO, "VC %016llx: %s refused to enrol: %s", (unsigned long long)vc->id,
                w->ep, lev_strerror(err ? err : LEV_EBUSY));
-        s_enrol(d, vc, pc_now_ms());
+        s_enrol(d, vc, pc_peer_now(d->p));
         return;
     }
     w->cores = cores;
@@ -742,7 +742,7 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         pc_log(PC_LOG_WARN, "VC %016llx: %s cannot load the task module: %s%s%s",
                (unsigned long long)vc->id, w->ep, lev_strerror(err ? err : LEV_EINVAL),
                *detail ? ": " : "", detail);
-        s_enrol(d, vc, pc_now_ms());
+        s_enrol(d, vc, pc_peer_now(d->p));
         return;
     }
     w->state = W_ACTIVE;
@@ -790,7 +790,7 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
             h->epoch = m->h.epoch;
             h->seq = m->h.seq;
             h->next_in = next_in;
-            vt->ckpt_ms = pc_now_ms();
+            vt->ckpt_ms = pc_peer_now(d->p);
             /* an image counts once, when the first of its holders acknowledges it */
             if (h->epoch > vt->ckpt_epoch ||
                 (h->epoch == vt->ckpt_epoch && h->seq > vt->ckpt_seq)) {
@@ -822,7 +822,7 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     int32_t err = pc_get_i32(&r);
     uint64_t next_in = pc_get_u64(&r);
     if (vc->w[wi].state != W_GONE)
-        s_worker_gone(vc, wi);
+        s_worker_gone(d, vc, wi);
     if (vc->w[wi].nvts)
         vc->w[wi].nvts--;
     vt->epoch++;
@@ -838,7 +838,7 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     pc_mm_vt_lost(vc->mm, vt->id);
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
            (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
-    s_enrol(d, vc, pc_now_ms());
+    s_enrol(d, vc, pc_peer_now(d->p));
     s_place(d, vc, vt);
 }
 
@@ -967,7 +967,7 @@ void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state o
     for (dep_vc *vc = d->vcs; vc; vc = vc->next) {
         int wi = s_worker(vc, m->rec.endpoint);
         if (m->state == PC_MEMBER_ALIVE) {
-            s_enrol(d, vc, pc_now_ms()); /* a newcomer may fill the quota */
+            s_enrol(d, vc, pc_peer_now(d->p)); /* a newcomer may fill the quota */
             continue;
         }
         if (wi >= 0)
@@ -1051,7 +1051,7 @@ void pc_deployer_destroy(pc_deployer **d_p)
 
 void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
 {
-    uint64_t now = pc_now_ms();
+    uint64_t now = pc_peer_now(d->p);
     bool first = true;
     for (dep_vc *vc = d->vcs; vc; vc = vc->next, first = false) {
         pc_json_fmt(j, "%s{\"id\":\"%016llx\",\"client\":", first ? "" : ",",

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "envelope.h"
-#include "image.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "peer_private.h"
@@ -56,16 +55,17 @@ static void s_hold(pc_holder *h, pc_msg *m)
     char deployer[PC_ENDPOINT_MAX];
     pc_get_str(&r, deployer, sizeof deployer);
     uint64_t next_in = pc_get_u64(&r);
-    rt_image_info info;
+    uint64_t img_vt = 0;
+    uint32_t img_epoch = 0;
     const char *why = !pc_rbuf_done(&r) ? (r.why ? r.why : "trailing bytes") : NULL;
     const uint8_t *chan, *img;
     size_t clen, ilen;
     if (!why &&
         pc_env_split(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk), &chan, &clen, &img, &ilen,
                      &why) &&
-        rt_image_info_get(img, ilen, &info))
+        h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
         why = "not a valid image"; /* (a bad envelope set why) */
-    if (!why && (info.vt_id != m->h.vt || info.epoch != m->h.epoch))
+    if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))
         why = "image of another VT or epoch than the message says";
     if (why) {
         pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",

@@ -21,6 +21,7 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "peer_private.h"
+#include "image.h"
 #include "rt.h"
 
 #define PC_POLL_MAX 256
@@ -44,9 +45,48 @@ bool pc_peer_alive(pc_peer *p, const char *endpoint)
     return m && m->state == PC_MEMBER_ALIVE;
 }
 
+uint64_t pc_peer_now(const pc_peer *p) { return p->env.now(p->env.ud); }
+
+int pc_peer_send_raw(pc_peer *p, const char *to, pc_hdr h, const void *body, size_t len,
+                     zmq_msg_t *bulk)
+{
+    return p->env.send(p->env.ud, to, h, body, len, bulk);
+}
+
 int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk)
 {
-    return pc_transport_send(p->tr, to, h, body, bulk);
+    if (body && body->err) {
+        if (bulk)
+            zmq_msg_close(bulk);
+        return body->err;
+    }
+    return pc_peer_send_raw(p, to, h, body ? body->data : NULL, body ? body->len : 0, bulk);
+}
+
+/* The real world: the monotonic clock, the transport, the runtime. */
+static uint64_t s_env_now(void *ud)
+{
+    (void)ud;
+    return pc_now_ms();
+}
+
+static int s_env_send(void *ud, const char *to, pc_hdr h, const void *body, size_t len,
+                      zmq_msg_t *bulk)
+{
+    pc_peer *p = ud;
+    return pc_transport_send_raw(p->tr, to, h, body, len, bulk);
+}
+
+static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch)
+{
+    (void)ud;
+    rt_image_info info;
+    int rc = rt_image_info_get(img, len, &info);
+    if (rc)
+        return rc;
+    *vt = info.vt_id;
+    *epoch = info.epoch;
+    return 0;
 }
 
 const char *pc_peer_endpoint(const pc_peer *p) { return p->self.endpoint; }
@@ -126,11 +166,33 @@ static void s_status(pc_peer *p, pc_msg *m)
     pc_wbuf_free(&body);
 }
 
+pc_role pc_msg_role(uint16_t t)
+{
+    switch (t >> 8) {
+    case 0x01:
+        return PC_ROLE_MEMBERS;
+    case 0x02:
+        return PC_ROLE_DEPLOYER;
+    case 0x03:
+        if (t == PC_W_ENROL || t == PC_W_MODULE || t == PC_W_RUN || t == PC_W_RESUME ||
+            t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS || t == PC_W_IN ||
+            t == PC_W_ACK)
+            return PC_ROLE_WORKER;
+        return PC_ROLE_DEPLOYER;
+    case 0x04:
+        return t == PC_H_HELD || t == PC_H_MISSING ? PC_ROLE_DEPLOYER : PC_ROLE_HOLDER;
+    case 0x05:
+        return t == PC_S_STATUS ? PC_ROLE_STATUS : PC_ROLE_NONE;
+    default:
+        return PC_ROLE_NONE;
+    }
+}
+
 static void s_dispatch(pc_peer *p, pc_msg *m)
 {
     uint16_t t = m->h.type;
-    switch (t >> 8) {
-    case 0x01: {
+    switch (pc_msg_role(t)) {
+    case PC_ROLE_MEMBERS: {
         const char *why = NULL;
         if (pc_members_recv(p->mem, pc_now_ms(), m->from, t, zmq_msg_data(&m->body),
                             zmq_msg_size(&m->body), &why) < 0)
@@ -138,30 +200,19 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
                    why ? why : "malformed");
         return;
     }
-    case 0x02:
+    case PC_ROLE_DEPLOYER:
         pc_deployer_on_msg(p->dep, m);
         return;
-    case 0x03:
-        if (t == PC_W_ENROL || t == PC_W_MODULE || t == PC_W_RUN || t == PC_W_RESUME ||
-            t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS || t == PC_W_IN ||
-            t == PC_W_ACK)
-            pc_worker_on_msg(p->wk, m);
-        else
-            pc_deployer_on_msg(p->dep, m);
+    case PC_ROLE_WORKER:
+        pc_worker_on_msg(p->wk, m);
         return;
-    case 0x04:
-        if (t == PC_H_HELD || t == PC_H_MISSING)
-            pc_deployer_on_msg(p->dep, m);
-        else
-            pc_holder_on_msg(p->hold, m);
+    case PC_ROLE_HOLDER:
+        pc_holder_on_msg(p->hold, m);
         return;
-    case 0x05:
-        if (t == PC_S_STATUS) {
-            s_status(p, m);
-            return;
-        }
-        break;
-    default:
+    case PC_ROLE_STATUS:
+        s_status(p, m);
+        return;
+    case PC_ROLE_NONE:
         break;
     }
     pc_log(PC_LOG_WARN, "dropped %s from %s: not a message a peer takes from the network",
@@ -338,6 +389,7 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     if (!p)
         return LEV_ENOMEM;
     p->o = *o;
+    p->env = (pc_env){.now = s_env_now, .send = s_env_send, .image_id = s_env_image_id, .ud = p};
     p->wake[0] = p->wake[1] = -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);

@@ -23,6 +23,25 @@
 #include "wire.h"
 
 typedef struct pc_deployer pc_deployer;
+typedef struct pc_peer pc_peer;
+
+/* The world the roles live in, and their only way out of the network
+ * thread's state: the time, sending a message, and checking the identity
+ * of an image. peer.c gives the real one (the monotonic clock, the
+ * transport, the runtime's image header); the simulator of whole virtual
+ * computers (tests/pc/vcsim.c) gives a simulated one, with its own clock
+ * and network. The deployer, the holder and the message manager read no
+ * clock and touch no socket themselves. */
+typedef struct pc_env {
+    /* Milliseconds of a monotonic clock. */
+    uint64_t (*now)(void *ud);
+    /* Sends as pc_transport_send_raw does (bulk moved in, emptied). */
+    int (*send)(void *ud, const char *to, pc_hdr h, const void *body, size_t len, zmq_msg_t *bulk);
+    /* The VT id and epoch an image names (the runtime's part of an
+     * envelope); 0, or an error when it is not a valid image. */
+    int (*image_id)(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch);
+    void *ud;
+} pc_env;
 typedef struct pc_worker pc_worker;
 typedef struct pc_holder pc_holder;
 
@@ -31,6 +50,7 @@ enum { PC_CMD_NONE = 0, PC_CMD_STOP = 1, PC_CMD_LEAVE = 2 };
 
 struct pc_peer {
     pc_peer_opts o;
+    pc_env env; /* the clock and the network the roles use */
     char *data_dir; /* copies of the option strings */
     char *exec_prog;
     char join[PC_JOIN_MAX][PC_ENDPOINT_MAX];
@@ -57,8 +77,12 @@ struct pc_peer {
     uint64_t load_sent_ms;
 };
 
-/* Milliseconds of the monotonic clock. */
+/* Milliseconds of the monotonic clock (the real one: peer.c's own
+ * loop; the roles ask pc_peer_now). */
 uint64_t pc_now_ms(void);
+
+/* The time of the peer's world (its env). */
+uint64_t pc_peer_now(const pc_peer *p);
 
 /* The peer's view entry for an endpoint, or NULL. */
 const pc_member *pc_peer_member(pc_peer *p, const char *endpoint);
@@ -66,8 +90,22 @@ const pc_member *pc_peer_member(pc_peer *p, const char *endpoint);
 /* True if the endpoint is a member seen ALIVE. */
 bool pc_peer_alive(pc_peer *p, const char *endpoint);
 
-/* Sends through the peer's transport (see pc_transport_send). */
+/* Sends through the peer's env (see pc_transport_send): a body whose
+ * writer failed is not sent, its error returned. */
 int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk);
+int pc_peer_send_raw(pc_peer *p, const char *to, pc_hdr h, const void *body, size_t len,
+                     zmq_msg_t *bulk);
+
+/* Which role takes a message of this type from the network. */
+typedef enum pc_role {
+    PC_ROLE_NONE = 0,
+    PC_ROLE_MEMBERS,
+    PC_ROLE_DEPLOYER,
+    PC_ROLE_WORKER,
+    PC_ROLE_HOLDER,
+    PC_ROLE_STATUS
+} pc_role;
+pc_role pc_msg_role(uint16_t type);
 
 /* ===================================================================
  * The roles (their files say how)

@@ -132,7 +132,7 @@ static void s_read_holders(pc_rbuf *r, wk_vt *t)
 static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
                             uint64_t seq, const void *body, size_t len, zmq_msg_t *bulk)
 {
-    pc_transport_send_raw(w->p->tr, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body,
+    pc_peer_send_raw(w->p, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body,
                           len, bulk);
 }
 
