@@ -587,12 +587,19 @@ static void s_log_free(mm_vt *v)
     v->nlog = v->caplog = 0;
 }
 
-void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id)
+void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id) { pc_mm_vt_ended_with(mm, id, 0); }
+
+void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
 {
     mm_vt *v = s_vt(mm, id);
     if (!v || v->ended)
         return;
-    s_release_held(mm, v);
+    /* What it sent under a lock counts if it ended well; if it failed, no
+     * more than what a lost incarnation sent under one. */
+    if (err)
+        s_held_free(v);
+    else
+        s_release_held(mm, v);
     s_unlock(mm, v);
     v->ended = true;
     s_log_free(v);
@@ -611,6 +618,14 @@ void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id)
             }
         }
         g->wtail = last ? &last->next : &g->wq;
+    }
+    /* every other live VT is told, after all that it sent */
+    int32_t why = err ? LEV_EFAILED : LEV_ENOVT;
+    for (size_t i = 0; i < mm->nvts; i++) {
+        mm_vt *t = &mm->vts[i];
+        if (t->used && !t->ended && s_append(mm, t, RT_IN_ENDED, id, 0, why, NULL, 0, false))
+            pc_log(PC_LOG_ERROR, "deployer out of memory: VT %llu is not told that VT %llu ended",
+                   (unsigned long long)s_id(mm, t), (unsigned long long)id);
     }
     s_unblock(mm, id);
 }

@@ -3,15 +3,16 @@
  *
  * Every input of a VT (the messages sent to it, its receive timeouts, its
  * lock grants and snapshot reads, bounces of what it sent to a VT that is
- * not there) is appended here to that VT's input stream, numbered, logged
- * and sent to the VT's current host; every output of a VT (W_OUT) is
- * taken once by its output number and acknowledged. The logs live here,
- * with the deployer, because the deployer shares its fate with the client
- * and not with any worker: whichever workers and holders are lost, a VT
- * resumed from an image gets its inputs again from the position the image
- * stands at (W_RESYNC), in the same order, and so computes the same
- * outputs, which are dropped as duplicates. A log is trimmed up to the
- * oldest image that could still be resumed.
+ * not there, the ends of the other VTs) is appended here to that VT's
+ * input stream, numbered, logged and sent to the VT's current host; every
+ * output of a VT (W_OUT) is taken once by its output number and
+ * acknowledged. The logs live here, with the deployer, because the
+ * deployer shares its fate with the client and not with any worker:
+ * whichever workers and holders are lost, a VT resumed from an image gets
+ * its inputs again from the position the image stands at (W_RESYNC), in
+ * the same order, and so computes the same outputs, which are dropped as
+ * duplicates. A log is trimmed up to the oldest image that could still be
+ * resumed.
  *
  * Global variables live here too, for the same reason: one place orders
  * every lock, applies each update once (by the updater's output number)
@@ -58,8 +59,17 @@ int pc_mm_vt_add(pc_msgmgr *mm, uint64_t vt);
  * asks with W_RESYNC. If the old one held a lock, the lock is taken back. */
 void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t vt);
 
-/* `vt` ended: its log goes, what is sent to it later bounces, a lock it
- * held is released with its value unchanged. */
+/* `vt` ended with `err` (0: done; a LEV_E* code: failed): its log goes,
+ * what is sent to it later bounces, a lock it held is released with its
+ * value unchanged and goes to the next waiter (what it sent under the
+ * lock is delivered if it is done, discarded if it failed), and every
+ * other live VT gets an RT_IN_ENDED about it in its stream (err
+ * LEV_EFAILED if it failed, LEV_ENOVT if it is done), after everything it
+ * sent: their receives from it return that error instead of waiting. */
+void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t vt, int err);
+
+/* pc_mm_vt_ended_with(mm, vt, 0): a deployer that does not say how the
+ * VT ended has it reported as done (LEV_ENOVT to its peers). */
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t vt);
 
 /* No image older than input position `floor` will be resumed: the log

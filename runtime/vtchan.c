@@ -14,8 +14,8 @@
 #include "rt.h"
 #include "vtchan_private.h"
 
-#define S_MAGIC 0x4843564Cu /* "LVCH" */
-#define S_VERSION 1u
+#define S_MAGIC 0x4843564Cu   /* "LVCH" */
+#define S_VERSION 2u          /* 2: the set of ended VTs; version 1 (without it) still loads */
 #define S_MAX_DATA (1u << 30) /* bound of one entry's bytes in the portable form */
 
 /* ===================================================================
@@ -45,6 +45,7 @@ static void s_chan_free(rt_chan *ch)
     free(ch->out);
     free(ch->locks);
     free(ch->missing);
+    free(ch->ended);
     pthread_cond_destroy(&ch->cv);
     pthread_mutex_destroy(&ch->mu);
     free(ch);
@@ -156,7 +157,7 @@ int rt_ch_emit_locked(rt_chan *ch, rt_out *o)
 /* Whether a delivered entry is well formed; names the bad field. */
 static int s_check_in(const rt_in *in)
 {
-    if (in->kind < RT_IN_MSG || in->kind > RT_IN_VOID)
+    if (in->kind < RT_IN_MSG || in->kind > RT_IN_ENDED)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: unknown kind %u", in->kind);
     if (in->len && !in->data)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: data NULL with len %zu", in->len);
@@ -164,11 +165,35 @@ static int s_check_in(const rt_in *in)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: len %zu above %u", in->len, S_MAX_DATA);
     if (in->kind == RT_IN_MSG && in->from == 0)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: message from 0 (LEV_ANY)");
-    if ((in->kind == RT_IN_ERROR || in->kind == RT_IN_BOUNCE) && in->err >= 0)
+    if ((in->kind == RT_IN_ERROR || in->kind == RT_IN_BOUNCE || in->kind == RT_IN_ENDED) &&
+        in->err >= 0)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: err %d is not a LEV_E* code", (int)in->err);
     if (in->kind >= RT_IN_TIMEOUT && in->kind <= RT_IN_ERROR && in->ref == 0)
         return rt_err(LEV_EINVAL, "rt_ch_deliver: ref 0 of a kind-%u entry", in->kind);
+    if (in->kind == RT_IN_ENDED && (in->from == LEV_ANY || in->from == LEV_CLIENT))
+        return rt_err(LEV_EINVAL, "rt_ch_deliver: end of %llu, which is not a VT id",
+                      (unsigned long long)in->from);
     return 0;
+}
+
+const rt_ch_end *rt_ch_ended_locked(const rt_chan *ch, uint64_t id)
+{
+    for (size_t i = 0; i < ch->nended; i++)
+        if (ch->ended[i].vt == id)
+            return &ch->ended[i];
+    return NULL;
+}
+
+/* Under ch->mu: takes an RT_IN_ENDED into the set of ended VTs (a second
+ * end of the same VT changes nothing). false on exhaustion. */
+static bool s_note_end_locked(rt_chan *ch, const rt_in *in)
+{
+    if (rt_ch_ended_locked(ch, in->from))
+        return true;
+    if (!s_grow((void **)&ch->ended, &ch->cended, ch->nended, sizeof *ch->ended))
+        return false;
+    ch->ended[ch->nended++] = (rt_ch_end){.vt = in->from, .d = in->d, .err = in->err};
+    return true;
 }
 
 /* Wakes the VT if a _try said it waits, and a thread waiting in a plain
@@ -202,7 +227,12 @@ int rt_ch_deliver(rt_vt *vt, const rt_in *in)
         return rt_err(LEV_ERANGE, "rt_ch_deliver: position %llu, expected %llu",
                       (unsigned long long)in->d, (unsigned long long)want);
     }
-    if (in->kind != RT_IN_VOID) { /* a void entry is passed over at once */
+    if (in->kind == RT_IN_ENDED) { /* into the set, with its position */
+        if (!s_note_end_locked(ch, in)) {
+            pthread_mutex_unlock(&ch->mu);
+            return rt_err(LEV_ENOMEM, "rt_ch_deliver: no memory for the set of ended VTs");
+        }
+    } else if (in->kind != RT_IN_VOID) { /* a void entry is passed over at once */
         rt_ch_in e = {.d = in->d,
                       .from = in->from,
                       .ref = in->ref,
@@ -458,6 +488,12 @@ int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len)
     s_put_le(&b, ch->nmissing, 4);
     for (size_t i = 0; i < ch->nmissing; i++)
         s_put_le(&b, ch->missing[i], 8);
+    s_put_le(&b, ch->nended, 4);
+    for (size_t i = 0; i < ch->nended; i++) {
+        s_put_le(&b, ch->ended[i].vt, 8);
+        s_put_le(&b, ch->ended[i].d, 8);
+        s_put_le(&b, (uint32_t)ch->ended[i].err, 4);
+    }
     pthread_mutex_unlock(&ch->mu);
     if (b.oom) {
         free(b.p);
@@ -639,6 +675,44 @@ static void s_load_outs(s_rd *r, rt_chan *ch)
     }
 }
 
+/* The set of ended VTs (version 2): ids not LEV_ANY or LEV_CLIENT and
+ * each once, positions rising and before the next input, LEV_E* codes. */
+static void s_load_ended(s_rd *r, rt_chan *ch)
+{
+    size_t n = s_get_count(r, 20, "ended count");
+    if (!r->err && n) {
+        ch->ended = calloc(n, sizeof *ch->ended);
+        if (!ch->ended)
+            r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu ended VTs", n);
+        ch->cended = n;
+    }
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n && !r->err; i++) {
+        rt_ch_end *e = &ch->ended[i];
+        size_t at = r->pos;
+        e->vt = s_get(r, 8, "ended id");
+        if (!r->err && (e->vt == LEV_ANY || e->vt == LEV_CLIENT || rt_ch_ended_locked(ch, e->vt))) {
+            r->pos = at;
+            s_bad(r, "ended id", "is not a VT id, or is there twice");
+        }
+        at = r->pos;
+        e->d = s_get(r, 8, "ended position");
+        if (!r->err && (e->d <= prev || e->d >= ch->next_d)) {
+            r->pos = at;
+            s_bad(r, "ended position", "is out of order or beyond the next input expected");
+        }
+        prev = e->d;
+        at = r->pos;
+        e->err = (int32_t)(uint32_t)s_get(r, 4, "ended err");
+        if (!r->err && e->err >= 0) {
+            r->pos = at;
+            s_bad(r, "ended err", "is not a LEV_E* code");
+        }
+        if (!r->err)
+            ch->nended = i + 1;
+    }
+}
+
 static void s_load_sets(s_rd *r, rt_chan *ch)
 {
     size_t n = s_get_count(r, 3, "lock count");
@@ -679,9 +753,10 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     uint32_t ver = (uint32_t)s_get(&r, 4, "version");
     if (r.err)
         return r.err;
-    if (ver != S_VERSION)
-        return rt_err(LEV_EVERSION, "channel state: version %u at offset 4 (this runtime reads %u)",
-                      ver, S_VERSION);
+    if (ver != S_VERSION && ver != 1)
+        return rt_err(LEV_EVERSION,
+                      "channel state: version %u at offset 4 (this runtime reads 1 to %u)", ver,
+                      S_VERSION);
     rt_chan *ch = s_chan_new();
     if (!ch)
         return rt_err(LEV_ENOMEM, "rt_ch_load: no memory for the channel state");
@@ -708,6 +783,8 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     s_load_ins(&r, ch);
     s_load_outs(&r, ch);
     s_load_sets(&r, ch);
+    if (ver >= 2)
+        s_load_ended(&r, ch);
     if (!r.err && r.pos != r.n)
         s_bad(&r, "end", "is followed by extra bytes");
     if (r.err) {

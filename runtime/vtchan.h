@@ -1,10 +1,10 @@
 /* vtchan.h - the channels of a virtual thread (vtchan.c): its input
  * stream (what its host delivers, in order: messages, receive timeouts,
- * lock grants, snapshot reads, bounced sends), its outbox (outputs the
- * host has not yet acknowledged: messages, reports, lock, unlock and read
- * requests, timeout requests), the numbers that make both exactly-once,
- * the blocking calls of lev_task.h over them, and the portable form of
- * that state which travels with the VT's images.
+ * lock grants, snapshot reads, bounced sends, the ends of other VTs), its
+ * outbox (outputs the host has not yet acknowledged: messages, reports,
+ * lock, unlock and read requests, timeout requests), the numbers that make
+ * both exactly-once, the blocking calls of lev_task.h over them, and the
+ * portable form of that state which travels with the VT's images.
  *
  * Internal (not installed). The runtime knows nothing of networks: the
  * host (a levpeer executor, or a test) carries outputs to the VC's
@@ -21,10 +21,26 @@
  *                   is a message from `from` (any sender for LEV_ANY), a
  *                   bounce about `from`, or the RT_IN_TIMEOUT of this very
  *                   receive (matched by receive number); stale timeouts of
- *                   earlier receives are dropped as they are passed;
+ *                   earlier receives are dropped as they are passed.
+ *                   From a VT id X, an RT_IN_ENDED about X counts too: a
+ *                   receive that reaches it before any entry it would take
+ *                   returns its error (LEV_EFAILED: X failed; LEV_ENOVT: X
+ *                   ended normally) with *from = X, and so does every
+ *                   later receive from X. Messages X sent come before the
+ *                   entry in the stream, so they are all received first.
+ *                   LEV_ANY passes RT_IN_ENDED over: the end of one sender
+ *                   says nothing about the others (nor the client);
  *   lock / read     take the RT_IN_GRANT / RT_IN_READ (or RT_IN_ERROR)
  *                   whose `ref` is the output number of their request;
  *   RT_IN_VOID      (a grant the deployer took back) is passed over.
+ * RT_IN_ENDED and RT_IN_VOID are taken off the stream on delivery; an
+ * RT_IN_ENDED goes into the VT's set of ended VTs with its position, so
+ * a receive from X compares that position with the entries it would take
+ * and returns exactly what it would have returned had the entry stayed in
+ * the stream (the set travels in the channel state, so a restored VT
+ * answers alike). The deployer appends it to the stream of every VT live
+ * when X ends; a VT added later is not told (its receive from X waits, its
+ * send to X bounces).
  * A receive whose deadline passes does not time out by itself: it emits
  * RT_OUT_TIMEOUT for its receive number, and times out only when the
  * deployer's RT_IN_TIMEOUT comes back in the stream before any message
@@ -60,14 +76,15 @@ typedef enum rt_in_kind {
     RT_IN_READ = 4,    /* the read request numbered `ref`: data is the committed value */
     RT_IN_ERROR = 5,   /* the request numbered `ref` failed with `err` */
     RT_IN_BOUNCE = 6,  /* a message to `from` was not delivered (err: LEV_ENOVT) */
-    RT_IN_VOID = 7     /* an entry the deployer took back: passed over */
+    RT_IN_VOID = 7,    /* an entry the deployer took back: passed over */
+    RT_IN_ENDED = 8    /* VT `from` ended: err LEV_EFAILED (it failed) or LEV_ENOVT (done) */
 } rt_in_kind;
 
 typedef struct rt_in {
     uint64_t d;      /* position in the VT's input stream, from 1 */
-    uint64_t from;   /* RT_IN_MSG: the sender; RT_IN_BOUNCE: the missing VT */
+    uint64_t from;   /* RT_IN_MSG: the sender; BOUNCE: the missing VT; ENDED: the VT that ended */
     uint64_t ref;    /* the request (output number) or receive number it answers */
-    int32_t err;     /* RT_IN_ERROR, RT_IN_BOUNCE: a LEV_E* code */
+    int32_t err;     /* RT_IN_ERROR, RT_IN_BOUNCE, RT_IN_ENDED: a LEV_E* code */
     uint8_t kind;    /* rt_in_kind */
     uint8_t novalue; /* GRANT/READ: the variable was never set (data NULL) */
     const void *data;
@@ -141,11 +158,13 @@ bool rt_ch_capture_ok(rt_vt *vt);
 
 /* The channel state of the VT in portable form (little-endian, versioned;
  * unconsumed inputs, outbox, counters, the blocking call in progress with
- * its remaining time). Caller owns *buf (free()). 0 or LEV_ENOMEM. */
+ * its remaining time, the VTs known missing or ended). Caller owns *buf
+ * (free()). 0 or LEV_ENOMEM. */
 int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len);
 
 /* Replaces the channel state of a VT that is not spawned with a saved
- * one. 0, or LEV_EIMAGE for damaged bytes (the detail names the field and
+ * one (this version's form, or version 1's, which had no set of ended
+ * VTs). 0, or LEV_EIMAGE for damaged bytes (the detail names the field and
  * offset), LEV_EVERSION, LEV_ENOMEM; the VT's state is unchanged then. */
 int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len);
 

@@ -237,7 +237,12 @@ static int s_recv(s_call *c, uint64_t *from, void **buf, size_t *len, int timeou
     }
     uint64_t recv_no = ch->bk_recv;
     ssize_t m = s_recv_match_locked(ch, *from, recv_no);
-    if (m < 0) {
+    /* the end of the sender, where the stream had it: before the entry
+     * the receive would take, it is what the receive takes */
+    const rt_ch_end *end = *from != LEV_ANY ? rt_ch_ended_locked(ch, *from) : NULL;
+    if (end && m >= 0 && ch->in[m].d < end->d)
+        end = NULL;
+    if (m < 0 && !end) {
         bool due = timeout_ms == 0 || (ch->bk_dl_ns && now >= ch->bk_dl_ns);
         if (due && !ch->bk_timeout) {
             rt_out o = {.kind = RT_OUT_TIMEOUT, .ref = recv_no};
@@ -260,6 +265,15 @@ static int s_recv(s_call *c, uint64_t *from, void **buf, size_t *len, int timeou
             return s_leave(c, LEV_ENOMEM);
         }
         ch->bk_timeout = 1;
+    }
+    if (end) { /* nothing is consumed: every later receive from it ends here too */
+        *buf = NULL;
+        *len = 0;
+        ch->bk = RT_BK_NONE;
+        ch->bk_dl_ns = 0;
+        return s_leave(c, rt_err(end->err, "lev_recv: virtual thread %llu %s",
+                                 (unsigned long long)end->vt,
+                                 end->err == LEV_EFAILED ? "failed" : "has ended"));
     }
     const rt_ch_in *e = &ch->in[m];
     int rc = 0;

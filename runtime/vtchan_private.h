@@ -26,6 +26,12 @@ typedef struct rt_ch_in {
     size_t len;
 } rt_ch_in;
 
+/* A VT known to have ended (an RT_IN_ENDED delivered at position d). */
+typedef struct rt_ch_end {
+    uint64_t vt, d;
+    int32_t err;
+} rt_ch_end;
+
 /* An output kept until acknowledged; name and data are malloc'd. */
 typedef struct rt_ch_out {
     uint64_t seq, to, ref;
@@ -51,6 +57,8 @@ typedef struct rt_chan {
     size_t nlocks;
     uint64_t *missing; /* VTs known missing (from consumed bounces) */
     size_t nmissing;
+    rt_ch_end *ended; /* VTs known ended, in stream order (RT_IN_ENDED) */
+    size_t nended, cended;
     /* the blocking call in progress */
     uint8_t bk;         /* RT_BK_* */
     uint8_t bk_timeout; /* RT_BK_RECV: RT_OUT_TIMEOUT emitted */
@@ -67,6 +75,9 @@ rt_chan *rt_ch_get(rt_vt *vt);
 
 /* The host of the VT's executor, or NULL. */
 const rt_ch_host *rt_ch_host_of(rt_vt *vt);
+
+/* Under ch->mu: the entry of VT `id` in the set of ended VTs, or NULL. */
+const rt_ch_end *rt_ch_ended_locked(const rt_chan *ch, uint64_t id);
 
 /* Under ch->mu: appends an output (numbered and kept unless it is
  * RT_OUT_CONSUMED) and fills *o with what the host is to be given (the
