@@ -1,0 +1,818 @@
+/* vcsim.c - the simulator's world (vcsim.h): its clock, its random
+ * source, its network (an event queue of deliveries, FIFO between two
+ * peers as over TCP, with loss, duplication and partitions as faults),
+ * its peers (the real membership, deployer and holder behind a simulated
+ * pc_env, and a model worker: vcsim_worker.c), the client that opens the
+ * VC and checks what comes back, the faults, and the invariants.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lev_errors.h"
+#include "log.h"
+#include "vcsim_int.h"
+
+#define VS_NODES_MAX 18 /* the mesh, a peer of another mesh, and the client */
+#define VS_CLIENT_EP "client:vcsim"
+#define VS_OPEN_AT_MS 2500 /* the client opens its VC once the mesh has formed */
+#define VS_REJOIN_MS 500
+#define VS_PING_MS 1000
+
+static const char *const s_kind_names[VS_F_KINDS] = {"crash", "restart", "pause",    "takeover",
+                                                     "loss",  "dup",     "partition"};
+
+const char *vs_fault_name(int kind)
+{
+    return kind >= 0 && kind < VS_F_KINDS ? s_kind_names[kind] : "?";
+}
+
+typedef struct vs_ev {
+    uint64_t at, seq;
+    int to;       /* node index, or -1: the client */
+    uint32_t gen; /* of the node when it was sent */
+    char from[PC_ENDPOINT_MAX];
+    pc_hdr h;
+    uint8_t *body;
+    size_t len;
+    zmq_msg_t bulk;
+} vs_ev;
+
+typedef struct vs_fault {
+    uint64_t at, until;
+    int kind, node;
+    bool started, ended;
+} vs_fault;
+
+typedef struct vs_client {
+    vs_node node; /* its endpoint, as a sender */
+    int phase;    /* 0: waits for the mesh, 1: opening, 2: running, 3: reading, 4: done */
+    uint64_t vc, seq, next_ping;
+    int nvts, started, results;
+    uint64_t *ids;
+    bool *ended;
+    uint32_t *reports;
+} vs_client;
+
+struct vs_world {
+    vs_opts o;
+    vs_report *r;
+    uint64_t now, rng[4], ev_seq;
+    vs_ev **heap;
+    size_t nheap, capheap;
+    vs_node nodes[VS_NODES_MAX];
+    int nnodes, foreign_seed;
+    uint64_t pair_last[VS_NODES_MAX + 1][VS_NODES_MAX + 1];
+    vs_fault *faults;
+    int nfaults;
+    vs_client c;
+};
+
+/* ===================================================================
+ * Clock, random source, reports
+ * =================================================================== */
+
+uint64_t vs_now(const vs_world *w) { return w->now; }
+const vs_opts *vs_world_opts(const vs_world *w) { return &w->o; }
+vs_report *vs_world_report(vs_world *w) { return w->r; }
+
+static uint64_t s_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t vs_rand(vs_world *w)
+{
+    uint64_t *s = w->rng;
+    uint64_t out = s_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s_rotl(s[3], 45);
+    return out;
+}
+
+static uint64_t s_between(vs_world *w, uint64_t lo, uint64_t hi)
+{
+    return hi > lo ? lo + vs_rand(w) % (hi - lo + 1) : lo;
+}
+
+void vs_violation(vs_world *w, const char *fmt, ...)
+{
+    if (!w->r->ok)
+        return;
+    w->r->ok = false;
+    int n = snprintf(w->r->why, sizeof w->r->why, "at %llu ms: ", (unsigned long long)w->now);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->r->why + n, sizeof w->r->why - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (w->o.trace)
+        fprintf(stderr, "[%8llu] VIOLATION %s\n", (unsigned long long)w->now, w->r->why);
+}
+
+void vs_trace(vs_world *w, const char *fmt, ...)
+{
+    if (!w->o.trace)
+        return;
+    fprintf(stderr, "[%8llu] ", (unsigned long long)w->now);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ===================================================================
+ * The event queue: a binary heap by (time, sequence)
+ * =================================================================== */
+
+static bool s_before(const vs_ev *a, const vs_ev *b)
+{
+    return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void s_push(vs_world *w, vs_ev *e)
+{
+    if (w->nheap == w->capheap) {
+        w->capheap = w->capheap ? w->capheap * 2 : 1024;
+        w->heap = realloc(w->heap, w->capheap * sizeof *w->heap);
+        if (!w->heap)
+            abort();
+    }
+    e->seq = ++w->ev_seq;
+    size_t i = w->nheap++;
+    while (i && s_before(e, w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = e;
+}
+
+static vs_ev *s_pop(vs_world *w)
+{
+    vs_ev *top = w->heap[0], *last = w->heap[--w->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= w->nheap)
+            break;
+        if (c + 1 < w->nheap && s_before(w->heap[c + 1], w->heap[c]))
+            c++;
+        if (!s_before(w->heap[c], last))
+            break;
+        w->heap[i] = w->heap[c];
+        i = c;
+    }
+    if (w->nheap)
+        w->heap[i] = last;
+    return top;
+}
+
+static void s_ev_free(vs_ev *e)
+{
+    free(e->body);
+    zmq_msg_close(&e->bulk);
+    free(e);
+}
+
+/* ===================================================================
+ * The network
+ * =================================================================== */
+
+static int s_node_of(vs_world *w, const char *ep)
+{
+    for (int i = 0; i < w->nnodes; i++)
+        if (!strcmp(w->nodes[i].ep, ep))
+            return i;
+    return !strcmp(ep, VS_CLIENT_EP) ? -1 : -2;
+}
+
+/* Whether a fault of `kind` is acting on node i now. */
+static bool s_faulty(vs_world *w, int kind, int i)
+{
+    for (int k = 0; k < w->nfaults; k++) {
+        vs_fault *f = &w->faults[k];
+        if (f->kind == kind && f->node == i && f->started && !f->ended)
+            return true;
+    }
+    return false;
+}
+
+int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, zmq_msg_t *bulk)
+{
+    vs_world *w = n->w;
+    int dst = s_node_of(w, to);
+    if (dst == -2 || (dst >= 0 && !w->nodes[dst].up) || (n->idx >= 0 && !n->up)) {
+        if (bulk)
+            zmq_msg_close(bulk);
+        return 0; /* nobody there: lost, as a send to a dead TCP endpoint is */
+    }
+    int from = n->idx;
+    bool cut = (from >= 0 && s_faulty(w, 6, from)) || (dst >= 0 && s_faulty(w, 6, dst));
+    if (cut || (from >= 0 && s_faulty(w, 4, from))) {
+        if (bulk)
+            zmq_msg_close(bulk);
+        return 0;
+    }
+    int copies = from >= 0 && s_faulty(w, 5, from) && vs_rand(w) % 2 ? 2 : 1;
+    for (int c = 0; c < copies; c++) {
+        vs_ev *e = calloc(1, sizeof *e);
+        if (!e || (len && !(e->body = malloc(len))))
+            abort();
+        e->to = dst;
+        e->gen = dst >= 0 ? w->nodes[dst].gen : 0;
+        pc_ep_copy(e->from, n->ep);
+        e->h = h;
+        if (len)
+            memcpy(e->body, body, len);
+        e->len = len;
+        zmq_msg_init(&e->bulk);
+        if (bulk && c + 1 < copies)
+            zmq_msg_copy(&e->bulk, bulk);
+        else if (bulk)
+            zmq_msg_move(&e->bulk, bulk);
+        e->h.len = (uint32_t)(len + zmq_msg_size(&e->bulk));
+        /* 1 to 4 ms, in order between two peers (one TCP connection) */
+        uint64_t at = w->now + s_between(w, 1, 4);
+        int a = from >= 0 ? from : VS_NODES_MAX, b = dst >= 0 ? dst : VS_NODES_MAX;
+        if (at < w->pair_last[a][b])
+            at = w->pair_last[a][b];
+        w->pair_last[a][b] = at;
+        e->at = at;
+        s_push(w, e);
+    }
+    if (bulk)
+        zmq_msg_close(bulk);
+    return 0;
+}
+
+/* ===================================================================
+ * Peers
+ * =================================================================== */
+
+static uint64_t s_env_now(void *ud) { return ((vs_node *)ud)->w->now; }
+
+static int s_env_send(void *ud, const char *to, pc_hdr h, const void *body, size_t len,
+                      zmq_msg_t *bulk)
+{
+    return vs_net_send(ud, to, h, body, len, bulk);
+}
+
+static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch)
+{
+    (void)ud;
+    return vs_image_id(img, len, vt, epoch);
+}
+
+static void s_members_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    vs_net_send(ud, to, pc_hdr_make(type, 0, 0, 0, 0), payload, len, NULL);
+}
+
+static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
+{
+    vs_node *n = ud;
+    if (!strcmp(m->rec.endpoint, n->ep))
+        return;
+    if (m->state != old)
+        vs_trace(n->w, "%s sees %s %s -> %s", n->ep, m->rec.endpoint, pc_member_state_name(old),
+                 pc_member_state_name(m->state));
+    pc_deployer_on_member(n->p->dep, m, old);
+    pc_holder_on_member(n->p->hold, m, old);
+    vs_mw_on_member(n->mw, m);
+}
+
+static void s_node_stop(vs_node *n)
+{
+    if (!n->up)
+        return;
+    n->up = false;
+    pc_peer *p = n->p;
+    pc_deployer_destroy(&p->dep);
+    pc_holder_destroy(&p->hold);
+    pc_members_destroy(&p->mem);
+    vs_mw_free(&n->mw);
+    free(p);
+    n->p = NULL;
+}
+
+static void s_node_start(vs_world *w, vs_node *n, bool foreign)
+{
+    n->gen++;
+    n->up = true;
+    n->paused_until = 0;
+    n->foreign = foreign;
+    n->next_tick = w->now;
+    pc_peer *p = calloc(1, sizeof *p);
+    if (!p)
+        abort();
+    n->p = p;
+    p->o.crash_limit = 3;
+    p->o.client_timeout_ms = 10000;
+    p->o.max_msg = (size_t)1 << 30;
+    p->o.cores = (int)n->cores;
+    p->env = (pc_env){.now = s_env_now, .send = s_env_send, .image_id = s_env_image_id, .ud = n};
+    pc_ep_copy(p->self.endpoint, n->ep);
+    p->self.cores = n->cores;
+    p->self.rate = 1000;
+    snprintf(p->self.arch, sizeof p->self.arch, "x86_64");
+    p->self.version = PC_WIRE_VERSION;
+    p->vc_counter = ((uint64_t)(n->idx + 1) << 48) | ((uint64_t)n->gen << 32);
+    pc_members_io io = {.send = s_members_send, .changed = s_members_changed, .ud = n};
+    if (pc_members_new(&p->mem, &p->self, NULL, &io, vs_rand(w), w->now) ||
+        pc_deployer_new(&p->dep, p) || pc_holder_new(&p->hold, p) || !(n->mw = vs_mw_new(n)))
+        abort();
+    vs_trace(w, "%s starts%s", n->ep, foreign ? " (another mesh)" : "");
+}
+
+static const char *s_seed(vs_world *w, const vs_node *n)
+{
+    if (n->foreign)
+        return n->idx == w->foreign_seed ? NULL : w->nodes[w->foreign_seed].ep;
+    return n->idx == 0 ? NULL : w->nodes[0].ep;
+}
+
+static void s_node_tick(vs_world *w, vs_node *n)
+{
+    uint64_t now = w->now;
+    pc_peer *p = n->p;
+    const char *seed = s_seed(w, n);
+    if (seed && pc_members_count_live(p->mem) <= 1 && now % VS_REJOIN_MS < 50)
+        pc_members_join(p->mem, seed, now);
+    uint64_t next = pc_members_tick(p->mem, now);
+    uint64_t t = pc_deployer_tick(p->dep, now);
+    next = t < next ? t : next;
+    if (!n->up)
+        return;
+    t = vs_mw_tick(n->mw, now);
+    next = t < next ? t : next;
+    uint32_t load = vs_mw_load(n->mw);
+    if (load != p->self.load && now - p->load_sent_ms >= 1000) {
+        p->self.load = load;
+        p->load_sent_ms = now;
+        pc_members_update_self(p->mem, &p->self, now);
+    }
+    if (seed && pc_members_count_live(p->mem) <= 1 && next > now + 50)
+        next = now + 50;
+    n->next_tick = next > now ? next : now + 1;
+}
+
+static void s_msg_init(pc_msg *m, vs_ev *e)
+{
+    m->h = e->h;
+    pc_ep_copy(m->from, e->from);
+    zmq_msg_init_size(&m->body, e->len);
+    if (e->len)
+        memcpy(zmq_msg_data(&m->body), e->body, e->len);
+    zmq_msg_init(&m->bulk);
+    zmq_msg_move(&m->bulk, &e->bulk);
+}
+
+static void s_client_on_msg(vs_world *w, pc_msg *m);
+
+static void s_deliver(vs_world *w, vs_ev *e)
+{
+    w->r->messages++;
+    pc_msg m;
+    s_msg_init(&m, e);
+    if (e->to < 0) {
+        s_client_on_msg(w, &m);
+        pc_msg_close(&m);
+        return;
+    }
+    vs_node *n = &w->nodes[e->to];
+    uint16_t t = m.h.type;
+    switch (pc_msg_role(t)) {
+    case PC_ROLE_MEMBERS: {
+        const char *why = NULL;
+        pc_members_recv(n->p->mem, w->now, m.from, t, zmq_msg_data(&m.body), zmq_msg_size(&m.body),
+                        &why);
+        break;
+    }
+    case PC_ROLE_DEPLOYER:
+        pc_deployer_on_msg(n->p->dep, &m);
+        break;
+    case PC_ROLE_WORKER:
+        vs_mw_on_msg(n->mw, &m);
+        break;
+    case PC_ROLE_HOLDER:
+        pc_holder_on_msg(n->p->hold, &m);
+        break;
+    default:
+        break;
+    }
+    pc_msg_close(&m);
+}
+
+/* ===================================================================
+ * The client
+ * =================================================================== */
+
+static void s_client_send(vs_world *w, uint16_t type, uint64_t vt, const pc_wbuf *b,
+                          zmq_msg_t *bulk)
+{
+    vs_net_send(&w->c.node, w->nodes[0].ep, pc_hdr_make(type, w->c.vc, vt, 0, ++w->c.seq),
+                b ? b->data : NULL, b ? b->len : 0, bulk);
+}
+
+static void s_client_open(vs_world *w)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, 0);
+    pc_put_i32(&b, w->o.ckpt_ms);
+    pc_put_i32(&b, w->o.replicas);
+    pc_put_u64(&b, 0);
+    uint8_t hash[PC_HASH_LEN] = {1};
+    pc_put_raw(&b, hash, sizeof hash);
+    /* a module the deployer reads the architecture of: an ELF header */
+    zmq_msg_t mod;
+    zmq_msg_init_size(&mod, 64);
+    uint8_t *e = zmq_msg_data(&mod);
+    memset(e, 0, 64);
+    memcpy(e, "\177ELF", 4);
+    e[4] = 2;   /* 64-bit */
+    e[5] = 1;   /* little-endian */
+    e[18] = 62; /* x86-64 */
+    s_client_send(w, PC_C_OPEN, 0, &b, &mod);
+    pc_wbuf_free(&b);
+    w->c.phase = 1;
+    vs_trace(w, "client opens its VC");
+}
+
+static int s_client_vt(vs_world *w, uint64_t id)
+{
+    for (int i = 0; i < w->c.started; i++)
+        if (w->c.ids[i] == id)
+            return i;
+    return -1;
+}
+
+static void s_client_on_msg(vs_world *w, pc_msg *m)
+{
+    vs_client *c = &w->c;
+    pc_rbuf r;
+    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    int rounds = w->o.rounds ? w->o.rounds : 12;
+    switch (m->h.type) {
+    case PC_C_OPENED:
+        if (c->phase != 1)
+            return;
+        c->vc = m->h.vc;
+        c->phase = 2;
+        for (int i = 0; i < c->nvts; i++) {
+            pc_wbuf b;
+            pc_wbuf_init(&b);
+            pc_put_str(&b, "ring");
+            pc_put_blob(&b, NULL, 0);
+            s_client_send(w, PC_C_START, 0, &b, NULL);
+            pc_wbuf_free(&b);
+        }
+        return;
+    case PC_C_STARTED:
+        if (c->started < c->nvts)
+            c->ids[c->started++] = m->h.vt;
+        if (m->h.vt != (uint64_t)c->started + 1)
+            vs_violation(w, "VT ids not dense from 2: got %llu", (unsigned long long)m->h.vt);
+        return;
+    case PC_C_REPORT: {
+        const void *rep = NULL;
+        size_t len = 0;
+        pc_get_blob(&r, &rep, &len);
+        int i = s_client_vt(w, m->h.vt);
+        uint64_t v = 0;
+        for (size_t k = 0; k < len && k < 8; k++)
+            v |= (uint64_t)((const uint8_t *)rep)[k] << (8 * k);
+        if (i < 0 || !pc_rbuf_done(&r) || len != 8 || v >> 32 != m->h.vt) {
+            vs_violation(w, "a malformed report of VT %llu", (unsigned long long)m->h.vt);
+            return;
+        }
+        if ((uint32_t)v != c->reports[i])
+            vs_violation(w, "VT %llu reported round %u, expected %u (a report lost or twice)",
+                         (unsigned long long)m->h.vt, (uint32_t)v, c->reports[i]);
+        c->reports[i]++;
+        return;
+    }
+    case PC_C_RESULT: {
+        int32_t err = pc_get_i32(&r);
+        char detail[512];
+        pc_get_str(&r, detail, sizeof detail);
+        const void *res = NULL;
+        size_t len = 0;
+        pc_get_blob(&r, &res, &len);
+        int i = s_client_vt(w, m->h.vt);
+        if (i < 0 || !pc_rbuf_done(&r)) {
+            vs_violation(w, "a malformed result of VT %llu", (unsigned long long)m->h.vt);
+            return;
+        }
+        if (c->ended[i]) {
+            vs_violation(w, "VT %llu ended twice", (unsigned long long)m->h.vt);
+            return;
+        }
+        c->ended[i] = true;
+        c->results++;
+        w->r->done++;
+        vs_trace(w, "client: VT %llu ended: %d %s", (unsigned long long)m->h.vt, err, detail);
+        if (err) {
+            w->r->failed++;
+            if (!w->r->lost_expected)
+                vs_violation(w,
+                             "VT %llu failed (%s: %s) though the faults were within what "
+                             "the VC tolerates",
+                             (unsigned long long)m->h.vt, lev_strerror(err), detail);
+            else if (!*detail)
+                vs_violation(w, "VT %llu failed with no detail", (unsigned long long)m->h.vt);
+            return;
+        }
+        uint64_t v = 0;
+        for (size_t k = 0; k < len && k < 8; k++)
+            v |= (uint64_t)((const uint8_t *)res)[k] << (8 * k);
+        if (len != 8 || v != vs_ref_result(&w->o, m->h.vt))
+            vs_violation(w, "VT %llu result %016llx, fault-free %016llx",
+                         (unsigned long long)m->h.vt, (unsigned long long)v,
+                         (unsigned long long)vs_ref_result(&w->o, m->h.vt));
+        else if (c->reports[i] != (uint32_t)rounds)
+            vs_violation(w, "VT %llu ended after %u reports of %d", (unsigned long long)m->h.vt,
+                         c->reports[i], rounds);
+        if (c->results == c->nvts) {
+            c->phase = 3;
+            pc_wbuf b;
+            pc_wbuf_init(&b);
+            pc_put_str(&b, "ctr");
+            s_client_send(w, PC_C_GGET, 0, &b, NULL);
+            pc_wbuf_free(&b);
+        }
+        return;
+    }
+    case PC_C_GVALUE: {
+        uint8_t set = pc_get_u8(&r);
+        const void *val = NULL;
+        size_t len = 0;
+        pc_get_blob(&r, &val, &len);
+        uint64_t v = 0;
+        for (size_t k = 0; k < len && k < 8; k++)
+            v |= (uint64_t)((const uint8_t *)val)[k] << (8 * k);
+        uint64_t want = (uint64_t)c->nvts * (uint64_t)rounds;
+        if (!w->r->failed && (!set || v != want))
+            vs_violation(w, "the global counter is %llu, expected %llu (an update lost or twice)",
+                         (unsigned long long)v, (unsigned long long)want);
+        c->phase = 4;
+        s_client_send(w, PC_C_CLOSE, 0, NULL, NULL);
+        return;
+    }
+    case PC_C_ERROR: {
+        int32_t err = pc_get_i32(&r);
+        char detail[256];
+        pc_get_str(&r, detail, sizeof detail);
+        vs_violation(w, "the client got an error: %s: %s", lev_strerror(err), detail);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+static void s_client_tick(vs_world *w)
+{
+    vs_client *c = &w->c;
+    if (c->phase == 0 && w->now >= VS_OPEN_AT_MS)
+        s_client_open(w);
+    if (c->phase >= 1 && c->phase < 4 && w->now >= c->next_ping) {
+        c->next_ping = w->now + VS_PING_MS;
+        s_client_send(w, PC_C_PING, 0, NULL, NULL);
+    }
+}
+
+/* ===================================================================
+ * Faults
+ * =================================================================== */
+
+/* Whether one of the first n faults is of node i. */
+static bool s_used(const vs_world *w, int n, int i)
+{
+    for (int k = 0; k < n; k++)
+        if (w->faults[k].node == i)
+            return true;
+    return false;
+}
+
+/* Draws the run's faults: each of a kind of o->kinds, on a peer other
+ * than the client's, while the VTs run. */
+static void s_plan_faults(vs_world *w)
+{
+    const vs_opts *o = &w->o;
+    int kinds[VS_F_KINDS], nk = 0;
+    for (int k = 0; k < VS_F_KINDS; k++)
+        if (o->kinds & (1u << k))
+            kinds[nk++] = k;
+    if (!nk || o->faults <= 0)
+        return;
+    w->faults = calloc((size_t)o->faults, sizeof *w->faults);
+    if (!w->faults)
+        abort();
+    int rounds = o->rounds ? o->rounds : 12, cms = o->compute_ms ? o->compute_ms : 300;
+    uint64_t run = (uint64_t)rounds * (uint64_t)cms;
+    int ckpt = o->ckpt_ms ? o->ckpt_ms : 2000;
+    int max_pause = o->max_pause_ms ? o->max_pause_ms : 5000;
+    uint64_t first = s_between(w, VS_OPEN_AT_MS + 100, VS_OPEN_AT_MS + 100 + run * 8 / 10);
+    int crashes = 0;
+    for (int i = 0; i < o->faults; i++) {
+        vs_fault *f = &w->faults[w->nfaults++];
+        f->kind = kinds[vs_rand(w) % (uint64_t)nk];
+        /* a distinct peer for each fault, never the client's */
+        int tries = 0;
+        do
+            f->node = 1 + (int)(vs_rand(w) % (uint64_t)(o->peers - 1));
+        while (++tries < 64 && i < o->peers - 1 && s_used(w, i, f->node));
+        f->at = i == 0 || !o->within_ckpt ? (i == 0 ? first : s_between(w, first, first + run))
+                                          : first + s_between(w, 0, (uint64_t)ckpt);
+        uint64_t d = 0;
+        switch (f->kind) {
+        case 2:
+            d = s_between(w, 50, (uint64_t)max_pause);
+            break;
+        case 1:
+            d = s_between(w, 100, 3000);
+            break;
+        case 4:
+        case 5:
+            d = s_between(w, 100, 2000);
+            break;
+        case 6:
+            d = s_between(w, 200, 4000);
+            break;
+        default:
+            break;
+        }
+        f->until = f->at + d;
+        crashes += f->kind == 0 || f->kind == 1 || f->kind == 3;
+        w->r->faults[f->kind]++;
+    }
+    /* what the VC is meant to survive: two faults of peers other than the
+     * client's with the default replicas on >= 4 peers; with one replica,
+     * two crashes may destroy every copy of a VT */
+    int workers = o->peers - 1 + (o->client_works ? 1 : 0);
+    if ((o->replicas == 1 && crashes >= 2) || o->faults > 2 || workers - crashes < 1 ||
+        o->peers < 4)
+        w->r->lost_expected = 1;
+}
+
+static void s_fault_step(vs_world *w)
+{
+    for (int k = 0; k < w->nfaults; k++) {
+        vs_fault *f = &w->faults[k];
+        vs_node *n = &w->nodes[f->node];
+        if (!f->started && w->now >= f->at) {
+            f->started = true;
+            vs_trace(w, "FAULT %s of %s", vs_fault_name(f->kind), n->ep);
+            if (f->kind == 0 || f->kind == 1 || f->kind == 3)
+                s_node_stop(n);
+            if (f->kind == 3 && w->foreign_seed >= 0)
+                s_node_start(w, n, true); /* a peer of another mesh on its endpoint */
+            if (f->kind == 2 && n->up)
+                n->paused_until = f->until;
+        }
+        if (f->started && !f->ended && w->now >= f->until) {
+            f->ended = true;
+            if (f->kind == 1)
+                s_node_start(w, n, false);
+            if (f->kind != 0 && f->kind != 3)
+                vs_trace(w, "FAULT %s of %s ends", vs_fault_name(f->kind), n->ep);
+        }
+    }
+}
+
+/* ===================================================================
+ * The run
+ * =================================================================== */
+
+static uint64_t s_next_time(vs_world *w)
+{
+    uint64_t next = w->now + 1000;
+    if (w->nheap && w->heap[0]->at < next)
+        next = w->heap[0]->at;
+    for (int i = 0; i < w->nnodes; i++) {
+        vs_node *n = &w->nodes[i];
+        if (!n->up)
+            continue;
+        uint64_t t = n->paused_until > w->now ? n->paused_until : n->next_tick;
+        next = t < next ? t : next;
+    }
+    for (int k = 0; k < w->nfaults; k++) {
+        vs_fault *f = &w->faults[k];
+        uint64_t t = !f->started ? f->at : !f->ended ? f->until : UINT64_MAX;
+        next = t < next ? t : next;
+    }
+    if (w->c.phase == 0)
+        next = VS_OPEN_AT_MS < next ? VS_OPEN_AT_MS : next;
+    else if (w->c.phase < 4)
+        next = w->c.next_ping < next ? w->c.next_ping : next;
+    return next > w->now ? next : w->now;
+}
+
+static void s_step(vs_world *w)
+{
+    w->now = s_next_time(w);
+    s_fault_step(w);
+    while (w->nheap && w->heap[0]->at <= w->now) {
+        vs_ev *e = s_pop(w);
+        vs_node *n = e->to >= 0 ? &w->nodes[e->to] : NULL;
+        if (n && (!n->up || n->gen != e->gen)) {
+            s_ev_free(e); /* its receiver died: lost with the connection */
+            continue;
+        }
+        if (n && n->paused_until > w->now) {
+            e->at = n->paused_until; /* waits in the socket until it goes on */
+            s_push(w, e);
+            continue;
+        }
+        s_deliver(w, e);
+        s_ev_free(e);
+    }
+    for (int i = 0; i < w->nnodes; i++) {
+        vs_node *n = &w->nodes[i];
+        if (n->up && n->paused_until <= w->now && n->next_tick <= w->now)
+            s_node_tick(w, n);
+    }
+    s_client_tick(w);
+}
+
+static void s_world_free(vs_world *w)
+{
+    for (int i = 0; i < w->nnodes; i++)
+        s_node_stop(&w->nodes[i]);
+    while (w->nheap)
+        s_ev_free(s_pop(w));
+    free(w->heap);
+    free(w->faults);
+    free(w->c.ids);
+    free(w->c.ended);
+    free(w->c.reports);
+}
+
+bool vs_run(const vs_opts *o, vs_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ok = true;
+    vs_world *w = calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    w->o = *o;
+    w->r = r;
+    if (w->o.peers < 2 || w->o.peers > VS_NODES_MAX - 2) {
+        vs_violation(w, "peers must be 2 .. %d", VS_NODES_MAX - 2);
+        free(w);
+        return false;
+    }
+    if (!w->o.horizon_ms)
+        w->o.horizon_ms = 600000;
+    pc_log_set_level(w->o.trace >= 2 ? PC_LOG_DEBUG : (pc_log_level)(PC_LOG_ERROR + 1));
+    uint64_t x = o->seed;
+    for (int i = 0; i < 4; i++) {
+        x += 0x9E3779B97F4A7C15ull;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        w->rng[i] = z ^ (z >> 31);
+    }
+    w->nnodes = w->o.peers;
+    w->foreign_seed = -1;
+    if (w->o.kinds & VS_F_TAKEOVER)
+        w->foreign_seed = w->nnodes++;
+    for (int i = 0; i < w->nnodes; i++) {
+        vs_node *n = &w->nodes[i];
+        n->w = w;
+        n->idx = i;
+        snprintf(n->ep, sizeof n->ep, "tcp://127.0.1.%d:7000", i + 1);
+        n->cores = i == 0 && !w->o.client_works ? 0 : (uint32_t)(w->o.cores ? w->o.cores : 1);
+        s_node_start(w, n, i == w->foreign_seed);
+    }
+    w->c.node.w = w;
+    w->c.node.idx = -1;
+    w->c.node.up = true;
+    pc_ep_copy(w->c.node.ep, VS_CLIENT_EP);
+    w->c.nvts = w->o.vts ? w->o.vts : 6;
+    w->c.ids = calloc((size_t)w->c.nvts, sizeof *w->c.ids);
+    w->c.ended = calloc((size_t)w->c.nvts, sizeof *w->c.ended);
+    w->c.reports = calloc((size_t)w->c.nvts, sizeof *w->c.reports);
+    if (!w->c.ids || !w->c.ended || !w->c.reports)
+        abort();
+    s_plan_faults(w);
+    while (w->c.phase < 4 && w->now < w->o.horizon_ms && r->ok)
+        s_step(w);
+    if (r->ok && w->c.phase < 4) {
+        char pend[256] = "";
+        size_t off = 0;
+        for (int i = 0; i < w->c.started && off < sizeof pend - 24; i++)
+            if (!w->c.ended[i])
+                off += (size_t)snprintf(pend + off, sizeof pend - off, " %llu",
+                                        (unsigned long long)w->c.ids[i]);
+        vs_violation(w, "the VC did not end (client phase %d, %d of %d VTs ended; waiting for:%s)",
+                     w->c.phase, w->c.results, w->c.nvts, pend);
+    }
+    r->sim_ms = w->now;
+    s_world_free(w);
+    free(w);
+    return r->ok;
+}
