@@ -314,6 +314,8 @@ static void s_step(vs_mworker *mw, mw_vt *t, const vs_opts *o)
             if (!hit)
                 return;
             hit->taken = true;
+            mw_in got = *hit; /* the stream is compacted below */
+            hit = &got;
             s_consumed(mw, t);
             if (hit->kind != RT_IN_MSG) {
                 char why[96];
@@ -343,14 +345,15 @@ static void s_step(vs_mworker *mw, mw_vt *t, const vs_opts *o)
                 }
                 if ((in->kind == RT_IN_GRANT || in->kind == RT_IN_ERROR) &&
                     in->ref == s->lock_req) {
+                    mw_in got = *in; /* the stream is compacted below */
                     in->taken = true;
                     s_consumed(mw, t);
                     s_compact(t);
-                    if (in->kind == RT_IN_ERROR) {
-                        s_end(mw, t, in->err ? in->err : LEV_EFAILED, "lock refused");
+                    if (got.kind == RT_IN_ERROR) {
+                        s_end(mw, t, got.err ? got.err : LEV_EFAILED, "lock refused");
                         return;
                     }
-                    s->lock_val = in->novalue ? 0 : in->val;
+                    s->lock_val = got.novalue ? 0 : got.val;
                     s->phase = PH_UNLOCK;
                     break;
                 }
