@@ -114,7 +114,18 @@ LEV_API int lev_send(uint64_t to, const void *buf, size_t len);
  * 0: only what has already arrived). 0; LEV_ETIMEDOUT; LEV_ENOVT with
  * *from set: a message this VT sent to *from was not delivered, because
  * that VT is not in the VC or has ended (*buf NULL); LEV_EINVAL (a NULL
- * pointer); LEV_ENOMEM. */
+ * pointer); LEV_ENOMEM.
+ * The end of a peer: when VT X ends, every other VT of the VC then
+ * running is told, in its stream, after every message X sent it. A
+ * receive from X returns X's messages first, then, instead of waiting for
+ * ever, LEV_EFAILED (X failed for good: its images were all lost, it
+ * crashed its executor --crash-limit times, or its task failed) or
+ * LEV_ENOVT (X ended normally), with *from = X and *buf NULL; so does
+ * every later receive from X, at once. A receive from LEV_ANY is not
+ * interrupted by the end of a VT (it may still get messages from the
+ * others and from the client): a VT that waits for several peers, one of
+ * which may fail, receives from each in turn or uses a time limit. A VT
+ * started after X ended is not told: its receive from X waits. */
 LEV_API int lev_recv(uint64_t *from, void **buf, size_t *len, int timeout_ms);
 
 /* Takes the lock of global variable `name` (waiting for it) and sets
@@ -124,8 +135,11 @@ LEV_API int lev_recv(uint64_t *from, void **buf, size_t *len, int timeout_ms);
  * the unlock, and what it sends and reports reaches others only once it
  * unlocks; if its worker is lost meanwhile, the lock goes to the next
  * waiter and nothing the VT did under it counts (it does it again when it
- * resumes). 0; LEV_EBUSY (this VT holds a lock already); LEV_EINVAL;
- * LEV_ENOMEM. */
+ * resumes). If the holder ends holding the lock, the lock goes to the
+ * next waiter with the value unchanged: what the holder sent and reported
+ * under it is delivered if it ended normally, and discarded if it failed
+ * (a waiter is never left waiting for a holder that is gone). 0;
+ * LEV_EBUSY (this VT holds a lock already); LEV_EINVAL; LEV_ENOMEM. */
 LEV_API int lev_global_lock(const char *name, void **value, size_t *len);
 
 /* Sets the value of `name` to a copy of value[len] (value NULL: keep the

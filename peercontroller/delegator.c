@@ -1,17 +1,46 @@
-/* delegator.c - placement of VTs on workers (delegator.h): the worker
- * whose finishing time after one more VT would be earliest, measured in
- * VTs per unit of capacity (rate x cores). */
+/* delegator.c - placement of VTs on workers (delegator.h): the worker on
+ * which one more VT would finish first. A VT on a free core runs at the
+ * core's rate; VTs beyond the cores share them, each counting fully. */
 #include "delegator.h"
 
 #include <stddef.h>
 
-/* Time to finish what a candidate would have after one more VT, in units
- * of its capacity; its other VCs' VTs count too. */
+/* A holder of the image is preferred only over candidates that would
+ * finish no more than this much earlier (measured rates differ by a few
+ * per cent between like peers; a busy core doubles the time). */
+#define PC_HOLDER_NEAR 1.1
+
+/* The VTs a candidate runs: its gossiped load counts every VC's, and this
+ * VC's placed since that load was measured. */
+static double s_busy(const pc_place_cand *c)
+{
+    return (double)(c->load > c->assigned ? c->load : c->assigned);
+}
+
+static double s_cap(const pc_place_cand *c)
+{
+    return (double)(c->rate ? c->rate : 1) * (double)c->cores;
+}
+
+/* When one more VT placed there would finish, in units of one core's
+ * work: 1 / rate while a core is free, (busy + 1) / (rate x cores) once
+ * the VTs outnumber the cores. */
 static double s_finish(const pc_place_cand *c)
 {
-    double cap = (double)(c->rate ? c->rate : 1) * (double)(c->cores ? c->cores : 1);
-    uint32_t busy = c->load > c->assigned ? c->load : c->assigned;
-    return ((double)busy + 1.0) / cap;
+    double n = s_busy(c) + 1.0;
+    return (n > (double)c->cores ? n : (double)c->cores) / s_cap(c);
+}
+
+/* Among candidates that finish alike, the one with the most capacity
+ * left (busy + 1 per unit of capacity, lower is better). */
+static double s_fill(const pc_place_cand *c) { return (s_busy(c) + 1.0) / s_cap(c); }
+
+static bool s_better(const pc_place_cand *a, const pc_place_cand *b)
+{
+    double fa = s_finish(a), fb = s_finish(b);
+    if (fa != fb)
+        return fa < fb;
+    return s_fill(a) < s_fill(b);
 }
 
 int pc_delegate(const pc_place_cand *c, int n)
@@ -20,14 +49,15 @@ int pc_delegate(const pc_place_cand *c, int n)
     for (int i = 0; i < n; i++) {
         if (!c[i].cores)
             continue;
-        if (best < 0 || s_finish(&c[i]) < s_finish(&c[best]))
+        if (best < 0 || s_better(&c[i], &c[best]))
             best = i;
-        if (c[i].holds_image && (holder < 0 || s_finish(&c[i]) < s_finish(&c[holder])))
+        if (c[i].holds_image && (holder < 0 || s_better(&c[i], &c[holder])))
             holder = i;
     }
     /* A holder resumes without the image crossing the network again:
-     * worth it unless it would finish much later than the best. */
-    if (holder >= 0 && s_finish(&c[holder]) <= 2.0 * s_finish(&c[best]))
+     * worth it only on a near-tie, never at the price of sharing a core
+     * while another candidate has one free. */
+    if (holder >= 0 && s_finish(&c[holder]) <= PC_HOLDER_NEAR * s_finish(&c[best]))
         return holder;
     return best;
 }

@@ -1,8 +1,12 @@
 /* delegator.h - the virtual thread delegator (delegator.c): which worker
- * of a virtual computer runs the next VT. Workers are weighed by their
- * measured rate times their cores, so a peer twice as fast gets about
- * twice the VTs; a worker that already holds a VT's newest image is
- * preferred when it is not much busier than the best. Pure functions.
+ * of a virtual computer runs the next VT: the one on which it would
+ * finish first. A free core runs a VT at the worker's measured rate; VTs
+ * beyond the cores share them, so once busy a peer twice as fast (or
+ * with twice the cores) gets about twice the VTs, and no peer takes a VT
+ * it must share a core for while another has a core free. A worker that
+ * already holds a VT's newest image is preferred only on a near-tie
+ * (within 10 %), so the VTs of a lost worker spread over the live ones
+ * rather than stack on their holder. Pure functions.
  */
 #ifndef PC_DELEGATOR_H
 #define PC_DELEGATOR_H

@@ -1,117 +1,35 @@
 /* deployer.c - the deployer: one virtual computer (VC) per local client.
  * It is the authority for the VC's VT ids and epochs; its enrolment
  * requestor and worker quota maintainer keep `quota` workers enrolled; it
- * places VTs through the delegator, records which holders keep each VT's
- * newest image, and recovers: when a worker is suspected, its VTs resume
- * from their newest held images elsewhere with a new epoch, and whatever
- * an older epoch still sends is refused and fenced.
+ * takes the client's requests and the workers' and holders' messages,
+ * and answers for the VC's status. Where VTs run, who holds their images
+ * and recovery after a peer is declared dead or left are placement.c's
+ * (deployer_private.h is what the two share).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "delegator.h"
-#include "lev_client.h"
+#include "deployer_private.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
-#include "msgmgr.h"
-#include "peer_private.h"
-#include "resolver.h"
 #include "vtchan.h"
 
-#define DEP_REPLICAS_MAX 4
 #define DEP_ENROL_TIMEOUT_MS 3000
 #define DEP_REFUSED_RETRY_MS 5000
 #define DEP_TICK_MS 50
 #define DEP_MM_TICK_MS 1000 /* the message manager's repairs (pc_mm_tick) */
-#define DEP_SETTLE_MS 1000  /* a new VC waits this long at most for its workers */
-
-enum { W_ENROLLING, W_LOADING, W_ACTIVE, W_GONE, W_REFUSED };
 
 /* A refusal for a reason that does not pass (the module cannot be
  * loaded there) is not asked again for this VC. */
 #define DEP_NEVER UINT64_MAX
 static const char *const s_wstate[] = {"enrolling", "loading", "active", "gone", "refused"};
-
-enum { VT_PENDING, VT_RUNNING, VT_DONE, VT_FAILED };
 static const char *const s_vtstate[] = {"pending", "running", "done", "failed"};
-
-typedef struct dep_worker {
-    char ep[PC_ENDPOINT_MAX];
-    int state;
-    uint32_t cores, rate;
-    uint32_t nvts; /* VTs of this VC placed there */
-    uint64_t since_ms;
-} dep_worker;
-
-typedef struct dep_holder {
-    char ep[PC_ENDPOINT_MAX];
-    uint32_t epoch; /* of its newest acknowledged image (0: none yet) */
-    uint64_t seq;
-    uint64_t next_in; /* input position its image stands at */
-} dep_holder;
-
-typedef struct dep_vt {
-    uint64_t id;
-    char *task;
-    uint8_t *arg;
-    size_t arglen;
-    uint32_t epoch;
-    int state;
-    int host;               /* index into the VC's workers, -1: none */
-    bool recovering;        /* placed from an image or restarted after a loss */
-    zmq_msg_t image;        /* an image handed over by a leaving worker (empty: none) */
-    uint64_t image_next_in; /* input position of that image */
-    dep_holder holders[DEP_REPLICAS_MAX];
-    int nholders;
-    uint64_t ckpt_ms;     /* when the newest image was acknowledged */
-    uint64_t checkpoints; /* images acknowledged, each counted once */
-    uint32_t ckpt_epoch;  /* the newest of them counted: its epoch and seq */
-    uint64_t ckpt_seq;
-    int crashes;
-    int resumes;  /* incarnations resumed from an image */
-    int restarts; /* incarnations after the first started from the beginning */
-    uint64_t started_ms;
-} dep_vt;
-
-typedef struct dep_vc {
-    struct dep_vc *next;
-    uint64_t id;
-    char client[PC_ENDPOINT_MAX];
-    int quota; /* 0: every peer that offers cores */
-    int ckpt_ms, replicas;
-    uint8_t hash[PC_HASH_LEN];
-    uint64_t digest;
-    char arch[PC_ARCH_MAX]; /* what the module was built for */
-    zmq_msg_t module;
-    dep_worker *w;
-    int nw, capw;
-    dep_vt *vts;
-    int nvts, capvts;
-    uint64_t next_vt;
-    uint64_t client_seen_ms;
-    uint64_t opened_ms;
-    pc_resolver *where;
-    pc_msgmgr *mm; /* message manager and global variable manager */
-    uint64_t mm_tick_ms;
-    uint64_t lost_workers; /* enrolled workers that died or left */
-} dep_vc;
-
-struct pc_deployer {
-    pc_peer *p;
-    dep_vc *vcs;
-    uint64_t next_tick;
-};
 
 /* ===================================================================
  * Helpers
  * =================================================================== */
-
-static pc_hdr s_hdr(uint16_t type, const dep_vc *vc, const dep_vt *vt, uint64_t seq)
-{
-    return pc_hdr_make(type, vc->id, vt ? vt->id : 0, vt ? vt->epoch : 0, seq);
-}
 
 static dep_vc *s_vc(pc_deployer *d, uint64_t id)
 {
@@ -129,7 +47,7 @@ static dep_vt *s_vt(dep_vc *vc, uint64_t id)
     return &vc->vts[id - 2];
 }
 
-static int s_worker(dep_vc *vc, const char *ep)
+int pc_dep_worker(const dep_vc *vc, const char *ep)
 {
     for (int i = 0; i < vc->nw; i++)
         if (!strcmp(vc->w[i].ep, ep))
@@ -148,13 +66,6 @@ static void s_client_error(pc_deployer *d, const char *to, uint64_t vcid, uint64
     pc_wbuf_free(&b);
 }
 
-static void s_put_holders(pc_wbuf *b, const dep_vt *vt)
-{
-    pc_put_u32(b, (uint32_t)vt->nholders);
-    for (int i = 0; i < vt->nholders; i++)
-        pc_put_str(b, vt->holders[i].ep);
-}
-
 /* Ends a VT with its result (or error) and tells the client, once. */
 static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char *detail,
                      const void *res, size_t len)
@@ -169,10 +80,11 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     pc_put_i32(&b, err);
     pc_put_str(&b, detail);
     pc_put_blob(&b, res, len);
-    pc_peer_send(d->p, vc->client, s_hdr(PC_C_RESULT, vc, vt, 0), &b, NULL);
+    pc_peer_send(d->p, vc->client, dep_hdr(PC_C_RESULT, vc, vt, 0), &b, NULL);
     pc_wbuf_free(&b);
+    pc_dep_src_clear(d, vc, vt);
     for (int i = 0; i < vt->nholders; i++)
-        pc_peer_send(d->p, vt->holders[i].ep, s_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
+        pc_peer_send(d->p, vt->holders[i].ep, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
     vt->nholders = 0;
     zmq_msg_close(&vt->image);
     zmq_msg_init(&vt->image);
@@ -189,7 +101,7 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
  * Enrolment requestor and worker quota maintainer
  * =================================================================== */
 
-static int s_count(const dep_vc *vc, int state)
+int pc_dep_count(const dep_vc *vc, int state)
 {
     int n = 0;
     for (int i = 0; i < vc->nw; i++)
@@ -224,14 +136,14 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_put_i32(&b, vc->ckpt_ms);
     w->state = W_ENROLLING;
     w->since_ms = now;
-    pc_peer_send(d->p, w->ep, s_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
+    pc_peer_send(d->p, w->ep, dep_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
     pc_wbuf_free(&b);
 }
 
-/* Enrols more workers until the quota is met (or every offering peer). */
-static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
+void pc_dep_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
 {
-    int have = s_count(vc, W_ENROLLING) + s_count(vc, W_LOADING) + s_count(vc, W_ACTIVE);
+    int have =
+        pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) + pc_dep_count(vc, W_ACTIVE);
     int want = vc->quota ? vc->quota : 1 << 20;
     if (have >= want)
         return;
@@ -243,7 +155,7 @@ static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
         const pc_member *m = &view[i];
         if (m->state != PC_MEMBER_ALIVE || !m->rec.cores)
             continue;
-        int k = s_worker(vc, m->rec.endpoint);
+        int k = pc_dep_worker(vc, m->rec.endpoint);
         dep_worker *w = k >= 0 ? &vc->w[k] : NULL;
         if (w && (w->state == W_ENROLLING || w->state == W_LOADING || w->state == W_ACTIVE))
             continue;
@@ -259,195 +171,6 @@ static void s_enrol(pc_deployer *d, dep_vc *vc, uint64_t now)
         s_send_enrol(d, vc, w, now);
         have++;
     }
-}
-
-/* ===================================================================
- * Placement (the delegator decides where)
- * =================================================================== */
-
-/* Picks `replicas` holders for a VT on worker `host`: other active
- * workers of the VC first (they can resume it without a transfer), then
- * any other live peer, and this deployer's own peer last (it is the
- * client's machine, and its loss ends the VC anyway). */
-static void s_pick_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, int host)
-{
-    int want = vc->replicas < DEP_REPLICAS_MAX ? vc->replicas : DEP_REPLICAS_MAX;
-    const char *hostep = host >= 0 ? vc->w[host].ep : "";
-    /* keep the holders that are alive and not the host */
-    int k = 0;
-    for (int i = 0; i < vt->nholders; i++)
-        if (strcmp(vt->holders[i].ep, hostep) && pc_peer_alive(d->p, vt->holders[i].ep))
-            vt->holders[k++] = vt->holders[i];
-    vt->nholders = k;
-    for (int pass = 0; pass < 3 && vt->nholders < want; pass++) {
-        pc_member view[256];
-        size_t n = pc_members_view(d->p->mem, view, 256);
-        if (n > 256)
-            n = 256;
-        /* start at a point that spreads the holders over the VTs */
-        for (size_t j = 0; j < n && vt->nholders < want; j++) {
-            const pc_member *m = &view[(j + vt->id) % n];
-            if (m->state != PC_MEMBER_ALIVE || !strcmp(m->rec.endpoint, hostep))
-                continue;
-            int wi = s_worker(vc, m->rec.endpoint);
-            bool active = wi >= 0 && vc->w[wi].state == W_ACTIVE;
-            bool self = !strcmp(m->rec.endpoint, d->p->self.endpoint);
-            if ((pass == 0 && !active) || (pass < 2 && self))
-                continue;
-            bool dup = false;
-            for (int i = 0; i < vt->nholders; i++)
-                dup |= !strcmp(vt->holders[i].ep, m->rec.endpoint);
-            if (dup)
-                continue;
-            dep_holder *h = &vt->holders[vt->nholders++];
-            memset(h, 0, sizeof *h);
-            pc_ep_copy(h->ep, m->rec.endpoint);
-        }
-    }
-}
-
-/* The alive holder with the newest image of this VT, or -1. */
-static int s_best_holder(pc_deployer *d, const dep_vt *vt)
-{
-    int best = -1;
-    for (int i = 0; i < vt->nholders; i++) {
-        const dep_holder *h = &vt->holders[i];
-        if (!h->epoch || !pc_peer_alive(d->p, h->ep))
-            continue;
-        if (best < 0 || h->epoch > vt->holders[best].epoch ||
-            (h->epoch == vt->holders[best].epoch && h->seq > vt->holders[best].seq))
-            best = i;
-    }
-    return best;
-}
-
-/* Places a pending VT on a worker: from the image a leaving worker
- * handed over, from its newest held image, or from its start. Returns
- * false when no worker is active. */
-static bool s_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
-{
-    /* Just after the VC opened, wait a moment for the workers still
-     * enrolling, or every first VT would go to the first one enrolled. */
-    bool enrolling = s_count(vc, W_ENROLLING) + s_count(vc, W_LOADING) > 0;
-    if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
-        return false;
-    pc_place_cand cand[256];
-    int idx[256], n = 0;
-    int src = s_best_holder(d, vt);
-    for (int i = 0; i < vc->nw && n < 256; i++) {
-        dep_worker *w = &vc->w[i];
-        if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
-            continue;
-        const pc_member *m = pc_peer_member(d->p, w->ep);
-        cand[n] = (pc_place_cand){.cores = w->cores,
-                                  .rate = w->rate,
-                                  .assigned = w->nvts,
-                                  .load = m ? m->rec.load : 0,
-                                  .holds_image = src >= 0 && !strcmp(vt->holders[src].ep, w->ep)};
-        idx[n++] = i;
-    }
-    int c = pc_delegate(cand, n);
-    if (c < 0)
-        return false;
-    int host = idx[c];
-    dep_worker *w = &vc->w[host];
-    char srcep[PC_ENDPOINT_MAX] = "";
-    if (src >= 0) /* before the holders change: the new host leaves their list */
-        pc_ep_copy(srcep, vt->holders[src].ep);
-    vt->host = host;
-    vt->state = VT_RUNNING;
-    w->nvts++;
-    pc_resolver_set(vc->where, vt->id, w->ep, vt->epoch);
-    s_pick_holders(d, vc, vt, host);
-    pc_wbuf b;
-    pc_wbuf_init(&b);
-    if (zmq_msg_size(&vt->image)) {
-        vt->resumes++;
-        s_put_holders(&b, vt);
-        pc_put_u64(&b, vt->image_next_in);
-        pc_peer_send(d->p, w->ep, s_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
-        zmq_msg_init(&vt->image);
-    } else if (vt->recovering && src >= 0) {
-        /* the holder sends its image straight to the new worker */
-        vt->resumes++;
-        pc_put_str(&b, w->ep);
-        s_put_holders(&b, vt);
-        pc_peer_send(d->p, srcep, s_hdr(PC_H_SEND, vc, vt, 0), &b, NULL);
-    } else {
-        vt->restarts += vt->epoch > 1;
-        pc_put_str(&b, vt->task);
-        pc_put_blob(&b, vt->arg, vt->arglen);
-        s_put_holders(&b, vt);
-        pc_peer_send(d->p, w->ep, s_hdr(PC_W_RUN, vc, vt, 0), &b, NULL);
-    }
-    pc_wbuf_free(&b);
-    pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu epoch %u on %s%s", (unsigned long long)vc->id,
-           (unsigned long long)vt->id, vt->epoch, w->ep, vt->recovering ? " (recovered)" : "");
-    return true;
-}
-
-static void s_place_pending(pc_deployer *d, dep_vc *vc)
-{
-    for (int i = 0; i < vc->nvts; i++)
-        if (vc->vts[i].state == VT_PENDING && !s_place(d, vc, &vc->vts[i]))
-            return;
-}
-
-/* Takes a VT off its host (lost, crashed or fenced) and queues it again
- * with a new epoch: what the old incarnation still sends is refused. */
-static void s_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
-{
-    if (vt->state != VT_RUNNING && vt->state != VT_PENDING)
-        return;
-    int old = vt->host;
-    vt->epoch++;
-    vt->host = -1;
-    vt->state = VT_PENDING;
-    vt->recovering = true;
-    if (old >= 0) {
-        dep_worker *w = &vc->w[old];
-        if (w->nvts)
-            w->nvts--;
-        /* whoever ran it stops its copy when this reaches it */
-        pc_peer_send(d->p, w->ep, s_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
-    }
-    pc_mm_vt_lost(vc->mm, vt->id);
-    s_place(d, vc, vt);
-}
-
-/* Marks worker wi gone, counting it lost if it was enrolled; true if so. */
-static bool s_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
-{
-    dep_worker *w = &vc->w[wi];
-    bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
-    vc->lost_workers += was_active;
-    w->state = W_GONE;
-    w->since_ms = pc_peer_now(d->p);
-    return was_active;
-}
-
-/* A worker is gone (suspected, dead, left or its VC fenced): its VTs
- * resume elsewhere from their newest images. */
-static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
-{
-    dep_worker *w = &vc->w[wi];
-    if (w->state == W_GONE)
-        return;
-    bool was_active = s_worker_gone(d, vc, wi);
-    int moved = 0;
-    for (int i = 0; i < vc->nvts; i++) {
-        dep_vt *vt = &vc->vts[i];
-        if (vt->host == wi && vt->state == VT_RUNNING) {
-            s_requeue(d, vc, vt);
-            moved++;
-        }
-    }
-    /* the worker drops the whole VC if it comes back */
-    pc_peer_send(d->p, w->ep, pc_hdr_make(PC_W_FENCE, vc->id, 0, 0, 0), NULL, NULL);
-    if (was_active || moved)
-        pc_log(PC_LOG_WARN, "VC %016llx lost worker %s (%s): %d VTs recovering",
-               (unsigned long long)vc->id, w->ep, why, moved);
-    s_enrol(d, vc, pc_peer_now(d->p));
 }
 
 /* ===================================================================
@@ -474,12 +197,12 @@ static void s_vc_close(pc_deployer *d, dep_vc *vc, const char *why)
 {
     for (int i = 0; i < vc->nw; i++)
         if (vc->w[i].state != W_REFUSED)
-            pc_peer_send(d->p, vc->w[i].ep, s_hdr(PC_W_CLOSE, vc, NULL, 0), NULL, NULL);
+            pc_peer_send(d->p, vc->w[i].ep, dep_hdr(PC_W_CLOSE, vc, NULL, 0), NULL, NULL);
     pc_member view[256];
     size_t n = pc_members_view(d->p->mem, view, 256);
-    for (size_t i = 0; i < n && i < 256; i++)
-        if (view[i].state == PC_MEMBER_ALIVE)
-            pc_peer_send(d->p, view[i].rec.endpoint, s_hdr(PC_H_DROP, vc, NULL, 0), NULL, NULL);
+    for (size_t i = 0; i < n && i < 256; i++) /* a suspected holder too, if it comes back */
+        if (view[i].state == PC_MEMBER_ALIVE || view[i].state == PC_MEMBER_SUSPECT)
+            pc_peer_send(d->p, view[i].rec.endpoint, dep_hdr(PC_H_DROP, vc, NULL, 0), NULL, NULL);
     for (dep_vc **pp = &d->vcs; *pp; pp = &(*pp)->next)
         if (*pp == vc) {
             *pp = vc->next;
@@ -512,7 +235,15 @@ static void s_open(pc_deployer *d, pc_msg *m)
     pc_ep_copy(vc->client, m->from);
     vc->quota = workers;
     vc->ckpt_ms = ckpt == 0 ? 2000 : ckpt;
-    vc->replicas = replicas ? replicas : 1;
+    /* Two holders by default, on two peers other than the VT's host (and
+     * other than this one while other peers are live): any two faults of
+     * other peers than the client's, a crash or a pause, leave the host
+     * or one of the copies (see README.md, "Recovery and fencing"). The
+     * client's own peer could hold every image and never count as a
+     * fault, but then every image of the VC would cross the client's one
+     * link and sit in its memory: holders on the workers spread that
+     * load over the mesh. */
+    vc->replicas = replicas ? replicas : 2;
     memcpy(vc->hash, hash, PC_HASH_LEN);
     vc->digest = digest;
     zmq_msg_init(&vc->module);
@@ -543,7 +274,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
     pc_log(PC_LOG_INFO, "VC %016llx opened for %s: quota %d, checkpoint %d ms, %d replicas",
            (unsigned long long)vc->id, vc->client, vc->quota, vc->ckpt_ms, vc->replicas);
     pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_OPENED, vc->id, 0, 0, m->h.seq), NULL, NULL);
-    s_enrol(d, vc, pc_peer_now(d->p));
+    pc_dep_enrol(d, vc, pc_peer_now(d->p));
 }
 
 static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
@@ -597,7 +328,7 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     vt->started_ms = pc_peer_now(d->p);
     zmq_msg_init(&vt->image);
     pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_STARTED, vc->id, vt->id, 1, m->h.seq), NULL, NULL);
-    s_place(d, vc, vt);
+    pc_dep_place(d, vc, vt);
 }
 
 /* The VC's counts now (what C_STATS answers and the status shows). */
@@ -651,7 +382,7 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
         pc_wbuf b;
         pc_wbuf_init(&b);
         pc_put_vc_stats(&b, &st);
-        pc_peer_send(d->p, m->from, s_hdr(PC_C_STATS_REPLY, vc, NULL, m->h.seq), &b, NULL);
+        pc_peer_send(d->p, m->from, dep_hdr(PC_C_STATS_REPLY, vc, NULL, m->h.seq), &b, NULL);
         pc_wbuf_free(&b);
     } else if (m->h.type == PC_C_CLOSE) {
         uint64_t id = vc->id;
@@ -683,7 +414,7 @@ static dep_vt *s_current(pc_deployer *d, dep_vc *vc, pc_msg *m, bool from_host)
         pc_log(PC_LOG_INFO, "refused %s of VT %llu epoch %u from %s: current epoch %u",
                pc_type_name(m->h.type), (unsigned long long)vt->id, m->h.epoch, m->from, vt->epoch);
         if (m->h.epoch < vt->epoch && from_host)
-            pc_peer_send(d->p, m->from, s_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
+            pc_peer_send(d->p, m->from, dep_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
         return NULL;
     }
     if (vt->state == VT_DONE || vt->state == VT_FAILED)
@@ -706,7 +437,7 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         w->since_ms = err == LEV_EMODULE ? DEP_NEVER : pc_peer_now(d->p);
         pc_log(PC_LOG_INFO, "VC %016llx: %s refused to enrol: %s", (unsigned long long)vc->id,
                w->ep, lev_strerror(err ? err : LEV_EBUSY));
-        s_enrol(d, vc, pc_peer_now(d->p));
+        pc_dep_enrol(d, vc, pc_peer_now(d->p));
         return;
     }
     w->cores = cores;
@@ -719,7 +450,7 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         zmq_msg_t mod;
         zmq_msg_init(&mod);
         zmq_msg_copy(&mod, &vc->module);
-        pc_peer_send(d->p, w->ep, s_hdr(PC_W_MODULE, vc, NULL, 0), &b, &mod);
+        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_MODULE, vc, NULL, 0), &b, &mod);
         pc_wbuf_free(&b);
     }
 }
@@ -732,23 +463,26 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     int32_t err = pc_get_i32(&r);
     char detail[256];
     pc_get_str(&r, detail, sizeof detail);
+    bool bad = !pc_rbuf_done(&r) || err > 0;
+    if (bad)
+        snprintf(detail, sizeof detail, "malformed MODULE_OK");
     /* a confirmation that comes after the enrolment timed out still counts */
-    bool late = w->state == W_REFUSED && w->since_ms != DEP_NEVER && !r.bad && !err;
+    bool late = w->state == W_REFUSED && w->since_ms != DEP_NEVER && !bad && !err;
     if (w->state != W_LOADING && !late)
         return;
-    if (r.bad || err) {
+    if (bad || err) {
         w->state = W_REFUSED;
         w->since_ms = DEP_NEVER;
         pc_log(PC_LOG_WARN, "VC %016llx: %s cannot load the task module: %s%s%s",
                (unsigned long long)vc->id, w->ep, lev_strerror(err ? err : LEV_EINVAL),
                *detail ? ": " : "", detail);
-        s_enrol(d, vc, pc_peer_now(d->p));
+        pc_dep_enrol(d, vc, pc_peer_now(d->p));
         return;
     }
     w->state = W_ACTIVE;
     pc_log(PC_LOG_INFO, "VC %016llx: worker %s enrolled (%u cores, rate %u)",
            (unsigned long long)vc->id, w->ep, w->cores, w->rate);
-    s_place_pending(d, vc);
+    pc_dep_place_pending(d, vc);
 }
 
 static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
@@ -781,8 +515,11 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     pc_get_u64(&r); /* its size */
     uint64_t next_in = pc_get_u64(&r);
-    if (!pc_rbuf_done(&r))
+    if (!pc_rbuf_done(&r)) {
+        pc_log(PC_LOG_WARN, "dropped HELD of VT %llu from %s: %s", (unsigned long long)vt->id,
+               m->from, r.why ? r.why : "trailing bytes");
         return;
+    }
     for (int i = 0; i < vt->nholders; i++) {
         dep_holder *h = &vt->holders[i];
         bool newer = m->h.epoch > h->epoch || (m->h.epoch == h->epoch && m->h.seq > h->seq);
@@ -800,13 +537,12 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
             }
         }
     }
+    /* an image of this epoch: its host runs it; a replacement holder
+     * that has one lets a suspected holder go */
+    pc_dep_confirm(d, vc, vt);
+    pc_dep_holders_refresh(d, vc, vt, false);
     /* the inputs that no image which could be resumed needs any more */
-    uint64_t floor = UINT64_MAX;
-    for (int i = 0; i < vt->nholders; i++)
-        if (vt->holders[i].epoch && vt->holders[i].next_in < floor)
-            floor = vt->holders[i].next_in;
-    if (zmq_msg_size(&vt->image) && vt->image_next_in < floor)
-        floor = vt->image_next_in;
+    uint64_t floor = pc_dep_trim_floor(vt);
     if (floor != UINT64_MAX)
         pc_mm_trim(vc->mm, vt->id, floor);
 }
@@ -821,40 +557,69 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     int32_t err = pc_get_i32(&r);
     uint64_t next_in = pc_get_u64(&r);
+    if (!pc_rbuf_done(&r) || err > 0) {
+        /* its VTs move when the worker is declared left or dead */
+        pc_log(PC_LOG_WARN, "dropped STOPPED of VT %llu from %s: %s", (unsigned long long)vt->id,
+               m->from,
+               r.bad     ? r.why
+               : err > 0 ? "error code above zero"
+                         : "trailing bytes");
+        return;
+    }
     if (vc->w[wi].state != W_GONE)
-        s_worker_gone(d, vc, wi);
-    if (vc->w[wi].nvts)
-        vc->w[wi].nvts--;
-    vt->epoch++;
-    vt->host = -1;
-    vt->state = VT_PENDING;
-    vt->recovering = true;
-    if (!r.bad && !err && zmq_msg_size(&m->bulk)) {
+        pc_dep_worker_gone(d, vc, wi);
+    pc_dep_unplace(d, vc, vt);
+    if (!err && zmq_msg_size(&m->bulk)) {
         zmq_msg_close(&vt->image);
         zmq_msg_init(&vt->image);
         zmq_msg_move(&vt->image, &m->bulk);
         vt->image_next_in = next_in;
     }
-    pc_mm_vt_lost(vc->mm, vt->id);
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
            (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
-    s_enrol(d, vc, pc_peer_now(d->p));
-    s_place(d, vc, vt);
+    pc_dep_enrol(d, vc, pc_peer_now(d->p));
+    pc_dep_place(d, vc, vt);
+}
+
+/* Whether W_LOST's list "u32 n, n x (u64 vt, u32 epoch)" names this
+ * incarnation of the VT (the list is checked whole before). */
+static bool s_lost_names(const uint8_t *list, uint32_t n, const dep_vt *vt)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, list, (size_t)n * 12);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t id = pc_get_u64(&r);
+        uint32_t epoch = pc_get_u32(&r);
+        if (id == vt->id && epoch == vt->epoch)
+            return true;
+    }
+    return false;
 }
 
 /* The executor of the VC on a worker died: the VT that crashed it counts
- * one crash; all its VTs resume from their images. */
+ * one crash; its VTs resume from their images. Those it lists, and those
+ * it had confirmed (a placement still on its way starts a new executor). */
 static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
 {
     pc_rbuf r;
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     uint64_t culprit = pc_get_u64(&r);
     int32_t sig = pc_get_i32(&r);
-    if (r.bad)
+    uint32_t n = pc_get_u32(&r);
+    const void *list = NULL;
+    if (!r.bad && (size_t)n * 12 > r.len - r.off) {
+        r.bad = true;
+        r.why = "more VTs than the payload holds";
+    }
+    pc_get_raw(&r, &list, r.bad ? 0 : (size_t)n * 12);
+    if (!pc_rbuf_done(&r)) {
+        pc_log(PC_LOG_WARN, "dropped LOST from %s: %s", m->from, r.why ? r.why : "trailing bytes");
         return;
+    }
     for (int i = 0; i < vc->nvts; i++) {
         dep_vt *vt = &vc->vts[i];
-        if (vt->host != wi || vt->state != VT_RUNNING)
+        if (vt->host != wi || vt->state != VT_RUNNING ||
+            !(vt->confirmed || s_lost_names(list, n, vt)))
             continue;
         if (vt->id == culprit && ++vt->crashes >= d->p->o.crash_limit) {
             char detail[128];
@@ -863,7 +628,7 @@ static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
             s_finish(d, vc, vt, LEV_EFAILED, detail, NULL, 0);
             continue;
         }
-        s_requeue(d, vc, vt);
+        pc_dep_requeue(d, vc, vt);
     }
 }
 
@@ -877,26 +642,40 @@ static void s_place_err(pc_deployer *d, dep_vc *vc, pc_msg *m)
     int32_t err = pc_get_i32(&r);
     char detail[256];
     pc_get_str(&r, detail, sizeof detail);
+    if (!pc_rbuf_done(&r) || err >= 0) {
+        /* its host could not run it, and cannot say why */
+        snprintf(detail, sizeof detail, "its worker %s could not run it (malformed PLACE_ERR: %s)",
+                 m->from,
+                 r.bad      ? r.why
+                 : err >= 0 ? "no error code"
+                            : "trailing bytes");
+        s_finish(d, vc, vt, LEV_EFAILED, detail, NULL, 0);
+        return;
+    }
     if (err == LEV_EIMAGE || err == LEV_EVERSION) {
         /* a damaged image: start over rather than fail */
         for (int i = 0; i < vt->nholders; i++)
             vt->holders[i].epoch = 0;
         vt->recovering = false;
-        s_requeue(d, vc, vt);
+        pc_dep_requeue(d, vc, vt);
         return;
     }
-    s_finish(d, vc, vt, err ? err : LEV_EFAILED, detail, NULL, 0);
+    s_finish(d, vc, vt, err, detail, NULL, 0);
 }
 
 static void s_missing(pc_deployer *d, dep_vc *vc, pc_msg *m)
 {
     dep_vt *vt = s_current(d, vc, m, false);
-    if (!vt)
+    if (!vt || zmq_msg_size(&m->body))
         return;
     for (int i = 0; i < vt->nholders; i++)
         if (!strcmp(vt->holders[i].ep, m->from))
             vt->holders[i].epoch = 0;
-    s_requeue(d, vc, vt);
+    /* the holder asked to send the image has none: another, or the start */
+    if (vt->state == VT_RUNNING && !vt->confirmed && !strcmp(vt->src, m->from)) {
+        vt->src[0] = '\0';
+        pc_dep_requeue(d, vc, vt);
+    }
 }
 
 void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
@@ -911,7 +690,7 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
                m->from, (unsigned long long)m->h.vc);
         return;
     }
-    int wi = s_worker(vc, m->from);
+    int wi = pc_dep_worker(vc, m->from);
     switch (m->h.type) {
     case PC_W_ENROLLED:
         if (wi >= 0)
@@ -929,6 +708,7 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         dep_vt *vt = s_current(d, vc, m, true);
         if (!vt)
             return;
+        pc_dep_confirm(d, vc, vt);
         if (m->h.type == PC_W_OUT) {
             pc_mm_on_out(vc->mm, m);
         } else if (pc_mm_on_resync(vc->mm, m)) {
@@ -961,32 +741,16 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     }
 }
 
+/* Recovery acts on a confirmed death (DEAD) or departure (LEFT) only: a
+ * suspicion that is refuted costs no rollback (it only gives the
+ * suspected peer's holder duties a replacement meanwhile). */
 void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state old)
 {
     (void)old;
     for (dep_vc *vc = d->vcs; vc; vc = vc->next) {
-        int wi = s_worker(vc, m->rec.endpoint);
-        if (m->state == PC_MEMBER_ALIVE) {
-            s_enrol(d, vc, pc_peer_now(d->p)); /* a newcomer may fill the quota */
-            continue;
-        }
-        if (wi >= 0)
-            s_worker_lost(d, vc, wi, pc_member_state_name(m->state));
-        /* a holder that is gone: its VTs get another */
-        for (int i = 0; i < vc->nvts; i++) {
-            dep_vt *vt = &vc->vts[i];
-            bool lost = false;
-            for (int k = 0; k < vt->nholders; k++)
-                lost |= !strcmp(vt->holders[k].ep, m->rec.endpoint);
-            if (!lost || vt->state != VT_RUNNING)
-                continue;
-            s_pick_holders(d, vc, vt, vt->host);
-            pc_wbuf b;
-            pc_wbuf_init(&b);
-            s_put_holders(&b, vt);
-            pc_peer_send(d->p, vc->w[vt->host].ep, s_hdr(PC_W_HOLDERS, vc, vt, 0), &b, NULL);
-            pc_wbuf_free(&b);
-        }
+        if (m->state == PC_MEMBER_ALIVE)
+            pc_dep_enrol(d, vc, pc_peer_now(d->p)); /* a newcomer may fill the quota */
+        pc_dep_on_member(d, vc, m);
     }
 }
 
@@ -1011,8 +775,9 @@ uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
                        (unsigned long long)vc->id, w->ep);
             }
         }
-        s_enrol(d, vc, now);
-        s_place_pending(d, vc);
+        pc_dep_enrol(d, vc, now);
+        pc_dep_place_pending(d, vc);
+        pc_dep_watchdog(d, vc, now);
         if (now - vc->mm_tick_ms >= DEP_MM_TICK_MS) {
             vc->mm_tick_ms = now;
             pc_mm_tick(vc->mm);
@@ -1075,7 +840,10 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
         for (int i = 0; i < vc->nw; i++) {
             pc_json_fmt(j, "%s", i ? "," : "");
             pc_json_str(j, vc->w[i].ep);
-            pc_json_fmt(j, ":\"%s\"", s_wstate[vc->w[i].state]);
+            /* an active worker under suspicion stays active: shown so */
+            bool suspect = vc->w[i].state == W_ACTIVE && pc_peer_member(d->p, vc->w[i].ep) &&
+                           pc_peer_member(d->p, vc->w[i].ep)->state == PC_MEMBER_SUSPECT;
+            pc_json_fmt(j, ":\"%s\"", suspect ? "suspect" : s_wstate[vc->w[i].state]);
         }
         pc_json_fmt(j, "},\"vts\":[");
         for (int i = 0; i < vc->nvts; i++) {

@@ -1,9 +1,10 @@
 /* holder.c - the checkpoint holder: dormant images of other peers' VTs,
  * the newest per VT. An image is checked (its header names the VT and
  * epoch the message claims) before it is kept; an older one is dropped
- * once a newer one is in; on the deployer's word the image goes to the
- * worker that resumes the VT. Images stay in memory as the messages that
- * brought them (no copy).
+ * once a newer one is in; on the word of the deployer the image names
+ * (and only its), the image goes to the worker that resumes the VT, or is
+ * dropped. Images stay in memory as the messages that brought them (no
+ * copy).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,9 @@ static void s_hold(pc_holder *h, pc_msg *m)
     uint64_t next_in = pc_get_u64(&r);
     uint64_t img_vt = 0;
     uint32_t img_epoch = 0;
-    const char *why = !pc_rbuf_done(&r) ? (r.why ? r.why : "trailing bytes") : NULL;
+    const char *why = !pc_rbuf_done(&r)              ? (r.why ? r.why : "trailing bytes")
+                      : !pc_endpoint_valid(deployer) ? "no valid deployer endpoint"
+                                                     : NULL;
     const uint8_t *chan, *img;
     size_t clen, ilen;
     if (!why &&
@@ -115,6 +118,11 @@ static void s_send(pc_holder *h, pc_msg *m)
     size_t restlen = r.len - r.off;
     pc_get_raw(&r, &rest, restlen); /* the holders list, passed on as it is */
     hd_img *e = *s_find(h, m->h.vc, m->h.vt);
+    if (e && strcmp(e->deployer, m->from)) {
+        pc_log(PC_LOG_WARN, "refused SEND of VC %016llx VT %llu from %s: not its deployer",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
+        return;
+    }
     if (r.bad || !e || !pc_endpoint_valid(target)) {
         pc_log(PC_LOG_WARN, "cannot send image of VC %016llx VT %llu to %s: %s",
                (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, target,
@@ -146,8 +154,10 @@ void pc_holder_on_msg(pc_holder *h, pc_msg *m)
         s_send(h, m);
         return;
     case PC_H_DROP:
+        /* only the deployer of an image drops it */
         for (hd_img **pp = &h->imgs; *pp;) {
-            if ((*pp)->vc == m->h.vc && (!m->h.vt || (*pp)->vt == m->h.vt))
+            if ((*pp)->vc == m->h.vc && (!m->h.vt || (*pp)->vt == m->h.vt) &&
+                !strcmp((*pp)->deployer, m->from))
                 s_unlink(h, pp);
             else
                 pp = &(*pp)->next;

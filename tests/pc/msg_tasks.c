@@ -1,7 +1,8 @@
 /* msg_tasks.c - the task sources of the message and global variable
  * tests: a token ring, an all-to-all exchange with checksums, a shared
- * counter, a VT that echoes its client's message, and one whose first
- * receive times out. Every result is a pure function of what the client
+ * counter, a VT that echoes its client's message, one whose first
+ * receive times out, and VTs that wait for others that fail or end. Every
+ * result is a pure function of what the client
  * sends, however often a VT is captured, lost, restarted or moved. */
 #include <stddef.h>
 #include <stdint.h>
@@ -296,4 +297,83 @@ LEV_TASK void pc_oversize(const void *arg, size_t len)
     r[1] = strstr(lev_errdetail(), "limit") != NULL;
     free(big);
     lev_return(r, sizeof r);
+}
+
+/* An address in the first page above NULL, where nothing is mapped (as
+ * pc_tasks.c's pc_hole), hidden from the compiler. */
+static volatile uintptr_t msg_hole = 4096;
+
+/* Ends of VTs (msg_cfg from the client, three places), place 0: sends
+ * "hello" to place 1, takes the lock of "end_lock", waits for its
+ * client's gate holding the lock, then crashes its executor (the
+ * deployer's --crash-limit 1 makes that a failure for good). */
+LEV_TASK void pc_end_fail(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    long res = -1;
+    void *v = NULL;
+    size_t n = 0;
+    if (!msg_get_cfg(&c) || lev_send(c.ids[1], "hello", 6) || lev_global_lock("end_lock", &v, &n)) {
+        lev_return(&res, sizeof res);
+        return;
+    }
+    free(v);
+    uint64_t from = LEV_CLIENT;
+    lev_recv(&from, &v, &n, -1);
+    free(v);
+    res = *(volatile long *)msg_hole;
+    lev_return(&res, sizeof res);
+}
+
+/* Place 1: receives from place 0 (its "hello", reported; then, while
+ * place 0 fails, the error of its end; then again), from place 2 ("bye",
+ * then the end of its normal finish). Returns msg_end_res. */
+LEV_TASK void pc_end_recv(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_end_res r;
+    memset(&r, 0, sizeof r);
+    msg_cfg c;
+    if (!msg_get_cfg(&c)) {
+        lev_return(&r, sizeof r);
+        return;
+    }
+    int32_t *rc[5] = {&r.hello, &r.failed, &r.failed_again, &r.bye, &r.ended};
+    for (int i = 0; i < 5; i++) {
+        uint64_t from = c.ids[i < 3 ? 0 : 2];
+        void *buf = NULL;
+        size_t n = 0;
+        *rc[i] = lev_recv(&from, &buf, &n, -1);
+        r.from[i] = from;
+        if (*rc[i] == 0 && (n != (i ? 4u : 6u) || memcmp(buf, i ? "bye" : "hello", n)))
+            *rc[i] = 1; /* not the message it should be */
+        free(buf);
+        if (i == 0)
+            lev_report(rc[i], sizeof *rc[i]);
+    }
+    lev_return(&r, sizeof r);
+}
+
+/* Place 2: sends "bye" to place 1, then waits for the lock of "end_lock"
+ * that place 0 holds when it fails; returns the value the lock gave (a
+ * long; -1 on a failed call) after unlocking it unchanged. */
+LEV_TASK void pc_end_lock(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    long res = -1;
+    void *v = NULL;
+    size_t n = 0;
+    if (msg_get_cfg(&c) && !lev_send(c.ids[1], "bye", 4) && !lev_global_lock("end_lock", &v, &n)) {
+        if (n == sizeof res)
+            memcpy(&res, v, sizeof res);
+        if (lev_global_unlock("end_lock", NULL, 0))
+            res = -1;
+    }
+    free(v);
+    lev_return(&res, sizeof res);
 }

@@ -35,4 +35,11 @@ typedef struct msg_timeout_res {
     char text[32];         /* the second's message */
 } msg_timeout_res;
 
+/* pc_end_recv's result: what its receives from the VT that fails (place
+ * 0) and from the one that ends normally (place 2) returned. */
+typedef struct msg_end_res {
+    int32_t hello, failed, failed_again, bye, ended; /* the codes */
+    uint64_t from[5];                                /* *from after each */
+} msg_end_res;
+
 #endif

@@ -1,7 +1,9 @@
 /* test_delegator.c - the virtual thread delegator (delegator.c) and the
  * address resolver (resolver.c): placement proportional to measured
- * capacity, load from other VCs, the preference for a worker that holds a
- * VT's image; VT ids to hosts and epochs through growth and removals. */
+ * capacity, load from other VCs, a free core before a shared one, the
+ * preference for a worker that holds a VT's image on a near-tie only (the
+ * VTs of a lost worker spread rather than stack on their holder); VT ids to hosts and epochs
+ * through growth and removals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,16 +61,76 @@ static void t_load_and_none(void **state)
     assert_int_equal(pc_delegate(&idle, 1), -1);
 }
 
-/* A holder of the image is preferred unless it would finish much later. */
+/* A holder of the image is preferred on a near-tie only: not when it
+ * would share a core while another candidate has one free. */
 static void t_holder(void **state)
 {
     (void)state;
-    pc_place_cand c[2] = {{.cores = 1, .rate = 1000, .assigned = 2},
-                          {.cores = 1, .rate = 1000, .assigned = 1, .holds_image = false}};
-    c[0].holds_image = true;
-    assert_int_equal(pc_delegate(c, 2), 0); /* 3 vs 2: within twice */
-    c[0].assigned = 9;
-    assert_int_equal(pc_delegate(c, 2), 1); /* 10 vs 2: too busy */
+    pc_place_cand c[2] = {{.cores = 1, .rate = 1000, .holds_image = true},
+                          {.cores = 1, .rate = 1000}};
+    assert_int_equal(pc_delegate(c, 2), 0); /* both idle: a tie */
+    c[1].rate = 1050;
+    assert_int_equal(pc_delegate(c, 2), 0); /* within 10 % */
+    c[1].rate = 1200;
+    assert_int_equal(pc_delegate(c, 2), 1); /* clearly faster */
+    c[1].rate = 1000;
+    c[0].assigned = 1;
+    assert_int_equal(pc_delegate(c, 2), 1); /* the holder's core is taken */
+    c[0].assigned = 2;
+    c[1].assigned = 1;
+    assert_int_equal(pc_delegate(c, 2), 1); /* 3 to a core vs 2 */
+    c[0].assigned = 1;
+    assert_int_equal(pc_delegate(c, 2), 0); /* both share a core alike */
+}
+
+/* The VTs of a lost worker, whose images one peer holds, spread over the
+ * idle workers instead of stacking on the holder (one core each). */
+static void t_resume_spread(void **state)
+{
+    (void)state;
+    pc_place_cand c[4] = {{.cores = 1, .rate = 1000, .holds_image = true},
+                          {.cores = 1, .rate = 1010},
+                          {.cores = 1, .rate = 990},
+                          {.cores = 1, .rate = 1000}};
+    int count[4];
+    s_place(c, 4, 4, count);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(count[i], 1);
+    /* a fifth shares a core: the holder is again as good as any */
+    assert_int_equal(pc_delegate(c, 4), 0);
+}
+
+/* Over any sequence of placements on like workers (equal rates, 1 to 4
+ * cores, some holding the image), no worker runs more VTs than cores
+ * while another has a core free; VTs beyond the cores go by capacity. */
+static void t_no_stacking(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 200; round++) {
+        pc_place_cand c[6];
+        int n = 2 + (int)(round % 5);
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            c[i] = (pc_place_cand){.cores = 1 + (uint32_t)(x % 4),
+                                   .rate = 1000,
+                                   .load = (uint32_t)((x >> 8) % 3),
+                                   .holds_image = ((x >> 16) & 3) == 0};
+        }
+        for (int k = 0; k < 24; k++) {
+            int pick = pc_delegate(c, n);
+            assert_true(pick >= 0 && pick < n);
+            uint32_t busy = c[pick].load > c[pick].assigned ? c[pick].load : c[pick].assigned;
+            if (busy >= c[pick].cores)
+                for (int i = 0; i < n; i++) {
+                    uint32_t b = c[i].load > c[i].assigned ? c[i].load : c[i].assigned;
+                    if (b < c[i].cores)
+                        fail_msg("round %d: a VT shares a core of %d while %d has one free", round,
+                                 pick, i);
+                }
+            c[pick].assigned++; /* as the deployer counts its placements */
+        }
+    }
 }
 
 static void t_resolver(void **state)
@@ -108,10 +170,9 @@ static void t_resolver(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_proportional),
-        cmocka_unit_test(t_load_and_none),
-        cmocka_unit_test(t_holder),
-        cmocka_unit_test(t_resolver),
+        cmocka_unit_test(t_proportional), cmocka_unit_test(t_load_and_none),
+        cmocka_unit_test(t_holder),       cmocka_unit_test(t_resume_spread),
+        cmocka_unit_test(t_no_stacking),  cmocka_unit_test(t_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

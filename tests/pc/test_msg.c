@@ -4,7 +4,8 @@
  * results must be exact, a shared counter that must end at exactly
  * 80,000, a VT moved while blocked in a receive that still gets its
  * message, a receive that timed out and times out again after its VT is
- * restarted, and the errors a sender gets. No wait is for a time: each is
+ * restarted, the errors a sender gets, and VTs that wait for a VT that
+ * fails for good (a receive from it, its lock) or ends. No wait is for a time: each is
  * for a report, a global value or a state of a peer, bounded. Run one
  * scenario with `test_pc_msg NAME`.
  */
@@ -35,6 +36,7 @@
 
 static char s_dir[256];
 static unsigned s_seed;
+static const char *s_crash_limit = "3"; /* levpeer's --crash-limit for the next mesh */
 
 /* ===================================================================
  * The mesh and the client
@@ -74,11 +76,13 @@ static void s_mesh(mesh *m, int workers)
                               "500",
                               "--probe-timeout-ms",
                               "400",
+                              "--crash-limit",
+                              s_crash_limit,
                               "--join",
                               m->p[0].ep,
                               NULL};
         if (i == 0)
-            args[12] = NULL;
+            args[14] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;
@@ -514,6 +518,75 @@ static void t_errors(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+/* The global "end_lock" has the field and value ctx says ("owner":2). */
+static bool s_end_lock(const char *js, void *ctx)
+{
+    const char *g = strstr(js, "{\"name\":\"end_lock\"");
+    const char *end = g ? strchr(g, '}') : NULL;
+    const char *w = g ? strstr(g, (const char *)ctx) : NULL;
+    return w && w < end;
+}
+
+/* A VT fails for good (it crashes its executor, and the crash limit is
+ * 1) while holding a lock that another VT waits for and while a third
+ * waits in a receive from it: the receive returns the end's error after
+ * the message the failed VT sent, and again at once; the lock goes to its
+ * waiter with its value unchanged; a receive from a VT that ended
+ * normally returns LEV_ENOVT after its message. Every join returns. */
+static void t_ended(void **state)
+{
+    (void)state;
+    s_crash_limit = "1";
+    mesh m;
+    s_mesh(&m, 2);
+    s_crash_limit = "3";
+    reports rep;
+    lev_vc *vc = s_open(&m, 2, 200, &rep);
+    long five = 5;
+    assert_int_equal(lev_global_set(vc, "end_lock", &five, sizeof five), 0);
+    msg_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n = 3;
+    const char *task[3] = {"pc_end_fail", "pc_end_recv", "pc_end_lock"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(lev_vt_start(vc, task[i], NULL, 0, &cfg.ids[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        cfg.me = i;
+        s_send(vc, cfg.ids[i], &cfg, sizeof cfg);
+    }
+    char owner[64]; /* place 0 holds the lock (its reports would wait for the unlock) */
+    snprintf(owner, sizeof owner, "\"owner\":%llu,", (unsigned long long)cfg.ids[0]);
+    assert_true(mesh_wait(m.p[0].ep, s_end_lock, owner, LIMIT));
+    s_wait_reports(&rep, cfg.ids[1], 1); /* place 1 has its hello */
+    assert_int_equal(rep.last[cfg.ids[1]], 0);
+    cfg.me = 2;
+    s_send(vc, cfg.ids[2], &cfg, sizeof cfg);
+    assert_true(mesh_wait(m.p[0].ep, s_end_lock, "\"waiters\":1}", LIMIT));
+    s_send(vc, cfg.ids[0], "gate", 5);
+    void *res = NULL;
+    size_t len = 0;
+    assert_int_equal(lev_vt_join(vc, cfg.ids[0], &res, &len, LIMIT), LEV_EFAILED);
+    assert_non_null(strstr(lev_errdetail(), "crashed its executor"));
+    free(res);
+    long *got = s_join(vc, cfg.ids[2], sizeof(long));
+    assert_int_equal(*got, five); /* the lock, with the value the failed VT left */
+    free(got);
+    msg_end_res *r = s_join(vc, cfg.ids[1], sizeof *r);
+    assert_int_equal(r->hello, 0);
+    /* LEV_EFAILED where the deployer says how the VT ended; LEV_ENOVT (an
+     * end) where it does not */
+    if (r->failed != LEV_EFAILED && r->failed != LEV_ENOVT)
+        fail_msg("the receive from the failed VT returned %d", r->failed);
+    assert_int_equal(r->failed_again, r->failed);
+    assert_int_equal(r->bye, 0);
+    assert_int_equal(r->ended, LEV_ENOVT);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(r->from[i], cfg.ids[i < 3 ? 0 : 2]);
+    free(r);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
 int main(int argc, char **argv)
 {
     const char *tmp = getenv("TMPDIR");
@@ -531,7 +604,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest all[] = {
         cmocka_unit_test(t_ring),    cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
         cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout), cmocka_unit_test(t_errors),
-        cmocka_unit_test(t_stream),
+        cmocka_unit_test(t_stream),  cmocka_unit_test(t_ended),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

@@ -1,0 +1,425 @@
+/* placement.c - the deployer's placement and recovery (deployer_private.h):
+ * where each VT of a VC runs (the delegator decides), which peers hold
+ * its newest images, and what happens when a peer is lost: a VT whose
+ * host died or left resumes elsewhere from its newest held image with a
+ * new epoch, and a holder list never loses a suspected holder before a
+ * replacement has acknowledged an image. Decisions only: time and network
+ * are the peer's env (pc_peer_now, pc_peer_send).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "delegator.h"
+#include "deployer_private.h"
+#include "log.h"
+
+/* A placement the host has not confirmed (its executor asks for the VT's
+ * inputs first thing, W_RESYNC) after this long, plus the suspicion
+ * timeout, is taken for lost and made again: a RUN, RESUME or H_SEND
+ * that never arrived, or a RESUME its worker could not act on. It is far
+ * above the time an image takes to cross a LAN. */
+#define DEP_CONFIRM_MS 30000
+
+/* ===================================================================
+ * Holder lists
+ * =================================================================== */
+
+/* A peer's state in this peer's view; one it no longer knows is dead. */
+static pc_member_state s_state(pc_deployer *d, const char *ep)
+{
+    const pc_member *m = pc_peer_member(d->p, ep);
+    return m ? m->state : PC_MEMBER_DEAD;
+}
+
+static bool s_gone(pc_member_state st) { return st == PC_MEMBER_DEAD || st == PC_MEMBER_LEFT; }
+
+/* Whether holder a's image is newer than b's (no image is the oldest). */
+static bool s_newer(const dep_holder *a, const dep_holder *b)
+{
+    return a->epoch > b->epoch || (a->epoch == b->epoch && a->seq > b->seq);
+}
+
+static bool s_listed(const dep_vt *vt, const char *ep)
+{
+    for (int i = 0; i < vt->nholders; i++)
+        if (!strcmp(vt->holders[i].ep, ep))
+            return true;
+    return false;
+}
+
+/* Whether holder i is a live replica: alive, and not the host (whose
+ * entry stays, for the image it has, until the host confirms the VT). */
+static bool s_replica(pc_deployer *d, const dep_vc *vc, const dep_vt *vt, int i)
+{
+    return s_state(d, vt->holders[i].ep) == PC_MEMBER_ALIVE &&
+           (vt->host < 0 || strcmp(vt->holders[i].ep, vc->w[vt->host].ep));
+}
+
+static int s_count_alive(pc_deployer *d, const dep_vc *vc, const dep_vt *vt)
+{
+    int n = 0;
+    for (int i = 0; i < vt->nholders; i++)
+        n += s_replica(d, vc, vt, i);
+    return n;
+}
+
+/* Removes holder i from the list; a holder that can still hear it drops
+ * its image (but not the one sending it to the host now). */
+static void s_remove(pc_deployer *d, dep_vc *vc, dep_vt *vt, int i)
+{
+    const char *ep = vt->holders[i].ep;
+    if (strcmp(ep, vt->src) && !s_gone(s_state(d, ep)))
+        pc_peer_send(d->p, ep, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
+    memmove(&vt->holders[i], &vt->holders[i + 1],
+            (size_t)(vt->nholders - i - 1) * sizeof vt->holders[0]);
+    vt->nholders--;
+}
+
+/* Adds up to `need` live holders that are not the host: other active
+ * workers of the VC first (they can resume the VT without a transfer),
+ * then any other live peer, and this deployer's own peer last. Returns
+ * whether it added any. */
+static bool s_add_holders(pc_deployer *d, dep_vc *vc, dep_vt *vt, const char *hostep, int need)
+{
+    int added = 0;
+    pc_member view[256];
+    size_t n = pc_members_view(d->p->mem, view, 256);
+    if (n > 256)
+        n = 256;
+    for (int pass = 0; pass < 3 && added < need && vt->nholders < DEP_HOLDERS_MAX; pass++) {
+        /* start at a point that spreads the holders over the VTs */
+        for (size_t j = 0; j < n && added < need && vt->nholders < DEP_HOLDERS_MAX; j++) {
+            const pc_member *m = &view[(j + vt->id) % n];
+            if (m->state != PC_MEMBER_ALIVE || !strcmp(m->rec.endpoint, hostep) ||
+                s_listed(vt, m->rec.endpoint))
+                continue;
+            int wi = pc_dep_worker(vc, m->rec.endpoint);
+            bool active = wi >= 0 && vc->w[wi].state == W_ACTIVE;
+            bool self = !strcmp(m->rec.endpoint, d->p->self.endpoint);
+            if ((pass == 0 && !active) || (pass < 2 && self))
+                continue;
+            dep_holder *h = &vt->holders[vt->nholders++];
+            memset(h, 0, sizeof *h);
+            pc_ep_copy(h->ep, m->rec.endpoint);
+            added++;
+        }
+    }
+    return added > 0;
+}
+
+/* Brings the list to `replicas` live holders other than the host. A
+ * suspected holder stays, with the image it acknowledged, until `replicas`
+ * live holders have acknowledged one at least as new (or it is declared
+ * dead or left): a stall that is refuted must not leave a VT without a
+ * copy. Returns whether the list changed. */
+static bool s_holders_update(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    int want = vc->replicas < DEP_REPLICAS_MAX ? vc->replicas : DEP_REPLICAS_MAX;
+    const char *hostep = vt->host >= 0 ? vc->w[vt->host].ep : "";
+    bool changed = false;
+    /* the host's copy dies with the host (but until the host confirms
+     * the VT it may be the one to resume from); the dead hold nothing */
+    for (int i = vt->nholders - 1; i >= 0; i--)
+        if ((vt->confirmed && !strcmp(vt->holders[i].ep, hostep)) ||
+            s_gone(s_state(d, vt->holders[i].ep))) {
+            s_remove(d, vc, vt, i);
+            changed = true;
+        }
+    int alive = s_count_alive(d, vc, vt);
+    if (alive < want)
+        changed |= s_add_holders(d, vc, vt, hostep, want - alive);
+    for (int i = vt->nholders - 1; i >= 0; i--) {
+        if (s_state(d, vt->holders[i].ep) != PC_MEMBER_SUSPECT)
+            continue;
+        int covered = 0;
+        for (int k = 0; k < vt->nholders; k++)
+            covered += s_replica(d, vc, vt, k) && !s_newer(&vt->holders[i], &vt->holders[k]);
+        if (covered >= want) {
+            s_remove(d, vc, vt, i);
+            changed = true;
+        }
+    }
+    /* more live holders than wanted (a suspected one came back): the one
+     * with the oldest image goes, the newest added on a tie */
+    while (s_count_alive(d, vc, vt) > want) {
+        int worst = -1;
+        for (int i = 0; i < vt->nholders; i++)
+            if (s_replica(d, vc, vt, i) &&
+                (worst < 0 || !s_newer(&vt->holders[i], &vt->holders[worst])))
+                worst = i;
+        s_remove(d, vc, vt, worst);
+        changed = true;
+    }
+    return changed;
+}
+
+/* "u32 n, n x s holder": the live holders, those a worker sends images
+ * to (a suspected one is kept for the image it has, not fed). */
+static void s_put_holders(pc_deployer *d, pc_wbuf *b, const dep_vc *vc, const dep_vt *vt)
+{
+    pc_put_u32(b, (uint32_t)s_count_alive(d, vc, vt));
+    for (int i = 0; i < vt->nholders; i++)
+        if (s_replica(d, vc, vt, i))
+            pc_put_str(b, vt->holders[i].ep);
+}
+
+void pc_dep_holders_refresh(pc_deployer *d, dep_vc *vc, dep_vt *vt, bool force)
+{
+    bool changed = s_holders_update(d, vc, vt);
+    if (!(changed || force) || vt->state != VT_RUNNING || !vt->confirmed || vt->host < 0)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    s_put_holders(d, &b, vc, vt);
+    pc_peer_send(d->p, vc->w[vt->host].ep, dep_hdr(PC_W_HOLDERS, vc, vt, 0), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+uint64_t pc_dep_trim_floor(dep_vt *vt)
+{
+    uint64_t floor = UINT64_MAX;
+    for (int i = 0; i < vt->nholders; i++)
+        if (vt->holders[i].epoch && vt->holders[i].next_in < floor)
+            floor = vt->holders[i].next_in;
+    if (zmq_msg_size(&vt->image) && vt->image_next_in < floor)
+        floor = vt->image_next_in;
+    if (*vt->src && vt->src_next_in < floor)
+        floor = vt->src_next_in;
+    return floor;
+}
+
+void pc_dep_src_clear(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (!*vt->src)
+        return;
+    if (!s_listed(vt, vt->src) && !s_gone(s_state(d, vt->src)))
+        pc_peer_send(d->p, vt->src, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
+    vt->src[0] = '\0';
+}
+
+void pc_dep_confirm(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (vt->confirmed || vt->state != VT_RUNNING)
+        return;
+    vt->confirmed = true;
+    pc_dep_src_clear(d, vc, vt);
+    /* an H_SEND carried the list of its time: the host gets today's */
+    pc_dep_holders_refresh(d, vc, vt, true);
+}
+
+/* ===================================================================
+ * Placement (the delegator decides where)
+ * =================================================================== */
+
+/* The holder with the newest image of this VT, or -1: a live one, or a
+ * suspected one when no live holder has an image as new (its H_SEND is
+ * acted on when it resumes; if it dies first the VT is placed again). */
+static int s_best_holder(pc_deployer *d, const dep_vt *vt)
+{
+    int best = -1;
+    bool best_alive = false;
+    for (int i = 0; i < vt->nholders; i++) {
+        const dep_holder *h = &vt->holders[i];
+        pc_member_state st = s_state(d, h->ep);
+        if (!h->epoch || (st != PC_MEMBER_ALIVE && st != PC_MEMBER_SUSPECT))
+            continue;
+        bool alive = st == PC_MEMBER_ALIVE;
+        if (best < 0 || s_newer(h, &vt->holders[best]) ||
+            (alive && !best_alive && !s_newer(&vt->holders[best], h))) {
+            best = i;
+            best_alive = alive;
+        }
+    }
+    return best;
+}
+
+/* The index of ep's entry if it holds an image as new as holder src's,
+ * or -1. */
+static int s_holds_best(const dep_vt *vt, int src, const char *ep)
+{
+    for (int i = 0; src >= 0 && i < vt->nholders; i++)
+        if (!strcmp(vt->holders[i].ep, ep) && vt->holders[i].epoch &&
+            !s_newer(&vt->holders[src], &vt->holders[i]))
+            return i;
+    return -1;
+}
+
+bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    /* Just after the VC opened, wait a moment for the workers still
+     * enrolling, or every first VT would go to the first one enrolled. */
+    bool enrolling = pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) > 0;
+    if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
+        return false;
+    pc_place_cand cand[256];
+    int idx[256], n = 0;
+    int src = s_best_holder(d, vt);
+    for (int i = 0; i < vc->nw && n < 256; i++) {
+        dep_worker *w = &vc->w[i];
+        if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
+            continue;
+        const pc_member *m = pc_peer_member(d->p, w->ep);
+        cand[n] = (pc_place_cand){.cores = w->cores,
+                                  .rate = w->rate,
+                                  .assigned = w->nvts,
+                                  .load = m ? m->rec.load : 0,
+                                  .holds_image = s_holds_best(vt, src, w->ep) >= 0};
+        idx[n++] = i;
+    }
+    int c = pc_delegate(cand, n);
+    if (c < 0)
+        return false;
+    int host = idx[c];
+    dep_worker *w = &vc->w[host];
+    bool from_image = zmq_msg_size(&vt->image) > 0;
+    vt->src[0] = '\0';
+    if (s_holds_best(vt, src, w->ep) >= 0) /* it resumes from its own copy */
+        src = s_holds_best(vt, src, w->ep);
+    if (!from_image && vt->recovering && src >= 0) {
+        /* before the holders change: the new host leaves their list */
+        pc_ep_copy(vt->src, vt->holders[src].ep);
+        vt->src_next_in = vt->holders[src].next_in;
+    }
+    vt->host = host;
+    vt->state = VT_RUNNING;
+    vt->confirmed = false;
+    vt->placed_ms = pc_peer_now(d->p);
+    w->nvts++;
+    pc_resolver_set(vc->where, vt->id, w->ep, vt->epoch);
+    s_holders_update(d, vc, vt);
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    if (from_image) {
+        vt->resumes++;
+        s_put_holders(d, &b, vc, vt);
+        pc_put_u64(&b, vt->image_next_in);
+        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
+        zmq_msg_init(&vt->image);
+    } else if (*vt->src) {
+        /* the holder sends its image straight to the new worker */
+        vt->resumes++;
+        pc_put_str(&b, w->ep);
+        s_put_holders(d, &b, vc, vt);
+        pc_peer_send(d->p, vt->src, dep_hdr(PC_H_SEND, vc, vt, 0), &b, NULL);
+    } else {
+        vt->restarts += vt->epoch > 1;
+        pc_put_str(&b, vt->task);
+        pc_put_blob(&b, vt->arg, vt->arglen);
+        s_put_holders(d, &b, vc, vt);
+        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RUN, vc, vt, 0), &b, NULL);
+    }
+    pc_wbuf_free(&b);
+    pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu epoch %u on %s%s%s", (unsigned long long)vc->id,
+           (unsigned long long)vt->id, vt->epoch, w->ep, *vt->src ? " from the image at " : "",
+           vt->src);
+    return true;
+}
+
+void pc_dep_place_pending(pc_deployer *d, dep_vc *vc)
+{
+    for (int i = 0; i < vc->nvts; i++)
+        if (vc->vts[i].state == VT_PENDING && !pc_dep_place(d, vc, &vc->vts[i]))
+            return;
+}
+
+void pc_dep_unplace(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (vt->host >= 0 && vc->w[vt->host].nvts)
+        vc->w[vt->host].nvts--;
+    pc_dep_src_clear(d, vc, vt);
+    vt->epoch++;
+    vt->host = -1;
+    vt->state = VT_PENDING;
+    vt->recovering = true;
+    vt->confirmed = false;
+    pc_mm_vt_lost(vc->mm, vt->id);
+}
+
+void pc_dep_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (vt->state != VT_RUNNING && vt->state != VT_PENDING)
+        return;
+    int old = vt->host;
+    pc_dep_unplace(d, vc, vt);
+    /* whoever ran it stops its copy when this reaches it */
+    if (old >= 0)
+        pc_peer_send(d->p, vc->w[old].ep, dep_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
+    pc_dep_place(d, vc, vt);
+}
+
+/* ===================================================================
+ * Recovery
+ * =================================================================== */
+
+bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
+{
+    dep_worker *w = &vc->w[wi];
+    bool was_active = w->state == W_ACTIVE || w->state == W_LOADING;
+    vc->lost_workers += was_active;
+    w->state = W_GONE;
+    w->since_ms = pc_peer_now(d->p);
+    return was_active;
+}
+
+/* A worker is dead or left: its VTs resume elsewhere from their newest
+ * images, those it handed over on leaving already have. */
+static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
+{
+    dep_worker *w = &vc->w[wi];
+    bool was_active = w->state != W_GONE && pc_dep_worker_gone(d, vc, wi);
+    int moved = 0;
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->host == wi && vt->state == VT_RUNNING) {
+            pc_dep_requeue(d, vc, vt);
+            moved++;
+        }
+    }
+    if (!was_active && !moved)
+        return;
+    /* the worker drops the whole VC if it comes back */
+    pc_peer_send(d->p, w->ep, pc_hdr_make(PC_W_FENCE, vc->id, 0, 0, 0), NULL, NULL);
+    pc_log(PC_LOG_WARN, "VC %016llx lost worker %s (%s): %d VTs recovering",
+           (unsigned long long)vc->id, w->ep, why, moved);
+    pc_dep_enrol(d, vc, pc_peer_now(d->p));
+}
+
+void pc_dep_on_member(pc_deployer *d, dep_vc *vc, const pc_member *m)
+{
+    const char *ep = m->rec.endpoint;
+    if (s_gone(m->state)) {
+        int wi = pc_dep_worker(vc, ep);
+        if (wi >= 0)
+            s_worker_lost(d, vc, wi, pc_member_state_name(m->state));
+        for (int i = 0; i < vc->nvts; i++) {
+            dep_vt *vt = &vc->vts[i];
+            if (vt->state != VT_RUNNING || vt->confirmed || strcmp(vt->src, ep))
+                continue;
+            pc_log(PC_LOG_WARN, "VC %016llx VT %llu: %s died before it sent the image",
+                   (unsigned long long)vc->id, (unsigned long long)vt->id, ep);
+            pc_dep_requeue(d, vc, vt);
+        }
+    }
+    /* a suspected holder gets a replacement, a dead one is dropped, a
+     * newcomer may fill a short list; the host learns of any change */
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->state == VT_RUNNING)
+            pc_dep_holders_refresh(d, vc, vt, s_listed(vt, ep));
+    }
+}
+
+void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now)
+{
+    int suspect_ms = d->p->o.members.suspect_ms > 0 ? d->p->o.members.suspect_ms : 1000;
+    uint64_t limit = DEP_CONFIRM_MS + (uint64_t)suspect_ms;
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->state != VT_RUNNING || vt->confirmed || now - vt->placed_ms <= limit)
+            continue;
+        pc_log(PC_LOG_WARN, "VC %016llx VT %llu: %s never confirmed epoch %u; placing it again",
+               (unsigned long long)vc->id, (unsigned long long)vt->id, vc->w[vt->host].ep,
+               vt->epoch);
+        pc_dep_requeue(d, vc, vt);
+    }
+}
