@@ -53,7 +53,11 @@ typedef uint64_t lev_vt_id;
 typedef struct lev_vc_options {
     int workers;       /* quota of workers; 0: every peer that offers cores */
     int checkpoint_ms; /* checkpoint interval of each VT; 0: 2000; <0: off */
-    int replicas;      /* peers holding each image; 0: 1 */
+    int replicas;      /* peers holding each VT's newest image, none of them its host;
+                        * 0: 2, so that any two faults of other peers than the
+                        * client's leave a copy (1 halves the checkpoint traffic,
+                        * but a VT whose host and holder fail together restarts
+                        * from its beginning, or fails if its inputs are gone) */
     const char *peer;  /* endpoint of a levpeer; NULL: LEV_PEER, else embedded */
 } lev_vc_options;
 
