@@ -523,18 +523,18 @@ static void s_client_on_msg(vs_world *w, pc_msg *m)
                              (unsigned long long)m->h.vt, lev_strerror(err), detail);
             else if (!*detail)
                 vs_violation(w, "VT %llu failed with no detail", (unsigned long long)m->h.vt);
-            return;
+        } else {
+            uint64_t v = 0;
+            for (size_t k = 0; k < len && k < 8; k++)
+                v |= (uint64_t)((const uint8_t *)res)[k] << (8 * k);
+            if (len != 8 || v != vs_ref_result(&w->o, m->h.vt))
+                vs_violation(w, "VT %llu result %016llx, fault-free %016llx",
+                             (unsigned long long)m->h.vt, (unsigned long long)v,
+                             (unsigned long long)vs_ref_result(&w->o, m->h.vt));
+            else if (c->reports[i] != (uint32_t)rounds)
+                vs_violation(w, "VT %llu ended after %u reports of %d", (unsigned long long)m->h.vt,
+                             c->reports[i], rounds);
         }
-        uint64_t v = 0;
-        for (size_t k = 0; k < len && k < 8; k++)
-            v |= (uint64_t)((const uint8_t *)res)[k] << (8 * k);
-        if (len != 8 || v != vs_ref_result(&w->o, m->h.vt))
-            vs_violation(w, "VT %llu result %016llx, fault-free %016llx",
-                         (unsigned long long)m->h.vt, (unsigned long long)v,
-                         (unsigned long long)vs_ref_result(&w->o, m->h.vt));
-        else if (c->reports[i] != (uint32_t)rounds)
-            vs_violation(w, "VT %llu ended after %u reports of %d", (unsigned long long)m->h.vt,
-                         c->reports[i], rounds);
         if (c->results == c->nvts) {
             c->phase = 3;
             pc_wbuf b;
