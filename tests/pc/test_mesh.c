@@ -8,7 +8,9 @@
  * the fault-free value (computed here natively), every report must reach
  * the client exactly once, the VC's counts (lev_vc_stats_get) must show a
  * killed worker and its VTs' resumes, and no wait is for a time: each is for a state
- * of a peer, bounded. Run one scenario with `test_pc_mesh NAME`.
+ * of a peer, bounded. Combinations too: a holder stalled then its VT's host
+ * killed, two workers killed together, a worker stalled within the
+ * suspicion timeout (not fenced). Run one scenario with `test_pc_mesh NAME`.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -120,16 +123,18 @@ static bool s_alive(const char *js, void *ctx)
 }
 
 /* A mesh of a deployer-only peer and `workers` peers of one core each,
- * every one seen alive by the first. */
-static void s_mesh(mesh *m, int workers)
+ * every one seen alive by the first; `extra` flags for every peer. */
+static void s_mesh_with(mesh *m, int workers, const char *const *extra)
 {
     memset(m, 0, sizeof *m);
-    s_peer(m, 0, "-1", NULL);
+    s_peer(m, 0, "-1", extra);
     for (int i = 1; i <= workers; i++)
-        s_peer(m, i, "1", NULL);
+        s_peer(m, i, "1", extra);
     want_alive w = {workers + 1};
     assert_true(mesh_wait(m->p[0].ep, s_alive, &w, LIMIT));
 }
+
+static void s_mesh(mesh *m, int workers) { s_mesh_with(m, workers, NULL); }
 
 static int s_index(const mesh *m, const char *ep)
 {
@@ -151,17 +156,23 @@ typedef struct run {
     char gate[sizeof s_dir + 32]; /* the file whose creation lets the VTs end */
 } run;
 
-static void s_open(run *r, const mesh *m, int workers, int ckpt_ms)
+static void s_open_r(run *r, const mesh *m, int workers, int ckpt_ms, int replicas)
 {
     static int runs;
     memset(r, 0, sizeof *r);
     pthread_mutex_init(&r->rep.mu, NULL);
     snprintf(r->gate, sizeof r->gate, "%s/gate-%d", s_dir, runs++);
-    lev_vc_options o = {.workers = workers, .checkpoint_ms = ckpt_ms, .peer = m->p[0].ep};
+    lev_vc_options o = {
+        .workers = workers, .checkpoint_ms = ckpt_ms, .replicas = replicas, .peer = m->p[0].ep};
     int rc = lev_vc_open(&r->vc, &o);
     if (rc)
         fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
     assert_int_equal(lev_vc_on_report(r->vc, s_on_report, &r->rep), 0);
+}
+
+static void s_open(run *r, const mesh *m, int workers, int ckpt_ms)
+{
+    s_open_r(r, m, workers, ckpt_ms, 0);
 }
 
 /* Starts n VTs of pc_gated: they compute, report, then wait at the gate. */
@@ -396,6 +407,148 @@ static void t_stop_cont(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+/* The first peer sees peer ep in that state. */
+typedef struct want_state {
+    const char *ep;
+    const char *state; /* NULL: dead, left or forgotten */
+} want_state;
+
+static bool s_peer_is(const char *js, void *ctx)
+{
+    want_state *w = ctx;
+    char st[32];
+    js_peer_state(js, w->ep, st, sizeof st);
+    if (w->state)
+        return !strcmp(st, w->state);
+    return !*st || !strcmp(st, "dead") || !strcmp(st, "left");
+}
+
+/* The host of VT vt and the first peer that acknowledged an image of it. */
+static void s_host_and_holder(const mesh *m, uint64_t vt, char *host, char *held, size_t cap)
+{
+    char *js = mesh_status(m->p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_true(js_vt_str(js, vt, "host", host, cap));
+    assert_true(js_vt_holder(js, vt, "held", held, cap));
+    free(js);
+    assert_true(strcmp(host, held) != 0); /* a VT's host never holds its image */
+}
+
+/* A holder stalls (SIGSTOP) and, once the deployer suspects it, the host
+ * of its VT is killed and the holder goes on (a stall shorter than the
+ * suspicion timeout, --suspect-ms 3000): the suspected holder kept its
+ * place and its image, so the VT resumes from that image, never from its
+ * start. One replica, so that no other copy hides it. */
+static void t_stall_holder_kill(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--suspect-ms", "3000", NULL};
+    mesh m;
+    s_mesh_with(&m, 4, extra);
+    run r;
+    s_open_r(&r, &m, 3, 200, 1);
+    s_start(&r, 3);
+    want_ckpt c = {3};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    char held[128];
+    s_host_and_holder(&m, 2, mv.gone, held, sizeof held);
+    int holder = s_index(&m, held), host = s_index(&m, mv.gone);
+    assert_true(holder > 0 && host > 0);
+    mesh_signal(&m.p[holder], SIGSTOP);
+    want_state ws = {held, "suspect"};
+    assert_true(mesh_wait(m.p[0].ep, s_peer_is, &ws, LIMIT));
+    mesh_signal(&m.p[host], SIGKILL);
+    mesh_signal(&m.p[holder], SIGCONT);
+    assert_true(mesh_reap(&m.p[host], LIMIT));
+    assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    s_join_all(&r);
+    lev_vc_stats st = s_stats(r.vc);
+    assert_int_equal(st.restarts, 0);
+    assert_true(st.resumes >= 1 && st.lost_peers >= 1);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* Two workers killed together, the host of a VT and a holder of its image:
+ * with two replicas the other holder has it, and no VT restarts. */
+static void t_kill_two(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 5);
+    run r;
+    s_open_r(&r, &m, 4, 200, 2);
+    s_start(&r, 4);
+    want_ckpt c = {4};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    want_moved mv = {.vt = 2, .epoch = 2};
+    char held[128];
+    s_host_and_holder(&m, 2, mv.gone, held, sizeof held);
+    int holder = s_index(&m, held), host = s_index(&m, mv.gone);
+    assert_true(holder > 0 && host > 0);
+    mesh_signal(&m.p[host], SIGKILL);
+    mesh_signal(&m.p[holder], SIGKILL);
+    assert_true(mesh_reap(&m.p[host], LIMIT));
+    assert_true(mesh_reap(&m.p[holder], LIMIT));
+    assert_true(mesh_wait(m.p[0].ep, s_moved, &mv, LIMIT));
+    s_join_all(&r);
+    lev_vc_stats st = s_stats(r.vc);
+    assert_int_equal(st.restarts, 0);
+    assert_true(st.resumes >= 1 && st.lost_peers >= 2);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
+/* A worker stopped for 3 s under load, within the suspicion timeout
+ * (--suspect-ms 8000): suspected, then refuted; it is not fenced, its VTs
+ * keep their host and epoch, and the VC counts no lost worker. */
+static void t_stall_no_fence(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--suspect-ms", "8000", NULL};
+    mesh m;
+    s_mesh_with(&m, 3, extra);
+    run r;
+    s_open(&r, &m, 3, 200);
+    s_start(&r, 6);
+    want_ckpt c = {6};
+    assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    char host[128];
+    s_host(&m, 2, host, sizeof host);
+    int victim = s_index(&m, host);
+    assert_true(victim > 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    mesh_signal(&m.p[victim], SIGSTOP);
+    want_state ws = {host, "suspect"};
+    assert_true(mesh_wait(m.p[0].ep, s_peer_is, &ws, LIMIT));
+    /* the fault is a stall of 3 s: the rest of it, then the worker goes on */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long spent = (t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
+    if (spent < 3000) {
+        struct timespec rest = {(3000 - spent) / 1000, ((3000 - spent) % 1000) * 1000000L};
+        nanosleep(&rest, NULL);
+    }
+    mesh_signal(&m.p[victim], SIGCONT);
+    ws.state = "alive";
+    assert_true(mesh_wait(m.p[0].ep, s_peer_is, &ws, LIMIT));
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    char now_host[128];
+    assert_true(js_vt_str(js, 2, "host", now_host, sizeof now_host));
+    assert_string_equal(now_host, host);
+    assert_int_equal(js_vt_int(js, 2, "epoch"), 1);
+    free(js);
+    lev_vc_stats st = s_stats(r.vc);
+    assert_int_equal(st.lost_peers, 0);
+    assert_int_equal(st.resumes, 0);
+    assert_int_equal(st.restarts, 0);
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
 /* SIGTERM of a worker: it migrates its VTs (live images) and exits 0. */
 static void t_sigterm(void **state)
 {
@@ -532,21 +685,6 @@ static void t_deployer_lost(void **state)
 /* ===================================================================
  * Gossip and bad input
  * =================================================================== */
-
-typedef struct want_state {
-    const char *ep;
-    const char *state; /* NULL: dead, left or forgotten */
-} want_state;
-
-static bool s_peer_is(const char *js, void *ctx)
-{
-    want_state *w = ctx;
-    char st[32];
-    js_peer_state(js, w->ep, st, sizeof st);
-    if (w->state)
-        return !strcmp(st, w->state);
-    return !*st || !strcmp(st, "dead") || !strcmp(st, "left");
-}
 
 /* 32 peers converge to a full view; a killed one is removed everywhere. */
 static void t_gossip32(void **state)
@@ -742,7 +880,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_join_midrun), cmocka_unit_test(t_crash_limit),
         cmocka_unit_test(t_bad_worker),  cmocka_unit_test(t_deployer_lost),
         cmocka_unit_test(t_gossip32),    cmocka_unit_test(t_bad_input),
-        cmocka_unit_test(t_config),
+        cmocka_unit_test(t_config),      cmocka_unit_test(t_stall_holder_kill),
+        cmocka_unit_test(t_kill_two),    cmocka_unit_test(t_stall_no_fence),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
