@@ -1,6 +1,7 @@
 /* membership.c - the participation manager's membership protocol
- * (membership.h): the view, the SWIM probe cycle, suspicion and refutation
- * by incarnation, dissemination piggybacked on every message, join and
+ * (membership.h): the view, the SWIM probe cycle with Lifeguard's local
+ * health, suspicion and refutation by instance and incarnation,
+ * dissemination piggybacked on every message, the mesh id, join and
  * push-pull. Payloads are read and written by membership_codec.c.
  */
 #include "membership.h"
@@ -19,6 +20,8 @@
 #define S_RELAY_MAX 64   /* indirect probes run for others at once */
 #define S_CATCHUP 5      /* periods between push-pulls while a view grows */
 #define S_QUIET 3        /* periods without a change that make a view settled */
+#define S_SEEDS 16       /* seeds remembered: a join answer is taken from them only */
+#define S_HEALTH_MAX 8   /* default highest local health score */
 
 /* A member as this peer knows it, with its pending update. */
 typedef struct s_node {
@@ -32,6 +35,7 @@ typedef struct s_node {
 typedef struct s_relay {
     uint32_t seq;       /* of the PING this peer sent the target */
     uint32_t their_seq; /* of the requester's probe */
+    uint64_t nack_at;   /* unanswered then: a nack tells the requester (0: sent) */
     uint64_t expires;
     char requester[PC_ENDPOINT_MAX];
 } s_relay;
@@ -49,11 +53,18 @@ struct pc_members {
     uint32_t *queue; /* nodes with a pending update */
     size_t nqueue, queue_cap;
     uint64_t qseq;
-    /* the probe of this period */
+    /* the mesh */
+    uint64_t mesh;
+    bool settled; /* the mesh id is configured, adopted or given to a newcomer */
+    char seeds[S_SEEDS][PC_ENDPOINT_MAX];
+    unsigned nseeds;
+    /* the probe of this period, its timeout and length scaled by health */
     bool probing, acked, indirect_sent;
-    uint32_t probe_seq, seq;
+    uint32_t probe_seq, seq, nacks_expected, nacks;
     char probe_target[PC_ENDPOINT_MAX];
-    uint64_t probe_start, next_probe, next_gossip;
+    uint64_t probe_instance; /* of the target: a later life is not this probe's */
+    uint64_t probe_start, probe_timeout, probe_len, next_probe, next_gossip;
+    int health; /* Lifeguard's local health score, 0..o.health_max */
     unsigned periods_to_sync, periods_since_sync;
     size_t sync_base; /* members in the view after the last push-pull */
     s_relay relays[S_RELAY_MAX];
@@ -69,18 +80,41 @@ struct pc_members {
  * Randomness: splitmix64, seeded by the caller
  * =================================================================== */
 
-static uint64_t s_rand(pc_members *m)
+static uint64_t s_mix(uint64_t *state)
 {
-    uint64_t z = (m->rng += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
 
+static uint64_t s_rand(pc_members *m) { return s_mix(&m->rng); }
+
 /* A uniform number in [0, n); n > 0. */
 static uint32_t s_below(pc_members *m, uint32_t n)
 {
     return (uint32_t)(((s_rand(m) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* ===================================================================
+ * Local health (Lifeguard's local health multiplier)
+ * =================================================================== */
+
+/* Moves the score by delta within 0..health_max. It rises when this peer's
+ * probes fail (by the nacks that did not come: other peers could not tell
+ * that the target is down, so this peer may be the slow one) and when it
+ * must refute a suspicion of itself; it falls with each probe answered. */
+static void s_health(pc_members *m, int delta)
+{
+    int h = m->health + delta;
+    m->health = h < 0 ? 0 : h > m->o.health_max ? m->o.health_max : h;
+}
+
+/* A duration of the probe cycle, scaled by the score: a busy peer waits
+ * longer for answers, and probes less often, rather than blame others. */
+static uint64_t s_scaled(const pc_members *m, int ms)
+{
+    return (uint64_t)ms * (uint64_t)(m->health + 1);
 }
 
 /* ===================================================================
@@ -169,7 +203,7 @@ static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now
 /* Adds a node for rec in state st (not DEAD nor LEFT); NULL when out of
  * memory or when the view holds PC_MEM_VIEW_CAP members already. */
 static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, uint32_t inc,
-                     uint64_t now)
+                     uint64_t instance, uint64_t now)
 {
     if (m->n >= PC_MEM_VIEW_CAP ||
         s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
@@ -182,6 +216,7 @@ static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, 
     nd->m.rec = *rec;
     nd->m.state = st;
     nd->m.incarnation = inc;
+    nd->m.instance = instance;
     nd->m.since_ms = now;
     s_index(m, idx);
     m->nsuspect += st == PC_MEMBER_SUSPECT;
@@ -322,11 +357,12 @@ static void s_put_gossip(pc_members *m, pc_wbuf *w, const char *to)
  * Sending
  * =================================================================== */
 
-/* Starts a message in m->out. */
+/* Starts a message in m->out with the head. */
 static pc_wbuf *s_begin(pc_members *m)
 {
     m->out.len = 0;
     m->out.err = 0;
+    pc_mem_put_head(&m->out, m->mesh, m->settled ? 0 : PC_MEM_PROVISIONAL);
     return &m->out;
 }
 
@@ -360,10 +396,10 @@ static bool s_settled(const pc_members *m, uint64_t now)
     return now >= m->digest_at + (uint64_t)S_QUIET * (uint64_t)m->o.period_ms;
 }
 
-static void s_put_digest(pc_members *m, pc_wbuf *w, uint64_t now)
+static void s_put_digest(pc_members *m, pc_wbuf *w, uint64_t now, uint8_t flags)
 {
     pc_put_u32(w, m->digest);
-    pc_put_u8(w, s_settled(m, now));
+    pc_put_u8(w, (uint8_t)(flags | (s_settled(m, now) ? PC_MEM_SETTLED : 0)));
 }
 
 /* A PING (with this peer's digest) or a PING_REQ of target. */
@@ -374,15 +410,16 @@ static void s_send_probe(pc_members *m, const char *to, uint16_t type, uint32_t 
     pc_mem_put_var(w, seq);
     pc_mem_put_str(w, target);
     if (type == PC_M_PING)
-        s_put_digest(m, w, now);
+        s_put_digest(m, w, now, 0);
     s_finish(m, to, type);
 }
 
-static void s_send_ack(pc_members *m, const char *to, uint32_t seq, uint64_t now)
+/* An ACK of probe seq, or a nack (flags PC_MEM_NACK). */
+static void s_send_ack(pc_members *m, const char *to, uint32_t seq, uint64_t now, uint8_t flags)
 {
     pc_wbuf *w = s_begin(m);
     pc_mem_put_var(w, seq);
-    s_put_digest(m, w, now);
+    s_put_digest(m, w, now, flags);
     s_finish(m, to, PC_M_ACK);
 }
 
@@ -464,13 +501,29 @@ static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, u
         m->io.changed(m->io.ud, &nd->m, old);
 }
 
-/* This peer refutes a suspicion (or a death, or news of a newer self). */
+/* This peer refutes a suspicion (or a death, or news of a newer self):
+ * a sign that it may be the slow one. */
 static void s_refute(pc_members *m, uint32_t accused)
 {
     s_node *me = &m->nodes[0];
     me->m.incarnation = accused + 1;
     m->st.refutations++;
+    s_health(m, +1);
     s_queue(m, me);
+}
+
+/* Takes update u about nd, of a later life of nd's endpoint than the one
+ * held: the earlier life is gone (the host is told it died, if it did not
+ * know), and the record is the later one's. */
+static void s_new_life(pc_members *m, uint64_t now, s_node *nd, const pc_mem_update *u,
+                       pc_member_state st)
+{
+    if (!s_down(nd->m.state) && !s_down(st))
+        s_set(m, nd, PC_MEMBER_DEAD, nd->m.incarnation, now, false);
+    nd->m.instance = u->instance;
+    if (u->has_rec)
+        nd->m.rec = u->rec;
+    s_set(m, nd, st, u->incarnation, now, true);
 }
 
 /* Applies one update heard from the network (from_sync: in a push-pull,
@@ -480,11 +533,19 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
 {
     s_node *me = &m->nodes[0];
     if (!strcmp(u->rec.endpoint, me->m.rec.endpoint)) {
-        if (me->m.state == PC_MEMBER_LEFT)
-            return;
-        if (u->state == PC_MEMBER_ALIVE ? u->incarnation > me->m.incarnation
-                                        : u->incarnation >= me->m.incarnation)
+        if (me->m.state == PC_MEMBER_LEFT || u->instance < me->m.instance)
+            return; /* news of an earlier life of this endpoint */
+        if (u->instance > me->m.instance) {
+            /* A life the others hold later than this one (a clock set
+             * back): this peer takes an instance past it. */
+            me->m.instance = u->instance + 1;
+            me->m.incarnation = 0;
+            m->st.refutations++;
+            s_queue(m, me);
+        } else if (u->state == PC_MEMBER_ALIVE ? u->incarnation > me->m.incarnation
+                                               : u->incarnation >= me->m.incarnation) {
             s_refute(m, u->incarnation);
+        }
         return;
     }
     pc_member_state st = u->state;
@@ -494,11 +555,16 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
     if (!nd) {
         if (!u->has_rec || s_down(st))
             return; /* news of the death of a stranger */
-        nd = s_add(m, &u->rec, PC_MEMBER_ALIVE, u->incarnation, now);
+        nd = s_add(m, &u->rec, PC_MEMBER_ALIVE, u->incarnation, u->instance, now);
         if (!nd)
             return;
         s_set(m, nd, st, u->incarnation, now, !from_sync);
         return;
+    }
+    if (u->instance != nd->m.instance) {
+        if (u->instance > nd->m.instance && (u->has_rec || s_down(st)))
+            s_new_life(m, now, nd, u, st);
+        return; /* an earlier life, or a later one's suspicion without its record */
     }
     pc_member_state cur = nd->m.state;
     uint32_t ci = nd->m.incarnation;
@@ -580,9 +646,13 @@ static void s_probe_start(pc_members *m, uint64_t now)
     m->probing = true;
     m->acked = false;
     m->indirect_sent = false;
+    m->nacks_expected = m->nacks = 0;
     m->probe_seq = ++m->seq;
     m->probe_start = now;
+    m->probe_timeout = s_scaled(m, m->o.probe_timeout_ms);
+    m->probe_len = s_scaled(m, m->o.period_ms);
     memcpy(m->probe_target, t->m.rec.endpoint, sizeof m->probe_target);
+    m->probe_instance = t->m.instance;
     m->st.probes++;
     s_send_probe(m, m->probe_target, PC_M_PING, m->probe_seq, m->probe_target, now);
 }
@@ -594,6 +664,7 @@ static void s_probe_indirect(pc_members *m, uint64_t now)
     s_node *t = s_find(m, m->probe_target);
     m->indirect_sent = true;
     size_t got = s_pick(m, via, (size_t)m->o.indirect, 1u << PC_MEMBER_ALIVE, t);
+    m->nacks_expected = (uint32_t)got;
     for (size_t i = 0; i < got; i++) {
         m->st.indirect_probes++;
         s_send_probe(m, m->nodes[via[i]].m.rec.endpoint, PC_M_PING_REQ, m->probe_seq,
@@ -601,14 +672,20 @@ static void s_probe_indirect(pc_members *m, uint64_t now)
     }
 }
 
-/* The period ended without an ack: the target becomes SUSPECT. */
+/* The probe's period ended: without an ack, the target becomes SUSPECT.
+ * Local health gains from an answer; it loses by the nacks that did not
+ * come, or by one without helpers to send nacks (as memberlist). */
 static void s_probe_end(pc_members *m, uint64_t now)
 {
     m->probing = false;
-    if (m->acked)
+    if (m->acked) {
+        s_health(m, -1);
         return;
+    }
+    uint32_t nacks = m->nacks < m->nacks_expected ? m->nacks : m->nacks_expected;
+    s_health(m, m->nacks_expected ? (int)(m->nacks_expected - nacks) : 1);
     s_node *t = s_find(m, m->probe_target);
-    if (t && t->m.state == PC_MEMBER_ALIVE)
+    if (t && t->m.state == PC_MEMBER_ALIVE && t->m.instance == m->probe_instance)
         s_suspect(m, t, now);
 }
 
@@ -654,8 +731,13 @@ int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_o
     if (!s_opt(&opt.period_ms, 200, 3600000) || !s_opt(&opt.probe_timeout_ms, 80, 3600000) ||
         !s_opt(&opt.indirect, 3, S_FANOUT_MAX) || !s_opt(&opt.suspect_ms, 1000, 86400000) ||
         !s_opt(&opt.dead_keep_ms, 30000, 86400000) || !s_opt(&opt.sync_periods, 25, 1000000) ||
-        !s_opt(&opt.gossip_max, 8, PC_MEM_GOSSIP_CAP) || opt.probe_timeout_ms >= opt.period_ms)
+        !s_opt(&opt.gossip_max, 8, PC_MEM_GOSSIP_CAP) || opt.probe_timeout_ms >= opt.period_ms ||
+        (opt.health_max != -1 && !s_opt(&opt.health_max, S_HEALTH_MAX, 64)) ||
+        !s_opt(&opt.suspect_max_ms, opt.suspect_ms, 86400000) ||
+        opt.suspect_max_ms < opt.suspect_ms || !s_opt(&opt.confirmations, 3, 64))
         return LEV_EINVAL;
+    if (opt.health_max < 0)
+        opt.health_max = 0; /* off: the score stays 0 */
     pc_members *m = calloc(1, sizeof *m);
     if (!m)
         return LEV_ENOMEM;
@@ -663,7 +745,17 @@ int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_o
     m->io = *io;
     m->rng = seed;
     pc_wbuf_init(&m->out);
-    if (!s_add(m, self, PC_MEMBER_ALIVE, 0, now_ms)) {
+    /* A mesh id given is settled; a drawn one is this peer's mesh's until
+     * it joins a seed, whose id it then adopts (never 0: 0 is "none"). */
+    uint64_t ids = seed ^ 0x6D657368u; /* a stream of its own: the probe order stays seed's */
+    m->settled = opt.mesh_id != 0;
+    m->mesh = opt.mesh_id;
+    while (!m->mesh)
+        m->mesh = s_mix(&ids);
+    /* A later start on this endpoint has a later now_ms (the same clock),
+     * so a higher instance; random low bits part two starts in one ms. */
+    uint64_t instance = opt.instance ? opt.instance : (now_ms + 1) << 20 | (s_mix(&ids) & 0xFFFFF);
+    if (!s_add(m, self, PC_MEMBER_ALIVE, 0, instance, now_ms)) {
         pc_members_destroy(&m);
         return LEV_ENOMEM;
     }
@@ -698,23 +790,54 @@ void pc_members_join(pc_members *m, const char *seed, uint64_t now_ms)
     if (!m || !pc_mem_endpoint_ok(seed) || !strcmp(seed, m->nodes[0].m.rec.endpoint) ||
         m->nodes[0].m.state == PC_MEMBER_LEFT)
         return;
+    unsigned i = 0;
+    while (i < m->nseeds && strcmp(m->seeds[i], seed))
+        i++;
+    if (i == m->nseeds) { /* remembered; the oldest forgotten when full */
+        if (m->nseeds == S_SEEDS)
+            memmove(m->seeds[0], m->seeds[1], --m->nseeds * sizeof m->seeds[0]);
+        memcpy(m->seeds[m->nseeds++], seed, strlen(seed) + 1);
+    }
     s_begin(m);
     s_finish(m, seed, PC_M_JOIN);
+}
+
+/* Sends the nacks of indirect probes unanswered by now, and forgets the
+ * expired ones; returns when the next nack is due, or UINT64_MAX. */
+static uint64_t s_relays_due(pc_members *m, uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < m->nrelays;) {
+        s_relay *r = &m->relays[i];
+        if (now >= r->expires) {
+            *r = m->relays[--m->nrelays];
+            continue;
+        }
+        if (r->nack_at && now >= r->nack_at) {
+            r->nack_at = 0;
+            s_send_ack(m, r->requester, r->their_seq, now, PC_MEM_NACK);
+        }
+        if (r->nack_at && r->nack_at < next)
+            next = r->nack_at;
+        i++;
+    }
+    return next;
 }
 
 uint64_t pc_members_tick(pc_members *m, uint64_t now_ms)
 {
     uint64_t period = (uint64_t)m->o.period_ms;
     bool left = m->nodes[0].m.state == PC_MEMBER_LEFT;
-    if (m->probing && !m->acked && !m->indirect_sent &&
-        now_ms >= m->probe_start + (uint64_t)m->o.probe_timeout_ms)
+    if (m->probing && !m->acked && !m->indirect_sent && now_ms >= m->probe_start + m->probe_timeout)
         s_probe_indirect(m, now_ms);
-    if (m->probing && now_ms >= m->probe_start + period)
+    if (m->probing && now_ms >= m->probe_start + m->probe_len)
         s_probe_end(m, now_ms);
     if (now_ms >= m->next_probe) {
-        m->next_probe += period;
+        /* A probe a period, fewer while this peer's health is poor. */
+        uint64_t probe_period = s_scaled(m, m->o.period_ms);
+        m->next_probe += probe_period;
         if (m->next_probe <= now_ms)
-            m->next_probe = now_ms + period;
+            m->next_probe = now_ms + probe_period;
         if (!left)
             s_probe_start(m, now_ms);
         /* Anti-entropy every sync_periods, and every S_CATCHUP periods
@@ -733,19 +856,17 @@ uint64_t pc_members_tick(pc_members *m, uint64_t now_ms)
             s_gossip_to(m, S_GOSSIP_NODES);
     }
     uint64_t next = m->next_probe < m->next_gossip ? m->next_probe : m->next_gossip;
-    if (m->probing && !m->acked && !m->indirect_sent) {
-        uint64_t t = m->probe_start + (uint64_t)m->o.probe_timeout_ms;
+    if (m->probing) {
+        uint64_t t =
+            m->probe_start + (m->acked || m->indirect_sent ? m->probe_len : m->probe_timeout);
         next = t < next ? t : next;
     }
     uint64_t t = m->nsuspect ? s_expire(m, now_ms) : UINT64_MAX;
     next = t < next ? t : next;
     t = m->ndown ? s_forget(m, now_ms) : UINT64_MAX;
     next = t < next ? t : next;
-    for (size_t i = 0; i < m->nrelays;) /* indirect probes that went unanswered */
-        if (now_ms >= m->relays[i].expires)
-            m->relays[i] = m->relays[--m->nrelays];
-        else
-            i++;
+    t = s_relays_due(m, now_ms);
+    next = t < next ? t : next;
     return next > now_ms ? next : now_ms + 1;
 }
 
@@ -765,27 +886,65 @@ static void s_relay_probe(pc_members *m, uint64_t now, const char *from, uint32_
     s_relay *r = &m->relays[slot];
     r->seq = ++m->seq;
     r->their_seq = seq;
+    r->nack_at = now + (uint64_t)m->o.probe_timeout_ms;
     r->expires = now + (uint64_t)m->o.period_ms;
     memcpy(r->requester, from, strlen(from) + 1);
     s_send_probe(m, target, PC_M_PING, r->seq, target, now);
 }
 
-/* An ACK: of this peer's probe, or of one it runs for another peer. */
-static void s_acked(pc_members *m, uint32_t seq, uint64_t now)
+/* An ACK: of this peer's probe, or of one it runs for another peer; or a
+ * nack of a helper of this peer's probe. */
+static void s_acked(pc_members *m, uint32_t seq, uint8_t flags, uint64_t now)
 {
     if (m->probing && seq == m->probe_seq) {
-        m->acked = true;
+        if (flags & PC_MEM_NACK)
+            m->nacks++;
+        else
+            m->acked = true;
         return;
     }
+    if (flags & PC_MEM_NACK)
+        return; /* a nack of an ended probe */
     for (size_t i = 0; i < m->nrelays; i++) {
         if (m->relays[i].seq != seq)
             continue;
         s_relay r = m->relays[i];
         m->relays[i] = m->relays[--m->nrelays];
-        s_send_ack(m, r.requester, r.their_seq, now);
+        s_send_ack(m, r.requester, r.their_seq, now, 0);
         return;
     }
     /* A late ack: the probe is over. */
+}
+
+/* Whether msg, checked, comes from this peer's mesh. A settled peer also
+ * takes what a newcomer sends (a join, or a message from a member that has
+ * not settled its id yet). A peer whose id is not settled (drawn, not configured) trusts the seeds
+ * it asked and the members it learned of from them: it settles its id from the first settled one
+ * such a peer sends, or, when it asked no seed (the first peer of a mesh), from the first join it
+ * serves; until then a drawn id lower than its own, heard from them or from a joiner, replaces it,
+ * so that peers that start together and join each other agree on one id. */
+static bool s_same_mesh(pc_members *m, uint16_t type, const pc_mem_msg *msg, const char *from)
+{
+    bool provisional = msg->hflags & PC_MEM_PROVISIONAL;
+    bool known = s_find(m, from) != NULL;
+    if (m->settled) /* a joiner, or a member yet to settle: it will take this id */
+        return msg->mesh == m->mesh || (provisional && (type == PC_M_JOIN || known));
+    bool trusted = known;
+    for (unsigned i = 0; i < m->nseeds && !trusted; i++)
+        trusted = !strcmp(m->seeds[i], from);
+    if (!trusted && type != PC_M_JOIN)
+        return msg->mesh == m->mesh;
+    if (provisional) {
+        if (msg->mesh < m->mesh)
+            m->mesh = msg->mesh;
+        m->settled = !trusted && !m->nseeds;
+        return true;
+    }
+    if (!trusted && m->nseeds)
+        return msg->mesh == m->mesh; /* a settled joiner: its id against the seeds' */
+    m->mesh = msg->mesh;
+    m->settled = true;
+    return true;
 }
 
 int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t type,
@@ -807,6 +966,11 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
         m->st.dropped++;
         return LEV_EINVAL;
     }
+    if (!s_same_mesh(m, type, &msg, from)) {
+        m->st.foreign++;
+        *why = "from another mesh";
+        return 0;
+    }
     bool left = m->nodes[0].m.state == PC_MEMBER_LEFT;
     if (left && (type == PC_M_JOIN || type == PC_M_PING_REQ))
         return 0; /* no longer a seed nor a helper */
@@ -820,15 +984,15 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
     }
     /* The sender has settled on another set of live members: one of us
      * missed news that gossip no longer carries. Push-pull mends it. */
-    if ((type == PC_M_PING || type == PC_M_ACK) && msg.flags && msg.digest != m->digest && !left &&
-        m->periods_since_sync >= S_CATCHUP)
+    if ((type == PC_M_PING || type == PC_M_ACK) && (msg.flags & PC_MEM_SETTLED) &&
+        msg.digest != m->digest && !left && m->periods_since_sync >= S_CATCHUP)
         s_sync_with(m, from);
     switch (type) {
     case PC_M_PING:
-        s_send_ack(m, from, msg.seq, now_ms);
+        s_send_ack(m, from, msg.seq, now_ms, 0);
         break;
     case PC_M_ACK:
-        s_acked(m, msg.seq, now_ms);
+        s_acked(m, msg.seq, msg.flags, now_ms);
         break;
     case PC_M_PING_REQ:
         s_relay_probe(m, now_ms, from, msg.seq, msg.target);
@@ -892,6 +1056,10 @@ size_t pc_members_view(const pc_members *m, pc_member *out, size_t cap)
 size_t pc_members_count_live(const pc_members *m) { return m->n - m->ndown; }
 
 void pc_members_stats_get(const pc_members *m, pc_members_stats *st) { *st = m->st; }
+
+uint64_t pc_members_mesh_id(const pc_members *m) { return m->mesh; }
+
+int pc_members_health(const pc_members *m) { return m->health; }
 
 const char *pc_member_state_name(pc_member_state s)
 {

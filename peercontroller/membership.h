@@ -22,6 +22,12 @@
  *   LEFT     said goodbye (pc_members_leave).
  * A record's data (cores, rate, load...) spread with its incarnation: a
  * peer bumps its own incarnation when its data change.
+ *
+ * A mesh has a 64-bit id, which every message carries: a peer ignores
+ * (counts in `foreign`) what comes from another mesh. A record's identity
+ * is its endpoint and its instance, a number each start of a peer draws
+ * higher than any earlier start's on that endpoint: news of an earlier
+ * life of an endpoint never touches the later one.
  */
 #ifndef PC_MEMBERSHIP_H
 #define PC_MEMBERSHIP_H
@@ -54,6 +60,7 @@ typedef struct pc_member {
     pc_peer_rec rec;
     pc_member_state state;
     uint32_t incarnation;
+    uint64_t instance; /* which start of the peer at that endpoint (higher: later) */
     uint64_t since_ms; /* when it entered its state, on the caller's clock */
 } pc_member;
 
@@ -65,6 +72,20 @@ typedef struct pc_members_opts {
     int dead_keep_ms;     /* DEAD or LEFT records forgotten after; 0: 30000 */
     int sync_periods;     /* push-pull with a random member every N periods; 0: 25 */
     int gossip_max;       /* updates piggybacked on one message; 0: 8 */
+    /* The mesh's id; 0: a peer that joins adopts its seed's, one that
+     * joins no one keeps the one it draws. */
+    uint64_t mesh_id;
+    /* This start of the peer; must exceed every earlier start's on the
+     * same endpoint (levpeer: from the wall clock); 0: from now_ms. */
+    uint64_t instance;
+    /* Lifeguard's local health: the highest score (probe timeout and
+     * period scale by score + 1); 0: 8; -1: off. */
+    int health_max;
+    /* Lifeguard's suspicion timeout: a suspicion starts at suspect_max_ms
+     * and falls to suspect_ms as `confirmations` other peers suspect the
+     * same member; 0: suspect_ms (a fixed timeout). */
+    int suspect_max_ms;
+    int confirmations; /* 0: 3 */
 } pc_members_opts;
 
 /* What the state machine needs from its host. */
@@ -85,6 +106,7 @@ typedef struct pc_members_stats {
     uint64_t bytes_sent;
     uint64_t probes, indirect_probes, suspicions, refutations, syncs;
     uint64_t dropped; /* malformed or unexpected messages ignored */
+    uint64_t foreign; /* messages from another mesh, ignored */
 } pc_members_stats;
 
 typedef struct pc_members pc_members;
@@ -109,7 +131,9 @@ uint64_t pc_members_tick(pc_members *m, uint64_t now_ms);
 
 /* Handles one received membership message from the peer at `from`.
  * 0, or LEV_EINVAL when it is malformed (counted in dropped, *why says
- * what was wrong); the state is unchanged by a malformed message. */
+ * what was wrong); the state is unchanged by a malformed message. A
+ * message of another mesh returns 0 with *why set, counted in foreign,
+ * and changes nothing either. */
 int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t type,
                     const void *payload, size_t len, const char **why);
 
@@ -133,6 +157,13 @@ size_t pc_members_view(const pc_members *m, pc_member *out, size_t cap);
 size_t pc_members_count_live(const pc_members *m);
 
 void pc_members_stats_get(const pc_members *m, pc_members_stats *st);
+
+/* The id of this peer's mesh (drawn, configured or adopted; it may change
+ * once, when a peer that joins adopts its seed's). */
+uint64_t pc_members_mesh_id(const pc_members *m);
+
+/* This peer's local health score: 0 healthy, up to health_max. */
+int pc_members_health(const pc_members *m);
 
 /* "alive", "suspect", "dead", "left". */
 const char *pc_member_state_name(pc_member_state s);

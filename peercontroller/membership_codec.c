@@ -10,7 +10,7 @@
 #define S_HEAD_STATE 0x03
 #define S_HEAD_REC 0x04
 #define S_HEAD_BIG 0x08
-#define S_UPDATE_MIN 4 /* bytes of the shortest update */
+#define S_UPDATE_MIN 12 /* bytes of the shortest update */
 
 void pc_mem_put_var(pc_wbuf *w, uint64_t v)
 {
@@ -28,6 +28,13 @@ void pc_mem_put_str(pc_wbuf *w, const char *s)
     pc_put_raw(w, s, n);
 }
 
+void pc_mem_put_head(pc_wbuf *w, uint64_t mesh, uint8_t hflags)
+{
+    pc_put_u8(w, PC_MEM_VERSION);
+    pc_put_u8(w, hflags);
+    pc_put_u64(w, mesh);
+}
+
 /* Writes mb's update, with its record or not. */
 void pc_mem_put_update(pc_wbuf *w, const pc_member *mb, bool with_rec)
 {
@@ -36,6 +43,7 @@ void pc_mem_put_update(pc_wbuf *w, const pc_member *mb, bool with_rec)
         head |= S_HEAD_REC | (mb->rec.big_endian ? S_HEAD_BIG : 0);
     pc_put_u8(w, head);
     pc_mem_put_var(w, mb->incarnation);
+    pc_put_u64(w, mb->instance);
     pc_mem_put_str(w, mb->rec.endpoint);
     if (!with_rec)
         return;
@@ -130,6 +138,7 @@ bool pc_mem_get_update(pc_rbuf *r, pc_mem_update *u)
     u->state = (pc_member_state)(head & S_HEAD_STATE);
     u->has_rec = head & S_HEAD_REC;
     u->incarnation = s_get_var(r);
+    u->instance = pc_get_u64(r);
     s_get_str(r, u->rec.endpoint, sizeof u->rec.endpoint, 1, "endpoint too long");
     if (u->has_rec) {
         u->rec.cores = s_get_var(r);
@@ -150,6 +159,19 @@ const char *pc_mem_parse(uint16_t type, const void *payload, size_t len, const c
     pc_rbuf r;
     pc_rbuf_init(&r, payload, len);
     memset(msg, 0, sizeof *msg);
+    if (type < PC_M_PING || type > PC_M_GOSSIP)
+        return "not a membership message type";
+    uint8_t version = pc_get_u8(&r);
+    msg->hflags = pc_get_u8(&r);
+    msg->mesh = pc_get_u64(&r);
+    if (r.bad)
+        return r.why;
+    if (version != PC_MEM_VERSION)
+        return "unknown membership payload version";
+    if (msg->hflags & ~PC_MEM_PROVISIONAL)
+        return "unknown head flags";
+    if (!msg->mesh)
+        return "mesh id 0";
     switch (type) {
     case PC_M_PING:
     case PC_M_PING_REQ:
@@ -161,7 +183,7 @@ const char *pc_mem_parse(uint16_t type, const void *payload, size_t len, const c
             break;
         msg->digest = pc_get_u32(&r);
         msg->flags = pc_get_u8(&r);
-        if (msg->flags > 1)
+        if (msg->flags & ~(type == PC_M_ACK ? PC_MEM_SETTLED | PC_MEM_NACK : PC_MEM_SETTLED))
             s_bad(&r, "unknown digest flags");
         break;
     case PC_M_SYNC:

@@ -1,7 +1,8 @@
 /* membership_sim.c - the simulated mesh of membership_sim.h: the peers, a
  * heap of events (starts, timer deadlines, deliveries) in microseconds of
- * simulated time, a network with latency, jitter and loss, and the tally
- * of how every peer sees every other.
+ * simulated time, a network with latency, jitter, loss and a slow peer,
+ * the tally of how every peer sees every other of its mesh, and the
+ * scenarios the test and the benchmark share.
  */
 #include "membership_sim.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "lev_errors.h"
+#include "membership_codec.h"
 
 enum { EV_START, EV_TICK, EV_DELIVER, EV_STOP };
 
@@ -33,7 +35,8 @@ typedef struct s_peer {
     int idx;
     pc_members *m;
     bool started, stopped;
-    uint64_t gen, next_join_ms;
+    int mesh, rank; /* its mesh, and its place among the peers of it */
+    uint64_t gen, next_join_ms, instance;
     char endpoint[32];
 } s_peer;
 
@@ -44,14 +47,15 @@ struct msim {
     s_ev *heap;
     size_t nheap, capheap;
     uint8_t *seen; /* n x n: the state in which obs sees t */
-    int *cnt;      /* n x 5: live observers (not t) that see t in each state */
+    int *cnt;      /* n x 5: live observers (not t) of t's mesh that see t in each state */
+    int *nlive_m;  /* live peers of each mesh */
     int nlive, nstarted;
     int nconv; /* live peers that every other live peer sees ALIVE */
     msim_filter filter;
     void *filter_ud;
     msim_watch watch;
     void *watch_ud;
-    uint64_t sent, bytes, sync_bytes, refused;
+    uint64_t sent, bytes, sync_bytes, refused, merges;
 };
 
 static uint64_t s_mix(uint64_t *state)
@@ -123,7 +127,7 @@ static int *s_cnt(const msim *s, int t) { return &s->cnt[(size_t)t * (MSIM_UNKNO
 static bool s_full(const msim *s, int t)
 {
     return s->peers[t].started && !s->peers[t].stopped &&
-           s_cnt(s, t)[PC_MEMBER_ALIVE] == s->nlive - 1;
+           s_cnt(s, t)[PC_MEMBER_ALIVE] == s->nlive_m[s->peers[t].mesh] - 1;
 }
 
 static void s_recount(msim *s)
@@ -137,9 +141,10 @@ static void s_recount(msim *s)
 static void s_observer(msim *s, int o, int sign)
 {
     for (int t = 0; t < s->o.n; t++)
-        if (t != o)
+        if (t != o && s->peers[t].mesh == s->peers[o].mesh)
             s_cnt(s, t)[s->seen[(size_t)o * s->o.n + t]] += sign;
     s->nlive += sign;
+    s->nlive_m[s->peers[o].mesh] += sign;
     s_recount(s);
 }
 
@@ -152,12 +157,16 @@ static void s_changed(void *ud, const pc_member *mb, pc_member_state old)
         return;
     uint8_t *seen = &s->seen[(size_t)p->idx * s->o.n + t];
     bool was = s_full(s, t);
-    s_cnt(s, t)[*seen]--;
-    s_cnt(s, t)[mb->state]++;
+    if (s->peers[t].mesh == p->mesh) {
+        s_cnt(s, t)[*seen]--;
+        s_cnt(s, t)[mb->state]++;
+    } else if (mb->instance == s->peers[t].instance && msim_live(s, t)) {
+        s->merges++;
+    }
     *seen = (uint8_t)mb->state;
     s->nconv += s_full(s, t) - was;
     if (s->watch)
-        s->watch(s->watch_ud, p->idx, t, old, mb->state, msim_now(s));
+        s->watch(s->watch_ud, p->idx, t, old, mb, msim_now(s));
 }
 
 /* ===================================================================
@@ -186,16 +195,23 @@ static void s_send(void *ud, const char *to, uint16_t type, const void *payload,
     memcpy(msg->data, payload, len);
     uint64_t lat =
         (uint64_t)s->o.lat_min_us + s_below(s, (uint64_t)(s->o.lat_max_us - s->o.lat_min_us + 1));
+    if (dst == s->o.slow_peer && s->o.slow_max_ms > 0)
+        lat += 1000 * ((uint64_t)s->o.slow_min_ms +
+                       s_below(s, (uint64_t)(s->o.slow_max_ms - s->o.slow_min_ms + 1)));
     if (s_push(s, s->now_us + lat, EV_DELIVER, dst, 0, msg))
         free(msg);
 }
 
-/* Peer i asks its seeds in: i / 2 and i / 3, the first peer none. */
+/* The peer of rank r in mesh g. */
+static int s_peer_of(const msim *s, int g, int r) { return r * s->o.meshes + g; }
+
+/* A peer asks its seeds in: the peers of ranks rank / 2 and rank / 3 in
+ * its mesh (i / 2 and i / 3 in a single mesh), the first peer none. */
 static void s_join(msim *s, s_peer *p)
 {
-    int seeds[2] = {p->idx / 2, p->idx / 3};
+    int seeds[2] = {s_peer_of(s, p->mesh, p->rank / 2), s_peer_of(s, p->mesh, p->rank / 3)};
     for (int k = 0; k < 2; k++)
-        if (seeds[k] != p->idx && (k == 0 || seeds[k] != seeds[0]))
+        if (seeds[k] != p->idx && seeds[k] < s->o.n && (k == 0 || seeds[k] != seeds[0]))
             pc_members_join(p->m, s->peers[seeds[k]].endpoint, msim_now(s));
     p->next_join_ms = msim_now(s) + (uint64_t)s->o.join_retry_ms;
 }
@@ -205,11 +221,13 @@ static void s_start(msim *s, s_peer *p)
     pc_peer_rec rec = {.cores = 4, .rate = 1000, .arch = "x86_64", .version = PC_WIRE_VERSION};
     memcpy(rec.endpoint, p->endpoint, sizeof p->endpoint);
     pc_members_io io = {.send = s_send, .changed = s_changed, .ud = p};
-    uint64_t seed = s->o.seed ^ (0x5851F42D4C957F2Dull * (uint64_t)(p->idx + 1));
+    uint64_t seed = s->o.seed ^ (0x5851F42D4C957F2Dull * (uint64_t)(p->idx + 1)) ^ p->gen;
     if (pc_members_new(&p->m, &rec, &s->o.members, &io, s_mix(&seed), msim_now(s)))
         return;
+    p->instance = pc_members_find(p->m, p->endpoint)->instance;
+    s->nstarted += !p->started;
     p->started = true;
-    s->nstarted++;
+    p->stopped = false;
     s_observer(s, p->idx, +1);
     s_join(s, p);
     s_push(s, s->now_us, EV_TICK, p->idx, ++p->gen, NULL);
@@ -267,7 +285,8 @@ static void s_event(msim *s, const s_ev *ev)
 int msim_new(msim **out, const msim_opts *o)
 {
     *out = NULL;
-    if (!o || o->n < 1 || o->n > 65536 || o->loss < 0 || o->loss >= 1)
+    if (!o || o->n < 1 || o->n > 65536 || o->loss < 0 || o->loss >= 1 || o->meshes < 0 ||
+        o->meshes > o->n || o->slow_min_ms < 0 || o->slow_max_ms < o->slow_min_ms)
         return LEV_EINVAL;
     msim *s = calloc(1, sizeof *s);
     if (!s)
@@ -281,12 +300,15 @@ int msim_new(msim **out, const msim_opts *o)
         s->o.join_retry_ms = 500;
     if (s->o.lat_max_us < s->o.lat_min_us)
         s->o.lat_max_us = s->o.lat_min_us;
+    if (!s->o.meshes)
+        s->o.meshes = 1;
     s->rng = o->seed;
     size_t n = (size_t)o->n;
     s->peers = calloc(n, sizeof *s->peers);
     s->seen = malloc(n * n);
     s->cnt = calloc(n * (MSIM_UNKNOWN + 1), sizeof *s->cnt);
-    if (!s->peers || !s->seen || !s->cnt) {
+    s->nlive_m = calloc((size_t)s->o.meshes, sizeof *s->nlive_m);
+    if (!s->peers || !s->seen || !s->cnt || !s->nlive_m) {
         msim_destroy(&s);
         return LEV_ENOMEM;
     }
@@ -295,6 +317,8 @@ int msim_new(msim **out, const msim_opts *o)
         s_peer *p = &s->peers[i];
         p->sim = s;
         p->idx = i;
+        p->mesh = i % s->o.meshes;
+        p->rank = i / s->o.meshes;
         snprintf(p->endpoint, sizeof p->endpoint, "tcp://10.0.%d.%d:7946", i / 256, i % 256);
         uint64_t at = (uint64_t)o->start_spread_ms * 1000 * (uint64_t)i / n;
         if (o->late_ms > 0 && i == o->n - 1)
@@ -321,6 +345,7 @@ void msim_destroy(msim **s_p)
     free(s->peers);
     free(s->seen);
     free(s->cnt);
+    free(s->nlive_m);
     free(s);
     *s_p = NULL;
 }
@@ -367,6 +392,26 @@ void msim_leave(msim *s, int i)
     s_push(s, s->now_us + 1000000, EV_STOP, i, 0, NULL);
 }
 
+void msim_restart(msim *s, int i, int mesh)
+{
+    s_peer *p = &s->peers[i];
+    size_t n = (size_t)s->o.n;
+    s_stop(s, p);
+    pc_members_destroy(&p->m);
+    memset(&s->seen[(size_t)i * n], MSIM_UNKNOWN, n);
+    if (mesh != p->mesh) {
+        p->mesh = mesh;
+        p->rank = 2; /* seeds: ranks 1 and 0 */
+    }
+    /* The tally of t: what the live peers of its (new) mesh hold. */
+    int *c = s_cnt(s, i);
+    memset(c, 0, (MSIM_UNKNOWN + 1) * sizeof *c);
+    for (size_t o = 0; o < n; o++)
+        if ((int)o != i && msim_live(s, (int)o) && s->peers[o].mesh == mesh)
+            c[s->seen[o * n + (size_t)i]]++;
+    s_start(s, p);
+}
+
 pc_members *msim_peer(msim *s, int i) { return s->peers[i].m; }
 
 const char *msim_endpoint(const msim *s, int i) { return s->peers[i].endpoint; }
@@ -385,6 +430,12 @@ int msim_index(const msim *s, const char *endpoint)
 bool msim_live(const msim *s, int i) { return s->peers[i].started && !s->peers[i].stopped; }
 
 int msim_nlive(const msim *s) { return s->nlive; }
+
+int msim_mesh(const msim *s, int i) { return s->peers[i].mesh; }
+
+uint64_t msim_instance(const msim *s, int i) { return s->peers[i].instance; }
+
+uint64_t msim_merges(const msim *s) { return s->merges; }
 
 int msim_state(const msim *s, int obs, int t) { return s->seen[(size_t)obs * s->o.n + t]; }
 
@@ -420,7 +471,7 @@ static bool s_converged(msim *s, void *ud)
 /* Peer t held in one of the states of mask by every live peer. */
 static bool s_everywhere(msim *s, int t, unsigned mask)
 {
-    return msim_count(s, t, mask) == s->nlive;
+    return msim_count(s, t, mask) == s->nlive_m[s->peers[t].mesh];
 }
 
 static bool s_suspected(msim *s, void *ud)
@@ -458,6 +509,172 @@ int msim_scenario(const msim_opts *o, int settle_ms, int window_ms, msim_result 
     r->dead_ms = msim_run(s, killed + 30000, s_dead, &victim)
                      ? (double)(s->now_us - killed * 1000) / 1000
                      : -1;
+    r->refused = s->refused;
+    msim_destroy(&s);
+    return 0;
+}
+
+/* ===================================================================
+ * Two meshes, and restarts on the same endpoint
+ * =================================================================== */
+
+int msim_two_meshes(const msim_opts *o, int victim, int restart_ms, msim_meshes_result *r)
+{
+    msim *s;
+    memset(r, 0, sizeof *r);
+    if (!o || o->meshes != 2 || victim < 2 || victim >= o->n || victim % 2 || restart_ms < 0)
+        return LEV_EINVAL;
+    int rc = msim_new(&s, o);
+    if (rc)
+        return rc;
+    r->converged = msim_run(s, 10000, s_converged, NULL);
+    msim_kill(s, victim);
+    msim_run(s, msim_now(s) + (uint64_t)restart_ms, NULL, NULL);
+    msim_restart(s, victim, 1);
+    r->converged = r->converged && msim_run(s, msim_now(s) + 10000, s_converged, NULL);
+    msim_run(s, msim_now(s) + 20000, NULL, NULL);
+    r->converged = r->converged && msim_converged(s);
+    for (int i = 0; i < o->n; i++) {
+        pc_members_stats st;
+        pc_members_stats_get(s->peers[i].m, &st);
+        r->foreign += st.foreign;
+        r->held_live += s->peers[i].mesh == 0 && msim_state(s, i, victim) <= PC_MEMBER_SUSPECT;
+    }
+    r->merges = s->merges;
+    r->refused = s->refused;
+    msim_destroy(&s);
+    return 0;
+}
+
+typedef struct s_life {
+    int v, hits;
+    uint64_t instance;
+} s_life;
+
+static void s_life_watch(void *ud, int obs, int t, pc_member_state old, const pc_member *mb,
+                         uint64_t now_ms)
+{
+    s_life *lf = ud;
+    (void)obs, (void)old, (void)now_ms;
+    lf->hits += t == lf->v && mb->instance == lf->instance && mb->state != PC_MEMBER_ALIVE;
+}
+
+/* Every live peer holds the new life of lf->v ALIVE. */
+static bool s_new_life(msim *s, void *ud)
+{
+    const s_life *lf = ud;
+    for (int i = 0; i < s->o.n; i++) {
+        if (i == lf->v || !msim_live(s, i))
+            continue;
+        const pc_member *mb = pc_members_find(s->peers[i].m, s->peers[lf->v].endpoint);
+        if (!mb || mb->state != PC_MEMBER_ALIVE || mb->instance != lf->instance)
+            return false;
+    }
+    return true;
+}
+
+static bool s_dead_everywhere(msim *s, void *ud)
+{
+    return s_everywhere(s, *(int *)ud, 1u << PC_MEMBER_DEAD);
+}
+
+/* Tells every live peer but v, by gossip, that v's life `instance` is
+ * DEAD and SUSPECT at incarnation 50. */
+static void s_tell_gone(msim *s, int v, uint64_t instance)
+{
+    pc_member gone = {.incarnation = 50, .instance = instance, .state = PC_MEMBER_DEAD};
+    memcpy(gone.rec.endpoint, s->peers[v].endpoint, sizeof s->peers[v].endpoint);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    for (int i = 0; i < s->o.n; i++) {
+        if (i == v || !msim_live(s, i))
+            continue;
+        w.len = 0;
+        pc_mem_put_head(&w, pc_members_mesh_id(s->peers[i].m), 0);
+        pc_mem_put_var(&w, 2);
+        gone.state = PC_MEMBER_DEAD;
+        pc_mem_put_update(&w, &gone, false);
+        gone.state = PC_MEMBER_SUSPECT;
+        pc_mem_put_update(&w, &gone, false);
+        if (!w.err && pc_members_recv(s->peers[i].m, msim_now(s), s->peers[i ? 0 : 1].endpoint,
+                                      PC_M_GOSSIP, w.data, w.len, NULL))
+            s->refused++;
+    }
+    pc_wbuf_free(&w);
+}
+
+int msim_restarted(const msim_opts *o, int victim, int restart_ms, msim_restart_result *r)
+{
+    msim *s;
+    memset(r, 0, sizeof *r);
+    if (!o || victim < 2 || victim >= o->n)
+        return LEV_EINVAL;
+    int rc = msim_new(&s, o);
+    if (rc)
+        return rc;
+    msim_run(s, 10000, s_converged, NULL);
+    uint64_t old = s->peers[victim].instance;
+    msim_kill(s, victim);
+    if (restart_ms < 0)
+        msim_run(s, msim_now(s) + 10000, s_dead_everywhere, &victim);
+    else
+        msim_run(s, msim_now(s) + (uint64_t)restart_ms, NULL, NULL);
+    msim_restart(s, victim, s->peers[victim].mesh);
+    uint64_t t0 = s->now_us;
+    s_life lf = {.v = victim, .instance = s->peers[victim].instance};
+    msim_set_watch(s, s_life_watch, &lf);
+    r->alive_ms = lf.instance > old && msim_run(s, msim_now(s) + 10000, s_new_life, &lf)
+                      ? (double)(s->now_us - t0) / 1000
+                      : -1;
+    s_tell_gone(s, victim, old);
+    msim_run(s, msim_now(s) + 10000, NULL, NULL);
+    r->hits = lf.hits;
+    r->alive_after = s_new_life(s, &lf);
+    r->refused = s->refused;
+    msim_destroy(&s);
+    return 0;
+}
+
+/* ===================================================================
+ * The slow peer
+ * =================================================================== */
+
+typedef struct s_slow_tally {
+    int slow;
+    msim_slow_result *r;
+} s_slow_tally;
+
+static void s_slow_watch(void *ud, int obs, int t, pc_member_state old, const pc_member *mb,
+                         uint64_t now_ms)
+{
+    s_slow_tally *w = ud;
+    (void)obs;
+    (void)now_ms;
+    bool suspected = mb->state == PC_MEMBER_SUSPECT && old != PC_MEMBER_SUSPECT;
+    w->r->slow_views += suspected && t == w->slow;
+    w->r->false_views += suspected && t != w->slow;
+    w->r->deaths += mb->state == PC_MEMBER_DEAD && old != PC_MEMBER_DEAD;
+}
+
+int msim_slow(const msim_opts *o, int settle_ms, int window_ms, msim_slow_result *r)
+{
+    msim *s;
+    memset(r, 0, sizeof *r);
+    if (!o || o->slow_peer < 0 || o->slow_peer >= o->n)
+        return LEV_EINVAL;
+    int rc = msim_new(&s, o);
+    if (rc)
+        return rc;
+    msim_run(s, (uint64_t)o->start_spread_ms + (uint64_t)settle_ms, NULL, NULL);
+    pc_members_stats st0, st1;
+    pc_members_stats_get(s->peers[o->slow_peer].m, &st0);
+    s_slow_tally w = {o->slow_peer, r};
+    msim_set_watch(s, s_slow_watch, &w);
+    msim_run(s, msim_now(s) + (uint64_t)window_ms, NULL, NULL);
+    pc_members_stats_get(s->peers[o->slow_peer].m, &st1);
+    r->raised = st1.suspicions - st0.suspicions;
+    r->probes = st1.probes - st0.probes;
+    r->health = pc_members_health(s->peers[o->slow_peer].m);
     r->refused = s->refused;
     msim_destroy(&s);
     return 0;

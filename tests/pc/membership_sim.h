@@ -1,7 +1,8 @@
 /* membership_sim.h - many peers of the membership protocol (membership.h)
  * in one process, on a simulated clock and network (membership_sim.c):
  * an event queue of message deliveries and timer deadlines, a latency
- * with jitter, optional loss, peers that start, die or are cut off. The
+ * with jitter, optional loss, peers that start, die, restart, are cut off
+ * or slow, and several meshes side by side on one network. The
  * membership test (test_membership.c) and its benchmark
  * (eval/membership/) share it. Deterministic for a given seed.
  */
@@ -25,6 +26,10 @@ typedef struct msim_opts {
     int start_spread_ms;     /* peer i starts at i * spread / n (0: all at 0) */
     int late_ms;             /* > 0: the last peer starts then instead */
     int join_retry_ms;       /* a peer that sees no one joins again after; 0: 500 */
+    int meshes;              /* > 1: peer i is of mesh i % meshes, and joins only its peers */
+    int slow_peer;           /* the peer that is slow, when slow_max_ms > 0: */
+    int slow_min_ms;         /* it handles each message it receives late by */
+    int slow_max_ms;         /* a uniform [min, max] ms (a busy machine) */
     pc_members_opts members; /* every peer's options */
 } msim_opts;
 
@@ -34,8 +39,8 @@ typedef struct msim msim;
 typedef bool (*msim_filter)(void *ud, int from, int to, uint16_t type, uint64_t now_ms);
 
 /* Told every change of a peer's view: observer obs sees peer t go from
- * old to now (old == now == ALIVE: a new member or new data). */
-typedef void (*msim_watch)(void *ud, int obs, int t, pc_member_state old, pc_member_state now,
+ * old to mb->state (old == mb->state == ALIVE: a new member or new data). */
+typedef void (*msim_watch)(void *ud, int obs, int t, pc_member_state old, const pc_member *mb,
                            uint64_t now_ms);
 
 /* Creates the simulation (no peer started yet: msim_run starts them at
@@ -62,22 +67,34 @@ void msim_kill(msim *s, int i);
 /* Peer i leaves gracefully (pc_members_leave) and stops a second later. */
 void msim_leave(msim *s, int i);
 
+/* Peer i (stopped first if it runs) starts again at once on the same
+ * endpoint, a new start of the peer (a new instance), as a member of mesh
+ * `mesh`: it joins its usual seeds, or the first two peers of `mesh` when
+ * that is another mesh than its own. */
+void msim_restart(msim *s, int i, int mesh);
+
 /* The membership of peer i (NULL before it starts), its endpoint. */
 pc_members *msim_peer(msim *s, int i);
 const char *msim_endpoint(const msim *s, int i);
 int msim_index(const msim *s, const char *endpoint); /* -1: not a peer */
 bool msim_live(const msim *s, int i);                /* started and not stopped */
 int msim_nlive(const msim *s);
+int msim_mesh(const msim *s, int i);          /* the mesh peer i is of */
+uint64_t msim_instance(const msim *s, int i); /* of its latest start */
 
 /* The state in which observer obs sees t (MSIM_UNKNOWN: not heard of). */
 int msim_state(const msim *s, int obs, int t);
 
-/* Live peers other than t that see t in one of the states of mask
- * (1 << state; 1 << MSIM_UNKNOWN for those that have not heard of it). */
+/* Live peers of t's mesh other than t that see t in one of the states of
+ * mask (1 << state; 1 << MSIM_UNKNOWN for those that have not heard of it). */
 int msim_count(const msim *s, int t, unsigned mask);
 
-/* Every live peer sees every other live peer ALIVE. */
+/* Every live peer sees every other live peer of its mesh ALIVE. */
 bool msim_converged(const msim *s);
+
+/* Times a peer took a record of the current life of a peer of another
+ * mesh (none when meshes stay apart). */
+uint64_t msim_merges(const msim *s);
 
 /* Messages and bytes sent by the live peers, summed; messages the
  * receivers refused (pc_members_recv failed: none in a correct run). */
@@ -101,5 +118,52 @@ typedef struct msim_result {
  * the time until it is suspected and dead everywhere. 0, or LEV_EINVAL,
  * LEV_ENOMEM. */
 int msim_scenario(const msim_opts *o, int settle_ms, int window_ms, msim_result *r);
+
+/* What msim_two_meshes found. */
+typedef struct msim_meshes_result {
+    bool converged;   /* both meshes converged apart after the restart */
+    uint64_t merges;  /* records of a peer of the other mesh taken: none */
+    int held_live;    /* peers of mesh 0 holding the endpoint live at the end: none */
+    uint64_t foreign; /* messages of the other mesh ignored */
+    uint64_t refused; /* messages a peer refused (none in a correct run) */
+} msim_meshes_result;
+
+/* Two meshes on one network (o->meshes is 2): once they converged, peer
+ * `victim` of mesh 0 is killed, and restart_ms later starts again on its
+ * endpoint as a member of mesh 1, while mesh 0 still probes and gossips
+ * to it; then 20 s run. 0, or LEV_EINVAL, LEV_ENOMEM. */
+int msim_two_meshes(const msim_opts *o, int victim, int restart_ms, msim_meshes_result *r);
+
+/* What msim_restarted found. */
+typedef struct msim_restart_result {
+    double alive_ms;  /* from the restart until every live peer holds the new life ALIVE */
+    int hits;         /* times a peer held the new life SUSPECT or DEAD: none */
+    bool alive_after; /* every live peer holds the new life ALIVE at the end */
+    uint64_t refused; /* messages a peer refused (none in a correct run) */
+} msim_restart_result;
+
+/* A mesh of o->n peers converges; peer `victim` is killed and restarted
+ * on its endpoint (a new instance) restart_ms later, or, with restart_ms
+ * < 0, once every live peer holds it DEAD; once its new life is ALIVE
+ * everywhere (within 10 s, else alive_ms is -1), every live peer is told
+ * by gossip that its earlier life is DEAD and SUSPECT at incarnation 50,
+ * and 10 s run. 0, or LEV_EINVAL, LEV_ENOMEM. */
+int msim_restarted(const msim_opts *o, int victim, int restart_ms, msim_restart_result *r);
+
+/* What msim_slow measured over its window. */
+typedef struct msim_slow_result {
+    uint64_t raised;      /* suspicions the slow peer raised: all false */
+    uint64_t false_views; /* times a peer came to hold a healthy peer SUSPECT */
+    uint64_t slow_views;  /* times a peer came to hold the slow peer SUSPECT */
+    uint64_t deaths;      /* times a peer came to hold a peer DEAD */
+    uint64_t probes;      /* the slow peer's probes */
+    int health;           /* the slow peer's local health score at the end */
+    uint64_t refused;     /* messages a peer refused (none in a correct run) */
+} msim_slow_result;
+
+/* The slow-peer scenario the test and the benchmark share: o->n peers
+ * (o->slow_peer slow as o says) start, run settle_ms, then what happens
+ * over the next window_ms is counted. 0, or LEV_EINVAL, LEV_ENOMEM. */
+int msim_slow(const msim_opts *o, int settle_ms, int window_ms, msim_slow_result *r);
 
 #endif
