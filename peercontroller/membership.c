@@ -6,6 +6,7 @@
  */
 #include "membership.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,14 @@
 #define S_QUIET 3        /* periods without a change that make a view settled */
 #define S_SEEDS 16       /* seeds remembered: a join answer is taken from them only */
 #define S_HEALTH_MAX 8   /* default highest local health score */
+#define S_CONFIRM_MAX 16 /* confirmations of a suspicion counted */
 
 /* A member as this peer knows it, with its pending update. */
 typedef struct s_node {
     pc_member m;
+    uint32_t accuser;                /* SUSPECT: who raised the suspicion (a hash) */
+    uint32_t confirm[S_CONFIRM_MAX]; /* SUSPECT: others who raised it too */
+    uint32_t nconfirm;
     uint32_t transmits; /* times its queued update was sent */
     uint64_t qseq;      /* when it was queued (higher: newer) */
     bool queued;        /* in the gossip queue */
@@ -64,7 +69,8 @@ struct pc_members {
     char probe_target[PC_ENDPOINT_MAX];
     uint64_t probe_instance; /* of the target: a later life is not this probe's */
     uint64_t probe_start, probe_timeout, probe_len, next_probe, next_gossip;
-    int health; /* Lifeguard's local health score, 0..o.health_max */
+    int health;         /* Lifeguard's local health score, 0..o.health_max */
+    uint32_t self_hash; /* this peer as an accuser */
     unsigned periods_to_sync, periods_since_sync;
     size_t sync_base; /* members in the view after the last push-pull */
     s_relay relays[S_RELAY_MAX];
@@ -345,10 +351,10 @@ static void s_put_gossip(pc_members *m, pc_wbuf *w, const char *to)
     m->nqueue = keep;
     pc_mem_put_var(w, npick + tell);
     if (tell)
-        pc_mem_put_update(w, &dest->m, false);
+        pc_mem_put_update_by(w, &dest->m, false, dest->accuser);
     for (size_t i = 0; i < npick; i++) {
         s_node *nd = &m->nodes[pick[i]];
-        pc_mem_put_update(w, &nd->m, nd->m.state == PC_MEMBER_ALIVE);
+        pc_mem_put_update_by(w, &nd->m, nd->m.state == PC_MEMBER_ALIVE, nd->accuser);
         nd->transmits++;
     }
 }
@@ -375,7 +381,7 @@ static void s_finish(pc_members *m, const char *to, uint16_t type)
         pc_mem_put_var(w, m->n);
         for (size_t i = 0; i < m->n; i++) {
             const pc_member *mb = &m->nodes[i].m;
-            pc_mem_put_update(w, mb, mb->state <= PC_MEMBER_SUSPECT);
+            pc_mem_put_update_by(w, mb, mb->state <= PC_MEMBER_SUSPECT, m->nodes[i].accuser);
         }
     } else if (type == PC_M_JOIN) {
         pc_mem_put_var(w, 1);
@@ -495,10 +501,24 @@ static void s_set(pc_members *m, s_node *nd, pc_member_state st, uint32_t inc, u
     nd->m.incarnation = inc;
     if (old != st)
         nd->m.since_ms = now;
+    if (st == PC_MEMBER_SUSPECT && old != PC_MEMBER_SUSPECT)
+        nd->accuser = nd->nconfirm = 0; /* a new suspicion: its accuser is set after */
     if (gossip)
         s_queue(m, nd);
     if (m->io.changed && nd != m->nodes && (old != st || st == PC_MEMBER_ALIVE))
         m->io.changed(m->io.ud, &nd->m, old);
+}
+
+/* Counts another peer's suspicion of nd, which nd holds SUSPECT already:
+ * an independent confirmation, unless that peer raised it or confirmed. */
+static void s_confirm(s_node *nd, uint32_t accuser)
+{
+    if (!accuser || accuser == nd->accuser || nd->nconfirm == S_CONFIRM_MAX)
+        return;
+    for (uint32_t i = 0; i < nd->nconfirm; i++)
+        if (nd->confirm[i] == accuser)
+            return;
+    nd->confirm[nd->nconfirm++] = accuser;
 }
 
 /* This peer refutes a suspicion (or a death, or news of a newer self):
@@ -589,21 +609,42 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
          * (rumour mongering's feedback), so queues drain sooner. */
         if (!from_sync && nd->queued && u->state == cur && u->incarnation == ci)
             nd->transmits++;
+        if (st == PC_MEMBER_SUSPECT && cur == PC_MEMBER_SUSPECT && u->incarnation == ci)
+            s_confirm(nd, u->accuser);
         return;
     }
     if (u->has_rec && u->incarnation > ci)
         nd->m.rec = u->rec;
     s_set(m, nd, st, u->incarnation, now, true);
+    if (st == PC_MEMBER_SUSPECT && !nd->accuser)
+        nd->accuser = u->accuser;
 }
 
-/* Marks nd SUSPECT on this peer's own evidence (a failed probe). */
+/* Marks nd SUSPECT on this peer's own evidence (a failed probe), or
+ * confirms the suspicion it holds already. */
 static void s_suspect(pc_members *m, s_node *nd, uint64_t now)
 {
+    if (nd->m.state == PC_MEMBER_SUSPECT) {
+        s_confirm(nd, m->self_hash);
+        return;
+    }
     m->st.suspicions++;
     s_set(m, nd, PC_MEMBER_SUSPECT, nd->m.incarnation, now, true);
+    nd->accuser = m->self_hash;
 }
 
-/* Declares suspects past suspect_ms DEAD; returns when the next is due. */
+/* How long nd stays SUSPECT (Lifeguard): suspect_max_ms without
+ * confirmation, falling as log(c + 1) / log(k + 1) of the way to
+ * suspect_ms as c of the k confirmations wanted arrive. */
+static uint64_t s_suspect_timeout(const pc_members *m, const s_node *nd)
+{
+    double lo = m->o.suspect_ms, hi = m->o.suspect_max_ms, k = m->o.confirmations;
+    double c = nd->nconfirm < k ? nd->nconfirm : k;
+    double t = hi - (hi - lo) * log(c + 1) / log(k + 1);
+    return (uint64_t)(t > lo ? t : lo);
+}
+
+/* Declares suspects past their timeout DEAD; returns when the next is due. */
 static uint64_t s_expire(pc_members *m, uint64_t now)
 {
     uint64_t next = UINT64_MAX;
@@ -611,7 +652,7 @@ static uint64_t s_expire(pc_members *m, uint64_t now)
         s_node *nd = &m->nodes[i];
         if (nd->m.state != PC_MEMBER_SUSPECT)
             continue;
-        uint64_t due = nd->m.since_ms + (uint64_t)m->o.suspect_ms;
+        uint64_t due = nd->m.since_ms + s_suspect_timeout(m, nd);
         if (now >= due)
             s_set(m, nd, PC_MEMBER_DEAD, nd->m.incarnation, now, true);
         else if (due < next)
@@ -685,7 +726,7 @@ static void s_probe_end(pc_members *m, uint64_t now)
     uint32_t nacks = m->nacks < m->nacks_expected ? m->nacks : m->nacks_expected;
     s_health(m, m->nacks_expected ? (int)(m->nacks_expected - nacks) : 1);
     s_node *t = s_find(m, m->probe_target);
-    if (t && t->m.state == PC_MEMBER_ALIVE && t->m.instance == m->probe_instance)
+    if (t && !s_down(t->m.state) && t->m.instance == m->probe_instance)
         s_suspect(m, t, now);
 }
 
@@ -734,7 +775,7 @@ int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_o
         !s_opt(&opt.gossip_max, 8, PC_MEM_GOSSIP_CAP) || opt.probe_timeout_ms >= opt.period_ms ||
         (opt.health_max != -1 && !s_opt(&opt.health_max, S_HEALTH_MAX, 64)) ||
         !s_opt(&opt.suspect_max_ms, opt.suspect_ms, 86400000) ||
-        opt.suspect_max_ms < opt.suspect_ms || !s_opt(&opt.confirmations, 3, 64))
+        opt.suspect_max_ms < opt.suspect_ms || !s_opt(&opt.confirmations, 3, S_CONFIRM_MAX))
         return LEV_EINVAL;
     if (opt.health_max < 0)
         opt.health_max = 0; /* off: the score stays 0 */
@@ -760,6 +801,7 @@ int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_o
         return LEV_ENOMEM;
     }
     m->norder = 0; /* this peer is never probed */
+    m->self_hash = s_hash(self->endpoint) ? s_hash(self->endpoint) : 1;
     s_queue(m, &m->nodes[0]);
     m->seq = (uint32_t)s_rand(m);
     /* Random phases, so that peers started together do not beat as one. */

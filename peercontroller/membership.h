@@ -85,7 +85,7 @@ typedef struct pc_members_opts {
      * and falls to suspect_ms as `confirmations` other peers suspect the
      * same member; 0: suspect_ms (a fixed timeout). */
     int suspect_max_ms;
-    int confirmations; /* 0: 3 */
+    int confirmations; /* confirmations that bring it to suspect_ms; 0: 3; at most 16 */
 } pc_members_opts;
 
 /* What the state machine needs from its host. */

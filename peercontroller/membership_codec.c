@@ -10,6 +10,7 @@
 #define S_HEAD_STATE 0x03
 #define S_HEAD_REC 0x04
 #define S_HEAD_BIG 0x08
+#define S_HEAD_ACCUSER 0x10
 #define S_UPDATE_MIN 12 /* bytes of the shortest update */
 
 void pc_mem_put_var(pc_wbuf *w, uint64_t v)
@@ -38,13 +39,22 @@ void pc_mem_put_head(pc_wbuf *w, uint64_t mesh, uint8_t hflags)
 /* Writes mb's update, with its record or not. */
 void pc_mem_put_update(pc_wbuf *w, const pc_member *mb, bool with_rec)
 {
+    pc_mem_put_update_by(w, mb, with_rec, 0);
+}
+
+void pc_mem_put_update_by(pc_wbuf *w, const pc_member *mb, bool with_rec, uint32_t accuser)
+{
     uint8_t head = (uint8_t)mb->state;
     if (with_rec)
         head |= S_HEAD_REC | (mb->rec.big_endian ? S_HEAD_BIG : 0);
+    if (accuser && mb->state == PC_MEMBER_SUSPECT)
+        head |= S_HEAD_ACCUSER;
     pc_put_u8(w, head);
     pc_mem_put_var(w, mb->incarnation);
     pc_put_u64(w, mb->instance);
     pc_mem_put_str(w, mb->rec.endpoint);
+    if (head & S_HEAD_ACCUSER)
+        pc_put_u32(w, accuser);
     if (!with_rec)
         return;
     pc_mem_put_var(w, mb->rec.cores);
@@ -129,8 +139,10 @@ bool pc_mem_get_update(pc_rbuf *r, pc_mem_update *u)
 {
     memset(u, 0, sizeof *u);
     uint8_t head = pc_get_u8(r);
-    if (head & ~(S_HEAD_STATE | S_HEAD_REC | S_HEAD_BIG))
+    if (head & ~(S_HEAD_STATE | S_HEAD_REC | S_HEAD_BIG | S_HEAD_ACCUSER))
         s_bad(r, "unknown flags in an update");
+    else if ((head & S_HEAD_ACCUSER) && (head & S_HEAD_STATE) != PC_MEMBER_SUSPECT)
+        s_bad(r, "an accuser on an update that is not a suspicion");
     else if ((head & S_HEAD_BIG) && !(head & S_HEAD_REC))
         s_bad(r, "byte order without a record");
     else if ((head & S_HEAD_STATE) == PC_MEMBER_ALIVE && !(head & S_HEAD_REC))
@@ -140,6 +152,11 @@ bool pc_mem_get_update(pc_rbuf *r, pc_mem_update *u)
     u->incarnation = s_get_var(r);
     u->instance = pc_get_u64(r);
     s_get_str(r, u->rec.endpoint, sizeof u->rec.endpoint, 1, "endpoint too long");
+    if (head & S_HEAD_ACCUSER) {
+        u->accuser = pc_get_u32(r);
+        if (!u->accuser && !r->bad)
+            s_bad(r, "accuser 0");
+    }
     if (u->has_rec) {
         u->rec.cores = s_get_var(r);
         u->rec.rate = s_get_var(r);

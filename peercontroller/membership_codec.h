@@ -10,9 +10,11 @@
  *                   mesh id is provisional: drawn, not yet settled), u64
  *                   mesh id (not 0); every payload starts with it
  *   update          u8 head (bits 0-1 state, 2 a record follows, 3 big
- *                   endian), var incarnation, u64 instance, str endpoint,
- *                   and the record: var cores, var rate, var load, str
- *                   arch, var version
+ *                   endian, 4 an accuser follows), var incarnation, u64
+ *                   instance, str endpoint, u32 accuser (a SUSPECT's: a
+ *                   hash of the endpoint of the peer that raised it), and
+ *                   the record: var cores, var rate, var load, str arch,
+ *                   var version
  *   updates         var count, count x update
  *   PING            head, var seq, str target, digest, updates
  *   PING_REQ        head, var seq, str target, updates
@@ -53,6 +55,7 @@ typedef struct pc_mem_update {
     pc_member_state state;
     uint32_t incarnation;
     uint64_t instance;
+    uint32_t accuser; /* of a SUSPECT: who raised it (0: not said) */
     bool has_rec;
     pc_peer_rec rec; /* the endpoint only, without has_rec */
 } pc_mem_update;
@@ -77,6 +80,9 @@ void pc_mem_put_head(pc_wbuf *w, uint64_t mesh, uint8_t hflags);
 
 /* Writes mb's update, with its record or not. */
 void pc_mem_put_update(pc_wbuf *w, const pc_member *mb, bool with_rec);
+
+/* The same, naming the accuser of a SUSPECT (0: none). */
+void pc_mem_put_update_by(pc_wbuf *w, const pc_member *mb, bool with_rec, uint32_t accuser);
 
 /* Reads one update; false (r bad, r->why set) when it is malformed. */
 bool pc_mem_get_update(pc_rbuf *r, pc_mem_update *u);

@@ -524,6 +524,45 @@ static void t_restart_new_instance(void **state)
     h_free(&net);
 }
 
+/* Lifeguard's suspicion timeout: a suspicion of x that only its accuser
+ * and this peer's own failed probes hold lasts 6 - 5 log 2 / log 4 = 3.5
+ * s; y, suspected by three others too, is DEAD after suspect_ms. */
+static void t_suspicion_confirmed(void **state)
+{
+    (void)state;
+    pc_members_opts mo = {.suspect_ms = 1000, .suspect_max_ms = 6000, .confirmations = 3};
+    g_hopts = &mo;
+    h_net *net = h_new(1);
+    g_hopts = NULL;
+    pc_members *a = net->p[0].m;
+    pc_member mbs[2] = {{.rec = h_rec("tcp://10.3.0.1:1"), .instance = 9},
+                        {.rec = h_rec("tcp://10.3.0.2:1"), .instance = 9}};
+    for (int k = 0; k < 6; k++) { /* both alive; x and y by 11; y by 12, 13, 14 */
+        pc_wbuf w;
+        pc_wbuf_init(&w);
+        pc_mem_put_head(&w, pc_members_mesh_id(a), 0);
+        if (k == 0) {
+            put_gossip(&w, mbs, 2);
+        } else {
+            pc_member sus = mbs[k > 1];
+            sus.state = PC_MEMBER_SUSPECT;
+            pc_mem_put_var(&w, 1);
+            pc_mem_put_update_by(&w, &sus, false, k == 1 ? 11 : 10 + (uint32_t)k);
+        }
+        assert_int_equal(pc_members_recv(a, 0, h_ep(1), PC_M_GOSSIP, w.data, w.len, NULL), 0);
+        pc_wbuf_free(&w);
+    }
+    const char *x = mbs[0].rec.endpoint, *y = mbs[1].rec.endpoint;
+    h_run(net, 1, 1200);
+    assert_int_equal(pc_members_find(a, y)->state, PC_MEMBER_DEAD);
+    assert_int_equal(pc_members_find(a, x)->state, PC_MEMBER_SUSPECT);
+    h_run(net, 1201, 3400);
+    assert_int_equal(pc_members_find(a, x)->state, PC_MEMBER_SUSPECT);
+    h_run(net, 3401, 3700);
+    assert_int_equal(pc_members_find(a, x)->state, PC_MEMBER_DEAD);
+    h_free(&net);
+}
+
 /* A peer that knows 1,024 peers answers a join with its whole view in
  * one SYNC of under 64 KiB, and the newcomer holds every record. */
 static void t_sync_large_view(void **state)
@@ -669,7 +708,7 @@ static bool bad_case(int k, pc_wbuf *w, uint16_t *type, const char **from, const
     *from = b;
     *type = PC_M_GOSSIP;
     *why = "truncated";
-    if (k >= 7 && k < 40)
+    if (k >= 7 && (k < 40 || k > 42))
         pc_mem_put_head(w, g_bad_mesh, 0);
     switch (k) {
     case 0:
@@ -738,7 +777,7 @@ static bool bad_case(int k, pc_wbuf *w, uint16_t *type, const char **from, const
         return true;
     case 15:
         pc_mem_put_var(w, 1);
-        put_upd(w, 0x14, 1);
+        put_upd(w, 0x24, 1);
         put_u8s(w, "\x01x", 2);
         *why = "unknown flags";
         return true;
@@ -891,6 +930,13 @@ static bool bad_case(int k, pc_wbuf *w, uint16_t *type, const char **from, const
         pc_mem_put_var(w, 0);
         *why = k == 40 ? "version" : k == 41 ? "head flags" : "mesh id 0";
         return true;
+    case 43:
+    case 44: /* an accuser on an alive update; an accuser 0 */
+        pc_mem_put_var(w, 1);
+        put_upd(w, k == 43 ? 0x14 : 0x11, 1);
+        put_u8s(w, "\x01x\x00\x00\x00\x00", 6);
+        *why = k == 43 ? "not a suspicion" : "accuser 0";
+        return true;
     default:
         return false;
     }
@@ -930,7 +976,7 @@ static void t_malformed(void **state)
         assert_int_equal(pc_members_recv(a, 301, from, type, w.data, w.len, NULL), LEV_EINVAL);
         pc_wbuf_free(&w);
     }
-    assert_int_equal(k, 43);
+    assert_int_equal(k, 45);
     assert_int_equal(pc_members_find(a, h_ep(0))->incarnation, 0);
     h_free(&net);
 }
@@ -1277,6 +1323,7 @@ int main(void)
         cmocka_unit_test(t_update_self),
         cmocka_unit_test(t_restart_new_instance),
         cmocka_unit_test(t_mesh_id),
+        cmocka_unit_test(t_suspicion_confirmed),
         cmocka_unit_test(t_sync_large_view),
         cmocka_unit_test(t_malformed),
         cmocka_unit_test(t_fuzz),
