@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "log.h"
 #include "transport.h"
 
-enum { K_STR, K_PATH, K_INT, K_SIZE, K_JOIN, K_LEVEL, K_CONFIG };
+enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_CONFIG };
 
 typedef struct s_key {
     const char *name;
@@ -37,6 +38,12 @@ static const s_key s_keys[] = {
      "wait for a probe's answer before indirect probes"},
     {"suspect-ms", K_INT, OFF(peer.members.suspect_ms), 10, 600000,
      "a suspected peer is declared dead after"},
+    {"suspect-max-ms", K_INT, OFF(peer.members.suspect_max_ms), 10, 3600000,
+     "a suspicion no other peer confirms lasts (default: suspect-ms)"},
+    {"health-max", K_INT, OFF(peer.members.health_max), -1, 64,
+     "local health: probes slow down up to this many times (default 8; -1: off)"},
+    {"mesh", K_HEX, OFF(peer.members.mesh_id), 0, 0,
+     "the mesh's id, 1 to 16 hex digits (default: the seed's, or drawn)"},
     {"max-msg", K_SIZE, OFF(peer.max_msg), 4096, 1L << 32, "largest message accepted, in bytes"},
     {"crash-limit", K_INT, OFF(peer.crash_limit), 1, 1000, "executor crashes before a VT fails"},
     {"client-timeout-ms", K_INT, OFF(peer.client_timeout_ms), 100, 86400000,
@@ -111,6 +118,15 @@ static int s_set(pc_config *c, const char *name, const char *val, int depth)
             *(int *)(base + k->off) = (int)v;
         else
             *(size_t *)(base + k->off) = (size_t)v;
+        return 0;
+    }
+    case K_HEX: {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(val, &end, 16);
+        if (errno || !isxdigit((unsigned char)val[0]) || *end || !v || strlen(val) > 18)
+            return s_bad("--%s: '%s' is not a mesh id (1 to 16 hex digits, not 0)", name, val);
+        *(uint64_t *)(base + k->off) = (uint64_t)v;
         return 0;
     }
     case K_LEVEL:

@@ -2,7 +2,8 @@
  * same settings in a config file (`--config FILE`: one `name = value`
  * per line, names as the flags without their dashes, `#` comments).
  * Settings apply in the order given, so a flag after --config overrides
- * the file; `join` adds a seed each time.
+ * the file; `join` adds a seed each time. Numbers are decimal, but for
+ * `mesh`, in hexadecimal.
  */
 #ifndef PC_CONFIG_H
 #define PC_CONFIG_H

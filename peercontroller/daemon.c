@@ -1,5 +1,6 @@
 /* daemon.c - levpeer's daemon mode (daemon.h): settings from flags and
- * config file, the peer started, its endpoint printed once it is ready
+ * config file, the peer started (its membership instance drawn from the
+ * wall clock), its endpoint printed once it is ready
  * (scripts and tests wait for that line), and SIGTERM or SIGINT turned
  * into a graceful leave that migrates its VTs to other peers first.
  */
@@ -10,6 +11,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "lev_errors.h"
@@ -17,6 +20,18 @@
 #include "peer.h"
 
 #define PC_LEAVE_TIMEOUT_MS 15000
+
+/* This start's instance in the membership: the wall clock in ms (so that
+ * a restart on the same endpoint, even after a reboot, has a higher one
+ * than its predecessor) and 20 bits to tell starts in one ms apart. */
+static uint64_t s_instance(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    uint64_t low = ((uint64_t)ts.tv_nsec ^ (uint64_t)getpid() * 0x9E3779B1u) & 0xFFFFF;
+    return (ms + 1) << 20 | low;
+}
 
 /* True if the endpoint's host is a loopback address. */
 static int s_loopback(const char *ep)
@@ -45,6 +60,7 @@ int pc_daemon_main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
+    c.peer.members.instance = s_instance();
     pc_peer *p = NULL;
     rc = pc_peer_new(&p, &c.peer);
     if (rc) {
