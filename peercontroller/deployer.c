@@ -89,7 +89,7 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     zmq_msg_close(&vt->image);
     zmq_msg_init(&vt->image);
     pc_resolver_forget(vc->where, vt->id);
-    pc_mm_vt_ended(vc->mm, vt->id);
+    pc_mm_vt_ended_with(vc->mm, vt->id, err);
     free(vt->arg);
     vt->arg = NULL;
     pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s",
@@ -725,6 +725,11 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     case PC_W_LOST:
         if (wi >= 0)
             s_lost(d, vc, m, wi);
+        return;
+    case PC_W_UNKNOWN:
+        /* a worker that restarted on its endpoint (or dropped the VC) */
+        if (wi >= 0 && vc->w[wi].state != W_GONE && vc->w[wi].state != W_REFUSED)
+            pc_dep_worker_lost(d, vc, wi, "it does not serve the VC: restarted?");
         return;
     case PC_W_PLACE_ERR:
         s_place_err(d, vc, m);

@@ -125,6 +125,10 @@ void pc_dep_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt);
 void pc_dep_unplace(pc_deployer *d, dep_vc *vc, dep_vt *vt);
 /* Marks worker wi gone, counting it lost if it was enrolled; true if so. */
 bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi);
+/* A worker is dead, left, or does not serve the VC any more: its VTs
+ * resume elsewhere from their newest images, it is fenced out of the VC
+ * and another is enrolled. */
+void pc_dep_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why);
 /* The host's executor has the VT's current epoch: the holder that sent
  * the image is done, and the host learns the current holder list. */
 void pc_dep_confirm(pc_deployer *d, dep_vc *vc, dep_vt *vt);

@@ -557,25 +557,38 @@ void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t id)
     if (!v->lock)
         return;
     /* Take the lock back: the grant and every answer to a request made
-     * after it are voided (the new incarnation asks again, with the same
-     * output numbers), and what it sent under the lock never counted. */
+     * after it are voided (the new incarnation makes those requests again,
+     * with the same output numbers), and what it sent under the lock never
+     * counted. The lock request itself stands: the new incarnation may be
+     * resumed from an image taken while it waited for the grant, after
+     * the request was acknowledged, and would never ask again; so the
+     * request is queued again here and a new grant answers it. Messages,
+     * bounces and the ends of other VTs are not answers: they stay. */
+    mm_glob *g = v->lock;
+    uint64_t req = v->lock_seq;
     for (size_t i = 0; i < v->nlog; i++) {
         mm_in *e = &v->log[i];
-        if (e->d >= v->grant_d && e->kind != RT_IN_MSG) {
+        bool answer = e->kind == RT_IN_GRANT || e->kind == RT_IN_READ || e->kind == RT_IN_ERROR ||
+                      e->kind == RT_IN_TIMEOUT;
+        if (e->d >= v->grant_d && answer) {
             e->kind = RT_IN_VOID;
             free(e->data);
             e->data = NULL;
             e->len = 0;
         }
     }
-    v->accepted = v->lock_seq - 1;
+    v->accepted = req;
     if (v->acked > v->accepted)
         v->acked = v->accepted;
     s_held_free(v);
     mm->revoked++;
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu lost holding '%s': lock taken back",
-           (unsigned long long)mm->o.vc, (unsigned long long)id, v->lock->name);
+           (unsigned long long)mm->o.vc, (unsigned long long)id, g->name);
     s_unlock(mm, v);
+    if (s_enqueue(g, id, req, NULL, 0))
+        pc_log(PC_LOG_ERROR, "deployer out of memory: VT %llu's request of '%s' is lost",
+               (unsigned long long)id, g->name);
+    s_grant_next(mm, g);
 }
 
 static void s_log_free(mm_vt *v)

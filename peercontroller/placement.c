@@ -361,9 +361,7 @@ bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
     return was_active;
 }
 
-/* A worker is dead or left: its VTs resume elsewhere from their newest
- * images, those it handed over on leaving already have. */
-static void s_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
+void pc_dep_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why)
 {
     dep_worker *w = &vc->w[wi];
     bool was_active = w->state != W_GONE && pc_dep_worker_gone(d, vc, wi);
@@ -390,7 +388,7 @@ void pc_dep_on_member(pc_deployer *d, dep_vc *vc, const pc_member *m)
     if (s_gone(m->state)) {
         int wi = pc_dep_worker(vc, ep);
         if (wi >= 0)
-            s_worker_lost(d, vc, wi, pc_member_state_name(m->state));
+            pc_dep_worker_lost(d, vc, wi, pc_member_state_name(m->state));
         for (int i = 0; i < vc->nvts; i++) {
             dep_vt *vt = &vc->vts[i];
             if (vt->state != VT_RUNNING || vt->confirmed || strcmp(vt->src, ep))
@@ -420,6 +418,12 @@ void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now)
         pc_log(PC_LOG_WARN, "VC %016llx VT %llu: %s never confirmed epoch %u; placing it again",
                (unsigned long long)vc->id, (unsigned long long)vt->id, vc->w[vt->host].ep,
                vt->epoch);
-        pc_dep_requeue(d, vc, vt);
+        /* a worker that does not start what it is given for this long is
+         * not serving the VC (its executor is stuck, or it restarted and
+         * forgot the VC): it is taken for lost, not given the VT again */
+        if (vt->host >= 0 && vc->w[vt->host].state == W_ACTIVE)
+            pc_dep_worker_lost(d, vc, vt->host, "it never started a VT it was given");
+        if (vt->state == VT_RUNNING && !vt->confirmed)
+            pc_dep_requeue(d, vc, vt);
     }
 }

@@ -88,15 +88,17 @@ typedef enum pc_type {
     PC_W_PLACE_ERR = 0x030D, /* hdr.vc/vt/epoch; i32 err, s detail: could not run it here */
     PC_W_HOLDERS = 0x030E,   /* deployer -> worker: hdr.vc/vt; u32 n, n x s holder */
     /* a VT's channels (runtime/vtchan.h), relayed by the worker to and from its executor */
-    PC_W_OUT = 0x030F,    /* worker -> deployer: hdr.vc/vt/epoch, seq = output number (0 for
-                           * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data */
-    PC_W_ACK = 0x0310,    /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here;
-                           * u8 resend (1: an output after seq was lost: send the outbox
-                           * again), or no payload */
-    PC_W_IN = 0x0311,     /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
-                           * u8 novalue, u64 from, u64 ref, i32 err, b data */
-    PC_W_RESYNC = 0x0312, /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position
-                           * wanted (after a resume, or on a gap); outputs are re-sent after */
+    PC_W_OUT = 0x030F,     /* worker -> deployer: hdr.vc/vt/epoch, seq = output number (0 for
+                            * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data */
+    PC_W_ACK = 0x0310,     /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here;
+                            * u8 resend (1: an output after seq was lost: send the outbox
+                            * again), or no payload */
+    PC_W_IN = 0x0311,      /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
+                            * u8 novalue, u64 from, u64 ref, i32 err, b data */
+    PC_W_RESYNC = 0x0312,  /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position
+                            * wanted (after a resume, or on a gap); outputs are re-sent after */
+    PC_W_UNKNOWN = 0x0313, /* worker -> deployer: hdr.vc: this worker does not serve that VC
+                            * (it restarted, or dropped it): the VC's VTs there are lost */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;

@@ -132,8 +132,7 @@ static void s_read_holders(pc_rbuf *r, wk_vt *t)
 static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
                             uint64_t seq, const void *body, size_t len, zmq_msg_t *bulk)
 {
-    pc_peer_send_raw(w->p, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body,
-                          len, bulk);
+    pc_peer_send_raw(w->p, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body, len, bulk);
 }
 
 /* ===================================================================
@@ -438,6 +437,11 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME)) {
         pc_log(PC_LOG_DEBUG, "dropped %s from %s: not enrolled in VC %016llx",
                pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        /* A deployer that takes this peer for a worker of a VC it does not
+         * serve (it restarted on the same endpoint, or dropped the VC) is
+         * told, so that it recovers the VTs it thinks run here. */
+        if (!v && m->h.type != PC_W_FENCE && m->h.type != PC_W_CLOSE && m->h.type != PC_W_RESUME)
+            pc_peer_send(w->p, m->from, pc_hdr_make(PC_W_UNKNOWN, m->h.vc, 0, 0, 0), NULL, NULL);
         return;
     }
     switch (m->h.type) {

@@ -124,6 +124,49 @@ static void t_network(void **state)
             40);
 }
 
+/* The seeds that found defects, each replayed as it ran then (the
+ * scenario's options and the seed). */
+static void t_found(void **state)
+{
+    (void)state;
+    const vs_opts two = {
+        .peers = 4, .kinds = VS_F_CRASH | VS_F_RESTART, .faults = 2, .within_ckpt = true};
+    const vs_opts stall = {
+        .peers = 4, .kinds = VS_F_PAUSE | VS_F_CRASH, .faults = 2, .within_ckpt = true};
+    const vs_opts one = {
+        .peers = 4, .replicas = 1, .kinds = VS_F_CRASH, .faults = 2, .within_ckpt = true};
+    const vs_opts restart = {.peers = 4, .kinds = VS_F_RESTART, .faults = 1};
+    struct {
+        const char *what;
+        vs_opts o;
+        uint64_t seed;
+    } found[] = {
+        /* a holder stalled, then a worker crashed: the holder had been
+         * dropped, the VT restarted from zero, its log trimmed: failed */
+        {"stall then crash: VT failed, its held list empty", stall, 401},
+        {"two crashes: VT failed, its held list empty", two, 511},
+        /* a VT failed for good: the VT receiving from it waited for ever */
+        {"one replica: a receive from a failed VT hung", one, 602},
+        /* a worker restarted on its endpoint, empty: its VTs were never
+         * recovered, and placements to it were never confirmed */
+        {"restart: the VC hung on a worker that forgot it", restart, 308},
+        {"restart then crash: placed again and again on a restarted worker", two, 6},
+        /* the lock request of a VT resumed from an image taken while it
+         * waited for the grant was voided with the grant, never made again */
+        {"two crashes: a lock request lost with its voided grant", two, 4676},
+    };
+    for (size_t i = 0; i < sizeof found / sizeof found[0]; i++) {
+        vs_opts o = found[i].o;
+        o.seed = found[i].seed;
+        vs_report r;
+        if (!vs_run(&o, &r)) {
+            fprintf(stderr, "seed %llu (%s): %s\n", (unsigned long long)o.seed, found[i].what,
+                    r.why);
+            fail();
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *seed = getenv("VCSIM_SEED");
@@ -136,6 +179,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_pause),       cmocka_unit_test(t_restart),
         cmocka_unit_test(t_stall_crash), cmocka_unit_test(t_two_crashes),
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
+        cmocka_unit_test(t_found),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

@@ -808,6 +808,9 @@ bool vs_run(const vs_opts *o, vs_report *r)
             if (!w->c.ended[i])
                 off += (size_t)snprintf(pend + off, sizeof pend - off, " %llu",
                                         (unsigned long long)w->c.ids[i]);
+        for (int i = 0; i < w->nnodes; i++)
+            if (w->nodes[i].up)
+                vs_mw_dump(w->nodes[i].mw);
         vs_violation(w, "the VC did not end (client phase %d, %d of %d VTs ended; waiting for:%s)",
                      w->c.phase, w->c.results, w->c.nvts, pend);
     }

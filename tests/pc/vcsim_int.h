@@ -60,6 +60,8 @@ void vs_mw_on_member(vs_mworker *mw, const pc_member *m);
 /* Runs the VTs up to now (work, outputs, checkpoints); returns when it
  * wants to run again. */
 uint64_t vs_mw_tick(vs_mworker *mw, uint64_t now);
+/* Traces the state of every VT there (a run that did not end). */
+void vs_mw_dump(const vs_mworker *mw);
 /* VTs running there now. */
 uint32_t vs_mw_load(const vs_mworker *mw);
 /* The VT id and epoch a model image names (pc_env.image_id). */

@@ -549,6 +549,9 @@ static void s_enrol(vs_mworker *mw, pc_msg *m)
         vs_violation(mw->n->w, "%s: malformed W_ENROL from %s", mw->n->ep, m->from);
         return;
     }
+    if (mw->n->foreign)
+        vs_violation(mw->n->w, "%s, a peer of another mesh, was enrolled by %s", mw->n->ep,
+                     deployer);
     if (!s_vc(mw, m->h.vc)) {
         mw_vc *n = realloc(mw->vcs, (size_t)(mw->nvcs + 1) * sizeof *n);
         if (!n)
@@ -723,8 +726,12 @@ void vs_mw_on_msg(vs_mworker *mw, pc_msg *m)
         return;
     }
     mw_vc *v = s_vc(mw, m->h.vc);
-    if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME))
-        return; /* not enrolled in that VC (a restarted peer forgot it) */
+    if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME)) {
+        /* not enrolled in that VC (a restarted peer forgot it): as worker.c */
+        if (!v && m->h.type != PC_W_FENCE && m->h.type != PC_W_CLOSE && m->h.type != PC_W_RESUME)
+            vs_net_send(mw->n, m->from, pc_hdr_make(PC_W_UNKNOWN, m->h.vc, 0, 0, 0), NULL, 0, NULL);
+        return;
+    }
     mw_vt *t = m->h.vt ? s_vt(v, m->h.vt) : NULL;
     switch (m->h.type) {
     case PC_W_MODULE:
@@ -781,6 +788,27 @@ void vs_mw_on_member(vs_mworker *mw, const pc_member *m)
             s_vc_drop(mw, &mw->vcs[i]);
         else
             i++;
+}
+
+void vs_mw_dump(const vs_mworker *mw)
+{
+    for (int i = 0; i < mw->nvcs; i++)
+        for (int k = 0; k < mw->vcs[i].nvts; k++) {
+            const mw_vt *t = mw->vcs[i].vts[k];
+            vs_trace(mw->n->w,
+                     "%s: VT %llu epoch %u%s: round %u phase %u lock_req %llu next_in %llu, "
+                     "%u inputs, %u outputs (first %llu), out_seq %llu",
+                     mw->n->ep, (unsigned long long)t->id, t->epoch, t->ended ? " (ended)" : "",
+                     t->s.round, t->s.phase, (unsigned long long)t->s.lock_req,
+                     (unsigned long long)t->s.next_in, t->s.nin, t->s.nout,
+                     (unsigned long long)(t->s.nout ? t->s.out[0].seq : 0),
+                     (unsigned long long)t->s.out_seq);
+            for (uint32_t j = 0; j < t->s.nin; j++)
+                vs_trace(mw->n->w, "    input %llu kind %u from %llu ref %llu%s",
+                         (unsigned long long)t->s.in[j].d, t->s.in[j].kind,
+                         (unsigned long long)t->s.in[j].from, (unsigned long long)t->s.in[j].ref,
+                         t->s.in[j].taken ? " taken" : "");
+        }
 }
 
 uint32_t vs_mw_load(const vs_mworker *mw)
