@@ -7,6 +7,9 @@
 # two of CPU, mostly the 1,024 peers.
 #
 #   eval/membership/run.sh [SEEDS [N...]]     default: 3 seeds, 32 256 1024
+#   eval/membership/run.sh slow [SEEDS [N]]   a slow peer, local health off
+#                                             and on (README.md); default 5
+#                                             seeds of 16 peers
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).
