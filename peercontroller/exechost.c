@@ -50,6 +50,7 @@ typedef struct s_vtrec {
     uint32_t epoch;
     uint64_t next_in; /* input position of its newest image (the VT's worker only) */
     uint64_t oldest;  /* its oldest unacknowledged output at the last look (main thread) */
+    bool heard;       /* an input or acknowledgement reached it (main thread) */
     /* under h->mu */
     bool stopping;     /* STOP received */
     bool forget;       /* CANCEL received: nothing more goes out */
@@ -730,10 +731,14 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
 /* Every S_STALE_MS: a VT whose oldest unacknowledged output has not
  * changed since the last look sends its outbox again (the output, or its
  * acknowledgement, was lost on the way and nothing after it showed the
- * gap). */
+ * gap); one that has heard nothing from its deployer since it started
+ * asks for its inputs again (its RESYNC was lost: the deployer sends
+ * nothing to an incarnation until it has one). */
 static void s_stale_outboxes(s_host *h)
 {
     for (s_vtrec *r = h->live; r; r = r->live_next) {
+        if (!r->heard)
+            s_queue(h, s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
         uint64_t o = rt_ch_oldest_out(r->vt);
         if (o && o == r->oldest)
             rt_ch_resend(r->vt);
@@ -747,6 +752,7 @@ static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     s_vtrec *r = s_live_find(h, req->vt);
     if (!r || r->epoch != req->epoch)
         return; /* an older incarnation's, or it ended */
+    r->heard = true;
     if (req->type == PC_X_ACK) {
         rt_ch_ack(r->vt, req->seq);
         if (pc_get_u8(rb) == 1 && pc_rbuf_done(rb)) /* an output after seq was lost */

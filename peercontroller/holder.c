@@ -22,6 +22,7 @@ typedef struct hd_img {
     uint64_t seq;
     uint64_t next_in; /* input position of the VT the image stands at */
     char deployer[PC_ENDPOINT_MAX];
+    uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
     zmq_msg_t img;
 } hd_img;
 
@@ -169,18 +170,42 @@ void pc_holder_on_msg(pc_holder *h, pc_msg *m)
     }
 }
 
+/* A deployer that left took its client with it: its images go at once.
+ * One declared dead may come back (a partition, a stall): its images go
+ * only if it stays dead for the client timeout (pc_holder_tick), so that
+ * a refuted death loses no image. */
 void pc_holder_on_member(pc_holder *h, const pc_member *m, pc_member_state old)
 {
     (void)old;
-    if (m->state != PC_MEMBER_DEAD && m->state != PC_MEMBER_LEFT)
-        return;
-    /* a deployer that is gone took its client with it */
+    uint64_t now = pc_peer_now(h->p);
     for (hd_img **pp = &h->imgs; *pp;) {
-        if (!strcmp((*pp)->deployer, m->rec.endpoint))
+        hd_img *e = *pp;
+        if (strcmp(e->deployer, m->rec.endpoint)) {
+            pp = &e->next;
+            continue;
+        }
+        if (m->state == PC_MEMBER_LEFT) {
+            s_unlink(h, pp);
+            continue;
+        }
+        if (m->state == PC_MEMBER_DEAD && !e->orphan_ms)
+            e->orphan_ms = now ? now : 1;
+        else if (m->state == PC_MEMBER_ALIVE)
+            e->orphan_ms = 0;
+        pp = &e->next;
+    }
+}
+
+uint64_t pc_holder_tick(pc_holder *h, uint64_t now)
+{
+    uint64_t grace = (uint64_t)h->p->o.client_timeout_ms;
+    for (hd_img **pp = &h->imgs; *pp;) {
+        if ((*pp)->orphan_ms && now - (*pp)->orphan_ms >= grace)
             s_unlink(h, pp);
         else
             pp = &(*pp)->next;
     }
+    return now + 1000;
 }
 
 int pc_holder_new(pc_holder **out, pc_peer *p)

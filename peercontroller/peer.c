@@ -18,10 +18,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "image.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "peer_private.h"
-#include "image.h"
 #include "rt.h"
 
 #define PC_POLL_MAX 256
@@ -282,6 +282,9 @@ static void *s_thread(void *arg)
         if (t < next)
             next = t;
         t = pc_worker_tick(p->wk, now);
+        if (t < next)
+            next = t;
+        t = pc_holder_tick(p->hold, now);
         if (t < next)
             next = t;
         s_update_load(p, now);

@@ -50,7 +50,7 @@ enum { PC_CMD_NONE = 0, PC_CMD_STOP = 1, PC_CMD_LEAVE = 2 };
 
 struct pc_peer {
     pc_peer_opts o;
-    pc_env env; /* the clock and the network the roles use */
+    pc_env env;     /* the clock and the network the roles use */
     char *data_dir; /* copies of the option strings */
     char *exec_prog;
     char join[PC_JOIN_MAX][PC_ENDPOINT_MAX];
@@ -137,6 +137,9 @@ int pc_holder_new(pc_holder **out, pc_peer *p);
 void pc_holder_destroy(pc_holder **h_p);
 void pc_holder_on_msg(pc_holder *h, pc_msg *m);
 void pc_holder_on_member(pc_holder *h, const pc_member *m, pc_member_state old);
+/* Drops the images of a deployer dead for the client timeout; returns
+ * when it wants to run again. */
+uint64_t pc_holder_tick(pc_holder *h, uint64_t now);
 void pc_holder_status(pc_holder *h, pc_wbuf *json);
 
 /* ===================================================================

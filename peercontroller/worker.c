@@ -27,6 +27,7 @@
 #include "peer_private.h"
 
 #define WK_HOLDERS_MAX 4
+#define WK_DONE_KEEP 64 /* ends of VTs kept per VC, to send again if lost */
 
 enum { X_NONE, X_STARTING, X_READY };
 
@@ -38,6 +39,17 @@ typedef struct wk_vt {
     char holders[WK_HOLDERS_MAX][PC_ENDPOINT_MAX];
 } wk_vt;
 
+/* The end of a VT as it was sent (W_DONE or W_PLACE_ERR), kept to be sent
+ * again while the deployer still speaks to the VT as running (the first
+ * was lost on the way). */
+typedef struct wk_done {
+    uint64_t vt;
+    uint32_t epoch;
+    uint16_t type;
+    uint8_t *payload;
+    size_t len;
+} wk_done;
+
 typedef struct wk_vc {
     struct wk_vc *next;
     uint64_t vc;
@@ -45,7 +57,8 @@ typedef struct wk_vc {
     uint8_t hash[PC_HASH_LEN];
     uint64_t digest;
     int ckpt_ms;
-    bool accepted; /* the deployer was told the module loaded: it uses this worker */
+    bool accepted;      /* the deployer was told the module loaded: it uses this worker */
+    uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
     pc_chan *chan;
     pid_t pid; /* executor process, or 0 (a thread: embedded) */
     int xstate;
@@ -53,6 +66,8 @@ typedef struct wk_vc {
     int crash_sig;
     wk_vt *vts;
     int nvts, capvts;
+    wk_done done[WK_DONE_KEEP]; /* a ring: the newest ends */
+    int done_next;
 } wk_vc;
 
 struct pc_worker {
@@ -277,8 +292,25 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
         }
     pc_log(PC_LOG_INFO, "VC %016llx dropped (%s)", (unsigned long long)v->vc, why);
     s_exec_kill(v);
+    for (int i = 0; i < WK_DONE_KEEP; i++)
+        free(v->done[i].payload);
     free(v->vts);
     free(v);
+}
+
+/* Keeps the end of a VT (the oldest kept is dropped). */
+static void s_done_keep(wk_vc *v, uint16_t type, const pc_hdr *h, const uint8_t *payload)
+{
+    wk_done *d = &v->done[v->done_next];
+    v->done_next = (v->done_next + 1) % WK_DONE_KEEP;
+    free(d->payload);
+    *d = (wk_done){.vt = h->vt, .epoch = h->epoch, .type = type};
+    if (h->len && (d->payload = malloc(h->len))) {
+        memcpy(d->payload, payload, h->len);
+        d->len = h->len;
+    } else if (h->len) {
+        d->vt = 0; /* out of memory: not kept */
+    }
 }
 
 /* ===================================================================
@@ -487,7 +519,18 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
         wk_vt *t = s_vt(v, m->h.vt);
-        if (!t || t->epoch != m->h.epoch || !v->chan)
+        if (!t) {
+            /* an incarnation that ended here: its end was lost, it goes again */
+            for (int i = 0; i < WK_DONE_KEEP; i++) {
+                wk_done *d = &v->done[i];
+                if (d->vt == m->h.vt && d->epoch == m->h.epoch) {
+                    s_send_deployer(w, v, d->type, d->vt, d->epoch, 0, d->payload, d->len, NULL);
+                    break;
+                }
+            }
+            return;
+        }
+        if (t->epoch != m->h.epoch || !v->chan)
             return;
         struct iovec io = {zmq_msg_data(&m->body), zmq_msg_size(&m->body)};
         pc_chan_send(v->chan,
@@ -602,8 +645,9 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     case PC_X_DONE:
     case PC_X_FAILED:
         if (current) {
-            s_send_deployer(w, v, h->type == PC_X_DONE ? PC_W_DONE : PC_W_PLACE_ERR, h->vt,
-                            h->epoch, 0, payload, h->len, NULL);
+            uint16_t type = h->type == PC_X_DONE ? PC_W_DONE : PC_W_PLACE_ERR;
+            s_send_deployer(w, v, type, h->vt, h->epoch, 0, payload, h->len, NULL);
+            s_done_keep(v, type, h, payload);
             s_vt_forget(v, h->vt);
         }
         break;
@@ -664,15 +708,24 @@ void pc_worker_on_ready(pc_worker *w, const zmq_pollitem_t *items, int n)
  * Membership, leave, status, life cycle
  * =================================================================== */
 
+/* A deployer that left took its client with it: its VCs go at once. One
+ * declared dead may be falsely so (a partition, a stall) and come back:
+ * its VCs go only if it stays dead for the client timeout, so that a
+ * refuted death costs no VT (pc_worker_tick). */
 void pc_worker_on_member(pc_worker *w, const pc_member *m, pc_member_state old)
 {
     (void)old;
-    if (m->state != PC_MEMBER_DEAD && m->state != PC_MEMBER_LEFT)
-        return;
+    uint64_t now = pc_peer_now(w->p);
     for (wk_vc *v = w->vcs, *next; v; v = next) {
         next = v->next;
-        if (!strcmp(v->deployer, m->rec.endpoint))
-            s_vc_drop(w, v, "its deployer is gone");
+        if (strcmp(v->deployer, m->rec.endpoint))
+            continue;
+        if (m->state == PC_MEMBER_LEFT)
+            s_vc_drop(w, v, "its deployer left");
+        else if (m->state == PC_MEMBER_DEAD && !v->orphan_ms)
+            v->orphan_ms = now ? now : 1;
+        else if (m->state == PC_MEMBER_ALIVE)
+            v->orphan_ms = 0;
     }
 }
 
@@ -694,7 +747,12 @@ uint32_t pc_worker_load(const pc_worker *w)
 
 uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
 {
-    (void)w;
+    uint64_t grace = (uint64_t)w->p->o.client_timeout_ms;
+    for (wk_vc *v = w->vcs, *next; v; v = next) {
+        next = v->next;
+        if (v->orphan_ms && now - v->orphan_ms >= grace)
+            s_vc_drop(w, v, "its deployer is gone");
+    }
     return now + 1000;
 }
 

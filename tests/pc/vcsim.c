@@ -343,6 +343,8 @@ static void s_node_tick(vs_world *w, vs_node *n)
     uint64_t next = pc_members_tick(p->mem, now);
     uint64_t t = pc_deployer_tick(p->dep, now);
     next = t < next ? t : next;
+    t = pc_holder_tick(p->hold, now);
+    next = t < next ? t : next;
     if (!n->up)
         return;
     t = vs_mw_tick(n->mw, now);

@@ -64,12 +64,15 @@ typedef struct mw_vt {
     mw_state s;
     uint64_t last_ckpt, ckpt_seq, oldest_seen, oldest_since, resync_asked;
     int32_t end_err;
+    char end_detail[128];
     bool ended;
+    bool heard; /* an input or acknowledgement reached it */
 } mw_vt;
 
 typedef struct mw_vc {
     uint64_t vc;
     char deployer[PC_ENDPOINT_MAX];
+    uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
     int ckpt_ms;
     mw_vt **vts;
     int nvts;
@@ -280,6 +283,8 @@ static void s_end(vs_mworker *mw, mw_vt *t, int32_t err, const char *detail)
     pc_wbuf_free(&b);
     t->ended = true;
     t->end_err = err;
+    if (detail != t->end_detail)
+        snprintf(t->end_detail, sizeof t->end_detail, "%s", detail);
     vs_trace(mw->n->w, "%s: VT %llu epoch %u ended (%d)", mw->n->ep, (unsigned long long)t->id,
              t->epoch, err);
 }
@@ -765,12 +770,21 @@ void vs_mw_on_msg(vs_mworker *mw, pc_msg *m)
         s_vc_drop(mw, v);
         return;
     case PC_W_IN:
+        if (t && t->epoch == m->h.epoch)
+            t->heard = true;
         if (t && t->epoch == m->h.epoch && !t->ended) {
             s_in(mw, t, m);
             s_step(mw, t, o);
         }
         return;
     case PC_W_ACK:
+        if (t && t->epoch == m->h.epoch)
+            t->heard = true;
+        if (t && t->epoch == m->h.epoch && t->ended) {
+            /* as worker.c: the end again, the first was lost */
+            s_end(mw, t, t->end_err, t->end_detail);
+            return;
+        }
         if (t && t->epoch == m->h.epoch && !t->ended)
             s_ack(mw, t, m);
         return;
@@ -781,13 +795,24 @@ void vs_mw_on_msg(vs_mworker *mw, pc_msg *m)
 
 void vs_mw_on_member(vs_mworker *mw, const pc_member *m)
 {
-    if (m->state != PC_MEMBER_DEAD && m->state != PC_MEMBER_LEFT)
-        return;
-    for (int i = 0; i < mw->nvcs;)
-        if (!strcmp(mw->vcs[i].deployer, m->rec.endpoint))
-            s_vc_drop(mw, &mw->vcs[i]);
-        else
+    /* as worker.c: a deployer that left goes at once, one declared dead
+     * only if it stays dead for the client timeout */
+    for (int i = 0; i < mw->nvcs;) {
+        mw_vc *v = &mw->vcs[i];
+        if (strcmp(v->deployer, m->rec.endpoint)) {
             i++;
+            continue;
+        }
+        if (m->state == PC_MEMBER_LEFT) {
+            s_vc_drop(mw, v);
+            continue;
+        }
+        if (m->state == PC_MEMBER_DEAD && !v->orphan_ms)
+            v->orphan_ms = vs_now(mw->n->w) ? vs_now(mw->n->w) : 1;
+        else if (m->state == PC_MEMBER_ALIVE)
+            v->orphan_ms = 0;
+        i++;
+    }
 }
 
 void vs_mw_dump(const vs_mworker *mw)
@@ -827,6 +852,13 @@ uint64_t vs_mw_tick(vs_mworker *mw, uint64_t now)
     /* each VT gets its share of the cores */
     uint64_t share = load > mw->n->cores ? (uint64_t)mw->n->cores * 1000 / load : 1000;
     uint64_t next = now + 1000;
+    for (int i = 0; i < mw->nvcs;) {
+        mw_vc *v = &mw->vcs[i];
+        if (v->orphan_ms && now - v->orphan_ms >= (uint64_t)mw->n->p->o.client_timeout_ms)
+            s_vc_drop(mw, v);
+        else
+            i++;
+    }
     for (int i = 0; i < mw->nvcs; i++) {
         mw_vc *v = &mw->vcs[i];
         for (int k = 0; k < v->nvts; k++) {
@@ -850,9 +882,14 @@ uint64_t vs_mw_tick(vs_mworker *mw, uint64_t now)
             if (oldest != t->oldest_seen) {
                 t->oldest_seen = oldest;
                 t->oldest_since = now;
-            } else if (oldest && now - t->oldest_since >= MW_STALE_MS) {
+            } else if (now - t->oldest_since >= MW_STALE_MS) {
+                /* as exechost.c: the outbox again, and the inputs asked
+                 * for again by an incarnation that heard nothing yet */
                 t->oldest_since = now;
-                s_resend(mw, t);
+                if (oldest)
+                    s_resend(mw, t);
+                if (!t->heard)
+                    s_send(mw, v->deployer, PC_W_RESYNC, t, t->s.next_in, NULL);
             }
         }
     }
