@@ -78,7 +78,7 @@ struct pc_msgmgr {
     mm_vt *vts; /* index id - 2 */
     size_t nvts, capvts;
     mm_glob *globs;
-    uint64_t delivered, dups, held_back, revoked;
+    uint64_t delivered, dups, held_back;
 };
 
 /* ===================================================================
@@ -548,47 +548,24 @@ void pc_mm_tick(pc_msgmgr *mm)
  * Incarnations
  * =================================================================== */
 
+/* A lock the lost incarnation held stays with the VT through its
+ * recovery. Its grant stays in the log and its request stays answered:
+ * the new incarnation either resumes from an image taken before the
+ * grant reached it (it takes the same grant again, from the log), or
+ * from one taken after it unlocked (its outbox sends the unlock again,
+ * which nothing else has been given in between), or restarts from its
+ * beginning and replays both. Taking the lock back instead cannot be
+ * exact: the deployer does not know which of these the new incarnation
+ * stands at, and re-granting a request that it had completed, or
+ * voiding a grant whose unlock it sends again, hangs the VC or loses an
+ * update (the simulator's seeds in tests/pc/test_vcsim.c, t_found).
+ * Other VTs wait for the lock meanwhile; a VT that fails for good
+ * releases it (pc_mm_vt_ended_with). */
 void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t id)
 {
     mm_vt *v = s_vt(mm, id);
-    if (!v)
-        return;
-    v->synced = false;
-    if (!v->lock)
-        return;
-    /* Take the lock back: the grant and every answer to a request made
-     * after it are voided (the new incarnation makes those requests again,
-     * with the same output numbers), and what it sent under the lock never
-     * counted. The lock request itself stands: the new incarnation may be
-     * resumed from an image taken while it waited for the grant, after
-     * the request was acknowledged, and would never ask again; so the
-     * request is queued again here and a new grant answers it. Messages,
-     * bounces and the ends of other VTs are not answers: they stay. */
-    mm_glob *g = v->lock;
-    uint64_t req = v->lock_seq;
-    for (size_t i = 0; i < v->nlog; i++) {
-        mm_in *e = &v->log[i];
-        bool answer = e->kind == RT_IN_GRANT || e->kind == RT_IN_READ || e->kind == RT_IN_ERROR ||
-                      e->kind == RT_IN_TIMEOUT;
-        if (e->d >= v->grant_d && answer) {
-            e->kind = RT_IN_VOID;
-            free(e->data);
-            e->data = NULL;
-            e->len = 0;
-        }
-    }
-    v->accepted = req;
-    if (v->acked > v->accepted)
-        v->acked = v->accepted;
-    s_held_free(v);
-    mm->revoked++;
-    pc_log(PC_LOG_INFO, "VC %016llx VT %llu lost holding '%s': lock taken back",
-           (unsigned long long)mm->o.vc, (unsigned long long)id, g->name);
-    s_unlock(mm, v);
-    if (s_enqueue(g, id, req, NULL, 0))
-        pc_log(PC_LOG_ERROR, "deployer out of memory: VT %llu's request of '%s' is lost",
-               (unsigned long long)id, g->name);
-    s_grant_next(mm, g);
+    if (v)
+        v->synced = false;
 }
 
 static void s_log_free(mm_vt *v)
@@ -819,10 +796,10 @@ uint64_t pc_mm_delivered(const pc_msgmgr *mm) { return mm->delivered; }
 void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
 {
     pc_json_fmt(j,
-                ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu,"
-                "\"locks_taken_back\":%llu},\"globals\":[",
+                ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu},"
+                "\"globals\":[",
                 (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
-                (unsigned long long)mm->held_back, (unsigned long long)mm->revoked);
+                (unsigned long long)mm->held_back);
     bool first = true;
     for (mm_glob *g = mm->globs; g; g = g->next) {
         int waiters = 0;

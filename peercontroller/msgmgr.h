@@ -16,11 +16,10 @@
  *
  * Global variables live here too, for the same reason: one place orders
  * every lock, applies each update once (by the updater's output number)
- * and takes a lock back from a VT whose worker is lost (its grant and
- * the answers after it are voided in its stream, what it sent under the
- * lock is discarded, and the lock goes to the next waiter). A VT is
- * never captured while it holds a lock (runtime/vtchan.h), which is what
- * makes taking it back safe.
+ * and keeps a lock with a VT whose worker is lost until its new
+ * incarnation unlocks it (the grant stays in its log, so whatever image
+ * it resumes from, it takes the same grant again or sends the same
+ * unlock again); a VT that fails for good releases it.
  *
  * Runs on the peer's network thread, like the deployer.
  */
@@ -56,7 +55,7 @@ void pc_mm_destroy(pc_msgmgr **mm_p);
 int pc_mm_vt_add(pc_msgmgr *mm, uint64_t vt);
 
 /* A new incarnation of `vt` was placed: nothing goes to it until its host
- * asks with W_RESYNC. If the old one held a lock, the lock is taken back. */
+ * asks with W_RESYNC. A lock the old one held stays with the VT. */
 void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t vt);
 
 /* `vt` ended with `err` (0: done; a LEV_E* code: failed): its log goes,

@@ -54,8 +54,10 @@
  *
  * Captures: a VT that holds a lock, or has a grant in its stream that it
  * has not taken yet, is not captured (rt_ch_capture_ok): its checkpoints
- * and stops wait until it unlocks. So an image never holds a lock, and a
- * lock whose holder is lost can always be taken back.
+ * and stops wait until it unlocks. So an image never holds a lock: a VT
+ * resumed from one either takes its grant again (the deployer keeps it
+ * in the log, and the lock with the VT, while the VT recovers) or sends
+ * its unlock again.
  *
  * Threads: rt_ch_deliver and rt_ch_ack may be called from any thread
  * while the VT runs (a mutex per VT); the output callback runs on the

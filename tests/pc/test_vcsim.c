@@ -124,6 +124,27 @@ static void t_network(void **state)
             40);
 }
 
+/* Crashes, restarts, pauses, loss and duplication, two of them within
+ * one checkpoint interval, on 6 peers with 10 VTs. */
+static void t_mixed(void **state)
+{
+    (void)state;
+    s_seeds("mixed",
+            (vs_opts){.peers = 6,
+                      .vts = 10,
+                      .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP,
+                      .faults = 2,
+                      .within_ckpt = true},
+            800, 40);
+}
+
+/* A peer of another mesh takes over a crashed peer's endpoint. */
+static void t_takeover(void **state)
+{
+    (void)state;
+    s_seeds("takeover", (vs_opts){.peers = 4, .kinds = VS_F_TAKEOVER, .faults = 1}, 900, 40);
+}
+
 /* The seeds that found defects, each replayed as it ran then (the
  * scenario's options and the seed). */
 static void t_found(void **state)
@@ -136,6 +157,13 @@ static void t_found(void **state)
     const vs_opts one = {
         .peers = 4, .replicas = 1, .kinds = VS_F_CRASH, .faults = 2, .within_ckpt = true};
     const vs_opts restart = {.peers = 4, .kinds = VS_F_RESTART, .faults = 1};
+    const vs_opts mixed = {.peers = 6,
+                           .vts = 10,
+                           .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP,
+                           .faults = 2,
+                           .within_ckpt = true};
+    const vs_opts network = {
+        .peers = 5, .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION, .faults = 2};
     struct {
         const char *what;
         vs_opts o;
@@ -154,6 +182,14 @@ static void t_found(void **state)
         /* the lock request of a VT resumed from an image taken while it
          * waited for the grant was voided with the grant, never made again */
         {"two crashes: a lock request lost with its voided grant", two, 4676},
+        /* a lock taken back from a VT whose image was past its unlock (the
+         * unlock lost on the way): the request granted again, never taken */
+        {"mixed: a lock granted again to a VT past its unlock", mixed, 2580},
+        /* stale deaths after a partition healed: the deployer's peer taken
+         * for dead, workers and holders dropped the VC's executors and
+         * images; a lost RESYNC or DONE left a VT without inputs or end */
+        {"network: a VC lost to a false death of its deployer", network, 98},
+        {"network: a VT never synced after its RESYNC was lost", network, 8},
     };
     for (size_t i = 0; i < sizeof found / sizeof found[0]; i++) {
         vs_opts o = found[i].o;
@@ -179,6 +215,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_pause),       cmocka_unit_test(t_restart),
         cmocka_unit_test(t_stall_crash), cmocka_unit_test(t_two_crashes),
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
+        cmocka_unit_test(t_mixed),       cmocka_unit_test(t_takeover),
         cmocka_unit_test(t_found),
     };
     if (argc > 1)
