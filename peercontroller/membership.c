@@ -76,7 +76,7 @@ struct pc_members {
     s_relay relays[S_RELAY_MAX];
     size_t nrelays;
     size_t nsuspect, ndown; /* nodes SUSPECT, and DEAD or LEFT */
-    uint32_t digest;        /* sum of the hashes of the live members' endpoints */
+    uint32_t digest;        /* sum of hashes of the live members' endpoints, instances */
     uint64_t digest_at;     /* when the set of live members last changed */
     pc_members_stats st;
     pc_wbuf out; /* the message being written */
@@ -201,7 +201,9 @@ static bool s_down(pc_member_state s) { return s == PC_MEMBER_DEAD || s == PC_ME
 /* Adds nd to (+1) or takes it from (-1) the digest of live members. */
 static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now)
 {
-    uint32_t h = s_hash(nd->m.rec.endpoint) * 0x9E3779B1u;
+    uint64_t inst = nd->m.instance; /* a peer that holds an earlier life differs */
+    uint32_t h =
+        (s_hash(nd->m.rec.endpoint) ^ (uint32_t)inst ^ (uint32_t)(inst >> 32)) * 0x9E3779B1u;
     m->digest += sign > 0 ? h : (uint32_t)-h;
     m->digest_at = now;
 }
@@ -538,7 +540,7 @@ static void s_refute(pc_members *m, uint32_t accused)
 static void s_new_life(pc_members *m, uint64_t now, s_node *nd, const pc_mem_update *u,
                        pc_member_state st)
 {
-    if (!s_down(nd->m.state) && !s_down(st))
+    if (!s_down(nd->m.state))
         s_set(m, nd, PC_MEMBER_DEAD, nd->m.incarnation, now, false);
     nd->m.instance = u->instance;
     if (u->has_rec)
@@ -558,8 +560,10 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
         if (u->instance > me->m.instance) {
             /* A life the others hold later than this one (a clock set
              * back): this peer takes an instance past it. */
+            s_count_live(m, me, -1, now);
             me->m.instance = u->instance + 1;
             me->m.incarnation = 0;
+            s_count_live(m, me, +1, now);
             m->st.refutations++;
             s_queue(m, me);
         } else if (u->state == PC_MEMBER_ALIVE ? u->incarnation > me->m.incarnation
@@ -959,16 +963,19 @@ static void s_acked(pc_members *m, uint32_t seq, uint8_t flags, uint64_t now)
 }
 
 /* Whether msg, checked, comes from this peer's mesh. A settled peer also
- * takes what a newcomer sends (a join, or a message from a member that has
- * not settled its id yet). A peer whose id is not settled (drawn, not configured) trusts the seeds
- * it asked and the members it learned of from them: it settles its id from the first settled one
- * such a peer sends, or, when it asked no seed (the first peer of a mesh), from the first join it
- * serves; until then a drawn id lower than its own, heard from them or from a joiner, replaces it,
- * so that peers that start together and join each other agree on one id. */
+ * takes what a newcomer sends (a join, or a message from a live member
+ * that has not settled its id yet). A peer whose id is not settled
+ * (drawn, not configured) trusts the seeds it asked and the live members
+ * it learned of from them: it settles its id from the first settled one
+ * such a peer sends, or, when it asked no seed (the first peer of a
+ * mesh), from the first join it serves; until then a drawn id lower than
+ * its own, heard from them or from a joiner, replaces it, so that peers
+ * that start together and join each other agree on one id. */
 static bool s_same_mesh(pc_members *m, uint16_t type, const pc_mem_msg *msg, const char *from)
 {
     bool provisional = msg->hflags & PC_MEM_PROVISIONAL;
-    bool known = s_find(m, from) != NULL;
+    const s_node *sender = s_find(m, from);
+    bool known = sender && !s_down(sender->m.state);
     if (m->settled) /* a joiner, or a member yet to settle: it will take this id */
         return msg->mesh == m->mesh || (provisional && (type == PC_M_JOIN || known));
     bool trusted = known;

@@ -24,8 +24,9 @@
  *   GOSSIP          head, updates
  *   SYNC            head, u8 flags (1: answer with your view), updates: a
  *                   view
- *   digest          u32 sum of hashes of the endpoints of the live members
- *                   the sender sees, u8 flags: 1 if that set has not
+ *   digest          u32 sum of hashes of the endpoints and instances of
+ *                   the live members the sender sees, u8 flags: 1 if that
+ *                   set has not
  *                   changed for a few periods
  *
  * An ALIVE update carries its record; the others carry it in a SYNC

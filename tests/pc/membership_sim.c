@@ -1,8 +1,8 @@
 /* membership_sim.c - the simulated mesh of membership_sim.h: the peers, a
  * heap of events (starts, timer deadlines, deliveries) in microseconds of
  * simulated time, a network with latency, jitter, loss and a slow peer,
- * the tally of how every peer sees every other of its mesh, and the
- * scenarios the test and the benchmark share.
+ * the tally of how every peer sees every other of its mesh, the
+ * scenarios the test and the benchmark share, and the hand-run net.
  */
 #include "membership_sim.h"
 
@@ -678,4 +678,135 @@ int msim_slow(const msim_opts *o, int settle_ms, int window_ms, msim_slow_result
     r->refused = s->refused;
     msim_destroy(&s);
     return 0;
+}
+
+/* ===================================================================
+ * The hand-run net
+ * =================================================================== */
+
+const char *msim_hnet_ep(int i)
+{
+    static char eps[MSIM_HPEERS][32];
+    snprintf(eps[i], sizeof eps[i], "tcp://10.1.0.%d:7946", i);
+    return eps[i];
+}
+
+/* A copy of a message; data NULL when out of memory. */
+static msim_hmsg s_hcopy(const char *from, const char *to, uint16_t type, const void *p, size_t len)
+{
+    msim_hmsg msg = {.type = type, .len = len, .data = malloc(len ? len : 1)};
+    snprintf(msg.from, sizeof msg.from, "%s", from);
+    snprintf(msg.to, sizeof msg.to, "%s", to);
+    if (len && msg.data)
+        memcpy(msg.data, p, len);
+    return msg;
+}
+
+static void s_hsend(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    msim_hpeer *p = ud;
+    msim_hnet *net = p->net;
+    msim_hmsg msg = s_hcopy(msim_hnet_ep(p->idx), to, type, payload, len);
+    if (net->nq == MSIM_HQUEUE || !msg.data) {
+        net->overflow++;
+        free(msg.data);
+        return;
+    }
+    net->q[net->nq++] = msg;
+    if (type == PC_M_SYNC && len > net->sync_len)
+        net->sync_len = len;
+    if (net->log && net->nlog < net->caplog) {
+        net->log[net->nlog] = s_hcopy(msim_hnet_ep(p->idx), to, type, payload, len);
+        net->nlog += net->log[net->nlog].data != NULL;
+    }
+}
+
+pc_peer_rec msim_hnet_rec(const char *endpoint)
+{
+    pc_peer_rec rec = {.cores = 2, .rate = 500, .arch = "x86_64", .version = PC_WIRE_VERSION};
+    snprintf(rec.endpoint, sizeof rec.endpoint, "%s", endpoint);
+    return rec;
+}
+
+int msim_hnet_start(msim_hnet *net, int i, uint64_t now)
+{
+    msim_hpeer *p = &net->p[i];
+    pc_members_destroy(&p->m);
+    p->net = net;
+    p->idx = i;
+    p->next = now;
+    pc_peer_rec rec = msim_hnet_rec(msim_hnet_ep(i));
+    pc_members_io io = {.send = s_hsend, .ud = p};
+    return pc_members_new(&p->m, &rec, net->opts, &io, 1000 + (uint64_t)i, now);
+}
+
+msim_hnet *msim_hnet_new(int n, const pc_members_opts *opts)
+{
+    if (n < 1 || n > MSIM_HPEERS)
+        return NULL;
+    msim_hnet *net = calloc(1, sizeof *net);
+    if (!net || !(net->q = calloc(MSIM_HQUEUE, sizeof *net->q))) {
+        free(net);
+        return NULL;
+    }
+    net->n = n;
+    net->opts = opts;
+    for (int i = 0; i < n; i++)
+        if (msim_hnet_start(net, i, 0)) {
+            msim_hnet_destroy(&net);
+            return NULL;
+        }
+    return net;
+}
+
+void msim_hnet_drop(msim_hnet *net)
+{
+    for (size_t i = 0; i < net->nq; i++)
+        free(net->q[i].data);
+    net->nq = 0;
+}
+
+void msim_hnet_destroy(msim_hnet **net_p)
+{
+    msim_hnet *net = net_p ? *net_p : NULL;
+    if (!net)
+        return;
+    msim_hnet_drop(net);
+    for (size_t i = 0; i < net->nlog; i++)
+        free(net->log[i].data);
+    for (int i = 0; i < net->n; i++)
+        pc_members_destroy(&net->p[i].m);
+    free(net->log);
+    free(net->q);
+    free(net);
+    *net_p = NULL;
+}
+
+bool msim_hnet_flush(msim_hnet *net, uint64_t now)
+{
+    for (int round = 0; net->nq && round < 10000; round++) {
+        msim_hmsg msg = net->q[0];
+        memmove(net->q, net->q + 1, (net->nq - 1) * sizeof *net->q);
+        net->nq--;
+        for (int i = 0; i < net->n; i++) {
+            const char *why = NULL;
+            if (net->p[i].m && !strcmp(msim_hnet_ep(i), msg.to) &&
+                pc_members_recv(net->p[i].m, now, msg.from, msg.type, msg.data, msg.len, &why))
+                net->refused++;
+        }
+        free(msg.data);
+    }
+    return net->nq == 0;
+}
+
+bool msim_hnet_run(msim_hnet *net, uint64_t from, uint64_t to)
+{
+    for (uint64_t now = from; now <= to; now++) {
+        for (int i = 0; i < net->n; i++)
+            if (net->p[i].m && now >= net->p[i].next)
+                net->p[i].next = pc_members_tick(net->p[i].m, now);
+        if (!msim_hnet_flush(net, now))
+            return false;
+    }
+    return true;
 }

@@ -166,4 +166,71 @@ typedef struct msim_slow_result {
  * over the next window_ms is counted. 0, or LEV_EINVAL, LEV_ENOMEM. */
 int msim_slow(const msim_opts *o, int settle_ms, int window_ms, msim_slow_result *r);
 
+/* ===================================================================
+ * A hand-run net: a few peers, every message delivered at once and in
+ * order, time advanced by the caller a millisecond at a time; for tests
+ * that drive the protocol by hand and read the fields below directly.
+ * =================================================================== */
+
+#define MSIM_HPEERS 4    /* peers of a hand-run net, at most */
+#define MSIM_HQUEUE 8192 /* messages in flight, at most (more are lost) */
+
+typedef struct msim_hmsg {
+    char from[PC_ENDPOINT_MAX], to[PC_ENDPOINT_MAX];
+    uint16_t type;
+    size_t len;
+    uint8_t *data;
+} msim_hmsg;
+
+typedef struct msim_hnet msim_hnet;
+
+typedef struct msim_hpeer {
+    msim_hnet *net;
+    int idx;
+    pc_members *m;
+    uint64_t next; /* when it wants its next tick */
+} msim_hpeer;
+
+struct msim_hnet {
+    msim_hpeer p[MSIM_HPEERS];
+    int n;
+    const pc_members_opts *opts; /* of the peers msim_hnet_start creates; NULL: defaults */
+    msim_hmsg *q;                /* the messages in flight */
+    size_t nq;
+    size_t sync_len;   /* longest SYNC payload sent */
+    uint64_t refused;  /* messages a peer refused */
+    uint64_t overflow; /* messages lost because MSIM_HQUEUE were in flight */
+    msim_hmsg *log;    /* copies of every message while nlog < caplog (the caller
+                          allocates it; msim_hnet_destroy frees it) */
+    size_t nlog, caplog;
+};
+
+/* Peer i's endpoint, tcp://10.1.0.I:7946 (a static buffer per peer). */
+const char *msim_hnet_ep(int i);
+
+/* The record the peers of a hand-run net announce, at endpoint. */
+pc_peer_rec msim_hnet_rec(const char *endpoint);
+
+/* A net of n peers started at time 0 with opts (NULL: defaults), or NULL
+ * when out of memory or a peer could not start. Caller owns it. */
+msim_hnet *msim_hnet_new(int n, const pc_members_opts *opts);
+
+/* (Re)creates peer i with net->opts, at now. 0, or pc_members_new's error. */
+int msim_hnet_start(msim_hnet *net, int i, uint64_t now);
+
+/* Drops the messages in flight. */
+void msim_hnet_drop(msim_hnet *net);
+
+/* Delivers what is in flight (and what that sends), up to 10,000
+ * messages; messages to endpoints outside the net are lost. False when
+ * messages were still in flight after that. */
+bool msim_hnet_flush(msim_hnet *net, uint64_t now);
+
+/* Runs the net from `from` to `to` ms, a millisecond at a time (ticks,
+ * then a flush); false as msim_hnet_flush. */
+bool msim_hnet_run(msim_hnet *net, uint64_t from, uint64_t to);
+
+/* Frees the net, its peers, messages and log; accepts NULL. */
+void msim_hnet_destroy(msim_hnet **net_p);
+
 #endif

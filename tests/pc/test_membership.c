@@ -29,152 +29,45 @@
 #include "membership_sim.h"
 
 /* ===================================================================
- * A hand-run net: a few peers, messages delivered at once, in order
+ * A hand-run net (membership_sim.h): a few peers, messages delivered at
+ * once, in order
  * =================================================================== */
 
-#define H_PEERS 4
-#define H_QUEUE 8192
-
-typedef struct h_msg {
-    char from[PC_ENDPOINT_MAX], to[PC_ENDPOINT_MAX];
-    uint16_t type;
-    size_t len;
-    uint8_t *data;
-} h_msg;
-
-typedef struct h_net h_net;
-
-typedef struct h_peer {
-    h_net *net;
-    int idx;
-    pc_members *m;
-    uint64_t next;
-} h_peer;
-
-struct h_net {
-    h_peer p[H_PEERS];
-    int n;
-    h_msg *q; /* the messages in flight */
-    size_t nq;
-    size_t sync_len;  /* longest SYNC payload sent */
-    uint64_t refused; /* messages a peer refused */
-    h_msg *log;       /* copies of every message, when logging */
-    size_t nlog, caplog;
-};
-
-static const char *h_ep(int i)
-{
-    static char eps[H_PEERS][32];
-    snprintf(eps[i], sizeof eps[i], "tcp://10.1.0.%d:7946", i);
-    return eps[i];
-}
-
-static h_msg s_copy(const char *from, const char *to, uint16_t type, const void *p, size_t len)
-{
-    h_msg msg = {.type = type, .len = len, .data = malloc(len ? len : 1)};
-    assert_non_null(msg.data);
-    snprintf(msg.from, sizeof msg.from, "%s", from);
-    snprintf(msg.to, sizeof msg.to, "%s", to);
-    if (len)
-        memcpy(msg.data, p, len);
-    return msg;
-}
-
-static void h_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
-{
-    h_peer *p = ud;
-    h_net *net = p->net;
-    assert_true(net->nq < H_QUEUE);
-    net->q[net->nq++] = s_copy(h_ep(p->idx), to, type, payload, len);
-    if (type == PC_M_SYNC && len > net->sync_len)
-        net->sync_len = len;
-    if (net->log && net->nlog < net->caplog)
-        net->log[net->nlog++] = s_copy(h_ep(p->idx), to, type, payload, len);
-}
-
-static pc_peer_rec h_rec(const char *endpoint)
-{
-    pc_peer_rec rec = {.cores = 2, .rate = 500, .arch = "x86_64", .version = PC_WIRE_VERSION};
-    snprintf(rec.endpoint, sizeof rec.endpoint, "%s", endpoint);
-    return rec;
-}
+typedef msim_hnet h_net;
+typedef msim_hmsg h_msg;
+#define h_ep msim_hnet_ep
+#define h_rec msim_hnet_rec
+#define h_drop_queue msim_hnet_drop
+#define h_free msim_hnet_destroy
 
 static const pc_members_opts *g_hopts; /* of the peers h_start creates; NULL: defaults */
 
 /* (Re)creates peer i of the net. */
 static void h_start(h_net *net, int i, uint64_t now)
 {
-    h_peer *p = &net->p[i];
-    pc_members_destroy(&p->m);
-    p->net = net;
-    p->idx = i;
-    p->next = now;
-    pc_peer_rec rec = h_rec(h_ep(i));
-    pc_members_io io = {.send = h_send, .ud = p};
-    assert_int_equal(pc_members_new(&p->m, &rec, g_hopts, &io, 1000 + (uint64_t)i, now), 0);
+    net->opts = g_hopts;
+    assert_int_equal(msim_hnet_start(net, i, now), 0);
 }
 
 static h_net *h_new(int n)
 {
-    h_net *net = calloc(1, sizeof *net);
+    h_net *net = msim_hnet_new(n, g_hopts);
     assert_non_null(net);
-    net->q = calloc(H_QUEUE, sizeof *net->q);
-    assert_non_null(net->q);
-    net->n = n;
-    for (int i = 0; i < n; i++)
-        h_start(net, i, 0);
     return net;
 }
 
-static void h_drop_queue(h_net *net)
-{
-    for (size_t i = 0; i < net->nq; i++)
-        free(net->q[i].data);
-    net->nq = 0;
-}
-
-static void h_free(h_net **net_p)
-{
-    h_net *net = *net_p;
-    h_drop_queue(net);
-    for (size_t i = 0; i < net->nlog; i++)
-        free(net->log[i].data);
-    for (int i = 0; i < net->n; i++)
-        pc_members_destroy(&net->p[i].m);
-    free(net->log);
-    free(net->q);
-    free(net);
-    *net_p = NULL;
-}
-
-/* Delivers what is in flight (and what that sends), up to 10,000
- * messages; messages to endpoints outside the net are lost. */
+/* Delivers what is in flight (and what that sends); nothing may be lost. */
 static void h_flush(h_net *net, uint64_t now)
 {
-    for (int round = 0; net->nq && round < 10000; round++) {
-        h_msg msg = net->q[0];
-        memmove(net->q, net->q + 1, (net->nq - 1) * sizeof *net->q);
-        net->nq--;
-        for (int i = 0; i < net->n; i++) {
-            const char *why = NULL;
-            if (net->p[i].m && !strcmp(h_ep(i), msg.to) &&
-                pc_members_recv(net->p[i].m, now, msg.from, msg.type, msg.data, msg.len, &why))
-                net->refused++;
-        }
-        free(msg.data);
-    }
-    assert_int_equal(net->nq, 0);
+    assert_true(msim_hnet_flush(net, now));
+    assert_int_equal(net->overflow, 0);
 }
 
 /* Runs the net from `from` to `to` ms, a millisecond at a time. */
 static void h_run(h_net *net, uint64_t from, uint64_t to)
 {
-    for (uint64_t now = from; now <= to; now++) {
-        for (int i = 0; i < net->n; i++)
-            if (net->p[i].m && now >= net->p[i].next)
-                net->p[i].next = pc_members_tick(net->p[i].m, now);
-        h_flush(net, now);
-    }
+    assert_true(msim_hnet_run(net, from, to));
+    assert_int_equal(net->overflow, 0);
 }
 
 /* ===================================================================
@@ -261,12 +154,17 @@ static msim *sim_mesh(int n, uint64_t seed, uint64_t limit_ms, const pc_members_
  * Protocol
  * =================================================================== */
 
+static void drop_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
+{
+    (void)ud, (void)to, (void)type, (void)payload, (void)len;
+}
+
 static void t_new_checks(void **state)
 {
     (void)state;
     pc_members *m = NULL;
     pc_peer_rec rec = h_rec("tcp://10.1.0.0:7946");
-    pc_members_io io = {.send = h_send};
+    pc_members_io io = {.send = drop_send};
     assert_int_equal(pc_members_new(&m, NULL, NULL, &io, 1, 0), LEV_EINVAL);
     assert_int_equal(pc_members_new(&m, &rec, NULL, NULL, 1, 0), LEV_EINVAL);
     pc_members_io no_send = {0};
