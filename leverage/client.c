@@ -231,7 +231,7 @@ static void s_open_payload(pc_wbuf *w, const lev_vc_options *o, const rt_taskmod
     crypto_generichash(hash, sizeof hash, m->bytes, m->len, NULL, 0);
     pc_put_i32(w, o->workers);
     pc_put_i32(w, o->checkpoint_ms ? o->checkpoint_ms : 2000);
-    pc_put_i32(w, o->replicas ? o->replicas : 1);
+    pc_put_i32(w, o->replicas); /* 0: the deployer's default */
     pc_put_u64(w, m->digest);
     pc_put_raw(w, hash, sizeof hash);
 }

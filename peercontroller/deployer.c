@@ -134,6 +134,7 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_put_u64(&b, zmq_msg_size(&vc->module));
     pc_put_str(&b, vc->arch);
     pc_put_i32(&b, vc->ckpt_ms);
+    pc_put_u64(&b, pc_members_mesh_id(d->p->mem)); /* a peer of another mesh refuses */
     w->state = W_ENROLLING;
     w->since_ms = now;
     pc_peer_send(d->p, w->ep, dep_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
@@ -434,7 +435,8 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         return;
     if (err || !cores) {
         w->state = W_REFUSED;
-        w->since_ms = err == LEV_EMODULE ? DEP_NEVER : pc_peer_now(d->p);
+        /* the module cannot be loaded there, or it is of another mesh */
+        w->since_ms = err == LEV_EMODULE || err == LEV_EPEER ? DEP_NEVER : pc_peer_now(d->p);
         pc_log(PC_LOG_INFO, "VC %016llx: %s refused to enrol: %s", (unsigned long long)vc->id,
                w->ep, lev_strerror(err ? err : LEV_EBUSY));
         pc_dep_enrol(d, vc, pc_peer_now(d->p));
@@ -650,6 +652,16 @@ static void s_place_err(pc_deployer *d, dep_vc *vc, pc_msg *m)
                  : err >= 0 ? "no error code"
                             : "trailing bytes");
         s_finish(d, vc, vt, LEV_EFAILED, detail, NULL, 0);
+        return;
+    }
+    if (err == LEV_EBUSY) {
+        /* the worker cannot serve the VC (no executor there): the VT goes
+         * elsewhere, and so do the others it has */
+        int wi = pc_dep_worker(vc, m->from);
+        if (wi >= 0)
+            pc_dep_worker_lost(d, vc, wi, detail);
+        else
+            pc_dep_requeue(d, vc, vt);
         return;
     }
     if (err == LEV_EIMAGE || err == LEV_EVERSION) {

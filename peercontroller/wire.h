@@ -72,8 +72,8 @@ typedef enum pc_type {
 
     /* deployer <-> worker */
     PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
-                              * i32 checkpoint_ms -> ENROLLED */
-    PC_W_ENROLLED = 0x0302,  /* i32 err, u8 has module, u32 cores */
+                              * i32 checkpoint_ms, u64 mesh id -> ENROLLED */
+    PC_W_ENROLLED = 0x0302,  /* i32 err (LEV_EPEER: another mesh), u8 has module, u32 cores */
     PC_W_MODULE = 0x0303,    /* hdr.vc; h hash; F module bytes -> MODULE_OK */
     PC_W_MODULE_OK = 0x0304, /* i32 err, s detail */
     PC_W_RUN = 0x0305,       /* hdr.vc/vt/epoch; s task, b arg, u32 n, n x s holder */

@@ -328,6 +328,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     uint64_t size = pc_get_u64(&r);
     pc_get_str(&r, arch, sizeof arch);
     int32_t ckpt = pc_get_i32(&r);
+    uint64_t mesh = pc_get_u64(&r);
     (void)size;
     if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
         pc_log(PC_LOG_WARN, "dropped ENROL from %s: %s", m->from,
@@ -335,7 +336,16 @@ static void s_enrol(pc_worker *w, pc_msg *m)
         return;
     }
     int err = 0;
-    if (!w->p->self.cores || w->leaving)
+    uint64_t own = pc_members_mesh_id(w->p->mem);
+    if (mesh != own) {
+        /* a deployer of another mesh took this endpoint for one of its peers */
+        pc_log(PC_LOG_WARN,
+               "refused to enrol in VC %016llx of %s: it is of mesh %016llx, this "
+               "peer of mesh %016llx",
+               (unsigned long long)m->h.vc, deployer, (unsigned long long)mesh,
+               (unsigned long long)own);
+        err = LEV_EPEER;
+    } else if (!w->p->self.cores || w->leaving)
         err = LEV_EBUSY;
     else if (pc_arch_check(arch)) /* another architecture: the delegator goes elsewhere */
         err = LEV_EMODULE;
@@ -422,7 +432,7 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     if (!t) {
         pc_wbuf b;
         pc_wbuf_init(&b);
-        pc_put_i32(&b, rc ? rc : LEV_ENOMEM);
+        pc_put_i32(&b, LEV_EBUSY);
         pc_put_str(&b, "cannot start an executor here");
         s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
         pc_wbuf_free(&b);
@@ -447,8 +457,16 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     }
     int rc = s_exec_ensure(w, v);
     wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
-    if (!t)
+    if (!t) {
+        /* as for RUN: the deployer places it elsewhere */
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_i32(&b, LEV_EBUSY);
+        pc_put_str(&b, "cannot start an executor here");
+        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
+        pc_wbuf_free(&b);
         return;
+    }
     t->nh = tmp.nh;
     memcpy(t->holders, tmp.holders, sizeof tmp.holders);
     uint8_t len[4];

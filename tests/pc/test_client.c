@@ -179,7 +179,7 @@ static void t_open_close(void **state)
     assert_true(s.module_ok);
     assert_int_equal(s.workers, 0);
     assert_int_equal(s.checkpoint_ms, 2000);
-    assert_int_equal(s.replicas, 1);
+    assert_int_equal(s.replicas, 0); /* the deployer's default */
     assert_int_equal(lev_vc_close(&vc), 0);
     assert_null(vc);
     assert_int_equal(fp_seen_get(fp).closes, 1);

@@ -550,8 +550,21 @@ static void s_enrol(vs_mworker *mw, pc_msg *m)
     pc_get_u64(&r);
     pc_get_str(&r, arch, sizeof arch);
     int32_t ckpt = pc_get_i32(&r);
+    uint64_t mesh = pc_get_u64(&r);
     if (!pc_rbuf_done(&r) || !m->h.vc) {
         vs_violation(mw->n->w, "%s: malformed W_ENROL from %s", mw->n->ep, m->from);
+        return;
+    }
+    if (mesh != pc_members_mesh_id(mw->n->p->mem)) {
+        /* as worker.c: a deployer of another mesh is refused */
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_i32(&b, LEV_EPEER);
+        pc_put_u8(&b, 0);
+        pc_put_u32(&b, 0);
+        vs_net_send(mw->n, deployer, pc_hdr_make(PC_W_ENROLLED, m->h.vc, 0, 0, m->h.seq), b.data,
+                    b.len, NULL);
+        pc_wbuf_free(&b);
         return;
     }
     if (mw->n->foreign)
