@@ -297,3 +297,29 @@ void js_peer_state(const char *json, const char *ep, char *out, size_t cap)
     if (f)
         s_str_at(f + strlen(key), out, cap);
 }
+
+/* ---- added for the fault tests ---- */
+
+void mesh_print_log_tail(const mesh_peer *p, int lines)
+{
+    FILE *f = fopen(p->log, "r");
+    if (!f)
+        return;
+    enum { KEEP = 64 };
+    static char ring[KEEP][512];
+    int n = 0;
+    while (n < 1000000 && fgets(ring[n % KEEP], sizeof ring[0], f))
+        n++;
+    fclose(f);
+    if (lines > KEEP)
+        lines = KEEP;
+    fprintf(stderr, "---- %s (%s), last lines\n", p->log, p->ep);
+    for (int i = n > lines ? n - lines : 0; i < n; i++)
+        fputs(ring[i % KEEP], stderr);
+}
+
+bool js_has_executor(const char *json)
+{
+    const char *e = strstr(json, "\"executors\":[");
+    return e && e[strlen("\"executors\":[")] != ']';
+}

@@ -77,4 +77,13 @@ int js_workers(const char *json, const char *ep, bool *has);
 /* State of peer `ep` in the "peers" list ("alive", "suspect"...), or "" if absent. */
 void js_peer_state(const char *json, const char *ep, char *out, size_t cap);
 
+/* ---- added for the fault tests ---- */
+
+/* Prints the last `lines` lines of the peer's log to standard error. */
+void mesh_print_log_tail(const mesh_peer *p, int lines);
+
+/* Whether the peer whose status this is runs an executor of any VC (its
+ * "executors" list is not empty). */
+bool js_has_executor(const char *json);
+
 #endif
