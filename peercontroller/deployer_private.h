@@ -48,6 +48,7 @@ typedef struct dep_vt {
     int state;
     int host;                  /* index into the VC's workers, -1: none */
     bool recovering;           /* placed from an image or restarted after a loss */
+    uint64_t wait_since;       /* waiting for a dead holder's image since (0: not) */
     bool confirmed;            /* the host's executor has this epoch (it asked for inputs) */
     uint64_t placed_ms;        /* when this epoch was placed */
     char src[PC_ENDPOINT_MAX]; /* the holder sending its image to the host ("": none) */

@@ -620,6 +620,12 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
     s_unblock(mm, id);
 }
 
+bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t id)
+{
+    const mm_vt *v = s_vt((pc_msgmgr *)mm, id);
+    return !v || v->first <= 1;
+}
+
 void pc_mm_trim(pc_msgmgr *mm, uint64_t id, uint64_t floor)
 {
     mm_vt *v = s_vt(mm, id);

@@ -71,6 +71,10 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t vt, int err);
  * VT ended has it reported as done (LEV_ENOVT to its peers). */
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t vt);
 
+/* Whether `vt` can still start over from its beginning: its log holds
+ * every input from the first. */
+bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t vt);
+
 /* No image older than input position `floor` will be resumed: the log
  * before it goes. */
 void pc_mm_trim(pc_msgmgr *mm, uint64_t vt, uint64_t floor);

@@ -20,6 +20,12 @@
  * above the time an image takes to cross a LAN. */
 #define DEP_CONFIRM_MS 30000
 
+/* A VT that can resume only from an image on a peer declared dead waits
+ * this long for that peer to come back before it starts over (and fails,
+ * when its log was trimmed). About the time a false death takes to be
+ * refuted after a partition heals, several times over. */
+#define DEP_DEAD_WAIT_MS 20000
+
 /* ===================================================================
  * Holder lists
  * =================================================================== */
@@ -118,18 +124,24 @@ static bool s_holders_update(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     const char *hostep = vt->host >= 0 ? vc->w[vt->host].ep : "";
     bool changed = false;
     /* the host's copy dies with the host (but until the host confirms
-     * the VT it may be the one to resume from); the dead hold nothing */
-    for (int i = vt->nholders - 1; i >= 0; i--)
-        if ((vt->confirmed && !strcmp(vt->holders[i].ep, hostep)) ||
-            s_gone(s_state(d, vt->holders[i].ep))) {
+     * the VT it may be the one to resume from); one that left, or that
+     * this peer forgot, holds nothing. One declared dead may have been so
+     * falsely (a partition, a loss of messages) and come back with its
+     * image: it stays, like a suspected one, until it is covered. */
+    for (int i = vt->nholders - 1; i >= 0; i--) {
+        const pc_member *m = pc_peer_member(d->p, vt->holders[i].ep);
+        if ((vt->confirmed && !strcmp(vt->holders[i].ep, hostep)) || !m ||
+            m->state == PC_MEMBER_LEFT) {
             s_remove(d, vc, vt, i);
             changed = true;
         }
+    }
     int alive = s_count_alive(d, vc, vt);
     if (alive < want)
         changed |= s_add_holders(d, vc, vt, hostep, want - alive);
     for (int i = vt->nholders - 1; i >= 0; i--) {
-        if (s_state(d, vt->holders[i].ep) != PC_MEMBER_SUSPECT)
+        pc_member_state st = s_state(d, vt->holders[i].ep);
+        if (st != PC_MEMBER_SUSPECT && st != PC_MEMBER_DEAD)
             continue;
         int covered = 0;
         for (int k = 0; k < vt->nholders; k++)
@@ -244,6 +256,33 @@ static int s_holds_best(const dep_vt *vt, int src, const char *ep)
     return -1;
 }
 
+/* Whether a VT that lost every image it could resume from, and cannot
+ * start over (its log was trimmed), should wait rather than fail: a peer
+ * declared dead, perhaps falsely, holds an image of it, and it has not
+ * waited DEP_DEAD_WAIT_MS yet. The tick places it once that peer is
+ * back (or fails it once the wait is over). */
+static bool s_waits_for_dead(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    if (!vt->recovering || pc_mm_replayable(vc->mm, vt->id))
+        return false;
+    bool dead_image = false;
+    for (int i = 0; i < vt->nholders; i++)
+        dead_image |= vt->holders[i].epoch && s_state(d, vt->holders[i].ep) == PC_MEMBER_DEAD;
+    uint64_t now = pc_peer_now(d->p);
+    if (!dead_image) {
+        vt->wait_since = 0;
+        return false;
+    }
+    if (!vt->wait_since) {
+        vt->wait_since = now ? now : 1;
+        pc_log(PC_LOG_WARN,
+               "VC %016llx VT %llu: its images are on peers declared dead and it cannot start "
+               "over: waiting %d s for them",
+               (unsigned long long)vc->id, (unsigned long long)vt->id, DEP_DEAD_WAIT_MS / 1000);
+    }
+    return now - vt->wait_since < DEP_DEAD_WAIT_MS;
+}
+
 bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
 {
     /* Just after the VC opened, wait a moment for the workers still
@@ -254,6 +293,9 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     pc_place_cand cand[256];
     int idx[256], n = 0;
     int src = s_best_holder(d, vt);
+    if (src < 0 && s_waits_for_dead(d, vc, vt))
+        return true; /* pending still; the others are placed meanwhile */
+    vt->wait_since = 0;
     for (int i = 0; i < vc->nw && n < 256; i++) {
         dep_worker *w = &vc->w[i];
         if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))

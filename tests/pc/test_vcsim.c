@@ -190,6 +190,9 @@ static void t_found(void **state)
          * images; a lost RESYNC or DONE left a VT without inputs or end */
         {"network: a VC lost to a false death of its deployer", network, 98},
         {"network: a VT never synced after its RESYNC was lost", network, 8},
+        /* a holder declared dead (falsely) was dropped from the VT's list;
+         * the host died too, and the VT, its log trimmed, failed */
+        {"mixed: a VT failed, its holders falsely declared dead", mixed, 5220},
     };
     for (size_t i = 0; i < sizeof found / sizeof found[0]; i++) {
         vs_opts o = found[i].o;
