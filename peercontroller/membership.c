@@ -13,6 +13,7 @@
 
 #include "lev_errors.h"
 #include "membership_codec.h"
+#include "vec.h"
 
 #define S_LAMBDA 4       /* an update is sent S_LAMBDA * ceil(log10(n + 1)) times */
 #define S_GOSSIP_NODES 3 /* GOSSIP messages a period while updates are pending */
@@ -179,23 +180,6 @@ static int s_reindex(pc_members *m, size_t want)
     return 0;
 }
 
-/* Grows an array of elements of `size` bytes to hold `want`. 0 or
- * LEV_ENOMEM (the array is kept). */
-static int s_grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-    if (want <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < want)
-        ncap *= 2;
-    void *p = realloc(*arr, ncap * size);
-    if (!p)
-        return LEV_ENOMEM;
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 static bool s_down(pc_member_state s) { return s == PC_MEMBER_DEAD || s == PC_MEMBER_LEFT; }
 
 /* Adds nd to (+1) or takes it from (-1) the digest of live members. */
@@ -213,9 +197,8 @@ static void s_count_live(pc_members *m, const s_node *nd, int sign, uint64_t now
 static s_node *s_add(pc_members *m, const pc_peer_rec *rec, pc_member_state st, uint32_t inc,
                      uint64_t instance, uint64_t now)
 {
-    if (m->n >= PC_MEM_VIEW_CAP ||
-        s_grow((void **)&m->nodes, &m->cap, m->n + 1, sizeof *m->nodes) ||
-        s_grow((void **)&m->order, &m->order_cap, m->norder + 1, sizeof *m->order) ||
+    if (m->n >= PC_MEM_VIEW_CAP || RT_VEC_RESERVE(m->nodes, m->cap, m->n, 1) ||
+        RT_VEC_RESERVE(m->order, m->order_cap, m->norder, 1) ||
         (2 * (m->n + 1) > m->nslots && s_reindex(m, m->n + 1)))
         return NULL;
     size_t idx = m->n++;
@@ -295,7 +278,7 @@ static void s_queue(pc_members *m, s_node *nd)
     nd->qseq = ++m->qseq;
     if (nd->queued)
         return;
-    if (s_grow((void **)&m->queue, &m->queue_cap, m->nqueue + 1, sizeof *m->queue))
+    if (RT_VEC_RESERVE(m->queue, m->queue_cap, m->nqueue, 1))
         return; /* out of memory: the update spreads through push-pull */
     nd->queued = true;
     m->queue[m->nqueue++] = (uint32_t)(nd - m->nodes);
@@ -1023,6 +1006,13 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
     bool left = m->nodes[0].m.state == PC_MEMBER_LEFT;
     if (left && (type == PC_M_JOIN || type == PC_M_PING_REQ))
         return 0; /* no longer a seed nor a helper */
+    if (type == PC_M_JOIN) {
+        /* The answer goes before the host hears of the newcomer, so that
+         * the newcomer has this mesh's id before anything the host sends
+         * it on the same connection. */
+        m->st.syncs++;
+        s_send_sync(m, from, 0);
+    }
     pc_rbuf r;
     pc_rbuf_init(&r, payload, len);
     r.off = msg.updates_off;
@@ -1046,10 +1036,6 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
     case PC_M_PING_REQ:
         s_relay_probe(m, now_ms, from, msg.seq, msg.target);
         break;
-    case PC_M_JOIN:
-        m->st.syncs++;
-        s_send_sync(m, from, 0);
-        break;
     case PC_M_SYNC:
         m->sync_base = m->n;
         if (msg.flags & PC_MEM_SYNC_ANSWER) {
@@ -1057,7 +1043,7 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
             s_send_sync(m, from, 0);
         }
         break;
-    default: /* PC_M_GOSSIP: its updates were all */
+    default: /* PC_M_GOSSIP, its updates were all; PC_M_JOIN, answered above */
         break;
     }
     return 0;
@@ -1107,6 +1093,8 @@ size_t pc_members_count_live(const pc_members *m) { return m->n - m->ndown; }
 void pc_members_stats_get(const pc_members *m, pc_members_stats *st) { *st = m->st; }
 
 uint64_t pc_members_mesh_id(const pc_members *m) { return m->mesh; }
+
+bool pc_members_mesh_settled(const pc_members *m) { return m->settled; }
 
 int pc_members_health(const pc_members *m) { return m->health; }
 

@@ -32,6 +32,7 @@
 #ifndef PC_MEMBERSHIP_H
 #define PC_MEMBERSHIP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -161,6 +162,11 @@ void pc_members_stats_get(const pc_members *m, pc_members_stats *st);
 /* The id of this peer's mesh (drawn, configured or adopted; it may change
  * once, when a peer that joins adopts its seed's). */
 uint64_t pc_members_mesh_id(const pc_members *m);
+
+/* Whether that id is settled (configured, adopted from a seed, or given to
+ * the first joiner); until then it is this peer's own draw, which a joining
+ * peer replaces with its seed's as soon as the seed answers. */
+bool pc_members_mesh_settled(const pc_members *m);
 
 /* This peer's local health score: 0 healthy, up to health_max. */
 int pc_members_health(const pc_members *m);
