@@ -14,13 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
+
 #define PC_ENV_MAGIC 0x4E45564Cu /* "LVEN" read little-endian */
 #define PC_ENV_HEAD 8u
-
-static inline uint32_t pc_env_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* Splits an envelope into its channel state and its image (pointers into
  * p). False, with *why set, when it is not a well-formed envelope. */
@@ -28,11 +25,11 @@ static inline bool pc_env_split(const void *p, size_t n, const uint8_t **chan, s
                                 const uint8_t **img, size_t *ilen, const char **why)
 {
     const uint8_t *b = p;
-    if (n < PC_ENV_HEAD || pc_env_u32(b) != PC_ENV_MAGIC) {
+    if (n < PC_ENV_HEAD || rt_le32_get(b) != PC_ENV_MAGIC) {
         *why = "not an image envelope (bad magic or too short)";
         return false;
     }
-    size_t c = pc_env_u32(b + 4);
+    size_t c = rt_le32_get(b + 4);
     if (c > n - PC_ENV_HEAD) {
         *why = "image envelope: channel state longer than the envelope";
         return false;
@@ -54,10 +51,8 @@ static inline uint8_t *pc_env_make(const uint8_t *chan, size_t clen, const uint8
     uint8_t *e = malloc(PC_ENV_HEAD + clen + ilen);
     if (!e)
         return NULL;
-    uint32_t v[2] = {PC_ENV_MAGIC, (uint32_t)clen};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < 4; i++)
-            e[4 * k + i] = (uint8_t)(v[k] >> (8 * i));
+    rt_le32_put(e, PC_ENV_MAGIC);
+    rt_le32_put(e + 4, (uint32_t)clen);
     if (clen)
         memcpy(e + PC_ENV_HEAD, chan, clen);
     if (ilen)

@@ -111,8 +111,7 @@ static void s_fault(int sig)
         h.len = 4;
         uint8_t rec[PC_HDR_LEN + 4];
         pc_hdr_encode(&h, rec);
-        for (int i = 0; i < 4; i++)
-            rec[PC_HDR_LEN + i] = (uint8_t)((uint32_t)sig >> (8 * i));
+        rt_le32_put(rec + PC_HDR_LEN, (uint32_t)sig);
         struct timespec ms = {0, 1000000};
         for (int i = 0; i < 2000 && atomic_load(&s_sending); i++)
             nanosleep(&ms, NULL);
@@ -593,14 +592,11 @@ static int s_id_free(s_host *h, const pc_hdr *req)
  * Requests
  * =================================================================== */
 
-/* What is wrong with a payload that pc_rbuf_done refused. */
-static const char *s_why(const pc_rbuf *rb) { return rb->why ? rb->why : "bytes left over"; }
-
 static void s_config(s_host *h, pc_rbuf *rb)
 {
     int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
     if (!pc_rbuf_done(rb)) {
-        fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", s_why(rb));
+        fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", pc_rbuf_why(rb));
         return;
     }
     s_reap(h);
@@ -622,7 +618,7 @@ static int s_load_module(s_host *h, pc_rbuf *rb)
     uint64_t digest = pc_get_u64(rb);
     pc_get_blob(rb, &bytes, &len);
     if (!pc_rbuf_done(rb))
-        return rt_err(LEV_EINVAL, "malformed MODULE: %s", s_why(rb));
+        return rt_err(LEV_EINVAL, "malformed MODULE: %s", pc_rbuf_why(rb));
     uint8_t got[PC_HASH_LEN];
     pc_module_hash(bytes, len, got);
     if (memcmp(got, hash, PC_HASH_LEN))
@@ -658,7 +654,7 @@ static void s_run(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     char *task = pc_get_strdup(rb, S_TASK_MAX);
     pc_get_blob(rb, &arg, &len);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RUN: %s", s_why(rb)));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RUN: %s", pc_rbuf_why(rb)));
     } else if (!s_id_free(h, req)) {
         int rc = rt_err(LEV_EMODULE, "no task named %s: no task module is loaded", task);
         const lev_module *m = NULL;
@@ -683,7 +679,7 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     size_t envlen;
     pc_get_blob(rb, &env, &envlen);
     if (!pc_rbuf_done(rb)) {
-        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", s_why(rb)));
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", pc_rbuf_why(rb)));
         return;
     }
     const uint8_t *chan, *img;
@@ -752,23 +748,31 @@ static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     s_vtrec *r = s_live_find(h, req->vt);
     if (!r || r->epoch != req->epoch)
         return; /* an older incarnation's, or it ended */
-    r->heard = true;
-    if (req->type == PC_X_ACK) {
-        rt_ch_ack(r->vt, req->seq);
-        if (pc_get_u8(rb) == 1 && pc_rbuf_done(rb)) /* an output after seq was lost */
-            rt_ch_resend(r->vt);
+    bool ack = req->type == PC_X_ACK;
+    uint8_t resend = 0; /* X_ACK: u8 resend (1: an output after seq was lost), or no payload */
+    rt_in in = {.d = req->seq};
+    if (ack) {
+        resend = rb->len ? pc_get_u8(rb) : 0;
+        if (resend > 1)
+            pc_rbuf_fail(rb, "resend flag neither 0 nor 1");
+    } else {
+        in.kind = pc_get_u8(rb);
+        in.novalue = pc_get_u8(rb);
+        in.from = pc_get_u64(rb);
+        in.ref = pc_get_u64(rb);
+        in.err = pc_get_i32(rb);
+        pc_get_blob(rb, &in.data, &in.len);
+    }
+    if (!pc_rbuf_done(rb)) {
+        fprintf(stderr, "levpeer executor: malformed %s for virtual thread %llu: %s\n",
+                ack ? "acknowledgement" : "input", (unsigned long long)req->vt, pc_rbuf_why(rb));
         return;
     }
-    rt_in in = {.d = req->seq};
-    in.kind = pc_get_u8(rb);
-    in.novalue = pc_get_u8(rb);
-    in.from = pc_get_u64(rb);
-    in.ref = pc_get_u64(rb);
-    in.err = pc_get_i32(rb);
-    pc_get_blob(rb, &in.data, &in.len);
-    if (!pc_rbuf_done(rb)) {
-        fprintf(stderr, "levpeer executor: malformed input for virtual thread %llu: %s\n",
-                (unsigned long long)req->vt, s_why(rb));
+    r->heard = true;
+    if (ack) {
+        rt_ch_ack(r->vt, req->seq);
+        if (resend)
+            rt_ch_resend(r->vt);
         return;
     }
     int rc = rt_ch_deliver(r->vt, &in);
@@ -847,10 +851,16 @@ static void s_handle(s_host *h, const pc_hdr *req, const uint8_t *payload)
         s_resume(h, req, &rb);
         break;
     case PC_X_STOP:
-        s_stop(h, req);
-        break;
     case PC_X_CANCEL:
-        s_cancel(h, req);
+        if (!pc_rbuf_done(&rb)) { /* they carry no payload */
+            fprintf(stderr, "levpeer executor: malformed %s: %s\n", pc_type_name(req->type),
+                    pc_rbuf_why(&rb));
+            break;
+        }
+        if (req->type == PC_X_STOP)
+            s_stop(h, req);
+        else
+            s_cancel(h, req);
         break;
     case PC_X_IN:
     case PC_X_ACK:

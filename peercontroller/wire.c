@@ -1,56 +1,15 @@
 /* wire.c - the codec of the wire protocol (wire.h): the fixed header
- * frame, the names of the message types, the little-endian writer and
- * bounds-checked reader of structured payloads, and the payloads that
- * more than one part writes or reads (C_STATS_REPLY). Every byte that arrives
- * from the network is read through here.
+ * frame, the names of the message types, and the payloads that more than
+ * one part writes or reads (C_STATS_REPLY). Structured payloads are
+ * written and read with the runtime's byte codec (runtime/bytes.c), so
+ * every byte that arrives from the network is read through one reader.
  */
 #include "wire.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "lev_client.h"
 #include "lev_errors.h"
-
-/* ===================================================================
- * Little-endian helpers
- * =================================================================== */
-
-static void s_le16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void s_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void s_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t s_rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-
-static uint32_t s_rd32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t s_rd64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
 
 /* ===================================================================
  * Header
@@ -108,14 +67,14 @@ pc_hdr pc_hdr_make(uint16_t type, uint64_t vc, uint64_t vt, uint32_t epoch, uint
 
 void pc_hdr_encode(const pc_hdr *h, uint8_t out[PC_HDR_LEN])
 {
-    s_le32(out, h->magic);
-    s_le16(out + 4, h->version);
-    s_le16(out + 6, h->type);
-    s_le64(out + 8, h->vc);
-    s_le64(out + 16, h->vt);
-    s_le32(out + 24, h->epoch);
-    s_le32(out + 28, h->len);
-    s_le64(out + 32, h->seq);
+    rt_le32_put(out, h->magic);
+    rt_le16_put(out + 4, h->version);
+    rt_le16_put(out + 6, h->type);
+    rt_le64_put(out + 8, h->vc);
+    rt_le64_put(out + 16, h->vt);
+    rt_le32_put(out + 24, h->epoch);
+    rt_le32_put(out + 28, h->len);
+    rt_le64_put(out + 32, h->seq);
 }
 
 int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why)
@@ -129,14 +88,14 @@ int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why)
         *why = "header frame is not 40 bytes";
         return LEV_EINVAL;
     }
-    h->magic = s_rd32(p);
-    h->version = s_rd16(p + 4);
-    h->type = s_rd16(p + 6);
-    h->vc = s_rd64(p + 8);
-    h->vt = s_rd64(p + 16);
-    h->epoch = s_rd32(p + 24);
-    h->len = s_rd32(p + 28);
-    h->seq = s_rd64(p + 32);
+    h->magic = rt_le32_get(p);
+    h->version = rt_le16_get(p + 4);
+    h->type = rt_le16_get(p + 6);
+    h->vc = rt_le64_get(p + 8);
+    h->vt = rt_le64_get(p + 16);
+    h->epoch = rt_le32_get(p + 24);
+    h->len = rt_le32_get(p + 28);
+    h->seq = rt_le64_get(p + 32);
     if (h->magic != PC_WIRE_MAGIC) {
         *why = "bad magic (not a Leverage message)";
         return LEV_EINVAL;
@@ -151,193 +110,6 @@ int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why)
     }
     return 0;
 }
-
-/* ===================================================================
- * Writer
- * =================================================================== */
-
-void pc_wbuf_init(pc_wbuf *w) { memset(w, 0, sizeof *w); }
-
-void pc_wbuf_free(pc_wbuf *w)
-{
-    free(w->data);
-    memset(w, 0, sizeof *w);
-}
-
-/* Room for n more bytes, or NULL (and w->err set). */
-static uint8_t *s_room(pc_wbuf *w, size_t n)
-{
-    if (w->err)
-        return NULL;
-    if (n > SIZE_MAX / 2 - w->len) {
-        w->err = LEV_ENOMEM;
-        return NULL;
-    }
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 64;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *d = realloc(w->data, cap);
-        if (!d) {
-            w->err = LEV_ENOMEM;
-            return NULL;
-        }
-        w->data = d;
-        w->cap = cap;
-    }
-    uint8_t *at = w->data + w->len;
-    w->len += n;
-    return at;
-}
-
-void pc_put_u8(pc_wbuf *w, uint8_t v)
-{
-    uint8_t *p = s_room(w, 1);
-    if (p)
-        *p = v;
-}
-
-void pc_put_u32(pc_wbuf *w, uint32_t v)
-{
-    uint8_t *p = s_room(w, 4);
-    if (p)
-        s_le32(p, v);
-}
-
-void pc_put_i32(pc_wbuf *w, int32_t v) { pc_put_u32(w, (uint32_t)v); }
-
-void pc_put_u64(pc_wbuf *w, uint64_t v)
-{
-    uint8_t *p = s_room(w, 8);
-    if (p)
-        s_le64(p, v);
-}
-
-void pc_put_raw(pc_wbuf *w, const void *p, size_t n)
-{
-    uint8_t *at = s_room(w, n);
-    if (at && n)
-        memcpy(at, p, n);
-}
-
-void pc_put_blob(pc_wbuf *w, const void *p, size_t n)
-{
-    if (n > UINT32_MAX) {
-        w->err = LEV_ERANGE;
-        return;
-    }
-    pc_put_u32(w, (uint32_t)n);
-    pc_put_raw(w, p, n);
-}
-
-void pc_put_str(pc_wbuf *w, const char *s) { pc_put_blob(w, s ? s : "", s ? strlen(s) : 0); }
-
-/* ===================================================================
- * Reader
- * =================================================================== */
-
-void pc_rbuf_init(pc_rbuf *r, const void *p, size_t len)
-{
-    r->p = p;
-    r->len = p ? len : 0;
-    r->off = 0;
-    r->bad = false;
-    r->why = NULL;
-}
-
-/* The next n bytes, or NULL once the payload is too short (marks r bad). */
-static const uint8_t *s_take(pc_rbuf *r, size_t n)
-{
-    if (r->bad)
-        return NULL;
-    if (n > r->len - r->off) {
-        r->bad = true;
-        r->why = "payload truncated";
-        return NULL;
-    }
-    const uint8_t *at = r->p + r->off;
-    r->off += n;
-    return at;
-}
-
-uint8_t pc_get_u8(pc_rbuf *r)
-{
-    const uint8_t *p = s_take(r, 1);
-    return p ? *p : 0;
-}
-
-uint32_t pc_get_u32(pc_rbuf *r)
-{
-    const uint8_t *p = s_take(r, 4);
-    return p ? s_rd32(p) : 0;
-}
-
-int32_t pc_get_i32(pc_rbuf *r) { return (int32_t)pc_get_u32(r); }
-
-uint64_t pc_get_u64(pc_rbuf *r)
-{
-    const uint8_t *p = s_take(r, 8);
-    return p ? s_rd64(p) : 0;
-}
-
-bool pc_get_raw(pc_rbuf *r, const void **p, size_t n)
-{
-    const uint8_t *at = s_take(r, n);
-    *p = at;
-    return at != NULL;
-}
-
-bool pc_get_blob(pc_rbuf *r, const void **p, size_t *n)
-{
-    uint32_t len = pc_get_u32(r);
-    *n = 0;
-    if (!pc_get_raw(r, p, len))
-        return false;
-    *n = len;
-    return true;
-}
-
-bool pc_get_str(pc_rbuf *r, char *out, size_t cap)
-{
-    const void *p;
-    size_t n;
-    if (cap)
-        out[0] = '\0';
-    if (!pc_get_blob(r, &p, &n))
-        return false;
-    if (n >= cap || memchr(p, '\0', n)) {
-        r->bad = true;
-        r->why = n >= cap ? "string too long" : "string holds a NUL byte";
-        return false;
-    }
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return true;
-}
-
-char *pc_get_strdup(pc_rbuf *r, size_t max)
-{
-    const void *p;
-    size_t n;
-    if (!pc_get_blob(r, &p, &n))
-        return NULL;
-    if (n > max || memchr(p, '\0', n)) {
-        r->bad = true;
-        r->why = n > max ? "string too long" : "string holds a NUL byte";
-        return NULL;
-    }
-    char *s = malloc(n + 1);
-    if (!s) {
-        r->bad = true;
-        r->why = "out of memory";
-        return NULL;
-    }
-    memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
-bool pc_rbuf_done(const pc_rbuf *r) { return !r->bad && r->off == r->len; }
 
 /* ===================================================================
  * Payloads of more than one user

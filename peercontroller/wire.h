@@ -1,7 +1,8 @@
 /* wire.h - Leverage's one wire protocol: the fixed little-endian header
  * frame every message starts with, its bounds-checked codec, the message
- * types, and the little-endian writer and reader of structured payloads
- * (wire.c).
+ * types, and the payloads more than one part reads (wire.c). Payloads are
+ * written and read with the runtime's byte codec (runtime/bytes.h), under
+ * the names pc_wbuf and pc_rbuf.
  *
  * A message is multipart: the 40-byte header frame, then zero or more
  * opaque payload frames whose sizes add up to hdr.len. Over ZeroMQ each
@@ -20,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "bytes.h"
 
 #define PC_WIRE_MAGIC 0x5756454Cu /* "LEVW" read little-endian */
 #define PC_WIRE_VERSION 1u
@@ -168,50 +171,40 @@ const char *pc_type_name(uint16_t type);
  * Structured payloads
  * =================================================================== */
 
-/* A growing little-endian buffer. A failed allocation sets `err` and
- * makes every later put a no-op, so a writer checks once at the end. */
-typedef struct pc_wbuf {
-    uint8_t *data; /* malloc'd */
-    size_t len, cap;
-    int err; /* 0 or LEV_ENOMEM */
-} pc_wbuf;
+/* Structured payloads are written and read with the runtime's byte codec
+ * (runtime/bytes.h), under the peer controller's names: a failed
+ * allocation makes every later put a no-op (err), a failed read every
+ * later read (bad, why), and a payload is accepted only when
+ * pc_rbuf_done: every byte read, none bad. */
+typedef rt_wbuf pc_wbuf;
+typedef rt_rbuf pc_rbuf;
 
-void pc_wbuf_init(pc_wbuf *w);
-void pc_wbuf_free(pc_wbuf *w);
-void pc_put_u8(pc_wbuf *w, uint8_t v);
-void pc_put_u32(pc_wbuf *w, uint32_t v);
-void pc_put_i32(pc_wbuf *w, int32_t v);
-void pc_put_u64(pc_wbuf *w, uint64_t v);
-void pc_put_raw(pc_wbuf *w, const void *p, size_t n);
-void pc_put_blob(pc_wbuf *w, const void *p, size_t n); /* u32 length + bytes */
-void pc_put_str(pc_wbuf *w, const char *s);            /* as a blob, s NULL: "" */
+#define pc_wbuf_init rt_wbuf_init
+#define pc_wbuf_free rt_wbuf_free
+#define pc_put_u8 rt_put_u8
+#define pc_put_u16 rt_put_u16
+#define pc_put_u32 rt_put_u32
+#define pc_put_i32 rt_put_i32
+#define pc_put_u64 rt_put_u64
+#define pc_put_raw rt_put_raw
+#define pc_put_blob rt_put_blob
+#define pc_put_str rt_put_str
 
-/* A bounds-checked reader over a received payload. A read past the end
- * or a malformed field sets `bad` (with `why`), returns zero or an empty
- * value, and makes every later read fail too, so a reader checks once. */
-typedef struct pc_rbuf {
-    const uint8_t *p;
-    size_t len, off;
-    bool bad;
-    const char *why;
-} pc_rbuf;
-
-void pc_rbuf_init(pc_rbuf *r, const void *p, size_t len);
-uint8_t pc_get_u8(pc_rbuf *r);
-uint32_t pc_get_u32(pc_rbuf *r);
-int32_t pc_get_i32(pc_rbuf *r);
-uint64_t pc_get_u64(pc_rbuf *r);
-/* Points *p at n raw bytes inside the buffer (no copy). */
-bool pc_get_raw(pc_rbuf *r, const void **p, size_t n);
-/* A blob: *p points inside the buffer, *n its length. */
-bool pc_get_blob(pc_rbuf *r, const void **p, size_t *n);
-/* A string of at most cap - 1 bytes without NUL inside, copied into
- * out[cap] and terminated. Longer, or holding a NUL: bad. */
-bool pc_get_str(pc_rbuf *r, char *out, size_t cap);
-/* A string as a malloc'd copy (NULL and bad on failure); at most max bytes. */
-char *pc_get_strdup(pc_rbuf *r, size_t max);
-/* True when every byte was read and nothing was bad. */
-bool pc_rbuf_done(const pc_rbuf *r);
+#define pc_rbuf_init rt_rbuf_init
+#define pc_get_u8 rt_get_u8
+#define pc_get_u16 rt_get_u16
+#define pc_get_u32 rt_get_u32
+#define pc_get_i32 rt_get_i32
+#define pc_get_u64 rt_get_u64
+#define pc_get_raw rt_get_raw
+#define pc_get_blob rt_get_blob
+#define pc_get_str rt_get_str
+#define pc_get_strdup rt_get_strdup
+#define pc_get_count rt_get_count
+#define pc_rbuf_fail rt_rbuf_fail
+#define pc_rbuf_left rt_rbuf_left
+#define pc_rbuf_done rt_rbuf_done
+#define pc_rbuf_why rt_rbuf_why
 
 /* The payload of C_STATS_REPLY (lev_vc_stats of lev_client.h), written
  * and read field by field in the order wire.h gives. */

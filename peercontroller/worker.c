@@ -132,8 +132,7 @@ static void s_read_holders(pc_rbuf *r, wk_vt *t)
 {
     uint32_t n = pc_get_u32(r);
     if (n > 64) {
-        r->bad = true;
-        r->why = "too many holders";
+        pc_rbuf_fail(r, "too many holders");
         return;
     }
     t->nh = 0;
@@ -332,7 +331,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     (void)size;
     if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
         pc_log(PC_LOG_WARN, "dropped ENROL from %s: %s", m->from,
-               r.bad ? r.why : "bad deployer or VC");
+               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad deployer or VC");
         return;
     }
     int err = 0;
@@ -424,7 +423,8 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     wk_vt tmp;
     s_read_holders(&r, &tmp);
     if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch) {
-        pc_log(PC_LOG_WARN, "dropped RUN from %s: %s", m->from, r.bad ? r.why : "bad VT");
+        pc_log(PC_LOG_WARN, "dropped RUN from %s: %s", m->from,
+               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
     int rc = s_exec_ensure(w, v);
@@ -452,7 +452,8 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     s_read_holders(&r, &tmp);
     uint64_t reports = pc_get_u64(&r);
     if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch || !zmq_msg_size(&m->bulk)) {
-        pc_log(PC_LOG_WARN, "dropped RESUME from %s: %s", m->from, r.bad ? r.why : "bad VT");
+        pc_log(PC_LOG_WARN, "dropped RESUME from %s: %s", m->from,
+               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
     int rc = s_exec_ensure(w, v);
@@ -469,10 +470,8 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     }
     t->nh = tmp.nh;
     memcpy(t->holders, tmp.holders, sizeof tmp.holders);
-    uint8_t len[4];
-    uint32_t n = (uint32_t)zmq_msg_size(&m->bulk);
-    for (int i = 0; i < 4; i++)
-        len[i] = (uint8_t)(n >> (8 * i));
+    uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
+    rt_le32_put(len, (uint32_t)zmq_msg_size(&m->bulk));
     struct iovec io[2] = {{len, 4}, {zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk)}};
     pc_chan_send(v->chan, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
 }
@@ -510,7 +509,11 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
         wk_vt tmp;
         s_read_holders(&r, &tmp);
-        if (t && pc_rbuf_done(&r)) {
+        if (!pc_rbuf_done(&r)) {
+            pc_log(PC_LOG_WARN, "dropped HOLDERS from %s: %s", m->from, pc_rbuf_why(&r));
+            return;
+        }
+        if (t) {
             t->nh = tmp.nh;
             memcpy(t->holders, tmp.holders, sizeof tmp.holders);
         }
@@ -550,6 +553,16 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         }
         if (t->epoch != m->h.epoch || !v->chan)
             return;
+        if (m->h.type == PC_W_ACK) { /* u8 resend (0 or 1), or no payload */
+            pc_rbuf r;
+            pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+            if (r.len && pc_get_u8(&r) > 1)
+                pc_rbuf_fail(&r, "resend flag neither 0 nor 1");
+            if (!pc_rbuf_done(&r)) {
+                pc_log(PC_LOG_WARN, "dropped ACK from %s: %s", m->from, pc_rbuf_why(&r));
+                return;
+            }
+        }
         struct iovec io = {zmq_msg_data(&m->body), zmq_msg_size(&m->body)};
         pc_chan_send(v->chan,
                      pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt,
@@ -581,6 +594,9 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     const void *img = NULL;
     size_t len = 0;
     pc_get_blob(&r, &img, &len);
+    if (!pc_rbuf_done(&r))
+        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed IMAGE from the executor: %s",
+               (unsigned long long)v->vc, pc_rbuf_why(&r));
     if (!t || t->epoch != h->epoch || !pc_rbuf_done(&r) || !t->nh) {
         free(payload);
         return;
@@ -618,7 +634,10 @@ static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     size_t len = 0;
     pc_get_blob(&r, &img, &len);
     wk_vt *t = s_vt(v, h->vt);
-    if (!t || t->epoch != h->epoch || r.bad) {
+    if (!pc_rbuf_done(&r))
+        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed STOPPED from the executor: %s",
+               (unsigned long long)v->vc, pc_rbuf_why(&r));
+    if (!t || t->epoch != h->epoch || !pc_rbuf_done(&r)) {
         free(payload);
         return;
     }
@@ -651,7 +670,8 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         char detail[256];
         pc_get_str(&r, detail, sizeof detail);
         if (!v->accepted)
-            s_module_reply(w, v, r.bad ? LEV_EMODULE : err, detail);
+            s_module_reply(w, v, pc_rbuf_done(&r) ? err : LEV_EMODULE,
+                           pc_rbuf_done(&r) ? detail : "malformed MODULE_OK from the executor");
         break;
     }
     case PC_X_IMAGE:
@@ -678,8 +698,14 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     case PC_X_CRASH: {
         pc_rbuf r;
         pc_rbuf_init(&r, payload, h->len);
+        int32_t sig = pc_get_i32(&r);
+        if (!pc_rbuf_done(&r)) {
+            pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed CRASH from the executor: %s",
+                   (unsigned long long)v->vc, pc_rbuf_why(&r));
+            break;
+        }
         v->crash_vt = h->vt;
-        v->crash_sig = pc_get_i32(&r);
+        v->crash_sig = sig;
         break;
     }
     default:

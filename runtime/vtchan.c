@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "clock.h"
 #include "executor.h"
 #include "lev_task.h"
@@ -396,40 +397,6 @@ uint64_t rt_ch_deadline(rt_vt *vt)
  * Portable form
  * =================================================================== */
 
-typedef struct s_buf {
-    uint8_t *p;
-    size_t n, cap;
-    bool oom;
-} s_buf;
-
-static void s_put(s_buf *b, const void *p, size_t n)
-{
-    if (b->oom || !n)
-        return;
-    if (b->n + n > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->n + n)
-            nc *= 2;
-        uint8_t *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-static void s_put_le(s_buf *b, uint64_t v, int bytes)
-{
-    uint8_t t[8];
-    for (int i = 0; i < bytes; i++)
-        t[i] = (uint8_t)(v >> (8 * i));
-    s_put(b, t, (size_t)bytes);
-}
-
 int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len)
 {
     if (!vt || !buf || !len)
@@ -437,110 +404,111 @@ int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len)
     rt_chan *ch = rt_ch_get(vt);
     if (!ch)
         return rt_err(LEV_ENOMEM, "rt_ch_save: no memory for the channel state");
-    s_buf b = {0};
+    rt_wbuf b;
+    rt_wbuf_init(&b);
     pthread_mutex_lock(&ch->mu);
-    s_put_le(&b, S_MAGIC, 4);
-    s_put_le(&b, S_VERSION, 4);
-    s_put_le(&b, ch->next_d, 8);
-    s_put_le(&b, ch->out_seq, 8);
-    s_put_le(&b, ch->recv_n, 8);
-    s_put_le(&b, ch->since_consumed, 4);
-    s_put_le(&b, ch->bk, 1);
-    s_put_le(&b, ch->bk_timeout, 1);
-    s_put_le(&b, ch->bk_ref, 8);
-    s_put_le(&b, ch->bk_recv, 8);
+    rt_put_u32(&b, S_MAGIC);
+    rt_put_u32(&b, S_VERSION);
+    rt_put_u64(&b, ch->next_d);
+    rt_put_u64(&b, ch->out_seq);
+    rt_put_u64(&b, ch->recv_n);
+    rt_put_u32(&b, ch->since_consumed);
+    rt_put_u8(&b, ch->bk);
+    rt_put_u8(&b, ch->bk_timeout);
+    rt_put_u64(&b, ch->bk_ref);
+    rt_put_u64(&b, ch->bk_recv);
     uint64_t now = rt_now_ns(), left = UINT64_MAX; /* no deadline */
     if (ch->bk_dl_ns)
         left = ch->bk_dl_ns > now ? ch->bk_dl_ns - now : 0;
-    s_put_le(&b, left, 8);
-    s_put_le(&b, ch->nin, 4);
+    rt_put_u64(&b, left);
+    rt_put_u32(&b, (uint32_t)ch->nin);
     for (size_t i = 0; i < ch->nin; i++) {
         const rt_ch_in *e = &ch->in[i];
-        s_put_le(&b, e->d, 8);
-        s_put_le(&b, e->from, 8);
-        s_put_le(&b, e->ref, 8);
-        s_put_le(&b, (uint32_t)e->err, 4);
-        s_put_le(&b, e->kind, 1);
-        s_put_le(&b, e->novalue, 1);
-        s_put_le(&b, e->len, 4);
-        s_put(&b, e->data, e->len);
+        rt_put_u64(&b, e->d);
+        rt_put_u64(&b, e->from);
+        rt_put_u64(&b, e->ref);
+        rt_put_i32(&b, e->err);
+        rt_put_u8(&b, e->kind);
+        rt_put_u8(&b, e->novalue);
+        rt_put_blob(&b, e->data, e->len);
     }
-    s_put_le(&b, ch->nout, 4);
+    rt_put_u32(&b, (uint32_t)ch->nout);
     for (size_t i = 0; i < ch->nout; i++) {
         const rt_ch_out *o = &ch->out[i];
         size_t nl = o->name ? strlen(o->name) : 0;
-        s_put_le(&b, o->seq, 8);
-        s_put_le(&b, o->to, 8);
-        s_put_le(&b, o->ref, 8);
-        s_put_le(&b, o->kind, 1);
-        s_put_le(&b, o->keep, 1);
-        s_put_le(&b, nl, 2);
-        s_put(&b, o->name, nl);
-        s_put_le(&b, o->len, 4);
-        s_put(&b, o->data, o->len);
+        rt_put_u64(&b, o->seq);
+        rt_put_u64(&b, o->to);
+        rt_put_u64(&b, o->ref);
+        rt_put_u8(&b, o->kind);
+        rt_put_u8(&b, o->keep);
+        rt_put_u16(&b, (uint16_t)nl);
+        rt_put_raw(&b, o->name, nl);
+        rt_put_blob(&b, o->data, o->len);
     }
-    s_put_le(&b, ch->nlocks, 4);
+    rt_put_u32(&b, (uint32_t)ch->nlocks);
     for (size_t i = 0; i < ch->nlocks; i++) {
         size_t nl = strlen(ch->locks[i]);
-        s_put_le(&b, nl, 2);
-        s_put(&b, ch->locks[i], nl);
+        rt_put_u16(&b, (uint16_t)nl);
+        rt_put_raw(&b, ch->locks[i], nl);
     }
-    s_put_le(&b, ch->nmissing, 4);
+    rt_put_u32(&b, (uint32_t)ch->nmissing);
     for (size_t i = 0; i < ch->nmissing; i++)
-        s_put_le(&b, ch->missing[i], 8);
-    s_put_le(&b, ch->nended, 4);
+        rt_put_u64(&b, ch->missing[i]);
+    rt_put_u32(&b, (uint32_t)ch->nended);
     for (size_t i = 0; i < ch->nended; i++) {
-        s_put_le(&b, ch->ended[i].vt, 8);
-        s_put_le(&b, ch->ended[i].d, 8);
-        s_put_le(&b, (uint32_t)ch->ended[i].err, 4);
+        rt_put_u64(&b, ch->ended[i].vt);
+        rt_put_u64(&b, ch->ended[i].d);
+        rt_put_i32(&b, ch->ended[i].err);
     }
     pthread_mutex_unlock(&ch->mu);
-    if (b.oom) {
-        free(b.p);
-        return rt_err(LEV_ENOMEM, "rt_ch_save: no memory for the channel state's bytes");
+    if (b.err) {
+        int err = b.err;
+        rt_wbuf_free(&b);
+        return rt_err(err, err == LEV_ENOMEM ? "rt_ch_save: no memory for the channel state's bytes"
+                                             : "rt_ch_save: an entry is above 4 GiB");
     }
-    *buf = b.p;
-    *len = b.n;
+    *buf = b.data;
+    *len = b.len;
     return 0;
 }
 
-/* A reader of the portable form: the first failure names its field. */
+/* A reader of the portable form: the codec's reader, and the error of its
+ * first failure, which names the field and its offset. */
 typedef struct s_rd {
-    const uint8_t *p;
-    size_t n, pos;
+    rt_rbuf b;
     int err;
 } s_rd;
 
-static int s_bad(s_rd *r, const char *field, const char *why)
+/* Fails the reader on `field`, which starts at offset `at`; the first
+ * failure is the one reported. Returns the error. */
+static int s_bad(s_rd *r, size_t at, const char *field, const char *why)
 {
+    rt_rbuf_fail(&r->b, why);
     if (!r->err)
-        r->err = rt_err(LEV_EIMAGE, "channel state: %s at offset %zu %s", field, r->pos, why);
+        r->err = rt_err(LEV_EIMAGE, "channel state: %s at offset %zu %s", field, at, why);
     return r->err;
 }
 
+/* A little-endian integer of 1, 2, 4 or 8 bytes; 0 once the reader failed. */
 static uint64_t s_get(s_rd *r, int bytes, const char *field)
 {
-    if (r->err)
-        return 0;
-    if (r->n - r->pos < (size_t)bytes) {
-        s_bad(r, field, "is cut off (the state is truncated)");
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++)
-        v |= (uint64_t)r->p[r->pos + (size_t)i] << (8 * i);
-    r->pos += (size_t)bytes;
+    size_t at = r->b.off;
+    uint64_t v = bytes == 1   ? rt_get_u8(&r->b)
+                 : bytes == 2 ? rt_get_u16(&r->b)
+                 : bytes == 4 ? rt_get_u32(&r->b)
+                              : rt_get_u64(&r->b);
+    if (r->b.bad)
+        s_bad(r, at, field, "is cut off (the state is truncated)");
     return v;
 }
 
 /* A count whose entries take at least `each` bytes: bounded by what is left. */
 static size_t s_get_count(s_rd *r, size_t each, const char *field)
 {
-    size_t at = r->pos;
+    size_t at = r->b.off;
     uint64_t v = s_get(r, 4, field);
-    if (!r->err && v > (r->n - r->pos) / each) {
-        r->pos = at;
-        s_bad(r, field, "is larger than the bytes that follow");
+    if (!r->err && v > rt_rbuf_left(&r->b) / each) {
+        s_bad(r, at, field, "is larger than the bytes that follow");
         return 0;
     }
     return (size_t)v;
@@ -552,40 +520,45 @@ static void s_get_bytes(s_rd *r, size_t len, size_t max, bool nul, const char *f
     *out = NULL;
     if (r->err)
         return;
-    if (len > max || len > r->n - r->pos) {
-        s_bad(r, field, len > max ? "is above its limit" : "is cut off (the state is truncated)");
+    size_t at = r->b.off;
+    const void *p = NULL;
+    if (len > max) {
+        s_bad(r, at, field, "is above its limit");
+        return;
+    }
+    if (!rt_get_raw(&r->b, &p, len)) {
+        s_bad(r, at, field, "is cut off (the state is truncated)");
         return;
     }
     if (!len && !nul)
         return;
     char *c = malloc(len + (nul ? 1 : 0));
     if (!c) {
+        rt_rbuf_fail(&r->b, "out of memory");
         r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %s", field);
         return;
     }
-    memcpy(c, r->p + r->pos, len);
+    if (len)
+        memcpy(c, p, len);
     if (nul)
         c[len] = 0;
-    r->pos += len;
     *out = c;
 }
 
 /* A name: 1..LEV_NAME_MAX bytes with no NUL. */
 static char *s_get_name(s_rd *r, const char *lenfield, const char *field)
 {
-    size_t at = r->pos;
+    size_t at = r->b.off;
     size_t nl = (size_t)s_get(r, 2, lenfield);
     if (!r->err && (nl == 0 || nl > LEV_NAME_MAX)) {
-        r->pos = at;
-        s_bad(r, lenfield, "is not 1 to 255");
+        s_bad(r, at, lenfield, "is not 1 to 255");
         return NULL;
     }
     void *name = NULL;
-    size_t start = r->pos;
+    size_t start = r->b.off;
     s_get_bytes(r, nl, LEV_NAME_MAX, true, field, &name);
     if (name && strlen(name) != nl) {
-        r->pos = start;
-        s_bad(r, field, "holds a NUL byte");
+        s_bad(r, start, field, "holds a NUL byte");
         free(name);
         return NULL;
     }
@@ -606,21 +579,19 @@ static void s_load_ins(s_rd *r, rt_chan *ch)
     uint64_t prev = 0;
     for (size_t i = 0; i < n && !r->err; i++) {
         rt_ch_in *e = &ch->in[i];
-        size_t at = r->pos;
+        size_t at = r->b.off;
         e->d = s_get(r, 8, "input position");
         if (!r->err && (e->d <= prev || e->d >= ch->next_d)) {
-            r->pos = at;
-            s_bad(r, "input position", "is out of order or beyond the next one expected");
+            s_bad(r, at, "input position", "is out of order or beyond the next one expected");
         }
         prev = e->d;
         e->from = s_get(r, 8, "input sender");
         e->ref = s_get(r, 8, "input ref");
         e->err = (int32_t)(uint32_t)s_get(r, 4, "input err");
-        at = r->pos;
+        at = r->b.off;
         e->kind = (uint8_t)s_get(r, 1, "input kind");
         if (!r->err && (e->kind < RT_IN_MSG || e->kind >= RT_IN_VOID)) {
-            r->pos = at;
-            s_bad(r, "input kind", "is unknown");
+            s_bad(r, at, "input kind", "is unknown");
         }
         e->novalue = (uint8_t)s_get(r, 1, "input novalue");
         e->len = (size_t)s_get(r, 4, "input length");
@@ -643,29 +614,26 @@ static void s_load_outs(s_rd *r, rt_chan *ch)
     uint64_t prev = 0;
     for (size_t i = 0; i < n && !r->err; i++) {
         rt_ch_out *o = &ch->out[i];
-        size_t at = r->pos;
+        size_t at = r->b.off;
         o->seq = s_get(r, 8, "output number");
         if (!r->err && (o->seq <= prev || o->seq > ch->out_seq)) {
-            r->pos = at;
-            s_bad(r, "output number", "is out of order or beyond the output counter");
+            s_bad(r, at, "output number", "is out of order or beyond the output counter");
         }
         prev = o->seq;
         o->to = s_get(r, 8, "output destination");
         o->ref = s_get(r, 8, "output ref");
-        at = r->pos;
+        at = r->b.off;
         o->kind = (uint8_t)s_get(r, 1, "output kind");
         if (!r->err && (o->kind < RT_OUT_MSG || o->kind >= RT_OUT_CONSUMED)) {
-            r->pos = at;
-            s_bad(r, "output kind", "is unknown");
+            s_bad(r, at, "output kind", "is unknown");
         }
         o->keep = (uint8_t)s_get(r, 1, "output keep");
         bool named = o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK || o->kind == RT_OUT_READ;
-        at = r->pos;
+        at = r->b.off;
         if (named) {
             o->name = s_get_name(r, "output name length", "output name");
         } else if (s_get(r, 2, "output name length") && !r->err) {
-            r->pos = at;
-            s_bad(r, "output name length", "is not 0 for an output without a name");
+            s_bad(r, at, "output name length", "is not 0 for an output without a name");
         }
         o->len = (size_t)s_get(r, 4, "output length");
         s_get_bytes(r, o->len, S_MAX_DATA, false, "output data", &o->data);
@@ -689,24 +657,21 @@ static void s_load_ended(s_rd *r, rt_chan *ch)
     uint64_t prev = 0;
     for (size_t i = 0; i < n && !r->err; i++) {
         rt_ch_end *e = &ch->ended[i];
-        size_t at = r->pos;
+        size_t at = r->b.off;
         e->vt = s_get(r, 8, "ended id");
         if (!r->err && (e->vt == LEV_ANY || e->vt == LEV_CLIENT || rt_ch_ended_locked(ch, e->vt))) {
-            r->pos = at;
-            s_bad(r, "ended id", "is not a VT id, or is there twice");
+            s_bad(r, at, "ended id", "is not a VT id, or is there twice");
         }
-        at = r->pos;
+        at = r->b.off;
         e->d = s_get(r, 8, "ended position");
         if (!r->err && (e->d <= prev || e->d >= ch->next_d)) {
-            r->pos = at;
-            s_bad(r, "ended position", "is out of order or beyond the next input expected");
+            s_bad(r, at, "ended position", "is out of order or beyond the next input expected");
         }
         prev = e->d;
-        at = r->pos;
+        at = r->b.off;
         e->err = (int32_t)(uint32_t)s_get(r, 4, "ended err");
         if (!r->err && e->err >= 0) {
-            r->pos = at;
-            s_bad(r, "ended err", "is not a LEV_E* code");
+            s_bad(r, at, "ended err", "is not a LEV_E* code");
         }
         if (!r->err)
             ch->nended = i + 1;
@@ -745,11 +710,10 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     if (__atomic_load_n(&vt->exec, __ATOMIC_ACQUIRE))
         return rt_err(LEV_EINVAL, "rt_ch_load: virtual thread %llu is spawned",
                       (unsigned long long)vt->id);
-    s_rd r = {.p = buf, .n = len};
-    if (s_get(&r, 4, "magic") != S_MAGIC && !r.err) {
-        r.pos = 0;
-        return s_bad(&r, "magic", "is not that of a channel state");
-    }
+    s_rd r = {.err = 0};
+    rt_rbuf_init(&r.b, buf, len);
+    if (s_get(&r, 4, "magic") != S_MAGIC && !r.err)
+        return s_bad(&r, 0, "magic", "is not that of a channel state");
     uint32_t ver = (uint32_t)s_get(&r, 4, "version");
     if (r.err)
         return r.err;
@@ -762,17 +726,15 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
         return rt_err(LEV_ENOMEM, "rt_ch_load: no memory for the channel state");
     ch->next_d = s_get(&r, 8, "next input position");
     if (!r.err && ch->next_d == 0) {
-        r.pos -= 8;
-        s_bad(&r, "next input position", "is 0");
+        s_bad(&r, r.b.off - 8, "next input position", "is 0");
     }
     ch->out_seq = s_get(&r, 8, "output counter");
     ch->recv_n = s_get(&r, 8, "receive counter");
     ch->since_consumed = (uint32_t)s_get(&r, 4, "consumptions since report");
-    size_t at = r.pos;
+    size_t at = r.b.off;
     ch->bk = (uint8_t)s_get(&r, 1, "blocking call");
     if (!r.err && ch->bk > RT_BK_READ) {
-        r.pos = at;
-        s_bad(&r, "blocking call", "is unknown");
+        s_bad(&r, at, "blocking call", "is unknown");
     }
     ch->bk_timeout = (uint8_t)s_get(&r, 1, "timeout asked");
     ch->bk_ref = s_get(&r, 8, "request number");
@@ -785,8 +747,8 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     s_load_sets(&r, ch);
     if (ver >= 2)
         s_load_ended(&r, ch);
-    if (!r.err && r.pos != r.n)
-        s_bad(&r, "end", "is followed by extra bytes");
+    if (!r.err && !rt_rbuf_done(&r.b))
+        s_bad(&r, r.b.off, "end", "is followed by extra bytes");
     if (r.err) {
         s_chan_free(ch);
         return r.err;
