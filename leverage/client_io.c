@@ -322,9 +322,18 @@ static const char *s_payload_fault(const pc_rbuf *r, bool one)
 {
     if (!one)
         return "not one payload frame";
-    if (!pc_rbuf_done(r))
-        return r->why ? r->why : "bytes after the payload";
-    return NULL;
+    return pc_rbuf_why(r);
+}
+
+/* Why a reply that carries nothing (OPENED, STARTED, CLOSED, SENT,
+ * GSET_OK) is malformed, or NULL: no payload frame, or an empty one. */
+static const char *s_empty_payload(const s_frame *f, int nf)
+{
+    pc_rbuf r;
+    if (!nf)
+        return NULL;
+    bool one = s_payload(&r, f, nf);
+    return s_payload_fault(&r, one);
 }
 
 /* Why reply h cannot complete call c (NULL: none waits), or NULL. */
@@ -417,6 +426,8 @@ static void s_reply(lev_vc *vc, const pc_hdr *h, const s_frame *f, int nf)
         why = s_value_payload(f, nf, &data, &data_len, &err, detail);
     else if (h->type == PC_C_STATS_REPLY)
         why = s_stats_payload(f, nf, &stats);
+    else
+        why = s_empty_payload(f, nf);
     pthread_mutex_lock(&vc->mu);
     cl_call *c = NULL;
     if (!why) {

@@ -223,7 +223,8 @@ static void s_open(pc_deployer *d, pc_msg *m)
     pc_get_raw(&r, &hash, PC_HASH_LEN);
     if (!pc_rbuf_done(&r) || !zmq_msg_size(&m->bulk) || workers < 0 || replicas < 0) {
         s_client_error(d, m->from, 0, m->h.seq, LEV_EINVAL,
-                       r.bad ? r.why : "VC options out of range, or no task module");
+                       !pc_rbuf_done(&r) ? pc_rbuf_why(&r)
+                                         : "VC options out of range, or no task module");
         return;
     }
     dep_vc *vc = calloc(1, sizeof *vc);
@@ -289,7 +290,7 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (!pc_rbuf_done(&r) || !task || !*task) {
         free(task);
         s_client_error(d, m->from, vc->id, m->h.seq, LEV_EINVAL,
-                       r.bad ? r.why : "start: no task name");
+                       !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "start: no task name");
         return;
     }
     if (vc->nvts == vc->capvts) {
@@ -502,7 +503,7 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_get_blob(&r, &res, &len);
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
-               m->from, r.why ? r.why : "trailing bytes");
+               m->from, pc_rbuf_why(&r));
         return;
     }
     s_finish(d, vc, vt, err, detail, res, len);
@@ -519,7 +520,7 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     uint64_t next_in = pc_get_u64(&r);
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped HELD of VT %llu from %s: %s", (unsigned long long)vt->id,
-               m->from, r.why ? r.why : "trailing bytes");
+               m->from, pc_rbuf_why(&r));
         return;
     }
     for (int i = 0; i < vt->nholders; i++) {
@@ -607,15 +608,11 @@ static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     uint64_t culprit = pc_get_u64(&r);
     int32_t sig = pc_get_i32(&r);
-    uint32_t n = pc_get_u32(&r);
+    uint32_t n = pc_get_count(&r, 12);
     const void *list = NULL;
-    if (!r.bad && (size_t)n * 12 > r.len - r.off) {
-        r.bad = true;
-        r.why = "more VTs than the payload holds";
-    }
-    pc_get_raw(&r, &list, r.bad ? 0 : (size_t)n * 12);
+    pc_get_raw(&r, &list, (size_t)n * 12);
     if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "dropped LOST from %s: %s", m->from, r.why ? r.why : "trailing bytes");
+        pc_log(PC_LOG_WARN, "dropped LOST from %s: %s", m->from, pc_rbuf_why(&r));
         return;
     }
     for (int i = 0; i < vc->nvts; i++) {

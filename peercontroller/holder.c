@@ -59,7 +59,7 @@ static void s_hold(pc_holder *h, pc_msg *m)
     uint64_t next_in = pc_get_u64(&r);
     uint64_t img_vt = 0;
     uint32_t img_epoch = 0;
-    const char *why = !pc_rbuf_done(&r)              ? (r.why ? r.why : "trailing bytes")
+    const char *why = !pc_rbuf_done(&r)              ? pc_rbuf_why(&r)
                       : !pc_endpoint_valid(deployer) ? "no valid deployer endpoint"
                                                      : NULL;
     const uint8_t *chan, *img;
@@ -115,28 +115,35 @@ static void s_send(pc_holder *h, pc_msg *m)
     pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
     char target[PC_ENDPOINT_MAX];
     pc_get_str(&r, target, sizeof target);
-    const void *rest = NULL;
-    size_t restlen = r.len - r.off;
-    pc_get_raw(&r, &rest, restlen); /* the holders list, passed on as it is */
+    /* the holders list (u32 n, n x s holder): checked whole, passed on as it is */
+    size_t at = r.off;
+    uint32_t n = pc_get_count(&r, 4);
+    if (n > 64)
+        pc_rbuf_fail(&r, "too many holders");
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        char ep[PC_ENDPOINT_MAX];
+        pc_get_str(&r, ep, sizeof ep);
+    }
+    bool ok = pc_rbuf_done(&r);
     hd_img *e = *s_find(h, m->h.vc, m->h.vt);
     if (e && strcmp(e->deployer, m->from)) {
         pc_log(PC_LOG_WARN, "refused SEND of VC %016llx VT %llu from %s: not its deployer",
                (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
         return;
     }
-    if (r.bad || !e || !pc_endpoint_valid(target)) {
+    if (!ok || !e || !pc_endpoint_valid(target)) {
         pc_log(PC_LOG_WARN, "cannot send image of VC %016llx VT %llu to %s: %s",
                (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, target,
-               r.bad ? r.why
-               : e   ? "bad target"
-                     : "no image held");
+               !ok ? pc_rbuf_why(&r)
+               : e ? "bad target"
+                   : "no image held");
         pc_peer_send(h->p, m->from, pc_hdr_make(PC_H_MISSING, m->h.vc, m->h.vt, m->h.epoch, 0),
                      NULL, NULL);
         return;
     }
     pc_wbuf b;
     pc_wbuf_init(&b);
-    pc_put_raw(&b, rest, restlen);
+    pc_put_raw(&b, r.p + at, r.off - at);
     pc_put_u64(&b, e->next_in);
     zmq_msg_t img;
     zmq_msg_init(&img);

@@ -372,7 +372,7 @@ static bool s_read_out(pc_msg *m, mm_out *o)
     pc_get_blob(&r, &o->data, &o->len);
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped OUT of VT %llu from %s: %s", (unsigned long long)m->h.vt,
-               m->from, r.why ? r.why : "trailing bytes");
+               m->from, pc_rbuf_why(&r));
         return false;
     }
     return true;
@@ -682,7 +682,7 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
     if (m->h.type == PC_C_SEND) {
         pc_get_blob(&r, &data, &len);
         if (!pc_rbuf_done(&r)) {
-            s_client_reply(mm, 0, m->h.seq, LEV_EINVAL, r.why ? r.why : "trailing bytes");
+            s_client_reply(mm, 0, m->h.seq, LEV_EINVAL, pc_rbuf_why(&r));
             return;
         }
         if (len > mm->o.max_msg) {
@@ -705,7 +705,8 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
         pc_get_blob(&r, &data, &len);
     if (!pc_rbuf_done(&r) || !*name || strlen(name) > LEV_NAME_MAX) {
         s_client_reply(mm, 0, m->h.seq, LEV_EINVAL,
-                       r.bad ? r.why : "a global variable's name is 1 to 255 bytes");
+                       !pc_rbuf_done(&r) ? pc_rbuf_why(&r)
+                                         : "a global variable's name is 1 to 255 bytes");
         return;
     }
     if (m->h.type == PC_C_GGET) {
