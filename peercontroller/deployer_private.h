@@ -78,9 +78,11 @@ typedef struct dep_vc {
     char arch[PC_ARCH_MAX]; /* what the module was built for */
     zmq_msg_t module;
     dep_worker *w;
-    int nw, capw;
+    int nw;
+    size_t capw;
     dep_vt *vts;
-    int nvts, capvts;
+    int nvts;
+    size_t capvts;
     uint64_t next_vt;
     uint64_t client_seen_ms;
     uint64_t opened_ms;

@@ -33,6 +33,7 @@
 #include "module.h"
 #include "rt.h"
 #include "taskmod.h"
+#include "vec.h"
 #include "vt.h"
 #include "vtchan.h"
 
@@ -75,6 +76,7 @@ typedef struct s_host {
     int checkpoint_ms, threads;
     const lev_module **mods; /* loaded through MODULE, oldest first */
     int nmods;
+    size_t capmods;
     s_vtrec *live; /* VTs running here (main thread) */
     int nvts;      /* VTs not reaped yet, canceled ones included (main thread) */
     int wake_fd;   /* eventfd: a VT ended, reap it */
@@ -633,11 +635,9 @@ static int s_load_module(s_host *h, pc_rbuf *rb)
     for (int i = 0; i < h->nmods; i++)
         if (h->mods[i] == m)
             return 0;
-    const lev_module **v = realloc(h->mods, sizeof *v * (size_t)(h->nmods + 1));
-    if (!v)
+    if (RT_VEC_RESERVE(h->mods, h->capmods, (size_t)h->nmods, 1))
         return rt_err(LEV_ENOMEM, "no memory to list a loaded module");
-    v[h->nmods++] = m;
-    h->mods = v;
+    h->mods[h->nmods++] = m;
     return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "vec.h"
 #include "wire.h"
 
 #define LC_DEFAULT_TIMEOUT_MS 3000
@@ -44,7 +45,7 @@ typedef struct jv {
     char *s;       /* J_STR */
     struct jv **v; /* J_ARR items, J_OBJ values */
     char **k;      /* J_OBJ keys */
-    size_t n, cap;
+    size_t n, cap, capk;
 } jv;
 
 /* Frees a value and everything under it; accepts NULL. */
@@ -66,20 +67,9 @@ static void s_jfree(jv *v)
 /* Appends item (and key, for objects) to a container; false on no memory. */
 static bool s_jadd(jv *c, char *key, jv *item)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 8;
-        jv **v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        c->v = v;
-        if (c->t == J_OBJ) {
-            char **k = realloc(c->k, cap * sizeof *k);
-            if (!k)
-                return false;
-            c->k = k;
-        }
-        c->cap = cap;
-    }
+    if (RT_VEC_RESERVE(c->v, c->cap, c->n, 1) ||
+        (c->t == J_OBJ && RT_VEC_RESERVE(c->k, c->capk, c->n, 1)))
+        return false;
     if (c->t == J_OBJ)
         c->k[c->n] = key;
     c->v[c->n++] = item;

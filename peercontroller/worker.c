@@ -25,6 +25,7 @@
 #include "log.h"
 #include "modmgr.h"
 #include "peer_private.h"
+#include "vec.h"
 
 #define WK_HOLDERS_MAX 4
 #define WK_DONE_KEEP 64 /* ends of VTs kept per VC, to send again if lost */
@@ -65,7 +66,8 @@ typedef struct wk_vc {
     uint64_t crash_vt;
     int crash_sig;
     wk_vt *vts;
-    int nvts, capvts;
+    int nvts;
+    size_t capvts;
     wk_done done[WK_DONE_KEEP]; /* a ring: the newest ends */
     int done_next;
 } wk_vc;
@@ -111,14 +113,8 @@ static wk_vt *s_vt_track(wk_vc *v, uint64_t id, uint32_t epoch)
 {
     wk_vt *t = s_vt(v, id);
     if (!t) {
-        if (v->nvts == v->capvts) {
-            int cap = v->capvts ? v->capvts * 2 : 16;
-            wk_vt *n = realloc(v->vts, (size_t)cap * sizeof *n);
-            if (!n)
-                return NULL;
-            v->vts = n;
-            v->capvts = cap;
-        }
+        if (RT_VEC_RESERVE(v->vts, v->capvts, (size_t)v->nvts, 1))
+            return NULL;
         t = &v->vts[v->nvts++];
     }
     memset(t, 0, sizeof *t);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lev_errors.h"
+#include "vec.h"
 
 /* ===================================================================
  * Writer
@@ -26,21 +27,9 @@ static uint8_t *s_room(rt_wbuf *w, size_t n)
 {
     if (w->err)
         return NULL;
-    if (n > SIZE_MAX / 2 - w->len) {
+    if (n > w->cap - w->len && RT_VEC_RESERVE(w->data, w->cap, w->len, n)) {
         w->err = LEV_ENOMEM;
         return NULL;
-    }
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 64;
-        while (cap < w->len + n)
-            cap *= 2;
-        uint8_t *d = realloc(w->data, cap);
-        if (!d) {
-            w->err = LEV_ENOMEM;
-            return NULL;
-        }
-        w->data = d;
-        w->cap = cap;
     }
     uint8_t *at = w->data + w->len;
     w->len += n;

@@ -29,6 +29,7 @@
 #include "rt.h"
 #include "rt_tpl.h"
 #include "streams.h"
+#include "vec.h"
 #include "vt.h"
 
 /* ===================================================================
@@ -59,15 +60,9 @@ static int s_reserve(s_stream *s, size_t more)
 {
     if (s->n + more <= s->cap)
         return 0;
-    size_t nc = s->cap ? s->cap : 256;
-    while (nc < s->n + more)
-        nc *= 2;
-    unsigned char *np = realloc(s->p, nc * s->w);
-    if (!np)
+    if (rt_vec_reserve(&s->p, &s->cap, s->n, more, s->w))
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    s_hugepages(np + s->n * s->w, (nc - s->n) * s->w);
-    s->p = np;
-    s->cap = nc;
+    s_hugepages(s->p + s->n * s->w, (s->cap - s->n) * s->w);
     return 0;
 }
 
@@ -130,13 +125,16 @@ typedef struct s_cap {
     const lev_module *m;
     uint32_t gen;
     s_fixed *fixed;
-    uint32_t nfixed, capfixed, nframes;
+    uint32_t nfixed, nframes;
+    size_t capfixed;
     rt_objhdr **heap; /* discovery queue */
-    uint32_t nheap, capheap;
+    uint32_t nheap;
+    size_t capheap;
     s_fref *frames;      /* sorted by address */
     int32_t *static_obj; /* sym -> object id of a travelling static, or -1 */
     s_bulk *bulk;
-    uint32_t nbulk, capbulk;
+    uint32_t nbulk;
+    size_t capbulk;
     s_stream meta, bsz, s1, s2, s4, s8;
     uint32_t *group; /* open meta group, or NULL */
     uint64_t live;
@@ -146,20 +144,9 @@ typedef struct s_cap {
 
 static _Atomic uint32_t s_gen_counter = 1;
 
-static int s_grow(void **p, uint32_t *cap, size_t elem)
-{
-    uint32_t nc = *cap ? *cap * 2 : 64;
-    void *np = realloc(*p, (size_t)nc * elem);
-    if (!np)
-        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
 static int s_add_fixed(s_cap *c, s_fixed o)
 {
-    if (c->nfixed == c->capfixed && s_grow((void **)&c->fixed, &c->capfixed, sizeof *c->fixed))
+    if (c->nfixed == c->capfixed && RT_VEC_RESERVE(c->fixed, c->capfixed, c->nfixed, 1))
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
     c->fixed[c->nfixed++] = o;
     c->live += o.size;
@@ -260,8 +247,7 @@ static int s_ref(s_cap *c, uint32_t okind, uint32_t oid, const rt_run *r, char *
             uint64_t size = rt_type_bytes(t, h->count);
             if (p >= data && (uint64_t)(p - data) <= size) {
                 if (h->mark != c->gen) {
-                    if (c->nheap == c->capheap &&
-                        s_grow((void **)&c->heap, &c->capheap, sizeof *c->heap))
+                    if (c->nheap == c->capheap && RT_VEC_RESERVE(c->heap, c->capheap, c->nheap, 1))
                         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
                     if ((uint64_t)c->nfixed + c->nheap > IMG_ID_MAX)
                         return rt_err(LEV_ERANGE, "more than %u objects in one image", IMG_ID_MAX);
@@ -564,7 +550,7 @@ static int s_emit(s_cap *c, char *addr, uint64_t size, const rt_type *t, uint32_
 {
     uint32_t flags = 0;
     if (t->dense && size >= IMG_BULK_MIN && size / rt_kind_width(t->dense_kind) <= INT32_MAX) {
-        if (c->nbulk == c->capbulk && s_grow((void **)&c->bulk, &c->capbulk, sizeof *c->bulk))
+        if (c->nbulk == c->capbulk && RT_VEC_RESERVE(c->bulk, c->capbulk, c->nbulk, 1))
             return rt_err(LEV_ENOMEM, "out of memory in the image codec");
         c->bulk[c->nbulk++] = (s_bulk){addr, size / rt_kind_width(t->dense_kind), t->dense_kind};
         flags = IMG_F_BULK;

@@ -22,6 +22,7 @@
 #include "module.h"
 #include "rt.h"
 #include "streams.h"
+#include "vec.h"
 #include "vt.h"
 
 /* ===================================================================
@@ -490,14 +491,8 @@ static __attribute__((noinline)) int s_unref_slow(s_rst *r, uint64_t v, uint32_t
         if (low >= r->h.nobj)
             return rt_err(LEV_EIMAGE, "object %u field %s: stream record %llu outside the image",
                           oi, fname, (unsigned long long)low);
-        if (r->nsfix == r->capsfix) {
-            size_t cap = r->capsfix ? 2 * r->capsfix : 8;
-            struct s_sfix *n = realloc(r->sfix, cap * sizeof *n);
-            if (!n)
-                return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-            r->sfix = n;
-            r->capsfix = cap;
-        }
+        if (RT_VEC_RESERVE(r->sfix, r->capsfix, r->nsfix, 1))
+            return rt_err(LEV_ENOMEM, "out of memory in the image codec");
         r->sfix[r->nsfix++] = (struct s_sfix){dst, (uint32_t)low};
         p = NULL; /* until s_revive_streams */
     } else if (v == IMG_DANGLING && kind == LEV_K_PTR) {

@@ -14,6 +14,7 @@
 
 #include "module.h"
 #include "rt.h"
+#include "vec.h"
 
 /* ===================================================================
  * Helpers
@@ -76,7 +77,8 @@ static void s_hash_str(s_hash *st, const char *s)
 
 typedef struct s_runs {
     rt_run *v;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } s_runs;
 
 static int s_runs_add(s_runs *r, const rt_run *x)
@@ -93,14 +95,8 @@ static int s_runs_add(s_runs *r, const rt_run *x)
             return 0;
         }
     }
-    if (r->n == r->cap) {
-        uint32_t nc = r->cap ? r->cap * 2 : 8;
-        rt_run *nv = realloc(r->v, nc * sizeof *nv);
-        if (!nv)
-            return LEV_ENOMEM;
-        r->v = nv;
-        r->cap = nc;
-    }
+    if (RT_VEC_RESERVE(r->v, r->cap, r->n, 1))
+        return LEV_ENOMEM;
     r->v[r->n] = *x;
     r->v[r->n++].stride = w;
     return 0;
@@ -365,15 +361,9 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
             rc = s_append_rec(m, &r, f->offset, f->type, f->count, state);
         else {
             /* Do not merge across fields here: sorting comes first. */
-            if (r.n == r.cap) {
-                uint32_t nc = r.cap ? r.cap * 2 : 8;
-                rt_run *nv = realloc(r.v, nc * sizeof *nv);
-                if (!nv) {
-                    rc = LEV_ENOMEM;
-                    break;
-                }
-                r.v = nv;
-                r.cap = nc;
+            if (RT_VEC_RESERVE(r.v, r.cap, r.n, 1)) {
+                rc = LEV_ENOMEM;
+                break;
             }
             r.v[r.n++] = (rt_run){f->offset,     f->kind, f->count,
                                   (uint32_t)esz, fname,   f->kind == LEV_K_TAGGED ? f->type : 0};

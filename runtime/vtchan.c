@@ -13,6 +13,7 @@
 #include "executor.h"
 #include "lev_task.h"
 #include "rt.h"
+#include "vec.h"
 #include "vtchan_private.h"
 
 #define S_MAGIC 0x4843564Cu   /* "LVCH" */
@@ -113,27 +114,13 @@ static bool s_dup(const void *p, size_t len, void **out)
     return true;
 }
 
-/* Grows an array of `size`-byte elements to hold n + 1. */
-static bool s_grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? *cap * 2 : 8;
-    void *nv = realloc(*v, nc * size);
-    if (!nv)
-        return false;
-    *v = nv;
-    *cap = nc;
-    return true;
-}
-
 int rt_ch_emit_locked(rt_chan *ch, rt_out *o)
 {
     if (o->kind == RT_OUT_CONSUMED) {
         o->seq = 0;
         return 0;
     }
-    if (!s_grow((void **)&ch->out, &ch->cout, ch->nout, sizeof *ch->out))
+    if (RT_VEC_RESERVE(ch->out, ch->cout, ch->nout, 1))
         return rt_err(LEV_ENOMEM, "no memory for the outbox");
     rt_ch_out k = {
         .seq = ch->out_seq + 1, .to = o->to, .ref = o->ref, .kind = o->kind, .keep = o->keep};
@@ -191,7 +178,7 @@ static bool s_note_end_locked(rt_chan *ch, const rt_in *in)
 {
     if (rt_ch_ended_locked(ch, in->from))
         return true;
-    if (!s_grow((void **)&ch->ended, &ch->cended, ch->nended, sizeof *ch->ended))
+    if (RT_VEC_RESERVE(ch->ended, ch->cended, ch->nended, 1))
         return false;
     ch->ended[ch->nended++] = (rt_ch_end){.vt = in->from, .d = in->d, .err = in->err};
     return true;
@@ -241,8 +228,7 @@ int rt_ch_deliver(rt_vt *vt, const rt_in *in)
                       .kind = in->kind,
                       .novalue = in->novalue,
                       .len = in->len};
-        if (!s_grow((void **)&ch->in, &ch->cin, ch->nin, sizeof *ch->in) ||
-            !s_dup(in->data, in->len, &e.data)) {
+        if (RT_VEC_RESERVE(ch->in, ch->cin, ch->nin, 1) || !s_dup(in->data, in->len, &e.data)) {
             pthread_mutex_unlock(&ch->mu);
             return rt_err(LEV_ENOMEM, "rt_ch_deliver: no memory for %zu bytes", in->len);
         }
@@ -685,6 +671,8 @@ static void s_load_sets(s_rd *r, rt_chan *ch)
         ch->locks = calloc(n, sizeof *ch->locks);
         if (!ch->locks)
             r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu locks", n);
+        else
+            ch->clocks = n;
     }
     for (size_t i = 0; i < n && !r->err; i++) {
         ch->locks[i] = s_get_name(r, "lock name length", "lock name");
@@ -696,6 +684,8 @@ static void s_load_sets(s_rd *r, rt_chan *ch)
         ch->missing = calloc(n, sizeof *ch->missing);
         if (!ch->missing)
             r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu ids", n);
+        else
+            ch->cmissing = n;
     }
     for (size_t i = 0; i < n && !r->err; i++) {
         ch->missing[i] = s_get(r, 8, "missing id");

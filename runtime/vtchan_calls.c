@@ -15,6 +15,7 @@
 #include "lev_client.h"
 #include "lev_task.h"
 #include "rt.h"
+#include "vec.h"
 #include "vtchan_private.h"
 
 #define S_CONSUMED_EVERY 32u
@@ -289,12 +290,10 @@ static int s_recv(s_call *c, uint64_t *from, void **buf, size_t *len, int timeou
         if (e->kind == RT_IN_BOUNCE) {
             *from = e->from;
             if (!s_missing_locked(ch, e->from)) {
-                uint64_t *nm = realloc(ch->missing, (ch->nmissing + 1) * sizeof *nm);
-                if (!nm) {
+                if (RT_VEC_RESERVE(ch->missing, ch->cmissing, ch->nmissing, 1)) {
                     ch->bk = RT_BK_NONE;
                     return s_leave(c, rt_err(LEV_ENOMEM, "lev_recv: no memory"));
                 }
-                ch->missing = nm;
                 ch->missing[ch->nmissing++] = e->from;
             }
             rc = rt_err(LEV_ENOVT, "lev_recv: a message to %llu was not delivered",
@@ -356,13 +355,11 @@ static int s_request(s_call *c, bool lock, const char *name, void **value, size_
             return s_leave(c, LEV_ENOMEM);
         } else if (lock) {
             char *copy = strdup(name);
-            char **nl = copy ? realloc(ch->locks, (ch->nlocks + 1) * sizeof *nl) : NULL;
-            if (!nl) {
+            if (!copy || RT_VEC_RESERVE(ch->locks, ch->clocks, ch->nlocks, 1)) {
                 free(copy);
                 ch->bk = RT_BK_NONE;
                 return s_leave(c, rt_err(LEV_ENOMEM, "%s: no memory", what));
             }
-            ch->locks = nl;
             ch->locks[ch->nlocks++] = copy;
         }
         ch->bk = RT_BK_NONE;

@@ -54,9 +54,9 @@ typedef struct rt_chan {
     uint64_t recv_n;  /* last receive number given */
     uint32_t since_consumed;
     char **locks; /* names of the locks held */
-    size_t nlocks;
+    size_t nlocks, clocks;
     uint64_t *missing; /* VTs known missing (from consumed bounces) */
-    size_t nmissing;
+    size_t nmissing, cmissing;
     rt_ch_end *ended; /* VTs known ended, in stream order (RT_IN_ENDED) */
     size_t nended, cended;
     /* the blocking call in progress */
