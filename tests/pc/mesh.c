@@ -323,3 +323,20 @@ bool js_has_executor(const char *json)
     const char *e = strstr(json, "\"executors\":[");
     return e && e[strlen("\"executors\":[")] != ']';
 }
+
+bool js_vt_listed(const char *json, uint64_t vt, const char *list, const char *ep)
+{
+    const char *f = s_vt_field(json, vt, list, "[");
+    const char *end = f ? strchr(f, ']') : NULL;
+    char one[160];
+    for (int i = 0; f && end && f < end && *f == '"' && i < 64; i++) {
+        s_str_at(f, one, sizeof one);
+        if (!strcmp(one, ep))
+            return true;
+        f = strchr(f + 1, '"'); /* past this entry's closing quote */
+        f = f ? f + 1 : NULL;
+        if (f && *f == ',')
+            f++;
+    }
+    return false;
+}

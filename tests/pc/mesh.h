@@ -86,4 +86,7 @@ void mesh_print_log_tail(const mesh_peer *p, int lines);
  * "executors" list is not empty). */
 bool js_has_executor(const char *json);
 
+/* Whether `ep` is an entry of VT `vt`'s list `list` ("holders", "held"). */
+bool js_vt_listed(const char *json, uint64_t vt, const char *list, const char *ep);
+
 #endif
