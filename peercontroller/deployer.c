@@ -14,6 +14,7 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
+#include "vec.h"
 #include "vtchan.h"
 
 #define DEP_ENROL_TIMEOUT_MS 3000
@@ -111,14 +112,8 @@ int pc_dep_count(const dep_vc *vc, int state)
 
 static dep_worker *s_add_worker(dep_vc *vc, const char *ep)
 {
-    if (vc->nw == vc->capw) {
-        int cap = vc->capw ? vc->capw * 2 : 8;
-        dep_worker *w = realloc(vc->w, (size_t)cap * sizeof *w);
-        if (!w)
-            return NULL;
-        vc->w = w;
-        vc->capw = cap;
-    }
+    if (RT_VEC_RESERVE(vc->w, vc->capw, (size_t)vc->nw, 1))
+        return NULL;
     dep_worker *w = &vc->w[vc->nw++];
     memset(w, 0, sizeof *w);
     pc_ep_copy(w->ep, ep);
@@ -293,16 +288,10 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
                        !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "start: no task name");
         return;
     }
-    if (vc->nvts == vc->capvts) {
-        int cap = vc->capvts ? vc->capvts * 2 : 64;
-        dep_vt *v = realloc(vc->vts, (size_t)cap * sizeof *v);
-        if (!v) {
-            free(task);
-            s_client_error(d, m->from, vc->id, m->h.seq, LEV_ENOMEM, "deployer out of memory");
-            return;
-        }
-        vc->vts = v;
-        vc->capvts = cap;
+    if (RT_VEC_RESERVE(vc->vts, vc->capvts, (size_t)vc->nvts, 1)) {
+        free(task);
+        s_client_error(d, m->from, vc->id, m->h.seq, LEV_ENOMEM, "deployer out of memory");
+        return;
     }
     dep_vt *vt = &vc->vts[vc->nvts];
     memset(vt, 0, sizeof *vt);

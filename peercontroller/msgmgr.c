@@ -12,6 +12,7 @@
 #include "lev_task.h"
 #include "log.h"
 #include "msgmgr.h"
+#include "vec.h"
 #include "vtchan.h"
 
 #define MM_BACKLOG 1024u
@@ -137,14 +138,8 @@ static void s_send_ack(pc_msgmgr *mm, mm_vt *v) { s_ack(mm, v, false); }
 static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref, int32_t err,
                     const void *data, size_t len, bool novalue)
 {
-    if (v->nlog == v->caplog) {
-        size_t cap = v->caplog ? v->caplog * 2 : 16;
-        mm_in *n = realloc(v->log, cap * sizeof *n);
-        if (!n)
-            return LEV_ENOMEM;
-        v->log = n;
-        v->caplog = cap;
-    }
+    if (RT_VEC_RESERVE(v->log, v->caplog, v->nlog, 1))
+        return LEV_ENOMEM;
     uint8_t *copy = len ? malloc(len) : NULL;
     if (len && !copy)
         return LEV_ENOMEM;
@@ -645,15 +640,10 @@ int pc_mm_vt_add(pc_msgmgr *mm, uint64_t id)
         return LEV_EINVAL;
     size_t need = (size_t)(id - 2) + 1;
     if (need > mm->capvts) {
-        size_t cap = mm->capvts ? mm->capvts : 64;
-        while (cap < need)
-            cap *= 2;
-        mm_vt *n = realloc(mm->vts, cap * sizeof *n);
-        if (!n)
+        size_t old = mm->capvts;
+        if (RT_VEC_RESERVE(mm->vts, mm->capvts, mm->nvts, need - mm->nvts))
             return LEV_ENOMEM;
-        memset(n + mm->capvts, 0, (cap - mm->capvts) * sizeof *n);
-        mm->vts = n;
-        mm->capvts = cap;
+        memset(mm->vts + old, 0, (mm->capvts - old) * sizeof *mm->vts);
         for (size_t i = 0; i < mm->nvts; i++)
             mm->vts[i].held_tail = mm->vts[i].held ? mm->vts[i].held_tail : &mm->vts[i].held;
     }
