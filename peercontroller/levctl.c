@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "status.h"
 #include "vec.h"
 #include "wire.h"
 
@@ -386,18 +387,18 @@ static jv *s_jparse(const char *text, char *why, size_t cap)
  * JSON writer
  * =================================================================== */
 
+/* Writes s as a JSON string literal, escaped as the peers escape theirs
+ * (pc_json_str). */
 static void s_jwrite_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_json_str(&w, s);
+    if (!w.err)
+        fwrite(w.data, 1, w.len, f);
+    else
+        fputs("\"\"", f);
+    pc_wbuf_free(&w);
 }
 
 /* Writes v as JSON, indented by `indent` levels of two spaces. */

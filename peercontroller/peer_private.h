@@ -19,6 +19,7 @@
 
 #include "membership.h"
 #include "peer.h"
+#include "status.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -146,11 +147,8 @@ void pc_holder_status(pc_holder *h, pc_wbuf *json);
  * JSON text (status.c)
  * =================================================================== */
 
-/* Appends s as a JSON string literal. */
-void pc_json_str(pc_wbuf *w, const char *s);
-/* Appends printf-formatted text. */
-void pc_json_fmt(pc_wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The status document of this peer (see README.md, "Status"). */
+/* The status document of this peer (see README.md, "Status"), written
+ * with the JSON text of status.h. */
 void pc_status_json(pc_peer *p, pc_wbuf *out);
 
 #endif

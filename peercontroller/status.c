@@ -1,7 +1,10 @@
 /* status.c - the status document of a peer (what levctl status shows):
  * its view of the mesh, the VCs it deploys with their VTs, its executors
- * and the images it holds, as JSON (peercontroller/README.md, "Status").
+ * and the images it holds, as JSON (peercontroller/README.md, "Status");
+ * and the JSON text both it and levctl write with (status.h).
  */
+#include "status.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +36,56 @@ void pc_json_fmt(pc_wbuf *w, const char *fmt, ...)
     free(big);
 }
 
+/* The length of the well-formed UTF-8 sequence at p (2 to 4 bytes), or 0. */
+static int s_utf8_len(const unsigned char *p)
+{
+    unsigned char lo = 0x80, hi = 0xbf; /* bounds of the second byte */
+    int n;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        if (p[0] == 0xe0)
+            lo = 0xa0; /* overlong */
+        else if (p[0] == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        if (p[0] == 0xf0)
+            lo = 0x90; /* overlong */
+        else if (p[0] == 0xf4)
+            hi = 0x8f; /* past U+10FFFF */
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 void pc_json_str(pc_wbuf *w, const char *s)
 {
+    static const char hex[] = "0123456789abcdef";
     pc_put_u8(w, '"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        int n = *p >= 0x80 ? s_utf8_len(p) : 0;
+        if (n) {
+            pc_put_raw(w, p, (size_t)n);
+            p += n;
+            continue;
+        }
         if (*p == '"' || *p == '\\') {
             pc_put_u8(w, '\\');
             pc_put_u8(w, *p);
-        } else if (*p < 0x20) {
-            pc_json_fmt(w, "\\u%04x", *p);
+        } else if (*p < 0x20 || *p >= 0x7f) {
+            const char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+            pc_put_raw(w, esc, sizeof esc);
         } else {
             pc_put_u8(w, *p);
         }
+        p++;
     }
     pc_put_u8(w, '"');
 }

@@ -3,7 +3,8 @@
  * arguments, a peer where nothing listens, the readable report and the
  * JSON document of a mesh merged from several peers (the JSON output fed
  * back to levctl as a status must be accepted), and malformed documents,
- * each refused with the fault named. With LEVPEER_PATH (levpeer is built),
+ * each refused with the fault named; the JSON string escaper peers and
+ * levctl write with (status.h). With LEVPEER_PATH (levpeer is built),
  * also a mesh of two levpeer processes, one running a VT of this program's
  * VC, seen from the other.
  */
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fake_peer.h"
+#include "status.h"
 #ifdef LEVPEER_PATH
 #include <sys/stat.h>
 
@@ -291,6 +293,51 @@ static void t_json(void **state)
     s_mesh_destroy(&m);
 }
 
+/* Asserts that pc_json_str writes in as the literal want. */
+static void s_escaped(const char *in, const char *want)
+{
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_json_str(&w, in);
+    assert_int_equal(w.err, 0);
+    if (w.len != strlen(want) || memcmp(w.data, want, w.len))
+        fail_msg("escaped as '%.*s', not '%s'", (int)w.len, (const char *)w.data, want);
+    pc_wbuf_free(&w);
+}
+
+/* The one JSON string escaper: quotes, backslashes and control bytes
+ * escaped, well-formed UTF-8 copied, each byte of a malformed sequence
+ * written as \u00XX, so that any bytes make valid JSON. */
+static void t_json_escape(void **state)
+{
+    (void)state;
+    s_escaped(NULL, "\"\"");
+    s_escaped("", "\"\"");
+    s_escaped("tcp://10.0.0.1:7000", "\"tcp://10.0.0.1:7000\"");
+    s_escaped("a\"b\\c/d", "\"a\\\"b\\\\c/d\"");
+    s_escaped("\x01\t\n\x1f \x7f~", "\"\\u0001\\u0009\\u000a\\u001f \\u007f~\"");
+    /* 2, 3 and 4 bytes, and the ends of the ranges */
+    s_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+              "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    s_escaped("\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf",
+              "\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf\"");
+    /* malformed: a stray continuation byte, sequences cut short (at the
+     * end too), overlong forms, a surrogate, past U+10FFFF, never UTF-8 */
+    s_escaped("\x80x", "\"\\u0080x\"");
+    s_escaped("\xc3(", "\"\\u00c3(\"");
+    s_escaped("a\xc3", "\"a\\u00c3\"");
+    s_escaped("\xe2\x82", "\"\\u00e2\\u0082\"");
+    s_escaped("\xf0\x9f\x98", "\"\\u00f0\\u009f\\u0098\"");
+    s_escaped("\xc0\xaf\xc1\xbf", "\"\\u00c0\\u00af\\u00c1\\u00bf\"");
+    s_escaped("\xe0\x80\xaf", "\"\\u00e0\\u0080\\u00af\"");
+    s_escaped("\xf0\x80\x80\xaf", "\"\\u00f0\\u0080\\u0080\\u00af\"");
+    s_escaped("\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"");
+    s_escaped("\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\"");
+    s_escaped("\xf5\xff\xfe", "\"\\u00f5\\u00ff\\u00fe\"");
+    /* a malformed byte before a well-formed sequence leaves it whole */
+    s_escaped("\xe2\xc3\xa9", "\"\\u00e2\xc3\xa9\"");
+}
+
 /* Malformed documents: exit 1, the fault named. */
 static void t_malformed(void **state)
 {
@@ -403,8 +450,9 @@ int main(void)
     /* executors at normal priority: at SCHED_IDLE a busy machine starves them */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_usage),     cmocka_unit_test(t_unreachable), cmocka_unit_test(t_report),
-        cmocka_unit_test(t_json),      cmocka_unit_test(t_malformed),
+        cmocka_unit_test(t_usage),       cmocka_unit_test(t_unreachable),
+        cmocka_unit_test(t_report),      cmocka_unit_test(t_json),
+        cmocka_unit_test(t_json_escape), cmocka_unit_test(t_malformed),
 #ifdef LEVPEER_PATH
         cmocka_unit_test(t_real_mesh),
 #endif
