@@ -18,9 +18,8 @@
 #include <zmq.h>
 
 #include "client_int.h"
+#include "embed.h"
 #include "rt.h"
-
-#include "peer.h"
 
 #define CL_MAX_MSG (1LL << 30) /* ZMQ_MAXMSGSIZE of a VC's socket */
 #define CL_MAX_PARTS 4         /* frames of a message from the peer we read */
@@ -76,51 +75,12 @@ int cl_env_timeout(int *ms)
     return 0;
 }
 
-static pthread_mutex_t s_embed_mu = PTHREAD_MUTEX_INITIALIZER;
-static pc_peer *s_embed;
-
-static void s_embedded_stop(void) { pc_peer_destroy(&s_embed); }
-
-/* Starts the process's embedded peer on first use (LEV_LISTEN, LEV_JOIN)
- * and copies its endpoint to out. The peer lives until the process exits.
- * 0, or pc_peer_new's error (LEV_EINVAL: too many seeds). */
-static int s_embedded_peer(char out[PC_ENDPOINT_MAX])
-{
-    int rc = 0;
-    pthread_mutex_lock(&s_embed_mu);
-    if (!s_embed) {
-        static char seeds[1024];
-        pc_peer_opts o = {0};
-        const char *listen = getenv("LEV_LISTEN"), *join = getenv("LEV_JOIN");
-        o.listen = listen && *listen ? listen : "tcp://127.0.0.1:0";
-        o.embedded = true;
-        if (join && strlen(join) >= sizeof seeds)
-            rc = rt_err(LEV_EINVAL, "LEV_JOIN is longer than %zu bytes", sizeof seeds - 1);
-        snprintf(seeds, sizeof seeds, "%s", join && !rc ? join : "");
-        for (char *save = NULL, *tok = strtok_r(seeds, ",", &save); tok && !rc;
-             tok = strtok_r(NULL, ",", &save)) {
-            if (o.njoin == PC_JOIN_MAX)
-                rc = rt_err(LEV_EINVAL, "LEV_JOIN names more than %d peers", PC_JOIN_MAX);
-            else
-                o.join[o.njoin++] = tok;
-        }
-        if (!rc)
-            rc = pc_peer_new(&s_embed, &o);
-        if (!rc)
-            atexit(s_embedded_stop);
-    }
-    if (!rc)
-        snprintf(out, PC_ENDPOINT_MAX, "%s", pc_peer_endpoint(s_embed));
-    pthread_mutex_unlock(&s_embed_mu);
-    return rc;
-}
-
 int cl_peer_endpoint(const char *given, char out[PC_ENDPOINT_MAX])
 {
     const char *env = getenv("LEV_PEER");
     const char *ep = given ? given : env && *env ? env : NULL;
     if (!ep)
-        return s_embedded_peer(out);
+        return pc_embed_endpoint(getenv("LEV_LISTEN"), getenv("LEV_JOIN"), out);
     if (strlen(ep) >= PC_ENDPOINT_MAX)
         return rt_err(LEV_EINVAL, "peer endpoint '%.40s...' is longer than %u bytes", ep,
                       PC_ENDPOINT_MAX - 1);
