@@ -4,6 +4,12 @@
  * written and read with the runtime's byte codec (runtime/bytes.h), under
  * the names pc_wbuf and pc_rbuf.
  *
+ * The shared wire header: internal (not installed), included by the peer
+ * controller and by libleverage's client (leverage/client_int.h), which
+ * includes no other header of peercontroller/ but embed.h. It depends
+ * only on the runtime's byte codec, so the include graph stays
+ * leverage/ -> peercontroller/{wire,embed}.h -> runtime/.
+ *
  * A message is multipart: the 40-byte header frame, then zero or more
  * opaque payload frames whose sizes add up to hdr.len. Over ZeroMQ each
  * part is a frame; over an executor channel (chan.h) the parts follow
