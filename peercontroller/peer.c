@@ -424,9 +424,20 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     uint64_t now = pc_now_ms();
     p->started_ms = now;
     pc_members_io io = {.send = s_members_send, .changed = s_members_changed, .ud = p};
+    /* this start's instance, above every earlier start's on the endpoint
+     * across reboots too: the wall clock in ms and 20 bits to tell starts
+     * in one ms apart (as levpeer's daemon.c sets it) */
+    pc_members_opts mo = o->members;
+    if (!mo.instance) {
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        uint64_t ms = (uint64_t)rt.tv_sec * 1000u + (uint64_t)rt.tv_nsec / 1000000u;
+        uint64_t low = ((uint64_t)rt.tv_nsec ^ (uint64_t)getpid() * 0x9E3779B1u) & 0xFFFFF;
+        mo.instance = (ms + 1) << 20 | low;
+    }
     uint64_t seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ now;
     p->vc_counter = seed << 20;
-    if ((rc = pc_members_new(&p->mem, &p->self, &o->members, &io, seed, now)) ||
+    if ((rc = pc_members_new(&p->mem, &p->self, &mo, &io, seed, now)) ||
         (rc = pc_deployer_new(&p->dep, p)) || (rc = pc_worker_new(&p->wk, p)) ||
         (rc = pc_holder_new(&p->hold, p)))
         goto fail;

@@ -332,7 +332,9 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     }
     int err = 0;
     uint64_t own = pc_members_mesh_id(w->p->mem);
-    if (mesh != own) {
+    if (mesh != own && !pc_members_mesh_settled(w->p->mem)) {
+        err = LEV_EBUSY; /* its mesh id is not known yet: asked again later */
+    } else if (mesh != own) {
         /* a deployer of another mesh took this endpoint for one of its peers */
         pc_log(PC_LOG_WARN,
                "refused to enrol in VC %016llx of %s: it is of mesh %016llx, this "
