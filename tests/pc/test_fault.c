@@ -9,9 +9,11 @@
  * different sizes. Every result must be exact and every join must return.
  *
  * No wait is for a time: each is for a state of a peer, a report or a
- * result, bounded. The only sleeps are the faults' own lengths (a stop of
- * 0.6 s, a kill 0.1 s into it). LEV_TEST_NOFAULT=1 runs a scenario
- * without its fault, to compare the times printed ("fault: NAME: ...").
+ * result, bounded. The only sleeps are the faults' own lengths (a holder
+ * stalled 0.6 s with a kill 0.1 s into it, a worker stopped 3 s).
+ * LEV_TEST_NOFAULT=1 runs a scenario without its fault, to compare the
+ * times printed ("fault: NAME: ..."); LEV_TEST_PRIMES sets the range whose
+ * primes the VTs count (the length of their work).
  * Run one scenario with `test_pc_fault NAME`; LEV_TEST_LOG=debug makes
  * the peers' logs say more, LEV_TEST_KEEP=1 keeps them.
  */
@@ -777,6 +779,13 @@ static void t_endpoint_reuse(void **state)
         /* at once, on exactly its host and port: the newcomer of mesh B */
         s_peer(&s_b, 1, 1, s_a.p[victim].ep, s_b.p[0].ep, NULL);
         assert_string_equal(s_b.p[1].ep, s_a.p[victim].ep);
+        char *js = s_status(&s_a);
+        char st[32];
+        js_peer_state(js, l.gone[0], st, sizeof st);
+        free(js);
+        printf("fault: endpoint_reuse: the other mesh's peer is up on the endpoint; the "
+               "deployer holds the killed worker %s\n",
+               *st ? st : "forgotten");
         if (!mesh_wait(s_a.p[0].ep, s_recovered, &l, OUTCOME))
             fail_msg("VT %llu did not leave %s (now the endpoint of another mesh's peer)",
                      (unsigned long long)r.cfg.ids[0], l.gone[0]);
