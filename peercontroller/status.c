@@ -94,7 +94,8 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
 {
     pc_json_fmt(j, "{\"peer\":");
     pc_json_str(j, p->self.endpoint);
-    pc_json_fmt(j, ",\"version\":%u,\"peers\":[", PC_WIRE_VERSION);
+    pc_json_fmt(j, ",\"version\":%u,\"mesh\":\"%016llx\",\"peers\":[", PC_WIRE_VERSION,
+                (unsigned long long)pc_members_mesh_id(p->mem));
     size_t n = pc_members_view(p->mem, NULL, 0);
     pc_member *v = n ? calloc(n, sizeof *v) : NULL;
     if (v)
