@@ -46,12 +46,15 @@ int main(int argc, char **argv)
         {.name = "one_replica",
          .o = {.peers = 4, .replicas = 1, .kinds = VS_F_CRASH, .faults = 2, .within_ckpt = true}},
         {.name = "network",
-         .o = {.peers = 5, .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION, .faults = 2}},
+         .o = {.peers = 5,
+               .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION | VS_F_REORDER,
+               .faults = 2}},
         {.name = "takeover", .o = {.peers = 4, .kinds = VS_F_TAKEOVER, .faults = 1}},
         {.name = "mixed",
          .o = {.peers = 6,
                .vts = 10,
-               .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP,
+               .kinds =
+                   VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP | VS_F_REORDER,
                .faults = 2,
                .within_ckpt = true}},
     };

@@ -115,7 +115,8 @@ static void t_one_replica(void **state)
         600, 40);
 }
 
-/* Message loss, duplication and partitions that heal. */
+/* Message loss, duplication and partitions that heal (reordering, which
+ * TCP does not do between two peers, is in the long run: eval/vcsim). */
 static void t_network(void **state)
 {
     (void)state;

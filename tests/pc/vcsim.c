@@ -20,8 +20,8 @@
 #define VS_REJOIN_MS 500
 #define VS_PING_MS 1000
 
-static const char *const s_kind_names[VS_F_KINDS] = {"crash", "restart", "pause",    "takeover",
-                                                     "loss",  "dup",     "partition"};
+static const char *const s_kind_names[VS_F_KINDS] = {"crash", "restart", "pause",     "takeover",
+                                                     "loss",  "dup",     "partition", "reorder"};
 
 const char *vs_fault_name(int kind)
 {
@@ -233,12 +233,19 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
         else if (bulk)
             zmq_msg_move(&e->bulk, bulk);
         e->h.len = (uint32_t)(len + zmq_msg_size(&e->bulk));
-        /* 1 to 4 ms, in order between two peers (one TCP connection) */
-        uint64_t at = w->now + s_between(w, 1, 4);
+        /* 1 to 4 ms, in order between two peers (one TCP connection);
+         * during a reorder burst, 1 to 300 ms each, in any order */
         int a = from >= 0 ? from : VS_NODES_MAX, b = dst >= 0 ? dst : VS_NODES_MAX;
-        if (at < w->pair_last[a][b])
-            at = w->pair_last[a][b];
-        w->pair_last[a][b] = at;
+        uint64_t at;
+        if (from >= 0 && s_faulty(w, 7, from)) {
+            at = w->now + s_between(w, 1, 300);
+        } else {
+            at = w->now + s_between(w, 1, 4);
+            if (at < w->pair_last[a][b])
+                at = w->pair_last[a][b];
+        }
+        if (at > w->pair_last[a][b])
+            w->pair_last[a][b] = at;
         e->at = at;
         s_push(w, e);
     }
@@ -639,6 +646,7 @@ static void s_plan_faults(vs_world *w)
             break;
         case 4:
         case 5:
+        case 7:
             d = s_between(w, 100, 2000);
             break;
         case 6:

@@ -25,15 +25,17 @@
 
 /* Kinds of fault, as bits of vs_opts.kinds. */
 enum {
-    VS_F_CRASH = 1u << 0,    /* a peer dies for good */
-    VS_F_RESTART = 1u << 1,  /* a peer dies and comes back on its endpoint, empty */
-    VS_F_PAUSE = 1u << 2,    /* a peer stops for 50 ms .. max_pause_ms, then goes on */
-    VS_F_TAKEOVER = 1u << 3, /* a peer dies and a peer of another mesh takes its endpoint */
-    VS_F_LOSS = 1u << 4,     /* a burst: messages from one peer lost for a while */
-    VS_F_DUP = 1u << 5,      /* a burst: messages from one peer delivered twice */
-    VS_F_PARTITION = 1u << 6 /* a peer cut off from the others for a while, then healed */
+    VS_F_CRASH = 1u << 0,     /* a peer dies for good */
+    VS_F_RESTART = 1u << 1,   /* a peer dies and comes back on its endpoint, empty */
+    VS_F_PAUSE = 1u << 2,     /* a peer stops for 50 ms .. max_pause_ms, then goes on */
+    VS_F_TAKEOVER = 1u << 3,  /* a peer dies and a peer of another mesh takes its endpoint */
+    VS_F_LOSS = 1u << 4,      /* a burst: messages from one peer lost for a while */
+    VS_F_DUP = 1u << 5,       /* a burst: messages from one peer delivered twice */
+    VS_F_PARTITION = 1u << 6, /* a peer cut off from the others for a while, then healed */
+    VS_F_REORDER = 1u << 7    /* a burst: messages from one peer delayed 1 to 300 ms each,
+                               * out of order (a connection re-established, a queue drained) */
 };
-#define VS_F_KINDS 7
+#define VS_F_KINDS 8
 
 /* What a run is: its mesh, its program, its faults. */
 typedef struct vs_opts {
