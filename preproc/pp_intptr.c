@@ -368,9 +368,13 @@ static unsigned pp_line(CXCursor c)
 }
 
 /* The places already reported (a loop's body is walked more than once). */
+typedef struct pp_ip_place {
+    CXFile file;
+    unsigned offset;
+} pp_ip_place;
 static struct {
-    CXFile *file;
-    unsigned *offset, n, cap;
+    pp_ip_place *v;
+    unsigned n, cap;
 } pp_ip_seen;
 
 /* 1 the first time it is asked for the place of cursor e, else 0. */
@@ -380,15 +384,11 @@ static int pp_ip_once(CXCursor e)
     unsigned offset;
     clang_getExpansionLocation(PP_LOC(e), &file, NULL, NULL, &offset);
     for (unsigned i = 0; i < pp_ip_seen.n; i++)
-        if (pp_ip_seen.offset[i] == offset && clang_File_isEqual(pp_ip_seen.file[i], file))
+        if (pp_ip_seen.v[i].offset == offset && clang_File_isEqual(pp_ip_seen.v[i].file, file))
             return 0;
-    if (pp_ip_seen.n == pp_ip_seen.cap) {
-        pp_ip_seen.cap = pp_ip_seen.cap ? 2 * pp_ip_seen.cap : 16;
-        pp_ip_seen.file = pp_xrealloc(pp_ip_seen.file, pp_ip_seen.cap * sizeof(CXFile));
-        pp_ip_seen.offset = pp_xrealloc(pp_ip_seen.offset, pp_ip_seen.cap * sizeof(unsigned));
-    }
-    pp_ip_seen.file[pp_ip_seen.n] = file;
-    pp_ip_seen.offset[pp_ip_seen.n++] = offset;
+    PP_PUSH(pp_ip_seen.v, pp_ip_seen.n, pp_ip_seen.cap);
+    pp_ip_seen.v[pp_ip_seen.n].file = file;
+    pp_ip_seen.v[pp_ip_seen.n++].offset = offset;
     return 1;
 }
 
@@ -790,10 +790,7 @@ static enum CXChildVisitResult pp_local_cb(CXCursor c, CXCursor parent, CXClient
     if (pp_kind(c) == CXCursor_VarDecl) {
         enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
         if (sc != CX_SC_Static && sc != CX_SC_Extern) {
-            if (ls->n == ls->cap) {
-                ls->cap = ls->cap ? 2 * ls->cap : 16;
-                ls->decls = pp_xrealloc(ls->decls, ls->cap * sizeof *ls->decls);
-            }
+            PP_PUSH(ls->decls, ls->n, ls->cap);
             ls->decls[ls->n++] = c;
         }
     }
@@ -892,8 +889,7 @@ void pp_int_ptrs(void)
         free(pp_ip_params[i]);
     free(pp_ip_params);
     pp_ip_params = NULL;
-    free(pp_ip_seen.file);
-    free(pp_ip_seen.offset);
+    free(pp_ip_seen.v);
     memset(&pp_ip_seen, 0, sizeof pp_ip_seen);
     free(pp_ip_nparams);
     pp_ip_nparams = NULL;
