@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "execproc.h"
 #include "image.h"
 #include "lev_errors.h"
 #include "log.h"
@@ -76,6 +77,18 @@ static int s_env_send(void *ud, const char *to, pc_hdr h, const void *body, size
     pc_peer *p = ud;
     return pc_transport_send_raw(p->tr, to, h, body, len, bulk);
 }
+
+static int s_env_exec_start(void *ud, void **x, int *pid)
+{
+    return pc_execs_start(((pc_peer *)ud)->execs, x, pid);
+}
+
+static int s_env_exec_send(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n)
+{
+    return pc_execs_send(((pc_peer *)ud)->execs, x, h, iov, n);
+}
+
+static void s_env_exec_stop(void *ud, void *x) { pc_execs_stop(((pc_peer *)ud)->execs, x); }
 
 static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch)
 {
@@ -291,7 +304,7 @@ static void *s_thread(void *arg)
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
         items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};
-        int n = 2 + pc_worker_poll_items(p->wk, items + 2, PC_POLL_MAX - 2);
+        int n = 2 + pc_execs_poll_items(p->execs, items + 2, PC_POLL_MAX - 2);
         now = pc_now_ms();
         long wait = next > now ? (long)(next - now) : 0;
         if (p->leaving && wait > 20)
@@ -306,7 +319,7 @@ static void *s_thread(void *arg)
         if (items[1].revents)
             s_drain_wake(p);
         if (n > 2)
-            pc_worker_on_ready(p->wk, items + 2, n - 2);
+            pc_execs_on_ready(p->execs, items + 2, n - 2);
         if (items[0].revents & ZMQ_POLLIN) {
             for (int i = 0; i < PC_RECV_BURST; i++) {
                 pc_msg m;
@@ -345,6 +358,7 @@ static void s_free(pc_peer *p)
 {
     pc_deployer_destroy(&p->dep);
     pc_worker_destroy(&p->wk);
+    pc_execs_destroy(&p->execs); /* after the worker, which stops its own */
     pc_holder_destroy(&p->hold);
     pc_members_destroy(&p->mem);
     pc_transport_destroy(&p->tr, p->leaving ? 2000 : 0);
@@ -392,7 +406,13 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     if (!p)
         return LEV_ENOMEM;
     p->o = *o;
-    p->env = (pc_env){.now = s_env_now, .send = s_env_send, .image_id = s_env_image_id, .ud = p};
+    p->env = (pc_env){.now = s_env_now,
+                      .send = s_env_send,
+                      .image_id = s_env_image_id,
+                      .exec_start = s_env_exec_start,
+                      .exec_send = s_env_exec_send,
+                      .exec_stop = s_env_exec_stop,
+                      .ud = p};
     p->wake[0] = p->wake[1] = -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
@@ -438,8 +458,8 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     uint64_t seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ now;
     p->vc_counter = seed << 20;
     if ((rc = pc_members_new(&p->mem, &p->self, &mo, &io, seed, now)) ||
-        (rc = pc_deployer_new(&p->dep, p)) || (rc = pc_worker_new(&p->wk, p)) ||
-        (rc = pc_holder_new(&p->hold, p)))
+        (rc = pc_deployer_new(&p->dep, p)) || (rc = pc_execs_new(&p->execs, p)) ||
+        (rc = pc_worker_new(&p->wk, p)) || (rc = pc_holder_new(&p->hold, p)))
         goto fail;
     for (int i = 0; i < p->njoin; i++)
         pc_members_join(p->mem, p->join[i], now);

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "membership.h"
 #include "peer.h"
@@ -41,10 +42,21 @@ typedef struct pc_env {
     /* The VT id and epoch an image names (the runtime's part of an
      * envelope); 0, or an error when it is not a valid image. */
     int (*image_id)(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch);
+    /* The executors of the worker's VCs, one per VC: exec_start starts
+     * one (*x names it, *pid is its process or 0), exec_send hands it a
+     * record of the executor protocol (exechost.h), exec_stop stops it
+     * (nothing more comes from it). What an executor sends, and its end,
+     * come back to the worker through pc_worker_exec_record and
+     * pc_worker_exec_ended, from the host's loop, never from inside
+     * these calls. */
+    int (*exec_start)(void *ud, void **x, int *pid);
+    int (*exec_send)(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n);
+    void (*exec_stop)(void *ud, void *x);
     void *ud;
 } pc_env;
 typedef struct pc_worker pc_worker;
 typedef struct pc_holder pc_holder;
+typedef struct pc_execs pc_execs;
 
 /* Commands from other threads to the network thread. */
 enum { PC_CMD_NONE = 0, PC_CMD_STOP = 1, PC_CMD_LEAVE = 2 };
@@ -63,6 +75,7 @@ struct pc_peer {
     pc_deployer *dep;
     pc_worker *wk;
     pc_holder *hold;
+    pc_execs *execs;     /* the worker's executors (execproc.c) */
     uint64_t vc_counter; /* VC ids: this peer's salt and a counter */
     uint64_t started_ms;
 
@@ -124,10 +137,11 @@ void pc_worker_destroy(pc_worker **w_p);
 void pc_worker_on_msg(pc_worker *w, pc_msg *m);
 void pc_worker_on_member(pc_worker *w, const pc_member *m, pc_member_state old);
 uint64_t pc_worker_tick(pc_worker *w, uint64_t now);
-/* Adds the executors' channels to a poll set; returns how many it added. */
-int pc_worker_poll_items(pc_worker *w, zmq_pollitem_t *items, int cap);
-/* Reads the channels that poll found readable (items as filled above). */
-void pc_worker_on_ready(pc_worker *w, const zmq_pollitem_t *items, int n);
+/* A record from the executor x (the worker owns payload, malloc'd or
+ * NULL), and the end of x (why, and the signal that ended a process or
+ * 0): what the env's executors hand back. */
+void pc_worker_exec_record(pc_worker *w, void *x, const pc_hdr *h, uint8_t *payload);
+void pc_worker_exec_ended(pc_worker *w, void *x, const char *why, int signal);
 /* Starts migrating every VT away (graceful leave). */
 void pc_worker_leave(pc_worker *w);
 /* VTs still running here (0 once a leave has moved them all). */

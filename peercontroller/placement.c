@@ -159,6 +159,8 @@ static bool s_holders_update(pc_deployer *d, dep_vc *vc, dep_vt *vt)
             if (s_replica(d, vc, vt, i) &&
                 (worst < 0 || !s_newer(&vt->holders[i], &vt->holders[worst])))
                 worst = i;
+        if (worst < 0)
+            break;
         s_remove(d, vc, vt, worst);
         changed = true;
     }

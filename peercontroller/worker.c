@@ -1,26 +1,17 @@
 /* worker.c - the worker: this peer's part in remote virtual computers.
  * It answers enrolments, keeps the task modules it was sent (by their
- * BLAKE2b hash), runs each VC's VTs in an executor of that VC (a process
- * `levpeer --executor`, or a thread in an embedded peer) over an executor
- * channel, forwards their results and reports to the deployer and their
- * images to their holders, stops fenced copies, and on a graceful leave
- * hands every VT over as a live image.
+ * BLAKE2b hash), runs each VC's VTs in an executor of that VC, forwards
+ * their results and reports to the deployer and their images to their
+ * holders, stops fenced copies, and on a graceful leave hands every VT
+ * over as a live image. The executors (processes or threads, execproc.c;
+ * model ones in the simulator) are reached only through the peer's env:
+ * exec_start, exec_send, exec_stop in; pc_worker_exec_record and
+ * pc_worker_exec_ended back.
  */
-#define GC_THREADS
-#include <errno.h>
-#include <fcntl.h>
-#include <gc/gc.h>
-#include <signal.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "chan.h"
-#include "exechost.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
@@ -60,8 +51,8 @@ typedef struct wk_vc {
     int ckpt_ms;
     bool accepted;      /* the deployer was told the module loaded: it uses this worker */
     uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
-    pc_chan *chan;
-    pid_t pid; /* executor process, or 0 (a thread: embedded) */
+    void *x;            /* its executor (the env's handle), or NULL */
+    int pid;            /* the executor's process, or 0 (a thread, or a model) */
     int xstate;
     uint64_t crash_vt;
     int crash_sig;
@@ -149,22 +140,26 @@ static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, 
  * Executors
  * =================================================================== */
 
-static void *s_exec_thread(void *arg)
+/* Sends a record to the VC's executor; 0 or an error. */
+static int s_xsend(pc_worker *w, wk_vc *v, pc_hdr h, const struct iovec *iov, int n)
 {
-    int fd = (int)(intptr_t)arg;
-    pc_exechost_run(fd, false);
-    return NULL;
+    return v->x ? w->p->env.exec_send(w->p->env.ud, v->x, h, iov, n) : LEV_EPEER;
 }
 
-/* Stops the VC's executor: its channel closes (an executor ends when it
- * reads the end of its channel) and a process is killed and reaped. */
-static void s_exec_kill(wk_vc *v)
+static int s_xsend_buf(pc_worker *w, wk_vc *v, pc_hdr h, const pc_wbuf *b)
 {
-    pc_chan_destroy(&v->chan);
-    if (v->pid > 0) {
-        kill(v->pid, SIGKILL);
-        waitpid(v->pid, NULL, 0);
-    }
+    if (b && b->err)
+        return b->err;
+    struct iovec io = {b ? b->data : NULL, b ? b->len : 0};
+    return s_xsend(w, v, h, &io, io.iov_len ? 1 : 0);
+}
+
+/* Stops the VC's executor (nothing more comes from it). */
+static void s_exec_kill(pc_worker *w, wk_vc *v)
+{
+    if (v->x)
+        w->p->env.exec_stop(w->p->env.ud, v->x);
+    v->x = NULL;
     v->pid = 0;
     v->xstate = X_NONE;
 }
@@ -177,40 +172,11 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     int rc = pc_modmgr_get(w->mm, v->hash, &mod, &modlen);
     if (rc)
         return rc;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-        return LEV_EIO;
-    if (w->p->o.embedded) {
-        pthread_t t;
-        if (GC_pthread_create(&t, NULL, s_exec_thread, (void *)(intptr_t)sv[1])) {
-            close(sv[0]);
-            close(sv[1]);
-            return LEV_ENOMEM;
-        }
-        pthread_detach(t);
-        v->pid = 0;
-    } else {
-        const char *prog = w->p->o.executor_program ? w->p->o.executor_program : "/proc/self/exe";
-        char fdnum[16];
-        snprintf(fdnum, sizeof fdnum, "%d", sv[1]);
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(sv[0]);
-            close(sv[1]);
-            return LEV_EIO;
-        }
-        if (pid == 0) {
-            int fl = fcntl(sv[1], F_GETFD);
-            fcntl(sv[1], F_SETFD, fl & ~FD_CLOEXEC);
-            execl(prog, "levpeer", "--executor", "--fd", fdnum, (char *)NULL);
-            _exit(127);
-        }
-        close(sv[1]);
-        v->pid = pid;
+    rc = w->p->env.exec_start(w->p->env.ud, &v->x, &v->pid);
+    if (rc) {
+        v->x = NULL;
+        return rc;
     }
-    v->chan = pc_chan_new(sv[0], w->p->o.max_msg);
-    if (!v->chan)
-        return LEV_ENOMEM;
     v->xstate = X_STARTING;
     v->crash_vt = 0;
     v->crash_sig = 0;
@@ -218,14 +184,14 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     pc_wbuf_init(&b);
     pc_put_i32(&b, v->ckpt_ms);
     pc_put_i32(&b, (int32_t)w->p->self.cores);
-    pc_chan_send_buf(v->chan, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
+    s_xsend_buf(w, v, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
     pc_wbuf_free(&b);
     pc_wbuf_init(&b);
     pc_put_raw(&b, v->hash, PC_HASH_LEN);
     pc_put_u64(&b, v->digest);
     pc_put_u32(&b, (uint32_t)modlen);
     struct iovec io[2] = {{b.data, b.len}, {(void *)mod, modlen}};
-    rc = b.err ? b.err : pc_chan_send(v->chan, pc_hdr_make(PC_X_MODULE, v->vc, 0, 0, 0), io, 2);
+    rc = b.err ? b.err : s_xsend(w, v, pc_hdr_make(PC_X_MODULE, v->vc, 0, 0, 0), io, 2);
     pc_wbuf_free(&b);
     pc_log(PC_LOG_INFO, "VC %016llx: executor started (%s %d)", (unsigned long long)v->vc,
            v->pid ? "process" : "thread", (int)v->pid);
@@ -234,23 +200,18 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
 
 static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail);
 
-/* The executor of a VC is gone: tell the deployer which VTs died with it
+/* The executor of a VC is gone (its end reported by the env, with the
+ * signal that ended a process): tell the deployer which VTs died with it
  * and which one crashed it. */
-static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
+static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why, int signal)
 {
-    int sig = v->crash_sig;
-    if (v->pid > 0) {
-        int status = 0;
-        kill(v->pid, SIGKILL);
-        if (waitpid(v->pid, &status, 0) == v->pid && WIFSIGNALED(status) && !sig)
-            sig = WTERMSIG(status);
-    }
+    int sig = v->crash_sig ? v->crash_sig : signal;
     char sigtext[32] = "";
     if (sig)
         snprintf(sigtext, sizeof sigtext, ", signal %d", sig);
     pc_log(PC_LOG_WARN, "VC %016llx: executor %d ended (%s%s), %d VTs lost",
            (unsigned long long)v->vc, (int)v->pid, why, sigtext, v->nvts);
-    pc_chan_destroy(&v->chan); /* after the log: `why` may be the channel's */
+    v->x = NULL; /* the env has stopped it */
     v->pid = 0;
     v->xstate = X_NONE;
     /* Before the worker was ever accepted, an executor that dies is a
@@ -276,7 +237,7 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why)
 }
 
 /* The executor, started if it is not running. */
-static int s_exec_ensure(pc_worker *w, wk_vc *v) { return v->chan ? 0 : s_exec_start(w, v); }
+static int s_exec_ensure(pc_worker *w, wk_vc *v) { return v->x ? 0 : s_exec_start(w, v); }
 
 static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
 {
@@ -286,7 +247,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
             break;
         }
     pc_log(PC_LOG_INFO, "VC %016llx dropped (%s)", (unsigned long long)v->vc, why);
-    s_exec_kill(v);
+    s_exec_kill(w, v);
     for (int i = 0; i < WK_DONE_KEEP; i++)
         free(v->done[i].payload);
     free(v->vts);
@@ -361,7 +322,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
         }
     }
     bool has = !err && pc_modmgr_has(w->mm, hash);
-    if (has && !v->chan && (err = s_exec_start(w, v)))
+    if (has && !v->x && (err = s_exec_start(w, v)))
         has = false;
     pc_wbuf b;
     pc_wbuf_init(&b);
@@ -439,7 +400,7 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     t->nh = tmp.nh;
     memcpy(t->holders, tmp.holders, sizeof tmp.holders);
     struct iovec io = {zmq_msg_data(&m->body), args_end};
-    pc_chan_send(v->chan, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
+    s_xsend(w, v, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
 }
 
 static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
@@ -471,7 +432,7 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
     rt_le32_put(len, (uint32_t)zmq_msg_size(&m->bulk));
     struct iovec io[2] = {{len, 4}, {zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk)}};
-    pc_chan_send(v->chan, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
+    s_xsend(w, v, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
 }
 
 void pc_worker_on_msg(pc_worker *w, pc_msg *m)
@@ -522,8 +483,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             s_vc_drop(w, v, "fenced: this worker was taken for lost");
             return;
         }
-        if (v->chan)
-            pc_chan_send(v->chan, pc_hdr_make(PC_X_CANCEL, v->vc, m->h.vt, m->h.epoch, 0), NULL, 0);
+        s_xsend(w, v, pc_hdr_make(PC_X_CANCEL, v->vc, m->h.vt, m->h.epoch, 0), NULL, 0);
         wk_vt *t = s_vt(v, m->h.vt);
         if (t && t->epoch < m->h.epoch) {
             pc_log(PC_LOG_INFO, "VC %016llx VT %llu epoch %u fenced (now epoch %u elsewhere)",
@@ -549,7 +509,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             }
             return;
         }
-        if (t->epoch != m->h.epoch || !v->chan)
+        if (t->epoch != m->h.epoch || !v->x)
             return;
         if (m->h.type == PC_W_ACK) { /* u8 resend (0 or 1), or no payload */
             pc_rbuf r;
@@ -562,10 +522,10 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             }
         }
         struct iovec io = {zmq_msg_data(&m->body), zmq_msg_size(&m->body)};
-        pc_chan_send(v->chan,
-                     pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt,
-                                 m->h.epoch, m->h.seq),
-                     &io, io.iov_len ? 1 : 0);
+        s_xsend(w, v,
+                pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt, m->h.epoch,
+                            m->h.seq),
+                &io, io.iov_len ? 1 : 0);
         return;
     }
     default:
@@ -713,37 +673,30 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     free(payload);
 }
 
-int pc_worker_poll_items(pc_worker *w, zmq_pollitem_t *items, int cap)
+/* The VC whose executor is x, or NULL (an executor stopped since). */
+static wk_vc *s_vc_of_exec(pc_worker *w, const void *x)
 {
-    int n = 0;
-    for (wk_vc *v = w->vcs; v && n < cap; v = v->next)
-        if (v->chan)
-            items[n++] = (zmq_pollitem_t){.fd = pc_chan_fd(v->chan), .events = ZMQ_POLLIN};
-    return n;
+    for (wk_vc *v = w->vcs; v; v = v->next)
+        if (v->x == x)
+            return v;
+    return NULL;
 }
 
-void pc_worker_on_ready(pc_worker *w, const zmq_pollitem_t *items, int n)
+void pc_worker_exec_record(pc_worker *w, void *x, const pc_hdr *h, uint8_t *payload)
 {
-    for (int i = 0; i < n; i++) {
-        if (!items[i].revents)
-            continue;
-        wk_vc *v = w->vcs;
-        while (v && !(v->chan && pc_chan_fd(v->chan) == items[i].fd))
-            v = v->next;
-        for (int k = 0; v && v->chan && k < 64; k++) {
-            pc_hdr h;
-            uint8_t *payload = NULL;
-            const char *why = NULL;
-            int rc = pc_chan_recv(v->chan, &h, &payload, 0, &why);
-            if (rc == 0)
-                break;
-            if (rc < 0) {
-                s_exec_dead(w, v, why ? why : "channel closed");
-                break;
-            }
-            s_exec_msg(w, v, &h, payload);
-        }
+    wk_vc *v = s_vc_of_exec(w, x);
+    if (!v) {
+        free(payload);
+        return;
     }
+    s_exec_msg(w, v, h, payload);
+}
+
+void pc_worker_exec_ended(pc_worker *w, void *x, const char *why, int signal)
+{
+    wk_vc *v = s_vc_of_exec(w, x);
+    if (v)
+        s_exec_dead(w, v, why, signal);
 }
 
 /* ===================================================================
@@ -775,8 +728,8 @@ void pc_worker_leave(pc_worker *w)
 {
     w->leaving = true;
     for (wk_vc *v = w->vcs; v; v = v->next)
-        if (v->chan && v->nvts)
-            pc_chan_send(v->chan, pc_hdr_make(PC_X_STOP, v->vc, 0, 0, 0), NULL, 0);
+        if (v->x && v->nvts)
+            s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, 0, 0, 0), NULL, 0);
 }
 
 uint32_t pc_worker_load(const pc_worker *w)

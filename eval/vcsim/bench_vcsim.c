@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         sim_ms += r.sim_ms;
         s->vtms += r.sim_ms;
         s->failed_allowed += ok ? (uint64_t)r.failed : 0;
-        int kinds[VS_F_KINDS], nk = 0;
+        int kinds[VS_F_KINDS] = {0}, nk = 0;
         for (int i = 0; i < VS_F_KINDS; i++) {
             faults[i] += r.faults[i];
             if (r.faults[i])

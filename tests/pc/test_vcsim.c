@@ -1,6 +1,6 @@
 /* test_vcsim.c - recovery of whole virtual computers proven in the
  * deterministic simulator (vcsim.h): the real membership, deployer,
- * message manager and holder of every peer, model workers and VTs, and
+ * message manager, worker and holder of every peer, model executors and VTs, and
  * faults alone and in combination. Each scenario runs a fixed list of
  * seeds; a failure prints its seed and the command that replays it with
  * a trace of every event:

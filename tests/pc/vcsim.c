@@ -1,14 +1,17 @@
 /* vcsim.c - the simulator's world (vcsim.h): its clock, its random
  * source, its network (an event queue of deliveries, FIFO between two
- * peers as over TCP, with loss, duplication and partitions as faults),
- * its peers (the real membership, deployer and holder behind a simulated
- * pc_env, and a model worker: vcsim_worker.c), the client that opens the
- * VC and checks what comes back, the faults, and the invariants.
+ * peers as over TCP, with loss, duplication, reordering and partitions as
+ * faults), its peers (the real membership, deployer, worker and holder
+ * behind a simulated pc_env, whose executors are model ones:
+ * vcsim_exec.c), the client that opens the VC and checks what comes back,
+ * the faults, and the invariants.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "lev_errors.h"
 #include "log.h"
@@ -37,6 +40,7 @@ typedef struct vs_ev {
     uint8_t *body;
     size_t len;
     zmq_msg_t bulk;
+    vs_mexec *x; /* a record of this executor to its worker (NULL: a message) */
 } vs_ev;
 
 typedef struct vs_fault {
@@ -272,6 +276,46 @@ static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt
     return vs_image_id(img, len, vt, epoch);
 }
 
+static int s_env_exec_start(void *ud, void **x, int *pid)
+{
+    vs_node *n = ud;
+    if (n->foreign)
+        vs_violation(n->w, "%s, a peer of another mesh, started an executor for a VC of this mesh",
+                     n->ep);
+    *x = vs_mexec_start(n);
+    *pid = 0;
+    return 0;
+}
+
+static int s_env_exec_send(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n)
+{
+    (void)ud;
+    return vs_mexec_send(x, h, iov, n);
+}
+
+static void s_env_exec_stop(void *ud, void *x)
+{
+    (void)ud;
+    vs_mexec_stop(x);
+}
+
+void vs_exec_emit(vs_node *n, vs_mexec *x, const pc_hdr *h, uint8_t *payload)
+{
+    vs_world *w = n->w;
+    vs_ev *e = calloc(1, sizeof *e);
+    if (!e)
+        abort();
+    e->to = n->idx;
+    e->gen = n->gen;
+    e->x = x;
+    e->h = *h;
+    e->body = payload;
+    e->len = h->len;
+    zmq_msg_init(&e->bulk);
+    e->at = w->now + 1; /* over a local channel: in order, a moment later */
+    s_push(w, e);
+}
+
 static void s_members_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
 {
     vs_net_send(ud, to, pc_hdr_make(type, 0, 0, 0, 0), payload, len, NULL);
@@ -286,8 +330,8 @@ static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
         vs_trace(n->w, "%s sees %s %s -> %s", n->ep, m->rec.endpoint, pc_member_state_name(old),
                  pc_member_state_name(m->state));
     pc_deployer_on_member(n->p->dep, m, old);
+    pc_worker_on_member(n->p->wk, m, old);
     pc_holder_on_member(n->p->hold, m, old);
-    vs_mw_on_member(n->mw, m);
 }
 
 static void s_node_stop(vs_node *n)
@@ -297,9 +341,10 @@ static void s_node_stop(vs_node *n)
     n->up = false;
     pc_peer *p = n->p;
     pc_deployer_destroy(&p->dep);
+    pc_worker_destroy(&p->wk); /* stops its executors */
     pc_holder_destroy(&p->hold);
     pc_members_destroy(&p->mem);
-    vs_mw_free(&n->mw);
+    vs_mexec_free_all(n);
     free(p);
     n->p = NULL;
 }
@@ -319,7 +364,13 @@ static void s_node_start(vs_world *w, vs_node *n, bool foreign)
     p->o.client_timeout_ms = 10000;
     p->o.max_msg = (size_t)1 << 30;
     p->o.cores = (int)n->cores;
-    p->env = (pc_env){.now = s_env_now, .send = s_env_send, .image_id = s_env_image_id, .ud = n};
+    p->env = (pc_env){.now = s_env_now,
+                      .send = s_env_send,
+                      .image_id = s_env_image_id,
+                      .exec_start = s_env_exec_start,
+                      .exec_send = s_env_exec_send,
+                      .exec_stop = s_env_exec_stop,
+                      .ud = n};
     pc_ep_copy(p->self.endpoint, n->ep);
     p->self.cores = n->cores;
     p->self.rate = 1000;
@@ -328,7 +379,7 @@ static void s_node_start(vs_world *w, vs_node *n, bool foreign)
     p->vc_counter = ((uint64_t)(n->idx + 1) << 48) | ((uint64_t)n->gen << 32);
     pc_members_io io = {.send = s_members_send, .changed = s_members_changed, .ud = n};
     if (pc_members_new(&p->mem, &p->self, NULL, &io, vs_rand(w), w->now) ||
-        pc_deployer_new(&p->dep, p) || pc_holder_new(&p->hold, p) || !(n->mw = vs_mw_new(n)))
+        pc_deployer_new(&p->dep, p) || pc_worker_new(&p->wk, p) || pc_holder_new(&p->hold, p))
         abort();
     vs_trace(w, "%s starts%s", n->ep, foreign ? " (another mesh)" : "");
 }
@@ -354,9 +405,11 @@ static void s_node_tick(vs_world *w, vs_node *n)
     next = t < next ? t : next;
     if (!n->up)
         return;
-    t = vs_mw_tick(n->mw, now);
+    t = pc_worker_tick(p->wk, now);
     next = t < next ? t : next;
-    uint32_t load = vs_mw_load(n->mw);
+    t = vs_mexec_tick(n, now);
+    next = t < next ? t : next;
+    uint32_t load = pc_worker_load(p->wk);
     if (load != p->self.load && now - p->load_sent_ms >= 1000) {
         p->self.load = load;
         p->load_sent_ms = now;
@@ -403,7 +456,7 @@ static void s_deliver(vs_world *w, vs_ev *e)
         pc_deployer_on_msg(n->p->dep, &m);
         break;
     case PC_ROLE_WORKER:
-        vs_mw_on_msg(n->mw, &m);
+        pc_worker_on_msg(n->p->wk, &m);
         break;
     case PC_ROLE_HOLDER:
         pc_holder_on_msg(n->p->hold, &m);
@@ -433,17 +486,21 @@ static void s_client_open(vs_world *w)
     pc_put_i32(&b, w->o.ckpt_ms);
     pc_put_i32(&b, w->o.replicas);
     pc_put_u64(&b, 0);
-    uint8_t hash[PC_HASH_LEN] = {1};
+    /* a module whose architecture the deployer and the workers read
+     * (the ELF header of this program: this machine's), under its hash */
+    uint8_t head[64] = {0};
+    FILE *f = fopen("/proc/self/exe", "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (got != sizeof head)
+        vs_violation(w, "cannot read this program's ELF header for the model module");
+    uint8_t hash[PC_HASH_LEN];
+    crypto_generichash(hash, sizeof hash, head, sizeof head, NULL, 0);
     pc_put_raw(&b, hash, sizeof hash);
-    /* a module the deployer reads the architecture of: an ELF header */
     zmq_msg_t mod;
-    zmq_msg_init_size(&mod, 64);
-    uint8_t *e = zmq_msg_data(&mod);
-    memset(e, 0, 64);
-    memcpy(e, "\177ELF", 4);
-    e[4] = 2;   /* 64-bit */
-    e[5] = 1;   /* little-endian */
-    e[18] = 62; /* x86-64 */
+    zmq_msg_init_size(&mod, sizeof head);
+    memcpy(zmq_msg_data(&mod), head, sizeof head);
     s_client_send(w, PC_C_OPEN, 0, &b, &mod);
     pc_wbuf_free(&b);
     w->c.phase = 1;
@@ -611,7 +668,7 @@ static bool s_used(const vs_world *w, int n, int i)
 static void s_plan_faults(vs_world *w)
 {
     const vs_opts *o = &w->o;
-    int kinds[VS_F_KINDS], nk = 0;
+    int kinds[VS_F_KINDS] = {0}, nk = 0;
     for (int k = 0; k < VS_F_KINDS; k++)
         if (o->kinds & (1u << k))
             kinds[nk++] = k;
@@ -737,7 +794,15 @@ static void s_step(vs_world *w)
             s_push(w, e);
             continue;
         }
-        s_deliver(w, e);
+        if (e->x) {
+            /* a record of an executor still running goes to its worker */
+            if (vs_mexec_live(e->x)) {
+                pc_worker_exec_record(n->p->wk, e->x, &e->h, e->body);
+                e->body = NULL;
+            }
+        } else {
+            s_deliver(w, e);
+        }
         s_ev_free(e);
     }
     for (int i = 0; i < w->nnodes; i++) {
@@ -820,7 +885,7 @@ bool vs_run(const vs_opts *o, vs_report *r)
                                         (unsigned long long)w->c.ids[i]);
         for (int i = 0; i < w->nnodes; i++)
             if (w->nodes[i].up)
-                vs_mw_dump(w->nodes[i].mw);
+                vs_mexec_dump(&w->nodes[i]);
         vs_violation(w, "the VC did not end (client phase %d, %d of %d VTs ended; waiting for:%s)",
                      w->c.phase, w->c.results, w->c.nvts, pend);
     }

@@ -1,10 +1,11 @@
 /* vcsim.h - a deterministic simulator of whole virtual computers
- * (vcsim.c, vcsim_worker.c): N peers in one process, each running the
- * real participation manager (membership.c), deployer (deployer.c with
- * msgmgr.c and the delegator) and checkpoint holder (holder.c) through a
- * simulated pc_env, plus a model worker whose VTs are model tasks that
- * compute, checkpoint, send, receive, lock a global variable, report and
- * end; and a client on peer 0 that opens a VC, starts the VTs and checks
+ * (vcsim.c, vcsim_exec.c): N peers in one process, each running the real
+ * participation manager (membership.c), deployer (deployer.c and
+ * placement.c with msgmgr.c and the delegator), worker (worker.c) and
+ * checkpoint holder (holder.c) through a simulated pc_env, whose
+ * executors are model ones: their VTs are model tasks that compute,
+ * checkpoint, send, receive, lock a global variable, report and end; and
+ * a client on peer 0 that opens a VC, starts the VTs and checks
  * everything that comes back.
  *
  * Time is simulated and every random choice comes from one seeded

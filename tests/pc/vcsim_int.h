@@ -1,6 +1,7 @@
 /* vcsim_int.h - what the two files of the simulator share: the world
- * (its clock, network and random source, vcsim.c) and the model worker
- * that runs model VTs on each simulated peer (vcsim_worker.c).
+ * (its clock, network and random source, vcsim.c) and the model executor
+ * that each simulated peer's real worker starts for a VC and that runs
+ * model VTs (vcsim_exec.c).
  */
 #ifndef VCSIM_INT_H
 #define VCSIM_INT_H
@@ -14,7 +15,7 @@
 #include "vcsim.h"
 
 typedef struct vs_world vs_world;
-typedef struct vs_mworker vs_mworker;
+typedef struct vs_mexec vs_mexec;
 
 /* One simulated peer process. */
 typedef struct vs_node {
@@ -26,12 +27,12 @@ typedef struct vs_node {
     uint64_t paused_until; /* > now: stopped, its messages wait */
     bool foreign;          /* a peer of another mesh */
     uint32_t cores;
-    pc_peer *p; /* the real roles: membership, deployer, holder */
-    vs_mworker *mw;
+    pc_peer *p;      /* the real roles: membership, deployer, worker, holder */
+    vs_mexec *execs; /* its model executors (live or stopped) */
     uint64_t next_tick;
 } vs_node;
 
-/* ---- vcsim.c: the world, for the model worker ---- */
+/* ---- vcsim.c: the world, for the model executors ---- */
 
 uint64_t vs_now(const vs_world *w);
 const vs_opts *vs_world_opts(const vs_world *w);
@@ -46,24 +47,30 @@ void vs_trace(vs_world *w, const char *fmt, ...) __attribute__((format(printf, 2
 /* The run's report, for counting. */
 vs_report *vs_world_report(vs_world *w);
 
-/* ---- the model program (vcsim_worker.c) ---- */
+/* ---- the model program (vcsim_exec.c) ---- */
 
 /* The fault-free result of the ring's VT `id` (ids 2 .. vts + 1). */
 uint64_t vs_ref_result(const vs_opts *o, uint64_t id);
 
-/* ---- vcsim_worker.c: the model worker of one node ---- */
+/* Hands a record of executor x to its node's worker, a moment later (the
+ * worker owns payload). */
+void vs_exec_emit(vs_node *n, vs_mexec *x, const pc_hdr *h, uint8_t *payload);
 
-vs_mworker *vs_mw_new(vs_node *n);
-void vs_mw_free(vs_mworker **mw_p);
-void vs_mw_on_msg(vs_mworker *mw, pc_msg *m);
-void vs_mw_on_member(vs_mworker *mw, const pc_member *m);
-/* Runs the VTs up to now (work, outputs, checkpoints); returns when it
- * wants to run again. */
-uint64_t vs_mw_tick(vs_mworker *mw, uint64_t now);
-/* Traces the state of every VT there (a run that did not end). */
-void vs_mw_dump(const vs_mworker *mw);
-/* VTs running there now. */
-uint32_t vs_mw_load(const vs_mworker *mw);
+/* ---- vcsim_exec.c: the model executors of one node ---- */
+
+/* What the node's env gives its worker: start, send a record, stop. */
+vs_mexec *vs_mexec_start(vs_node *n);
+int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n);
+void vs_mexec_stop(vs_mexec *x);
+/* Whether x still runs (its records are still taken). */
+bool vs_mexec_live(const vs_mexec *x);
+/* Frees every executor of the node (it crashed or the run ends). */
+void vs_mexec_free_all(vs_node *n);
+/* Runs the node's VTs up to now (work, outputs, checkpoints); returns
+ * when it wants to run again. */
+uint64_t vs_mexec_tick(vs_node *n, uint64_t now);
+/* Traces the state of every VT of the node (a run that did not end). */
+void vs_mexec_dump(const vs_node *n);
 /* The VT id and epoch a model image names (pc_env.image_id). */
 int vs_image_id(const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch);
 

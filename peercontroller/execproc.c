@@ -1,0 +1,203 @@
+/* execproc.c - the executors of a worker in the real world (execproc.h):
+ * one per remote VC, a process `levpeer --executor --fd N` (or a thread
+ * in an embedded peer) over an executor channel (chan.h). The worker
+ * (worker.c) reaches them only through the peer's env (pc_env: start,
+ * send, stop); this file starts and kills them, and its part of the
+ * network thread's poll reads their records and hands them, and their
+ * deaths, back to the worker.
+ */
+#define GC_THREADS
+#include "execproc.h"
+
+#include <fcntl.h>
+#include <gc/gc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "exechost.h"
+#include "lev_errors.h"
+#include "log.h"
+
+typedef struct pc_exec {
+    struct pc_exec *next;
+    pc_chan *chan;
+    pid_t pid;    /* a process, or 0 (a thread) */
+    bool stopped; /* stopped or dead: freed at the next poll */
+} pc_exec;
+
+struct pc_execs {
+    pc_peer *p;
+    pc_exec *list;
+};
+
+int pc_execs_new(pc_execs **out, pc_peer *p)
+{
+    pc_execs *e = calloc(1, sizeof *e);
+    if (!e)
+        return LEV_ENOMEM;
+    e->p = p;
+    *out = e;
+    return 0;
+}
+
+/* Closes an executor's channel (an executor ends when it reads the end
+ * of its channel); kills and reaps a process. Returns the signal that
+ * ended it, or 0. */
+static int s_close(pc_exec *x)
+{
+    int sig = 0;
+    pc_chan_destroy(&x->chan);
+    if (x->pid > 0) {
+        int status = 0;
+        kill(x->pid, SIGKILL);
+        if (waitpid(x->pid, &status, 0) == x->pid && WIFSIGNALED(status))
+            sig = WTERMSIG(status);
+    }
+    x->pid = 0;
+    x->stopped = true;
+    return sig;
+}
+
+static void s_sweep(pc_execs *e)
+{
+    for (pc_exec **pp = &e->list; *pp;) {
+        pc_exec *x = *pp;
+        if (x->stopped) {
+            *pp = x->next;
+            free(x);
+        } else {
+            pp = &x->next;
+        }
+    }
+}
+
+void pc_execs_destroy(pc_execs **e_p)
+{
+    pc_execs *e = e_p ? *e_p : NULL;
+    if (!e)
+        return;
+    for (pc_exec *x = e->list; x; x = x->next)
+        if (!x->stopped)
+            s_close(x);
+    s_sweep(e);
+    free(e);
+    *e_p = NULL;
+}
+
+static void *s_thread(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    pc_exechost_run(fd, false);
+    return NULL;
+}
+
+int pc_execs_start(pc_execs *e, void **handle, int *pid)
+{
+    pc_exec *x = calloc(1, sizeof *x);
+    if (!x)
+        return LEV_ENOMEM;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+        free(x);
+        return LEV_EIO;
+    }
+    const pc_peer_opts *o = &e->p->o;
+    if (o->embedded) {
+        pthread_t t;
+        if (GC_pthread_create(&t, NULL, s_thread, (void *)(intptr_t)sv[1])) {
+            close(sv[0]);
+            close(sv[1]);
+            free(x);
+            return LEV_ENOMEM;
+        }
+        pthread_detach(t);
+    } else {
+        const char *prog = o->executor_program ? o->executor_program : "/proc/self/exe";
+        char fdnum[16];
+        snprintf(fdnum, sizeof fdnum, "%d", sv[1]);
+        pid_t child = fork();
+        if (child < 0) {
+            close(sv[0]);
+            close(sv[1]);
+            free(x);
+            return LEV_EIO;
+        }
+        if (child == 0) {
+            int fl = fcntl(sv[1], F_GETFD);
+            fcntl(sv[1], F_SETFD, fl & ~FD_CLOEXEC);
+            execl(prog, "levpeer", "--executor", "--fd", fdnum, (char *)NULL);
+            _exit(127);
+        }
+        close(sv[1]);
+        x->pid = child;
+    }
+    x->chan = pc_chan_new(sv[0], o->max_msg);
+    if (!x->chan) {
+        s_close(x);
+        free(x);
+        return LEV_ENOMEM;
+    }
+    x->next = e->list;
+    e->list = x;
+    *handle = x;
+    *pid = (int)x->pid;
+    return 0;
+}
+
+int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, int n)
+{
+    (void)e;
+    pc_exec *x = handle;
+    return x->stopped ? LEV_EPEER : pc_chan_send(x->chan, h, iov, n);
+}
+
+void pc_execs_stop(pc_execs *e, void *handle)
+{
+    (void)e;
+    pc_exec *x = handle;
+    if (!x->stopped)
+        s_close(x);
+}
+
+int pc_execs_poll_items(pc_execs *e, zmq_pollitem_t *items, int cap)
+{
+    s_sweep(e);
+    int n = 0;
+    for (pc_exec *x = e->list; x && n < cap; x = x->next)
+        items[n++] = (zmq_pollitem_t){.fd = pc_chan_fd(x->chan), .events = ZMQ_POLLIN};
+    return n;
+}
+
+void pc_execs_on_ready(pc_execs *e, const zmq_pollitem_t *items, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!items[i].revents)
+            continue;
+        pc_exec *x = e->list;
+        while (x && (x->stopped || pc_chan_fd(x->chan) != items[i].fd))
+            x = x->next;
+        /* the worker may stop x from inside a record: checked each time */
+        for (int k = 0; x && !x->stopped && k < 64; k++) {
+            pc_hdr h;
+            uint8_t *payload = NULL;
+            const char *why = NULL;
+            int rc = pc_chan_recv(x->chan, &h, &payload, 0, &why);
+            if (rc == 0)
+                break;
+            if (rc < 0) {
+                char reason[128];
+                snprintf(reason, sizeof reason, "%s", why ? why : "channel closed");
+                int sig = s_close(x);
+                pc_worker_exec_ended(e->p->wk, x, reason, sig);
+                break;
+            }
+            pc_worker_exec_record(e->p->wk, x, &h, payload);
+        }
+    }
+}
