@@ -558,7 +558,10 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
                          : "trailing bytes");
         return;
     }
-    if (vc->w[wi].state != W_GONE)
+    /* a move the deployer asked for (the worker stays), or a leave */
+    bool moved = vt->migrating_ms != 0;
+    vt->migrating_ms = 0;
+    if (!moved && vc->w[wi].state != W_GONE)
         pc_dep_worker_gone(d, vc, wi);
     pc_dep_unplace(d, vc, vt);
     if (!err && zmq_msg_size(&m->bulk)) {
@@ -569,7 +572,8 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     }
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
            (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
-    pc_dep_enrol(d, vc, pc_peer_now(d->p));
+    if (!moved)
+        pc_dep_enrol(d, vc, pc_peer_now(d->p));
     pc_dep_place(d, vc, vt);
 }
 
@@ -749,10 +753,17 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
  * suspected peer's holder duties a replacement meanwhile). */
 void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state old)
 {
-    (void)old;
+    uint64_t now = pc_peer_now(d->p);
     for (dep_vc *vc = d->vcs; vc; vc = vc->next) {
-        if (m->state == PC_MEMBER_ALIVE)
-            pc_dep_enrol(d, vc, pc_peer_now(d->p)); /* a newcomer may fill the quota */
+        if (m->state == PC_MEMBER_ALIVE) {
+            /* a worker taken for dead that is back (it refuted, or it
+             * restarted) is enrolled again at once, not after the retry
+             * delay: the VTs recovered meanwhile spread back onto it */
+            int wi = pc_dep_worker(vc, m->rec.endpoint);
+            if (wi >= 0 && vc->w[wi].state == W_GONE && old != PC_MEMBER_ALIVE)
+                vc->w[wi].since_ms = now > DEP_REFUSED_RETRY_MS ? now - DEP_REFUSED_RETRY_MS : 0;
+            pc_dep_enrol(d, vc, now); /* a newcomer may fill the quota */
+        }
         pc_dep_on_member(d, vc, m);
     }
 }
@@ -781,6 +792,7 @@ uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
         pc_dep_enrol(d, vc, now);
         pc_dep_place_pending(d, vc);
         pc_dep_watchdog(d, vc, now);
+        pc_dep_rebalance(d, vc, now);
         if (now - vc->mm_tick_ms >= DEP_MM_TICK_MS) {
             vc->mm_tick_ms = now;
             pc_mm_tick(vc->mm);

@@ -50,6 +50,7 @@ typedef struct dep_vt {
     bool recovering;           /* placed from an image or restarted after a loss */
     uint64_t wait_since;       /* waiting for a dead holder's image since (0: not) */
     bool confirmed;            /* the host's executor has this epoch (it asked for inputs) */
+    uint64_t migrating_ms;     /* a move to a less loaded worker asked for then (0: none) */
     uint64_t placed_ms;        /* when this epoch was placed */
     char src[PC_ENDPOINT_MAX]; /* the holder sending its image to the host ("": none) */
     uint64_t src_next_in;      /* input position of that image */
@@ -152,5 +153,10 @@ void pc_dep_on_member(pc_deployer *d, dep_vc *vc, const pc_member *m);
 /* Places again a VT whose host has not confirmed it for too long (a lost
  * RUN, RESUME or H_SEND, or an executor that never started it). */
 void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now);
+/* Moves one VT at a time (capture and stop, then resume) from a worker
+ * that runs more VTs than it has cores to one where the delegator would
+ * put it instead: a core free there (VTs recovered from a lost worker
+ * spread again once it, or another, is back). */
+void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now);
 
 #endif

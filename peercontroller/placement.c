@@ -471,3 +471,59 @@ void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now)
             pc_dep_requeue(d, vc, vt);
     }
 }
+
+/* A move that has not come back (W_STOPPED) after this long is given up:
+ * the VT runs on where it was. */
+#define DEP_MIGRATE_MS 10000
+/* A VT placed less than this long ago is not moved again. */
+#define DEP_SETTLED_MS 2000
+
+void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
+{
+    for (int i = 0; i < vc->nvts; i++) {
+        dep_vt *vt = &vc->vts[i];
+        if (!vt->migrating_ms)
+            continue;
+        if (vt->state == VT_RUNNING && now - vt->migrating_ms < DEP_MIGRATE_MS)
+            return; /* one move at a time */
+        vt->migrating_ms = 0;
+    }
+    pc_place_cand cand[256];
+    int idx[256], n = 0;
+    for (int i = 0; i < vc->nw && n < 256; i++) {
+        dep_worker *w = &vc->w[i];
+        if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
+            continue;
+        const pc_member *m = pc_peer_member(d->p, w->ep);
+        cand[n] = (pc_place_cand){
+            .cores = w->cores, .rate = w->rate, .assigned = w->nvts, .load = m ? m->rec.load : 0};
+        idx[n++] = i;
+    }
+    for (int k = 0; k < n; k++) {
+        if (cand[k].assigned <= cand[k].cores)
+            continue;
+        /* where would one of its VTs go, were it placed now? */
+        cand[k].assigned--;
+        if (cand[k].load)
+            cand[k].load--;
+        int c = pc_delegate(cand, n);
+        cand[k].assigned++;
+        cand[k].load++;
+        if (c < 0 || c == k || cand[c].assigned >= cand[c].cores)
+            continue;
+        for (int i = vc->nvts - 1; i >= 0; i--) {
+            dep_vt *vt = &vc->vts[i];
+            if (vt->state != VT_RUNNING || vt->host != idx[k] || !vt->confirmed ||
+                now - vt->placed_ms < DEP_SETTLED_MS)
+                continue;
+            vt->migrating_ms = now ? now : 1;
+            pc_peer_send(d->p, vc->w[vt->host].ep, dep_hdr(PC_W_MIGRATE, vc, vt, 0), NULL, NULL);
+            pc_log(PC_LOG_INFO,
+                   "VC %016llx VT %llu: moving from %s (%u VTs on %u cores) to a "
+                   "free core",
+                   (unsigned long long)vc->id, (unsigned long long)vt->id, vc->w[idx[k]].ep,
+                   cand[k].assigned, cand[k].cores);
+            return;
+        }
+    }
+}

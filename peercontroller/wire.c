@@ -24,7 +24,7 @@
     X(C_SENT) X(C_GSET_OK) X(C_GVALUE) X(C_STATS) X(C_STATS_REPLY)                     \
     X(W_ENROL) X(W_ENROLLED) X(W_MODULE) X(W_MODULE_OK) X(W_RUN) X(W_RESUME)           \
     X(W_DONE) X(W_REPORT) X(W_STOPPED) X(W_FENCE) X(W_CLOSE) X(W_LOST) X(W_PLACE_ERR)  \
-    X(W_HOLDERS) X(W_OUT) X(W_ACK) X(W_IN) X(W_RESYNC) X(W_UNKNOWN)                    \
+    X(W_HOLDERS) X(W_OUT) X(W_ACK) X(W_IN) X(W_RESYNC) X(W_UNKNOWN) X(W_MIGRATE)                    \
     X(H_HOLD) X(H_HELD) X(H_SEND) X(H_MISSING) X(H_DROP)                               \
     X(S_STATUS) X(S_STATUS_REPLY)                                                      \
     X(X_READY) X(X_MODULE) X(X_MODULE_OK) X(X_RUN) X(X_RESUME) X(X_IMAGE) X(X_DONE)    \

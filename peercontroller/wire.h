@@ -108,6 +108,8 @@ typedef enum pc_type {
                             * wanted (after a resume, or on a gap); outputs are re-sent after */
     PC_W_UNKNOWN = 0x0313, /* worker -> deployer: hdr.vc: this worker does not serve that VC
                             * (it restarted, or dropped it): the VC's VTs there are lost */
+    PC_W_MIGRATE = 0x0314, /* deployer -> worker: hdr.vc/vt/epoch: capture and stop the VT and
+                            * hand it over (W_STOPPED), to be resumed on a less loaded worker */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;

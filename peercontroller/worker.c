@@ -494,6 +494,14 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_CLOSE:
         s_vc_drop(w, v, "closed by its deployer");
         return;
+    case PC_W_MIGRATE: {
+        /* the deployer moves the VT to a less loaded worker: captured and
+         * stopped in one step, its image goes back (W_STOPPED) */
+        wk_vt *t = s_vt(v, m->h.vt);
+        if (t && t->epoch == m->h.epoch && !zmq_msg_size(&m->body))
+            s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, t->id, 0, 0), NULL, 0);
+        return;
+    }
     case PC_W_IN:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */

@@ -30,6 +30,38 @@ static double s_secs(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int s_cmp(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* What a pause of one worker costs the VC, in simulated time: the same
+ * seeds with and without a pause of exactly pause_ms, the VC's run time
+ * against the fault-free one, less the pause itself. */
+static void s_pause_cost(int pause_ms, int seeds)
+{
+    static long long extra[1000];
+    int n = 0, rolled = 0;
+    for (int i = 0; i < seeds && i < 1000; i++) {
+        vs_opts o = {.peers = 4, .seed = 5000 + (uint64_t)i};
+        vs_report a, b;
+        if (!vs_run(&o, &a))
+            continue;
+        o.kinds = VS_F_PAUSE;
+        o.faults = 1;
+        o.pause_ms = pause_ms;
+        if (!vs_run(&o, &b))
+            continue;
+        extra[n++] = (long long)b.sim_ms - (long long)a.sim_ms - pause_ms;
+        rolled += b.resumes + b.restarts > 0;
+    }
+    qsort(extra, (size_t)n, sizeof extra[0], s_cmp);
+    if (n)
+        printf("| %d ms | %d | %+lld | %+lld | %+lld | %d |\n", pause_ms, n, extra[n / 2],
+               extra[n * 9 / 10], extra[n - 1], rolled);
+}
+
 int main(int argc, char **argv)
 {
     double budget = argc > 1 ? atof(argv[1]) : 60.0;
@@ -92,7 +124,16 @@ int main(int argc, char **argv)
             s->violations++;
         }
     }
-    printf("## The simulator's long run\n\n");
+    printf("## What a pause costs\n\n");
+    printf("A worker of a 4-peer mesh paused once, mid-run; the VC's run time against the same "
+           "seed without the pause, less the pause (ms of simulated time; the default suspicion "
+           "timeout is 1 s):\n\n");
+    printf("| pause | runs | median | 90th %% | max | runs with a VT moved |\n"
+           "|---|---|---|---|---|---|\n");
+    s_pause_cost(500, 100);
+    s_pause_cost(3000, 100);
+    s_pause_cost(5000, 100);
+    printf("\n## The simulator's long run\n\n");
     printf("%llu runs in %.0f s of this machine: %.2f simulated VC-hours (one VC per run)\n\n",
            (unsigned long long)runs, s_secs() - t0, (double)sim_ms / 3.6e6);
     printf("| scenario | runs | simulated hours | VTs failed (allowed) | violations | first "

@@ -696,7 +696,7 @@ static void s_plan_faults(vs_world *w)
         uint64_t d = 0;
         switch (f->kind) {
         case 2:
-            d = s_between(w, 50, (uint64_t)max_pause);
+            d = o->pause_ms > 0 ? (uint64_t)o->pause_ms : s_between(w, 50, (uint64_t)max_pause);
             break;
         case 1:
             d = s_between(w, 100, 3000);

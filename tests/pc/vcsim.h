@@ -53,6 +53,7 @@ typedef struct vs_opts {
     int faults;          /* faults injected, each of a kind drawn from `kinds` */
     bool within_ckpt;    /* the faults come within one checkpoint interval of each other */
     int max_pause_ms;    /* 0: 5000 */
+    int pause_ms;        /* > 0: every pause lasts exactly this long */
     uint64_t horizon_ms; /* the run's limit of simulated time (liveness); 0: 600000 */
     int trace;           /* 1: print the run's events; 2: and the peers' logs */
 } vs_opts;
