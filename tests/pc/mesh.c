@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,6 +64,11 @@ int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* a peer dies with its test, even one that failed before it
+         * stopped its peers or was killed at its time limit */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(127);
         int log = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(out[1], 1);
         if (log >= 0)
