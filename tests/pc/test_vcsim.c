@@ -125,6 +125,19 @@ static void t_network(void **state)
             40);
 }
 
+/* The long run's network scenario, reordering included (not a ctest: a
+ * VT's end can overtake its last outputs, an open defect; see
+ * eval/vcsim/README.md). */
+static void t_reorder(void **state)
+{
+    (void)state;
+    s_seeds("reorder",
+            (vs_opts){.peers = 5,
+                      .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION | VS_F_REORDER,
+                      .faults = 2},
+            1, 40);
+}
+
 /* Crashes, restarts, pauses, loss and duplication, two of them within
  * one checkpoint interval, on 6 peers with 10 VTs. */
 static void t_mixed(void **state)
@@ -220,7 +233,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_stall_crash), cmocka_unit_test(t_two_crashes),
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
         cmocka_unit_test(t_mixed),       cmocka_unit_test(t_takeover),
-        cmocka_unit_test(t_found),
+        cmocka_unit_test(t_found),       cmocka_unit_test(t_reorder),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
