@@ -204,6 +204,15 @@ pc_role pc_msg_role(uint16_t t)
 static void s_dispatch(pc_peer *p, pc_msg *m)
 {
     uint16_t t = m->h.type;
+    const char *bad = NULL;
+    if (pc_msg_role(t) != PC_ROLE_NONE &&
+        pc_msg_check(&m->h, zmq_msg_data(&m->body), zmq_msg_size(&m->body), zmq_msg_size(&m->bulk),
+                     &bad)) {
+        /* read whole against its fields before anything acts on it */
+        p->refused++;
+        pc_log(PC_LOG_WARN, "refused %s from %s: %s", pc_type_name(t), m->from, bad);
+        return;
+    }
     switch (pc_msg_role(t)) {
     case PC_ROLE_MEMBERS: {
         const char *why = NULL;

@@ -15,27 +15,43 @@
  * Header
  * =================================================================== */
 
-/* X(name): every type, once; the decoder accepts only these. */
+/* X(name, fields): every type, once (the decoder accepts only these),
+ * with the fields of its payload, which pc_msg_check reads whole before
+ * anything acts on a message. Fields: u8 u32 i32 u64; h, PC_HASH_LEN raw
+ * bytes; s, a string (u32 length, bytes without NUL); b, a blob; L, a
+ * list of strings (u32 n, n x s); V, a list of VT incarnations (u32 n,
+ * n x (u64 vt, u32 epoch)); a trailing ? makes the last field optional;
+ * +F: a bulk frame follows, +F? it may. "*": a payload of its own codec
+ * (membership.c's), not read here. wire.h says what each field is. */
 // clang-format off
-#define PC_TYPES(X)                                                                   \
-    X(M_PING) X(M_ACK) X(M_PING_REQ) X(M_JOIN) X(M_SYNC) X(M_GOSSIP)                   \
-    X(C_OPEN) X(C_START) X(C_CLOSE) X(C_PING) X(C_OPENED) X(C_STARTED) X(C_CLOSED)     \
-    X(C_PONG) X(C_ERROR) X(C_RESULT) X(C_REPORT) X(C_SEND) X(C_GSET) X(C_GGET)         \
-    X(C_SENT) X(C_GSET_OK) X(C_GVALUE) X(C_STATS) X(C_STATS_REPLY)                     \
-    X(W_ENROL) X(W_ENROLLED) X(W_MODULE) X(W_MODULE_OK) X(W_RUN) X(W_RESUME)           \
-    X(W_DONE) X(W_REPORT) X(W_STOPPED) X(W_FENCE) X(W_CLOSE) X(W_LOST) X(W_PLACE_ERR)  \
-    X(W_HOLDERS) X(W_OUT) X(W_ACK) X(W_IN) X(W_RESYNC) X(W_UNKNOWN) X(W_MIGRATE)                    \
-    X(H_HOLD) X(H_HELD) X(H_SEND) X(H_MISSING) X(H_DROP)                               \
-    X(S_STATUS) X(S_STATUS_REPLY)                                                      \
-    X(X_READY) X(X_MODULE) X(X_MODULE_OK) X(X_RUN) X(X_RESUME) X(X_IMAGE) X(X_DONE)    \
-    X(X_REPORT) X(X_STOP) X(X_STOPPED) X(X_CANCEL) X(X_CRASH) X(X_CONFIG) X(X_FAILED)  \
-    X(X_OUT) X(X_ACK) X(X_IN) X(X_RESYNC)
+#define PC_TYPES(X)                                                                           \
+    X(M_PING, "*") X(M_ACK, "*") X(M_PING_REQ, "*") X(M_JOIN, "*") X(M_SYNC, "*")             \
+    X(M_GOSSIP, "*")                                                                          \
+    X(C_OPEN, "i32 i32 i32 u64 h +F") X(C_START, "s b") X(C_CLOSE, "") X(C_PING, "")          \
+    X(C_OPENED, "") X(C_STARTED, "") X(C_CLOSED, "") X(C_PONG, "") X(C_ERROR, "i32 s")        \
+    X(C_RESULT, "i32 s b") X(C_REPORT, "b") X(C_SEND, "b") X(C_GSET, "s b") X(C_GGET, "s")    \
+    X(C_SENT, "") X(C_GSET_OK, "") X(C_GVALUE, "u8 b") X(C_STATS, "")                         \
+    X(C_STATS_REPLY, "u32 u32 u32 u32 u64 u64 u64 u64 u64")                                   \
+    X(W_ENROL, "s h u64 s i32 u64") X(W_ENROLLED, "i32 u8 u32") X(W_MODULE, "h u64 +F")       \
+    X(W_MODULE_OK, "i32 s") X(W_RUN, "s b L") X(W_RESUME, "L u64 +F") X(W_DONE, "i32 s b")    \
+    X(W_REPORT, "b") X(W_STOPPED, "i32 u64 +F?") X(W_FENCE, "") X(W_CLOSE, "")                \
+    X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
+    X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?") X(W_IN, "u8 u8 u64 u64 i32 b")              \
+    X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "")                                         \
+    X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
+    X(H_DROP, "")                                                                             \
+    X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
+    X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
+    X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b") X(X_REPORT, "b") X(X_STOP, "")      \
+    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32")          \
+    X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
+    X(X_IN, "u8 u8 u64 u64 i32 b") X(X_RESYNC, "")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)
 {
     switch (type) {
-#define PC_TYPE_CASE_(n)                                                                           \
+#define PC_TYPE_CASE_(n, f)                                                                        \
     case PC_##n:                                                                                   \
         return #n;
         PC_TYPES(PC_TYPE_CASE_)
@@ -43,6 +59,92 @@ const char *pc_type_name(uint16_t type)
     default:
         return "?";
     }
+}
+
+/* The fields of a type's payload (see PC_TYPES), or NULL for an unknown one. */
+static const char *s_fields(uint16_t type)
+{
+    switch (type) {
+#define PC_TYPE_FIELDS_(n, f)                                                                      \
+    case PC_##n:                                                                                   \
+        return f;
+        PC_TYPES(PC_TYPE_FIELDS_)
+#undef PC_TYPE_FIELDS_
+    default:
+        return NULL;
+    }
+}
+
+/* Reads one field of kind k (its letters, n bytes) from r. */
+static void s_field(pc_rbuf *r, const char *k, size_t n)
+{
+    const void *p;
+    size_t len;
+    if (n == 2 && !memcmp(k, "u8", 2)) {
+        pc_get_u8(r);
+    } else if (n == 3 && (!memcmp(k, "u32", 3) || !memcmp(k, "i32", 3))) {
+        pc_get_u32(r);
+    } else if (n == 3 && !memcmp(k, "u64", 3)) {
+        pc_get_u64(r);
+    } else if (n == 1 && *k == 'h') {
+        pc_get_raw(r, &p, PC_HASH_LEN);
+    } else if (n == 1 && (*k == 's' || *k == 'b')) {
+        if (pc_get_blob(r, &p, &len) && *k == 's' && memchr(p, 0, len))
+            rt_rbuf_fail(r, "a string holds a NUL byte");
+    } else if (n == 1 && *k == 'L') {
+        uint32_t c = rt_get_count(r, 4);
+        for (uint32_t i = 0; i < c && !r->bad; i++)
+            s_field(r, "s", 1);
+    } else if (n == 1 && *k == 'V') {
+        uint32_t c = rt_get_count(r, 12);
+        for (uint32_t i = 0; i < c && !r->bad; i++) {
+            pc_get_u64(r);
+            pc_get_u32(r);
+        }
+    } else {
+        rt_rbuf_fail(r, "the table of fields names an unknown kind");
+    }
+}
+
+int pc_msg_check(const pc_hdr *h, const void *body, size_t len, size_t bulk, const char **why)
+{
+    const char *f = s_fields(h->type), *dummy;
+    if (!why)
+        why = &dummy;
+    *why = NULL;
+    if (!f) {
+        *why = "unknown message type";
+        return LEV_EINVAL;
+    }
+    if (*f == '*')
+        return 0;
+    pc_rbuf r;
+    pc_rbuf_init(&r, body, len);
+    bool bulk_ok = bulk == 0;
+    while (*f) {
+        while (*f == ' ')
+            f++;
+        size_t n = strcspn(f, " ");
+        if (!n)
+            break;
+        bool opt = f[n - 1] == '?';
+        size_t k = opt ? n - 1 : n;
+        if (*f == '+') {
+            bulk_ok = bulk > 0 || opt;
+        } else if (!opt || rt_rbuf_left(&r)) {
+            s_field(&r, f, k);
+        }
+        f += n;
+    }
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        return LEV_EINVAL;
+    }
+    if (!bulk_ok) {
+        *why = bulk ? "a bulk frame where none goes" : "no bulk frame where one goes";
+        return LEV_EINVAL;
+    }
+    return 0;
 }
 
 void pc_ep_copy(char *dst, const char *src)

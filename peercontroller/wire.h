@@ -168,6 +168,14 @@ void pc_hdr_encode(const pc_hdr *h, uint8_t out[PC_HDR_LEN]);
  * *why names the fault (a static string). */
 int pc_hdr_decode(const void *buf, size_t len, pc_hdr *h, const char **why);
 
+/* Reads a message's payload whole against the table of fields of its
+ * type (wire.c, PC_TYPES): body[len] and the size of its bulk frame (0:
+ * none). 0, or LEV_EINVAL with *why (a static string): a field cut short,
+ * bytes left over, a string with a NUL, a bulk frame missing or where
+ * none goes. A message that fails is refused before anything acts on it;
+ * membership payloads are their own codec's. */
+int pc_msg_check(const pc_hdr *h, const void *body, size_t len, size_t bulk, const char **why);
+
 /* Copies an endpoint (or routing id) into dst[PC_ENDPOINT_MAX], cut
  * to fit and terminated. */
 void pc_ep_copy(char *dst, const char *src);

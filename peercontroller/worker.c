@@ -693,6 +693,12 @@ static wk_vc *s_vc_of_exec(pc_worker *w, const void *x)
 void pc_worker_exec_record(pc_worker *w, void *x, const pc_hdr *h, uint8_t *payload)
 {
     wk_vc *v = s_vc_of_exec(w, x);
+    const char *why = NULL;
+    if (v && pc_msg_check(h, payload, h->len, 0, &why)) {
+        pc_log(PC_LOG_WARN, "VC %016llx: refused %s from the executor: %s",
+               (unsigned long long)v->vc, pc_type_name(h->type), why);
+        v = NULL;
+    }
     if (!v) {
         free(payload);
         return;

@@ -807,8 +807,17 @@ static void t_bad_input(void **state)
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 5, 99, "xx", 2);
     uint8_t trunc[6] = {1, 0, 0, 0, 2, 0};
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_OPEN, 0, 6, trunc, 6);
+    /* a payload cut short is refused before anything reads it; a whole
+     * one for a VC that is not there is answered so */
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 424242, 0, NULL, 0);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_DONE, 424242, 0, NULL, 0);
+    pc_wbuf st;
+    pc_wbuf_init(&st);
+    pc_put_str(&st, "pc_sum");
+    pc_put_blob(&st, NULL, 0);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 424242, (uint32_t)st.len, st.data,
+          st.len);
+    pc_wbuf_free(&st);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_M_PING, 0, 3, "abc", 3);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_X_RUN, 0, 0, NULL, 0);
     /* an image to hold that is not an image */
@@ -840,6 +849,8 @@ static void t_bad_input(void **state)
     assert_true(s_log_has(&m.p[0], "unknown protocol version"));
     assert_true(s_log_has(&m.p[0], "unknown message type"));
     assert_true(s_log_has(&m.p[0], "header length does not match"));
+    assert_true(s_log_has(&m.p[0], "refused C_START"));
+    assert_true(s_log_has(&m.p[0], "refused W_DONE"));
     assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
     assert_true(s_log_has(&m.p[0], "dropped M_PING"));
     assert_true(s_log_has(&m.p[0], "dropped X_RUN"));

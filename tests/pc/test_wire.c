@@ -525,6 +525,99 @@ static void t_chan_broken(void **state)
     pc_chan_destroy(&c);
 }
 
+/* pc_msg_check: every payload read whole against its type's fields. */
+static int s_check(uint16_t type, const pc_wbuf *b, size_t bulk, const char **why)
+{
+    pc_hdr h = pc_hdr_make(type, 1, 2, 1, 0);
+    return pc_msg_check(&h, b ? b->data : NULL, b ? b->len : 0, bulk, why);
+}
+
+static void t_msg_check(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    uint8_t hash[PC_HASH_LEN] = {0};
+    /* a whole ENROL passes; each shorter prefix and one byte more fail */
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_str(&b, "tcp://127.0.0.1:1");
+    pc_put_raw(&b, hash, sizeof hash);
+    pc_put_u64(&b, 100);
+    pc_put_str(&b, "x86_64");
+    pc_put_i32(&b, 2000);
+    pc_put_u64(&b, 42);
+    assert_int_equal(s_check(PC_W_ENROL, &b, 0, &why), 0);
+    for (size_t cut = 0; cut < b.len; cut++) {
+        pc_hdr h = pc_hdr_make(PC_W_ENROL, 1, 0, 0, 0);
+        assert_int_equal(pc_msg_check(&h, b.data, cut, 0, &why), LEV_EINVAL);
+        assert_non_null(why);
+    }
+    pc_put_u8(&b, 0);
+    assert_int_equal(s_check(PC_W_ENROL, &b, 0, &why), LEV_EINVAL);
+    assert_string_equal(why, "trailing bytes after the payload");
+    pc_wbuf_free(&b);
+
+    /* bulk frames: required, optional, refused */
+    pc_wbuf_init(&b);
+    pc_put_str(&b, "tcp://127.0.0.1:1");
+    pc_put_u64(&b, 7);
+    assert_int_equal(s_check(PC_H_HOLD, &b, 10, &why), 0);
+    assert_int_equal(s_check(PC_H_HOLD, &b, 0, &why), LEV_EINVAL);
+    assert_int_equal(s_check(PC_H_HELD, &b, 10, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, 0);
+    pc_put_u64(&b, 3);
+    assert_int_equal(s_check(PC_W_STOPPED, &b, 0, &why), 0);
+    assert_int_equal(s_check(PC_W_STOPPED, &b, 5, &why), 0);
+    pc_wbuf_free(&b);
+
+    /* an optional last field: W_ACK with no byte or one, not two */
+    assert_int_equal(s_check(PC_W_ACK, NULL, 0, &why), 0);
+    pc_wbuf_init(&b);
+    pc_put_u8(&b, 1);
+    assert_int_equal(s_check(PC_W_ACK, &b, 0, &why), 0);
+    pc_put_u8(&b, 1);
+    assert_int_equal(s_check(PC_W_ACK, &b, 0, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+
+    /* lists: a count the bytes cannot hold, a string with a NUL */
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, 1000);
+    pc_put_str(&b, "a");
+    assert_int_equal(s_check(PC_W_HOLDERS, &b, 0, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, 1);
+    pc_put_blob(&b, "a\0b", 3);
+    assert_int_equal(s_check(PC_W_HOLDERS, &b, 0, &why), LEV_EINVAL);
+    assert_string_equal(why, "a string holds a NUL byte");
+    pc_wbuf_free(&b);
+
+    /* W_LOST's list of incarnations, whole and one entry short */
+    pc_wbuf_init(&b);
+    pc_put_u64(&b, 2);
+    pc_put_i32(&b, 11);
+    pc_put_u32(&b, 2);
+    pc_put_u64(&b, 2);
+    pc_put_u32(&b, 1);
+    pc_put_u64(&b, 3);
+    pc_put_u32(&b, 1);
+    assert_int_equal(s_check(PC_W_LOST, &b, 0, &why), 0);
+    pc_hdr h = pc_hdr_make(PC_W_LOST, 1, 0, 0, 0);
+    assert_int_equal(pc_msg_check(&h, b.data, b.len - 12, 0, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+
+    /* a type with no payload refuses one; membership payloads are their
+     * codec's; an unknown type is refused */
+    pc_wbuf_init(&b);
+    pc_put_u8(&b, 9);
+    assert_int_equal(s_check(PC_W_FENCE, &b, 0, &why), LEV_EINVAL);
+    assert_int_equal(s_check(PC_M_GOSSIP, &b, 0, &why), 0);
+    assert_int_equal(s_check(0x7777, &b, 0, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,7 +625,7 @@ int main(void)
         cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
         cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
         cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_large),
-        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_chan_broken),       cmocka_unit_test(t_msg_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

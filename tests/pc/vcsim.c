@@ -438,13 +438,22 @@ static void s_deliver(vs_world *w, vs_ev *e)
     w->r->messages++;
     pc_msg m;
     s_msg_init(&m, e);
+    uint16_t t = m.h.type;
+    const char *bad = NULL;
+    if (pc_msg_check(&m.h, zmq_msg_data(&m.body), zmq_msg_size(&m.body), zmq_msg_size(&m.bulk),
+                     &bad)) {
+        /* every message the roles send must match the table of fields */
+        vs_violation(w, "%s sent %s that does not match its fields: %s", m.from, pc_type_name(t),
+                     bad);
+        pc_msg_close(&m);
+        return;
+    }
     if (e->to < 0) {
         s_client_on_msg(w, &m);
         pc_msg_close(&m);
         return;
     }
     vs_node *n = &w->nodes[e->to];
-    uint16_t t = m.h.type;
     switch (pc_msg_role(t)) {
     case PC_ROLE_MEMBERS: {
         const char *why = NULL;
