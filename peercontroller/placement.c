@@ -472,9 +472,11 @@ void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now)
     }
 }
 
-/* A move that has not come back (W_STOPPED) after this long is given up:
- * the VT runs on where it was. */
-#define DEP_MIGRATE_MS 10000
+/* A move whose image has not come back (W_STOPPED) after this long is
+ * given up: the VT may have been stopped and its image lost on the way,
+ * so it is placed again from its newest held image (and the copy that
+ * may still run where it was is fenced). */
+#define DEP_MIGRATE_MS 5000
 /* A VT placed less than this long ago is not moved again. */
 #define DEP_SETTLED_MS 2000
 
@@ -487,6 +489,11 @@ void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
         if (vt->state == VT_RUNNING && now - vt->migrating_ms < DEP_MIGRATE_MS)
             return; /* one move at a time */
         vt->migrating_ms = 0;
+        if (vt->state == VT_RUNNING) {
+            pc_log(PC_LOG_WARN, "VC %016llx VT %llu: its move got no image back: placed again",
+                   (unsigned long long)vc->id, (unsigned long long)vt->id);
+            pc_dep_requeue(d, vc, vt);
+        }
     }
     pc_place_cand cand[256];
     int idx[256], n = 0;

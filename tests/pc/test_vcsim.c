@@ -176,6 +176,8 @@ static void t_found(void **state)
                            .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP,
                            .faults = 2,
                            .within_ckpt = true};
+    vs_opts mixed_r = mixed;
+    mixed_r.kinds |= VS_F_REORDER;
     const vs_opts network = {
         .peers = 5, .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION, .faults = 2};
     struct {
@@ -207,6 +209,9 @@ static void t_found(void **state)
         /* a holder declared dead (falsely) was dropped from the VT's list;
          * the host died too, and the VT, its log trimmed, failed */
         {"mixed: a VT failed, its holders falsely declared dead", mixed, 5220},
+        /* a VT moved off a loaded worker during a loss of messages: its
+         * image (W_STOPPED) lost, the VT was lost with it and the VC hung */
+        {"mixed: a VT lost with the image of its move", mixed_r, 11030},
     };
     for (size_t i = 0; i < sizeof found / sizeof found[0]; i++) {
         vs_opts o = found[i].o;
