@@ -370,6 +370,27 @@ static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
         s_module_reply(w, v, rc, lev_errdetail());
 }
 
+/* The record of the incarnation a RUN or RESUME places here, with its
+ * holders, its executor started; NULL when there can be none here (the
+ * deployer is told, PLACE_ERR with LEV_EBUSY, and places it elsewhere). */
+static wk_vt *s_incarnation(pc_worker *w, wk_vc *v, const pc_msg *m, const wk_vt *holders)
+{
+    int rc = s_exec_ensure(w, v);
+    wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
+    if (!t) {
+        pc_wbuf b;
+        pc_wbuf_init(&b);
+        pc_put_i32(&b, LEV_EBUSY);
+        pc_put_str(&b, "cannot start an executor here");
+        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
+        pc_wbuf_free(&b);
+        return NULL;
+    }
+    t->nh = holders->nh;
+    memcpy(t->holders, holders->holders, sizeof holders->holders);
+    return t;
+}
+
 static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
 {
     pc_rbuf r;
@@ -386,19 +407,9 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
                !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
-    int rc = s_exec_ensure(w, v);
-    wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
-    if (!t) {
-        pc_wbuf b;
-        pc_wbuf_init(&b);
-        pc_put_i32(&b, LEV_EBUSY);
-        pc_put_str(&b, "cannot start an executor here");
-        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
-        pc_wbuf_free(&b);
+    wk_vt *t = s_incarnation(w, v, m, &tmp);
+    if (!t)
         return;
-    }
-    t->nh = tmp.nh;
-    memcpy(t->holders, tmp.holders, sizeof tmp.holders);
     struct iovec io = {zmq_msg_data(&m->body), args_end};
     s_xsend(w, v, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
 }
@@ -415,20 +426,9 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
                !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
-    int rc = s_exec_ensure(w, v);
-    wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
-    if (!t) {
-        /* as for RUN: the deployer places it elsewhere */
-        pc_wbuf b;
-        pc_wbuf_init(&b);
-        pc_put_i32(&b, LEV_EBUSY);
-        pc_put_str(&b, "cannot start an executor here");
-        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
-        pc_wbuf_free(&b);
+    wk_vt *t = s_incarnation(w, v, m, &tmp);
+    if (!t)
         return;
-    }
-    t->nh = tmp.nh;
-    memcpy(t->holders, tmp.holders, sizeof tmp.holders);
     uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
     rt_le32_put(len, (uint32_t)zmq_msg_size(&m->bulk));
     struct iovec io[2] = {{len, 4}, {zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk)}};
