@@ -39,16 +39,16 @@ static int s_cmp(const void *a, const void *b)
 /* What a pause of one worker costs the VC, in simulated time: the same
  * seeds with and without a pause of exactly pause_ms, the VC's run time
  * against the fault-free one, less the pause itself. */
-static void s_pause_cost(int pause_ms, int seeds)
+static void s_fault_cost(int suspect_ms, unsigned kind, int pause_ms, int seeds)
 {
     static long long extra[1000];
     int n = 0, rolled = 0;
     for (int i = 0; i < seeds && i < 1000; i++) {
-        vs_opts o = {.peers = 4, .seed = 5000 + (uint64_t)i};
+        vs_opts o = {.peers = 4, .seed = 5000 + (uint64_t)i, .suspect_ms = suspect_ms};
         vs_report a, b;
         if (!vs_run(&o, &a))
             continue;
-        o.kinds = VS_F_PAUSE;
+        o.kinds = kind;
         o.faults = 1;
         o.pause_ms = pause_ms;
         if (!vs_run(&o, &b))
@@ -57,9 +57,12 @@ static void s_pause_cost(int pause_ms, int seeds)
         rolled += b.resumes + b.restarts > 0;
     }
     qsort(extra, (size_t)n, sizeof extra[0], s_cmp);
+    char what[32] = "crash";
+    if (kind == VS_F_PAUSE)
+        snprintf(what, sizeof what, "pause %d ms", pause_ms);
     if (n)
-        printf("| %d ms | %d | %+lld | %+lld | %+lld | %d |\n", pause_ms, n, extra[n / 2],
-               extra[n * 9 / 10], extra[n - 1], rolled);
+        printf("| %d ms | %s | %d | %+lld | %+lld | %+lld | %d |\n", suspect_ms, what, n,
+               extra[n / 2], extra[n * 9 / 10], extra[n - 1], rolled);
 }
 
 int main(int argc, char **argv)
@@ -124,15 +127,19 @@ int main(int argc, char **argv)
             s->violations++;
         }
     }
-    printf("## What a pause costs\n\n");
-    printf("A worker of a 4-peer mesh paused once, mid-run; the VC's run time against the same "
-           "seed without the pause, less the pause (ms of simulated time; the default suspicion "
-           "timeout is 1 s):\n\n");
-    printf("| pause | runs | median | 90th %% | max | runs with a VT moved |\n"
-           "|---|---|---|---|---|---|\n");
-    s_pause_cost(500, 100);
-    s_pause_cost(3000, 100);
-    s_pause_cost(5000, 100);
+    printf("## What a pause or a crash costs\n\n");
+    printf("A worker of a 4-peer mesh paused, or crashed, once mid-run; the VC's run time against "
+           "the same seed without the fault, less the pause (ms of simulated time), for two "
+           "suspicion timeouts (1000 ms is the default):\n\n");
+    printf("| suspicion | fault | runs | median | 90th %% | max | runs with a VT moved |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < 2; k++) {
+        int susp = k ? 3500 : 1000;
+        s_fault_cost(susp, VS_F_PAUSE, 500, 100);
+        s_fault_cost(susp, VS_F_PAUSE, 3000, 100);
+        s_fault_cost(susp, VS_F_PAUSE, 5000, 100);
+        s_fault_cost(susp, VS_F_CRASH, 0, 100);
+    }
     printf("\n## The simulator's long run\n\n");
     printf("%llu runs in %.0f s of this machine: %.2f simulated VC-hours (one VC per run)\n\n",
            (unsigned long long)runs, s_secs() - t0, (double)sim_ms / 3.6e6);

@@ -378,7 +378,8 @@ static void s_node_start(vs_world *w, vs_node *n, bool foreign)
     p->self.version = PC_WIRE_VERSION;
     p->vc_counter = ((uint64_t)(n->idx + 1) << 48) | ((uint64_t)n->gen << 32);
     pc_members_io io = {.send = s_members_send, .changed = s_members_changed, .ud = n};
-    if (pc_members_new(&p->mem, &p->self, NULL, &io, vs_rand(w), w->now) ||
+    p->o.members.suspect_ms = w->o.suspect_ms;
+    if (pc_members_new(&p->mem, &p->self, &p->o.members, &io, vs_rand(w), w->now) ||
         pc_deployer_new(&p->dep, p) || pc_worker_new(&p->wk, p) || pc_holder_new(&p->hold, p))
         abort();
     vs_trace(w, "%s starts%s", n->ep, foreign ? " (another mesh)" : "");

@@ -54,6 +54,7 @@ typedef struct vs_opts {
     bool within_ckpt;    /* the faults come within one checkpoint interval of each other */
     int max_pause_ms;    /* 0: 5000 */
     int pause_ms;        /* > 0: every pause lasts exactly this long */
+    int suspect_ms;      /* the peers' suspicion timeout; 0: the membership's default */
     uint64_t horizon_ms; /* the run's limit of simulated time (liveness); 0: 600000 */
     int trace;           /* 1: print the run's events; 2: and the peers' logs */
 } vs_opts;
