@@ -346,3 +346,52 @@ bool js_vt_listed(const char *json, uint64_t vt, const char *list, const char *e
     }
     return false;
 }
+
+/* ===================================================================
+ * A client's reports
+ * =================================================================== */
+
+void mesh_reports_init(mesh_reports *r)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+}
+
+void mesh_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+{
+    mesh_reports *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    if (vt < MESH_REPORT_VTS && (len == sizeof(int64_t) || len == sizeof(int32_t))) {
+        int64_t v64 = 0;
+        int32_t v32 = 0;
+        if (len == sizeof v64)
+            memcpy(&v64, buf, sizeof v64);
+        else
+            memcpy(&v32, buf, sizeof v32), v64 = v32;
+        r->last[vt] = v64;
+        r->n[vt]++;
+    } else {
+        r->bad++;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+bool mesh_wait_reports(mesh_reports *r, lev_vt_id vt, int n, int limit_ms)
+{
+    if (vt >= MESH_REPORT_VTS)
+        return false;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += limit_ms / 1000;
+    pthread_mutex_lock(&r->mu);
+    while (r->n[vt] < n)
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &until))
+            break;
+    int got = r->n[vt];
+    pthread_mutex_unlock(&r->mu);
+    if (got < n)
+        fprintf(stderr, "VT %llu sent %d reports, not %d\n", (unsigned long long)vt, got, n);
+    return got >= n;
+}

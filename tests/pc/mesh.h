@@ -6,10 +6,13 @@
 #ifndef PC_MESH_H
 #define PC_MESH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "lev_client.h"
 
 typedef struct mesh_peer {
     pid_t pid; /* 0 once reaped */
@@ -52,6 +55,29 @@ void mesh_send_raw(const char *ep, const void *const *frames, const size_t *lens
 /* Calls cond(status of ep, ctx) on the peer's status every 20 ms until it
  * returns true (true) or limit_ms pass (false). */
 bool mesh_wait(const char *ep, bool (*cond)(const char *json, void *ctx), void *ctx, int limit_ms);
+
+/* ---- a client's reports, for the tests that wait for them ---- */
+
+#define MESH_REPORT_VTS 32 /* VT ids below this are counted */
+
+/* The reports a client got, per VT: how many, and the last one's value
+ * (a report is an int32_t or an int64_t); bad counts the others. */
+typedef struct mesh_reports {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t last[MESH_REPORT_VTS];
+    int n[MESH_REPORT_VTS];
+    int bad;
+} mesh_reports;
+
+void mesh_reports_init(mesh_reports *r);
+
+/* The lev_vc_on_report callback (ctx: a mesh_reports). */
+void mesh_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx);
+
+/* Waits at most limit_ms until VT vt has sent n reports; false (and a
+ * line saying how many came) if it has not. */
+bool mesh_wait_reports(mesh_reports *r, lev_vt_id vt, int n, int limit_ms);
 
 /* ---- reading the status document (its layout is status.c's) ---- */
 

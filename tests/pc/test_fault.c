@@ -211,67 +211,23 @@ static int64_t s_now_ms(void)
  * The client
  * =================================================================== */
 
-typedef struct reports {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int n[FAULT_MAXVT + 4];
-    int64_t last[FAULT_MAXVT + 4];
-    int bad;
-} reports;
-
 typedef struct run {
-    reports rep;
+    mesh_reports rep;
     fault_cfg cfg; /* of the pc_fault_work VTs */
     int64_t t0;    /* when the VTs started */
 } run;
-
-static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
-{
-    reports *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    if (vt < FAULT_MAXVT + 4 && len == sizeof(int64_t)) {
-        memcpy(&r->last[vt], buf, sizeof(int64_t));
-        r->n[vt]++;
-    } else if (vt < FAULT_MAXVT + 4 && len == sizeof(int32_t)) {
-        int32_t v;
-        memcpy(&v, buf, sizeof v);
-        r->last[vt] = v;
-        r->n[vt]++;
-    } else {
-        r->bad++;
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Waits (bounded) until VT vt has sent n reports. */
-static void s_wait_reports(reports *r, lev_vt_id vt, int n)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += LIMIT / 1000;
-    pthread_mutex_lock(&r->mu);
-    while (r->n[vt] < n)
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &until))
-            break;
-    int got = r->n[vt];
-    pthread_mutex_unlock(&r->mu);
-    if (got < n)
-        fail_msg("VT %llu sent %d reports, not %d", (unsigned long long)vt, got, n);
-}
 
 /* Opens the VC (s_vc) on m's first peer. */
 static void s_open(run *r, const mesh *m, int quota, int replicas)
 {
     memset(r, 0, sizeof *r);
-    pthread_mutex_init(&r->rep.mu, NULL);
-    pthread_cond_init(&r->rep.cv, NULL);
+    mesh_reports_init(&r->rep);
     lev_vc_options o = {
         .workers = quota, .checkpoint_ms = 200, .replicas = replicas, .peer = m->p[0].ep};
     int rc = lev_vc_open(&s_vc, &o);
     if (rc)
         fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
-    assert_int_equal(lev_vc_on_report(s_vc, s_on_report, &r->rep), 0);
+    assert_int_equal(lev_vc_on_report(s_vc, mesh_on_report, &r->rep), 0);
 }
 
 static void s_send(lev_vt_id vt, const void *buf, size_t len)
@@ -636,7 +592,8 @@ static void t_recv_failed(void **state)
     assert_int_equal(lev_vt_start(s_vc, "pc_fault_wait", &want_x, sizeof want_x, &waiter), 0);
     assert_int_equal(lev_vt_start(s_vc, "pc_fault_crash", &waiter, sizeof waiter, &x), 0);
     assert_true(x == want_x);
-    s_wait_reports(&r.rep, waiter, 1); /* it has X's message, and waits for more */
+    assert_true(
+        mesh_wait_reports(&r.rep, waiter, 1, LIMIT)); /* it has X's message, and waits for more */
     assert_int_equal(r.rep.last[waiter], 0);
     s_send(x, s_nofault ? "e" : "c", 1); /* c: crash; e: end normally */
     void *buf = NULL;

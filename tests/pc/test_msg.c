@@ -91,62 +91,16 @@ static void s_mesh(mesh *m, int workers)
     assert_true(mesh_wait(m->p[0].ep, s_alive, &want, LIMIT));
 }
 
-/* Reports of the VC: what each VT sent, in order of arrival. */
-typedef struct reports {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    long last[MSG_MAXVT + 2];
-    int n[MSG_MAXVT + 2];
-    int bad;
-} reports;
-
-static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
+/* Opens a VC on the mesh whose reports go to rep. */
+static lev_vc *s_open(const mesh *m, int workers, int ckpt_ms, mesh_reports *rep)
 {
-    reports *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    long v = 0;
-    if (vt < MSG_MAXVT + 2 && (len == sizeof(long) || len == sizeof(int32_t))) {
-        int32_t i32;
-        if (len == sizeof i32)
-            memcpy(&i32, buf, sizeof i32), v = i32;
-        else
-            memcpy(&v, buf, sizeof v);
-        r->last[vt] = v;
-        r->n[vt]++;
-    } else {
-        r->bad++;
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Waits (bounded) until VT vt has sent n reports. */
-static void s_wait_reports(reports *r, lev_vt_id vt, int n)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += LIMIT / 1000;
-    pthread_mutex_lock(&r->mu);
-    while (r->n[vt] < n)
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &until))
-            break;
-    int got = r->n[vt];
-    pthread_mutex_unlock(&r->mu);
-    if (got < n)
-        fail_msg("VT %llu sent %d reports, not %d", (unsigned long long)vt, got, n);
-}
-
-static lev_vc *s_open(const mesh *m, int workers, int ckpt_ms, reports *rep)
-{
-    memset(rep, 0, sizeof *rep);
-    pthread_mutex_init(&rep->mu, NULL);
-    pthread_cond_init(&rep->cv, NULL);
+    mesh_reports_init(rep);
     lev_vc *vc = NULL;
     lev_vc_options o = {.workers = workers, .checkpoint_ms = ckpt_ms, .peer = m->p[0].ep};
     int rc = lev_vc_open(&vc, &o);
     if (rc)
         fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
-    assert_int_equal(lev_vc_on_report(vc, s_on_report, rep), 0);
+    assert_int_equal(lev_vc_on_report(vc, mesh_on_report, rep), 0);
     return vc;
 }
 
@@ -255,9 +209,9 @@ static void s_start_cfg(lev_vc *vc, const char *task, int n, long rounds, msg_cf
  * run elsewhere and every VT has an image of its current epoch held (one
  * replica survives one fault at a time), the gate opens and another
  * random worker is killed while the VTs exchange. */
-static void s_faults(mesh *m, lev_vc *vc, reports *rep, const msg_cfg *cfg)
+static void s_faults(mesh *m, lev_vc *vc, mesh_reports *rep, const msg_cfg *cfg)
 {
-    s_wait_reports(rep, cfg->ids[0], 1);
+    assert_true(mesh_wait_reports(rep, cfg->ids[0], 1, LIMIT));
     want_held h = {cfg->ids[0], cfg->ids[cfg->n - 1]};
     assert_true(mesh_wait(m->p[0].ep, s_held, &h, LIMIT));
     s_kill_host(m, cfg->ids[rand_r(&s_seed) % (unsigned)cfg->n]);
@@ -282,7 +236,7 @@ static void t_ring(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 4);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 3, 200, &rep);
     msg_cfg cfg;
     s_start_cfg(vc, "pc_ring", 6, 40, &cfg);
@@ -306,7 +260,7 @@ static void t_a2a(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 4);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 3, 200, &rep);
     msg_cfg cfg;
     s_start_cfg(vc, "pc_a2a", 5, 24, &cfg);
@@ -354,7 +308,7 @@ static void t_counter(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 4);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 3, 200, &rep);
     long zero = 0, times = 10000;
     const char *env = getenv("LEV_TEST_COUNT");
@@ -402,7 +356,7 @@ static void t_blocked(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 3);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 2, 200, &rep);
     lev_vt_id id;
     assert_int_equal(lev_vt_start(vc, "pc_echo", NULL, 0, &id), 0);
@@ -426,11 +380,11 @@ static void t_timeout(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 3);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 2, -1, &rep);
     lev_vt_id id;
     assert_int_equal(lev_vt_start(vc, "pc_timeout", NULL, 0, &id), 0);
-    s_wait_reports(&rep, id, 1);
+    assert_true(mesh_wait_reports(&rep, id, 1, LIMIT));
     assert_int_equal(rep.last[id], LEV_ETIMEDOUT);
     s_send(vc, id, "after the timeout", 18);
     s_kill_host(&m, id); /* it waits for the gate, so it is there to lose */
@@ -454,7 +408,7 @@ static void t_stream(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 2);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 2, 2000, &rep);
     msg_cfg cfg;
     s_start_cfg(vc, "pc_stream", 2, 20000, &cfg);
@@ -477,7 +431,7 @@ static void t_errors(void **state)
     (void)state;
     mesh m;
     s_mesh(&m, 1);
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 1, -1, &rep);
     assert_int_equal(lev_vt_send(vc, 99, "x", 1), LEV_ENOVT);
     lev_vt_id id;
@@ -540,7 +494,7 @@ static void t_ended(void **state)
     mesh m;
     s_mesh(&m, 2);
     s_crash_limit = "3";
-    reports rep;
+    mesh_reports rep;
     lev_vc *vc = s_open(&m, 2, 200, &rep);
     long five = 5;
     assert_int_equal(lev_global_set(vc, "end_lock", &five, sizeof five), 0);
@@ -557,7 +511,7 @@ static void t_ended(void **state)
     char owner[64]; /* place 0 holds the lock (its reports would wait for the unlock) */
     snprintf(owner, sizeof owner, "\"owner\":%llu,", (unsigned long long)cfg.ids[0]);
     assert_true(mesh_wait(m.p[0].ep, s_end_lock, owner, LIMIT));
-    s_wait_reports(&rep, cfg.ids[1], 1); /* place 1 has its hello */
+    assert_true(mesh_wait_reports(&rep, cfg.ids[1], 1, LIMIT)); /* place 1 has its hello */
     assert_int_equal(rep.last[cfg.ids[1]], 0);
     cfg.me = 2;
     s_send(vc, cfg.ids[2], &cfg, sizeof cfg);
