@@ -52,12 +52,14 @@ typedef struct s_vtrec {
     uint64_t next_in; /* input position of its newest image (the VT's worker only) */
     uint64_t oldest;  /* its oldest unacknowledged output at the last look (main thread) */
     bool heard;       /* an input or acknowledgement reached it (main thread) */
+    bool draining;    /* ended, its DONE held until its outputs are acknowledged (main thread) */
     /* under h->mu */
     bool stopping;     /* STOP received */
     bool forget;       /* CANCEL received: nothing more goes out */
     uint8_t *stop_img; /* image taken for the STOP (malloc'd) */
     size_t stop_len;
-    bool warned; /* a failed periodic checkpoint was printed */
+    struct s_out *end; /* its DONE, queued once its outbox is empty (s_reap) */
+    bool warned;       /* a failed periodic checkpoint was printed */
 } s_vtrec;
 
 /* A record queued for the sender: a structured head, then bulk bytes (an
@@ -359,8 +361,13 @@ static void s_on_done(rt_vt *vt, void *ud)
             o = s_out_end(PC_X_DONE, r, err, detail, vt->result, vt->result_len);
             vt->result = NULL; /* taken: the record frees it */
             vt->result_len = 0;
+            if (o) { /* held: s_reap sends it once the outputs before it are taken */
+                r->end = o;
+                o = NULL;
+            }
         }
-        s_queue_locked(h, o);
+        if (o)
+            s_queue_locked(h, o);
     }
     r->reap_next = h->reap;
     h->reap = r;
@@ -509,6 +516,8 @@ static void s_live_unlink(s_host *h, const s_vtrec *r)
 static void s_vtrec_free(s_vtrec *r)
 {
     free(r->stop_img);
+    if (r->end)
+        s_out_free(r->end);
     free(r);
 }
 
@@ -550,8 +559,39 @@ static int s_start(s_host *h, const pc_hdr *req, rt_vt *vt)
     return 0;
 }
 
-/* Destroys the VTs that ended (h->reap). With the executor still there it
- * first waits until it is done with each. */
+/* Sends the DONE of an ended VT (unless it was canceled), then destroys
+ * the VT and its record. */
+static void s_finish(s_host *h, s_vtrec *r)
+{
+    s_live_unlink(h, r);
+    pthread_mutex_lock(&h->mu);
+    if (r->end && !r->forget) {
+        s_queue_locked(h, r->end);
+        r->end = NULL;
+    }
+    pthread_mutex_unlock(&h->mu);
+    rt_vt_destroy(&r->vt);
+    s_vtrec_free(r);
+    h->nvts--;
+}
+
+/* An ended VT whose outbox still holds unacknowledged outputs: its DONE
+ * waits for them, or it could overtake its last messages and reports on
+ * the way (or outlive them, lost) and the deployer would end the VT
+ * without them. It stays in h->live, where acknowledgements reach it and
+ * s_stale_outboxes sends its outbox again. */
+static bool s_drains(s_host *h, s_vtrec *r)
+{
+    pthread_mutex_lock(&h->mu);
+    bool held = r->end && !r->forget;
+    pthread_mutex_unlock(&h->mu);
+    r->draining = held && rt_ch_oldest_out(r->vt) != 0;
+    return r->draining;
+}
+
+/* Destroys the VTs that ended (h->reap), sending their DONE, or keeps
+ * those whose outputs are not all acknowledged yet (s_drains). With the
+ * executor still there it first waits until it is done with each. */
 static void s_reap(s_host *h)
 {
     pthread_mutex_lock(&h->mu);
@@ -561,15 +601,14 @@ static void s_reap(s_host *h)
     while (list) {
         s_vtrec *r = list;
         list = r->reap_next;
-        s_live_unlink(h, r);
         if (h->ex && rt_exec_wait(h->ex, r->vt, S_REAP_WAIT_MS)) {
+            s_live_unlink(h, r);
             fprintf(stderr, "levpeer executor: virtual thread %llu does not leave its executor\n",
                     (unsigned long long)r->id);
             continue; /* leaked rather than freed under a worker */
         }
-        rt_vt_destroy(&r->vt);
-        s_vtrec_free(r);
-        h->nvts--;
+        if (!s_drains(h, r))
+            s_finish(h, r);
     }
 }
 
@@ -582,7 +621,15 @@ static int s_id_free(s_host *h, const pc_hdr *req)
         return s_failed(
             h, req,
             rt_err(LEV_EINVAL, "virtual thread id %llu is reserved", (unsigned long long)req->vt));
-    const s_vtrec *r = s_live_find(h, req->vt);
+    s_vtrec *r = s_live_find(h, req->vt);
+    if (r && r->draining && r->epoch < req->epoch) {
+        /* ended, its DONE held: a newer incarnation replaces it */
+        pthread_mutex_lock(&h->mu);
+        r->forget = true;
+        pthread_mutex_unlock(&h->mu);
+        s_finish(h, r);
+        r = NULL;
+    }
     if (r)
         return s_failed(h, req,
                         rt_err(LEV_EBUSY, "virtual thread %llu runs here already (epoch %u)",
@@ -733,7 +780,7 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
 static void s_stale_outboxes(s_host *h)
 {
     for (s_vtrec *r = h->live; r; r = r->live_next) {
-        if (!r->heard)
+        if (!r->heard && !r->draining)
             s_queue(h, s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
         uint64_t o = rt_ch_oldest_out(r->vt);
         if (o && o == r->oldest)
@@ -771,10 +818,14 @@ static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
     r->heard = true;
     if (ack) {
         rt_ch_ack(r->vt, req->seq);
-        if (resend)
+        if (r->draining && !rt_ch_oldest_out(r->vt))
+            s_finish(h, r); /* its outputs taken: its DONE goes now */
+        else if (resend)
             rt_ch_resend(r->vt);
         return;
     }
+    if (r->draining)
+        return; /* it ended: an input it can no longer take */
     int rc = rt_ch_deliver(r->vt, &in);
     if (rc == LEV_ERANGE) /* a gap: ask again from where it stands */
         s_queue(h, s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
@@ -819,11 +870,15 @@ static void s_cancel(s_host *h, const pc_hdr *req)
             pp = &r->live_next;
             continue;
         }
-        *pp = r->live_next; /* reaped once it ends */
-        r->live_next = NULL;
         pthread_mutex_lock(&h->mu);
         r->forget = true;
         pthread_mutex_unlock(&h->mu);
+        if (r->draining) { /* it ended: its held DONE is dropped with it */
+            s_finish(h, r);
+            continue;
+        }
+        *pp = r->live_next; /* reaped once it ends */
+        r->live_next = NULL;
         rt_exec_cancel(r->vt); /* LEV_ENOVT: it ended already */
     }
     pthread_mutex_lock(&h->mu);
@@ -930,6 +985,11 @@ static void s_shutdown(s_host *h)
 {
     rt_exec_destroy(&h->ex); /* cancels what runs; their DONE cannot be sent */
     s_reap(h);
+    for (s_vtrec *r = h->live, *next; r; r = next) {
+        next = r->live_next;
+        if (r->draining)
+            s_finish(h, r); /* its outputs can no longer be acknowledged */
+    }
     if (h->chan)
         shutdown(pc_chan_fd(h->chan), SHUT_RDWR); /* a blocked send fails at once */
     if (h->sender_started) {

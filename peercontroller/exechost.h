@@ -19,8 +19,14 @@
  *   -> IMAGE            periodic checkpoints, seq counting per VT from 1;
  *                       an image still queued when a newer one of the same
  *                       VT comes is dropped (the newest is all that counts).
- *   -> REPORT           lev_report of a VT, seq counting per VT from 1.
- *   -> DONE             a VT ended: err (0, or why it failed), detail, result.
+ *   -> RESYNC           a VT (re)started: its inputs from hdr.seq, please.
+ *   -> OUT              an output of a VT (message, report, lock, global
+ *                       update...), seq counting per VT from 1; kept and
+ *                       sent again until acknowledged.
+ *   <- IN, ACK          an input of a VT; its outputs taken up to hdr.seq.
+ *   -> DONE             a VT ended: err (0, or why it failed), detail,
+ *                       result; sent once every output of the VT is
+ *                       acknowledged, so it never overtakes one.
  *   <- STOP             capture and stop hdr.vt (0: every VT here); each VT
  *                       answers once: STOPPED(0, "", image), or STOPPED(err,
  *                       detail) without an image if it could not be

@@ -371,10 +371,20 @@ static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
 }
 
 /* The record of the incarnation a RUN or RESUME places here, with its
- * holders, its executor started; NULL when there can be none here (the
- * deployer is told, PLACE_ERR with LEV_EBUSY, and places it elsewhere). */
+ * holders, its executor started; NULL when this incarnation or a newer one
+ * is here already, or when there can be none here (the deployer is told,
+ * PLACE_ERR with LEV_EBUSY, and places it elsewhere). */
 static wk_vt *s_incarnation(pc_worker *w, wk_vc *v, const pc_msg *m, const wk_vt *holders)
 {
+    const wk_vt *cur = s_vt(v, m->h.vt);
+    if (cur && cur->epoch >= m->h.epoch) {
+        /* a duplicate, or overtaken on the way by the placement of a newer
+         * incarnation: that one stays */
+        pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu: dropped %s of epoch %u: epoch %u is here",
+               (unsigned long long)v->vc, (unsigned long long)m->h.vt, pc_type_name(m->h.type),
+               m->h.epoch, cur->epoch);
+        return NULL;
+    }
     int rc = s_exec_ensure(w, v);
     wk_vt *t = rc ? NULL : s_vt_track(v, m->h.vt, m->h.epoch);
     if (!t) {

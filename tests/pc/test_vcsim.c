@@ -115,38 +115,28 @@ static void t_one_replica(void **state)
         600, 40);
 }
 
-/* Message loss, duplication and partitions that heal (reordering, which
- * TCP does not do between two peers, is in the long run: eval/vcsim). */
+/* Message loss, duplication, reordering (a message lost and sent again
+ * across a reconnection) and partitions that heal. */
 static void t_network(void **state)
 {
     (void)state;
     s_seeds("network",
-            (vs_opts){.peers = 5, .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION, .faults = 2}, 700,
-            40);
-}
-
-/* The long run's network scenario, reordering included (not a ctest: a
- * VT's end can overtake its last outputs, an open defect; see
- * eval/vcsim/README.md). */
-static void t_reorder(void **state)
-{
-    (void)state;
-    s_seeds("reorder",
             (vs_opts){.peers = 5,
                       .kinds = VS_F_LOSS | VS_F_DUP | VS_F_PARTITION | VS_F_REORDER,
                       .faults = 2},
-            1, 40);
+            700, 40);
 }
 
-/* Crashes, restarts, pauses, loss and duplication, two of them within
- * one checkpoint interval, on 6 peers with 10 VTs. */
+/* Crashes, restarts, pauses, loss, duplication and reordering, two of
+ * them within one checkpoint interval, on 6 peers with 10 VTs. */
 static void t_mixed(void **state)
 {
     (void)state;
     s_seeds("mixed",
             (vs_opts){.peers = 6,
                       .vts = 10,
-                      .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP,
+                      .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP |
+                               VS_F_REORDER,
                       .faults = 2,
                       .within_ckpt = true},
             800, 40);
@@ -238,7 +228,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_stall_crash), cmocka_unit_test(t_two_crashes),
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
         cmocka_unit_test(t_mixed),       cmocka_unit_test(t_takeover),
-        cmocka_unit_test(t_found),       cmocka_unit_test(t_reorder),
+        cmocka_unit_test(t_found),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

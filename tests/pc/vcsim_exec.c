@@ -61,7 +61,10 @@ typedef struct mw_vt {
     uint32_t epoch;
     mw_state s;
     uint64_t last_ckpt, oldest_seen, oldest_since, resync_asked;
-    bool ended; /* its DONE went out: forgotten at the next sweep */
+    bool ended;    /* its DONE went out: forgotten at the next sweep */
+    bool draining; /* at its end, its DONE held until its outputs are acknowledged */
+    int32_t end_err;
+    char end_detail[96];
     bool heard; /* an input or acknowledgement reached it */
 } mw_vt;
 
@@ -247,12 +250,14 @@ static void s_compact(mw_vt *t)
  * Running a VT
  * =================================================================== */
 
-static void s_end(vs_mexec *x, mw_vt *t, int32_t err, const char *detail)
+/* Sends the DONE of a VT at its end. */
+static void s_send_end(vs_mexec *x, mw_vt *t)
 {
+    int32_t err = t->end_err;
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_i32(&b, err);
-    pc_put_str(&b, detail);
+    pc_put_str(&b, t->end_detail);
     uint8_t res[8];
     for (int i = 0; i < 8; i++)
         res[i] = (uint8_t)(t->s.acc >> (8 * i));
@@ -260,14 +265,26 @@ static void s_end(vs_mexec *x, mw_vt *t, int32_t err, const char *detail)
     s_rec(x, PC_X_DONE, t->id, t->epoch, 0, &b);
     pc_wbuf_free(&b);
     t->ended = true;
+    t->draining = false;
     vs_trace(x->n->w, "%s: VT %llu epoch %u ended (%d)", x->n->ep, (unsigned long long)t->id,
              t->epoch, err);
+}
+
+/* The end of a VT: as exechost.c, its DONE waits until every output
+ * before it is acknowledged. */
+static void s_end(vs_mexec *x, mw_vt *t, int32_t err, const char *detail)
+{
+    t->end_err = err;
+    snprintf(t->end_detail, sizeof t->end_detail, "%s", detail);
+    t->draining = true;
+    if (!t->s.nout)
+        s_send_end(x, t);
 }
 
 /* Runs the VT's steps that need no time, up to a block or its end. */
 static void s_step(vs_mexec *x, mw_vt *t, const vs_opts *o)
 {
-    for (int guard = 0; guard < 64 && !t->ended; guard++) {
+    for (int guard = 0; guard < 64 && !t->ended && !t->draining; guard++) {
         mw_state *s = &t->s;
         switch (s->phase) {
         case PH_COMPUTE:
@@ -697,7 +714,7 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
         s_resume(x, &h, &r);
         break;
     case PC_X_IN:
-        if (t && t->epoch == h.epoch && !t->ended) {
+        if (t && t->epoch == h.epoch && !t->ended && !t->draining) {
             t->heard = true;
             s_in(x, t, &h, &r);
             s_step(x, t, o);
@@ -707,11 +724,13 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
         if (t && t->epoch == h.epoch && !t->ended) {
             t->heard = true;
             s_ack(x, t, &h, &r);
+            if (t->draining && !t->s.nout)
+                s_send_end(x, t);
         }
         break;
     case PC_X_STOP:
         for (int i = 0; i < x->nvts; i++)
-            if (!x->vts[i]->ended && (!h.vt || x->vts[i]->id == h.vt))
+            if (!x->vts[i]->ended && !x->vts[i]->draining && (!h.vt || x->vts[i]->id == h.vt))
                 s_stop(x, x->vts[i]);
         break;
     case PC_X_CANCEL:
@@ -769,7 +788,7 @@ static uint32_t s_load(const vs_node *n)
     uint32_t load = 0;
     for (const vs_mexec *x = n->execs; x; x = x->next)
         for (int i = 0; !x->dead && i < x->nvts; i++)
-            load += !x->vts[i]->ended;
+            load += !x->vts[i]->ended && !x->vts[i]->draining;
     return load;
 }
 
@@ -787,7 +806,7 @@ uint64_t vs_mexec_tick(vs_node *n, uint64_t now)
             mw_vt *t = x->vts[k];
             if (t->ended)
                 continue;
-            if (t->s.phase == PH_COMPUTE && t->s.work_left_us) {
+            if (t->s.phase == PH_COMPUTE && t->s.work_left_us && !t->draining) {
                 uint64_t step = (uint64_t)MW_TICK_MS * share;
                 t->s.work_left_us = t->s.work_left_us > step ? t->s.work_left_us - step : 0;
                 next = now + MW_TICK_MS < next ? now + MW_TICK_MS : next;
@@ -795,10 +814,12 @@ uint64_t vs_mexec_tick(vs_node *n, uint64_t now)
             s_step(x, t, o);
             if (t->ended)
                 continue;
-            if (now - t->last_ckpt >= (uint64_t)x->ckpt_ms)
-                s_checkpoint(x, t, now);
-            uint64_t c = t->last_ckpt + (uint64_t)x->ckpt_ms;
-            next = c < next ? c : next;
+            if (!t->draining) { /* a VT at its end takes no checkpoint */
+                if (now - t->last_ckpt >= (uint64_t)x->ckpt_ms)
+                    s_checkpoint(x, t, now);
+                uint64_t c = t->last_ckpt + (uint64_t)x->ckpt_ms;
+                next = c < next ? c : next;
+            }
             /* as exechost.c: the outbox again while it stays unacknowledged,
              * and the inputs asked for again by an incarnation that heard
              * nothing yet */
