@@ -533,8 +533,17 @@ static void s_new_life(pc_members *m, uint64_t now, s_node *nd, const pc_mem_upd
 
 /* Applies one update heard from the network (from_sync: in a push-pull,
  * where a death is taken as a suspicion and news of a member already
- * spreading elsewhere is not gossiped again). */
-static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool from_sync)
+ * spreading elsewhere is not gossiped again; sender_down: from a peer held
+ * DEAD or LEFT here).
+ *
+ * Two rules keep a peer that was cut off from spreading its view: its
+ * word on others counts only once it is back (a peer that could not hear
+ * the others judged them dead meanwhile), and a death of a member held
+ * ALIVE here is taken as a suspicion, which that member refutes if it
+ * lives (a member held SUSPECT here, whose suspicion this peer heard or
+ * raised, is taken for dead at once). */
+static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool from_sync,
+                    const char *from, bool sender_down)
 {
     s_node *me = &m->nodes[0];
     if (!strcmp(u->rec.endpoint, me->m.rec.endpoint)) {
@@ -556,6 +565,9 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
         return;
     }
     pc_member_state st = u->state;
+    if (sender_down && (st == PC_MEMBER_SUSPECT || st == PC_MEMBER_DEAD) &&
+        strcmp(u->rec.endpoint, from))
+        return;
     if (from_sync && st == PC_MEMBER_DEAD)
         st = PC_MEMBER_SUSPECT;
     s_node *nd = s_find(m, u->rec.endpoint);
@@ -575,6 +587,8 @@ static void s_apply(pc_members *m, uint64_t now, const pc_mem_update *u, bool fr
     }
     pc_member_state cur = nd->m.state;
     uint32_t ci = nd->m.incarnation;
+    if (st == PC_MEMBER_DEAD && cur == PC_MEMBER_ALIVE)
+        st = PC_MEMBER_SUSPECT;
     bool take;
     switch (st) {
     case PC_MEMBER_ALIVE:
@@ -1016,10 +1030,12 @@ int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t t
     pc_rbuf r;
     pc_rbuf_init(&r, payload, len);
     r.off = msg.updates_off;
+    const s_node *sender = s_find(m, from);
+    bool sender_down = sender && s_down(sender->m.state);
     for (uint32_t i = 0; i < msg.nupdates; i++) {
         pc_mem_update u;
         pc_mem_get_update(&r, &u); /* checked by pc_mem_parse: cannot fail */
-        s_apply(m, now_ms, &u, type == PC_M_SYNC);
+        s_apply(m, now_ms, &u, type == PC_M_SYNC, from, sender_down);
     }
     /* The sender has settled on another set of live members: one of us
      * missed news that gossip no longer carries. Push-pull mends it. */

@@ -389,7 +389,9 @@ static void t_restart_new_instance(void **state)
         pc_members_recv(net->p[0].m, 501, "tcp://10.1.0.3:7946", PC_M_GOSSIP, w.data, w.len, NULL),
         0);
     pc_wbuf_free(&w);
-    assert_int_equal(pc_members_find(net->p[0].m, h_ep(1))->state, PC_MEMBER_DEAD);
+    /* a death of a member held alive is taken as a suspicion
+     * (t_cut_off_peer); peer 1 is restarted before it can refute */
+    assert_int_equal(pc_members_find(net->p[0].m, h_ep(1))->state, PC_MEMBER_SUSPECT);
 
     h_start(net, 1, 600);
     uint64_t now = pc_members_find(net->p[1].m, h_ep(1))->instance;
@@ -458,6 +460,62 @@ static void t_suspicion_confirmed(void **state)
     assert_int_equal(pc_members_find(a, x)->state, PC_MEMBER_SUSPECT);
     h_run(net, 3401, 3700);
     assert_int_equal(pc_members_find(a, x)->state, PC_MEMBER_DEAD);
+    h_free(&net);
+}
+
+/* Sends one GOSSIP to peer `to` of the net from endpoint `from` with one
+ * update about mb in state st. */
+static void gossip_one(h_net *net, int to, const char *from, const pc_member *mb,
+                       pc_member_state st, uint64_t now)
+{
+    pc_member u = *mb;
+    u.state = st;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_mem_put_head(&w, pc_members_mesh_id(net->p[to].m), 0);
+    put_gossip(&w, &u, 1);
+    assert_int_equal(pc_members_recv(net->p[to].m, now, from, PC_M_GOSSIP, w.data, w.len, NULL), 0);
+    pc_wbuf_free(&w);
+}
+
+/* A peer that was cut off judged the others dead meanwhile; once heard
+ * again, its view must not spread: a death of a member held ALIVE is
+ * taken as a suspicion, which the member refutes; the word of a peer held
+ * DEAD on others is not taken at all; a death of a member held SUSPECT
+ * is taken at once. */
+static void t_cut_off_peer(void **state)
+{
+    (void)state;
+    h_net *net = h_new(3);
+    pc_members_join(net->p[1].m, h_ep(0), 0);
+    pc_members_join(net->p[2].m, h_ep(0), 0);
+    h_run(net, 0, 1500);
+    pc_members *a = net->p[0].m;
+    for (int i = 1; i < 3; i++)
+        assert_int_equal(pc_members_find(a, h_ep(i))->state, PC_MEMBER_ALIVE);
+
+    /* peer 2 says peer 1 is dead: a suspicion here, refuted by peer 1 */
+    pc_member one = *pc_members_find(a, h_ep(1));
+    gossip_one(net, 0, h_ep(2), &one, PC_MEMBER_DEAD, 1501);
+    assert_int_equal(pc_members_find(a, h_ep(1))->state, PC_MEMBER_SUSPECT);
+    h_run(net, 1502, 2500);
+    const pc_member *now1 = pc_members_find(a, h_ep(1));
+    assert_int_equal(now1->state, PC_MEMBER_ALIVE);
+    assert_true(now1->incarnation > one.incarnation);
+
+    /* peer 1 says peer 2 is suspect, then dead: dead here at once */
+    pc_member two = *pc_members_find(a, h_ep(2));
+    gossip_one(net, 0, h_ep(1), &two, PC_MEMBER_SUSPECT, 2501);
+    gossip_one(net, 0, h_ep(1), &two, PC_MEMBER_DEAD, 2501);
+    assert_int_equal(pc_members_find(a, h_ep(2))->state, PC_MEMBER_DEAD);
+
+    /* peer 2, held dead here, says peer 1 is suspect, then dead: ignored */
+    one = *pc_members_find(a, h_ep(1));
+    gossip_one(net, 0, h_ep(2), &one, PC_MEMBER_SUSPECT, 2502);
+    gossip_one(net, 0, h_ep(2), &one, PC_MEMBER_DEAD, 2502);
+    now1 = pc_members_find(a, h_ep(1));
+    assert_int_equal(now1->state, PC_MEMBER_ALIVE);
+    assert_int_equal(now1->incarnation, one.incarnation);
     h_free(&net);
 }
 
@@ -1222,6 +1280,7 @@ int main(void)
         cmocka_unit_test(t_restart_new_instance),
         cmocka_unit_test(t_mesh_id),
         cmocka_unit_test(t_suspicion_confirmed),
+        cmocka_unit_test(t_cut_off_peer),
         cmocka_unit_test(t_sync_large_view),
         cmocka_unit_test(t_malformed),
         cmocka_unit_test(t_fuzz),
