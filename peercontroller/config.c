@@ -37,7 +37,8 @@ static const s_key s_keys[] = {
     {"probe-timeout-ms", K_INT, OFF(peer.members.probe_timeout_ms), 1, 60000,
      "wait for a probe's answer before indirect probes"},
     {"suspect-ms", K_INT, OFF(peer.members.suspect_ms), 10, 600000,
-     "a suspected peer is declared dead after"},
+     "a suspected peer is declared dead after (default 3500; a crashed process, whose port "
+     "refuses, at once)"},
     {"suspect-max-ms", K_INT, OFF(peer.members.suspect_max_ms), 10, 3600000,
      "a suspicion no other peer confirms lasts (default: suspect-ms)"},
     {"health-max", K_INT, OFF(peer.members.health_max), -1, 64,

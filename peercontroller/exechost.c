@@ -771,6 +771,16 @@ static void s_resume(s_host *h, const pc_hdr *req, pc_rbuf *rb)
         s_start(h, req, vt);
 }
 
+/* Sends a VT's outbox again (one that ended has left the runtime's
+ * executor: its outbox goes through this host's channel directly). */
+static void s_resend(s_host *h, s_vtrec *r)
+{
+    if (r->draining)
+        rt_ch_resend_via(r->vt, &h->chost);
+    else
+        rt_ch_resend(r->vt);
+}
+
 /* Every S_STALE_MS: a VT whose oldest unacknowledged output has not
  * changed since the last look sends its outbox again (the output, or its
  * acknowledgement, was lost on the way and nothing after it showed the
@@ -784,7 +794,7 @@ static void s_stale_outboxes(s_host *h)
             s_queue(h, s_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
         uint64_t o = rt_ch_oldest_out(r->vt);
         if (o && o == r->oldest)
-            rt_ch_resend(r->vt);
+            s_resend(h, r);
         r->oldest = o;
     }
 }
@@ -821,7 +831,7 @@ static void s_chan_in(s_host *h, const pc_hdr *req, pc_rbuf *rb)
         if (r->draining && !rt_ch_oldest_out(r->vt))
             s_finish(h, r); /* its outputs taken: its DONE goes now */
         else if (resend)
-            rt_ch_resend(r->vt);
+            s_resend(h, r);
         return;
     }
     if (r->draining)

@@ -662,6 +662,20 @@ static uint64_t s_expire(pc_members *m, uint64_t now)
     return next;
 }
 
+void pc_members_refused(pc_members *m, const char *endpoint, uint64_t instance, uint64_t now_ms)
+{
+    s_node *nd = s_find(m, endpoint);
+    if (!nd || nd == m->nodes || nd->m.instance != instance)
+        return;
+    if (nd->m.state == PC_MEMBER_SUSPECT) {
+        m->st.refused++;
+        s_set(m, nd, PC_MEMBER_DEAD, nd->m.incarnation, now_ms, true);
+    } else if (nd->m.state == PC_MEMBER_ALIVE) {
+        m->st.refused++;
+        s_suspect(m, nd, now_ms);
+    }
+}
+
 /* ===================================================================
  * The probe cycle
  * =================================================================== */
@@ -771,7 +785,8 @@ int pc_members_new(pc_members **out, const pc_peer_rec *self, const pc_members_o
         !memchr(self->arch, '\0', sizeof self->arch))
         return LEV_EINVAL;
     if (!s_opt(&opt.period_ms, 200, 3600000) || !s_opt(&opt.probe_timeout_ms, 80, 3600000) ||
-        !s_opt(&opt.indirect, 3, S_FANOUT_MAX) || !s_opt(&opt.suspect_ms, 1000, 86400000) ||
+        !s_opt(&opt.indirect, 3, S_FANOUT_MAX) ||
+        !s_opt(&opt.suspect_ms, PC_MEMBERS_SUSPECT_MS, 86400000) ||
         !s_opt(&opt.dead_keep_ms, 30000, 86400000) || !s_opt(&opt.sync_periods, 25, 1000000) ||
         !s_opt(&opt.gossip_max, 8, PC_MEM_GOSSIP_CAP) || opt.probe_timeout_ms >= opt.period_ms ||
         (opt.health_max != -1 && !s_opt(&opt.health_max, S_HEALTH_MAX, 64)) ||

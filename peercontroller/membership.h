@@ -18,7 +18,8 @@
  *            went unanswered: suspected, which the peer itself refutes by
  *            gossiping ALIVE with a higher incarnation;
  *   DEAD     suspect for suspect_ms without refutation, or said dead by
- *            another peer; forgotten after dead_keep_ms;
+ *            another peer while suspect here, or its port refused a
+ *            connection (pc_members_refused); forgotten after dead_keep_ms;
  *   LEFT     said goodbye (pc_members_leave).
  * A record's data (cores, rate, load...) spread with its incarnation: a
  * peer bumps its own incarnation when its data change.
@@ -65,11 +66,17 @@ typedef struct pc_member {
     uint64_t since_ms; /* when it entered its state, on the caller's clock */
 } pc_member;
 
+/* The default suspicion timeout: longer than a pause of 3 s, which then
+ * costs no rollback; a crashed process is confirmed dead sooner by its
+ * refused port (pc_members_refused), a host that is gone only by this
+ * timeout (eval/vcsim/README.md measures the trade-off). */
+#define PC_MEMBERS_SUSPECT_MS 3500
+
 typedef struct pc_members_opts {
     int period_ms;        /* protocol period: one probe per period; 0: 200 */
     int probe_timeout_ms; /* wait for a direct ack before indirect probes; 0: 80 */
     int indirect;         /* members asked to probe indirectly; 0: 3 */
-    int suspect_ms;       /* SUSPECT to DEAD without refutation; 0: 1000 */
+    int suspect_ms;       /* SUSPECT to DEAD without refutation; 0: PC_MEMBERS_SUSPECT_MS */
     int dead_keep_ms;     /* DEAD or LEFT records forgotten after; 0: 30000 */
     int sync_periods;     /* push-pull with a random member every N periods; 0: 25 */
     int gossip_max;       /* updates piggybacked on one message; 0: 8 */
@@ -108,6 +115,7 @@ typedef struct pc_members_stats {
     uint64_t probes, indirect_probes, suspicions, refutations, syncs;
     uint64_t dropped; /* malformed or unexpected messages ignored */
     uint64_t foreign; /* messages from another mesh, ignored */
+    uint64_t refused; /* members judged by a refused connection (pc_members_refused) */
 } pc_members_stats;
 
 typedef struct pc_members pc_members;
@@ -137,6 +145,18 @@ uint64_t pc_members_tick(pc_members *m, uint64_t now_ms);
  * and changes nothing either. */
 int pc_members_recv(pc_members *m, uint64_t now_ms, const char *from, uint16_t type,
                     const void *payload, size_t len, const char **why);
+
+/* Evidence from outside the protocol: a connection to `endpoint` was
+ * refused, so no process listens there, and the life `instance` of that
+ * endpoint is over (a crashed or killed peer; a stopped or paused one
+ * still has its port open, and an unreachable host does not refuse). A
+ * member of that instance held SUSPECT becomes DEAD at once, one held
+ * ALIVE becomes SUSPECT; anything else is left alone (a later life of
+ * the endpoint is never touched). The host probes the port of a member
+ * when it turns SUSPECT (changed), so that a crash is confirmed without
+ * waiting out the suspicion timeout, which can then be long enough for a
+ * paused peer to come back. */
+void pc_members_refused(pc_members *m, const char *endpoint, uint64_t instance, uint64_t now_ms);
 
 /* Changes this peer's own data (cores, rate, load) and gossips them with
  * a new incarnation. */

@@ -23,6 +23,7 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "peer_private.h"
+#include "portprobe.h"
 #include "rt.h"
 
 #define PC_POLL_MAX 256
@@ -154,11 +155,20 @@ static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
     else
         pc_log(PC_LOG_INFO, "peer %s joined (%u cores, rate %u, %s)", m->rec.endpoint, m->rec.cores,
                m->rec.rate, m->rec.arch);
+    /* a crashed process's port refuses: its death is confirmed at once */
+    if (m->state == PC_MEMBER_SUSPECT && old != PC_MEMBER_SUSPECT)
+        pc_portprobe_start(p->probe, m->rec.endpoint, m->instance, pc_now_ms());
     pc_deployer_on_member(p->dep, m, old);
     pc_worker_on_member(p->wk, m, old);
     pc_holder_on_member(p->hold, m, old);
     if (m->state == PC_MEMBER_DEAD || m->state == PC_MEMBER_LEFT)
         pc_transport_forget(p->tr, m->rec.endpoint);
+}
+
+static void s_port_refused(void *ud, const char *endpoint, uint64_t instance)
+{
+    pc_peer *p = ud;
+    pc_members_refused(p->mem, endpoint, instance, pc_now_ms());
 }
 
 /* ===================================================================
@@ -309,11 +319,16 @@ static void *s_thread(void *arg)
         t = pc_holder_tick(p->hold, now);
         if (t < next)
             next = t;
+        t = pc_portprobe_tick(p->probe, now);
+        if (t < next)
+            next = t;
         s_update_load(p, now);
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
         items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};
-        int n = 2 + pc_execs_poll_items(p->execs, items + 2, PC_POLL_MAX - 2);
+        int nx = pc_execs_poll_items(p->execs, items + 2, PC_POLL_MAX - 2);
+        int np = pc_portprobe_poll_items(p->probe, items + 2 + nx, PC_POLL_MAX - 2 - nx);
+        int n = 2 + nx + np;
         now = pc_now_ms();
         long wait = next > now ? (long)(next - now) : 0;
         if (p->leaving && wait > 20)
@@ -327,8 +342,10 @@ static void *s_thread(void *arg)
         }
         if (items[1].revents)
             s_drain_wake(p);
-        if (n > 2)
-            pc_execs_on_ready(p->execs, items + 2, n - 2);
+        if (nx)
+            pc_execs_on_ready(p->execs, items + 2, nx);
+        if (np)
+            pc_portprobe_on_ready(p->probe, items + 2 + nx, np);
         if (items[0].revents & ZMQ_POLLIN) {
             for (int i = 0; i < PC_RECV_BURST; i++) {
                 pc_msg m;
@@ -369,6 +386,7 @@ static void s_free(pc_peer *p)
     pc_worker_destroy(&p->wk);
     pc_execs_destroy(&p->execs); /* after the worker, which stops its own */
     pc_holder_destroy(&p->hold);
+    pc_portprobe_destroy(&p->probe);
     pc_members_destroy(&p->mem);
     pc_transport_destroy(&p->tr, p->leaving ? 2000 : 0);
     if (p->zctx)
@@ -466,7 +484,8 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     }
     uint64_t seed = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ now;
     p->vc_counter = seed << 20;
-    if ((rc = pc_members_new(&p->mem, &p->self, &mo, &io, seed, now)) ||
+    if ((rc = pc_portprobe_new(&p->probe, s_port_refused, p)) ||
+        (rc = pc_members_new(&p->mem, &p->self, &mo, &io, seed, now)) ||
         (rc = pc_deployer_new(&p->dep, p)) || (rc = pc_execs_new(&p->execs, p)) ||
         (rc = pc_worker_new(&p->wk, p)) || (rc = pc_holder_new(&p->hold, p)))
         goto fail;

@@ -75,9 +75,10 @@ struct pc_peer {
     pc_deployer *dep;
     pc_worker *wk;
     pc_holder *hold;
-    pc_execs *execs;     /* the worker's executors (execproc.c) */
-    uint64_t vc_counter; /* VC ids: this peer's salt and a counter */
-    uint64_t refused;    /* messages refused: their payload did not match their type */
+    pc_execs *execs;            /* the worker's executors (execproc.c) */
+    struct pc_portprobe *probe; /* connections that confirm a suspect's crash (portprobe.c) */
+    uint64_t vc_counter;        /* VC ids: this peer's salt and a counter */
+    uint64_t refused;           /* messages refused: their payload did not match their type */
     uint64_t started_ms;
 
     pthread_t thread;

@@ -453,7 +453,8 @@ void pc_dep_on_member(pc_deployer *d, dep_vc *vc, const pc_member *m)
 
 void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now)
 {
-    int suspect_ms = d->p->o.members.suspect_ms > 0 ? d->p->o.members.suspect_ms : 1000;
+    int suspect_ms =
+        d->p->o.members.suspect_ms > 0 ? d->p->o.members.suspect_ms : PC_MEMBERS_SUSPECT_MS;
     uint64_t limit = DEP_CONFIRM_MS + (uint64_t)suspect_ms;
     for (int i = 0; i < vc->nvts; i++) {
         dep_vt *vt = &vc->vts[i];

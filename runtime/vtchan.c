@@ -342,6 +342,13 @@ void rt_ch_resend(rt_vt *vt)
     s_resend_to(vt, ch, h);
 }
 
+void rt_ch_resend_via(rt_vt *vt, const rt_ch_host *h)
+{
+    rt_chan *ch = vt ? __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE) : NULL;
+    if (ch && h)
+        s_resend_to(vt, ch, h);
+}
+
 void rt_ch_spawned(rt_vt *vt, const rt_ch_host *h)
 {
     rt_chan *ch = __atomic_load_n(&vt->chan, __ATOMIC_ACQUIRE);

@@ -177,6 +177,10 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len);
  * The executor wakes a parked VT then. */
 uint64_t rt_ch_deadline(rt_vt *vt);
 
+/* As rt_ch_resend, through host h: for a VT that has ended and left its
+ * executor, whose host still sends its outbox until it is acknowledged. */
+void rt_ch_resend_via(rt_vt *vt, const rt_ch_host *h);
+
 /* rt_exec_spawn: the VT now has host h; does the resend that
  * rt_ch_resend put off because the VT had none. */
 void rt_ch_spawned(rt_vt *vt, const rt_ch_host *h);

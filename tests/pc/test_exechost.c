@@ -77,6 +77,7 @@ typedef struct s_exe {
     pid_t pid;
     int pidfd;
     pc_chan *c;
+    bool no_ack; /* s_expect leaves outputs unacknowledged */
 } s_exe;
 
 static uint8_t *g_mod; /* the module's bytes */
@@ -105,6 +106,7 @@ static void s_exec_executor(int fd, const char *nice)
 static void s_adopt(s_exe *e, pid_t pid, int fd)
 {
     e->pid = pid;
+    e->no_ack = false;
     e->c = pc_chan_new(fd, 0);
     assert_non_null(e->c);
     pc_hdr h;
@@ -180,6 +182,7 @@ static void s_config(s_exe *e, int checkpoint_ms, int threads)
 typedef struct s_seen {
     int images, reports;
     uint64_t image_seq, report_seq; /* the last ones */
+    uint64_t first_report;          /* the number of the first report seen */
     bool keep;                      /* keep the first image that comes */
     int keep_from;                  /* after this many reports */
     uint8_t *img;
@@ -237,12 +240,15 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
         if (s_out_kind(h, p, &data, &dlen) != RT_OUT_REPORT)
             return;
         assert_int_equal(dlen, sizeof(long));
-        /* Nothing acknowledges outputs here, so the executor sends its
-         * outbox again now and then: a number seen before is a re-send;
-         * a new one comes next in order. */
+        /* A number seen before is a re-send (an output sent again at
+         * a resume, or before its acknowledgement arrived); a new one
+         * comes next in order. */
         if (h->seq <= s->report_seq)
             return;
-        assert_true(h->seq == s->report_seq + 1);
+        if (!s->reports)
+            s->first_report = h->seq; /* a resumed VT: after what was acknowledged */
+        else
+            assert_true(h->seq == s->report_seq + 1);
         s->report_seq = h->seq;
         s->reports++;
         return;
@@ -267,10 +273,17 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
     }
 }
 
+/* Acknowledges a VT's outputs up to seq, as its deployer does. */
+static void s_ack(s_exe *e, uint64_t vt, uint32_t epoch, uint64_t seq)
+{
+    s_send(e, pc_hdr_make(PC_X_ACK, 0, vt, epoch, seq), &(pc_wbuf){0});
+}
+
 /* Waits for the next record of `type` (of VT vt unless 0; PC_X_REPORT
  * stands for an OUT of kind REPORT); IMAGEs, OUTs and RESYNCs before it
  * go to seen (of VT vt only) or are passed over; any other record fails
- * the test. The caller frees *p. */
+ * the test. Every output is acknowledged (unless e->no_ack), as a
+ * deployer does: a VT's DONE waits for that. The caller frees *p. */
 static void s_expect(s_exe *e, uint16_t type, uint64_t vt, s_seen *seen, pc_hdr *h, uint8_t **p)
 {
     for (;;) {
@@ -279,6 +292,8 @@ static void s_expect(s_exe *e, uint16_t type, uint64_t vt, s_seen *seen, pc_hdr 
         int r = pc_test_recv(e->c, h, p, &why, LIMIT_MS);
         if (r != 1)
             fail_msg("waiting for %s: the channel ended: %s", pc_type_name(type), why);
+        if (h->type == PC_X_OUT && !e->no_ack)
+            s_ack(e, h->vt, h->epoch, h->seq);
         const void *d;
         size_t dl;
         bool is_report = h->type == PC_X_OUT && s_out_kind(h, *p, &d, &dl) == RT_OUT_REPORT;
@@ -498,6 +513,35 @@ static void t_module(void **state)
     s_finish(&e);
 }
 
+/* A VT's DONE never overtakes its outputs: until they are acknowledged it
+ * waits, and the executor sends the outbox again (every 2 s) instead;
+ * once they are, DONE follows. */
+static void t_done_waits_for_ack(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_ready(&e, 0, 2);
+    e.no_ack = true;
+    s_run_spin(&e, 5, 1);
+    pc_hdr h;
+    uint8_t *p;
+    uint64_t last = 0;
+    for (int i = 0; i < 8; i++) { /* its eight reports, unacknowledged */
+        s_expect(&e, PC_X_REPORT, 5, NULL, &h, &p);
+        assert_true(h.seq > last);
+        last = h.seq;
+        free(p);
+    }
+    /* the VT has ended; what comes next is its outbox again, not DONE */
+    s_expect(&e, PC_X_OUT, 5, NULL, &h, &p);
+    free(p);
+    assert_true(h.seq <= last);
+    s_ack(&e, 5, 1, last);
+    e.no_ack = false;
+    s_done_u64(&e, 5, 1, NULL);
+    s_finish(&e);
+}
+
 static void t_run(void **state)
 {
     (void)state;
@@ -541,6 +585,7 @@ static void s_images_resume(const char *task, const void *arg, size_t len, uint6
     s_seen seen = {.keep = true, .keep_from = 4};
     assert_true(s_done_u64(&e, 42, 3, &seen) == straight);
     assert_int_equal(seen.reports, 8);
+    assert_int_equal(seen.first_report, 1);
     if (seen.images < 2 || !seen.img)
         fail_msg("%d images of a run with a checkpoint every 10 ms", seen.images);
     s_finish(&e);
@@ -550,10 +595,13 @@ static void s_images_resume(const char *task, const void *arg, size_t len, uint6
     s_resume(&other, 42, 4, seen.img, seen.img_len);
     s_seen after = {0};
     assert_true(s_done_u64(&other, 42, 4, &after) == straight);
-    /* Nothing acknowledged the reports (no deployer here): those issued
-     * before the image come again from its outbox, the rest as it goes
-     * on; every output number, in order (s_note checks the order). */
-    assert_int_equal(after.reports, 8);
+    /* The reports issued before the image and not acknowledged when it
+     * was taken come again from its outbox, the rest as it goes on: with
+     * those acknowledged before, every output number once, in order
+     * (s_note checks the order). */
+    assert_true(after.first_report >= 1 && after.first_report <= 8);
+    assert_int_equal(after.reports, 8 - (int)(after.first_report - 1));
+    assert_int_equal(after.report_seq, 8);
     s_finish(&other);
     free(seen.img);
 }
@@ -1105,6 +1153,7 @@ int main(void)
         cmocka_unit_test(t_ready_and_exit),
         cmocka_unit_test(t_module),
         cmocka_unit_test(t_run),
+        cmocka_unit_test(t_done_waits_for_ack),
         cmocka_unit_test(t_images_resume),
         cmocka_unit_test(t_big_resume),
         cmocka_unit_test(t_resume_bad),

@@ -569,8 +569,24 @@ static void t_two_crashes(void **state)
     printf("fault: two_crashes: %llu resumes, %llu restarts, %llu workers lost\n",
            (unsigned long long)st.resumes, (unsigned long long)st.restarts,
            (unsigned long long)st.lost_peers);
-    if (!s_nofault)
+    if (!s_nofault) {
         assert_true(st.resumes + st.restarts >= 2 && st.lost_peers >= 2);
+        /* a killed process's port refuses: the first peer that suspected
+         * each of the two confirmed its death by that, not by a timeout */
+        long long refused = 0;
+        for (int i = 0; i < 4; i++) {
+            if (i == w.a || i == w.b)
+                continue;
+            char *js = mesh_status(s_a.p[i].ep, LIMIT);
+            assert_non_null(js);
+            const char *at = strstr(js, "\"refused\":");
+            assert_non_null(at);
+            refused += atoll(at + strlen("\"refused\":"));
+            free(js);
+        }
+        printf("fault: two_crashes: %lld deaths confirmed by a refused connection\n", refused);
+        assert_true(refused >= 2);
+    }
     assert_int_equal(lev_vc_close(&s_vc), 0);
     s_passed = true;
 }

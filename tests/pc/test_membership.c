@@ -7,10 +7,13 @@
  * (membership_sim.h): convergence, suspicion and death of a killed peer,
  * flat load, false suspicion; two meshes on one network that never merge,
  * restarts on the same endpoint, a slow peer with and without local
- * health awareness.
+ * health awareness; a peer that was cut off, whose view must not spread;
+ * a crash confirmed by a refused connection, and the port probe that
+ * finds it (portprobe.h, on loopback sockets).
  *
- * Simulated time only: every run is deterministic, and every loop is
- * bounded in simulated time or in count.
+ * Simulated time only (but for the port probe, which waits on its
+ * sockets): every run is deterministic, and every loop is bounded in
+ * simulated time or in count.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,12 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "lev_errors.h"
 #include "membership.h"
 #include "membership_codec.h"
 #include "membership_sim.h"
+#include "portprobe.h"
 
 /* ===================================================================
  * A hand-run net (membership_sim.h): a few peers, messages delivered at
@@ -278,12 +287,12 @@ static void t_suspect_refute(void **state)
     msim_destroy(&s);
 }
 
-/* A killed peer is SUSPECT after a failed probe, DEAD suspect_ms later,
- * and forgotten dead_keep_ms after that. */
+/* A killed peer is SUSPECT after a failed probe, DEAD suspect_ms (here
+ * 1 s) later, and forgotten dead_keep_ms after that. */
 static void t_dead_after_suspect(void **state)
 {
     (void)state;
-    pc_members_opts mo = {.dead_keep_ms = 3000};
+    pc_members_opts mo = {.dead_keep_ms = 3000, .suspect_ms = 1000};
     msim *s = sim_mesh(8, 4, 3000, &mo);
     watch w = {.target = 5};
     msim_set_watch(s, w_seen, &w);
@@ -478,6 +487,16 @@ static void gossip_one(h_net *net, int to, const char *from, const pc_member *mb
     pc_wbuf_free(&w);
 }
 
+/* Peers 1 and 2 joined through peer 0, at 1500 ms: every view holds all. */
+static h_net *three_peers(void)
+{
+    h_net *net = h_new(3);
+    pc_members_join(net->p[1].m, h_ep(0), 0);
+    pc_members_join(net->p[2].m, h_ep(0), 0);
+    h_run(net, 0, 1500);
+    return net;
+}
+
 /* A peer that was cut off judged the others dead meanwhile; once heard
  * again, its view must not spread: a death of a member held ALIVE is
  * taken as a suspicion, which the member refutes; the word of a peer held
@@ -486,10 +505,7 @@ static void gossip_one(h_net *net, int to, const char *from, const pc_member *mb
 static void t_cut_off_peer(void **state)
 {
     (void)state;
-    h_net *net = h_new(3);
-    pc_members_join(net->p[1].m, h_ep(0), 0);
-    pc_members_join(net->p[2].m, h_ep(0), 0);
-    h_run(net, 0, 1500);
+    h_net *net = three_peers();
     pc_members *a = net->p[0].m;
     for (int i = 1; i < 3; i++)
         assert_int_equal(pc_members_find(a, h_ep(i))->state, PC_MEMBER_ALIVE);
@@ -517,6 +533,101 @@ static void t_cut_off_peer(void **state)
     assert_int_equal(now1->state, PC_MEMBER_ALIVE);
     assert_int_equal(now1->incarnation, one.incarnation);
     h_free(&net);
+}
+
+/* A refused connection (pc_members_refused): a suspect of that instance
+ * is DEAD at once, a member held ALIVE becomes SUSPECT, and a refusal of
+ * an earlier life of the endpoint, or of a stranger, changes nothing. */
+static void t_refused(void **state)
+{
+    (void)state;
+    h_net *net = three_peers();
+    pc_members *a = net->p[0].m;
+    pc_member one = *pc_members_find(a, h_ep(1));
+    pc_members_refused(a, h_ep(1), one.instance - 1, 1501); /* an earlier life */
+    pc_members_refused(a, "tcp://10.9.9.9:1", 1, 1501);     /* a stranger */
+    assert_int_equal(pc_members_find(a, h_ep(1))->state, PC_MEMBER_ALIVE);
+    pc_members_refused(a, h_ep(1), one.instance, 1501);
+    assert_int_equal(pc_members_find(a, h_ep(1))->state, PC_MEMBER_SUSPECT);
+    pc_members_refused(a, h_ep(1), one.instance, 1502);
+    assert_int_equal(pc_members_find(a, h_ep(1))->state, PC_MEMBER_DEAD);
+    pc_members_stats st;
+    pc_members_stats_get(a, &st);
+    assert_int_equal(st.refused, 2);
+    h_free(&net);
+}
+
+typedef struct probe_seen {
+    int n;
+    char ep[PC_ENDPOINT_MAX];
+    uint64_t instance;
+} probe_seen;
+
+static void probe_refused(void *ud, const char *endpoint, uint64_t instance)
+{
+    probe_seen *s = ud;
+    s->n++;
+    snprintf(s->ep, sizeof s->ep, "%s", endpoint);
+    s->instance = instance;
+}
+
+/* A loopback TCP socket bound to a free port, listening or not; its port
+ * in *port. */
+static int bound_socket(bool listening, int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (listening)
+        assert_int_equal(listen(fd, 4), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* The port probe (portprobe.h) on loopback: a port where nothing listens
+ * is reported refused, once, with the instance it was started for; a
+ * listening port (a paused peer's) and an endpoint named by a host name
+ * are not. Runs until no probe is left, waiting on their sockets. */
+static void t_port_probe(void **state)
+{
+    (void)state;
+    int open_port, closed_port;
+    int lfd = bound_socket(true, &open_port);
+    int cfd = bound_socket(false, &closed_port); /* holds the port: nothing else takes it */
+    probe_seen seen = {0};
+    pc_portprobe *pp = NULL;
+    assert_int_equal(pc_portprobe_new(&pp, probe_refused, &seen), 0);
+    char open_ep[64], closed_ep[64], named_ep[64];
+    snprintf(open_ep, sizeof open_ep, "tcp://127.0.0.1:%d", open_port);
+    snprintf(closed_ep, sizeof closed_ep, "tcp://127.0.0.1:%d", closed_port);
+    snprintf(named_ep, sizeof named_ep, "tcp://localhost:%d", closed_port);
+    uint64_t now = 1000;
+    pc_portprobe_start(pp, open_ep, 7, now);
+    pc_portprobe_start(pp, closed_ep, 8, now);
+    pc_portprobe_start(pp, closed_ep, 9, now); /* one runs: not started again */
+    pc_portprobe_start(pp, named_ep, 10, now);
+    assert_int_equal(seen.n, 0); /* never reported from start */
+    zmq_pollitem_t items[PC_PORTPROBE_MAX];
+    for (int i = 0; i < 200; i++) {
+        uint64_t next = pc_portprobe_tick(pp, now);
+        int n = pc_portprobe_poll_items(pp, items, PC_PORTPROBE_MAX);
+        if (!n && next == UINT64_MAX)
+            break;
+        assert_true(zmq_poll(items, n, 100) >= 0);
+        pc_portprobe_on_ready(pp, items, n);
+        now += 10; /* the probes' timeout stays far: each ends by its event */
+    }
+    assert_int_equal(pc_portprobe_poll_items(pp, items, PC_PORTPROBE_MAX), 0);
+    assert_int_equal(seen.n, 1);
+    assert_string_equal(seen.ep, closed_ep);
+    assert_int_equal(seen.instance, 8);
+    pc_portprobe_destroy(&pp);
+    assert_null(pp);
+    close(lfd);
+    close(cfd);
 }
 
 /* A peer that knows 1,024 peers answers a join with its whole view in
@@ -1086,7 +1197,9 @@ static msim_result g_sim32;
 
 static void sim_scale(int n, msim_result *r)
 {
-    msim_opts o = {.n = n, .seed = 7, .start_spread_ms = 1000};
+    /* at a suspicion timeout of 1 s (the default is longer:
+     * PC_MEMBERS_SUSPECT_MS), as eval/membership measures it */
+    msim_opts o = {.n = n, .seed = 7, .start_spread_ms = 1000, .members.suspect_ms = 1000};
     assert_int_equal(msim_scenario(&o, 5000, 5000, r), 0);
     print_message("%d peers: converged %.0f ms after the last start, killed peer suspected "
                   "everywhere in %.0f ms, dead in %.0f ms; %.2f messages and %.0f bytes per peer "
@@ -1281,6 +1394,8 @@ int main(void)
         cmocka_unit_test(t_mesh_id),
         cmocka_unit_test(t_suspicion_confirmed),
         cmocka_unit_test(t_cut_off_peer),
+        cmocka_unit_test(t_refused),
+        cmocka_unit_test(t_port_probe),
         cmocka_unit_test(t_sync_large_view),
         cmocka_unit_test(t_malformed),
         cmocka_unit_test(t_fuzz),

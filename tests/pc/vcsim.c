@@ -40,13 +40,16 @@ typedef struct vs_ev {
     uint8_t *body;
     size_t len;
     zmq_msg_t bulk;
-    vs_mexec *x; /* a record of this executor to its worker (NULL: a message) */
+    vs_mexec *x;       /* a record of this executor to its worker (NULL: a message) */
+    bool probe;        /* the answer to a connection to `from` (a port probe, not a message) */
+    uint64_t instance; /* of the member probed */
 } vs_ev;
 
 typedef struct vs_fault {
     uint64_t at, until;
     int kind, node;
     bool started, ended;
+    bool host_gone; /* a crash of the whole host: its port does not refuse */
 } vs_fault;
 
 typedef struct vs_client {
@@ -299,19 +302,26 @@ static void s_env_exec_stop(void *ud, void *x)
     vs_mexec_stop(x);
 }
 
-void vs_exec_emit(vs_node *n, vs_mexec *x, const pc_hdr *h, uint8_t *payload)
+/* A new event for node n (of its present start), not a message yet. */
+static vs_ev *s_ev_for(vs_node *n)
 {
-    vs_world *w = n->w;
     vs_ev *e = calloc(1, sizeof *e);
     if (!e)
         abort();
     e->to = n->idx;
     e->gen = n->gen;
+    zmq_msg_init(&e->bulk);
+    return e;
+}
+
+void vs_exec_emit(vs_node *n, vs_mexec *x, const pc_hdr *h, uint8_t *payload)
+{
+    vs_world *w = n->w;
+    vs_ev *e = s_ev_for(n);
     e->x = x;
     e->h = *h;
     e->body = payload;
     e->len = h->len;
-    zmq_msg_init(&e->bulk);
     e->at = w->now + 1; /* over a local channel: in order, a moment later */
     s_push(w, e);
 }
@@ -319,6 +329,37 @@ void vs_exec_emit(vs_node *n, vs_mexec *x, const pc_hdr *h, uint8_t *payload)
 static void s_members_send(void *ud, const char *to, uint16_t type, const void *payload, size_t len)
 {
     vs_net_send(ud, to, pc_hdr_make(type, 0, 0, 0, 0), payload, len, NULL);
+}
+
+/* A connection from node n to the port of member `ep` (as peer.c's port
+ * probe): answered a moment later, and only then (s_probe_answer) is it
+ * known whether anything listens there. */
+static void s_probe_port(vs_node *n, const char *ep, uint64_t instance)
+{
+    vs_world *w = n->w;
+    vs_ev *e = s_ev_for(n);
+    pc_ep_copy(e->from, ep);
+    e->probe = true;
+    e->instance = instance;
+    e->at = w->now + 2; /* a round trip on the local network */
+    s_push(w, e);
+}
+
+/* The answer to node n's port probe e: refused when the peer probed has
+ * crashed (its process gone, its host up) and nothing took its endpoint;
+ * no answer (a timeout, no evidence) when its whole host is gone or a
+ * partition stands between them; accepted otherwise (a paused peer's
+ * port stays open). */
+static void s_probe_answer(vs_world *w, vs_node *n, const vs_ev *e)
+{
+    int t = s_node_of(w, e->from);
+    if (t < 0 || w->nodes[t].up || w->nodes[t].host_gone)
+        return;
+    if (s_faulty(w, 6, t) || s_faulty(w, 6, n->idx))
+        return;
+    w->r->refused++;
+    vs_trace(w, "%s: connection to %s refused", n->ep, e->from);
+    pc_members_refused(n->p->mem, e->from, e->instance, w->now);
 }
 
 static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
@@ -329,6 +370,8 @@ static void s_members_changed(void *ud, const pc_member *m, pc_member_state old)
     if (m->state != old)
         vs_trace(n->w, "%s sees %s %s -> %s", n->ep, m->rec.endpoint, pc_member_state_name(old),
                  pc_member_state_name(m->state));
+    if (m->state == PC_MEMBER_SUSPECT && old != PC_MEMBER_SUSPECT)
+        s_probe_port(n, m->rec.endpoint, m->instance);
     pc_deployer_on_member(n->p->dep, m, old);
     pc_worker_on_member(n->p->wk, m, old);
     pc_holder_on_member(n->p->hold, m, old);
@@ -354,6 +397,7 @@ static void s_node_start(vs_world *w, vs_node *n, bool foreign)
     n->gen++;
     n->up = true;
     n->paused_until = 0;
+    n->host_gone = false;
     n->foreign = foreign;
     n->next_tick = w->now;
     pc_peer *p = calloc(1, sizeof *p);
@@ -723,6 +767,16 @@ static void s_plan_faults(vs_world *w)
             break;
         }
         f->until = f->at + d;
+        if (f->kind == 0) {
+            /* drawn from the seed apart from vs_rand: schedules stay */
+            uint64_t h = o->seed * 0x9E3779B97F4A7C15ull + (uint64_t)i;
+            h ^= h >> 29;
+            h *= 0xBF58476D1CE4E5B9ull;
+            h ^= h >> 32;
+            f->host_gone =
+                o->crashes == VS_CRASH_HOST || (o->crashes == VS_CRASH_EITHER && (h & 1));
+            w->r->host_crashes += f->host_gone;
+        }
         crashes += f->kind == 0 || f->kind == 1 || f->kind == 3;
         w->r->faults[f->kind]++;
     }
@@ -743,8 +797,10 @@ static void s_fault_step(vs_world *w)
         if (!f->started && w->now >= f->at) {
             f->started = true;
             vs_trace(w, "FAULT %s of %s", vs_fault_name(f->kind), n->ep);
-            if (f->kind == 0 || f->kind == 1 || f->kind == 3)
+            if (f->kind == 0 || f->kind == 1 || f->kind == 3) {
                 s_node_stop(n);
+                n->host_gone = f->kind == 0 && f->host_gone;
+            }
             if (f->kind == 3 && w->foreign_seed >= 0)
                 s_node_start(w, n, true); /* a peer of another mesh on its endpoint */
             if (f->kind == 2 && n->up)
@@ -804,7 +860,9 @@ static void s_step(vs_world *w)
             s_push(w, e);
             continue;
         }
-        if (e->x) {
+        if (e->probe) {
+            s_probe_answer(w, n, e);
+        } else if (e->x) {
             /* a record of an executor still running goes to its worker */
             if (vs_mexec_live(e->x)) {
                 pc_worker_exec_record(n->p->wk, e->x, &e->h, e->body);

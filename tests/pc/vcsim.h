@@ -38,6 +38,12 @@ enum {
 };
 #define VS_F_KINDS 8
 
+/* What a crash is: the peer's process dies and its port refuses
+ * connections at once (a kill, a fault, the OOM killer), or its whole
+ * host goes (power, kernel, cable), and connections to it time out;
+ * EITHER draws one for each crash from the seed. */
+enum { VS_CRASH_EITHER = 0, VS_CRASH_PROCESS, VS_CRASH_HOST };
+
 /* What a run is: its mesh, its program, its faults. */
 typedef struct vs_opts {
     uint64_t seed;
@@ -55,6 +61,7 @@ typedef struct vs_opts {
     int max_pause_ms;    /* 0: 5000 */
     int pause_ms;        /* > 0: every pause lasts exactly this long */
     int suspect_ms;      /* the peers' suspicion timeout; 0: the membership's default */
+    int crashes;         /* what a crash (VS_F_CRASH) is: VS_CRASH_EITHER (0), _PROCESS, _HOST */
     uint64_t horizon_ms; /* the run's limit of simulated time (liveness); 0: 600000 */
     int trace;           /* 1: print the run's events; 2: and the peers' logs */
 } vs_opts;
@@ -72,9 +79,11 @@ typedef struct vs_report {
     uint64_t messages;           /* delivered between peers */
     uint64_t images;             /* checkpoint images sent to holders */
     uint64_t image_bytes;
-    uint64_t resumes;   /* VT copies started from an image */
-    uint64_t restarts;  /* VT copies started from the beginning after the first */
-    uint64_t rollbacks; /* copies fenced while their peer was alive */
+    uint64_t resumes;      /* VT copies started from an image */
+    uint64_t restarts;     /* VT copies started from the beginning after the first */
+    uint64_t rollbacks;    /* copies fenced while their peer was alive */
+    uint64_t host_crashes; /* crashes of a whole host (VS_F_CRASH, connections time out) */
+    uint64_t refused;      /* port probes refused (a crashed peer confirmed dead) */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

@@ -26,6 +26,7 @@ typedef struct vs_node {
     uint32_t gen;          /* bumped at each start: a message to an older one is lost */
     uint64_t paused_until; /* > now: stopped, its messages wait */
     bool foreign;          /* a peer of another mesh */
+    bool host_gone;        /* crashed with its host: connections to it time out */
     uint32_t cores;
     pc_peer *p;      /* the real roles: membership, deployer, worker, holder */
     vs_mexec *execs; /* its model executors (live or stopped) */
