@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     printf("## What a pause or a crash costs\n\n");
     printf("A worker of a 4-peer mesh paused, or crashed, once mid-run; the VC's run time against "
            "the same seed without the fault, less the pause (ms of simulated time), for three "
-           "suspicion timeouts (4000 ms is the default); a crashed process is confirmed dead "
+           "suspicion timeouts (3500 ms is the default); a crashed process is confirmed dead "
            "at once by its refused port, a crashed host only by the timeout:\n\n");
     printf("| suspicion | fault | runs | median | 90th %% | max | runs with a VT moved |\n"
            "|---|---|---|---|---|---|---|\n");
