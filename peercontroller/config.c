@@ -11,7 +11,7 @@
 
 #include "lev_errors.h"
 #include "log.h"
-#include "transport.h"
+#include "wire.h"
 
 enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_CONFIG };
 

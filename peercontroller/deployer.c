@@ -87,8 +87,7 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     for (int i = 0; i < vt->nholders; i++)
         pc_peer_send(d->p, vt->holders[i].ep, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
     vt->nholders = 0;
-    zmq_msg_close(&vt->image);
-    zmq_msg_init(&vt->image);
+    pc_buf_drop(&vt->image);
     pc_resolver_forget(vc->where, vt->id);
     pc_mm_vt_ended_with(vc->mm, vt->id, err);
     free(vt->arg);
@@ -126,7 +125,7 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_wbuf_init(&b);
     pc_put_str(&b, pc_peer_endpoint(d->p));
     pc_put_raw(&b, vc->hash, PC_HASH_LEN);
-    pc_put_u64(&b, zmq_msg_size(&vc->module));
+    pc_put_u64(&b, pc_buf_len(vc->module));
     pc_put_str(&b, vc->arch);
     pc_put_i32(&b, vc->ckpt_ms);
     pc_put_u64(&b, pc_members_mesh_id(d->p->mem)); /* a peer of another mesh refuses */
@@ -178,11 +177,11 @@ static void s_vc_free(dep_vc *vc)
     for (int i = 0; i < vc->nvts; i++) {
         free(vc->vts[i].task);
         free(vc->vts[i].arg);
-        zmq_msg_close(&vc->vts[i].image);
+        pc_buf_drop(&vc->vts[i].image);
     }
     free(vc->vts);
     free(vc->w);
-    zmq_msg_close(&vc->module);
+    pc_buf_drop(&vc->module);
     pc_resolver_destroy(&vc->where);
     pc_mm_destroy(&vc->mm);
     free(vc);
@@ -211,12 +210,12 @@ static void s_vc_close(pc_deployer *d, dep_vc *vc, const char *why)
 static void s_open(pc_deployer *d, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t workers = pc_get_i32(&r), ckpt = pc_get_i32(&r), replicas = pc_get_i32(&r);
     uint64_t digest = pc_get_u64(&r);
     const void *hash = NULL;
     pc_get_raw(&r, &hash, PC_HASH_LEN);
-    if (!pc_rbuf_done(&r) || !zmq_msg_size(&m->bulk) || workers < 0 || replicas < 0) {
+    if (!pc_rbuf_done(&r) || !pc_buf_len(m->bulk) || workers < 0 || replicas < 0) {
         s_client_error(d, m->from, 0, m->h.seq, LEV_EINVAL,
                        !pc_rbuf_done(&r) ? pc_rbuf_why(&r)
                                          : "VC options out of range, or no task module");
@@ -243,9 +242,8 @@ static void s_open(pc_deployer *d, pc_msg *m)
     vc->replicas = replicas ? replicas : 2;
     memcpy(vc->hash, hash, PC_HASH_LEN);
     vc->digest = digest;
-    zmq_msg_init(&vc->module);
-    zmq_msg_move(&vc->module, &m->bulk);
-    if (pc_module_arch(zmq_msg_data(&vc->module), zmq_msg_size(&vc->module), vc->arch)) {
+    vc->module = pc_buf_take(&m->bulk);
+    if (pc_module_arch(pc_buf_data(vc->module), pc_buf_len(vc->module), vc->arch)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);
         s_client_error(d, m->from, 0, seq, LEV_EMODULE, "the task module is not an ELF file");
@@ -277,7 +275,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
 static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char *task = pc_get_strdup(&r, 255);
     const void *arg = NULL;
     size_t len = 0;
@@ -317,7 +315,6 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
     vt->host = -1;
     vt->state = VT_PENDING;
     vt->started_ms = pc_peer_now(d->p);
-    zmq_msg_init(&vt->image);
     pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_STARTED, vc->id, vt->id, 1, m->h.seq), NULL, NULL);
     pc_dep_place(d, vc, vt);
 }
@@ -417,7 +414,7 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
 {
     dep_worker *w = &vc->w[wi];
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t err = pc_get_i32(&r);
     uint8_t has = pc_get_u8(&r);
     uint32_t cores = pc_get_u32(&r);
@@ -439,10 +436,7 @@ static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         pc_wbuf_init(&b);
         pc_put_raw(&b, vc->hash, PC_HASH_LEN);
         pc_put_u64(&b, vc->digest);
-        zmq_msg_t mod;
-        zmq_msg_init(&mod);
-        zmq_msg_copy(&mod, &vc->module);
-        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_MODULE, vc, NULL, 0), &b, &mod);
+        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_MODULE, vc, NULL, 0), &b, pc_buf_ref(vc->module));
         pc_wbuf_free(&b);
     }
 }
@@ -451,7 +445,7 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
 {
     dep_worker *w = &vc->w[wi];
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t err = pc_get_i32(&r);
     char detail[256];
     pc_get_str(&r, detail, sizeof detail);
@@ -483,7 +477,7 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (!vt)
         return;
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t err = pc_get_i32(&r);
     char detail[512];
     pc_get_str(&r, detail, sizeof detail);
@@ -504,7 +498,7 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (!vt)
         return;
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     pc_get_u64(&r); /* its size */
     uint64_t next_in = pc_get_u64(&r);
     if (!pc_rbuf_done(&r)) {
@@ -546,7 +540,7 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     if (!vt)
         return;
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t err = pc_get_i32(&r);
     uint64_t next_in = pc_get_u64(&r);
     if (!pc_rbuf_done(&r) || err > 0) {
@@ -564,10 +558,9 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     if (!moved && vc->w[wi].state != W_GONE)
         pc_dep_worker_gone(d, vc, wi);
     pc_dep_unplace(d, vc, vt);
-    if (!err && zmq_msg_size(&m->bulk)) {
-        zmq_msg_close(&vt->image);
-        zmq_msg_init(&vt->image);
-        zmq_msg_move(&vt->image, &m->bulk);
+    if (!err && pc_buf_len(m->bulk)) {
+        pc_buf_drop(&vt->image);
+        vt->image = pc_buf_take(&m->bulk);
         vt->image_next_in = next_in;
     }
     pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
@@ -598,7 +591,7 @@ static bool s_lost_names(const uint8_t *list, uint32_t n, const dep_vt *vt)
 static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     uint64_t culprit = pc_get_u64(&r);
     int32_t sig = pc_get_i32(&r);
     uint32_t n = pc_get_count(&r, 12);
@@ -630,7 +623,7 @@ static void s_place_err(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (!vt)
         return;
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int32_t err = pc_get_i32(&r);
     char detail[256];
     pc_get_str(&r, detail, sizeof detail);
@@ -668,7 +661,7 @@ static void s_place_err(pc_deployer *d, dep_vc *vc, pc_msg *m)
 static void s_missing(pc_deployer *d, dep_vc *vc, pc_msg *m)
 {
     dep_vt *vt = s_current(d, vc, m, false);
-    if (!vt || zmq_msg_size(&m->body))
+    if (!vt || pc_buf_len(m->body))
         return;
     for (int i = 0; i < vt->nholders; i++)
         if (!strcmp(vt->holders[i].ep, m->from))

@@ -54,7 +54,7 @@ typedef struct dep_vt {
     uint64_t placed_ms;        /* when this epoch was placed */
     char src[PC_ENDPOINT_MAX]; /* the holder sending its image to the host ("": none) */
     uint64_t src_next_in;      /* input position of that image */
-    zmq_msg_t image;           /* an image handed over by a leaving worker (empty: none) */
+    pc_buf *image;             /* an image handed over by a leaving worker (NULL: none) */
     uint64_t image_next_in;    /* input position of that image */
     dep_holder holders[DEP_HOLDERS_MAX];
     int nholders;
@@ -77,7 +77,7 @@ typedef struct dep_vc {
     uint8_t hash[PC_HASH_LEN];
     uint64_t digest;
     char arch[PC_ARCH_MAX]; /* what the module was built for */
-    zmq_msg_t module;
+    pc_buf *module;
     dep_worker *w;
     int nw;
     size_t capw;

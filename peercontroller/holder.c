@@ -23,7 +23,7 @@ typedef struct hd_img {
     uint64_t next_in; /* input position of the VT the image stands at */
     char deployer[PC_ENDPOINT_MAX];
     uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
-    zmq_msg_t img;
+    pc_buf *img;
 } hd_img;
 
 struct pc_holder {
@@ -45,15 +45,15 @@ static void s_unlink(pc_holder *h, hd_img **pp)
     hd_img *e = *pp;
     *pp = e->next;
     h->n--;
-    h->bytes -= zmq_msg_size(&e->img);
-    zmq_msg_close(&e->img);
+    h->bytes -= pc_buf_len(e->img);
+    pc_buf_drop(&e->img);
     free(e);
 }
 
 static void s_hold(pc_holder *h, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char deployer[PC_ENDPOINT_MAX];
     pc_get_str(&r, deployer, sizeof deployer);
     uint64_t next_in = pc_get_u64(&r);
@@ -65,8 +65,7 @@ static void s_hold(pc_holder *h, pc_msg *m)
     const uint8_t *chan, *img;
     size_t clen, ilen;
     if (!why &&
-        pc_env_split(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk), &chan, &clen, &img, &ilen,
-                     &why) &&
+        pc_env_split(pc_buf_data(m->bulk), pc_buf_len(m->bulk), &chan, &clen, &img, &ilen, &why) &&
         h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
         why = "not a valid image"; /* (a bad envelope set why) */
     if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))
@@ -84,16 +83,14 @@ static void s_hold(pc_holder *h, pc_msg *m)
         e = calloc(1, sizeof *e);
         if (!e)
             return;
-        zmq_msg_init(&e->img);
         e->next = h->imgs;
         h->imgs = e;
         h->n++;
     }
-    h->bytes -= zmq_msg_size(&e->img);
-    zmq_msg_close(&e->img); /* the older image goes once the newer is in */
-    zmq_msg_init(&e->img);
-    zmq_msg_move(&e->img, &m->bulk);
-    h->bytes += zmq_msg_size(&e->img);
+    h->bytes -= pc_buf_len(e->img);
+    pc_buf_drop(&e->img); /* the older image goes once the newer is in */
+    e->img = pc_buf_take(&m->bulk);
+    h->bytes += pc_buf_len(e->img);
     e->vc = m->h.vc;
     e->vt = m->h.vt;
     e->epoch = m->h.epoch;
@@ -102,7 +99,7 @@ static void s_hold(pc_holder *h, pc_msg *m)
     pc_ep_copy(e->deployer, deployer);
     pc_wbuf b;
     pc_wbuf_init(&b);
-    pc_put_u64(&b, zmq_msg_size(&e->img));
+    pc_put_u64(&b, pc_buf_len(e->img));
     pc_put_u64(&b, e->next_in);
     pc_peer_send(h->p, deployer, pc_hdr_make(PC_H_HELD, e->vc, e->vt, e->epoch, e->seq), &b, NULL);
     pc_wbuf_free(&b);
@@ -112,7 +109,7 @@ static void s_hold(pc_holder *h, pc_msg *m)
 static void s_send(pc_holder *h, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char target[PC_ENDPOINT_MAX];
     pc_get_str(&r, target, sizeof target);
     /* the holders list (u32 n, n x s holder): checked whole, passed on as it is */
@@ -145,10 +142,8 @@ static void s_send(pc_holder *h, pc_msg *m)
     pc_wbuf_init(&b);
     pc_put_raw(&b, r.p + at, r.off - at);
     pc_put_u64(&b, e->next_in);
-    zmq_msg_t img;
-    zmq_msg_init(&img);
-    zmq_msg_copy(&img, &e->img); /* shares the bytes */
-    pc_peer_send(h->p, target, pc_hdr_make(PC_W_RESUME, m->h.vc, m->h.vt, m->h.epoch, 0), &b, &img);
+    pc_peer_send(h->p, target, pc_hdr_make(PC_W_RESUME, m->h.vc, m->h.vt, m->h.epoch, 0), &b,
+                 pc_buf_ref(e->img)); /* shares the bytes */
     pc_wbuf_free(&b);
 }
 

@@ -358,7 +358,7 @@ typedef struct mm_out {
 static bool s_read_out(pc_msg *m, mm_out *o)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     o->kind = pc_get_u8(&r);
     o->to = pc_get_u64(&r);
     o->ref = pc_get_u64(&r);
@@ -664,7 +664,7 @@ int pc_mm_vt_add(pc_msgmgr *mm, uint64_t id)
 void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char name[LEV_NAME_MAX + 2] = "";
     const void *data = NULL;
     size_t len = 0;

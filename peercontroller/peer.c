@@ -25,6 +25,7 @@
 #include "peer_private.h"
 #include "portprobe.h"
 #include "rt.h"
+#include "transport.h"
 
 #define PC_POLL_MAX 256
 #define PC_RECV_BURST 256 /* messages handled before the timers run again */
@@ -50,16 +51,15 @@ bool pc_peer_alive(pc_peer *p, const char *endpoint)
 uint64_t pc_peer_now(const pc_peer *p) { return p->env.now(p->env.ud); }
 
 int pc_peer_send_raw(pc_peer *p, const char *to, pc_hdr h, const void *body, size_t len,
-                     zmq_msg_t *bulk)
+                     pc_buf *bulk)
 {
     return p->env.send(p->env.ud, to, h, body, len, bulk);
 }
 
-int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk)
+int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, pc_buf *bulk)
 {
     if (body && body->err) {
-        if (bulk)
-            zmq_msg_close(bulk);
+        pc_buf_drop(&bulk);
         return body->err;
     }
     return pc_peer_send_raw(p, to, h, body ? body->data : NULL, body ? body->len : 0, bulk);
@@ -73,7 +73,7 @@ static uint64_t s_env_now(void *ud)
 }
 
 static int s_env_send(void *ud, const char *to, pc_hdr h, const void *body, size_t len,
-                      zmq_msg_t *bulk)
+                      pc_buf *bulk)
 {
     pc_peer *p = ud;
     return pc_transport_send_raw(p->tr, to, h, body, len, bulk);
@@ -216,8 +216,7 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
     uint16_t t = m->h.type;
     const char *bad = NULL;
     if (pc_msg_role(t) != PC_ROLE_NONE &&
-        pc_msg_check(&m->h, zmq_msg_data(&m->body), zmq_msg_size(&m->body), zmq_msg_size(&m->bulk),
-                     &bad)) {
+        pc_msg_check(&m->h, pc_buf_data(m->body), pc_buf_len(m->body), pc_buf_len(m->bulk), &bad)) {
         /* read whole against its fields before anything acts on it */
         p->refused++;
         pc_log(PC_LOG_WARN, "refused %s from %s: %s", pc_type_name(t), m->from, bad);
@@ -226,8 +225,8 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
     switch (pc_msg_role(t)) {
     case PC_ROLE_MEMBERS: {
         const char *why = NULL;
-        if (pc_members_recv(p->mem, pc_now_ms(), m->from, t, zmq_msg_data(&m->body),
-                            zmq_msg_size(&m->body), &why) < 0)
+        if (pc_members_recv(p->mem, pc_now_ms(), m->from, t, pc_buf_data(m->body),
+                            pc_buf_len(m->body), &why) < 0)
             pc_log(PC_LOG_WARN, "dropped %s from %s: %s", pc_type_name(t), m->from,
                    why ? why : "malformed");
         return;

@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "buf.h"
 #include "membership.h"
 #include "peer.h"
 #include "status.h"
-#include "transport.h"
 #include "wire.h"
 
 typedef struct pc_deployer pc_deployer;
@@ -33,12 +33,14 @@ typedef struct pc_peer pc_peer;
  * transport, the runtime's image header); the simulator of whole virtual
  * computers (tests/pc/vcsim.c) gives a simulated one, with its own clock
  * and network. The deployer, the holder and the message manager read no
- * clock and touch no socket themselves. */
+ * clock and touch no socket themselves; messages come in and bulk frames
+ * go out as byte buffers (buf.h), never as the transport's own. */
 typedef struct pc_env {
     /* Milliseconds of a monotonic clock. */
     uint64_t (*now)(void *ud);
-    /* Sends as pc_transport_send_raw does (bulk moved in, emptied). */
-    int (*send)(void *ud, const char *to, pc_hdr h, const void *body, size_t len, zmq_msg_t *bulk);
+    /* Sends as pc_transport_send_raw does (the reference in bulk, if
+     * any, taken over). */
+    int (*send)(void *ud, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk);
     /* The VT id and epoch an image names (the runtime's part of an
      * envelope); 0, or an error when it is not a valid image. */
     int (*image_id)(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch);
@@ -69,7 +71,7 @@ struct pc_peer {
     char join[PC_JOIN_MAX][PC_ENDPOINT_MAX];
     int njoin;
     void *zctx;
-    pc_transport *tr;
+    struct pc_transport *tr;
     pc_members *mem;
     pc_peer_rec self;
     pc_deployer *dep;
@@ -108,9 +110,9 @@ bool pc_peer_alive(pc_peer *p, const char *endpoint);
 
 /* Sends through the peer's env (see pc_transport_send): a body whose
  * writer failed is not sent, its error returned. */
-int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, zmq_msg_t *bulk);
+int pc_peer_send(pc_peer *p, const char *to, pc_hdr h, const pc_wbuf *body, pc_buf *bulk);
 int pc_peer_send_raw(pc_peer *p, const char *to, pc_hdr h, const void *body, size_t len,
-                     zmq_msg_t *bulk);
+                     pc_buf *bulk);
 
 /* Which role takes a message of this type from the network. */
 typedef enum pc_role {

@@ -195,7 +195,7 @@ uint64_t pc_dep_trim_floor(dep_vt *vt)
     for (int i = 0; i < vt->nholders; i++)
         if (vt->holders[i].epoch && vt->holders[i].next_in < floor)
             floor = vt->holders[i].next_in;
-    if (zmq_msg_size(&vt->image) && vt->image_next_in < floor)
+    if (pc_buf_len(vt->image) && vt->image_next_in < floor)
         floor = vt->image_next_in;
     if (*vt->src && vt->src_next_in < floor)
         floor = vt->src_next_in;
@@ -315,7 +315,7 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         return false;
     int host = idx[c];
     dep_worker *w = &vc->w[host];
-    bool from_image = zmq_msg_size(&vt->image) > 0;
+    bool from_image = pc_buf_len(vt->image) > 0;
     vt->src[0] = '\0';
     if (s_holds_best(vt, src, w->ep) >= 0) /* it resumes from its own copy */
         src = s_holds_best(vt, src, w->ep);
@@ -337,8 +337,7 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         vt->resumes++;
         s_put_holders(d, &b, vc, vt);
         pc_put_u64(&b, vt->image_next_in);
-        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RESUME, vc, vt, 0), &b, &vt->image);
-        zmq_msg_init(&vt->image);
+        pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RESUME, vc, vt, 0), &b, pc_buf_take(&vt->image));
     } else if (*vt->src) {
         /* the holder sends its image straight to the new worker */
         vt->resumes++;

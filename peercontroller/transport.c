@@ -1,6 +1,7 @@
 /* transport.c - the peer's ZeroMQ sockets (transport.h): the bound
- * ROUTER, one DEALER per peer it sends to, and the checks every received
- * message passes before anything else reads it.
+ * ROUTER, one DEALER per peer it sends to, the checks every received
+ * message passes before anything else reads it, and the passage of
+ * payload frames to and from byte buffers (buf.h) without copies.
  */
 #include "transport.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zmq.h>
 
 #include "lev_errors.h"
 #include "log.h"
@@ -38,19 +40,6 @@ struct pc_transport {
     s_proxy *proxies;
     pc_transport_stats st;
 };
-
-int pc_endpoint_valid(const char *s)
-{
-    if (!s || strncmp(s, "tcp://", 6) || strlen(s) >= PC_ENDPOINT_MAX)
-        return 0;
-    const char *colon = strrchr(s + 6, ':');
-    if (!colon || colon == s + 6 || !colon[1])
-        return 0;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9')
-            return 0;
-    return atol(colon + 1) <= 65535;
-}
 
 /* Sets an int socket option, ignoring failure (options this libzmq lacks). */
 static void s_opt(void *sock, int opt, int v) { (void)zmq_setsockopt(sock, opt, &v, sizeof v); }
@@ -241,13 +230,41 @@ static int s_send_frame(void *sock, const void *p, size_t n, int flags)
     return -1;
 }
 
-int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void *body, size_t len,
-                          zmq_msg_t *bulk)
+/* ZeroMQ is done with the bytes of a buffer it sent (on its own thread). */
+static void s_sent(void *data, void *hint)
 {
-    size_t blen = bulk ? zmq_msg_size(bulk) : 0;
+    (void)data;
+    pc_buf *b = hint;
+    pc_buf_drop(&b);
+}
+
+/* Sends the bulk buffer b (its reference taken over) as the last frame,
+ * its bytes handed to ZeroMQ as they are; 0 or -1. */
+static int s_send_bulk(void *sock, pc_buf *b)
+{
+    zmq_msg_t msg;
+    if (zmq_msg_init_data(&msg, (void *)b->data, b->len, s_sent, b)) {
+        pc_buf_drop(&b);
+        return -1;
+    }
+    int rc = -1;
+    for (int tries = 0; tries < 100; tries++) {
+        rc = zmq_msg_send(&msg, sock, ZMQ_DONTWAIT) >= 0 ? 0 : -1;
+        if (!rc || errno != EINTR)
+            break;
+    }
+    int e = errno;
+    zmq_msg_close(&msg); /* unsent: drops the reference */
+    errno = e;
+    return rc;
+}
+
+int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void *body, size_t len,
+                          pc_buf *bulk)
+{
+    size_t blen = pc_buf_len(bulk);
     if (len + blen > UINT32_MAX) {
-        if (bulk)
-            zmq_msg_close(bulk);
+        pc_buf_drop(&bulk);
         return rt_err(LEV_ERANGE, "message to %s is over 4 GiB", to);
     }
     h.len = (uint32_t)(len + blen);
@@ -265,16 +282,10 @@ int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void 
             rc = s_send_frame(sock, hb, sizeof hb, ZMQ_SNDMORE);
         if (!rc)
             rc = s_send_frame(sock, body, len, bulk ? ZMQ_SNDMORE : 0);
-        if (!rc && bulk) {
-            for (int tries = 0; tries < 100; tries++) {
-                rc = zmq_msg_send(bulk, sock, ZMQ_DONTWAIT) >= 0 ? 0 : -1;
-                if (!rc || errno != EINTR)
-                    break;
-            }
-        }
+        if (!rc && bulk)
+            rc = s_send_bulk(sock, pc_buf_take(&bulk));
     }
-    if (bulk)
-        zmq_msg_close(bulk);
+    pc_buf_drop(&bulk);
     if (rc) {
         t->st.dropped_out++;
         pc_log(PC_LOG_DEBUG, "send %s to %s dropped: %s", pc_type_name(h.type), to,
@@ -285,21 +296,13 @@ int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void 
     return 0;
 }
 
-int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body,
-                      zmq_msg_t *bulk)
+int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body, pc_buf *bulk)
 {
     if (body && body->err) {
-        if (bulk)
-            zmq_msg_close(bulk);
+        pc_buf_drop(&bulk);
         return body->err;
     }
     return pc_transport_send_raw(t, to, h, body ? body->data : NULL, body ? body->len : 0, bulk);
-}
-
-void pc_msg_close(pc_msg *m)
-{
-    zmq_msg_close(&m->body);
-    zmq_msg_close(&m->bulk);
 }
 
 /* Receives one frame into msg, retrying EINTR; 0, or -1 (EAGAIN: none). */
@@ -331,13 +334,49 @@ static void s_drain(void *sock)
     }
 }
 
+/* A received frame kept as a buffer's bytes. */
+typedef struct s_frame {
+    pc_buf b;
+    zmq_msg_t msg;
+} s_frame;
+
+static void s_frame_release(pc_buf *b)
+{
+    s_frame *f = (s_frame *)b;
+    zmq_msg_close(&f->msg);
+    free(f);
+}
+
+/* Receives the next frame of a message as a buffer into *out (NULL when
+ * the frame is empty) and whether more follow; 0, or -1 (none, or no
+ * memory: the frame is left for s_drain). */
+static int s_recv_buf(void *sock, pc_buf **out, int *more)
+{
+    s_frame *f = malloc(sizeof *f);
+    if (!f)
+        return -1;
+    zmq_msg_init(&f->msg);
+    if (s_recv_frame(sock, &f->msg, ZMQ_DONTWAIT)) {
+        zmq_msg_close(&f->msg);
+        free(f);
+        return -1;
+    }
+    *more = zmq_msg_more(&f->msg);
+    if (!zmq_msg_size(&f->msg)) {
+        s_frame_release(&f->b);
+        return 0;
+    }
+    pc_buf_init(&f->b, zmq_msg_data(&f->msg), zmq_msg_size(&f->msg), s_frame_release);
+    *out = &f->b;
+    return 0;
+}
+
 int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why)
 {
     void *s = t->router;
     zmq_msg_t id, hdr;
     zmq_msg_init(&id);
-    zmq_msg_init(&m->body);
-    zmq_msg_init(&m->bulk);
+    m->body = m->bulk = NULL;
     m->from[0] = '\0';
     if (s_recv_frame(s, &id, ZMQ_DONTWAIT)) {
         zmq_msg_close(&id);
@@ -353,22 +392,16 @@ int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why)
         goto bad;
     if (pc_hdr_decode(zmq_msg_data(&hdr), zmq_msg_size(&hdr), &m->h, why) < 0)
         goto bad;
-    size_t got = 0;
-    if (zmq_msg_more(&hdr)) {
-        if (s_recv_frame(s, &m->body, ZMQ_DONTWAIT))
-            goto bad;
-        got += zmq_msg_size(&m->body);
-        if (zmq_msg_more(&m->body)) {
-            if (s_recv_frame(s, &m->bulk, ZMQ_DONTWAIT))
-                goto bad;
-            got += zmq_msg_size(&m->bulk);
-            if (zmq_msg_more(&m->bulk)) {
-                *why = "more than two payload frames";
-                goto bad;
-            }
-        }
+    int more = zmq_msg_more(&hdr);
+    if (more && s_recv_buf(s, &m->body, &more))
+        goto bad;
+    if (more && s_recv_buf(s, &m->bulk, &more))
+        goto bad;
+    if (more) {
+        *why = "more than two payload frames";
+        goto bad;
     }
-    if (got != m->h.len) {
+    if (pc_buf_len(m->body) + pc_buf_len(m->bulk) != m->h.len) {
         *why = "header length does not match the payload frames";
         goto bad;
     }
@@ -379,8 +412,6 @@ bad:
     s_drain(s);
     zmq_msg_close(&hdr);
     pc_msg_close(m);
-    zmq_msg_init(&m->body);
-    zmq_msg_init(&m->bulk);
     t->st.dropped_in++;
     return rc;
 }

@@ -6,31 +6,22 @@
  * an endpoint) go back through the ROUTER.
  *
  * Received messages are checked here, once: the multipart shape, the
- * header (pc_hdr_decode) and its length against the frames. Only the
- * peer's network thread uses a transport.
+ * header (pc_hdr_decode) and its length against the frames. Their
+ * payload frames reach the rest of the peer as byte buffers (buf.h) that
+ * keep the received frames, and a bulk buffer sent goes out as it is:
+ * no payload is copied on its way through. Only the peer's network
+ * thread uses a transport.
  */
 #ifndef PC_TRANSPORT_H
 #define PC_TRANSPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <zmq.h>
 
+#include "buf.h"
 #include "wire.h"
 
 typedef struct pc_transport pc_transport;
-
-/* A received message: the header, who sent it, and up to two payload
- * frames: the structured part (may be empty) and a bulk part (a module
- * or an image). Release with pc_msg_close. */
-typedef struct pc_msg {
-    pc_hdr h;
-    char from[PC_ENDPOINT_MAX]; /* a peer's endpoint, or a client's routing id */
-    zmq_msg_t body;             /* frame 1 (empty when absent) */
-    zmq_msg_t bulk;             /* frame 2 (empty when absent) */
-} pc_msg;
-
-void pc_msg_close(pc_msg *m);
 
 /* Counters since pc_transport_new. */
 typedef struct pc_transport_stats {
@@ -57,17 +48,18 @@ void *pc_transport_socket(pc_transport *t);
 
 /* Sends a message to `to` (a peer endpoint, or a client's routing id):
  * the header, then body (NULL: an empty frame) and bulk (NULL: none;
- * otherwise moved into the message, the caller's msg emptied). Never
- * blocks: a message that cannot be queued is dropped and counted.
- * 0, or LEV_EPEER (dropped), LEV_EINVAL (bad destination). */
-int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body,
-                      zmq_msg_t *bulk);
+ * otherwise a reference the call takes over, released once the network
+ * has sent the bytes or dropped them). Never blocks: a message that
+ * cannot be queued is dropped and counted. 0, or LEV_EPEER (dropped),
+ * LEV_EINVAL (bad destination). */
+int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *body, pc_buf *bulk);
 
 /* Same with raw bytes as the body. */
 int pc_transport_send_raw(pc_transport *t, const char *to, pc_hdr h, const void *body, size_t len,
-                          zmq_msg_t *bulk);
+                          pc_buf *bulk);
 
-/* Receives one message without blocking. 1: *m filled (caller closes it);
+/* Receives one message without blocking. 1: *m filled (caller closes it,
+ * pc_msg_close);
  * 0: none waiting; LEV_EINVAL: a malformed message was read and dropped,
  * *why says why and *from who sent it (when known). */
 int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why);
@@ -76,8 +68,5 @@ int pc_transport_recv(pc_transport *t, pc_msg *m, const char **why);
 void pc_transport_forget(pc_transport *t, const char *endpoint);
 
 void pc_transport_stats_get(const pc_transport *t, pc_transport_stats *st);
-
-/* True if s looks like a tcp://HOST:PORT endpoint. */
-int pc_endpoint_valid(const char *s);
 
 #endif

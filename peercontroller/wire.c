@@ -6,6 +6,7 @@
  */
 #include "wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lev_client.h"
@@ -153,6 +154,19 @@ void pc_ep_copy(char *dst, const char *src)
     if (n)
         memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+int pc_endpoint_valid(const char *s)
+{
+    if (!s || strncmp(s, "tcp://", 6) || strlen(s) >= PC_ENDPOINT_MAX)
+        return 0;
+    const char *colon = strrchr(s + 6, ':');
+    if (!colon || colon == s + 6 || !colon[1])
+        return 0;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return atol(colon + 1) <= 65535;
 }
 
 pc_hdr pc_hdr_make(uint16_t type, uint64_t vc, uint64_t vt, uint32_t epoch, uint64_t seq)

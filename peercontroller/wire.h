@@ -180,6 +180,9 @@ int pc_msg_check(const pc_hdr *h, const void *body, size_t len, size_t bulk, con
  * to fit and terminated. */
 void pc_ep_copy(char *dst, const char *src);
 
+/* True if s looks like a tcp://HOST:PORT endpoint. */
+int pc_endpoint_valid(const char *s);
+
 /* The name of a message type ("C_OPEN"), or "?" for an unknown one. */
 const char *pc_type_name(uint16_t type);
 

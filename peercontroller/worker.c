@@ -131,7 +131,7 @@ static void s_read_holders(pc_rbuf *r, wk_vt *t)
 }
 
 static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
-                            uint64_t seq, const void *body, size_t len, zmq_msg_t *bulk)
+                            uint64_t seq, const void *body, size_t len, pc_buf *bulk)
 {
     pc_peer_send_raw(w->p, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body, len, bulk);
 }
@@ -276,7 +276,7 @@ static void s_done_keep(wk_vc *v, uint16_t type, const pc_hdr *h, const uint8_t 
 static void s_enrol(pc_worker *w, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char deployer[PC_ENDPOINT_MAX], arch[PC_ARCH_MAX];
     const void *hash = NULL;
     pc_get_str(&r, deployer, sizeof deployer);
@@ -352,7 +352,7 @@ static void s_module_reply(pc_worker *w, wk_vc *v, int err, const char *detail)
 static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     const void *hash = NULL;
     pc_get_raw(&r, &hash, PC_HASH_LEN);
     uint64_t digest = pc_get_u64(&r);
@@ -361,9 +361,9 @@ static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
         return;
     }
     v->digest = digest;
-    int rc = pc_module_arch_check(zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk));
+    int rc = pc_module_arch_check(pc_buf_data(m->bulk), pc_buf_len(m->bulk));
     if (!rc)
-        rc = pc_modmgr_put(w->mm, v->hash, zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk));
+        rc = pc_modmgr_put(w->mm, v->hash, pc_buf_data(m->bulk), pc_buf_len(m->bulk));
     if (!rc)
         rc = s_exec_ensure(w, v);
     if (rc)
@@ -404,7 +404,7 @@ static wk_vt *s_incarnation(pc_worker *w, wk_vc *v, const pc_msg *m, const wk_vt
 static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     const void *task = NULL, *arg = NULL;
     size_t tlen = 0, alen = 0;
     pc_get_blob(&r, &task, &tlen);
@@ -420,18 +420,18 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     wk_vt *t = s_incarnation(w, v, m, &tmp);
     if (!t)
         return;
-    struct iovec io = {zmq_msg_data(&m->body), args_end};
+    struct iovec io = {(void *)pc_buf_data(m->body), args_end};
     s_xsend(w, v, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
 }
 
 static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
 {
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     wk_vt tmp;
     s_read_holders(&r, &tmp);
     uint64_t reports = pc_get_u64(&r);
-    if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch || !zmq_msg_size(&m->bulk)) {
+    if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch || !pc_buf_len(m->bulk)) {
         pc_log(PC_LOG_WARN, "dropped RESUME from %s: %s", m->from,
                !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
@@ -440,8 +440,8 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     if (!t)
         return;
     uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
-    rt_le32_put(len, (uint32_t)zmq_msg_size(&m->bulk));
-    struct iovec io[2] = {{len, 4}, {zmq_msg_data(&m->bulk), zmq_msg_size(&m->bulk)}};
+    rt_le32_put(len, (uint32_t)pc_buf_len(m->bulk));
+    struct iovec io[2] = {{len, 4}, {(void *)pc_buf_data(m->bulk), pc_buf_len(m->bulk)}};
     s_xsend(w, v, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
 }
 
@@ -475,7 +475,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_HOLDERS: {
         wk_vt *t = s_vt(v, m->h.vt);
         pc_rbuf r;
-        pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+        pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
         wk_vt tmp;
         s_read_holders(&r, &tmp);
         if (!pc_rbuf_done(&r)) {
@@ -508,7 +508,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         /* the deployer moves the VT to a less loaded worker: captured and
          * stopped in one step, its image goes back (W_STOPPED) */
         wk_vt *t = s_vt(v, m->h.vt);
-        if (t && t->epoch == m->h.epoch && !zmq_msg_size(&m->body))
+        if (t && t->epoch == m->h.epoch && !pc_buf_len(m->body))
             s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, t->id, 0, 0), NULL, 0);
         return;
     }
@@ -531,7 +531,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             return;
         if (m->h.type == PC_W_ACK) { /* u8 resend (0 or 1), or no payload */
             pc_rbuf r;
-            pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+            pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
             if (r.len && pc_get_u8(&r) > 1)
                 pc_rbuf_fail(&r, "resend flag neither 0 nor 1");
             if (!pc_rbuf_done(&r)) {
@@ -539,7 +539,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
                 return;
             }
         }
-        struct iovec io = {zmq_msg_data(&m->body), zmq_msg_size(&m->body)};
+        struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
         s_xsend(w, v,
                 pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt, m->h.epoch,
                             m->h.seq),
@@ -554,12 +554,6 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
 /* ===================================================================
  * The executors' messages
  * =================================================================== */
-
-static void s_free_payload(void *data, void *hint)
-{
-    (void)data;
-    free(hint);
-}
 
 /* A periodic image: to every holder of the VT, without copies. */
 static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
@@ -578,8 +572,8 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
         return;
     }
     t->ckpt++;
-    zmq_msg_t msg;
-    if (zmq_msg_init_data(&msg, (void *)img, len, s_free_payload, payload)) {
+    pc_buf *image = pc_buf_wrap(img, len, free, payload);
+    if (!image) {
         free(payload);
         return;
     }
@@ -588,14 +582,11 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     pc_put_str(&b, v->deployer);
     pc_put_u64(&b, h->seq);
     for (int i = 0; i < t->nh; i++) {
-        zmq_msg_t copy;
-        zmq_msg_init(&copy);
-        zmq_msg_copy(&copy, &msg);
         pc_peer_send(w->p, t->holders[i], pc_hdr_make(PC_H_HOLD, v->vc, t->id, t->epoch, t->ckpt),
-                     &b, &copy);
+                     &b, pc_buf_ref(image));
     }
     pc_wbuf_free(&b);
-    zmq_msg_close(&msg);
+    pc_buf_drop(&image);
 }
 
 /* A VT handed over by capture-and-stop: its image goes to the deployer. */
@@ -621,11 +612,10 @@ static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     pc_wbuf_init(&b);
     pc_put_i32(&b, err);
     pc_put_u64(&b, h->seq);
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
-    if (!err && len && !zmq_msg_init_data(&msg, (void *)img, len, s_free_payload, payload))
-        payload = NULL;
-    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, &msg);
+    pc_buf *image = !err && len ? pc_buf_wrap(img, len, free, payload) : NULL;
+    if (image)
+        payload = NULL; /* the buffer frees it */
+    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, image);
     pc_wbuf_free(&b);
     free(payload);
     s_vt_forget(v, h->vt);

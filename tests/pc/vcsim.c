@@ -39,7 +39,7 @@ typedef struct vs_ev {
     pc_hdr h;
     uint8_t *body;
     size_t len;
-    zmq_msg_t bulk;
+    pc_buf *bulk;
     vs_mexec *x;       /* a record of this executor to its worker (NULL: a message) */
     bool probe;        /* the answer to a connection to `from` (a port probe, not a message) */
     uint64_t instance; /* of the member probed */
@@ -179,7 +179,7 @@ static vs_ev *s_pop(vs_world *w)
 static void s_ev_free(vs_ev *e)
 {
     free(e->body);
-    zmq_msg_close(&e->bulk);
+    pc_buf_drop(&e->bulk);
     free(e);
 }
 
@@ -206,20 +206,18 @@ static bool s_faulty(vs_world *w, int kind, int i)
     return false;
 }
 
-int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, zmq_msg_t *bulk)
+int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk)
 {
     vs_world *w = n->w;
     int dst = s_node_of(w, to);
     if (dst == -2 || (dst >= 0 && !w->nodes[dst].up) || (n->idx >= 0 && !n->up)) {
-        if (bulk)
-            zmq_msg_close(bulk);
+        pc_buf_drop(&bulk);
         return 0; /* nobody there: lost, as a send to a dead TCP endpoint is */
     }
     int from = n->idx;
     bool cut = (from >= 0 && s_faulty(w, 6, from)) || (dst >= 0 && s_faulty(w, 6, dst));
     if (cut || (from >= 0 && s_faulty(w, 4, from))) {
-        if (bulk)
-            zmq_msg_close(bulk);
+        pc_buf_drop(&bulk);
         return 0;
     }
     int copies = from >= 0 && s_faulty(w, 5, from) && vs_rand(w) % 2 ? 2 : 1;
@@ -234,12 +232,8 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
         if (len)
             memcpy(e->body, body, len);
         e->len = len;
-        zmq_msg_init(&e->bulk);
-        if (bulk && c + 1 < copies)
-            zmq_msg_copy(&e->bulk, bulk);
-        else if (bulk)
-            zmq_msg_move(&e->bulk, bulk);
-        e->h.len = (uint32_t)(len + zmq_msg_size(&e->bulk));
+        e->bulk = c + 1 < copies ? pc_buf_ref(bulk) : pc_buf_take(&bulk);
+        e->h.len = (uint32_t)(len + pc_buf_len(e->bulk));
         /* 1 to 4 ms, in order between two peers (one TCP connection);
          * during a reorder burst, 1 to 300 ms each, in any order */
         int a = from >= 0 ? from : VS_NODES_MAX, b = dst >= 0 ? dst : VS_NODES_MAX;
@@ -256,8 +250,6 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
         e->at = at;
         s_push(w, e);
     }
-    if (bulk)
-        zmq_msg_close(bulk);
     return 0;
 }
 
@@ -268,7 +260,7 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
 static uint64_t s_env_now(void *ud) { return ((vs_node *)ud)->w->now; }
 
 static int s_env_send(void *ud, const char *to, pc_hdr h, const void *body, size_t len,
-                      zmq_msg_t *bulk)
+                      pc_buf *bulk)
 {
     return vs_net_send(ud, to, h, body, len, bulk);
 }
@@ -310,7 +302,6 @@ static vs_ev *s_ev_for(vs_node *n)
         abort();
     e->to = n->idx;
     e->gen = n->gen;
-    zmq_msg_init(&e->bulk);
     return e;
 }
 
@@ -469,11 +460,10 @@ static void s_msg_init(pc_msg *m, vs_ev *e)
 {
     m->h = e->h;
     pc_ep_copy(m->from, e->from);
-    zmq_msg_init_size(&m->body, e->len);
-    if (e->len)
-        memcpy(zmq_msg_data(&m->body), e->body, e->len);
-    zmq_msg_init(&m->bulk);
-    zmq_msg_move(&m->bulk, &e->bulk);
+    m->body = e->len ? pc_buf_new(e->body, e->len) : NULL;
+    if (e->len && !m->body)
+        abort();
+    m->bulk = pc_buf_take(&e->bulk);
 }
 
 static void s_client_on_msg(vs_world *w, pc_msg *m);
@@ -485,8 +475,7 @@ static void s_deliver(vs_world *w, vs_ev *e)
     s_msg_init(&m, e);
     uint16_t t = m.h.type;
     const char *bad = NULL;
-    if (pc_msg_check(&m.h, zmq_msg_data(&m.body), zmq_msg_size(&m.body), zmq_msg_size(&m.bulk),
-                     &bad)) {
+    if (pc_msg_check(&m.h, pc_buf_data(m.body), pc_buf_len(m.body), pc_buf_len(m.bulk), &bad)) {
         /* every message the roles send must match the table of fields */
         vs_violation(w, "%s sent %s that does not match its fields: %s", m.from, pc_type_name(t),
                      bad);
@@ -502,7 +491,7 @@ static void s_deliver(vs_world *w, vs_ev *e)
     switch (pc_msg_role(t)) {
     case PC_ROLE_MEMBERS: {
         const char *why = NULL;
-        pc_members_recv(n->p->mem, w->now, m.from, t, zmq_msg_data(&m.body), zmq_msg_size(&m.body),
+        pc_members_recv(n->p->mem, w->now, m.from, t, pc_buf_data(m.body), pc_buf_len(m.body),
                         &why);
         break;
     }
@@ -525,8 +514,7 @@ static void s_deliver(vs_world *w, vs_ev *e)
  * The client
  * =================================================================== */
 
-static void s_client_send(vs_world *w, uint16_t type, uint64_t vt, const pc_wbuf *b,
-                          zmq_msg_t *bulk)
+static void s_client_send(vs_world *w, uint16_t type, uint64_t vt, const pc_wbuf *b, pc_buf *bulk)
 {
     vs_net_send(&w->c.node, w->nodes[0].ep, pc_hdr_make(type, w->c.vc, vt, 0, ++w->c.seq),
                 b ? b->data : NULL, b ? b->len : 0, bulk);
@@ -552,10 +540,10 @@ static void s_client_open(vs_world *w)
     uint8_t hash[PC_HASH_LEN];
     crypto_generichash(hash, sizeof hash, head, sizeof head, NULL, 0);
     pc_put_raw(&b, hash, sizeof hash);
-    zmq_msg_t mod;
-    zmq_msg_init_size(&mod, sizeof head);
-    memcpy(zmq_msg_data(&mod), head, sizeof head);
-    s_client_send(w, PC_C_OPEN, 0, &b, &mod);
+    pc_buf *mod = pc_buf_new(head, sizeof head);
+    if (!mod)
+        abort();
+    s_client_send(w, PC_C_OPEN, 0, &b, mod);
     pc_wbuf_free(&b);
     w->c.phase = 1;
     vs_trace(w, "client opens its VC");
@@ -573,7 +561,7 @@ static void s_client_on_msg(vs_world *w, pc_msg *m)
 {
     vs_client *c = &w->c;
     pc_rbuf r;
-    pc_rbuf_init(&r, zmq_msg_data(&m->body), zmq_msg_size(&m->body));
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     int rounds = w->o.rounds ? w->o.rounds : 12;
     switch (m->h.type) {
     case PC_C_OPENED:

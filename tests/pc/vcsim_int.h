@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <zmq.h>
 
 #include "peer_private.h"
 #include "vcsim.h"
@@ -38,9 +37,9 @@ typedef struct vs_node {
 uint64_t vs_now(const vs_world *w);
 const vs_opts *vs_world_opts(const vs_world *w);
 uint64_t vs_rand(vs_world *w);
-/* Sends a message from node n, as pc_env.send does (bulk moved in). */
-int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len,
-                zmq_msg_t *bulk);
+/* Sends a message from node n, as pc_env.send does (the reference in
+ * bulk, if any, taken over). */
+int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk);
 /* Records a violation of an invariant (the first one is kept). */
 void vs_violation(vs_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints a trace line when tracing. */
