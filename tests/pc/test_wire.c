@@ -7,7 +7,9 @@
  * carries whole records one by one and many at once, large payloads
  * against a concurrent reader, and closes with a reason on a bad header,
  * a payload past its limit and an end in the middle of a record; sending
- * to a closed peer fails without SIGPIPE.
+ * to a closed peer fails without SIGPIPE. The byte buffer (buf.c) keeps
+ * its bytes while a reference is left, shared, moved or dropped on another
+ * thread, and gives wrapped bytes back exactly once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "buf.h"
 #include "chan.h"
 #include "lev_client.h"
 #include "lev_errors.h"
@@ -618,14 +621,73 @@ static void t_msg_check(void **state)
     pc_wbuf_free(&b);
 }
 
+/* pc_buf: a copy, sharing and moving, and wrapped bytes given back once,
+ * by the last reference, dropped on another thread. */
+static void s_count_done(void *ctx) { (*(int *)ctx)++; }
+
+static void *s_drop_thread(void *arg)
+{
+    pc_buf *b = arg;
+    pc_buf_drop(&b);
+    return NULL;
+}
+
+static void t_buf(void **state)
+{
+    (void)state;
+    pc_buf *empty = NULL;
+    assert_int_equal(pc_buf_len(empty), 0);
+    assert_null(pc_buf_data(empty));
+    pc_buf_drop(&empty);
+    assert_null(pc_buf_ref(NULL));
+
+    char text[] = "image bytes";
+    pc_buf *a = pc_buf_new(text, sizeof text);
+    assert_non_null(a);
+    text[0] = 'X'; /* a copy */
+    assert_int_equal(pc_buf_len(a), sizeof text);
+    assert_memory_equal(pc_buf_data(a), "image bytes", sizeof text);
+    pc_buf *shared = pc_buf_ref(a);
+    assert_ptr_equal(shared, a);
+    pc_buf *moved = pc_buf_take(&a);
+    assert_null(a);
+    pc_buf_drop(&moved);
+    assert_null(moved);
+    assert_memory_equal(pc_buf_data(shared), "image bytes", sizeof text);
+    pc_buf_drop(&shared);
+
+    int done = 0;
+    static const uint8_t bytes[64];
+    pc_buf *w = pc_buf_wrap(bytes, sizeof bytes, s_count_done, &done);
+    assert_non_null(w);
+    assert_ptr_equal(pc_buf_data(w), bytes);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, s_drop_thread, pc_buf_ref(w)), 0);
+    pc_buf_drop(&w);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(done, 1);
+
+    pc_msg m = {.body = pc_buf_new("b", 1), .bulk = NULL};
+    pc_msg_close(&m);
+    assert_null(m.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
-        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_large),
-        cmocka_unit_test(t_chan_broken),       cmocka_unit_test(t_msg_check),
+        cmocka_unit_test(t_hdr_roundtrip),
+        cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip),
+        cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),
+        cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),
+        cmocka_unit_test(t_chan_large),
+        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_msg_check),
+        cmocka_unit_test(t_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
