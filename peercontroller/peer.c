@@ -297,6 +297,12 @@ static bool s_command(pc_peer *p, uint64_t now)
     return true;
 }
 
+static void s_sooner(uint64_t *next, uint64_t t)
+{
+    if (t < *next)
+        *next = t;
+}
+
 static void *s_thread(void *arg)
 {
     pc_peer *p = arg;
@@ -305,22 +311,14 @@ static void *s_thread(void *arg)
         uint64_t now = pc_now_ms();
         if (!s_command(p, now))
             break;
+        /* each part's timers, in this order; the loop wakes for the
+         * earliest next one */
         uint64_t next = now + 100;
-        uint64_t t = pc_members_tick(p->mem, now);
-        if (t < next)
-            next = t;
-        t = pc_deployer_tick(p->dep, now);
-        if (t < next)
-            next = t;
-        t = pc_worker_tick(p->wk, now);
-        if (t < next)
-            next = t;
-        t = pc_holder_tick(p->hold, now);
-        if (t < next)
-            next = t;
-        t = pc_portprobe_tick(p->probe, now);
-        if (t < next)
-            next = t;
+        s_sooner(&next, pc_members_tick(p->mem, now));
+        s_sooner(&next, pc_deployer_tick(p->dep, now));
+        s_sooner(&next, pc_worker_tick(p->wk, now));
+        s_sooner(&next, pc_holder_tick(p->hold, now));
+        s_sooner(&next, pc_portprobe_tick(p->probe, now));
         s_update_load(p, now);
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
