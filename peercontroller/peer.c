@@ -1,5 +1,5 @@
-/* peer.c - a peer controller (peer.h): its start (bind, rate benchmark,
- * membership), its network thread (one zmq_poll loop over the transport,
+/* peer.c - a peer controller (peer.h): its start (bind, what it offers
+ * (capacity.h), membership), its network thread (one zmq_poll loop over the transport,
  * the executors' channels and a wake pipe), the dispatch of each received
  * message to the participation manager, deployer, worker or holder, and
  * its graceful leave.
@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "capacity.h"
 #include "execproc.h"
 #include "image.h"
 #include "lev_errors.h"
@@ -104,35 +105,6 @@ static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt
 }
 
 const char *pc_peer_endpoint(const pc_peer *p) { return p->self.endpoint; }
-
-/* ===================================================================
- * The processing rate: a short built-in benchmark at start
- * =================================================================== */
-
-/* Work units per second of one core: rounds of an integer mix (a
- * multiply, shifts, xors and a dependent add, like a GA's inner loops)
- * counted for about 40 ms, in thousands. */
-static uint32_t s_measure_rate(void)
-{
-    volatile uint64_t sink = 0;
-    uint64_t x = 88172645463325252ull, rounds = 0;
-    uint64_t t0 = pc_now_ms(), t1 = t0;
-    while (t1 - t0 < 40 && rounds < (1ull << 40)) {
-        for (int i = 0; i < 100000; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x += x * 2654435761u;
-        }
-        rounds += 100000;
-        t1 = pc_now_ms();
-    }
-    sink = x;
-    (void)sink;
-    uint64_t ms = t1 - t0 ? t1 - t0 : 1;
-    uint64_t rate = rounds / ms; /* thousands per second */
-    return rate ? (uint32_t)(rate > UINT32_MAX ? UINT32_MAX : rate) : 1;
-}
 
 /* ===================================================================
  * Membership glue: the participation manager
@@ -403,11 +375,10 @@ static void s_fill_self(pc_peer *p)
 {
     struct utsname u;
     pc_ep_copy(p->self.endpoint, pc_transport_endpoint(p->tr));
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    p->self.cores = p->o.cores < 0 ? 0
-                    : p->o.cores   ? (uint32_t)p->o.cores
-                                   : (uint32_t)(online > 0 ? online : 1);
-    p->self.rate = p->o.rate > 0 ? (uint32_t)p->o.rate : s_measure_rate();
+    pc_capacity c = pc_capacity_get(p->o.cores, p->o.rate);
+    p->self.cores = p->o.cores < 0 ? 0 : c.cores;
+    p->self.rate = c.rate;
+    p->cap = c;
     snprintf(p->self.arch, sizeof p->self.arch, "%.15s", uname(&u) ? "unknown" : u.machine);
     uint16_t one = 1;
     p->self.big_endian = *(uint8_t *)&one == 0;
@@ -492,8 +463,12 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
         rc = LEV_ENOMEM;
         goto fail;
     }
-    pc_log(PC_LOG_INFO, "peer %s ready: %u cores, rate %u, %s", p->self.endpoint, p->self.cores,
-           p->self.rate, p->self.arch);
+    char quota[48] = "no CPU quota";
+    if (p->cap.quota > 0)
+        snprintf(quota, sizeof quota, "CPU quota %.2f cores", p->cap.quota);
+    pc_log(PC_LOG_INFO, "peer %s ready: %u cores, rate %u (one core: %u; %u CPUs, %s), %s",
+           p->self.endpoint, p->self.cores, p->self.rate, p->cap.rate1, p->cap.cpus, quota,
+           p->self.arch);
     *out = p;
     return 0;
 fail:

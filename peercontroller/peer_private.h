@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "buf.h"
+#include "capacity.h"
 #include "membership.h"
 #include "peer.h"
 #include "status.h"
@@ -79,6 +80,7 @@ struct pc_peer {
     pc_holder *hold;
     pc_execs *execs;            /* the worker's executors (execproc.c) */
     struct pc_portprobe *probe; /* connections that confirm a suspect's crash (portprobe.c) */
+    pc_capacity cap;            /* what this machine offers: CPUs, quota, rates (capacity.c) */
     uint64_t vc_counter;        /* VC ids: this peer's salt and a counter */
     uint64_t refused;           /* messages refused: their payload did not match their type */
     uint64_t started_ms;
