@@ -3,7 +3,8 @@
 # the cores and the per-core rate it announces (peercontroller/capacity.c)
 # on this machine idle, beside one CPU hog per core, in a cgroup with a
 # CPU quota of 0.45 core, and both; the minimum, median and maximum of
-# the rate and its spread (max / min - 1). The target: within +-10 % from
+# the rate and its spread (max / min - 1); and 24 levpeers started at
+# once, each measuring while the others do. The target: within +-10 % from
 # run to run, and a quota of q cores announced as q of one core's rate.
 # The quota rows need root and a writable cgroup CPU controller (v1 or
 # v2); without them they are left out, and the script says so.
@@ -57,8 +58,7 @@ hogs_stop() {
 one_start() {
     local g=$1 line
     mesh_peer peer "$g" --log-level info
-    kill "$EV_PID" 2>/dev/null || true
-    while ev_alive "$EV_PID"; do sleep 0.01; done
+    ev_stop_pids 5 "$EV_PID"
     line=$(grep -m1 -o 'ready: [0-9]* cores, rate [0-9]*' "$EV_TMP/peer.log" || true)
     [[ -n $line ]] || {
         cat "$EV_TMP/peer.log" >&2
@@ -85,12 +85,43 @@ condition() {
         }'
 }
 
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); levpeer: $LEVPEER"
+# together N: N levpeers started at once (as a mesh's peers start on one
+# machine); one row of the rates they announce.
+together() {
+    local n=$1 i k pids=() rates=() line
+    for ((i = 0; i < n; i++)); do
+        ev_spawn "" "$EV_TMP/t$i.out" "$EV_TMP/t$i.log" "$LEVPEER" --listen tcp://127.0.0.1:0 \
+            --log-level info
+        disown "$EV_PID"
+        pids+=("$EV_PID")
+    done
+    for ((i = 0; i < n; i++)); do
+        for ((k = 0; k < 600; k++)); do
+            grep -q 'ready: ' "$EV_TMP/t$i.log" 2>/dev/null && break
+            ev_alive "${pids[i]}" || break
+            sleep 0.05
+        done
+        line=$(grep -m1 -o 'ready: [0-9]* cores, rate [0-9]*' "$EV_TMP/t$i.log" || true)
+        [[ -n $line ]] || ev_die "levpeer $i of $n did not say what it offers"
+        rates+=("$(awk '{print $5}' <<<"$line")")
+    done
+    ev_stop_pids 5 "${pids[@]}"
+    printf '%s\n' "${rates[@]}" | sort -n | awk -v n="$n" '
+        { v[NR] = $1 }
+        END {
+            med = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "| %d peers started at once | %d | - | %d | %d | %d | %.1f %% |\n", n, n, v[1],
+                med, v[NR], (v[NR] / v[1] - 1) * 100
+        }'
+}
+
+echo "levpeer: $LEVPEER"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| condition | starts | cores offered | rate min | median | max | spread |"
 echo "|---|---|---|---|---|---|---|"
 condition "idle" ""
+together 24
 hogs_start
 condition "beside $(nproc) CPU hogs" ""
 hogs_stop
