@@ -10,6 +10,12 @@
  * per cent between like peers; a busy core doubles the time). */
 #define PC_HOLDER_NEAR 1.1
 
+/* Finish times this close count as alike (like machines measure rates a
+ * few per cent apart, eval/rate): then the candidate with the most
+ * capacity left wins, so that VTs spread over idle peers instead of
+ * filling the cores of the one that measured fastest. */
+#define PC_FINISH_NEAR 1.1
+
 /* The VTs a candidate runs: its gossiped load counts every VC's, and this
  * VC's placed since that load was measured. */
 static double s_busy(const pc_place_cand *c)
@@ -35,12 +41,17 @@ static double s_finish(const pc_place_cand *c)
  * left (busy + 1 per unit of capacity, lower is better). */
 static double s_fill(const pc_place_cand *c) { return (s_busy(c) + 1.0) / s_cap(c); }
 
+static bool s_free(const pc_place_cand *c) { return s_busy(c) < (double)c->cores; }
+
 static bool s_better(const pc_place_cand *a, const pc_place_cand *b)
 {
+    if (s_free(a) != s_free(b))
+        return s_free(a); /* a free core first, whatever the rates say */
     double fa = s_finish(a), fb = s_finish(b);
-    if (fa != fb)
+    if (fa * PC_FINISH_NEAR < fb || fb * PC_FINISH_NEAR < fa)
         return fa < fb;
-    return s_fill(a) < s_fill(b);
+    double la = s_fill(a), lb = s_fill(b);
+    return la != lb ? la < lb : fa < fb;
 }
 
 int pc_delegate(const pc_place_cand *c, int n)

@@ -9,9 +9,12 @@
  *             against the same VT with checkpoints off, runs
  *             alternating: the run-time ratios;
  *   starts    lev_vt_start latency, and VT starts per second (start and
- *             join) through a 4-peer mesh.
+ *             join) through a 4-peer mesh;
+ *   placement 24 identical peers started together, each offering what
+ *             its machine allows at the rate it measures: the rates they
+ *             announce and where 24 VTs of one VC go (VTs per peer).
  *
- *   bench_mesh [recovery|shipping|starts|all] [ROUNDS]
+ *   bench_mesh [recovery|shipping|starts|placement|all] [ROUNDS]
  *
  * Prints one table per benchmark. Executors run at normal priority here
  * (LEV_EXEC_NICE=0) so that the figures are the system's, not the
@@ -28,6 +31,7 @@
 
 #include "leverage.h"
 #include "mesh.h"
+#include "pc_tasks.h"
 
 #define LIMIT 300000
 #define MAXP 8
@@ -69,13 +73,16 @@ static bool s_alive(const char *js, void *ctx)
 }
 
 /* A mesh: peer 0 offers no cores (the client's deployer), the others one
- * each; returns once peer 0 sees them all alive. */
-static int s_mesh(mesh_peer *p, int workers)
+ * each at rate 1000 (or, measured, what their machine allows at the rate
+ * each measures); returns once peer 0 sees them all alive. */
+static int s_mesh_as(mesh_peer *p, int workers, bool measured)
 {
     for (int i = 0; i <= workers; i++) {
         const char *args[16] = {
             "--listen", "tcp://127.0.0.1:0", "--cores", i ? "1" : "-1", "--rate", "1000"};
-        int n = 6;
+        int n = measured ? 4 : 6;
+        if (measured && i)
+            n = 2; /* cores and rate as the peer finds them */
         if (i) {
             args[n++] = "--join";
             args[n++] = p[0].ep;
@@ -89,6 +96,8 @@ static int s_mesh(mesh_peer *p, int workers)
         s_die("mesh did not converge");
     return workers + 1;
 }
+
+static int s_mesh(mesh_peer *p, int workers) { return s_mesh_as(p, workers, false); }
 
 static bool s_held(const char *js, void *ctx)
 {
@@ -297,6 +306,113 @@ static void s_starts(int rounds)
     mesh_stop_all(p, n);
 }
 
+/* ===================================================================
+ * Placement
+ * =================================================================== */
+
+#define PL_PEERS 24
+
+typedef struct placed {
+    const lev_vt_id *ids;
+    int n;
+} placed;
+
+/* Every VT running on a host. */
+static bool s_placed(const char *js, void *ctx)
+{
+    const placed *pl = ctx;
+    char host[128];
+    for (int i = 0; i < pl->n; i++)
+        if (!js_vt_str(js, pl->ids[i], "host", host, sizeof host) || !*host)
+            return false;
+    return true;
+}
+
+/* The integer after `"key":` in the status entry of peer ep, or -1. */
+static long s_peer_field(const char *js, const char *ep, const char *key)
+{
+    char pat[160];
+    snprintf(pat, sizeof pat, "{\"endpoint\":\"%s\"", ep);
+    const char *at = strstr(js, pat);
+    const char *end = at ? strchr(at, '}') : NULL;
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *f = at ? strstr(at, pat) : NULL;
+    return f && f < end ? atol(f + strlen(pat)) : -1;
+}
+
+/* Every worker of the VC enrolled and ready (active). */
+static bool s_all_active(const char *js, void *ctx)
+{
+    return js_count(js, ":\"active\"") >= ((want *)ctx)->n;
+}
+
+static void s_placement(int rounds)
+{
+    printf("\nPlacement: %d identical peers started together (each offering what its machine "
+           "allows, at the rate it measures), one VC of %d VTs\n",
+           PL_PEERS, PL_PEERS);
+    for (int r = 0; r < rounds; r++) {
+        static mesh_peer p[PL_PEERS + 1];
+        memset(p, 0, sizeof p);
+        int n = s_mesh_as(p, PL_PEERS, true);
+        lev_vc *vc = s_open(p[0].ep, PL_PEERS, -1);
+        /* the VTs start once every worker is enrolled: where they go is
+         * then the delegator's choice, not the order of enrolment */
+        want all = {PL_PEERS};
+        long warm = 1;
+        lev_vt_id w;
+        if (lev_vt_start(vc, "pc_sum", &warm, sizeof warm, &w) ||
+            lev_vt_join(vc, w, NULL, NULL, LIMIT) || !mesh_wait(p[0].ep, s_all_active, &all, LIMIT))
+            s_die("the workers were not all enrolled");
+        pc_gate_arg g = {.steps = 8, .step_work = 1000};
+        snprintf(g.gate, sizeof g.gate, "%.240s/gate", s_dir);
+        remove(g.gate);
+        lev_vt_id ids[PL_PEERS];
+        for (int i = 0; i < PL_PEERS; i++)
+            if (lev_vt_start(vc, "pc_gated", &g, sizeof g, &ids[i]))
+                s_die("start failed");
+        placed pl = {ids, PL_PEERS};
+        if (!mesh_wait(p[0].ep, s_placed, &pl, LIMIT))
+            s_die("the VTs were not all placed");
+        char *js = mesh_status(p[0].ep, LIMIT);
+        if (!js)
+            s_die("no status");
+        int count[PL_PEERS + 1] = {0}, used = 0, most = 0;
+        long rmin = -1, rmax = -1;
+        for (int i = 0; i < PL_PEERS; i++) {
+            char host[128];
+            js_vt_str(js, ids[i], "host", host, sizeof host);
+            for (int k = 1; k <= PL_PEERS; k++)
+                if (!strcmp(host, p[k].ep))
+                    count[k]++;
+        }
+        printf("round %d: VTs per peer:", r + 1);
+        for (int k = 1; k <= PL_PEERS; k++) {
+            long rate = s_peer_field(js, p[k].ep, "rate");
+            rmin = rmin < 0 || rate < rmin ? rate : rmin;
+            rmax = rate > rmax ? rate : rmax;
+            used += count[k] > 0;
+            most = count[k] > most ? count[k] : most;
+            printf(" %d", count[k]);
+        }
+        printf("\n  %d of %d peers used, at most %d VTs on one; rates announced %ld to %ld "
+               "(%.1f %% apart), cores each %ld\n",
+               used, PL_PEERS, most, rmin, rmax,
+               rmin > 0 ? (double)(rmax - rmin) * 100.0 / rmin : 0,
+               s_peer_field(js, p[1].ep, "cores"));
+        free(js);
+        FILE *f = fopen(g.gate, "w");
+        if (f)
+            fclose(f);
+        for (int i = 0; i < PL_PEERS; i++)
+            if (lev_vt_join(vc, ids[i], NULL, NULL, LIMIT))
+                s_die("join failed");
+        remove(g.gate);
+        lev_vc_close(&vc);
+        mesh_stop_all(p, n);
+    }
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -316,5 +432,7 @@ int main(int argc, char **argv)
         s_starts(rounds);
     if (all || !strcmp(what, "shipping"))
         s_shipping(rounds);
+    if (all || !strcmp(what, "placement"))
+        s_placement(rounds);
     return 0;
 }

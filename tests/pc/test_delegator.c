@@ -133,6 +133,31 @@ static void t_no_stacking(void **state)
     }
 }
 
+/* Like peers measure rates a few per cent apart: VTs still spread one
+ * per idle peer before any peer gets a second, whichever measured fastest;
+ * a free core still beats a shared one however fast the shared one's
+ * machine; and machines twice as fast still come first. */
+static void t_like_rates(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    pc_place_cand c[N];
+    for (int i = 0; i < N; i++)
+        c[i] = (pc_place_cand){.cores = 2, .rate = 366000 + (uint32_t)(i * 15000 % 16000)};
+    for (int k = 0; k < N; k++) {
+        int pick = pc_delegate(c, N);
+        assert_true(pick >= 0);
+        if (c[pick].assigned)
+            fail_msg("VT %d went to peer %d, which runs one already, while another is idle", k,
+                     pick);
+        c[pick].assigned++;
+    }
+    pc_place_cand d[2] = {{.cores = 1, .rate = 1000}, {.cores = 32, .rate = 1090, .load = 32}};
+    assert_int_equal(pc_delegate(d, 2), 0);
+    pc_place_cand e[2] = {{.cores = 2, .rate = 1000}, {.cores = 2, .rate = 2000, .load = 1}};
+    assert_int_equal(pc_delegate(e, 2), 1);
+}
+
 static void t_resolver(void **state)
 {
     (void)state;
@@ -172,7 +197,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_proportional), cmocka_unit_test(t_load_and_none),
         cmocka_unit_test(t_holder),       cmocka_unit_test(t_resume_spread),
-        cmocka_unit_test(t_no_stacking),  cmocka_unit_test(t_resolver),
+        cmocka_unit_test(t_no_stacking),  cmocka_unit_test(t_like_rates),
+        cmocka_unit_test(t_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
