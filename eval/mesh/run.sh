@@ -2,8 +2,9 @@
 # eval/mesh/run.sh - builds bench_mesh and levpeer (Release, -O2, in the
 # eval build tree) and runs them: recovery after kill -9 of a worker,
 # checkpoint shipping of a VT with 16 MiB live, VT starts through a
-# 4-peer mesh, and where 24 VTs go on 24 identical peers, all on loopback (eval/README.md, "The mesh: recovery,
-# checkpoint shipping, starts"). Takes a few minutes.
+# 4-peer mesh, and where 24 VTs go on 24 identical peers, all on
+# loopback (eval/README.md, "The mesh: recovery, checkpoint shipping,
+# starts"; eval/rate/README.md for placement). Takes a few minutes.
 #
 #   eval/mesh/run.sh [recovery|shipping|starts|placement|all] [ROUNDS]
 #
