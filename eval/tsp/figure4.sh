@@ -227,12 +227,14 @@ mesh_run() {
         ev_log "lev-tsp on the mesh failed (status $rc):"
         tail -n 5 "$EV_TMP/mesh.err" >&2
     fi
-    local resumed
+    local resumed backups
     resumed=$({ grep -o '[0-9]* VT(s) resumed' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
+    # units run twice (backups of the tail): work beyond the sequential run
+    backups=$({ grep -o '[0-9]* run twice as backups' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     note="hosts=$hosts/$w util=$(
         IFS=/
         echo "${util[*]}"
-    )% client_cpu=${ccpu}s resumed=${resumed:-0}"
+    )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?}"
     echo "$r,$k,${qs//,//},$(size_of "$b"),mesh,0,,$sec,${best:-},$rc,$note" >>"$RUNS"
     printf '  mesh %-18s %8.2f s  best %s  (%s)\n' "$qs" "$sec" "${best:--}" "$note" >&2
     [[ $hosts == "$w" || $hosts == "?" ]] ||
