@@ -1,5 +1,6 @@
 /* delegator.c - placement of VTs on workers (delegator.h): the worker on
- * which one more VT would finish first. A VT on a free core runs at the
+ * which one more VT would finish first, and the running VT better off
+ * elsewhere, each with its reason. A VT on a free core runs at the
  * core's rate; VTs beyond the cores share them, each counting fully. */
 #include "delegator.h"
 
@@ -15,6 +16,11 @@
  * capacity left wins, so that VTs spread over idle peers instead of
  * filling the cores of the one that measured fastest. */
 #define PC_FINISH_NEAR 1.1
+
+/* A VT on a core of its own moves to a free core only if that core is at
+ * least this much faster: the move costs the image's trip and a restore,
+ * and rates are measured within 10 %. */
+#define PC_MOVE_GAIN 1.5
 
 /* The VTs a candidate runs: its gossiped load counts every VC's, and this
  * VC's placed since that load was measured. */
@@ -54,21 +60,105 @@ static bool s_better(const pc_place_cand *a, const pc_place_cand *b)
     return la != lb ? la < lb : fa < fb;
 }
 
-int pc_delegate(const pc_place_cand *c, int n)
+int pc_delegate_why(const pc_place_cand *c, int n, pc_place_why *why)
 {
-    int best = -1, holder = -1;
+    int best = -1, second = -1, holder = -1;
     for (int i = 0; i < n; i++) {
         if (!c[i].cores)
             continue;
-        if (best < 0 || s_better(&c[i], &c[best]))
+        if (best < 0 || s_better(&c[i], &c[best])) {
+            second = best;
             best = i;
+        } else if (second < 0 || s_better(&c[i], &c[second])) {
+            second = i;
+        }
         if (c[i].holds_image && (holder < 0 || s_better(&c[i], &c[holder])))
             holder = i;
     }
+    pc_place_why w = PC_PLACE_NONE;
     /* A holder resumes without the image crossing the network again:
      * worth it only on a near-tie, never at the price of sharing a core
      * while another candidate has one free. */
-    if (holder >= 0 && s_finish(&c[holder]) <= PC_HOLDER_NEAR * s_finish(&c[best]))
-        return holder;
+    if (holder >= 0 && holder != best && (s_free(&c[holder]) || !s_free(&c[best])) &&
+        s_finish(&c[holder]) <= PC_HOLDER_NEAR * s_finish(&c[best])) {
+        best = holder;
+        w = PC_PLACE_HOLDER;
+    } else if (best >= 0 && second < 0) {
+        w = PC_PLACE_ONLY;
+    } else if (best >= 0) {
+        double fb = s_finish(&c[best]), fs = s_finish(&c[second]);
+        w = s_free(&c[best]) != s_free(&c[second]) ? PC_PLACE_FREE_CORE
+            : fb * PC_FINISH_NEAR < fs             ? PC_PLACE_SOONEST
+                                                   : PC_PLACE_SPREAD;
+    }
+    if (why)
+        *why = w;
     return best;
+}
+
+int pc_delegate(const pc_place_cand *c, int n) { return pc_delegate_why(c, n, NULL); }
+
+bool pc_rebalance(const pc_place_cand *c, int n, pc_move *m)
+{
+    pc_place_cand t[PC_PLACE_MAX];
+    n = n < PC_PLACE_MAX ? n : PC_PLACE_MAX;
+    for (int i = 0; i < n; i++) {
+        t[i] = c[i];
+        t[i].holds_image = false; /* a move ships a live image anyway */
+    }
+    /* a VT sharing a core while another candidate has one free */
+    for (int k = 0; k < n; k++) {
+        if (!t[k].assigned || s_busy(&t[k]) <= (double)t[k].cores)
+            continue;
+        /* where would one of its VTs go, were it placed now? */
+        t[k].assigned--;
+        if (t[k].load)
+            t[k].load--;
+        int to = pc_delegate(t, n);
+        t[k].assigned = c[k].assigned;
+        t[k].load = c[k].load;
+        if (to >= 0 && to != k && s_free(&t[to])) {
+            *m = (pc_move){.from = k, .to = to, .why = PC_PLACE_UNSHARE};
+            return true;
+        }
+    }
+    /* the slowest VT on a core of its own, and the fastest free core */
+    int from = -1, to = -1;
+    for (int i = 0; i < n; i++) {
+        if (!t[i].cores)
+            continue;
+        if (t[i].assigned && !(s_busy(&t[i]) > (double)t[i].cores) &&
+            (from < 0 || s_cap(&t[i]) / t[i].cores < s_cap(&t[from]) / t[from].cores))
+            from = i;
+        if (s_free(&t[i]) && (to < 0 || s_cap(&t[i]) / t[i].cores > s_cap(&t[to]) / t[to].cores))
+            to = i;
+    }
+    if (from < 0 || to < 0 || to == from ||
+        s_cap(&t[to]) / t[to].cores < PC_MOVE_GAIN * (s_cap(&t[from]) / t[from].cores))
+        return false;
+    *m = (pc_move){.from = from, .to = to, .why = PC_PLACE_FASTER};
+    return true;
+}
+
+const char *pc_place_why_text(pc_place_why why)
+{
+    switch (why) {
+    case PC_PLACE_ONLY:
+        return "the only worker";
+    case PC_PLACE_FREE_CORE:
+        return "a free core";
+    case PC_PLACE_SOONEST:
+        return "finishes soonest";
+    case PC_PLACE_SPREAD:
+        return "most capacity left";
+    case PC_PLACE_HOLDER:
+        return "holds its image";
+    case PC_PLACE_UNSHARE:
+        return "moved off a shared core";
+    case PC_PLACE_FASTER:
+        return "moved to a faster free core";
+    case PC_PLACE_NONE:
+        break;
+    }
+    return "none";
 }

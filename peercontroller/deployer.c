@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delegator.h"
 #include "deployer_private.h"
 #include "lev_errors.h"
 #include "log.h"
@@ -555,6 +556,8 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     /* a move the deployer asked for (the worker stays), or a leave */
     bool moved = vt->migrating_ms != 0;
     vt->migrating_ms = 0;
+    if (!moved)
+        vt->move_why = PC_PLACE_NONE;
     if (!moved && vc->w[wi].state != W_GONE)
         pc_dep_worker_gone(d, vc, wi);
     pc_dep_unplace(d, vc, vt);
@@ -853,7 +856,18 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
                            pc_peer_member(d->p, vc->w[i].ep)->state == PC_MEMBER_SUSPECT;
             pc_json_fmt(j, ":\"%s\"", suspect ? "suspect" : s_wstate[vc->w[i].state]);
         }
-        pc_json_fmt(j, "},\"vts\":[");
+        /* what the delegator weighs: each active worker's cores, rate
+         * per core as measured, and VTs of this VC placed there */
+        pc_json_fmt(j, "},\"placement\":[");
+        for (int i = 0, n = 0; i < vc->nw; i++) {
+            if (vc->w[i].state != W_ACTIVE)
+                continue;
+            pc_json_fmt(j, "%s{\"worker\":", n++ ? "," : "");
+            pc_json_str(j, vc->w[i].ep);
+            pc_json_fmt(j, ",\"cores\":%u,\"rate\":%u,\"vts\":%u}", vc->w[i].cores, vc->w[i].rate,
+                        vc->w[i].nvts);
+        }
+        pc_json_fmt(j, "],\"vts\":[");
         for (int i = 0; i < vc->nvts; i++) {
             const dep_vt *vt = &vc->vts[i];
             const char *st = vt->state == VT_RUNNING && vt->recovering && !vt->ckpt_ms
@@ -863,6 +877,8 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
             pc_json_str(j, vt->task);
             pc_json_fmt(j, ",\"state\":\"%s\",\"host\":", st);
             pc_json_str(j, vt->host >= 0 ? vc->w[vt->host].ep : "");
+            pc_json_fmt(j, ",\"placed\":\"%s\"",
+                        vt->host >= 0 ? pc_place_why_text((pc_place_why)vt->placed_why) : "");
             pc_json_fmt(j,
                         ",\"epoch\":%u,\"checkpoint_age_ms\":%lld,\"checkpoints\":%llu,"
                         "\"crashes\":%d,\"resumes\":%d,\"restarts\":%d,\"holders\":[",

@@ -52,6 +52,8 @@ typedef struct dep_vt {
     bool confirmed;            /* the host's executor has this epoch (it asked for inputs) */
     uint64_t migrating_ms;     /* a move to a less loaded worker asked for then (0: none) */
     uint64_t placed_ms;        /* when this epoch was placed */
+    uint8_t placed_why;        /* why it went there (pc_place_why) */
+    uint8_t move_why;          /* why rebalancing moves it (pc_place_why; 0: no move) */
     char src[PC_ENDPOINT_MAX]; /* the holder sending its image to the host ("": none) */
     uint64_t src_next_in;      /* input position of that image */
     pc_buf *image;             /* an image handed over by a leaving worker (NULL: none) */

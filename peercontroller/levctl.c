@@ -463,12 +463,22 @@ static const field s_vt_fields[] = {
     {"id", 'n', true, 0, NULL},         {"task", 's', false, 0, NULL},
     {"state", 's', false, 0, NULL},     {"host", 's', false, 0, NULL},
     {"epoch", 'n', false, 0, NULL},     {"checkpoint_age_ms", 'n', false, 0, NULL},
-    {"holders", 'a', false, 's', NULL}, {NULL, 0, false, 0, NULL}};
-static const field s_vc_fields[] = {
-    {"id", 's', true, 0, NULL},           {"client", 's', false, 0, NULL},
-    {"quota", 'n', false, 0, NULL},       {"checkpoint_ms", 'n', false, 0, NULL},
-    {"replicas", 'n', false, 0, NULL},    {"workers", 'a', false, 's', NULL},
-    {"vts", 'a', true, 'o', s_vt_fields}, {NULL, 0, false, 0, NULL}};
+    {"holders", 'a', false, 's', NULL}, {"placed", 's', false, 0, NULL},
+    {NULL, 0, false, 0, NULL}};
+static const field s_load_fields[] = {{"worker", 's', true, 0, NULL},
+                                      {"cores", 'n', false, 0, NULL},
+                                      {"rate", 'n', false, 0, NULL},
+                                      {"vts", 'n', false, 0, NULL},
+                                      {NULL, 0, false, 0, NULL}};
+static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
+                                    {"client", 's', false, 0, NULL},
+                                    {"quota", 'n', false, 0, NULL},
+                                    {"checkpoint_ms", 'n', false, 0, NULL},
+                                    {"replicas", 'n', false, 0, NULL},
+                                    {"workers", 'a', false, 's', NULL},
+                                    {"vts", 'a', true, 'o', s_vt_fields},
+                                    {"placement", 'a', false, 'o', s_load_fields},
+                                    {NULL, 0, false, 0, NULL}};
 static const field s_exec_fields[] = {{"vc", 's', false, 0, NULL},
                                       {"deployer", 's', false, 0, NULL},
                                       {"pid", 'n', false, 0, NULL},
@@ -785,14 +795,24 @@ static void s_print_vc(const jv *vc)
            s_str(vc, "id", "-"), s_str(vc, "client", "-"), s_num(vc, "quota", b[0], 32),
            s_num(vc, "checkpoint_ms", b[1], 32), s_num(vc, "replicas", b[2], 32),
            s_join(s_jget(vc, "workers"), holders, sizeof holders));
+    const jv *load = s_jget(vc, "placement");
+    if (load && load->n) {
+        int ww = s_width(load, "worker", 6);
+        printf("  %-*s  %5s  %10s  %4s\n", ww, "WORKER", "CORES", "RATE", "VTS");
+        for (size_t i = 0; i < load->n; i++)
+            printf("  %-*s  %5s  %10s  %4s\n", ww, s_str(load->v[i], "worker", "-"),
+                   s_num(load->v[i], "cores", b[0], 32), s_num(load->v[i], "rate", b[1], 32),
+                   s_num(load->v[i], "vts", b[2], 32));
+    }
     const jv *vts = s_jget(vc, "vts");
     if (!vts->n) {
         printf("  no virtual threads\n");
         return;
     }
     int wt = s_width(vts, "task", 4), wh = s_width(vts, "host", 4);
-    printf("  %-6s  %-*s  %-10s  %-*s  %5s  %9s  %s\n", "VT", wt, "TASK", "STATE", wh, "HOST",
-           "EPOCH", "CKPT AGE", "HOLDERS");
+    int wp = s_width(vts, "placed", 6);
+    printf("  %-6s  %-*s  %-10s  %-*s  %-*s  %5s  %9s  %s\n", "VT", wt, "TASK", "STATE", wh, "HOST",
+           wp, "PLACED", "EPOCH", "CKPT AGE", "HOLDERS");
     for (size_t i = 0; i < vts->n; i++) {
         const jv *vt = vts->v[i];
         char age[40];
@@ -801,9 +821,10 @@ static void s_print_vc(const jv *vc)
             snprintf(age, sizeof age, "%s", a[1] ? "none" : "-");
         else
             snprintf(age, sizeof age, "%s ms", a);
-        printf("  %-6s  %-*s  %-10s  %-*s  %5s  %9s  %s\n", s_num(vt, "id", b[4], 32), wt,
-               s_str(vt, "task", "-"), s_str(vt, "state", "-"), wh, s_str(vt, "host", "-"),
-               s_num(vt, "epoch", b[5], 32), age,
+        const char *placed = s_str(vt, "placed", "-");
+        printf("  %-6s  %-*s  %-10s  %-*s  %-*s  %5s  %9s  %s\n", s_num(vt, "id", b[4], 32), wt,
+               s_str(vt, "task", "-"), s_str(vt, "state", "-"), wh, s_str(vt, "host", "-"), wp,
+               *placed ? placed : "-", s_num(vt, "epoch", b[5], 32), age,
                s_join(s_jget(vt, "holders"), holders, sizeof holders));
     }
 }

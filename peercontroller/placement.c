@@ -292,13 +292,13 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     bool enrolling = pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) > 0;
     if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
         return false;
-    pc_place_cand cand[256];
-    int idx[256], n = 0;
+    pc_place_cand cand[PC_PLACE_MAX];
+    int idx[PC_PLACE_MAX], n = 0;
     int src = s_best_holder(d, vt);
     if (src < 0 && s_waits_for_dead(d, vc, vt))
         return true; /* pending still; the others are placed meanwhile */
     vt->wait_since = 0;
-    for (int i = 0; i < vc->nw && n < 256; i++) {
+    for (int i = 0; i < vc->nw && n < PC_PLACE_MAX; i++) {
         dep_worker *w = &vc->w[i];
         if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
             continue;
@@ -310,9 +310,14 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
                                   .holds_image = s_holds_best(vt, src, w->ep) >= 0};
         idx[n++] = i;
     }
-    int c = pc_delegate(cand, n);
+    pc_place_why why;
+    int c = pc_delegate_why(cand, n, &why);
     if (c < 0)
         return false;
+    if (vt->move_why) /* a move rebalancing asked for: its reason */
+        why = (pc_place_why)vt->move_why;
+    vt->move_why = PC_PLACE_NONE;
+    vt->placed_why = (uint8_t)why;
     int host = idx[c];
     dep_worker *w = &vc->w[host];
     bool from_image = pc_buf_len(vt->image) > 0;
@@ -352,8 +357,13 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RUN, vc, vt, 0), &b, NULL);
     }
     pc_wbuf_free(&b);
-    pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu epoch %u on %s%s%s", (unsigned long long)vc->id,
-           (unsigned long long)vt->id, vt->epoch, w->ep, *vt->src ? " from the image at " : "",
+    pc_log(PC_LOG_INFO,
+           "VC %016llx VT %llu epoch %u placed on %s (%s: %u of %u cores, rate %u)%s%s",
+           (unsigned long long)vc->id, (unsigned long long)vt->id, vt->epoch, w->ep,
+           pc_place_why_text(why), w->nvts, w->cores, w->rate,
+           *vt->src     ? ", from the image at "
+           : from_image ? ", from a live image"
+                        : "",
            vt->src);
     return true;
 }
@@ -384,6 +394,7 @@ void pc_dep_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         return;
     int old = vt->host;
     pc_dep_unplace(d, vc, vt);
+    vt->move_why = PC_PLACE_NONE; /* placed again for a loss, not moved */
     /* whoever ran it stops its copy when this reaches it */
     if (old >= 0)
         pc_peer_send(d->p, vc->w[old].ep, dep_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
@@ -495,9 +506,9 @@ void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
             pc_dep_requeue(d, vc, vt);
         }
     }
-    pc_place_cand cand[256];
-    int idx[256], n = 0;
-    for (int i = 0; i < vc->nw && n < 256; i++) {
+    pc_place_cand cand[PC_PLACE_MAX];
+    int idx[PC_PLACE_MAX], n = 0;
+    for (int i = 0; i < vc->nw && n < PC_PLACE_MAX; i++) {
         dep_worker *w = &vc->w[i];
         if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
             continue;
@@ -506,31 +517,23 @@ void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
             .cores = w->cores, .rate = w->rate, .assigned = w->nvts, .load = m ? m->rec.load : 0};
         idx[n++] = i;
     }
-    for (int k = 0; k < n; k++) {
-        if (cand[k].assigned <= cand[k].cores)
+    pc_move mv;
+    if (!pc_rebalance(cand, n, &mv))
+        return;
+    for (int i = vc->nvts - 1; i >= 0; i--) {
+        dep_vt *vt = &vc->vts[i];
+        if (vt->state != VT_RUNNING || vt->host != idx[mv.from] || !vt->confirmed ||
+            now - vt->placed_ms < DEP_SETTLED_MS)
             continue;
-        /* where would one of its VTs go, were it placed now? */
-        cand[k].assigned--;
-        if (cand[k].load)
-            cand[k].load--;
-        int c = pc_delegate(cand, n);
-        cand[k].assigned++;
-        cand[k].load++;
-        if (c < 0 || c == k || cand[c].assigned >= cand[c].cores)
-            continue;
-        for (int i = vc->nvts - 1; i >= 0; i--) {
-            dep_vt *vt = &vc->vts[i];
-            if (vt->state != VT_RUNNING || vt->host != idx[k] || !vt->confirmed ||
-                now - vt->placed_ms < DEP_SETTLED_MS)
-                continue;
-            vt->migrating_ms = now ? now : 1;
-            pc_peer_send(d->p, vc->w[vt->host].ep, dep_hdr(PC_W_MIGRATE, vc, vt, 0), NULL, NULL);
-            pc_log(PC_LOG_INFO,
-                   "VC %016llx VT %llu: moving from %s (%u VTs on %u cores) to a "
-                   "free core",
-                   (unsigned long long)vc->id, (unsigned long long)vt->id, vc->w[idx[k]].ep,
-                   cand[k].assigned, cand[k].cores);
-            return;
-        }
+        vt->migrating_ms = now ? now : 1;
+        vt->move_why = (uint8_t)mv.why;
+        pc_peer_send(d->p, vc->w[vt->host].ep, dep_hdr(PC_W_MIGRATE, vc, vt, 0), NULL, NULL);
+        const dep_worker *a = &vc->w[idx[mv.from]], *b = &vc->w[idx[mv.to]];
+        pc_log(PC_LOG_INFO,
+               "VC %016llx VT %llu: moving from %s (%u VTs on %u cores, rate %u) to %s (%u VTs "
+               "on %u cores, rate %u): %s",
+               (unsigned long long)vc->id, (unsigned long long)vt->id, a->ep, a->nvts, a->cores,
+               a->rate, b->ep, b->nvts, b->cores, b->rate, pc_place_why_text(mv.why));
+        return;
     }
 }

@@ -2,7 +2,9 @@
  * address resolver (resolver.c): placement proportional to measured
  * capacity, load from other VCs, a free core before a shared one, the
  * preference for a worker that holds a VT's image on a near-tie only (the
- * VTs of a lost worker spread rather than stack on their holder); VT ids to hosts and epochs
+ * VTs of a lost worker spread rather than stack on their holder), the
+ * reason named with each decision, and rebalancing (off a shared core,
+ * onto a core 1.5x as fast, settling); VT ids to hosts and epochs
  * through growth and removals. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -158,6 +160,101 @@ static void t_like_rates(void **state)
     assert_int_equal(pc_delegate(e, 2), 1);
 }
 
+/* A holder with many cores all busy shares one rather than leave the VT
+ * a free core elsewhere, however near its finish time. */
+static void t_holder_never_shares(void **state)
+{
+    (void)state;
+    pc_place_cand c[2] = {{.cores = 1, .rate = 1000},
+                          {.cores = 16, .rate = 1000, .assigned = 16, .holds_image = true}};
+    pc_place_why why;
+    assert_int_equal(pc_delegate_why(c, 2, &why), 0);
+    assert_int_equal(why, PC_PLACE_FREE_CORE);
+    c[1].assigned = 15; /* a core free on the holder too: it wins the tie */
+    assert_int_equal(pc_delegate_why(c, 2, &why), 1);
+    assert_int_equal(why, PC_PLACE_HOLDER);
+}
+
+/* Each decision names the rule that made it. */
+static void t_why(void **state)
+{
+    (void)state;
+    pc_place_why why = PC_PLACE_SPREAD;
+    assert_int_equal(pc_delegate_why(NULL, 0, &why), -1);
+    assert_int_equal(why, PC_PLACE_NONE);
+    pc_place_cand one[2] = {{.cores = 1, .rate = 5}, {.cores = 0, .rate = 9}};
+    assert_int_equal(pc_delegate_why(one, 2, &why), 0);
+    assert_int_equal(why, PC_PLACE_ONLY);
+    pc_place_cand c[2] = {{.cores = 1, .rate = 1000}, {.cores = 1, .rate = 3000}};
+    assert_int_equal(pc_delegate_why(c, 2, &why), 1);
+    assert_int_equal(why, PC_PLACE_SOONEST);
+    pc_place_cand d[2] = {{.cores = 2, .rate = 1000, .assigned = 1}, {.cores = 2, .rate = 1040}};
+    assert_int_equal(pc_delegate_why(d, 2, &why), 1);
+    assert_int_equal(why, PC_PLACE_SPREAD);
+    pc_place_cand e[2] = {{.cores = 1, .rate = 9000, .assigned = 1}, {.cores = 1, .rate = 1000}};
+    assert_int_equal(pc_delegate_why(e, 2, &why), 1);
+    assert_int_equal(why, PC_PLACE_FREE_CORE);
+    for (int w = PC_PLACE_NONE; w <= PC_PLACE_FASTER; w++)
+        assert_true(strlen(pc_place_why_text((pc_place_why)w)) > 0);
+    assert_string_equal(pc_place_why_text(PC_PLACE_FREE_CORE), "a free core");
+}
+
+/* Rebalancing: a VT sharing a core moves to a free one; a VT alone on a
+ * slow core moves to a free core at least 1.5x as fast, not to one only
+ * a little faster; and after a move nothing moves back. */
+static void t_rebalance(void **state)
+{
+    (void)state;
+    pc_move m;
+    pc_place_cand c[3] = {{.cores = 1, .rate = 1000, .assigned = 2},
+                          {.cores = 1, .rate = 1000, .assigned = 1},
+                          {.cores = 1, .rate = 500}};
+    assert_true(pc_rebalance(c, 3, &m));
+    assert_int_equal(m.from, 0);
+    assert_int_equal(m.to, 2);
+    assert_int_equal(m.why, PC_PLACE_UNSHARE);
+    c[0].assigned--, c[2].assigned++;
+    assert_false(pc_rebalance(c, 3, &m)); /* a slower core is no gain */
+    /* a spare twice as fast becomes active */
+    pc_place_cand f[3] = {{.cores = 1, .rate = 450, .assigned = 1},
+                          {.cores = 1, .rate = 150, .assigned = 1},
+                          {.cores = 1, .rate = 300}};
+    assert_true(pc_rebalance(f, 3, &m));
+    assert_int_equal(m.from, 1); /* the slowest moves */
+    assert_int_equal(m.to, 2);
+    assert_int_equal(m.why, PC_PLACE_FASTER);
+    f[1].assigned--, f[2].assigned++;
+    assert_false(pc_rebalance(f, 3, &m)); /* 450 over 300 is under 1.5x */
+    /* only a little faster: stays */
+    pc_place_cand g[2] = {{.cores = 1, .rate = 1000, .assigned = 1}, {.cores = 1, .rate = 1400}};
+    assert_false(pc_rebalance(g, 2, &m));
+    /* a free core busy with another VC's VTs is not free */
+    pc_place_cand h[2] = {{.cores = 1, .rate = 100, .assigned = 1},
+                          {.cores = 1, .rate = 1000, .load = 1}};
+    assert_false(pc_rebalance(h, 2, &m));
+    assert_false(pc_rebalance(h, 0, &m));
+    /* over random meshes, repeated moves end, and never onto a shared core */
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int round = 0; round < 300; round++) {
+        pc_place_cand r[6];
+        int n = 2 + (int)(round % 5);
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            r[i] = (pc_place_cand){.cores = 1 + (uint32_t)(x % 3),
+                                   .rate = 100 + (uint32_t)((x >> 8) % 1000),
+                                   .assigned = (uint32_t)((x >> 20) % 4)};
+        }
+        int moves = 0;
+        while (pc_rebalance(r, n, &m)) {
+            assert_true(m.from != m.to && r[m.from].assigned > 0);
+            assert_true(r[m.to].assigned < r[m.to].cores);
+            r[m.from].assigned--, r[m.to].assigned++;
+            if (++moves > 24)
+                fail_msg("round %d: rebalancing does not settle", round);
+        }
+    }
+}
+
 static void t_resolver(void **state)
 {
     (void)state;
@@ -195,9 +292,15 @@ static void t_resolver(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_proportional), cmocka_unit_test(t_load_and_none),
-        cmocka_unit_test(t_holder),       cmocka_unit_test(t_resume_spread),
-        cmocka_unit_test(t_no_stacking),  cmocka_unit_test(t_like_rates),
+        cmocka_unit_test(t_proportional),
+        cmocka_unit_test(t_load_and_none),
+        cmocka_unit_test(t_holder),
+        cmocka_unit_test(t_resume_spread),
+        cmocka_unit_test(t_no_stacking),
+        cmocka_unit_test(t_like_rates),
+        cmocka_unit_test(t_holder_never_shares),
+        cmocka_unit_test(t_why),
+        cmocka_unit_test(t_rebalance),
         cmocka_unit_test(t_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,8 +192,10 @@ typedef struct mesh {
 
 static const char *s_vc_a =
     "{\"id\":\"aa01\",\"client\":\"client:77:ab\",\"quota\":3,\"checkpoint_ms\":2000,"
-    "\"replicas\":1,\"workers\":[\"%s\"],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
-    "\"state\":\"running\",\"host\":\"%s\",\"epoch\":1,\"checkpoint_age_ms\":340,"
+    "\"replicas\":1,\"workers\":[\"%s\"],\"placement\":[{\"worker\":\"%s\",\"cores\":4,"
+    "\"rate\":4321,\"vts\":1}],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
+    "\"state\":\"running\",\"host\":\"%s\",\"placed\":\"a free core\",\"epoch\":1,"
+    "\"checkpoint_age_ms\":340,"
     "\"holders\":[\"%s\",\"tcp://10.0.0.9:7000\"]},{\"id\":3,\"task\":\"caf\\u00e9 "
     "\\ud83d\\ude00\",\"state\":\"done\",\"host\":\"%s\",\"epoch\":2,\"checkpoint_age_ms\":-1,"
     "\"holders\":[]}]}";
@@ -205,7 +207,7 @@ static void s_mesh_new(mesh *m)
     m->b = fp_new(FP_NORMAL);
     fp_dead_endpoint(m->d);
     const char *a = fp_endpoint(m->a), *b = fp_endpoint(m->b);
-    snprintf(vc_a, sizeof vc_a, s_vc_a, b, b, a, b);
+    snprintf(vc_a, sizeof vc_a, s_vc_a, b, b, b, a, b);
     snprintf(m->doc_a, sizeof m->doc_a,
              "{\"peer\":\"%s\",\"version\":1,\"peers\":["
              "{\"endpoint\":\"%s\",\"state\":\"alive\",\"cores\":2,\"rate\":12345,\"load\":3,"
@@ -251,6 +253,10 @@ static void t_report(void **state)
     s_has(r->out, "pc_spin");
     s_has(r->out, "running");
     s_has(r->out, "340 ms");
+    s_has(r->out, "PLACED");
+    s_has(r->out, "a free core"); /* why VT 2 runs where it does */
+    s_has(r->out, "WORKER");      /* the placement table: cores, rate, VTs */
+    s_has(r->out, "4321");
     s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");
     s_has(r->out, "no virtual threads");

@@ -10,7 +10,8 @@
  * killed worker and its VTs' resumes, and no wait is for a time: each is for a state
  * of a peer, bounded. Combinations too: a holder stalled then its VT's host
  * killed, two workers killed together, a worker stalled within the
- * suspicion timeout (not fenced). Run one scenario with `test_pc_mesh NAME`.
+ * suspicion timeout (not fenced). And rebalancing: a VT moves to a faster
+ * worker that joins. Run one scenario with `test_pc_mesh NAME`.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -619,6 +620,44 @@ static void t_join_midrun(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+typedef struct want_placed {
+    uint64_t vt;
+    const char *host, *why;
+} want_placed;
+
+/* VT vt runs on host, placed there for reason why. */
+static bool s_placed(const char *js, void *ctx)
+{
+    want_placed *w = ctx;
+    char host[128], why[64];
+    return js_vt_str(js, w->vt, "host", host, sizeof host) && !strcmp(host, w->host) &&
+           js_vt_str(js, w->vt, "placed", why, sizeof why) && !strcmp(why, w->why);
+}
+
+/* A VT alone on a slow worker moves to a worker over 1.5x as fast when
+ * that one joins; the status says why each placement was made. */
+static void t_faster_joins(void **state)
+{
+    (void)state;
+    mesh m;
+    memset(&m, 0, sizeof m);
+    s_peer(&m, 0, "-1", NULL);
+    s_peer(&m, 1, "1", (const char *const[]){"--rate", "300", NULL});
+    want_alive a = {2};
+    assert_true(mesh_wait(m.p[0].ep, s_alive, &a, LIMIT));
+    run r;
+    s_open(&r, &m, 0, 200);
+    s_start(&r, 1);
+    want_placed slow = {2, m.p[1].ep, "the only worker"};
+    assert_true(mesh_wait(m.p[0].ep, s_placed, &slow, LIMIT));
+    s_peer(&m, 2, "1", NULL); /* rate 1000 */
+    want_placed fast = {2, m.p[2].ep, "moved to a faster free core"};
+    assert_true(mesh_wait(m.p[0].ep, s_placed, &fast, LIMIT));
+    s_join_all(&r);
+    assert_int_equal(lev_vc_close(&r.vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
 /* A task that crashes its executor fails after three crashes, with an
  * error the client sees; the other VTs are unharmed. */
 static void t_crash_limit(void **state)
@@ -897,13 +936,14 @@ int main(int argc, char **argv)
      * busy machine would starve them for as long as they run. */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_kill_worker), cmocka_unit_test(t_kill_holder),
-        cmocka_unit_test(t_stop_cont),   cmocka_unit_test(t_sigterm),
-        cmocka_unit_test(t_join_midrun), cmocka_unit_test(t_crash_limit),
-        cmocka_unit_test(t_bad_worker),  cmocka_unit_test(t_deployer_lost),
-        cmocka_unit_test(t_gossip32),    cmocka_unit_test(t_bad_input),
-        cmocka_unit_test(t_config),      cmocka_unit_test(t_stall_holder_kill),
-        cmocka_unit_test(t_kill_two),    cmocka_unit_test(t_stall_no_fence),
+        cmocka_unit_test(t_kill_worker),  cmocka_unit_test(t_kill_holder),
+        cmocka_unit_test(t_stop_cont),    cmocka_unit_test(t_sigterm),
+        cmocka_unit_test(t_join_midrun),  cmocka_unit_test(t_crash_limit),
+        cmocka_unit_test(t_bad_worker),   cmocka_unit_test(t_deployer_lost),
+        cmocka_unit_test(t_gossip32),     cmocka_unit_test(t_bad_input),
+        cmocka_unit_test(t_config),       cmocka_unit_test(t_stall_holder_kill),
+        cmocka_unit_test(t_kill_two),     cmocka_unit_test(t_stall_no_fence),
+        cmocka_unit_test(t_faster_joins),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
