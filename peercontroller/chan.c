@@ -18,16 +18,20 @@
 #include <unistd.h>
 
 #include "lev_errors.h"
+#include "vec.h"
 
 #define S_DEFAULT_MAX ((size_t)1 << 30) /* 1 GiB */
 #define S_CHUNK 65536u                  /* bytes of one read of headers and small payloads */
 #define S_DIRECT 4096u /* a payload remainder at least this large is read in place */
 #define S_IOV_STACK 16
+#define S_LATER_MAX (256u << 10) /* bytes of records put off before they go at once */
 
 struct pc_chan {
     int fd;
     size_t max_len;
-    pthread_mutex_t send_mu; /* keeps records whole */
+    pthread_mutex_t send_mu; /* keeps records whole; guards `later` */
+    uint8_t *later;          /* whole records put off (pc_chan_send_later) */
+    size_t nlater, caplater;
 
     /* receiving (one reader) */
     uint8_t *in; /* S_CHUNK bytes read ahead: headers, small payloads */
@@ -65,6 +69,7 @@ void pc_chan_destroy(pc_chan **c_p)
     *c_p = NULL;
     close(c->fd);
     pthread_mutex_destroy(&c->send_mu);
+    free(c->later);
     free(c->in);
     free(c->pay);
     free(c);
@@ -90,6 +95,20 @@ static bool s_wait_fd(int fd, short events)
     }
 }
 
+/* Moves *iov (of *n) past `done` written bytes. */
+static void s_iov_advance(struct iovec **iov, int *n, size_t done)
+{
+    while (*n > 0 && done >= (*iov)->iov_len) {
+        done -= (*iov)->iov_len;
+        (*iov)++;
+        (*n)--;
+    }
+    if (*n > 0) {
+        (*iov)->iov_base = (uint8_t *)(*iov)->iov_base + done;
+        (*iov)->iov_len -= done;
+    }
+}
+
 /* Writes every byte the iovecs hold (advancing them); 0 or LEV_EPEER. */
 static int s_writev_all(int fd, struct iovec *iov, int n)
 {
@@ -103,21 +122,25 @@ static int s_writev_all(int fd, struct iovec *iov, int n)
                 continue;
             return LEV_EPEER;
         }
-        size_t done = (size_t)w;
-        while (n > 0 && done >= iov->iov_len) {
-            done -= iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (uint8_t *)iov->iov_base + done;
-            iov->iov_len -= done;
-        }
+        s_iov_advance(&iov, &n, (size_t)w);
     }
     return 0;
 }
 
-int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
+/* Under send_mu: writes the records put off; 0 or LEV_EPEER. */
+static int s_flush_locked(pc_chan *c)
+{
+    if (!c->nlater)
+        return 0;
+    struct iovec io = {.iov_base = c->later, .iov_len = c->nlater};
+    c->nlater = 0;
+    return s_writev_all(c->fd, &io, 1);
+}
+
+/* Sends one record (pc_chan_send); with `try`, gives up (0) when another
+ * thread is sending or the socket takes no byte now, and otherwise sends
+ * it whole (1). */
+static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool try)
 {
     if (!c || n < 0 || (n && !parts) || n > 1000)
         return LEV_EINVAL;
@@ -139,11 +162,86 @@ int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
     for (int i = 0; i < n; i++)
         if (parts[i].iov_len)
             iov[k++] = parts[i];
-    pthread_mutex_lock(&c->send_mu);
-    int rc = s_writev_all(c->fd, iov, k);
-    pthread_mutex_unlock(&c->send_mu);
+    int rc = 0;
+    bool locked = true;
+    if (!try) {
+        pthread_mutex_lock(&c->send_mu);
+        rc = s_flush_locked(c);
+        rc = rc ? rc : s_writev_all(c->fd, iov, k);
+    } else if (pthread_mutex_trylock(&c->send_mu)) {
+        locked = false; /* another thread sends: nothing sent */
+    } else if (c->nlater) {
+        rc = 0; /* records put off go first: the caller queues this one */
+    } else {
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+        ssize_t w;
+        do
+            w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (w < 0 && errno == EINTR);
+        if (w < 0) {
+            rc = errno == EAGAIN || errno == EWOULDBLOCK ? 0 : LEV_EPEER;
+        } else {
+            /* taken in part: the rest follows at once, the record whole */
+            struct iovec *at = iov;
+            int left = k;
+            s_iov_advance(&at, &left, (size_t)w);
+            rc = left > 0 ? s_writev_all(c->fd, at, left) : 0;
+            rc = rc ? rc : 1;
+        }
+    }
+    if (locked)
+        pthread_mutex_unlock(&c->send_mu);
     if (iov != stack_iov)
         free(iov);
+    return rc;
+}
+
+int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
+{
+    return s_send(c, h, parts, n, false);
+}
+
+int pc_chan_try_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
+{
+    return s_send(c, h, parts, n, true);
+}
+
+int pc_chan_send_later(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
+{
+    if (!c || n < 0 || (n && !parts) || n > 1000)
+        return LEV_EINVAL;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].iov_len;
+    if (total > S_LATER_MAX / 4)
+        return s_send(c, h, parts, n, false); /* large: at once (after those put off) */
+    h.len = (uint32_t)total;
+    size_t need = PC_HDR_LEN + (size_t)total;
+    pthread_mutex_lock(&c->send_mu);
+    int rc = c->nlater + need > S_LATER_MAX ? s_flush_locked(c) : 0;
+    if (!rc && RT_VEC_RESERVE(c->later, c->caplater, c->nlater, need))
+        rc = s_flush_locked(c) ? LEV_EPEER : LEV_ENOMEM;
+    if (!rc) {
+        pc_hdr_encode(&h, c->later + c->nlater);
+        size_t at = c->nlater + PC_HDR_LEN;
+        for (int i = 0; i < n; i++) {
+            if (parts[i].iov_len)
+                memcpy(c->later + at, parts[i].iov_base, parts[i].iov_len);
+            at += parts[i].iov_len;
+        }
+        c->nlater = at;
+    }
+    pthread_mutex_unlock(&c->send_mu);
+    return rc;
+}
+
+int pc_chan_flush(pc_chan *c)
+{
+    if (!c)
+        return LEV_EINVAL;
+    pthread_mutex_lock(&c->send_mu);
+    int rc = s_flush_locked(c);
+    pthread_mutex_unlock(&c->send_mu);
     return rc;
 }
 

@@ -38,6 +38,21 @@ int pc_chan_fd(const pc_chan *c);
  * 0, or LEV_EPEER once the other end is gone (EPIPE, reset). */
 int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n);
 
+/* Sends one record as pc_chan_send does, but only if that needs no wait
+ * to start: 0 (nothing sent) when another thread is sending or the
+ * socket has no room now; 1 when sent whole (a record the socket took in
+ * part is finished at once, blocking if it must); or LEV_EPEER. */
+int pc_chan_try_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n);
+
+/* Puts a small record off (copied) until pc_chan_flush, so that what one
+ * pass of a reactor sends goes in one write; a large one, or one that
+ * fills the put-off bytes (256 KiB), sends them at once. Any send writes
+ * what was put off first. 0, LEV_ENOMEM or LEV_EPEER. */
+int pc_chan_send_later(pc_chan *c, pc_hdr h, const struct iovec *parts, int n);
+
+/* Writes the records put off (blocking until written); 0 or LEV_EPEER. */
+int pc_chan_flush(pc_chan *c);
+
 /* Sends a record whose payload is one pc_wbuf (or none when w is NULL). */
 int pc_chan_send_buf(pc_chan *c, pc_hdr h, const pc_wbuf *w);
 

@@ -825,6 +825,12 @@ void pc_deployer_destroy(pc_deployer **d_p)
  * Status
  * =================================================================== */
 
+void pc_deployer_flush(pc_deployer *d)
+{
+    for (dep_vc *vc = d ? d->vcs : NULL; vc; vc = vc->next)
+        pc_mm_flush(vc->mm);
+}
+
 void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
 {
     uint64_t now = pc_peer_now(d->p);

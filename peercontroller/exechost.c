@@ -29,6 +29,7 @@
 #include "executor.h"
 #include "image.h"
 #include "lev_errors.h"
+#include "lev_task.h"
 #include "modmgr.h"
 #include "module.h"
 #include "rt.h"
@@ -87,6 +88,7 @@ typedef struct s_host {
     pthread_cond_t out_cv;
     s_out *qhead, *qtail; /* records to send */
     bool qstop;           /* the sender drains the queue and ends */
+    bool writing;         /* a thread writes a record on the channel */
     bool send_failed;
     s_vtrec *reap;    /* VTs that ended, for the main thread */
     rt_ch_host chost; /* the VTs' channels go out through s_on_output */
@@ -277,7 +279,7 @@ static void *s_sender_main(void *arg)
     s_host *h = arg;
     pthread_mutex_lock(&h->mu);
     for (;;) {
-        while (!h->qhead && !h->qstop)
+        while ((!h->qhead && !h->qstop) || h->writing)
             pthread_cond_wait(&h->out_cv, &h->mu);
         s_out *o = h->qhead;
         if (!o)
@@ -286,10 +288,12 @@ static void *s_sender_main(void *arg)
         if (!h->qhead)
             h->qtail = NULL;
         bool failed = h->send_failed;
+        h->writing = true;
         pthread_mutex_unlock(&h->mu);
         int rc = failed ? LEV_EPEER : s_send(h, o);
         s_out_free(o);
         pthread_mutex_lock(&h->mu);
+        h->writing = false;
         if (rc)
             h->send_failed = true;
     }
@@ -427,24 +431,80 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* The head of an X_OUT record for output `out`, up to the length of its
+ * data (which follows it on the wire): what s_on_output's pc_put_* calls
+ * write, into buf (S_OUT_HEAD bytes). Its length. */
+#define S_OUT_HEAD (1 + 8 + 8 + 1 + 4 + LEV_NAME_MAX + 4)
+static size_t s_out_head(const rt_out *out, uint8_t *buf)
+{
+    size_t nl = out->name ? strnlen(out->name, LEV_NAME_MAX) : 0, at = 0;
+    buf[at++] = out->kind;
+    rt_le64_put(buf + at, out->to);
+    rt_le64_put(buf + at + 8, out->ref);
+    at += 16;
+    buf[at++] = out->keep;
+    rt_le32_put(buf + at, (uint32_t)nl);
+    memcpy(buf + at + 4, out->name ? out->name : "", nl);
+    at += 4 + nl;
+    rt_le32_put(buf + at, (uint32_t)out->len);
+    return at + 4;
+}
+
 /* An output of a VT (vtchan.h): to the daemon, which passes it to the
  * deployer. Past the image of a STOP it belongs to the copy resumed
- * elsewhere. */
+ * elsewhere. When nothing is queued and no thread writes, the VT's own
+ * thread writes it, from the VT's buffer, if the socket takes it now
+ * (no hand-off to the sender thread, no copy); otherwise it is queued
+ * ahead of anything queued while it was tried, keeping the order. */
 static void s_on_output(rt_vt *vt, const rt_out *out, void *ud)
 {
     s_host *h = ud;
     s_vtrec *r = vt->host;
     pthread_mutex_lock(&h->mu);
-    if (!r->forget && !r->stop_img) {
-        s_out *o = s_out_new(PC_X_OUT, r->id, r->epoch, out->seq);
-        if (o) {
-            pc_put_u8(&o->head, out->kind);
-            pc_put_u64(&o->head, out->to);
-            pc_put_u64(&o->head, out->ref);
-            pc_put_u8(&o->head, out->keep);
-            pc_put_str(&o->head, out->name);
-            pc_put_blob(&o->head, out->data, out->len);
+    if (r->forget || r->stop_img) {
+        pthread_mutex_unlock(&h->mu);
+        return;
+    }
+    bool tried = false;
+    if (!h->qhead && !h->writing && !h->send_failed && out->len <= UINT32_MAX &&
+        (!out->name || strlen(out->name) <= LEV_NAME_MAX)) {
+        h->writing = tried = true;
+        pthread_mutex_unlock(&h->mu);
+        uint8_t head[S_OUT_HEAD];
+        struct iovec parts[2] = {{.iov_base = head, .iov_len = s_out_head(out, head)},
+                                 {.iov_base = (void *)out->data, .iov_len = out->len}};
+        atomic_fetch_add(&s_sending, 1);
+        int rc = atomic_load(&s_crashed)
+                     ? LEV_EPEER
+                     : pc_chan_try_send(
+                           h->chan, pc_hdr_make(PC_X_OUT, 0, r->id, r->epoch, out->seq), parts, 2);
+        atomic_fetch_sub(&s_sending, 1);
+        pthread_mutex_lock(&h->mu);
+        h->writing = false;
+        pthread_cond_signal(&h->out_cv); /* what was queued meanwhile goes now */
+        if (rc < 0)
+            h->send_failed = true;
+        if (rc != 0) {
+            pthread_mutex_unlock(&h->mu);
+            return;
         }
+    }
+    s_out *o = s_out_new(PC_X_OUT, r->id, r->epoch, out->seq);
+    if (o) {
+        pc_put_u8(&o->head, out->kind);
+        pc_put_u64(&o->head, out->to);
+        pc_put_u64(&o->head, out->ref);
+        pc_put_u8(&o->head, out->keep);
+        pc_put_str(&o->head, out->name);
+        pc_put_blob(&o->head, out->data, out->len);
+    }
+    if (tried && o && !o->head.err) { /* ahead of what came meanwhile */
+        o->next = h->qhead;
+        h->qhead = o;
+        if (!h->qtail)
+            h->qtail = o;
+        pthread_cond_signal(&h->out_cv);
+    } else {
         s_queue_locked(h, o);
     }
     pthread_mutex_unlock(&h->mu);

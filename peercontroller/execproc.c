@@ -154,7 +154,14 @@ int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, 
 {
     (void)e;
     pc_exec *x = handle;
-    return x->stopped ? LEV_EPEER : pc_chan_send(x->chan, h, iov, n);
+    return x->stopped ? LEV_EPEER : pc_chan_send_later(x->chan, h, iov, n);
+}
+
+void pc_execs_flush(pc_execs *e)
+{
+    for (pc_exec *x = e ? e->list : NULL; x; x = x->next)
+        if (!x->stopped)
+            (void)pc_chan_flush(x->chan); /* a failure shows as the channel's end */
 }
 
 void pc_execs_stop(pc_execs *e, void *handle)

@@ -28,8 +28,14 @@ void pc_execs_destroy(pc_execs **e_p);
 int pc_execs_start(pc_execs *e, void **handle, int *pid);
 
 /* Sends one record (header, then the parts); 0, or LEV_EPEER when the
- * executor is gone. */
+ * executor is gone. A small record is put off until pc_execs_flush, so
+ * that what one pass of the peer's loop sends an executor goes in one
+ * write. */
 int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, int n);
+
+/* Writes every executor's records put off; the peer calls it before it
+ * waits again. */
+void pc_execs_flush(pc_execs *e);
 
 /* Stops an executor: its channel closes, a process is killed and reaped.
  * Nothing more comes from it (no pc_worker_exec_ended). */

@@ -54,6 +54,7 @@ typedef struct mm_vt {
     uint64_t reports;       /* reports passed to the client */
     uint64_t gap_asked;     /* accepted + 1 when a resend was asked for (0: none pending) */
     uint64_t tick_consumed; /* consumed at the last tick */
+    bool ack_due;           /* in mm->due: its acknowledgement goes at the flush */
 } mm_vt;
 
 /* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
@@ -80,6 +81,8 @@ struct pc_msgmgr {
     size_t nvts, capvts;
     mm_glob *globs;
     uint64_t delivered, dups, held_back;
+    uint64_t *due; /* VTs whose acknowledgement goes at the next pc_mm_flush */
+    size_t ndue, capdue;
 };
 
 /* ===================================================================
@@ -131,7 +134,32 @@ static void s_ack(pc_msgmgr *mm, mm_vt *v, bool resend)
     pc_wbuf_free(&b);
 }
 
-static void s_send_ack(pc_msgmgr *mm, mm_vt *v) { s_ack(mm, v, false); }
+/* Acknowledges v's outputs at the next pc_mm_flush: the outputs of a
+ * burst get one acknowledgement (at once when out of memory). */
+static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
+{
+    if (v->ack_due)
+        return;
+    if (RT_VEC_RESERVE(mm->due, mm->capdue, mm->ndue, 1)) {
+        s_ack(mm, v, false);
+        return;
+    }
+    v->ack_due = true;
+    mm->due[mm->ndue++] = s_id(mm, v);
+}
+
+void pc_mm_flush(pc_msgmgr *mm)
+{
+    for (size_t i = 0; mm && i < mm->ndue; i++) {
+        mm_vt *v = s_vt(mm, mm->due[i]);
+        if (v && v->ack_due) {
+            v->ack_due = false;
+            s_ack(mm, v, false);
+        }
+    }
+    if (mm)
+        mm->ndue = 0;
+}
 
 /* Appends an input to v's stream (data copied) and sends it on. 0 or
  * LEV_ENOMEM. */
@@ -755,6 +783,7 @@ void pc_mm_destroy(pc_msgmgr **mm_p)
         s_held_free(&mm->vts[i]);
     }
     free(mm->vts);
+    free(mm->due);
     while (mm->globs) {
         mm_glob *g = mm->globs;
         mm->globs = g->next;

@@ -90,6 +90,12 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
  * a C_GSET that waits for a lock, once it has it). */
 void pc_mm_client(pc_msgmgr *mm, pc_msg *m);
 
+/* Sends the acknowledgements of the outputs taken since the last flush,
+ * one per VT. The peer calls it once it has handled what its socket
+ * held, so that a burst of outputs gets one acknowledgement and not one
+ * each; accepts NULL. */
+void pc_mm_flush(pc_msgmgr *mm);
+
 /* Every second or so (the deployer's tick): repairs what a dropped
  * message may have left stuck. A VT that consumed nothing since the last
  * tick though it has inputs gets its newest input again (a gap makes its

@@ -292,6 +292,9 @@ static void *s_thread(void *arg)
         s_sooner(&next, pc_holder_tick(p->hold, now));
         s_sooner(&next, pc_portprobe_tick(p->probe, now));
         s_update_load(p, now);
+        /* what the messages handled last time left due (one ack per burst) */
+        pc_deployer_flush(p->dep);
+        pc_execs_flush(p->execs);
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
         items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};

@@ -136,6 +136,9 @@ void pc_deployer_destroy(pc_deployer **d_p);
 void pc_deployer_on_msg(pc_deployer *d, pc_msg *m);
 void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state old);
 uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now);
+/* Sends what the messages handled since the last call left due (the
+ * acknowledgements of a burst of outputs); before the loop waits again. */
+void pc_deployer_flush(pc_deployer *d);
 void pc_deployer_status(pc_deployer *d, pc_wbuf *json);
 
 int pc_worker_new(pc_worker **out, pc_peer *p);

@@ -424,6 +424,72 @@ static void *s_big_sender(void *arg)
     return NULL;
 }
 
+/* Records put off go in one write at the flush, or first when a record
+ * is sent at once, in order; a large one is not put off; try_send sends
+ * nothing while records are put off or the socket is full, and a whole
+ * record otherwise. */
+static void t_chan_later(void **state)
+{
+    (void)state;
+    pc_chan *a, *b;
+    s_pair(&a, &b, 0);
+    pc_hdr h;
+    uint8_t *p = NULL;
+    struct iovec part = {"later", 5};
+    for (uint64_t i = 1; i <= 3; i++)
+        assert_int_equal(pc_chan_send_later(a, pc_hdr_make(PC_X_IN, 0, 2, 1, i), &part, 1), 0);
+    assert_int_equal(pc_chan_recv(b, &h, &p, 0, NULL), 0); /* nothing written yet */
+    assert_int_equal(pc_chan_try_send(a, pc_hdr_make(PC_X_IN, 0, 2, 1, 9), &part, 1), 0);
+    assert_int_equal(pc_chan_send(a, pc_hdr_make(PC_X_ACK, 0, 2, 1, 4), NULL, 0), 0);
+    for (uint64_t i = 1; i <= 4; i++) {
+        assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+        assert_true(h.seq == i);
+        assert_int_equal(h.type, i < 4 ? PC_X_IN : PC_X_ACK);
+        if (i < 4)
+            assert_memory_equal(p, "later", 5);
+        free(p);
+        p = NULL;
+    }
+    assert_int_equal(pc_chan_send_later(a, pc_hdr_make(PC_X_IN, 0, 2, 1, 5), &part, 1), 0);
+    assert_int_equal(pc_chan_flush(a), 0);
+    assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+    assert_true(h.seq == 5);
+    free(p);
+    p = NULL;
+    /* a record too large to put off goes at once */
+    size_t big = 200u << 10;
+    uint8_t *blob = calloc(1, big);
+    assert_non_null(blob);
+    struct iovec bp = {blob, big};
+    assert_int_equal(pc_chan_send_later(a, pc_hdr_make(PC_X_IMAGE, 0, 2, 1, 6), &bp, 1), 0);
+    assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+    assert_int_equal(h.len, big);
+    free(p);
+    p = NULL;
+    /* try_send: whole records until the socket is full, then 0 (records
+     * this small go whole or not at all) */
+    int sent = 0, rc;
+    struct iovec sp = {blob, 24};
+    while ((rc = pc_chan_try_send(a, pc_hdr_make(PC_X_OUT, 0, 2, 1, 7), &sp, 1)) == 1 &&
+           sent < 1000000)
+        sent++;
+    assert_int_equal(rc, 0);
+    assert_true(sent > 0 && sent < 1000000);
+    for (int k = 0; k < sent; k++) {
+        assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+        assert_int_equal(h.len, 24);
+        free(p);
+        p = NULL;
+    }
+    assert_int_equal(pc_chan_recv(b, &h, &p, 0, NULL), 0);
+    free(blob);
+    pc_chan_destroy(&b);
+    assert_int_equal(pc_chan_send_later(a, pc_hdr_make(PC_X_IN, 0, 2, 1, 8), &part, 1), 0);
+    assert_int_equal(pc_chan_flush(a), LEV_EPEER); /* the other end is gone */
+    assert_int_equal(pc_chan_flush(NULL), LEV_EINVAL);
+    pc_chan_destroy(&a);
+}
+
 static void t_chan_large(void **state)
 {
     (void)state;
@@ -677,17 +743,12 @@ static void t_buf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),
-        cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip),
-        cmocka_unit_test(t_stats_payload),
-        cmocka_unit_test(t_payload_bad),
-        cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),
-        cmocka_unit_test(t_chan_large),
-        cmocka_unit_test(t_chan_broken),
-        cmocka_unit_test(t_msg_check),
-        cmocka_unit_test(t_buf),
+        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_later),
+        cmocka_unit_test(t_chan_large),        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_msg_check),         cmocka_unit_test(t_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -865,6 +865,9 @@ static void s_step(vs_world *w)
         vs_node *n = &w->nodes[i];
         if (n->up && n->paused_until <= w->now && n->next_tick <= w->now)
             s_node_tick(w, n);
+        /* as a peer's loop does before it waits: a step's burst gets its acks */
+        if (n->up && n->paused_until <= w->now)
+            pc_deployer_flush(n->p->dep);
     }
     s_client_tick(w);
 }
