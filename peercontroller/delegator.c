@@ -122,7 +122,8 @@ bool pc_rebalance(const pc_place_cand *c, int n, pc_move *m)
             return true;
         }
     }
-    /* the slowest VT on a core of its own, and the fastest free core */
+    /* the slowest VT on a core of its own, and the fastest free core of a
+     * newly active candidate */
     int from = -1, to = -1;
     for (int i = 0; i < n; i++) {
         if (!t[i].cores)
@@ -130,7 +131,8 @@ bool pc_rebalance(const pc_place_cand *c, int n, pc_move *m)
         if (t[i].assigned && !(s_busy(&t[i]) > (double)t[i].cores) &&
             (from < 0 || s_cap(&t[i]) / t[i].cores < s_cap(&t[from]) / t[from].cores))
             from = i;
-        if (s_free(&t[i]) && (to < 0 || s_cap(&t[i]) / t[i].cores > s_cap(&t[to]) / t[to].cores))
+        if (t[i].fresh && s_free(&t[i]) &&
+            (to < 0 || s_cap(&t[i]) / t[i].cores > s_cap(&t[to]) / t[to].cores))
             to = i;
     }
     if (from < 0 || to < 0 || to == from ||

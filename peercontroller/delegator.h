@@ -9,7 +9,8 @@
  * the VTs of a lost worker spread over the live ones rather than stack
  * on their holder. And which running VT is better off elsewhere: one that
  * shares a core while another worker has one free, or one on a core that
- * a newly free worker's core outruns by half again. Each decision comes
+ * the free core of a newly active worker (a spare, a peer that joined)
+ * outruns by half again. Each decision comes
  * with its reason, for the log and the status. Pure functions.
  */
 #ifndef PC_DELEGATOR_H
@@ -26,6 +27,7 @@ typedef struct pc_place_cand {
     uint32_t assigned; /* VTs of this VC placed there now */
     uint32_t load;     /* VTs it runs for every VC (its gossiped load) */
     bool holds_image;  /* holds the image of the VT being placed */
+    bool fresh;        /* newly active: no VT of this VC ended there yet */
 } pc_place_cand;
 
 /* Why a candidate was chosen (the log and the status name it). */
@@ -52,8 +54,11 @@ int pc_delegate(const pc_place_cand *c, int n);
 int pc_delegate_why(const pc_place_cand *c, int n, pc_place_why *why);
 /* Whether one VT of this VC (`assigned` counts them) would be better off
  * on another candidate: first one that shares a core while another
- * candidate has a core free, then one whose core a free core elsewhere
- * outruns by PC_MOVE_GAIN (worth the image's trip). True with *m set. */
+ * candidate has a core free, then one whose core a free core of a fresh
+ * candidate outruns by PC_MOVE_GAIN (worth the image's trip). A core
+ * freed by a VT that ended draws no move: near the end of a job the VTs
+ * left are finishing, and a move would only delay them. True with *m
+ * set. */
 bool pc_rebalance(const pc_place_cand *c, int n, pc_move *m);
 /* A short text for a reason ("free core", ...). */
 const char *pc_place_why_text(pc_place_why why);

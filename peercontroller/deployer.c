@@ -77,6 +77,8 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     vt->state = err ? VT_FAILED : VT_DONE;
     if (vt->host >= 0 && vc->w[vt->host].nvts)
         vc->w[vt->host].nvts--;
+    if (vt->host >= 0)
+        vc->w[vt->host].ended++;
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_i32(&b, err);

@@ -28,7 +28,8 @@ typedef struct dep_worker {
     char ep[PC_ENDPOINT_MAX];
     int state;
     uint32_t cores, rate;
-    uint32_t nvts; /* VTs of this VC placed there */
+    uint32_t nvts;  /* VTs of this VC placed there */
+    uint32_t ended; /* VTs of this VC that ended there */
     uint64_t since_ms;
 } dep_worker;
 

@@ -513,8 +513,11 @@ void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
         if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
             continue;
         const pc_member *m = pc_peer_member(d->p, w->ep);
-        cand[n] = (pc_place_cand){
-            .cores = w->cores, .rate = w->rate, .assigned = w->nvts, .load = m ? m->rec.load : 0};
+        cand[n] = (pc_place_cand){.cores = w->cores,
+                                  .rate = w->rate,
+                                  .assigned = w->nvts,
+                                  .load = m ? m->rec.load : 0,
+                                  .fresh = !w->ended};
         idx[n++] = i;
     }
     pc_move mv;

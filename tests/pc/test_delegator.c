@@ -4,7 +4,7 @@
  * preference for a worker that holds a VT's image on a near-tie only (the
  * VTs of a lost worker spread rather than stack on their holder), the
  * reason named with each decision, and rebalancing (off a shared core,
- * onto a core 1.5x as fast, settling); VT ids to hosts and epochs
+ * onto a newly active worker's core 1.5x as fast, settling); VT ids to hosts and epochs
  * through growth and removals. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,7 +218,7 @@ static void t_rebalance(void **state)
     /* a spare twice as fast becomes active */
     pc_place_cand f[3] = {{.cores = 1, .rate = 450, .assigned = 1},
                           {.cores = 1, .rate = 150, .assigned = 1},
-                          {.cores = 1, .rate = 300}};
+                          {.cores = 1, .rate = 300, .fresh = true}};
     assert_true(pc_rebalance(f, 3, &m));
     assert_int_equal(m.from, 1); /* the slowest moves */
     assert_int_equal(m.to, 2);
@@ -226,11 +226,18 @@ static void t_rebalance(void **state)
     f[1].assigned--, f[2].assigned++;
     assert_false(pc_rebalance(f, 3, &m)); /* 450 over 300 is under 1.5x */
     /* only a little faster: stays */
-    pc_place_cand g[2] = {{.cores = 1, .rate = 1000, .assigned = 1}, {.cores = 1, .rate = 1400}};
+    pc_place_cand g[2] = {{.cores = 1, .rate = 1000, .assigned = 1},
+                          {.cores = 1, .rate = 1400, .fresh = true}};
     assert_false(pc_rebalance(g, 2, &m));
+    /* a core freed by a VT that ended (not fresh) draws no move: the VTs
+     * left near the end of a job are finishing */
+    pc_place_cand e[2] = {{.cores = 1, .rate = 250, .assigned = 1}, {.cores = 1, .rate = 450}};
+    assert_false(pc_rebalance(e, 2, &m));
+    e[1].fresh = true;
+    assert_true(pc_rebalance(e, 2, &m));
     /* a free core busy with another VC's VTs is not free */
     pc_place_cand h[2] = {{.cores = 1, .rate = 100, .assigned = 1},
-                          {.cores = 1, .rate = 1000, .load = 1}};
+                          {.cores = 1, .rate = 1000, .load = 1, .fresh = true}};
     assert_false(pc_rebalance(h, 2, &m));
     assert_false(pc_rebalance(h, 0, &m));
     /* over random meshes, repeated moves end, and never onto a shared core */
@@ -242,7 +249,8 @@ static void t_rebalance(void **state)
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             r[i] = (pc_place_cand){.cores = 1 + (uint32_t)(x % 3),
                                    .rate = 100 + (uint32_t)((x >> 8) % 1000),
-                                   .assigned = (uint32_t)((x >> 20) % 4)};
+                                   .assigned = (uint32_t)((x >> 20) % 4),
+                                   .fresh = (x >> 30) & 1};
         }
         int moves = 0;
         while (pc_rebalance(r, n, &m)) {
