@@ -9,7 +9,7 @@
 #   eval/tsp/figure4.sh [--rounds N] [--sizes "GENS..."] [--setups "Q,Q Q,Q,Q ..."]
 #                       [--instance FILE] [--islands K] [--epoch-gens G]
 #                       [--seed S] [--period-us US] [--rate measured|equal]
-#                       [--bin DIR] [--out DIR] [--force] [--help]
+#                       [--net none|lan|wan] [--bin DIR] [--out DIR] [--force] [--help]
 #
 #   --rounds N        rounds of every measurement, interleaved (default 3);
 #                     the tables show medians
@@ -27,6 +27,10 @@
 #   --rate R          the workers' rate for the delegator: equal (all the
 #                     same, default: one VT per worker whatever the quotas)
 #                     or measured (each levpeer's own benchmark)
+#   --net N           the network between peers: none (loopback, default),
+#                     lan (0.2 ms one way, 1 Gbit/s) or wan (20 ms one way,
+#                     100 Mbit/s), emulated by a relay (eval/net/lagrelay.c)
+#                     in front of each levpeer
 #   --bin DIR         programs already built (a build tree or a directory
 #                     holding them); default: build in the eval tree
 #   --out DIR         results directory (default eval/results)
@@ -39,7 +43,7 @@ EV_NAME=figure4
 . eval/tsp/lib.sh
 
 usage() {
-    sed -n '9,36s/^# \{0,1\}//p' "$0"
+    sed -n '9,37s/^# \{0,1\}//p' "$0"
     exit "${1:-2}"
 }
 
@@ -51,6 +55,7 @@ ISLANDS=8
 EPOCH_GENS=1000
 SEED=1
 RATE=equal
+NET=none
 BIN=
 OUT=eval/results
 FORCE=0
@@ -66,6 +71,7 @@ while (($#)); do
     --seed) SEED=${2:?}; shift ;;
     --period-us) CG_PERIOD_US=${2:?}; shift ;;
     --rate) RATE=${2:?}; shift ;;
+    --net) NET=${2:?}; shift ;;
     --bin) BIN=${2:?}; shift ;;
     --out) OUT=${2:?}; shift ;;
     --force) FORCE=1 ;;
@@ -83,6 +89,12 @@ for s in $SETUPS; do
         ev_die "setup '$s' is not a list of two or more quotas in cores (0 < q <= 1), e.g. 0.9,0.5"
 done
 [[ $RATE == measured || $RATE == equal ]] || ev_die "--rate is measured or equal, not '$RATE'"
+case $NET in
+none) ;;
+lan) MESH_NET_DELAY=0.2 MESH_NET_RATE=1000 ;;
+wan) MESH_NET_DELAY=20 MESH_NET_RATE=100 ;;
+*) ev_die "--net is none, lan or wan, not '$NET'" ;;
+esac
 [[ -r $INSTANCE ]] || ev_die "instance $INSTANCE is not readable"
 
 ev_init
@@ -246,7 +258,7 @@ mesh_run() {
     ev_machine
     echo "instance: $INSTANCE, islands $ISLANDS, $EPOCH_GENS generations per unit, seed $SEED"
     echo "sizes (generations): $(for s in $SIZES; do printf '%s ' "$(size_of "$s")"; done)"
-    echo "setups (CPU quotas, cores): $SETUPS; rounds: $ROUNDS; worker rates: $RATE"
+    echo "setups (CPU quotas, cores): $SETUPS; rounds: $ROUNDS; worker rates: $RATE; network: $NET"
 } >&2
 MACHINE=$(ev_machine)
 
@@ -346,7 +358,7 @@ MD=$OUT/figure4.md
     echo "problem size = generations summed over the islands (units of $EPOCH_GENS generations)."
     echo "Quotas: cgroup $CG_MODE CPU controller, CFS period $CG_PERIOD_US µs; each worker levpeer"
     echo "(\`--cores 1\`, executors at normal priority) in its group; the client and its peer"
-    echo "(\`--cores -1\`) in a group with no quota. Worker rates: $RATE. Medians of $ROUNDS"
+    echo "(\`--cores -1\`) in a group with no quota. Worker rates: $RATE. Network between peers: $NET. Medians of $ROUNDS"
     echo "rounds; each round runs every size and setup in turn, the sequential runs of a setup's"
     echo "machines side by side, then its mesh run."
     echo

@@ -107,16 +107,16 @@ ev_packages() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" </dev/null >&2
 }
 
-# ev_programs BIN_DIR: sets LEVPEER, LEVCTL, LEVTSP, LEVTSPSEQ. An empty
+# ev_programs BIN_DIR: sets LEVPEER, LEVCTL, LEVTSP, LEVTSPSEQ, LAGRELAY. An empty
 # BIN_DIR builds them in the eval build tree (eval/build.sh: Release,
 # -O2); otherwise BIN_DIR holds a build tree's programs (BIN_DIR/
-# peercontroller/levpeer...) or the four programs side by side.
+# peercontroller/levpeer...) or the programs side by side.
 ev_programs() {
     local bin=$1 p
     if [[ -z $bin ]]; then
         . eval/build.sh # BUILD, eval_build
         ev_log "building lev-tsp, lev-tsp-seq, levpeer and levctl in $BUILD (Release)"
-        eval_build lev-tsp lev-tsp-seq levpeer levctl
+        eval_build lev-tsp lev-tsp-seq levpeer levctl lagrelay
         bin=$BUILD
     fi
     if [[ -x $bin/peercontroller/levpeer ]]; then
@@ -124,9 +124,12 @@ ev_programs() {
         LEVCTL=$bin/peercontroller/levctl
         LEVTSP=$bin/samples/tsp/lev-tsp
         LEVTSPSEQ=$bin/samples/tsp/lev-tsp-seq
+        LAGRELAY=$bin/eval/lagrelay
     else
         LEVPEER=$bin/levpeer LEVCTL=$bin/levctl LEVTSP=$bin/lev-tsp LEVTSPSEQ=$bin/lev-tsp-seq
+        LAGRELAY=$bin/lagrelay
     fi
+    [[ -z $MESH_NET_DELAY || -x $LAGRELAY ]] || ev_die "$LAGRELAY is missing (needed by --net)"
     for p in "$LEVPEER" "$LEVCTL" "$LEVTSP" "$LEVTSPSEQ"; do
         [[ -x $p ]] || ev_die "$p is missing or not executable"
     done
@@ -379,31 +382,72 @@ ev_median() {
 # ---------------------------------------------------------------------
 
 MESH_OPTS=()     # extra options for every levpeer
+MESH_NET_DELAY=  # one-way delay between peers in ms (a lagrelay in front of each); empty: none
+MESH_NET_RATE=0  # Mbit/s of each direction of a connection between peers (0: unpaced)
+MESH_RELAYS=()   # lagrelay pids
 MESH_CLIENT=     # the client's peer's endpoint
 MESH_PIDS=()     # levpeer pids: the client's peer first
 MESH_EPS=()      # worker endpoints, in the order of their groups
 MESH_GROUPS=()   # worker groups, same order
 
-# mesh_peer NAME GROUP ARGS...: starts a levpeer on a free loopback port in
-# GROUP; sets EV_EP to the endpoint it prints once ready (bounded wait).
-mesh_peer() {
-    local name=$1 g=$2 i ep=
-    shift 2
-    ev_spawn "$g" "$EV_TMP/$name.out" "$EV_TMP/$name.log" env LEV_EXEC_NICE=0 \
-        "$LEVPEER" --listen tcp://127.0.0.1:0 --log-level warn "${MESH_OPTS[@]}" "$@"
-    # out of the job table: a peer killed on purpose is not reported
-    disown "$EV_PID"
+# ev_first_line FILE PID: the first line of FILE once it is an endpoint
+# (tcp://...), waiting while PID lives (bounded: 20 s); empty if none.
+ev_first_line() {
+    local i ep=
     for ((i = 0; i < 400; i++)); do
-        ep=$(head -n 1 "$EV_TMP/$name.out" 2>/dev/null || true)
+        ep=$(head -n 1 "$1" 2>/dev/null || true)
         [[ $ep == tcp://* ]] && break
-        ev_alive "$EV_PID" || break
+        ev_alive "$2" || break
         sleep 0.05
     done
-    if [[ $ep != tcp://* ]]; then
+    [[ $ep == tcp://* ]] && echo "$ep"
+}
+
+# ev_listen_port PID: the TCP port process PID listens on (from /proc).
+ev_listen_port() {
+    local inodes hex
+    inodes=" $(find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null |
+        sed 's/socket:\[\([0-9]*\)\]/\1/' | tr '\n' ' ')"
+    hex=$(awk -v ino="$inodes" '$4 == "0A" && index(ino, " " $10 " ") {
+        split($2, a, ":"); print a[2]; exit }' /proc/net/tcp)
+    [[ -n $hex ]] && echo $((16#$hex))
+}
+
+# mesh_peer NAME GROUP ARGS...: starts a levpeer on a free loopback port in
+# GROUP; sets EV_EP to the endpoint other peers reach it at, and
+# EV_EP_DIRECT to the one a client on its machine uses (the same, unless
+# MESH_NET_DELAY puts a lagrelay in front of it, in the client's group), once
+# it is ready (bounded wait).
+mesh_peer() {
+    local name=$1 g=$2 ep= relay= adv=() port
+    shift 2
+    if [[ -n $MESH_NET_DELAY ]]; then
+        rm -f "$EV_TMP/$name.target"
+        ev_spawn "${MESH_CG:-client}" "$EV_TMP/$name.relay" "$EV_TMP/$name.relay.err" "$LAGRELAY" \
+            --listen 127.0.0.1:0 --to-file "$EV_TMP/$name.target" \
+            --delay-ms "$MESH_NET_DELAY" --rate-mbit "$MESH_NET_RATE"
+        disown "$EV_PID"
+        MESH_RELAYS+=("$EV_PID")
+        relay=$(ev_first_line "$EV_TMP/$name.relay" "$EV_PID")
+        [[ -n $relay ]] || ev_die "lagrelay for $name did not start: $(cat "$EV_TMP/$name.relay.err")"
+        adv=(--advertise "$relay")
+    fi
+    ev_spawn "$g" "$EV_TMP/$name.out" "$EV_TMP/$name.log" env LEV_EXEC_NICE=0 \
+        "$LEVPEER" --listen tcp://127.0.0.1:0 --log-level warn "${adv[@]}" "${MESH_OPTS[@]}" "$@"
+    # out of the job table: a peer killed on purpose is not reported
+    disown "$EV_PID"
+    ep=$(ev_first_line "$EV_TMP/$name.out" "$EV_PID")
+    if [[ -z $ep ]]; then
         cat "$EV_TMP/$name.log" >&2
         ev_die "levpeer $name did not start"
     fi
-    EV_EP=$ep
+    EV_EP=$ep EV_EP_DIRECT=$ep
+    if [[ -n $relay ]]; then
+        port=$(ev_listen_port "$EV_PID")
+        [[ -n $port ]] || ev_die "cannot find the port levpeer $name listens on"
+        EV_EP_DIRECT=tcp://127.0.0.1:$port
+        echo "$EV_EP_DIRECT" >"$EV_TMP/$name.target"
+    fi
 }
 
 # mesh_alive: how many peers the client's peer sees alive.
@@ -421,6 +465,7 @@ mesh_alive() {
 # until the client's peer sees all of them alive.
 mesh_start() {
     local cg=$1 g n=0 i args=()
+    MESH_CG=$cg
     shift
     MESH_GROUPS=()
     while (($#)) && [[ $1 != -- ]]; do
@@ -433,11 +478,12 @@ mesh_start() {
     fi
     MESH_PIDS=() MESH_EPS=()
     mesh_peer client "$cg" --cores -1
-    MESH_CLIENT=$EV_EP
+    MESH_CLIENT=$EV_EP_DIRECT # the client and its peer share a machine
+    local seed=$EV_EP
     MESH_PIDS+=("$EV_PID")
     for g in "${MESH_GROUPS[@]}"; do
         n=$((n + 1))
-        mesh_peer "worker$n" "$g" --cores 1 --join "$MESH_CLIENT" "${args[@]}"
+        mesh_peer "worker$n" "$g" --cores 1 --join "$seed" "${args[@]}"
         MESH_PIDS+=("$EV_PID")
         MESH_EPS+=("$EV_EP")
     done
@@ -464,7 +510,8 @@ mesh_stop() {
         cg_signal "$g" CONT
         cg_signal "$g" KILL
     done
-    MESH_PIDS=() MESH_EPS=()
+    ((${#MESH_RELAYS[@]} == 0)) || kill "${MESH_RELAYS[@]}" 2>/dev/null || true
+    MESH_PIDS=() MESH_EPS=() MESH_RELAYS=()
 }
 
 # mesh_status FILE: saves the mesh's status (JSON) in FILE; 0 if it came.
