@@ -31,7 +31,7 @@
 #                       the first S/2 s into the run
 #   --kill-every S      a definitive fault every S s (default 15)
 #   --period-ms, --probe-timeout-ms, --suspect-ms   every levpeer's failure
-#                       detector (default 200, 80, 1000: levpeer's own)
+#                       detector (default 200, 80, 3500: levpeer's own)
 #   --checkpoint-ms MS  checkpoint period of the VTs (default 2000)
 #   --only KINDS        comma list of free, transient, definitive
 #   --timeout S         a run still going after S s fails (default 900)
@@ -51,7 +51,7 @@ usage() {
 ROUNDS=2 WORKERS=4 QUOTA=0.45 BUDGET=320000
 INSTANCE=samples/tsp/data/pr1002.tsp ISLANDS=8 EPOCH_GENS=1000 SEED=1
 STOP_MIN=2 STOP_MAX=3 STOP_EVERY=6 KILL_EVERY=15
-PERIOD_MS=200 PROBE_MS=80 SUSPECT_MS=1000 CHECKPOINT_MS=2000
+PERIOD_MS=200 PROBE_MS=80 SUSPECT_MS=3500 CHECKPOINT_MS=2000
 ONLY=free,transient,definitive TIMEOUT=900
 BIN='' OUT=eval/results FORCE=0
 CMDLINE="eval/tsp/faults.sh${*:+ $*}"
