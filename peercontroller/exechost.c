@@ -402,30 +402,53 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     s_host *h = ud;
     s_vtrec *r = vt->host;
     uint64_t next_in = 0;
-    img = s_envelope(vt, img, len, &len, &next_in);
+    s_out *o = NULL;
+    if (vt->capture_why == RT_WANT_STOP) {
+        img = s_envelope(vt, img, len, &len, &next_in);
+    } else {
+        /* a periodic image goes as it is, behind a head that holds the
+         * envelope's first bytes and the channel state: no copy of it */
+        next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
+        uint8_t *chan = NULL;
+        size_t clen = 0;
+        o = s_out_new(PC_X_IMAGE, r->id, r->epoch, next_in);
+        if (o && rt_ch_save(vt, &chan, &clen) == 0 && clen <= UINT32_MAX &&
+            len <= UINT32_MAX - PC_ENV_HEAD - clen) {
+            pc_put_u32(&o->head, (uint32_t)(PC_ENV_HEAD + clen + len));
+            pc_put_u32(&o->head, PC_ENV_MAGIC);
+            pc_put_u32(&o->head, (uint32_t)clen);
+            pc_put_raw(&o->head, chan, clen);
+            o->bulk = img;
+            o->bulk_len = len;
+        } else {
+            if (o)
+                s_out_free(o);
+            o = NULL;
+            free(img);
+        }
+        free(chan);
+        img = o && !o->head.err ? o->bulk : NULL;
+    }
     if (!img) {
         fprintf(stderr, "levpeer executor: no memory for the image of virtual thread %llu\n",
                 (unsigned long long)r->id);
+        if (o)
+            s_out_free(o);
         return;
     }
     pthread_mutex_lock(&h->mu);
     r->next_in = next_in;
     if (r->forget) {
-        free(img);
-    } else if (vt->capture_why == RT_WANT_STOP) {
+        if (o)
+            s_out_free(o);
+        else
+            free(img);
+    } else if (!o) {
         /* the image of capture-and-stop: on_done follows with RT_VT_STOPPED */
         free(r->stop_img);
         r->stop_img = img;
         r->stop_len = len;
     } else {
-        s_out *o = s_out_new(PC_X_IMAGE, r->id, r->epoch, next_in);
-        if (o) {
-            pc_put_u32(&o->head, (uint32_t)len);
-            o->bulk = img;
-            o->bulk_len = len;
-        } else {
-            free(img);
-        }
         s_queue_locked(h, o);
     }
     pthread_mutex_unlock(&h->mu);
