@@ -1,9 +1,12 @@
-/* envelope.h - an image as executors ship it: the VT's channel state
- * (runtime/vtchan.h, rt_ch_save) in front of the runtime's image, so
+/* envelope.h - an image as executors ship it: the runtime's image and
+ * the VT's channel state (runtime/vtchan.h, rt_ch_save) behind it, so
  * that the two travel and are held as one. Layout (little-endian):
- *   0 magic u32 "LVEN"   4 chan_len u32   8 chan bytes   8+chan_len image
- * Workers and holders pass envelopes on as they are; a holder looks
- * inside only to check the image's identity.
+ *   0 magic u32 "LVE2"   4 chan_len u32   8 image   n-chan_len chan bytes
+ * The image comes first so that it starts at the same offset in every
+ * envelope whatever the channel state's length: the blocks of two
+ * envelopes of a VT then line up for patches (patch.h). Workers and
+ * holders pass envelopes on as they are; a holder looks inside only to
+ * check the image's identity.
  */
 #ifndef PC_ENVELOPE_H
 #define PC_ENVELOPE_H
@@ -16,7 +19,7 @@
 
 #include "bytes.h"
 
-#define PC_ENV_MAGIC 0x4E45564Cu /* "LVEN" read little-endian */
+#define PC_ENV_MAGIC 0x3245564Cu /* "LVE2" read little-endian */
 #define PC_ENV_HEAD 8u
 
 /* Splits an envelope into its channel state and its image (pointers into
@@ -34,10 +37,10 @@ static inline bool pc_env_split(const void *p, size_t n, const uint8_t **chan, s
         *why = "image envelope: channel state longer than the envelope";
         return false;
     }
-    *chan = b + PC_ENV_HEAD;
-    *clen = c;
-    *img = b + PC_ENV_HEAD + c;
+    *img = b + PC_ENV_HEAD;
     *ilen = n - PC_ENV_HEAD - c;
+    *chan = b + n - c;
+    *clen = c;
     return true;
 }
 
@@ -53,10 +56,10 @@ static inline uint8_t *pc_env_make(const uint8_t *chan, size_t clen, const uint8
         return NULL;
     rt_le32_put(e, PC_ENV_MAGIC);
     rt_le32_put(e + 4, (uint32_t)clen);
-    if (clen)
-        memcpy(e + PC_ENV_HEAD, chan, clen);
     if (ilen)
-        memcpy(e + PC_ENV_HEAD + clen, img, ilen);
+        memcpy(e + PC_ENV_HEAD, img, ilen);
+    if (clen)
+        memcpy(e + PC_ENV_HEAD + ilen, chan, clen);
     *len = PC_ENV_HEAD + clen + ilen;
     return e;
 }

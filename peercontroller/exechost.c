@@ -71,6 +71,8 @@ typedef struct s_out {
     pc_wbuf head;
     uint8_t *bulk;
     size_t bulk_len;
+    uint8_t *tail; /* bytes after the bulk (malloc'd), or NULL */
+    size_t tail_len;
 } s_out;
 
 typedef struct s_host {
@@ -197,6 +199,7 @@ static void s_out_free(s_out *o)
 {
     pc_wbuf_free(&o->head);
     free(o->bulk);
+    free(o->tail);
     free(o);
 }
 
@@ -263,10 +266,11 @@ static void s_queue(s_host *h, s_out *o)
 /* Writes one record unless a fault handler owns the channel. */
 static int s_send(s_host *h, const s_out *o)
 {
-    struct iovec parts[2] = {{.iov_base = o->head.data, .iov_len = o->head.len},
-                             {.iov_base = o->bulk, .iov_len = o->bulk_len}};
+    struct iovec parts[3] = {{.iov_base = o->head.data, .iov_len = o->head.len},
+                             {.iov_base = o->bulk, .iov_len = o->bulk_len},
+                             {.iov_base = o->tail, .iov_len = o->tail_len}};
     atomic_fetch_add(&s_sending, 1);
-    int rc = atomic_load(&s_crashed) ? LEV_EPEER : pc_chan_send(h->chan, o->hdr, parts, 2);
+    int rc = atomic_load(&s_crashed) ? LEV_EPEER : pc_chan_send(h->chan, o->hdr, parts, 3);
     atomic_fetch_sub(&s_sending, 1);
     return rc;
 }
@@ -406,8 +410,8 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     if (vt->capture_why == RT_WANT_STOP) {
         img = s_envelope(vt, img, len, &len, &next_in);
     } else {
-        /* a periodic image goes as it is, behind a head that holds the
-         * envelope's first bytes and the channel state: no copy of it */
+        /* a periodic image goes as it is, between a head that holds the
+         * envelope's first bytes and a tail, the channel state: no copy */
         next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
         uint8_t *chan = NULL;
         size_t clen = 0;
@@ -417,9 +421,11 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
             pc_put_u32(&o->head, (uint32_t)(PC_ENV_HEAD + clen + len));
             pc_put_u32(&o->head, PC_ENV_MAGIC);
             pc_put_u32(&o->head, (uint32_t)clen);
-            pc_put_raw(&o->head, chan, clen);
             o->bulk = img;
             o->bulk_len = len;
+            o->tail = chan;
+            o->tail_len = clen;
+            chan = NULL;
         } else {
             if (o)
                 s_out_free(o);

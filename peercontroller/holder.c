@@ -1,10 +1,13 @@
 /* holder.c - the checkpoint holder: dormant images of other peers' VTs,
- * the newest per VT. An image is checked (its header names the VT and
- * epoch the message claims) before it is kept; an older one is dropped
- * once a newer one is in; on the word of the deployer the image names
+ * the newest per VT. An image comes whole (H_HOLD) or as a patch of the
+ * one held (H_PATCH: the blocks that changed); either way it is checked
+ * (its header and checksum, and that it names the VT and epoch the
+ * message claims) before it is kept; an older one is dropped once a
+ * newer one is in; a patch without its base here asks the worker for
+ * whole images (W_FULL). On the word of the deployer the image names
  * (and only its), the image goes to the worker that resumes the VT, or is
- * dropped. Images stay in memory as the messages that brought them (no
- * copy).
+ * dropped. A whole image stays in memory as the message that brought it
+ * (no copy).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "envelope.h"
 #include "lev_errors.h"
 #include "log.h"
+#include "patch.h"
 #include "peer_private.h"
 
 typedef struct hd_img {
@@ -30,6 +34,7 @@ struct pc_holder {
     pc_peer *p;
     hd_img *imgs;
     uint64_t n, bytes;
+    uint64_t patched; /* images made from patches */
 };
 
 static hd_img **s_find(pc_holder *h, uint64_t vc, uint64_t vt)
@@ -50,22 +55,17 @@ static void s_unlink(pc_holder *h, hd_img **pp)
     free(e);
 }
 
-static void s_hold(pc_holder *h, pc_msg *m)
+/* Keeps envelope *env (taken) as the newest image of the message's VT
+ * once it is checked, and tells the deployer. */
+static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t next_in,
+                   pc_buf **env)
 {
-    pc_rbuf r;
-    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
-    char deployer[PC_ENDPOINT_MAX];
-    pc_get_str(&r, deployer, sizeof deployer);
-    uint64_t next_in = pc_get_u64(&r);
     uint64_t img_vt = 0;
     uint32_t img_epoch = 0;
-    const char *why = !pc_rbuf_done(&r)              ? pc_rbuf_why(&r)
-                      : !pc_endpoint_valid(deployer) ? "no valid deployer endpoint"
-                                                     : NULL;
+    const char *why = NULL;
     const uint8_t *chan, *img;
     size_t clen, ilen;
-    if (!why &&
-        pc_env_split(pc_buf_data(m->bulk), pc_buf_len(m->bulk), &chan, &clen, &img, &ilen, &why) &&
+    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &why) &&
         h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
         why = "not a valid image"; /* (a bad envelope set why) */
     if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))
@@ -73,23 +73,28 @@ static void s_hold(pc_holder *h, pc_msg *m)
     if (why) {
         pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
                (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_buf_drop(env);
         return;
     }
     hd_img **pp = s_find(h, m->h.vc, m->h.vt);
     hd_img *e = *pp;
-    if (e && (e->epoch > m->h.epoch || (e->epoch == m->h.epoch && e->seq >= m->h.seq)))
+    if (e && (e->epoch > m->h.epoch || (e->epoch == m->h.epoch && e->seq >= m->h.seq))) {
+        pc_buf_drop(env);
         return; /* a stale image arriving late */
+    }
     if (!e) {
         e = calloc(1, sizeof *e);
-        if (!e)
+        if (!e) {
+            pc_buf_drop(env);
             return;
+        }
         e->next = h->imgs;
         h->imgs = e;
         h->n++;
     }
     h->bytes -= pc_buf_len(e->img);
     pc_buf_drop(&e->img); /* the older image goes once the newer is in */
-    e->img = pc_buf_take(&m->bulk);
+    e->img = pc_buf_take(env);
     h->bytes += pc_buf_len(e->img);
     e->vc = m->h.vc;
     e->vt = m->h.vt;
@@ -103,6 +108,70 @@ static void s_hold(pc_holder *h, pc_msg *m)
     pc_put_u64(&b, e->next_in);
     pc_peer_send(h->p, deployer, pc_hdr_make(PC_H_HELD, e->vc, e->vt, e->epoch, e->seq), &b, NULL);
     pc_wbuf_free(&b);
+}
+
+/* Reads H_HOLD's or H_PATCH's "s deployer, u64 next_in" (and H_PATCH's
+ * "u64 base_seq, u64 length"); NULL, or why the body is bad. */
+static const char *s_head(const pc_msg *m, char *deployer, uint64_t *next_in, uint64_t *base,
+                          uint64_t *len)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    pc_get_str(&r, deployer, PC_ENDPOINT_MAX);
+    *next_in = pc_get_u64(&r);
+    if (base) {
+        *base = pc_get_u64(&r);
+        *len = pc_get_u64(&r);
+    }
+    return !pc_rbuf_done(&r)              ? pc_rbuf_why(&r)
+           : !pc_endpoint_valid(deployer) ? "no valid deployer endpoint"
+                                          : NULL;
+}
+
+static void s_hold(pc_holder *h, pc_msg *m)
+{
+    char deployer[PC_ENDPOINT_MAX];
+    uint64_t next_in = 0;
+    const char *why = s_head(m, deployer, &next_in, NULL, NULL);
+    if (why) {
+        pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        return;
+    }
+    pc_buf *env = pc_buf_take(&m->bulk);
+    s_keep(h, m, deployer, next_in, &env);
+}
+
+/* An image as the blocks that changed since the one held (H_PATCH). */
+static void s_patch(pc_holder *h, pc_msg *m)
+{
+    char deployer[PC_ENDPOINT_MAX];
+    uint64_t next_in = 0, base = 0, len = 0;
+    const char *why = s_head(m, deployer, &next_in, &base, &len);
+    hd_img *e = why ? NULL : *s_find(h, m->h.vc, m->h.vt);
+    if (!why && (!e || e->epoch != m->h.epoch || e->seq != base || strcmp(e->deployer, deployer))) {
+        if (e && e->epoch == m->h.epoch && e->seq >= m->h.seq)
+            return; /* a stale patch arriving late */
+        /* not the base it was made against (one was lost, or this holder
+         * is new to the VT): whole images from now on */
+        pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu: patch from %s against image %llu, not held",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from,
+               (unsigned long long)base);
+        pc_peer_send(h->p, m->from, pc_hdr_make(PC_W_FULL, m->h.vc, m->h.vt, m->h.epoch, m->h.seq),
+                     NULL, NULL);
+        return;
+    }
+    pc_buf *env =
+        why ? NULL : pc_patch_apply(e->img, pc_buf_data(m->bulk), pc_buf_len(m->bulk), len, &why);
+    if (!env) {
+        pc_log(PC_LOG_WARN, "refused image patch of VC %016llx VT %llu from %s: %s",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_peer_send(h->p, m->from, pc_hdr_make(PC_W_FULL, m->h.vc, m->h.vt, m->h.epoch, m->h.seq),
+                     NULL, NULL);
+        return;
+    }
+    h->patched++;
+    s_keep(h, m, deployer, next_in, &env);
 }
 
 /* Sends the held image to the worker that resumes the VT in a new epoch. */
@@ -152,6 +221,9 @@ void pc_holder_on_msg(pc_holder *h, pc_msg *m)
     switch (m->h.type) {
     case PC_H_HOLD:
         s_hold(h, m);
+        return;
+    case PC_H_PATCH:
+        s_patch(h, m);
         return;
     case PC_H_SEND:
         s_send(h, m);
@@ -233,6 +305,6 @@ void pc_holder_destroy(pc_holder **h_p)
 
 void pc_holder_status(pc_holder *h, pc_wbuf *j)
 {
-    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu}", (unsigned long long)h->n,
-                (unsigned long long)h->bytes);
+    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"patched\":%llu}", (unsigned long long)h->n,
+                (unsigned long long)h->bytes, (unsigned long long)h->patched);
 }

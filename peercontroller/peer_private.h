@@ -156,6 +156,9 @@ void pc_worker_leave(pc_worker *w);
 /* VTs still running here (0 once a leave has moved them all). */
 uint32_t pc_worker_load(const pc_worker *w);
 void pc_worker_status(pc_worker *w, pc_wbuf *json);
+/* The periodic images this worker sent its VTs' holders: how many, their
+ * bytes, and the bytes that went (whole images, or patches of them). */
+void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *json);
 
 int pc_holder_new(pc_holder **out, pc_peer *p);
 void pc_holder_destroy(pc_holder **h_p);

@@ -121,7 +121,9 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
     pc_deployer_status(p->dep, j);
     pc_json_fmt(j, "],\"executors\":[");
     pc_worker_status(p->wk, j);
-    pc_json_fmt(j, "],\"held\":");
+    pc_json_fmt(j, "],\"image_shipping\":");
+    pc_worker_ckpt_status(p->wk, j);
+    pc_json_fmt(j, ",\"held\":");
     pc_holder_status(p->hold, j);
     pc_json_fmt(j, "}");
 }

@@ -38,9 +38,9 @@
     X(W_REPORT, "b") X(W_STOPPED, "i32 u64 +F?") X(W_FENCE, "") X(W_CLOSE, "")                \
     X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
     X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?") X(W_IN, "u8 u8 u64 u64 i32 b")              \
-    X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "")                                         \
+    X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
-    X(H_DROP, "")                                                                             \
+    X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
     X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
     X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b") X(X_REPORT, "b") X(X_STOP, "")      \

@@ -35,6 +35,7 @@
 #define PC_HDR_LEN 40u
 #define PC_ENDPOINT_MAX 128u /* bytes of an endpoint, NUL included */
 #define PC_HASH_LEN 32u      /* BLAKE2b-256 of a module's bytes */
+#define PC_PATCH_BLOCK 4096u /* bytes of a block of an image patch (H_PATCH) */
 
 /* Message types. Ranges: 0x01xx membership (participation manager),
  * 0x02xx client <-> its peer (deployer), 0x03xx deployer <-> worker,
@@ -110,6 +111,8 @@ typedef enum pc_type {
                             * (it restarted, or dropped it): the VC's VTs there are lost */
     PC_W_MIGRATE = 0x0314, /* deployer -> worker: hdr.vc/vt/epoch: capture and stop the VT and
                             * hand it over (W_STOPPED), to be resumed on a less loaded worker */
+    PC_W_FULL = 0x0315,    /* holder -> worker: hdr.vc/vt/epoch, seq = the patch's image number:
+                            * a patch (H_PATCH) found no base here: send whole images */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -119,6 +122,11 @@ typedef enum pc_type {
                             * u32 n, n x s holder */
     PC_H_MISSING = 0x0404, /* holder -> deployer: hdr.vc/vt: no image */
     PC_H_DROP = 0x0405,    /* deployer -> holder: hdr.vc/vt (vt 0: the whole VC) */
+    PC_H_PATCH = 0x0406,   /* worker -> holder: as H_HOLD, the image given as its differences
+                            * from image base_seq of the same epoch: s deployer, u64 next_in,
+                            * u64 base_seq, u64 image length; F patch (u32 n, n x u32 block,
+                            * then the n blocks' bytes; PC_PATCH_BLOCK bytes a block, the
+                            * image's last block as long as it is) */
 
     /* status */
     PC_S_STATUS = 0x0501,       /* -> STATUS_REPLY */

@@ -15,6 +15,7 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "modmgr.h"
+#include "patch.h"
 #include "peer_private.h"
 #include "vec.h"
 
@@ -29,6 +30,8 @@ typedef struct wk_vt {
     uint64_t ckpt; /* images of this epoch sent to holders */
     int nh;
     char holders[WK_HOLDERS_MAX][PC_ENDPOINT_MAX];
+    pc_buf *last;               /* the image sent last (image number ckpt), NULL: none */
+    bool hbase[WK_HOLDERS_MAX]; /* holder i was sent `last`: patches against it may go */
 } wk_vt;
 
 /* The end of a VT as it was sent (W_DONE or W_PLACE_ERR), kept to be sent
@@ -68,6 +71,8 @@ struct pc_worker {
     pc_modmgr *mm;
     wk_vc *vcs;
     bool leaving;
+    uint64_t images, image_bytes; /* periodic images, and their bytes */
+    uint64_t sent_bytes;          /* bytes sent to holders for them (patches count their own) */
 };
 
 /* ===================================================================
@@ -94,9 +99,18 @@ static void s_vt_forget(wk_vc *v, uint64_t id)
 {
     for (int i = 0; i < v->nvts; i++)
         if (v->vts[i].id == id) {
+            pc_buf_drop(&v->vts[i].last);
             v->vts[i] = v->vts[--v->nvts];
             return;
         }
+}
+
+/* Forgets every VT of the VC. */
+static void s_vts_clear(wk_vc *v)
+{
+    for (int i = 0; i < v->nvts; i++)
+        pc_buf_drop(&v->vts[i].last);
+    v->nvts = 0;
 }
 
 /* The VT's record for a new incarnation (an older one is replaced). */
@@ -107,6 +121,8 @@ static wk_vt *s_vt_track(wk_vc *v, uint64_t id, uint32_t epoch)
         if (RT_VEC_RESERVE(v->vts, v->capvts, (size_t)v->nvts, 1))
             return NULL;
         t = &v->vts[v->nvts++];
+    } else {
+        pc_buf_drop(&t->last);
     }
     memset(t, 0, sizeof *t);
     t->id = id;
@@ -233,7 +249,7 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why, int signal)
     if (!b.err)
         s_send_deployer(w, v, PC_W_LOST, 0, 0, 0, b.data, b.len, NULL);
     pc_wbuf_free(&b);
-    v->nvts = 0;
+    s_vts_clear(v);
 }
 
 /* The executor, started if it is not running. */
@@ -250,6 +266,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
     s_exec_kill(w, v);
     for (int i = 0; i < WK_DONE_KEEP; i++)
         free(v->done[i].payload);
+    s_vts_clear(v);
     free(v->vts);
     free(v);
 }
@@ -452,6 +469,14 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         return;
     }
     wk_vc *v = s_vc(w, m->h.vc);
+    if (v && m->h.type == PC_W_FULL) {
+        /* a holder that could not apply a patch: whole images to it */
+        wk_vt *t = s_vt(v, m->h.vt);
+        for (int i = 0; t && t->epoch == m->h.epoch && i < t->nh; i++)
+            if (!strcmp(t->holders[i], m->from))
+                t->hbase[i] = false;
+        return;
+    }
     if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME)) {
         pc_log(PC_LOG_DEBUG, "dropped %s from %s: not enrolled in VC %016llx",
                pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
@@ -483,8 +508,15 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             return;
         }
         if (t) {
+            /* a holder that stays keeps its base for patches */
+            bool base[WK_HOLDERS_MAX] = {false};
+            for (int i = 0; i < tmp.nh; i++)
+                for (int k = 0; k < t->nh; k++)
+                    if (!strcmp(tmp.holders[i], t->holders[k]))
+                        base[i] = t->hbase[k];
             t->nh = tmp.nh;
             memcpy(t->holders, tmp.holders, sizeof tmp.holders);
+            memcpy(t->hbase, base, sizeof base);
         }
         return;
     }
@@ -555,7 +587,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
  * The executors' messages
  * =================================================================== */
 
-/* A periodic image: to every holder of the VT, without copies. */
+/* A periodic image: to every holder of the VT, without copies: whole, or
+ * as a patch to a holder that was sent the image before it. */
 static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
 {
     wk_vt *t = s_vt(v, h->vt);
@@ -571,22 +604,40 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
         free(payload);
         return;
     }
-    t->ckpt++;
     pc_buf *image = pc_buf_wrap(img, len, free, payload);
     if (!image) {
         free(payload);
         return;
     }
-    pc_wbuf b;
+    /* a holder that has the image sent last gets the blocks that changed */
+    bool any = false;
+    for (int i = 0; i < t->nh; i++)
+        any |= t->hbase[i];
+    pc_buf *patch = any && t->last ? pc_patch_make(t->last, image) : NULL;
+    w->images++;
+    w->image_bytes += len;
+    pc_wbuf b, pb;
     pc_wbuf_init(&b);
     pc_put_str(&b, v->deployer);
     pc_put_u64(&b, h->seq);
+    pc_wbuf_init(&pb);
+    pc_put_raw(&pb, b.data, b.len);
+    pc_put_u64(&pb, t->ckpt);
+    pc_put_u64(&pb, len);
+    t->ckpt++;
     for (int i = 0; i < t->nh; i++) {
-        pc_peer_send(w->p, t->holders[i], pc_hdr_make(PC_H_HOLD, v->vc, t->id, t->epoch, t->ckpt),
-                     &b, pc_buf_ref(image));
+        bool p = patch && t->hbase[i] && !pb.err;
+        pc_peer_send(w->p, t->holders[i],
+                     pc_hdr_make(p ? PC_H_PATCH : PC_H_HOLD, v->vc, t->id, t->epoch, t->ckpt),
+                     p ? &pb : &b, pc_buf_ref(p ? patch : image));
+        w->sent_bytes += p ? pc_buf_len(patch) : len;
+        t->hbase[i] = true;
     }
     pc_wbuf_free(&b);
-    pc_buf_drop(&image);
+    pc_wbuf_free(&pb);
+    pc_buf_drop(&patch);
+    pc_buf_drop(&t->last);
+    t->last = image;
 }
 
 /* A VT handed over by capture-and-stop: its image goes to the deployer. */
@@ -763,6 +814,13 @@ uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
             s_vc_drop(w, v, "its deployer is gone");
     }
     return now + 1000;
+}
+
+void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *j)
+{
+    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu}",
+                (unsigned long long)w->images, (unsigned long long)w->image_bytes,
+                (unsigned long long)w->sent_bytes);
 }
 
 void pc_worker_status(pc_worker *w, pc_wbuf *j)

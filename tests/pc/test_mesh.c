@@ -872,6 +872,17 @@ static void t_bad_input(void **state)
     const void *f3[3] = {hb, b.data, junk};
     size_t l3[3] = {sizeof hb, b.len, sizeof junk};
     s_send_then_status(z, ep, f3, l3, 3);
+    /* a patch of an image this holder does not hold: it asks for whole ones */
+    pc_put_u64(&b, 7);    /* base image number */
+    pc_put_u64(&b, 4096); /* image length */
+    pc_hdr ph = pc_hdr_make(PC_H_PATCH, 9, 3, 1, 8);
+    ph.len = (uint32_t)(b.len + 4);
+    uint8_t phb[PC_HDR_LEN];
+    pc_hdr_encode(&ph, phb);
+    static uint8_t empty_patch[4];
+    const void *f5[3] = {phb, b.data, empty_patch};
+    size_t l5[3] = {sizeof phb, b.len, sizeof empty_patch};
+    s_send_then_status(z, ep, f5, l5, 3);
     pc_wbuf_free(&b);
     /* larger than --max-msg: the connection is dropped, the peer goes on */
     static uint8_t huge[200000];
@@ -894,6 +905,7 @@ static void t_bad_input(void **state)
     assert_true(s_log_has(&m.p[0], "dropped M_PING"));
     assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
     assert_true(s_log_has(&m.p[0], "not an image envelope"));
+    assert_true(s_log_has(&m.p[0], "against image 7, not held"));
     mesh_stop_all(m.p, m.n);
 }
 

@@ -29,6 +29,7 @@
 #include "chan.h"
 #include "lev_client.h"
 #include "lev_errors.h"
+#include "patch.h"
 #include "pc_test.h"
 #include "wire.h"
 
@@ -490,6 +491,103 @@ static void t_chan_later(void **state)
     pc_chan_destroy(&a);
 }
 
+/* An image patch makes the new image again from the old one, whatever
+ * changed (blocks here and there, a shorter or longer image, the last
+ * block short); a patch over half the image is not made; and a damaged
+ * patch, or one applied to another base, is refused with a reason. */
+static void t_patch(void **state)
+{
+    (void)state;
+    uint64_t x = 0x853c49e6748fea9bull;
+    for (int round = 0; round < 200; round++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t la = 1 + (size_t)(x % (64 * PC_PATCH_BLOCK));
+        size_t lb = round % 4 ? la : 1 + (size_t)((x >> 20) % (64 * PC_PATCH_BLOCK));
+        uint8_t *a = malloc(la), *b = malloc(lb);
+        assert_non_null(a);
+        assert_non_null(b);
+        for (size_t i = 0; i < la; i++)
+            a[i] = (uint8_t)(i * 31 + (size_t)round);
+        for (size_t i = 0; i < lb; i++)
+            b[i] = i < la ? a[i] : (uint8_t)(i * 7);
+        int changes = (int)(x >> 40) % 6;
+        for (int c = 0; c < changes; c++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            b[x % lb] ^= 0x5a;
+        }
+        pc_buf *ba = pc_buf_new(a, la), *bb = pc_buf_new(b, lb);
+        pc_buf *patch = pc_patch_make(ba, bb);
+        if (patch) {
+            size_t nblocks = (lb + PC_PATCH_BLOCK - 1) / PC_PATCH_BLOCK;
+            assert_true(pc_buf_len(patch) <= 4 + 4 * nblocks + lb / 2);
+            const char *why = NULL;
+            pc_buf *made = pc_patch_apply(ba, pc_buf_data(patch), pc_buf_len(patch), lb, &why);
+            if (!made)
+                fail_msg("round %d: %s", round, why);
+            assert_int_equal(pc_buf_len(made), lb);
+            assert_memory_equal(pc_buf_data(made), b, lb);
+            pc_buf_drop(&made);
+        } else {
+            assert_true(lb != la || changes > 0); /* unchanged images always patch */
+        }
+        pc_buf_drop(&patch);
+        pc_buf_drop(&ba);
+        pc_buf_drop(&bb);
+        free(a);
+        free(b);
+    }
+    /* damaged patches */
+    size_t len = 3 * PC_PATCH_BLOCK + 100;
+    uint8_t *img = calloc(1, len), *other = calloc(1, len);
+    assert_non_null(img);
+    assert_non_null(other);
+    other[PC_PATCH_BLOCK + 5] = 1;
+    other[len - 1] = 2;
+    pc_buf *base = pc_buf_new(img, len), *next = pc_buf_new(other, len);
+    pc_buf *patch = pc_patch_make(base, next);
+    assert_non_null(patch);
+    const uint8_t *pp = pc_buf_data(patch);
+    size_t pl = pc_buf_len(patch);
+    assert_int_equal(pl, 4 + 2 * 4 + PC_PATCH_BLOCK + 100); /* blocks 1 and 3 */
+    const char *why = NULL;
+    assert_null(pc_patch_apply(base, pp, pl - 1, len, &why));
+    assert_string_equal(why, "the patch is shorter than its blocks");
+    uint8_t *bad = malloc(pl + 1);
+    assert_non_null(bad);
+    memcpy(bad, pp, pl);
+    bad[pl] = 0;
+    assert_null(pc_patch_apply(base, bad, pl + 1, len, &why));
+    assert_string_equal(why, "bytes after the patch's blocks");
+    memcpy(bad, pp, pl);
+    rt_le32_put(bad + 4, 3); /* blocks 3, 3 */
+    assert_null(pc_patch_apply(base, bad, pl, len, &why));
+    assert_string_equal(why, "block numbers out of order or past the image");
+    rt_le32_put(bad + 4, 1);
+    rt_le32_put(bad + 8, 9); /* past the image */
+    assert_null(pc_patch_apply(base, bad, pl, len, &why));
+    assert_string_equal(why, "block numbers out of order or past the image");
+    rt_le32_put(bad, 1000); /* more blocks than the patch holds */
+    assert_null(pc_patch_apply(base, bad, pl, len, &why));
+    assert_non_null(why);
+    free(bad);
+    /* a base shorter than what the patch leaves as it was */
+    pc_buf *small = pc_buf_new(img, PC_PATCH_BLOCK);
+    assert_null(pc_patch_apply(small, pp, pl, len, &why));
+    assert_string_equal(why, "a block left as it was lies past the base image");
+    assert_null(pc_patch_apply(base, pp, pl, (uint64_t)1 << 41, &why));
+    pc_buf_drop(&small);
+    pc_buf_drop(&patch);
+    /* a change over half the image: no patch */
+    memset(other, 7, len);
+    pc_buf *most = pc_buf_new(other, len);
+    assert_null(pc_patch_make(base, most));
+    pc_buf_drop(&most);
+    pc_buf_drop(&base);
+    pc_buf_drop(&next);
+    free(img);
+    free(other);
+}
+
 static void t_chan_large(void **state)
 {
     (void)state;
@@ -743,12 +841,19 @@ static void t_buf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
-        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_later),
-        cmocka_unit_test(t_chan_large),        cmocka_unit_test(t_chan_broken),
-        cmocka_unit_test(t_msg_check),         cmocka_unit_test(t_buf),
+        cmocka_unit_test(t_hdr_roundtrip),
+        cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip),
+        cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),
+        cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),
+        cmocka_unit_test(t_chan_later),
+        cmocka_unit_test(t_patch),
+        cmocka_unit_test(t_chan_large),
+        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_msg_check),
+        cmocka_unit_test(t_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
