@@ -188,6 +188,22 @@ placement() {
     jq -r '[.vcs[].vts[].host] | unique | length' "$1" 2>/dev/null || echo "?"
 }
 
+# rates FILE QUOTAS: each worker's rate as it measured it and the VTs the
+# delegator put there, in the order of the quotas: "rate:vts/rate:vts..."
+rates() {
+    local i out=() q
+    IFS=, read -ra q <<<"$2"
+    for ((i = 0; i < ${#q[@]}; i++)); do
+        out+=("$(jq -r --arg ep "${MESH_EPS[i]}" \
+            '[.vcs[].placement[]? | select(.worker == $ep) | "\(.rate):\(.vts)"] | first // "?"' \
+            "$1" 2>/dev/null || echo "?")")
+    done
+    (
+        IFS=/
+        echo "${out[*]}"
+    )
+}
+
 # mesh_run ROUND K QUOTAS BUDGET: a fresh mesh of one worker per quota of
 # setup K (each in its group) and the client's peer; lev-tsp on it, timed.
 # Without --vts, lev-tsp waits (at most 3 s) for the W workers to enrol and
@@ -195,7 +211,7 @@ placement() {
 # the deployer, after waiting 1 s for workers still enrolling, would put
 # two on one worker of a busy machine.
 mesh_run() {
-    local r=$1 k=$2 qs=$3 b=$4 w i g pid sec best hosts="?" note util=() st0=() t0
+    local r=$1 k=$2 qs=$3 b=$4 w i g pid sec best hosts="?" place="?" note util=() st0=() t0
     local rate=()
     w=$(tr ',' '\n' <<<"$qs" | wc -l)
     if [[ $RATE == equal ]]; then rate=(--rate 100000); fi
@@ -217,7 +233,10 @@ mesh_run() {
         ev_alive "$pid" || break
         local ndone ntotal
         if [[ -s $EV_TMP/progress ]] && read -r ndone ntotal _ 2>/dev/null <"$EV_TMP/progress" && ((ntotal > 0 && ndone * 4 >= ntotal)); then
-            if mesh_status "$EV_TMP/status.json"; then hosts=$(placement "$EV_TMP/status.json"); fi
+            if mesh_status "$EV_TMP/status.json"; then
+                hosts=$(placement "$EV_TMP/status.json")
+                place=$(rates "$EV_TMP/status.json" "$qs")
+            fi
         fi
         sleep 0.1
     done
@@ -243,7 +262,7 @@ mesh_run() {
     resumed=$({ grep -o '[0-9]* VT(s) resumed' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     # units run twice (backups of the tail): work beyond the sequential run
     backups=$({ grep -o '[0-9]* run twice as backups' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
-    note="hosts=$hosts/$w util=$(
+    note="hosts=$hosts/$w rate:vts=$place util=$(
         IFS=/
         echo "${util[*]}"
     )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?}"
