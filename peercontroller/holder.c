@@ -303,6 +303,8 @@ void pc_holder_destroy(pc_holder **h_p)
     *h_p = NULL;
 }
 
+uint64_t pc_holder_patched(const pc_holder *h) { return h ? h->patched : 0; }
+
 void pc_holder_status(pc_holder *h, pc_wbuf *j)
 {
     pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"patched\":%llu}", (unsigned long long)h->n,

@@ -168,6 +168,8 @@ void pc_holder_on_member(pc_holder *h, const pc_member *m, pc_member_state old);
  * when it wants to run again. */
 uint64_t pc_holder_tick(pc_holder *h, uint64_t now);
 void pc_holder_status(pc_holder *h, pc_wbuf *json);
+/* Images this holder made from patches. */
+uint64_t pc_holder_patched(const pc_holder *h);
 
 /* ===================================================================
  * JSON text (status.c)

@@ -374,6 +374,7 @@ static void s_node_stop(vs_node *n)
         return;
     n->up = false;
     pc_peer *p = n->p;
+    n->w->r->patched += pc_holder_patched(p->hold);
     pc_deployer_destroy(&p->dep);
     pc_worker_destroy(&p->wk); /* stops its executors */
     pc_holder_destroy(&p->hold);

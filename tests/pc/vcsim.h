@@ -84,6 +84,7 @@ typedef struct vs_report {
     uint64_t rollbacks;    /* copies fenced while their peer was alive */
     uint64_t host_crashes; /* crashes of a whole host (VS_F_CRASH, connections time out) */
     uint64_t refused;      /* port probes refused (a crashed peer confirmed dead) */
+    uint64_t patched;      /* images holders made from patches (H_PATCH) */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

@@ -397,12 +397,26 @@ static bool s_capture_ok(const mw_vt *t)
  * Images
  * =================================================================== */
 
+#define MW_BALLAST (3 * PC_PATCH_BLOCK) /* bytes of an image that never change */
+
+/* The ballast of VT id's images. */
+static void s_ballast(uint64_t id, uint8_t *out)
+{
+    for (size_t i = 0; i < MW_BALLAST; i++)
+        out[i] = (uint8_t)(id * 131 + i * 7 + (i >> 8));
+}
+
 static void s_put_state(pc_wbuf *b, const mw_vt *t)
 {
     const mw_state *s = &t->s;
     pc_put_u32(b, MW_IMG_MAGIC);
     pc_put_u64(b, t->id);
     pc_put_u32(b, t->epoch);
+    /* ballast that stays from image to image, as most of a real VT's heap
+     * does: images span several blocks and go to holders as patches */
+    uint8_t ballast[MW_BALLAST];
+    s_ballast(t->id, ballast);
+    pc_put_raw(b, ballast, sizeof ballast);
     pc_put_u32(b, s->round);
     pc_put_u32(b, s->phase);
     pc_put_u64(b, s->acc);
@@ -443,6 +457,11 @@ static bool s_get_state(pc_rbuf *r, mw_state *s, uint64_t *id, uint32_t *epoch)
         return false;
     *id = pc_get_u64(r);
     *epoch = pc_get_u32(r);
+    const void *got = NULL;
+    uint8_t want[MW_BALLAST];
+    s_ballast(*id, want);
+    if (!pc_get_raw(r, &got, sizeof want) || memcmp(got, want, sizeof want))
+        return false; /* a holder made it wrong from a patch */
     s->round = pc_get_u32(r);
     s->phase = pc_get_u32(r);
     s->acc = pc_get_u64(r);
