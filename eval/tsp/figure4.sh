@@ -260,6 +260,14 @@ mesh_run() {
     fi
     local resumed backups
     resumed=$({ grep -o '[0-9]* VT(s) resumed' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
+    # a run that resumed a VT keeps its peers' logs (warnings: a lost
+    # worker names why; none means a move, which logs at info)
+    if [[ ${resumed:-0} != 0 ]]; then
+        local keep="$OUT/logs/round$r-setup$k-$(size_of "$b")"
+        mkdir -p "$keep"
+        cp "$EV_TMP"/client.log "$EV_TMP"/worker*.log "$keep/" 2>/dev/null || true
+        ev_log "a VT was resumed: the peers' logs are in $keep"
+    fi
     # units run twice (backups of the tail): work beyond the sequential run
     backups=$({ grep -o '[0-9]* run twice as backups' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     note="hosts=$hosts/$w rate:vts=$place util=$(
