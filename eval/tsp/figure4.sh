@@ -263,7 +263,8 @@ mesh_run() {
     # a run that resumed a VT keeps its peers' logs (warnings: a lost
     # worker names why; none means a move, which logs at info)
     if [[ ${resumed:-0} != 0 ]]; then
-        local keep="$OUT/logs/round$r-setup$k-$(size_of "$b")"
+        local keep
+        keep="$OUT/logs/round$r-setup$k-$(size_of "$b")"
         mkdir -p "$keep"
         cp "$EV_TMP"/client.log "$EV_TMP"/worker*.log "$keep/" 2>/dev/null || true
         ev_log "a VT was resumed: the peers' logs are in $keep"
