@@ -29,10 +29,10 @@ static double s_busy(const pc_place_cand *c)
     return (double)(c->load > c->assigned ? c->load : c->assigned);
 }
 
-static double s_cap(const pc_place_cand *c)
-{
-    return (double)(c->rate ? c->rate : 1) * (double)c->cores;
-}
+/* Its rate per core (a rate of 0 counts as 1). */
+static double s_rate(const pc_place_cand *c) { return (double)(c->rate ? c->rate : 1); }
+
+static double s_cap(const pc_place_cand *c) { return s_rate(c) * (double)c->cores; }
 
 /* When one more VT placed there would finish, in units of one core's
  * work: 1 / rate while a core is free, (busy + 1) / (rate x cores) once
@@ -128,15 +128,13 @@ bool pc_rebalance(const pc_place_cand *c, int n, pc_move *m)
     for (int i = 0; i < n; i++) {
         if (!t[i].cores)
             continue;
-        if (t[i].assigned && !(s_busy(&t[i]) > (double)t[i].cores) &&
-            (from < 0 || s_cap(&t[i]) / t[i].cores < s_cap(&t[from]) / t[from].cores))
+        if (t[i].assigned && s_busy(&t[i]) <= (double)t[i].cores &&
+            (from < 0 || s_rate(&t[i]) < s_rate(&t[from])))
             from = i;
-        if (t[i].fresh && s_free(&t[i]) &&
-            (to < 0 || s_cap(&t[i]) / t[i].cores > s_cap(&t[to]) / t[to].cores))
+        if (t[i].fresh && s_free(&t[i]) && (to < 0 || s_rate(&t[i]) > s_rate(&t[to])))
             to = i;
     }
-    if (from < 0 || to < 0 || to == from ||
-        s_cap(&t[to]) / t[to].cores < PC_MOVE_GAIN * (s_cap(&t[from]) / t[from].cores))
+    if (from < 0 || to < 0 || to == from || s_rate(&t[to]) < PC_MOVE_GAIN * s_rate(&t[from]))
         return false;
     *m = (pc_move){.from = from, .to = to, .why = PC_PLACE_FASTER};
     return true;

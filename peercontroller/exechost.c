@@ -263,16 +263,25 @@ static void s_queue(s_host *h, s_out *o)
     pthread_mutex_unlock(&h->mu);
 }
 
-/* Writes one record unless a fault handler owns the channel. */
+/* Writes one record unless a fault handler owns the channel; with `try`,
+ * only if the write can start at once (pc_chan_try_send: 0 if not). */
+static int s_write(s_host *h, pc_hdr hdr, const struct iovec *parts, int n, bool try)
+{
+    atomic_fetch_add(&s_sending, 1);
+    int rc = atomic_load(&s_crashed) ? LEV_EPEER
+             : try                   ? pc_chan_try_send(h->chan, hdr, parts, n)
+                                     : pc_chan_send(h->chan, hdr, parts, n);
+    atomic_fetch_sub(&s_sending, 1);
+    return rc;
+}
+
+/* Writes a queued record. */
 static int s_send(s_host *h, const s_out *o)
 {
     struct iovec parts[3] = {{.iov_base = o->head.data, .iov_len = o->head.len},
                              {.iov_base = o->bulk, .iov_len = o->bulk_len},
                              {.iov_base = o->tail, .iov_len = o->tail_len}};
-    atomic_fetch_add(&s_sending, 1);
-    int rc = atomic_load(&s_crashed) ? LEV_EPEER : pc_chan_send(h->chan, o->hdr, parts, 3);
-    atomic_fetch_sub(&s_sending, 1);
-    return rc;
+    return s_write(h, o->hdr, parts, 3, false);
 }
 
 /* The sender thread: writes queued records in order until told to stop
@@ -460,9 +469,10 @@ static void s_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     pthread_mutex_unlock(&h->mu);
 }
 
-/* The head of an X_OUT record for output `out`, up to the length of its
- * data (which follows it on the wire): what s_on_output's pc_put_* calls
- * write, into buf (S_OUT_HEAD bytes). Its length. */
+/* The head of an X_OUT record for output `out` ("u8 kind, u64 to, u64
+ * ref, u8 keep, s name", then the u32 length of its data, which follows
+ * it on the wire), into buf (S_OUT_HEAD bytes; a name is at most
+ * LEV_NAME_MAX bytes, as the runtime checks). Its length. */
 #define S_OUT_HEAD (1 + 8 + 8 + 1 + 4 + LEV_NAME_MAX + 4)
 static size_t s_out_head(const rt_out *out, uint8_t *buf)
 {
@@ -494,20 +504,15 @@ static void s_on_output(rt_vt *vt, const rt_out *out, void *ud)
         pthread_mutex_unlock(&h->mu);
         return;
     }
+    uint8_t head[S_OUT_HEAD];
+    size_t hlen = s_out_head(out, head);
     bool tried = false;
-    if (!h->qhead && !h->writing && !h->send_failed && out->len <= UINT32_MAX &&
-        (!out->name || strlen(out->name) <= LEV_NAME_MAX)) {
+    if (!h->qhead && !h->writing && !h->send_failed && out->len <= UINT32_MAX) {
         h->writing = tried = true;
         pthread_mutex_unlock(&h->mu);
-        uint8_t head[S_OUT_HEAD];
-        struct iovec parts[2] = {{.iov_base = head, .iov_len = s_out_head(out, head)},
+        struct iovec parts[2] = {{.iov_base = head, .iov_len = hlen},
                                  {.iov_base = (void *)out->data, .iov_len = out->len}};
-        atomic_fetch_add(&s_sending, 1);
-        int rc = atomic_load(&s_crashed)
-                     ? LEV_EPEER
-                     : pc_chan_try_send(
-                           h->chan, pc_hdr_make(PC_X_OUT, 0, r->id, r->epoch, out->seq), parts, 2);
-        atomic_fetch_sub(&s_sending, 1);
+        int rc = s_write(h, pc_hdr_make(PC_X_OUT, 0, r->id, r->epoch, out->seq), parts, 2, true);
         pthread_mutex_lock(&h->mu);
         h->writing = false;
         pthread_cond_signal(&h->out_cv); /* what was queued meanwhile goes now */
@@ -519,13 +524,11 @@ static void s_on_output(rt_vt *vt, const rt_out *out, void *ud)
         }
     }
     s_out *o = s_out_new(PC_X_OUT, r->id, r->epoch, out->seq);
-    if (o) {
-        pc_put_u8(&o->head, out->kind);
-        pc_put_u64(&o->head, out->to);
-        pc_put_u64(&o->head, out->ref);
-        pc_put_u8(&o->head, out->keep);
-        pc_put_str(&o->head, out->name);
-        pc_put_blob(&o->head, out->data, out->len);
+    if (o && out->len > UINT32_MAX)
+        o->head.err = LEV_ERANGE; /* (the runtime bounds a message far below) */
+    else if (o) {
+        pc_put_raw(&o->head, head, hlen);
+        pc_put_raw(&o->head, out->data, out->len);
     }
     if (tried && o && !o->head.err) { /* ahead of what came meanwhile */
         o->next = h->qhead;

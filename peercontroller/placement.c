@@ -285,19 +285,13 @@ static bool s_waits_for_dead(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     return now - vt->wait_since < DEP_DEAD_WAIT_MS;
 }
 
-bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+/* The VC's active, live workers as the delegator's candidates (their
+ * indices in idx[]): what each offers, and for a VT being placed (vt not
+ * NULL) whether it holds the image at holder index src. Their count. */
+static int s_cands(pc_deployer *d, dep_vc *vc, const dep_vt *vt, int src, pc_place_cand *cand,
+                   int *idx)
 {
-    /* Just after the VC opened, wait a moment for the workers still
-     * enrolling, or every first VT would go to the first one enrolled. */
-    bool enrolling = pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) > 0;
-    if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
-        return false;
-    pc_place_cand cand[PC_PLACE_MAX];
-    int idx[PC_PLACE_MAX], n = 0;
-    int src = s_best_holder(d, vt);
-    if (src < 0 && s_waits_for_dead(d, vc, vt))
-        return true; /* pending still; the others are placed meanwhile */
-    vt->wait_since = 0;
+    int n = 0;
     for (int i = 0; i < vc->nw && n < PC_PLACE_MAX; i++) {
         dep_worker *w = &vc->w[i];
         if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
@@ -307,9 +301,27 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
                                   .rate = w->rate,
                                   .assigned = w->nvts,
                                   .load = m ? m->rec.load : 0,
-                                  .holds_image = s_holds_best(vt, src, w->ep) >= 0};
+                                  .holds_image = vt && s_holds_best(vt, src, w->ep) >= 0,
+                                  .fresh = !w->ended};
         idx[n++] = i;
     }
+    return n;
+}
+
+bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    /* Just after the VC opened, wait a moment for the workers still
+     * enrolling, or every first VT would go to the first one enrolled. */
+    bool enrolling = pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) > 0;
+    if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
+        return false;
+    pc_place_cand cand[PC_PLACE_MAX];
+    int idx[PC_PLACE_MAX];
+    int src = s_best_holder(d, vt);
+    if (src < 0 && s_waits_for_dead(d, vc, vt))
+        return true; /* pending still; the others are placed meanwhile */
+    vt->wait_since = 0;
+    int n = s_cands(d, vc, vt, src, cand, idx);
     pc_place_why why;
     int c = pc_delegate_why(cand, n, &why);
     if (c < 0)
@@ -507,19 +519,8 @@ void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now)
         }
     }
     pc_place_cand cand[PC_PLACE_MAX];
-    int idx[PC_PLACE_MAX], n = 0;
-    for (int i = 0; i < vc->nw && n < PC_PLACE_MAX; i++) {
-        dep_worker *w = &vc->w[i];
-        if (w->state != W_ACTIVE || !pc_peer_alive(d->p, w->ep))
-            continue;
-        const pc_member *m = pc_peer_member(d->p, w->ep);
-        cand[n] = (pc_place_cand){.cores = w->cores,
-                                  .rate = w->rate,
-                                  .assigned = w->nvts,
-                                  .load = m ? m->rec.load : 0,
-                                  .fresh = !w->ended};
-        idx[n++] = i;
-    }
+    int idx[PC_PLACE_MAX];
+    int n = s_cands(d, vc, NULL, -1, cand, idx);
     pc_move mv;
     if (!pc_rebalance(cand, n, &mv))
         return;
