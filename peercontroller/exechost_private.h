@@ -1,0 +1,112 @@
+/* exechost_private.h - what the executor host's two files share:
+ * exechost.c (the daemon's requests, the VTs' records, the main loop)
+ * and exechost_out.c (everything the executor sends: the queue and its
+ * sender thread, the runtime's callbacks that produce records, the fault
+ * report). Not used outside the executor.
+ */
+#ifndef PC_EXECHOST_PRIVATE_H
+#define PC_EXECHOST_PRIVATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "chan.h"
+#include "executor.h"
+#include "module.h"
+#include "vt.h"
+#include "vtchan.h"
+
+/* A VT of this executor. The main thread owns the record; the callbacks
+ * reach it through vt->host. */
+typedef struct xh_vtrec {
+    struct xh_vtrec *live_next; /* in h->live (main thread only) */
+    struct xh_vtrec *reap_next; /* in h->reap (under h->mu) */
+    rt_vt *vt;
+    uint64_t id;
+    uint32_t epoch;
+    uint64_t next_in; /* input position of its newest image (the VT's worker only) */
+    uint64_t oldest;  /* its oldest unacknowledged output at the last look (main thread) */
+    bool heard;       /* an input or acknowledgement reached it (main thread) */
+    bool draining;    /* ended, its DONE held until its outputs are acknowledged (main thread) */
+    /* under h->mu */
+    bool stopping;     /* STOP received */
+    bool forget;       /* CANCEL received: nothing more goes out */
+    uint8_t *stop_img; /* image taken for the STOP (malloc'd) */
+    size_t stop_len;
+    struct xh_out *end; /* its DONE, queued once its outbox is empty (s_reap) */
+    bool warned;        /* a failed periodic checkpoint was printed */
+} xh_vtrec;
+
+/* A record queued for the sender: a structured head, then bulk bytes (an
+ * image or a result, malloc'd) as they are. */
+typedef struct xh_out {
+    struct xh_out *next;
+    pc_hdr hdr;
+    pc_wbuf head;
+    uint8_t *bulk;
+    size_t bulk_len;
+    uint8_t *tail; /* bytes after the bulk (malloc'd), or NULL */
+    size_t tail_len;
+} xh_out;
+
+typedef struct xh_host {
+    pc_chan *chan;
+    rt_exec *ex; /* made at the first RUN or RESUME */
+    int checkpoint_ms, threads;
+    const lev_module **mods; /* loaded through MODULE, oldest first */
+    int nmods;
+    size_t capmods;
+    xh_vtrec *live; /* VTs running here (main thread) */
+    int nvts;       /* VTs not reaped yet, canceled ones included (main thread) */
+    int wake_fd;    /* eventfd: a VT ended, reap it */
+
+    pthread_mutex_t mu;
+    pthread_cond_t out_cv;
+    xh_out *qhead, *qtail; /* records to send */
+    bool qstop;            /* the sender drains the queue and ends */
+    bool writing;          /* a thread writes a record on the channel */
+    bool send_failed;
+    xh_vtrec *reap;   /* VTs that ended, for the main thread */
+    rt_ch_host chost; /* the VTs' channels go out through pc_xh_on_output */
+    pthread_t sender;
+    bool sender_started;
+} xh_host;
+
+/* Installs the fault handlers of an executor process: a fault writes one
+ * CRASH record naming the faulting VT on fd, then kills the process. */
+void pc_xh_fault_handlers(int fd);
+
+/* A new record to send with an empty head (NULL on exhaustion). */
+xh_out *pc_xh_out_new(uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq);
+void pc_xh_out_free(xh_out *o);
+
+/* Under h->mu: appends a record for the sender (NULL or failed: dropped
+ * with a note); pc_xh_queue takes h->mu itself. */
+void pc_xh_queue_locked(xh_host *h, xh_out *o);
+void pc_xh_queue(xh_host *h, xh_out *o);
+
+/* Under h->mu: unlinks and frees the queued records `drop` selects, for
+ * example pc_xh_is_canceled (a record of VT key->vt, of any VT if 0, of
+ * an epoch below key->epoch). */
+void pc_xh_queue_drop_locked(xh_host *h, bool (*drop)(const xh_out *, const pc_hdr *),
+                             const pc_hdr *key);
+bool pc_xh_is_canceled(const xh_out *o, const pc_hdr *k);
+
+/* Queues a record with i32 err and s detail (MODULE_OK, FAILED, STOPPED
+ * without an image). */
+void pc_xh_queue_err(xh_host *h, uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq, int err,
+                     const char *detail);
+
+/* The sender thread (arg: the host): writes queued records in order
+ * until h->qstop and the queue is empty. */
+void *pc_xh_sender_main(void *arg);
+
+/* The runtime executor's callbacks (rt_exec_opts, ud: the host) and the
+ * channels' output (rt_ch_host.out). */
+void pc_xh_on_done(rt_vt *vt, void *ud);
+void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud);
+void pc_xh_on_capture_error(rt_vt *vt, int err, const char *detail, void *ud);
+void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud);
+
+#endif
