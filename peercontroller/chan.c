@@ -25,6 +25,7 @@
 #define S_DIRECT 4096u /* a payload remainder at least this large is read in place */
 #define S_IOV_STACK 16
 #define S_LATER_MAX (256u << 10) /* bytes of records put off before they go at once */
+#define S_FDS_MAX 8              /* descriptors received and not taken yet */
 
 struct pc_chan {
     int fd;
@@ -40,6 +41,8 @@ struct pc_chan {
     pc_hdr hdr;
     uint8_t *pay; /* malloc'd, hdr.len bytes */
     size_t pay_got;
+    int fds[S_FDS_MAX]; /* descriptors received (SCM_RIGHTS), oldest first */
+    int nfds;
     bool dead;       /* closed or damaged: every later recv fails */
     const char *why; /* why it is dead */
     char why_buf[160];
@@ -68,6 +71,8 @@ void pc_chan_destroy(pc_chan **c_p)
     pc_chan *c = *c_p;
     *c_p = NULL;
     close(c->fd);
+    for (int i = 0; i < c->nfds; i++)
+        close(c->fds[i]);
     pthread_mutex_destroy(&c->send_mu);
     free(c->later);
     free(c->in);
@@ -109,12 +114,30 @@ static void s_iov_advance(struct iovec **iov, int *n, size_t done)
     }
 }
 
-/* Writes every byte the iovecs hold (advancing them); 0 or LEV_EPEER. */
-static int s_writev_all(int fd, struct iovec *iov, int n)
+/* Writes every byte the iovecs hold (advancing them); with pass >= 0,
+ * descriptor `pass` goes along with the first byte (SCM_RIGHTS). 0 or
+ * LEV_EPEER. */
+static int s_writev_all(int fd, struct iovec *iov, int n, int pass)
 {
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
     while (n > 0) {
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        if (pass >= 0) {
+            memset(&ctl, 0, sizeof ctl);
+            m.msg_control = ctl.buf;
+            m.msg_controllen = sizeof ctl.buf;
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+            cm->cmsg_level = SOL_SOCKET;
+            cm->cmsg_type = SCM_RIGHTS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &pass, sizeof pass);
+        }
         ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (w > 0)
+            pass = -1; /* it went with the first byte */
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -134,13 +157,13 @@ static int s_flush_locked(pc_chan *c)
         return 0;
     struct iovec io = {.iov_base = c->later, .iov_len = c->nlater};
     c->nlater = 0;
-    return s_writev_all(c->fd, &io, 1);
+    return s_writev_all(c->fd, &io, 1, -1);
 }
 
 /* Sends one record (pc_chan_send); with `try`, gives up (0) when another
  * thread is sending or the socket takes no byte now, and otherwise sends
  * it whole (1). */
-static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool try)
+static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool try, int pass)
 {
     if (!c || n < 0 || (n && !parts) || n > 1000)
         return LEV_EINVAL;
@@ -167,7 +190,7 @@ static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool t
     if (!try) {
         pthread_mutex_lock(&c->send_mu);
         rc = s_flush_locked(c);
-        rc = rc ? rc : s_writev_all(c->fd, iov, k);
+        rc = rc ? rc : s_writev_all(c->fd, iov, k, pass);
     } else if (pthread_mutex_trylock(&c->send_mu)) {
         locked = false; /* another thread sends: nothing sent */
     } else if (c->nlater) {
@@ -185,7 +208,7 @@ static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool t
             struct iovec *at = iov;
             int left = k;
             s_iov_advance(&at, &left, (size_t)w);
-            rc = left > 0 ? s_writev_all(c->fd, at, left) : 0;
+            rc = left > 0 ? s_writev_all(c->fd, at, left, -1) : 0;
             rc = rc ? rc : 1;
         }
     }
@@ -198,12 +221,17 @@ static int s_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, bool t
 
 int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
 {
-    return s_send(c, h, parts, n, false);
+    return s_send(c, h, parts, n, false, -1);
+}
+
+int pc_chan_send_fd(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, int fd)
+{
+    return s_send(c, h, parts, n, false, fd);
 }
 
 int pc_chan_try_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
 {
-    return s_send(c, h, parts, n, true);
+    return s_send(c, h, parts, n, true, -1);
 }
 
 int pc_chan_send_later(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
@@ -214,7 +242,7 @@ int pc_chan_send_later(pc_chan *c, pc_hdr h, const struct iovec *parts, int n)
     for (int i = 0; i < n; i++)
         total += parts[i].iov_len;
     if (total > S_LATER_MAX / 4)
-        return s_send(c, h, parts, n, false); /* large: at once (after those put off) */
+        return s_send(c, h, parts, n, false, -1); /* large: at once (after those put off) */
     h.len = (uint32_t)total;
     size_t need = PC_HDR_LEN + (size_t)total;
     pthread_mutex_lock(&c->send_mu);
@@ -266,12 +294,53 @@ static int s_dead(pc_chan *c, const char *why)
     return LEV_EPEER;
 }
 
+/* Queues the descriptors a received message brought (pc_chan_take_fd);
+ * LEV_EPEER (the channel dead) when they pass S_FDS_MAX or were cut. */
+static int s_keep_fds(pc_chan *c, struct msghdr *m)
+{
+    bool over = (m->msg_flags & MSG_CTRUNC) != 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            if (c->nfds < S_FDS_MAX) {
+                c->fds[c->nfds++] = fd;
+            } else {
+                close(fd);
+                over = true;
+            }
+        }
+    }
+    return over ? s_dead(c, "the other end passed more descriptors than records take") : 0;
+}
+
+int pc_chan_take_fd(pc_chan *c)
+{
+    if (!c || !c->nfds)
+        return -1;
+    int fd = c->fds[0];
+    memmove(c->fds, c->fds + 1, sizeof(int) * (size_t)--c->nfds);
+    return fd;
+}
+
 /* Reads at most n bytes into p. >0: bytes read; 0: nothing now (non-
  * blocking); LEV_EPEER: closed or failed (the channel is then dead). */
 static int s_read(pc_chan *c, uint8_t *p, size_t n, int blocking)
 {
     for (;;) {
-        ssize_t r = recv(c->fd, p, n, blocking ? 0 : MSG_DONTWAIT);
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(sizeof(int) * S_FDS_MAX)];
+        } ctl;
+        struct iovec io = {.iov_base = p, .iov_len = n};
+        struct msghdr m = {
+            .msg_iov = &io, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl};
+        ssize_t r = recvmsg(c->fd, &m, MSG_CMSG_CLOEXEC | (blocking ? 0 : MSG_DONTWAIT));
+        if (r >= 0 && s_keep_fds(c, &m))
+            return LEV_EPEER;
         if (r > 0)
             return (int)r;
         if (r == 0)

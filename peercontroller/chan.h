@@ -38,6 +38,11 @@ int pc_chan_fd(const pc_chan *c);
  * 0, or LEV_EPEER once the other end is gone (EPIPE, reset). */
 int pc_chan_send(pc_chan *c, pc_hdr h, const struct iovec *parts, int n);
 
+/* Sends one record as pc_chan_send does, with descriptor fd passed along
+ * (SCM_RIGHTS; the caller keeps its own): the other end takes it with
+ * pc_chan_take_fd once it has the record. */
+int pc_chan_send_fd(pc_chan *c, pc_hdr h, const struct iovec *parts, int n, int fd);
+
 /* Sends one record as pc_chan_send does, but only if that needs no wait
  * to start: 0 (nothing sent) when another thread is sending or the
  * socket has no room now; 1 when sent whole (a record the socket took in
@@ -63,5 +68,11 @@ int pc_chan_send_buf(pc_chan *c, pc_hdr h, const pc_wbuf *w);
  * it returns 0: one read may bring several records. With blocking != 0
  * it waits for a whole record instead. */
 int pc_chan_recv(pc_chan *c, pc_hdr *h, uint8_t **payload, int blocking, const char **why);
+
+/* The oldest descriptor received and not taken yet (the caller owns it),
+ * or -1. A descriptor arrives with the first byte of its record, so once
+ * pc_chan_recv returned a record that carries one, it is here; a channel
+ * given more than 8 that no one takes dies with a reason. */
+int pc_chan_take_fd(pc_chan *c);
 
 #endif

@@ -95,6 +95,7 @@ static int s_exec(xh_host *h, rt_exec **out)
                           .checkpoint_ms = h->checkpoint_ms,
                           .on_done = pc_xh_on_done,
                           .on_image = pc_xh_on_image,
+                          .image_alloc = pc_xh_image_alloc(h),
                           .on_capture_error = pc_xh_on_capture_error,
                           .chan = &h->chost,
                           .ud = h};
@@ -541,6 +542,14 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
     case PC_X_ACK:
         s_chan_in(h, req, &rb);
         break;
+    case PC_X_SLOT_FREE: {
+        uint32_t slot = pc_get_u32(&rb);
+        if (!pc_rbuf_done(&rb) || pc_slots_back(h->slots, slot))
+            fprintf(stderr, "levpeer executor: SLOT_FREE of image slot %u, which is not lent%s%s\n",
+                    (unsigned)slot, pc_rbuf_done(&rb) ? "" : ": ",
+                    pc_rbuf_done(&rb) ? "" : pc_rbuf_why(&rb));
+        break;
+    }
     default:
         fprintf(stderr, "levpeer executor: unexpected %s record; ignored\n",
                 pc_type_name(req->type));
@@ -628,6 +637,7 @@ static void s_shutdown(xh_host *h)
     if (h->wake_fd >= 0)
         close(h->wake_fd);
     pc_chan_destroy(&h->chan);
+    pc_slots_destroy(&h->slots); /* the daemon's mappings stay until it drops them */
     free(h->mods);
     pthread_cond_destroy(&h->out_cv);
     pthread_mutex_destroy(&h->mu);
@@ -641,6 +651,14 @@ static void s_keep_image_memory(void)
 {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+/* Periodic images are lent in shared memory unless LEV_IMAGE_SLOTS=0
+ * (they then go through the channel as bytes). */
+static bool s_use_slots(void)
+{
+    const char *env = getenv("LEV_IMAGE_SLOTS");
+    return !env || strcmp(env, "0") != 0;
 }
 
 int pc_exechost_run(int fd, bool own_process)
@@ -659,6 +677,7 @@ int pc_exechost_run(int fd, bool own_process)
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
     h.chan = pc_chan_new(fd, 0);
+    h.slots = s_use_slots() ? pc_slots_new() : NULL;
     h.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int rc = 1;
     if (!h.chan || h.wake_fd < 0) {

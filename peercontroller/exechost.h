@@ -19,6 +19,9 @@
  *   -> IMAGE            periodic checkpoints, seq counting per VT from 1;
  *                       an image still queued when a newer one of the same
  *                       VT comes is dropped (the newest is all that counts).
+ *   -> IMAGE_SLOT       the same, the envelope lent in a shared-memory slot
+ *                       (imgslot.h; LEV_IMAGE_SLOTS=0: never).
+ *   <- SLOT_FREE        the daemon gives a slot back.
  *   -> RESYNC           a VT (re)started: its inputs from hdr.seq, please.
  *   -> OUT              an output of a VT (message, report, lock, global
  *                       update...), seq counting per VT from 1; kept and

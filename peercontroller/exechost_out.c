@@ -82,6 +82,7 @@ xh_out *pc_xh_out_new(uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq)
     if (o) {
         o->hdr = pc_hdr_make(type, 0, vt, epoch, seq);
         pc_wbuf_init(&o->head);
+        o->slot = -1;
     }
     return o;
 }
@@ -89,7 +90,10 @@ xh_out *pc_xh_out_new(uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq)
 void pc_xh_out_free(xh_out *o)
 {
     pc_wbuf_free(&o->head);
-    free(o->bulk);
+    if (o->slot >= 0)
+        pc_slots_release(o->slots, o->slot); /* never lent: free again */
+    else
+        free(o->bulk);
     free(o->tail);
     free(o);
 }
@@ -115,7 +119,8 @@ void pc_xh_queue_drop_locked(xh_host *h, bool (*drop)(const xh_out *, const pc_h
 /* An older periodic image of the same VT incarnation. */
 static bool s_is_older_image(const xh_out *o, const pc_hdr *k)
 {
-    return o->hdr.type == PC_X_IMAGE && o->hdr.vt == k->vt && o->hdr.epoch == k->epoch;
+    return (o->hdr.type == PC_X_IMAGE || o->hdr.type == PC_X_IMAGE_SLOT) && o->hdr.vt == k->vt &&
+           o->hdr.epoch == k->epoch;
 }
 
 /* A record of VT k->vt (of any VT if 0) of an epoch below k->epoch. */
@@ -136,7 +141,7 @@ void pc_xh_queue_locked(xh_host *h, xh_out *o)
             pc_xh_out_free(o);
         return;
     }
-    if (o->hdr.type == PC_X_IMAGE)
+    if (o->hdr.type == PC_X_IMAGE || o->hdr.type == PC_X_IMAGE_SLOT)
         pc_xh_queue_drop_locked(h, s_is_older_image, &o->hdr);
     o->next = NULL;
     if (h->qtail)
@@ -166,9 +171,33 @@ static int s_write(xh_host *h, pc_hdr hdr, const struct iovec *parts, int n, boo
     return rc;
 }
 
-/* Writes a queued record. */
-static int s_send(xh_host *h, const xh_out *o)
+/* Lends the slot of an X_IMAGE_SLOT record to the daemon and writes the
+ * record, the slot's memfd along the first time. */
+static int s_send_slot(xh_host *h, xh_out *o)
 {
+    pc_slot_lend l;
+    pc_slots_lend(o->slots, o->slot, &l);
+    o->slot = -1; /* the daemon's until it gives it back */
+    uint8_t head[4 + 1 + 3 * 8];
+    rt_le32_put(head, l.slot);
+    head[4] = l.fd >= 0;
+    rt_le64_put(head + 5, l.size);
+    rt_le64_put(head + 13, l.off);
+    rt_le64_put(head + 21, l.len);
+    struct iovec part = {.iov_base = head, .iov_len = sizeof head};
+    atomic_fetch_add(&s_sending, 1);
+    int rc = atomic_load(&s_crashed) ? LEV_EPEER
+             : l.fd >= 0             ? pc_chan_send_fd(h->chan, o->hdr, &part, 1, l.fd)
+                                     : pc_chan_send(h->chan, o->hdr, &part, 1);
+    atomic_fetch_sub(&s_sending, 1);
+    return rc;
+}
+
+/* Writes a queued record. */
+static int s_send(xh_host *h, xh_out *o)
+{
+    if (o->slot >= 0)
+        return s_send_slot(h, o);
     struct iovec parts[3] = {{.iov_base = o->head.data, .iov_len = o->head.len},
                              {.iov_base = o->bulk, .iov_len = o->bulk_len},
                              {.iov_base = o->tail, .iov_len = o->tail_len}};
@@ -274,10 +303,34 @@ void pc_xh_on_done(rt_vt *vt, void *ud)
         ;
 }
 
-/* The image in its envelope, with the VT's channel state (envelope.h);
- * frees img. Sets *next_in to the input position the state stands at (or
- * below). NULL on exhaustion. */
-static uint8_t *s_envelope(rt_vt *vt, uint8_t *img, size_t len, size_t *elen, uint64_t *next_in)
+/* Gives back an image buffer: to its slot, or to malloc. */
+static void s_img_free(xh_host *h, uint8_t *img)
+{
+    int i = pc_slots_find(h->slots, img);
+    if (i >= 0)
+        pc_slots_release(h->slots, i);
+    else
+        free(img);
+}
+
+static uint8_t *s_slot_alloc(size_t len, void *ud)
+{
+    return pc_slots_alloc(((xh_host *)ud)->slots, len);
+}
+
+static void s_slot_release(uint8_t *img, void *ud) { s_img_free(ud, img); }
+
+rt_img_alloc pc_xh_image_alloc(xh_host *h)
+{
+    return (rt_img_alloc){
+        .alloc = h->slots ? s_slot_alloc : NULL, .release = s_slot_release, .ud = h};
+}
+
+/* The image in its envelope, with the VT's channel state (envelope.h), a
+ * copy (malloc'd); gives img back. Sets *next_in to the input position the
+ * state stands at (or below). NULL on exhaustion. */
+static uint8_t *s_envelope(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, size_t *elen,
+                           uint64_t *next_in)
 {
     *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
     uint8_t *chan = NULL;
@@ -286,8 +339,50 @@ static uint8_t *s_envelope(rt_vt *vt, uint8_t *img, size_t len, size_t *elen, ui
     if (rt_ch_save(vt, &chan, &clen) == 0)
         env = pc_env_make(chan, clen, img, len, elen);
     free(chan);
-    free(img);
+    s_img_free(h, img);
     return env;
+}
+
+/* The record of a periodic image, with no copy of it: an image in a slot
+ * becomes its envelope in place (X_IMAGE_SLOT); one from malloc goes
+ * between a head that holds the envelope's first bytes and a tail, the
+ * channel state (X_IMAGE). Gives img back on failure (NULL). */
+static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint64_t *next_in)
+{
+    xh_vtrec *r = vt->host;
+    *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
+    int slot = pc_slots_find(h->slots, img);
+    uint8_t *chan = NULL;
+    size_t clen = 0;
+    xh_out *o = pc_xh_out_new(slot >= 0 ? PC_X_IMAGE_SLOT : PC_X_IMAGE, r->id, r->epoch, *next_in);
+    bool ok = o && rt_ch_save(vt, &chan, &clen) == 0 && clen <= UINT32_MAX &&
+              len <= UINT32_MAX - PC_ENV_HEAD - clen;
+    if (ok && slot >= 0) {
+        ok = pc_slots_finish(h->slots, slot, len, chan, clen) == 0; /* frees the slot if not */
+        img = NULL;
+        if (ok) {
+            o->slots = h->slots;
+            o->slot = slot;
+        }
+    } else if (ok) {
+        pc_put_u32(&o->head, (uint32_t)(PC_ENV_HEAD + clen + len));
+        pc_put_u32(&o->head, PC_ENV_MAGIC);
+        pc_put_u32(&o->head, (uint32_t)clen);
+        o->bulk = img;
+        o->bulk_len = len;
+        o->tail = chan;
+        o->tail_len = clen;
+        img = chan = NULL;
+        ok = !o->head.err;
+    }
+    free(chan);
+    if (img)
+        s_img_free(h, img);
+    if (!ok && o) {
+        pc_xh_out_free(o);
+        o = NULL;
+    }
+    return o;
 }
 
 void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
@@ -296,39 +391,13 @@ void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     xh_vtrec *r = vt->host;
     uint64_t next_in = 0;
     xh_out *o = NULL;
-    if (vt->capture_why == RT_WANT_STOP) {
-        img = s_envelope(vt, img, len, &len, &next_in);
-    } else {
-        /* a periodic image goes as it is, between a head that holds the
-         * envelope's first bytes and a tail, the channel state: no copy */
-        next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
-        uint8_t *chan = NULL;
-        size_t clen = 0;
-        o = pc_xh_out_new(PC_X_IMAGE, r->id, r->epoch, next_in);
-        if (o && rt_ch_save(vt, &chan, &clen) == 0 && clen <= UINT32_MAX &&
-            len <= UINT32_MAX - PC_ENV_HEAD - clen) {
-            pc_put_u32(&o->head, (uint32_t)(PC_ENV_HEAD + clen + len));
-            pc_put_u32(&o->head, PC_ENV_MAGIC);
-            pc_put_u32(&o->head, (uint32_t)clen);
-            o->bulk = img;
-            o->bulk_len = len;
-            o->tail = chan;
-            o->tail_len = clen;
-            chan = NULL;
-        } else {
-            if (o)
-                pc_xh_out_free(o);
-            o = NULL;
-            free(img);
-        }
-        free(chan);
-        img = o && !o->head.err ? o->bulk : NULL;
-    }
+    if (vt->capture_why == RT_WANT_STOP)
+        img = s_envelope(h, vt, img, len, &len, &next_in);
+    else
+        img = (o = s_image_out(h, vt, img, len, &next_in)) ? img : NULL;
     if (!img) {
         fprintf(stderr, "levpeer executor: no memory for the image of virtual thread %llu\n",
                 (unsigned long long)r->id);
-        if (o)
-            pc_xh_out_free(o);
         return;
     }
     pthread_mutex_lock(&h->mu);

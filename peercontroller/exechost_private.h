@@ -13,6 +13,7 @@
 
 #include "chan.h"
 #include "executor.h"
+#include "imgslot.h"
 #include "module.h"
 #include "vt.h"
 #include "vtchan.h"
@@ -48,6 +49,8 @@ typedef struct xh_out {
     size_t bulk_len;
     uint8_t *tail; /* bytes after the bulk (malloc'd), or NULL */
     size_t tail_len;
+    pc_slots *slots; /* an X_IMAGE_SLOT: the pool of its slot... */
+    int slot;        /* ...and the slot, lent when it is sent (else -1) */
 } xh_out;
 
 typedef struct xh_host {
@@ -69,6 +72,7 @@ typedef struct xh_host {
     bool send_failed;
     xh_vtrec *reap;   /* VTs that ended, for the main thread */
     rt_ch_host chost; /* the VTs' channels go out through pc_xh_on_output */
+    pc_slots *slots;  /* periodic images lent in shared memory; NULL: as bytes */
     pthread_t sender;
     bool sender_started;
 } xh_host;
@@ -108,5 +112,8 @@ void pc_xh_on_done(rt_vt *vt, void *ud);
 void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud);
 void pc_xh_on_capture_error(rt_vt *vt, int err, const char *detail, void *ud);
 void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud);
+
+/* The runtime's image allocator over h->slots (rt_exec_opts.image_alloc). */
+rt_img_alloc pc_xh_image_alloc(xh_host *h);
 
 #endif

@@ -21,14 +21,16 @@
 
 #include "chan.h"
 #include "exechost.h"
+#include "imgslot.h"
 #include "lev_errors.h"
 #include "log.h"
 
 typedef struct pc_exec {
     struct pc_exec *next;
     pc_chan *chan;
-    pid_t pid;    /* a process, or 0 (a thread) */
-    bool stopped; /* stopped or dead: freed at the next poll */
+    pc_slotmaps *maps; /* the images it lends in shared memory */
+    pid_t pid;         /* a process, or 0 (a thread) */
+    bool stopped;      /* stopped or dead: freed at the next poll */
 } pc_exec;
 
 struct pc_execs {
@@ -53,6 +55,7 @@ static int s_close(pc_exec *x)
 {
     int sig = 0;
     pc_chan_destroy(&x->chan);
+    pc_slotmaps_destroy(&x->maps);
     if (x->pid > 0) {
         int status = 0;
         kill(x->pid, SIGKILL);
@@ -138,7 +141,8 @@ int pc_execs_start(pc_execs *e, void **handle, int *pid)
         x->pid = child;
     }
     x->chan = pc_chan_new(sv[0], o->max_msg);
-    if (!x->chan) {
+    x->maps = pc_slotmaps_new();
+    if (!x->chan || !x->maps) {
         s_close(x);
         free(x);
         return LEV_ENOMEM;
@@ -157,11 +161,38 @@ int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, 
     return x->stopped ? LEV_EPEER : pc_chan_send_later(x->chan, h, iov, n);
 }
 
+/* Gives x back the slots whose images the worker no longer holds. */
+static void s_slots_back(pc_exec *x)
+{
+    uint32_t ids[PC_SLOTS_MAX];
+    int n = pc_slotmaps_returned(x->maps, ids, PC_SLOTS_MAX);
+    for (int i = 0; i < n; i++) {
+        uint8_t b[4];
+        rt_le32_put(b, ids[i]);
+        struct iovec part = {.iov_base = b, .iov_len = sizeof b};
+        (void)pc_chan_send_later(x->chan, pc_hdr_make(PC_X_SLOT_FREE, 0, 0, 0, 0), &part, 1);
+    }
+}
+
 void pc_execs_flush(pc_execs *e)
 {
     for (pc_exec *x = e ? e->list : NULL; x; x = x->next)
-        if (!x->stopped)
+        if (!x->stopped) {
+            s_slots_back(x);
             (void)pc_chan_flush(x->chan); /* a failure shows as the channel's end */
+        }
+}
+
+/* An image x lent in shared memory (X_IMAGE_SLOT, payload taken): to the
+ * worker as a buffer over the slot, or refused with the reason. */
+static void s_image_slot(pc_execs *e, pc_exec *x, const pc_hdr *h, uint8_t *payload)
+{
+    const char *why = NULL;
+    /* its memfd came with the record's first byte when the record says so */
+    int fd = h->len > 4 && payload[4] ? pc_chan_take_fd(x->chan) : -1;
+    pc_buf *image = pc_slotmaps_take(x->maps, payload, h->len, fd, &why);
+    free(payload);
+    pc_worker_exec_image(e->p->wk, x, h, image, why);
 }
 
 void pc_execs_stop(pc_execs *e, void *handle)
@@ -204,7 +235,10 @@ void pc_execs_on_ready(pc_execs *e, const zmq_pollitem_t *items, int n)
                 pc_worker_exec_ended(e->p->wk, x, reason, sig);
                 break;
             }
-            pc_worker_exec_record(e->p->wk, x, &h, payload);
+            if (h.type == PC_X_IMAGE_SLOT)
+                s_image_slot(e, x, &h, payload);
+            else
+                pc_worker_exec_record(e->p->wk, x, &h, payload);
         }
     }
 }

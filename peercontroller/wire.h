@@ -152,6 +152,10 @@ typedef enum pc_type {
     PC_X_ACK = 0x0610,       /* daemon -> exec: as W_ACK */
     PC_X_IN = 0x0611,        /* daemon -> exec: as W_IN */
     PC_X_RESYNC = 0x0612,    /* exec -> daemon: as W_RESYNC */
+    PC_X_IMAGE_SLOT = 0x0613, /* exec -> daemon: as X_IMAGE, the envelope lent in shared memory
+                               * (imgslot.h): u32 slot, u8 its memfd goes along, u64 slot
+                               * size, u64 offset, u64 length */
+    PC_X_SLOT_FREE = 0x0614,  /* daemon -> exec: u32 slot, given back */
 } pc_type;
 
 typedef struct pc_hdr {

@@ -73,6 +73,7 @@ struct pc_worker {
     bool leaving;
     uint64_t images, image_bytes; /* periodic images, and their bytes */
     uint64_t sent_bytes;          /* bytes sent to holders for them (patches count their own) */
+    uint64_t lent;                /* of those images, the ones lent in shared memory */
 };
 
 /* ===================================================================
@@ -587,34 +588,24 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
  * The executors' messages
  * =================================================================== */
 
-/* A periodic image: to every holder of the VT, without copies: whole, or
- * as a patch to a holder that was sent the image before it. */
-static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
+/* A periodic image (its envelope, taken): to every holder of the VT,
+ * without copies: whole, or as a patch to a holder that was sent the
+ * image before it. */
+static void s_image_buf(pc_worker *w, wk_vc *v, const pc_hdr *h, pc_buf *image, bool lent)
 {
     wk_vt *t = s_vt(v, h->vt);
-    pc_rbuf r;
-    pc_rbuf_init(&r, payload, h->len);
-    const void *img = NULL;
-    size_t len = 0;
-    pc_get_blob(&r, &img, &len);
-    if (!pc_rbuf_done(&r))
-        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed IMAGE from the executor: %s",
-               (unsigned long long)v->vc, pc_rbuf_why(&r));
-    if (!t || t->epoch != h->epoch || !pc_rbuf_done(&r) || !t->nh) {
-        free(payload);
+    if (!t || t->epoch != h->epoch || !t->nh) {
+        pc_buf_drop(&image);
         return;
     }
-    pc_buf *image = pc_buf_wrap(img, len, free, payload);
-    if (!image) {
-        free(payload);
-        return;
-    }
+    size_t len = pc_buf_len(image);
     /* a holder that has the image sent last gets the blocks that changed */
     bool any = false;
     for (int i = 0; i < t->nh; i++)
         any |= t->hbase[i];
     pc_buf *patch = any && t->last ? pc_patch_make(t->last, image) : NULL;
     w->images++;
+    w->lent += lent;
     w->image_bytes += len;
     pc_wbuf b, pb;
     pc_wbuf_init(&b);
@@ -638,6 +629,27 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     pc_buf_drop(&patch);
     pc_buf_drop(&t->last);
     t->last = image;
+}
+
+/* A periodic image as bytes (X_IMAGE): its envelope, in the payload. */
+static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, payload, h->len);
+    const void *img = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &img, &len);
+    if (!pc_rbuf_done(&r)) {
+        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed IMAGE from the executor: %s",
+               (unsigned long long)v->vc, pc_rbuf_why(&r));
+        free(payload);
+        return;
+    }
+    pc_buf *image = pc_buf_wrap(img, len, free, payload);
+    if (!image)
+        free(payload);
+    else
+        s_image_buf(w, v, h, image, false);
 }
 
 /* A VT handed over by capture-and-stop: its image goes to the deployer. */
@@ -757,6 +769,18 @@ void pc_worker_exec_record(pc_worker *w, void *x, const pc_hdr *h, uint8_t *payl
     s_exec_msg(w, v, h, payload);
 }
 
+void pc_worker_exec_image(pc_worker *w, void *x, const pc_hdr *h, pc_buf *image, const char *why)
+{
+    wk_vc *v = s_vc_of_exec(w, x);
+    if (v && !image)
+        pc_log(PC_LOG_WARN, "VC %016llx: refused an image of VT %llu from the executor: %s",
+               (unsigned long long)v->vc, (unsigned long long)h->vt, why ? why : "-");
+    if (v && image)
+        s_image_buf(w, v, h, image, true);
+    else
+        pc_buf_drop(&image);
+}
+
 void pc_worker_exec_ended(pc_worker *w, void *x, const char *why, int signal)
 {
     wk_vc *v = s_vc_of_exec(w, x);
@@ -818,9 +842,9 @@ uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
 
 void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *j)
 {
-    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu}",
+    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu,\"lent\":%llu}",
                 (unsigned long long)w->images, (unsigned long long)w->image_bytes,
-                (unsigned long long)w->sent_bytes);
+                (unsigned long long)w->sent_bytes, (unsigned long long)w->lent);
 }
 
 void pc_worker_status(pc_worker *w, pc_wbuf *j)

@@ -411,7 +411,7 @@ static int s_capture(s_worker *w, rt_vt *vt, uint32_t why)
     size_t len = 0;
     vt->capture_why = why;
     rt_err_clear();
-    int rc = rt_capture(vt, &img, &len);
+    int rc = rt_capture_into(vt, ex->o.on_image ? &ex->o.image_alloc : NULL, &img, &len);
     if (rc) {
         s_capture_failed(w, vt, rc, lev_errdetail());
     } else {

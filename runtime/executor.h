@@ -23,7 +23,8 @@
  *              returns for it; it must not destroy the VT.
  *   on_image   with a new image of a suspended VT (periodic checkpoint,
  *              rt_exec_request_capture() or rt_exec_capture_stop()); the
- *              callback owns `img` and frees it with free(). Without
+ *              callback owns `img` and frees it with free(), or gives it
+ *              back to image_alloc's host when it lent it. Without
  *              on_image the image is dropped. vt->capture_why says what it
  *              is for: RT_WANT_STOP for the image of a stop (on_done with
  *              RT_VT_STOPPED follows), else RT_WANT_CAPTURE.
@@ -73,6 +74,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image.h"
 #include "vt.h"
 #include "vtchan.h"
 
@@ -86,6 +88,9 @@ typedef struct rt_exec_opts {
     void (*on_report)(rt_vt *vt, const void *buf, size_t len, void *ud);
     void (*on_done)(rt_vt *vt, void *ud);
     void (*on_image)(rt_vt *vt, uint8_t *img, size_t len, void *ud);
+    /* Where images are written (with on_image only; alloc NULL: malloc),
+     * so that a host can hand them on without a copy (rt_capture_into). */
+    rt_img_alloc image_alloc;
     void (*on_capture_error)(rt_vt *vt, int err, const char *detail, void *ud);
     void *ud; /* passed to every callback */
     /* The host of its VTs' channels (vtchan.h), copied; NULL: the VTs

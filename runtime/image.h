@@ -32,6 +32,20 @@ typedef struct rt_image_info {
  * and field holding a pointer that cannot be encoded. */
 int rt_capture(rt_vt *vt, uint8_t **img, size_t *len);
 
+/* Where rt_capture_into writes an image: alloc(len, ud) lends len
+ * writable bytes, or NULL, and the capture then uses malloc (the image is
+ * then freed with free(): the caller tells which by the address);
+ * release(img, ud) takes back a lent buffer whose capture failed. */
+typedef struct rt_img_alloc {
+    uint8_t *(*alloc)(size_t len, void *ud);
+    void (*release)(uint8_t *img, void *ud);
+    void *ud;
+} rt_img_alloc;
+
+/* rt_capture, the image written into memory from a (NULL, or a->alloc
+ * NULL: malloc). */
+int rt_capture_into(rt_vt *vt, const rt_img_alloc *a, uint8_t **img, size_t *len);
+
 /* Builds a new VT from an image, for module m, not spawned, with the
  * image's id and epoch (rt_vt_set_identity may set others before it is
  * spawned). Caller owns *out (rt_vt_destroy). Never reads outside

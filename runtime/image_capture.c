@@ -140,6 +140,7 @@ typedef struct s_cap {
     uint64_t live;
     rt_heap_cache *pages;     /* heap pages seen by this capture */
     uintptr_t mod_lo, mod_hi; /* the module's statics and functions (0, 0: not yet) */
+    const rt_img_alloc *alloc; /* where the image goes (NULL: malloc) */
 } s_cap;
 
 static _Atomic uint32_t s_gen_counter = 1;
@@ -670,6 +671,16 @@ static int s_pack_header(rt_img_header *h, s_part *hp)
     return 0;
 }
 
+/* Gives back an image buffer the capture could not finish: to the host
+ * that lent it (a), or to malloc. */
+static void s_img_release(const rt_img_alloc *a, uint8_t *out)
+{
+    if (a && a->release)
+        a->release(out, a->ud);
+    else if (!a)
+        free(out);
+}
+
 static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len)
 {
     rt_vt *vt = c->vt;
@@ -726,10 +737,14 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
     uint64_t total = hp.size + body;
     if (total >= UINT32_MAX)
         return rt_err(LEV_ERANGE, "image of %llu bytes exceeds 4 GiB", (unsigned long long)total);
-    uint8_t *out = malloc(total);
-    if (!out)
-        return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    s_hugepages(out, total);
+    const rt_img_alloc *a = c->alloc && c->alloc->alloc ? c->alloc : NULL;
+    uint8_t *out = a ? a->alloc(total, a->ud) : NULL;
+    if (!out) {
+        a = NULL; /* the host had no room: malloc, freed with free() */
+        if (!(out = malloc(total)))
+            return rt_err(LEV_ENOMEM, "out of memory in the image codec");
+        s_hugepages(out, total);
+    }
     size_t off = hp.size;
     for (uint32_t i = 0; i < np; i++) {
         if (parts[i].direct) {
@@ -740,7 +755,7 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
         if (!parts[i].tn)
             continue;
         if (tpl_dump(parts[i].tn, TPL_MEM | TPL_PREALLOCD, out + off, parts[i].size)) {
-            free(out);
+            s_img_release(a, out);
             return rt_err(LEV_ENOMEM, "tpl_dump failed");
         }
         off += parts[i].size;
@@ -756,7 +771,7 @@ static int s_capture_guarded(s_cap *c, s_part *parts, uint8_t **img, size_t *len
     if (hp.tn)
         tpl_free(hp.tn);
     if (rc) {
-        free(out);
+        s_img_release(a, out);
         return rc;
     }
     *img = out;
@@ -795,7 +810,8 @@ static int s_poison(s_cap *c, rt_moved *gen)
     return 0;
 }
 
-static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble, rt_moved *gen)
+static int s_capture(rt_vt *vt, const rt_img_alloc *a, uint8_t **img, size_t *len, bool scribble,
+                     rt_moved *gen)
 {
     int rc = rt_streams_sync(vt->key);
     if (rc)
@@ -806,6 +822,7 @@ static int s_capture(rt_vt *vt, uint8_t **img, size_t *len, bool scribble, rt_mo
         s_cap_free(&c);
         return rc;
     }
+    c.alloc = a;
     if (img) {
         uint32_t nparts = 6 + c.nbulk;
         s_part *volatile parts = calloc(nparts, sizeof(s_part));
@@ -842,14 +859,23 @@ int rt_capture(rt_vt *vt, uint8_t **img, size_t *len)
         return rt_err(LEV_EINVAL, "rt_capture: NULL argument");
     if (vt->state == RT_VT_RUNNING)
         return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
-    return s_capture(vt, img, len, false, NULL);
+    return s_capture(vt, NULL, img, len, false, NULL);
+}
+
+int rt_capture_into(rt_vt *vt, const rt_img_alloc *a, uint8_t **img, size_t *len)
+{
+    if (!vt || !img || !len)
+        return rt_err(LEV_EINVAL, "rt_capture_into: NULL argument");
+    if (vt->state == RT_VT_RUNNING)
+        return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
+    return s_capture(vt, a, img, len, false, NULL);
 }
 
 int rt_image_scribble_reachable(rt_vt *vt)
 {
     if (!vt)
         return rt_err(LEV_EINVAL, "rt_image_scribble_reachable: NULL argument");
-    return s_capture(vt, NULL, NULL, true, NULL);
+    return s_capture(vt, NULL, NULL, NULL, true, NULL);
 }
 
 int rt_image_capture_poison(rt_vt *vt, uint8_t **img, size_t *len, rt_moved *gen)
@@ -858,5 +884,5 @@ int rt_image_capture_poison(rt_vt *vt, uint8_t **img, size_t *len, rt_moved *gen
         return rt_err(LEV_EINVAL, "rt_image_capture_poison: NULL argument");
     if (vt->state == RT_VT_RUNNING)
         return rt_err(LEV_EBUSY, "VT %llu is running", (unsigned long long)vt->id);
-    return s_capture(vt, img, len, true, gen);
+    return s_capture(vt, NULL, img, len, true, gen);
 }

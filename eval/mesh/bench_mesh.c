@@ -8,13 +8,16 @@
  *             default interval to one holder and to two (the default),
  *             against the same VT with checkpoints off, runs
  *             alternating: the run-time ratios;
+ *   handover  the same VT checkpointed every 250 ms, its images lent
+ *             to the daemon in shared memory against sent through the
+ *             channel (LEV_IMAGE_SLOTS=0): CPU per image, run times;
  *   starts    lev_vt_start latency, and VT starts per second (start and
  *             join) through a 4-peer mesh;
  *   placement 24 identical peers started together, each offering what
  *             its machine allows at the rate it measures: the rates they
  *             announce and where 24 VTs of one VC go (VTs per peer).
  *
- *   bench_mesh [recovery|shipping|starts|placement|all] [ROUNDS]
+ *   bench_mesh [recovery|shipping|handover|starts|placement|all] [ROUNDS]
  *
  * Prints one table per benchmark. Executors run at normal priority here
  * (LEV_EXEC_NICE=0) so that the figures are the system's, not the
@@ -216,6 +219,13 @@ static void s_recovery(int rounds)
  * Checkpoint shipping
  * =================================================================== */
 
+/* The work per step of pc_big runs: LEV_BENCH_WORK, else dflt. */
+static long s_work(long dflt)
+{
+    const char *e = getenv("LEV_BENCH_WORK");
+    return e && atol(e) > 0 ? atol(e) : dflt;
+}
+
 static double s_big_run(const char *ep, int ckpt, int replicas, long steps, long work,
                         uint64_t *sum)
 {
@@ -259,11 +269,8 @@ static void s_shipping(int rounds)
 {
     mesh_peer p[MAXP];
     memset(p, 0, sizeof p);
-    int n = s_mesh(p, 3);              /* the VT's worker and two other peers to hold its images */
-    long steps = 4096, work = 2500000; /* about 15 s a run */
-    const char *e = getenv("LEV_BENCH_WORK");
-    if (e && atol(e) > 0)
-        work = atol(e);
+    int n = s_mesh(p, 3); /* the VT's worker and two other peers to hold its images */
+    long steps = 4096, work = s_work(2500000); /* about 15 s a run */
     printf("\ncheckpoint shipping: pc_big, 16 MiB live, checkpoint every 2000 ms to 1 holder and "
            "to 2 (the default)\n");
     printf("%6s %12s %12s %12s %8s %8s\n", "round", "off (s)", "1 (s)", "2 (s)", "1/off", "2/off");
@@ -293,6 +300,102 @@ static void s_shipping(int rounds)
            img / 1048576.0, whole / 1048576.0, sent / 1048576.0,
            whole > 0 ? 100.0 * sent / whole : 0.0);
     mesh_stop_all(p, n);
+}
+
+/* ===================================================================
+ * Hand-over of images from the executor to its daemon
+ * =================================================================== */
+
+/* CPU seconds of a process and of the children it reaped (its executors). */
+static double s_cpu(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *at = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0, cut = 0, cst = 0;
+    if (!at || sscanf(at + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                      &ut, &st, &cut, &cst) != 4)
+        s_die("cannot read a levpeer's CPU time");
+    return (double)(ut + st + cut + cst) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static bool s_no_executor(const char *js, void *ctx)
+{
+    (void)ctx;
+    return !js_has_executor(js);
+}
+
+/* CPU seconds of the peers p[0..n) and their executors, once every
+ * executor has ended and been reaped. */
+static double s_mesh_cpu(const mesh_peer *p, int n)
+{
+    double cpu = 0;
+    for (int i = 0; i < n; i++) {
+        if (!mesh_wait(p[i].ep, s_no_executor, NULL, LIMIT))
+            s_die("an executor did not end");
+        cpu += s_cpu(p[i].pid);
+    }
+    return cpu;
+}
+
+/* The same VT, checkpointed every 250 ms to one holder, on a mesh whose
+ * executors lend images to their daemons in shared memory and on one
+ * whose executors send them through the channel (LEV_IMAGE_SLOTS=0),
+ * runs alternating: the CPU time the peers and executors spent over a
+ * run without checkpoints, per image, and the run times. */
+static void s_handover(int rounds)
+{
+    mesh_peer a[MAXP], b[MAXP];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    int na = s_mesh(a, 2);
+    setenv("LEV_IMAGE_SLOTS", "0", 1); /* inherited by mesh b's executors */
+    int nb = s_mesh(b, 2);
+    unsetenv("LEV_IMAGE_SLOTS");
+    long steps = 4096, work = s_work(1200000); /* about 7 s a run */
+    printf("\nimage hand-over: pc_big, 16 MiB live, checkpoint every 250 ms to 1 holder; lent in "
+           "shared memory against sent through the channel\n");
+    printf("%6s %10s %10s %10s %10s %12s %12s %8s %8s\n", "round", "off (s)", "lent (s)",
+           "bytes (s)", "images", "lent ms/img", "bytes ms/img", "lent/off", "bytes/off");
+    double pl[32] = {0}, pb[32] = {0}, wl[32] = {0}, wb[32] = {0};
+    for (int r = 0; r < rounds && r < 32; r++) {
+        uint64_t x = 0, y = 0, z = 0;
+        double c0 = s_mesh_cpu(a, na);
+        double off = s_big_run(a[0].ep, -1, 0, steps, work, &x);
+        double c1 = s_mesh_cpu(a, na);
+        double k0, s0, k1, s1;
+        s_shipped(a, na, &k0, &s0);
+        double lent = s_big_run(a[0].ep, 250, 1, steps, work, &y);
+        double c2 = s_mesh_cpu(a, na);
+        s_shipped(a, na, &k1, &s1);
+        double d0 = s_mesh_cpu(b, nb), m0, t0, m1, t1;
+        s_shipped(b, nb, &m0, &t0);
+        double bytes = s_big_run(b[0].ep, 250, 1, steps, work, &z);
+        double d1 = s_mesh_cpu(b, nb);
+        s_shipped(b, nb, &m1, &t1);
+        if (x != y || x != z)
+            s_die("checkpointed run gave another result");
+        double img_a = (k1 - k0) / (16.0 * 1048576.0), img_b = (m1 - m0) / (16.0 * 1048576.0);
+        double base = c1 - c0; /* CPU of the run without checkpoints */
+        pl[r] = img_a > 0 ? 1000.0 * ((c2 - c1) - base) / img_a : 0;
+        pb[r] = img_b > 0 ? 1000.0 * ((d1 - d0) - base) / img_b : 0;
+        wl[r] = lent / off;
+        wb[r] = bytes / off;
+        printf("%6d %10.3f %10.3f %10.3f %5.0f/%-4.0f %12.1f %12.1f %8.4f %8.4f\n", r + 1, off,
+               lent, bytes, img_a, img_b, pl[r], pb[r], wl[r], wb[r]);
+    }
+    printf("median CPU per 16 MiB image (peers and executors, over the run without checkpoints): "
+           "lent %.1f ms, as bytes %.1f ms; run time over no checkpoints: lent %.2f %%, as bytes "
+           "%.2f %%\n",
+           s_median(pl, rounds), s_median(pb, rounds), (s_median(wl, rounds) - 1) * 100,
+           (s_median(wb, rounds) - 1) * 100);
+    mesh_stop_all(a, na);
+    mesh_stop_all(b, nb);
 }
 
 /* ===================================================================
@@ -461,6 +564,8 @@ int main(int argc, char **argv)
         s_starts(rounds);
     if (all || !strcmp(what, "shipping"))
         s_shipping(rounds);
+    if (all || !strcmp(what, "handover"))
+        s_handover(rounds);
     if (all || !strcmp(what, "placement"))
         s_placement(rounds);
     return 0;

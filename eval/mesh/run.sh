@@ -6,7 +6,7 @@
 # loopback (eval/README.md, "The mesh: recovery, checkpoint shipping,
 # starts"; eval/rate/README.md for placement). Takes a few minutes.
 #
-#   eval/mesh/run.sh [recovery|shipping|starts|placement|all] [ROUNDS]
+#   eval/mesh/run.sh [recovery|shipping|handover|starts|placement|all] [ROUNDS]
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).

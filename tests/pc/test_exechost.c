@@ -50,6 +50,7 @@
 #include "envelope.h"
 #include "exechost.h"
 #include "image.h"
+#include "imgslot.h"
 #include "lev_errors.h"
 #include "lev_task.h"
 #include "modmgr.h"
@@ -77,8 +78,12 @@ typedef struct s_exe {
     pid_t pid;
     int pidfd;
     pc_chan *c;
-    bool no_ack; /* s_expect leaves outputs unacknowledged */
+    bool no_ack;        /* s_expect leaves outputs unacknowledged */
+    pc_slotmaps *maps;  /* the image slots it lends, mapped as a daemon maps them */
+    int lent, as_bytes; /* periodic images that came in slots, and as bytes */
 } s_exe;
+
+static const char *g_slots_env; /* LEV_IMAGE_SLOTS of the executors started (NULL: unset) */
 
 static uint8_t *g_mod; /* the module's bytes */
 static size_t g_mod_len;
@@ -95,6 +100,10 @@ static void s_exec_executor(int fd, const char *nice)
         setenv("LEV_EXEC_NICE", nice, 1);
     else
         unsetenv("LEV_EXEC_NICE");
+    if (g_slots_env)
+        setenv("LEV_IMAGE_SLOTS", g_slots_env, 1);
+    else
+        unsetenv("LEV_IMAGE_SLOTS");
     char arg[16];
     snprintf(arg, sizeof arg, "%d", fd);
     execl(PC_LEVPEER, "levpeer", "--executor", "--fd", arg, (char *)NULL);
@@ -109,6 +118,9 @@ static void s_adopt(s_exe *e, pid_t pid, int fd)
     e->no_ack = false;
     e->c = pc_chan_new(fd, 0);
     assert_non_null(e->c);
+    e->maps = pc_slotmaps_new();
+    assert_non_null(e->maps);
+    e->lent = e->as_bytes = 0;
     pc_hdr h;
     uint8_t *p = NULL;
     assert_int_equal(pc_test_recv(e->c, &h, &p, NULL, LIMIT_MS), 1);
@@ -157,6 +169,7 @@ static int s_reap(s_exe *e)
 static void s_finish(s_exe *e)
 {
     pc_chan_destroy(&e->c);
+    pc_slotmaps_destroy(&e->maps);
     int st = s_reap(e);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
@@ -273,6 +286,42 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
     }
 }
 
+/* As a daemon does with an image lent in a slot (IMAGE_SLOT): maps it
+ * (its memfd comes along the first time), and turns the record into the
+ * IMAGE it stands for, a copy in *p; the slot then goes back at once
+ * (SLOT_FREE). Other records are counted and left as they are. */
+static void s_unslot(s_exe *e, pc_hdr *h, uint8_t **p)
+{
+    if (h->type == PC_X_IMAGE)
+        e->as_bytes++;
+    if (h->type != PC_X_IMAGE_SLOT)
+        return;
+    const char *why = NULL;
+    int fd = h->len > 4 && (*p)[4] ? pc_chan_take_fd(e->c) : -1;
+    pc_buf *b = pc_slotmaps_take(e->maps, *p, h->len, fd, &why);
+    if (!b)
+        fail_msg("image slot refused: %s", why);
+    size_t len = pc_buf_len(b);
+    uint8_t *q = malloc(4 + len);
+    assert_non_null(q);
+    rt_le32_put(q, (uint32_t)len);
+    memcpy(q + 4, pc_buf_data(b), len);
+    pc_buf_drop(&b);
+    free(*p);
+    *p = q;
+    h->type = PC_X_IMAGE;
+    h->len = (uint32_t)(4 + len);
+    e->lent++;
+    uint32_t ids[PC_SLOTS_MAX];
+    int n = pc_slotmaps_returned(e->maps, ids, PC_SLOTS_MAX);
+    assert_int_equal(n, 1);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u32(&w, ids[0]);
+    assert_int_equal(pc_chan_send_buf(e->c, pc_hdr_make(PC_X_SLOT_FREE, 0, 0, 0, 0), &w), 0);
+    pc_wbuf_free(&w);
+}
+
 /* Acknowledges a VT's outputs up to seq, as its deployer does. */
 static void s_ack(s_exe *e, uint64_t vt, uint32_t epoch, uint64_t seq)
 {
@@ -292,6 +341,7 @@ static void s_expect(s_exe *e, uint16_t type, uint64_t vt, s_seen *seen, pc_hdr 
         int r = pc_test_recv(e->c, h, p, &why, LIMIT_MS);
         if (r != 1)
             fail_msg("waiting for %s: the channel ended: %s", pc_type_name(type), why);
+        s_unslot(e, h, p);
         if (h->type == PC_X_OUT && !e->no_ack)
             s_ack(e, h->vt, h->epoch, h->seq);
         const void *d;
@@ -588,6 +638,9 @@ static void s_images_resume(const char *task, const void *arg, size_t len, uint6
     assert_int_equal(seen.first_report, 1);
     if (seen.images < 2 || !seen.img)
         fail_msg("%d images of a run with a checkpoint every 10 ms", seen.images);
+    /* lent in slots, unless LEV_IMAGE_SLOTS=0 */
+    bool bytes = g_slots_env && !strcmp(g_slots_env, "0");
+    assert_true(bytes ? e.as_bytes > 0 && e.lent == 0 : e.lent > 0 && e.as_bytes == 0);
     s_finish(&e);
 
     s_exe other;
@@ -611,6 +664,17 @@ static void t_images_resume(void **state)
     (void)state;
     long arg[2] = {SPIN_STEPS, SPIN_WORK};
     s_images_resume("pc_spin", arg, sizeof arg, s_spin_straight());
+}
+
+/* The same with images sent as bytes through the channel
+ * (LEV_IMAGE_SLOTS=0), as where memfds cannot be made. */
+static void t_images_as_bytes(void **state)
+{
+    (void)state;
+    long arg[2] = {SPIN_STEPS, SPIN_WORK};
+    g_slots_env = "0";
+    s_images_resume("pc_spin", arg, sizeof arg, s_spin_straight());
+    g_slots_env = NULL;
 }
 
 /* The same with 16 MiB of live heap in every image. */
@@ -756,6 +820,7 @@ static void t_crash(void **state)
     assert_true(WIFSIGNALED(st));
     assert_int_equal(WTERMSIG(st), SIGSEGV);
     pc_chan_destroy(&e.c);
+    pc_slotmaps_destroy(&e.maps);
 }
 
 static void t_daemon_gone(void **state)
@@ -819,6 +884,7 @@ static void t_parent_dies(void **state)
     assert_int_equal(r, LEV_EPEER);
     close(e.pidfd);
     pc_chan_destroy(&e.c);
+    pc_slotmaps_destroy(&e.maps);
 }
 
 /* Scheduling policy and nice value of thread tid of process pid, from
@@ -969,7 +1035,9 @@ static void t_embedded(void **state)
     assert_int_equal(sigaction(SIGSEGV, NULL, &after), 0);
     assert_true(after.sa_handler == before.sa_handler); /* cmocka's, not the executor's */
     assert_int_equal(sched_getscheduler(0), SCHED_OTHER);
+    assert_true(e.lent > 0); /* slots work within one process too */
     pc_chan_destroy(&e.c);
+    pc_slotmaps_destroy(&e.maps);
     void *rc = (void *)1;
     assert_int_equal(GC_pthread_join(th, &rc), 0);
     assert_null(rc);
@@ -1155,6 +1223,7 @@ int main(void)
         cmocka_unit_test(t_run),
         cmocka_unit_test(t_done_waits_for_ack),
         cmocka_unit_test(t_images_resume),
+        cmocka_unit_test(t_images_as_bytes),
         cmocka_unit_test(t_big_resume),
         cmocka_unit_test(t_resume_bad),
         cmocka_unit_test(t_stop_resume),

@@ -342,7 +342,35 @@ static bool s_new_holder(const char *js, void *ctx)
     return js_vt_holder(js, w->vt, "held", h, sizeof h) && strcmp(h, w->not );
 }
 
-/* kill -9 of a peer that holds an image: the VT gets another holder; then
+/* Every live peer's executors lent each periodic image to their daemon in
+ * shared memory (status "image_shipping": lent == images); how many
+ * images the peers made in all. */
+static unsigned long long s_all_lent(const mesh *m)
+{
+    unsigned long long all = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (!m->p[i].pid)
+            continue;
+        char *js = mesh_status(m->p[i].ep, LIMIT);
+        assert_non_null(js);
+        const char *at = strstr(js, "\"image_shipping\":");
+        unsigned long long images = 0, bytes = 0, sent = 0, lent = 0;
+        assert_non_null(at);
+        assert_int_equal(sscanf(at,
+                                "\"image_shipping\":{\"images\":%llu,\"bytes\":%llu,"
+                                "\"sent_bytes\":%llu,\"lent\":%llu}",
+                                &images, &bytes, &sent, &lent),
+                         4);
+        if (lent != images)
+            fail_msg("peer %d: %llu of %llu images lent in shared memory", i, lent, images);
+        all += images;
+        free(js);
+    }
+    return all;
+}
+
+/* kill -9 of a peer that holds an image (every image was lent to its
+ * daemon in shared memory): the VT gets another holder; then
  * its worker is killed too, and it resumes from the new holder's image. */
 static void t_kill_holder(void **state)
 {
@@ -354,6 +382,7 @@ static void t_kill_holder(void **state)
     s_start(&r, 3);
     want_ckpt c = {3};
     assert_true(mesh_wait(m.p[0].ep, s_all_held, &c, LIMIT));
+    assert_true(s_all_lent(&m) > 0);
     want_holder wh = {.vt = 2};
     char *js = mesh_status(m.p[0].ep, LIMIT);
     assert_non_null(js);

@@ -7,7 +7,8 @@
  * carries whole records one by one and many at once, large payloads
  * against a concurrent reader, and closes with a reason on a bad header,
  * a payload past its limit and an end in the middle of a record; sending
- * to a closed peer fails without SIGPIPE. The byte buffer (buf.c) keeps
+ * to a closed peer fails without SIGPIPE; descriptors passed along
+ * records come with them. The byte buffer (buf.c) keeps
  * its bytes while a reference is left, shared, moved or dropped on another
  * thread, and gives wrapped bytes back exactly once.
  */
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -96,7 +98,7 @@ static void t_hdr_bad(void **state)
     memcpy(bad, b, PC_HDR_LEN);
     bad[4] = 2; /* version 2 */
     s_bad_hdr(bad, PC_HDR_LEN, LEV_EVERSION, "version");
-    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x0613, 0xFFFF};
+    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x0615, 0xFFFF};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         memcpy(bad, b, PC_HDR_LEN);
         bad[6] = (uint8_t)unknown[i];
@@ -491,6 +493,71 @@ static void t_chan_later(void **state)
     pc_chan_destroy(&a);
 }
 
+/* The descriptor's inode. */
+static ino_t s_ino(int fd)
+{
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    return st.st_ino;
+}
+
+/* A descriptor passed along a record comes with it, in order, among
+ * records put off and large ones; the sender keeps its own; a channel
+ * given more descriptors than records take dies with a reason. */
+static void t_chan_fd(void **state)
+{
+    (void)state;
+    pc_chan *a, *b;
+    s_pair(&a, &b, 0);
+    int pipes[2];
+    assert_int_equal(pipe(pipes), 0);
+    pc_hdr h;
+    uint8_t *p = NULL;
+    struct iovec part = {"slot", 4};
+    assert_int_equal(pc_chan_take_fd(b), -1);
+    assert_int_equal(pc_chan_send_later(a, pc_hdr_make(PC_X_IN, 0, 2, 1, 1), &part, 1), 0);
+    assert_int_equal(
+        pc_chan_send_fd(a, pc_hdr_make(PC_X_IMAGE_SLOT, 0, 2, 1, 2), &part, 1, pipes[0]), 0);
+    assert_int_equal(
+        pc_chan_send_fd(a, pc_hdr_make(PC_X_IMAGE_SLOT, 0, 2, 1, 3), &part, 1, pipes[1]), 0);
+    for (uint64_t i = 1; i <= 3; i++) {
+        assert_int_equal(s_recv(b, &h, &p, NULL), 1);
+        assert_true(h.seq == i);
+        free(p);
+        p = NULL;
+    }
+    int r0 = pc_chan_take_fd(b), r1 = pc_chan_take_fd(b);
+    assert_true(r0 >= 0 && r1 >= 0 && r0 != pipes[0] && r1 != pipes[1]);
+    assert_true(s_ino(r0) == s_ino(pipes[0]) && s_ino(r1) == s_ino(pipes[1]));
+    assert_int_equal(pc_chan_take_fd(b), -1);
+    assert_int_equal(write(r1, "x", 1), 1); /* the same pipe: what one end writes... */
+    char c = 0;
+    assert_int_equal(read(pipes[0], &c, 1), 1); /* ...the sender's own end reads */
+    assert_int_equal(c, 'x');
+    close(r0);
+    close(r1);
+    /* descriptors no one takes: the ninth kills the channel */
+    for (uint64_t i = 0; i < 9; i++)
+        assert_int_equal(
+            pc_chan_send_fd(a, pc_hdr_make(PC_X_IMAGE_SLOT, 0, 2, 1, 10 + i), &part, 1, pipes[0]),
+            0);
+    const char *why = NULL;
+    int rc;
+    int got = 0;
+    while ((rc = s_recv(b, &h, &p, &why)) == 1 && got < 9) {
+        free(p);
+        p = NULL;
+        got++;
+    }
+    assert_int_equal(rc, LEV_EPEER);
+    assert_true(got == 8);
+    assert_non_null(strstr(why, "more descriptors"));
+    close(pipes[0]);
+    close(pipes[1]);
+    pc_chan_destroy(&a);
+    pc_chan_destroy(&b); /* closes the descriptors it still holds */
+}
+
 /* An image patch makes the new image again from the old one, whatever
  * changed (blocks here and there, a shorter or longer image, the last
  * block short); a patch over half the image is not made; and a damaged
@@ -841,19 +908,13 @@ static void t_buf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),
-        cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip),
-        cmocka_unit_test(t_stats_payload),
-        cmocka_unit_test(t_payload_bad),
-        cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),
-        cmocka_unit_test(t_chan_later),
-        cmocka_unit_test(t_patch),
-        cmocka_unit_test(t_chan_large),
-        cmocka_unit_test(t_chan_broken),
-        cmocka_unit_test(t_msg_check),
-        cmocka_unit_test(t_buf),
+        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_later),
+        cmocka_unit_test(t_chan_fd),           cmocka_unit_test(t_patch),
+        cmocka_unit_test(t_chan_large),        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_msg_check),         cmocka_unit_test(t_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,101 @@
+/* imgslot.h - periodic images lent by an executor to its worker daemon in
+ * shared memory (imgslot.c), so that an image crosses from the executor
+ * to the daemon without a copy through the channel's socket.
+ *
+ * The executor keeps a pool of slots (pc_slots), each a memfd sealed
+ * against shrinking and mapped once. A capture writes its image straight
+ * into a free slot (pc_slots_alloc, given to the runtime as its image
+ * allocator); pc_slots_finish puts the envelope's head in front of it and
+ * the VT's channel state behind it (envelope.h), and pc_slots_lend lends
+ * the slot to the daemon in an X_IMAGE_SLOT record, the memfd going along
+ * the first time (SCM_RIGHTS). The daemon maps each slot once
+ * (pc_slotmaps), wraps the envelope in a pc_buf without a copy, and when
+ * the last reference to that buffer goes (the image went to its holders
+ * and a newer one replaced it) gives the slot back with X_SLOT_FREE. A
+ * lent slot is never written: the daemon refuses a slot lent twice.
+ * Where memfds cannot be made, or every slot is lent, an image goes
+ * through the channel as bytes (X_IMAGE), as before.
+ *
+ * A slot: [PC_SLOT_IMAGE_OFF - PC_ENV_HEAD, PC_SLOT_IMAGE_OFF) the
+ * envelope's head, the image from PC_SLOT_IMAGE_OFF, the channel state
+ * after it; slots only grow.
+ */
+#ifndef PC_IMGSLOT_H
+#define PC_IMGSLOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define PC_SLOTS_MAX 64           /* slots of one executor */
+#define PC_SLOT_IMAGE_OFF 4096u   /* where an image starts in its slot */
+#define PC_SLOT_SLACK (64u << 10) /* room made after an image for its channel state */
+
+/* ===== The executor's side (thread-safe) ===== */
+
+typedef struct pc_slots pc_slots;
+
+/* A lent slot, as its X_IMAGE_SLOT record gives it. */
+typedef struct pc_slot_lend {
+    uint32_t slot;
+    int fd; /* the slot's memfd when the daemon has not had it yet, else -1 */
+    uint64_t size, off, len;
+} pc_slot_lend;
+
+/* An empty pool (slots are made as images need them); NULL on exhaustion. */
+pc_slots *pc_slots_new(void);
+
+/* Unmaps and closes every slot; accepts NULL, sets *s_p NULL. */
+void pc_slots_destroy(pc_slots **s_p);
+
+/* len writable bytes at PC_SLOT_IMAGE_OFF of a free slot, now filling;
+ * NULL when no slot is free and the pool is full, or memfds fail (said
+ * once on stderr, and the pool is off from then on). */
+uint8_t *pc_slots_alloc(pc_slots *s, size_t len);
+
+/* The slot whose image starts at img, or -1 (img is not in a slot). */
+int pc_slots_find(pc_slots *s, const uint8_t *img);
+
+/* Makes the filling slot i an envelope: the head in front of its image
+ * of ilen bytes, then the tlen bytes of tail (the channel state), growing
+ * the slot when they do not fit. 0, or LEV_ENOMEM (the slot is then free
+ * again). */
+int pc_slots_finish(pc_slots *s, int i, size_t ilen, const void *tail, size_t tlen);
+
+/* Lends finished slot i to the daemon: *l is what its record says. The
+ * slot stays lent until pc_slots_back. */
+void pc_slots_lend(pc_slots *s, int i, pc_slot_lend *l);
+
+/* Frees slot i, filling or finished and not lent (a capture that failed,
+ * an image dropped before it went out). */
+void pc_slots_release(pc_slots *s, int i);
+
+/* The daemon gave slot i back (X_SLOT_FREE); LEV_EINVAL when it was not
+ * lent. */
+int pc_slots_back(pc_slots *s, uint32_t i);
+
+/* ===== The daemon's side (one thread, but for buffers released
+ * anywhere) ===== */
+
+typedef struct pc_slotmaps pc_slotmaps;
+
+/* NULL on exhaustion. */
+pc_slotmaps *pc_slotmaps_new(void);
+
+/* Forgets the executor's slots; a mapping stays until the last buffer
+ * over it goes. Accepts NULL, sets *m_p NULL. */
+void pc_slotmaps_destroy(pc_slotmaps **m_p);
+
+/* The envelope lent by an X_IMAGE_SLOT record (payload p of n bytes, fd
+ * the memfd it brought or -1; fd is taken either way) as a buffer over
+ * the slot's mapping, or NULL with *why when the record is refused: an
+ * unknown or lent slot, a descriptor that is not a sealed memfd of that
+ * size, bounds outside the slot, no memory. */
+pc_buf *pc_slotmaps_take(pc_slotmaps *m, const uint8_t *p, size_t n, int fd, const char **why);
+
+/* Puts in ids (up to cap) the slots whose buffers all went since the
+ * last call, to give back; their count. */
+int pc_slotmaps_returned(pc_slotmaps *m, uint32_t *ids, int cap);
+
+#endif
