@@ -258,7 +258,8 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .vc = vc->id,
                      .client = vc->client,
                      .where = vc->where,
-                     .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG};
+                     .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
+                     .ref_min = d->p->o.global_ref_min};
     if (pc_mm_new(&vc->mm, &mo)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);
@@ -704,6 +705,7 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         s_done(d, vc, m);
         return;
     case PC_W_OUT:
+    case PC_W_IN_MISS:
     case PC_W_RESYNC: {
         dep_vt *vt = s_current(d, vc, m, true);
         if (!vt)
@@ -711,6 +713,8 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         pc_dep_confirm(d, vc, vt);
         if (m->h.type == PC_W_OUT) {
             pc_mm_on_out(vc->mm, m);
+        } else if (m->h.type == PC_W_IN_MISS) {
+            pc_mm_on_miss(vc->mm, m);
         } else if (pc_mm_on_resync(vc->mm, m)) {
             s_finish(d, vc, vt, LEV_EFAILED,
                      "restarted from its beginning, but its first inputs are no longer logged",

@@ -11,20 +11,33 @@
 #include "lev_errors.h"
 #include "lev_task.h"
 #include "log.h"
+#include "modmgr.h"
 #include "msgmgr.h"
 #include "vec.h"
 #include "vtchan.h"
 
 #define MM_BACKLOG 1024u
+#define MM_REF_MIN 1024u /* global values this large go by reference to a worker that has them */
+#define MM_COPIES 256    /* (worker, value) pairs remembered */
 
 /* One logged input. */
 typedef struct mm_in {
     uint64_t d, from, ref;
     int32_t err;
     uint8_t kind, novalue;
+    bool hashed; /* a global's value (a read or a grant): hash names it */
+    uint8_t hash[PC_HASH_LEN];
     uint8_t *data;
     size_t len;
 } mm_in;
+
+/* A global value a worker has a copy of, as far as the deployer knows:
+ * one it was sent whole, or one that went up through it in an unlock. */
+typedef struct mm_copy {
+    char host[PC_ENDPOINT_MAX];
+    uint8_t hash[PC_HASH_LEN];
+    uint64_t used; /* the least recently used pair goes first */
+} mm_copy;
 
 /* An output held back while its VT holds a lock (a message or a report). */
 typedef struct mm_held {
@@ -71,6 +84,8 @@ struct mm_glob {
     uint8_t *val;
     size_t len;
     bool set;
+    bool hashed; /* hash is that of val (computed when first needed) */
+    uint8_t hash[PC_HASH_LEN];
     uint64_t owner; /* VT holding the lock, 0: free */
     mm_waiter *wq, **wtail;
 };
@@ -83,6 +98,10 @@ struct pc_msgmgr {
     uint64_t delivered, dups, held_back;
     uint64_t *due; /* VTs whose acknowledgement goes at the next pc_mm_flush */
     size_t ndue, capdue;
+    mm_copy copies[MM_COPIES];
+    size_t ncopies;
+    uint64_t copy_clock;
+    uint64_t by_ref, ref_bytes, misses; /* inputs sent by reference, their value bytes; misses */
 };
 
 /* ===================================================================
@@ -98,12 +117,63 @@ static mm_vt *s_vt(pc_msgmgr *mm, uint64_t id)
 
 static uint64_t s_id(const pc_msgmgr *mm, const mm_vt *v) { return (uint64_t)(v - mm->vts) + 2; }
 
-static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e)
+/* ===================================================================
+ * Copies of global values at the workers
+ * =================================================================== */
+
+/* The pair (host, hash), or NULL. */
+static mm_copy *s_copy_find(pc_msgmgr *mm, const char *host, const uint8_t *hash)
+{
+    for (size_t i = 0; i < mm->ncopies; i++)
+        if (!memcmp(mm->copies[i].hash, hash, PC_HASH_LEN) && !strcmp(mm->copies[i].host, host))
+            return &mm->copies[i];
+    return NULL;
+}
+
+/* Host has (or now gets) the value of that hash. */
+static void s_copy_note(pc_msgmgr *mm, const char *host, const uint8_t *hash)
+{
+    mm_copy *c = s_copy_find(mm, host, hash);
+    if (!c && mm->ncopies < MM_COPIES)
+        c = &mm->copies[mm->ncopies++];
+    if (!c) { /* the least recently used pair makes room */
+        c = &mm->copies[0];
+        for (size_t i = 1; i < mm->ncopies; i++)
+            if (mm->copies[i].used < c->used)
+                c = &mm->copies[i];
+    }
+    pc_ep_copy(c->host, host);
+    memcpy(c->hash, hash, PC_HASH_LEN);
+    c->used = ++mm->copy_clock;
+}
+
+static void s_copy_forget(pc_msgmgr *mm, const char *host, const uint8_t *hash)
+{
+    mm_copy *c = s_copy_find(mm, host, hash);
+    if (c)
+        *c = mm->copies[--mm->ncopies];
+}
+
+/* The hash of g's value (computed once per value). */
+static const uint8_t *s_glob_hash(mm_glob *g)
+{
+    if (!g->hashed) {
+        pc_module_hash(g->val, g->len, g->hash);
+        g->hashed = true;
+    }
+    return g->hash;
+}
+
+/* Sends input e to v's host: a global's value the host has a copy of by
+ * its hash (W_IN_REF), anything else whole (W_IN); whole = true always
+ * whole (the host missed its copy). */
+static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
 {
     uint32_t epoch = 0;
     const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
     if (!host || !v->synced)
         return;
+    mm_copy *c = !whole && e->hashed ? s_copy_find(mm, host, e->hash) : NULL;
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_u8(&b, e->kind);
@@ -111,9 +181,37 @@ static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e)
     pc_put_u64(&b, e->from);
     pc_put_u64(&b, e->ref);
     pc_put_i32(&b, e->err);
-    pc_put_blob(&b, e->data, e->len);
-    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_IN, mm->o.vc, s_id(mm, v), epoch, e->d), &b, NULL);
+    if (c) {
+        c->used = ++mm->copy_clock;
+        pc_put_raw(&b, e->hash, PC_HASH_LEN);
+        pc_put_u32(&b, (uint32_t)e->len);
+        mm->by_ref++;
+        mm->ref_bytes += e->len;
+    } else {
+        pc_put_blob(&b, e->data, e->len);
+        if (e->hashed)
+            s_copy_note(mm, host, e->hash); /* the host keeps it (worker.c) */
+    }
+    pc_peer_send(mm->o.p, host,
+                 pc_hdr_make(c ? PC_W_IN_REF : PC_W_IN, mm->o.vc, s_id(mm, v), epoch, e->d), &b,
+                 NULL);
     pc_wbuf_free(&b);
+}
+
+static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e) { s_send_in_as(mm, v, e, false); }
+
+void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m)
+{
+    mm_vt *v = s_vt(mm, m->h.vt);
+    uint64_t d = m->h.seq;
+    if (!v || v->ended || d < v->first || d - v->first >= v->nlog)
+        return; /* trimmed: the VT is past it */
+    mm_in *e = &v->log[d - v->first];
+    if (!e->hashed)
+        return;
+    mm->misses++;
+    s_copy_forget(mm, m->from, e->hash);
+    s_send_in_as(mm, v, e, true);
 }
 
 /* Acknowledges v's outputs up to what was accepted; `resend` asks its
@@ -163,8 +261,8 @@ void pc_mm_flush(pc_msgmgr *mm)
 
 /* Appends an input to v's stream (data copied) and sends it on. 0 or
  * LEV_ENOMEM. */
-static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref, int32_t err,
-                    const void *data, size_t len, bool novalue)
+static int s_append_h(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref,
+                      int32_t err, const void *data, size_t len, bool novalue, const uint8_t *hash)
 {
     if (RT_VEC_RESERVE(v->log, v->caplog, v->nlog, 1))
         return LEV_ENOMEM;
@@ -182,10 +280,28 @@ static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64
                  .err = err,
                  .kind = kind,
                  .novalue = novalue,
+                 .hashed = hash != NULL,
                  .data = copy,
                  .len = len};
+    if (hash)
+        memcpy(e->hash, hash, PC_HASH_LEN);
     s_send_in(mm, v, e);
     return 0;
+}
+
+static int s_append(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref, int32_t err,
+                    const void *data, size_t len, bool novalue)
+{
+    return s_append_h(mm, v, kind, from, ref, err, data, len, novalue, NULL);
+}
+
+/* Appends a read's answer or a grant: g's value, named by its hash when
+ * it is large enough to go by reference to a host that has it. */
+static int s_append_value(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t seq, mm_glob *g)
+{
+    bool some = g && g->set && g->len >= mm->o.ref_min;
+    return s_append_h(mm, v, kind, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0, !g || !g->set,
+                      some ? s_glob_hash(g) : NULL);
 }
 
 static uint64_t s_backlog(const mm_vt *v)
@@ -299,6 +415,7 @@ static int s_set_value(mm_glob *g, const void *val, size_t len)
     g->val = copy;
     g->len = len;
     g->set = true;
+    g->hashed = false;
     return 0;
 }
 
@@ -334,7 +451,7 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
                 v->lock = g;
                 v->lock_seq = w->seq;
                 v->grant_d = v->next_d;
-                s_append(mm, v, RT_IN_GRANT, 0, w->seq, 0, g->val, g->len, !g->set);
+                s_append_value(mm, v, RT_IN_GRANT, w->seq, g);
             }
         }
         free(w->val);
@@ -401,7 +518,7 @@ static bool s_read_out(pc_msg *m, mm_out *o)
     return true;
 }
 
-static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq)
+static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const char *host)
 {
     uint64_t id = s_id(mm, v);
     switch (o->kind) {
@@ -459,13 +576,14 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq)
             break;
         if (!o->keep && s_set_value(g, o->data, o->len))
             pc_log(PC_LOG_ERROR, "deployer out of memory: update of '%s' lost", o->name);
+        else if (!o->keep && o->len >= mm->o.ref_min && host)
+            s_copy_note(mm, host, s_glob_hash(g)); /* it went up through its host (worker.c) */
         s_release_held(mm, v);
         s_unlock(mm, v);
         break;
     }
     case RT_OUT_READ: {
-        mm_glob *g = s_glob(mm, o->name, false);
-        s_append(mm, v, RT_IN_READ, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0, !g || !g->set);
+        s_append_value(mm, v, RT_IN_READ, seq, s_glob(mm, o->name, false));
         break;
     }
     case RT_OUT_TIMEOUT:
@@ -525,7 +643,7 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
     }
     v->accepted = seq;
     v->gap_asked = 0;
-    s_take(mm, v, &o, seq);
+    s_take(mm, v, &o, seq, m->from);
     if (!v->wait_on)
         s_send_ack(mm, v);
 }
@@ -769,6 +887,8 @@ int pc_mm_new(pc_msgmgr **out, const pc_mm_opts *o)
         mm->o.max_value = RT_CH_MAX_VALUE;
     if (!mm->o.backlog)
         mm->o.backlog = MM_BACKLOG;
+    if (!mm->o.ref_min)
+        mm->o.ref_min = MM_REF_MIN;
     *out = mm;
     return 0;
 }
@@ -823,9 +943,11 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
 {
     pc_json_fmt(j,
                 ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu},"
+                "\"global_copies\":{\"by_reference\":%llu,\"bytes_saved\":%llu,\"misses\":%llu},"
                 "\"globals\":[",
                 (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
-                (unsigned long long)mm->held_back);
+                (unsigned long long)mm->held_back, (unsigned long long)mm->by_ref,
+                (unsigned long long)mm->ref_bytes, (unsigned long long)mm->misses);
     bool first = true;
     for (mm_glob *g = mm->globs; g; g = g->next) {
         int waiters = 0;

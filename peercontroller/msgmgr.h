@@ -43,6 +43,8 @@ typedef struct pc_mm_opts {
     size_t max_value;         /* 0: RT_CH_MAX_VALUE */
     uint32_t backlog;         /* unconsumed inputs of a receiver beyond which its
                                * senders' acknowledgements wait; 0: 1024 */
+    size_t ref_min;           /* global values this large go by reference to a worker
+                               * that has a copy (W_IN_REF); 0: 1024 */
 } pc_mm_opts;
 
 /* 0 or LEV_ENOMEM; caller owns *out. */
@@ -85,6 +87,11 @@ void pc_mm_trim(pc_msgmgr *mm, uint64_t vt, uint64_t floor);
  * after every image was lost): it cannot be replayed and must fail. */
 void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m);
 int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
+
+/* W_IN_MISS: the host had no copy of the value an input named by its
+ * hash (W_IN_REF); that input goes again whole, and the deployer no
+ * longer counts on that copy. */
+void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m);
 
 /* The client's C_SEND, C_GSET and C_GGET: each is answered (now, or for
  * a C_GSET that waits for a lock, once it has it). */

@@ -30,6 +30,8 @@ typedef struct pc_peer_opts {
     int client_timeout_ms;        /* a silent client's VCs are closed after; 0: 10000 */
     bool embedded;                /* inside a client: executors are threads, not processes */
     const char *executor_program; /* program run as `PROG --executor --fd N`; NULL: this one */
+    size_t global_ref_min;        /* global values this large go by reference to a worker
+                                   * that has a copy of them (W_IN_REF); 0: 1024 */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

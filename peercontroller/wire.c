@@ -39,6 +39,7 @@
     X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
     X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?") X(W_IN, "u8 u8 u64 u64 i32 b")              \
     X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
+    X(W_IN_REF, "u8 u8 u64 u64 i32 h u32") X(W_IN_MISS, "")                                   \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \

@@ -113,6 +113,11 @@ typedef enum pc_type {
                             * hand it over (W_STOPPED), to be resumed on a less loaded worker */
     PC_W_FULL = 0x0315,    /* holder -> worker: hdr.vc/vt/epoch, seq = the patch's image number:
                             * a patch (H_PATCH) found no base here: send whole images */
+    PC_W_IN_REF = 0x0316,  /* deployer -> worker: as W_IN, a global's value named by its hash,
+                            * which the worker has a copy of: u8 kind, u8 novalue, u64 from,
+                            * u64 ref, i32 err, h BLAKE2b-256 of the value, u32 its length */
+    PC_W_IN_MISS = 0x0317, /* worker -> deployer: hdr.vc/vt/epoch, seq = the input's position:
+                            * no copy of the value its W_IN_REF named: send it whole */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -133,25 +138,25 @@ typedef enum pc_type {
     PC_S_STATUS_REPLY = 0x0502, /* s JSON document (peercontroller/README.md) */
 
     /* worker daemon <-> executor process (chan.h) */
-    PC_X_READY = 0x0601,     /* exec -> daemon: i32 pid */
-    PC_X_MODULE = 0x0602,    /* h hash, u64 digest, b module bytes -> MODULE_OK */
-    PC_X_MODULE_OK = 0x0603, /* i32 err, s detail */
-    PC_X_RUN = 0x0604,       /* hdr.vt/epoch; s task, b arg */
-    PC_X_RESUME = 0x0605,    /* hdr.vt/epoch, seq = next_in; b image */
-    PC_X_IMAGE = 0x0606,     /* exec -> daemon: hdr.vt/epoch, seq = next_in; b image (periodic) */
-    PC_X_DONE = 0x0607,      /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
-    PC_X_REPORT = 0x0608,    /* no longer sent: reports are outputs (X_OUT); number kept */
-    PC_X_STOP = 0x0609,      /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
-    PC_X_STOPPED = 0x060A,   /* exec -> daemon: hdr.vt/epoch, seq = next_in; i32 err, s detail,
-                              * b image */
-    PC_X_CANCEL = 0x060B,    /* daemon -> exec: end hdr.vt if its epoch < hdr.epoch */
-    PC_X_CRASH = 0x060C,     /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
-    PC_X_CONFIG = 0x060D,    /* daemon -> exec: i32 checkpoint_ms, i32 threads */
-    PC_X_FAILED = 0x060E,    /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
-    PC_X_OUT = 0x060F,       /* exec -> daemon: as W_OUT */
-    PC_X_ACK = 0x0610,       /* daemon -> exec: as W_ACK */
-    PC_X_IN = 0x0611,        /* daemon -> exec: as W_IN */
-    PC_X_RESYNC = 0x0612,    /* exec -> daemon: as W_RESYNC */
+    PC_X_READY = 0x0601,      /* exec -> daemon: i32 pid */
+    PC_X_MODULE = 0x0602,     /* h hash, u64 digest, b module bytes -> MODULE_OK */
+    PC_X_MODULE_OK = 0x0603,  /* i32 err, s detail */
+    PC_X_RUN = 0x0604,        /* hdr.vt/epoch; s task, b arg */
+    PC_X_RESUME = 0x0605,     /* hdr.vt/epoch, seq = next_in; b image */
+    PC_X_IMAGE = 0x0606,      /* exec -> daemon: hdr.vt/epoch, seq = next_in; b image (periodic) */
+    PC_X_DONE = 0x0607,       /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
+    PC_X_REPORT = 0x0608,     /* no longer sent: reports are outputs (X_OUT); number kept */
+    PC_X_STOP = 0x0609,       /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
+    PC_X_STOPPED = 0x060A,    /* exec -> daemon: hdr.vt/epoch, seq = next_in; i32 err, s detail,
+                               * b image */
+    PC_X_CANCEL = 0x060B,     /* daemon -> exec: end hdr.vt if its epoch < hdr.epoch */
+    PC_X_CRASH = 0x060C,      /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
+    PC_X_CONFIG = 0x060D,     /* daemon -> exec: i32 checkpoint_ms, i32 threads */
+    PC_X_FAILED = 0x060E,     /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
+    PC_X_OUT = 0x060F,        /* exec -> daemon: as W_OUT */
+    PC_X_ACK = 0x0610,        /* daemon -> exec: as W_ACK */
+    PC_X_IN = 0x0611,         /* daemon -> exec: as W_IN */
+    PC_X_RESYNC = 0x0612,     /* exec -> daemon: as W_RESYNC */
     PC_X_IMAGE_SLOT = 0x0613, /* exec -> daemon: as X_IMAGE, the envelope lent in shared memory
                                * (imgslot.h): u32 slot, u8 its memfd goes along, u64 slot
                                * size, u64 offset, u64 length */

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcopy.h"
 #include "lev_errors.h"
+#include "lev_task.h"
 #include "log.h"
 #include "modmgr.h"
 #include "patch.h"
 #include "peer_private.h"
 #include "vec.h"
+#include "vtchan.h"
 
 #define WK_HOLDERS_MAX 4
 #define WK_DONE_KEEP 64 /* ends of VTs kept per VC, to send again if lost */
@@ -64,6 +67,7 @@ typedef struct wk_vc {
     size_t capvts;
     wk_done done[WK_DONE_KEEP]; /* a ring: the newest ends */
     int done_next;
+    pc_gcopies *copies; /* values of global variables its VTs were sent or committed */
 } wk_vc;
 
 struct pc_worker {
@@ -71,9 +75,10 @@ struct pc_worker {
     pc_modmgr *mm;
     wk_vc *vcs;
     bool leaving;
-    uint64_t images, image_bytes; /* periodic images, and their bytes */
-    uint64_t sent_bytes;          /* bytes sent to holders for them (patches count their own) */
-    uint64_t lent;                /* of those images, the ones lent in shared memory */
+    uint64_t images, image_bytes;  /* periodic images, and their bytes */
+    uint64_t sent_bytes;           /* bytes sent to holders for them (patches count their own) */
+    uint64_t lent;                 /* of those images, the ones lent in shared memory */
+    uint64_t ref_hits, ref_misses; /* inputs whose value came from a copy here, or did not */
 };
 
 /* ===================================================================
@@ -269,7 +274,84 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
         free(v->done[i].payload);
     s_vts_clear(v);
     free(v->vts);
+    pc_gcopies_destroy(&v->copies);
     free(v);
+}
+
+/* ===================================================================
+ * Copies of global values (gcopy.h)
+ * =================================================================== */
+
+/* Keeps a copy of a global's value a VT of v was sent or committed. */
+static void s_copy_keep(wk_vc *v, const void *data, size_t len)
+{
+    if (!len)
+        return;
+    if (!v->copies)
+        v->copies = pc_gcopies_new(0);
+    pc_gcopies_put(v->copies, data, len);
+}
+
+/* An input going to a VT whole (W_IN): a read's or a grant's value is
+ * kept, to be named by its hash next time. */
+static void s_copy_in(wk_vc *v, const pc_buf *body)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(body), pc_buf_len(body));
+    uint8_t kind = pc_get_u8(&r), novalue = pc_get_u8(&r);
+    pc_get_u64(&r);
+    pc_get_u64(&r);
+    pc_get_i32(&r);
+    const void *data = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &data, &len);
+    if (pc_rbuf_done(&r) && !novalue && (kind == RT_IN_READ || kind == RT_IN_GRANT))
+        s_copy_keep(v, data, len);
+}
+
+/* An output of a VT going up (X_OUT): an unlock's new value is kept. */
+static void s_copy_out(wk_vc *v, const uint8_t *payload, size_t n)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, payload, n);
+    uint8_t kind = pc_get_u8(&r);
+    if (kind != RT_OUT_UNLOCK)
+        return;
+    pc_get_u64(&r);
+    pc_get_u64(&r);
+    uint8_t keep = pc_get_u8(&r);
+    char name[LEV_NAME_MAX + 1];
+    pc_get_str(&r, name, sizeof name);
+    const void *data = NULL;
+    size_t len = 0;
+    pc_get_blob(&r, &data, &len);
+    if (pc_rbuf_done(&r) && !keep)
+        s_copy_keep(v, data, len);
+}
+
+/* W_IN_REF: the input to the executor with the value from the copy its
+ * hash names, or W_IN_MISS to the deployer, which sends it whole. */
+static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    const void *fields = NULL, *hash = NULL;
+    pc_get_raw(&r, &fields, 1 + 1 + 8 + 8 + 4);
+    pc_get_raw(&r, &hash, PC_HASH_LEN);
+    uint32_t len = pc_get_u32(&r);
+    pc_buf *val = pc_rbuf_done(&r) ? pc_gcopies_get(v->copies, hash, len) : NULL;
+    if (!val) {
+        w->ref_misses++;
+        s_send_deployer(w, v, PC_W_IN_MISS, m->h.vt, m->h.epoch, m->h.seq, NULL, 0, NULL);
+        return;
+    }
+    w->ref_hits++;
+    uint8_t blen[4];
+    rt_le32_put(blen, len);
+    struct iovec io[3] = {
+        {(void *)fields, 1 + 1 + 8 + 8 + 4}, {blen, 4}, {(void *)pc_buf_data(val), len}};
+    s_xsend(w, v, pc_hdr_make(PC_X_IN, v->vc, m->h.vt, m->h.epoch, m->h.seq), io, 3);
+    pc_buf_drop(&val);
 }
 
 /* Keeps the end of a VT (the oldest kept is dropped). */
@@ -546,6 +628,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         return;
     }
     case PC_W_IN:
+    case PC_W_IN_REF:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
         wk_vt *t = s_vt(v, m->h.vt);
@@ -572,6 +655,12 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
                 return;
             }
         }
+        if (m->h.type == PC_W_IN_REF) {
+            s_in_ref(w, v, m);
+            return;
+        }
+        if (m->h.type == PC_W_IN)
+            s_copy_in(v, m->body);
         struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
         s_xsend(w, v,
                 pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt, m->h.epoch,
@@ -720,6 +809,8 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         break;
     case PC_X_OUT:
     case PC_X_RESYNC:
+        if (current && h->type == PC_X_OUT)
+            s_copy_out(v, payload, h->len);
         if (current)
             s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
                             h->seq, payload, h->len, NULL);
@@ -845,6 +936,17 @@ void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *j)
     pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu,\"lent\":%llu}",
                 (unsigned long long)w->images, (unsigned long long)w->image_bytes,
                 (unsigned long long)w->sent_bytes, (unsigned long long)w->lent);
+}
+
+void pc_worker_copies_status(pc_worker *w, pc_wbuf *j)
+{
+    size_t copies = 0, bytes = 0;
+    for (wk_vc *v = w->vcs; v; v = v->next) {
+        copies += pc_gcopies_count(v->copies);
+        bytes += pc_gcopies_bytes(v->copies);
+    }
+    pc_json_fmt(j, "{\"copies\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu}", copies, bytes,
+                (unsigned long long)w->ref_hits, (unsigned long long)w->ref_misses);
 }
 
 void pc_worker_status(pc_worker *w, pc_wbuf *j)

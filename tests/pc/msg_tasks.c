@@ -176,6 +176,54 @@ LEV_TASK void pc_count(const void *arg, size_t len)
     lev_return(&times, sizeof times);
 }
 
+uint64_t msg_big_word(uint64_t c, long i) { return c * 0x9E3779B97F4A7C15ull + (uint64_t)i * 31; }
+
+/* Whether v (n bytes) is a whole "big" value; its count into *c. */
+static int msg_big_ok(const void *v, size_t n, uint64_t *c)
+{
+    const uint64_t *w = v;
+    if (n != MSG_BIG_WORDS * sizeof(uint64_t))
+        return 0;
+    *c = w[0];
+    for (long i = 1; i < MSG_BIG_WORDS; i++)
+        if (w[i] != msg_big_word(*c, i))
+            return 0;
+    return 1;
+}
+
+/* Argument: long times. That many times: reads the global "big" (16 KiB)
+ * and checks it whole, then adds one to its count under its lock,
+ * checking the value the grant brings and writing the whole value anew.
+ * Returns times, or -1 on a failed call or a damaged value. */
+LEV_TASK void pc_bigcount(const void *arg, size_t len)
+{
+    long times = len == sizeof(long) ? *(const long *)arg : 0;
+    uint64_t *nv = malloc(MSG_BIG_WORDS * sizeof(uint64_t));
+    for (long i = 0; nv && i < times; i++) {
+        void *v = NULL;
+        size_t n = 0;
+        uint64_t c = 0;
+        int ok = !lev_global_read("big", &v, &n) && msg_big_ok(v, n, &c);
+        free(v);
+        v = NULL;
+        ok = ok && !lev_global_lock("big", &v, &n) && msg_big_ok(v, n, &c);
+        free(v);
+        if (!ok) {
+            times = -1;
+            break;
+        }
+        nv[0] = c + 1;
+        for (long k = 1; k < MSG_BIG_WORDS; k++)
+            nv[k] = msg_big_word(c + 1, k);
+        if (lev_global_unlock("big", nv, MSG_BIG_WORDS * sizeof(uint64_t))) {
+            times = -1;
+            break;
+        }
+    }
+    free(nv);
+    lev_return(&times, sizeof times);
+}
+
 /* Waits for one message from its client and returns it. */
 LEV_TASK void pc_echo(const void *arg, size_t len)
 {

@@ -28,6 +28,11 @@ uint64_t msg_word(long r, long s, long d, long i);
  * it receives, plus the number of messages, in the high byte. */
 uint64_t msg_a2a_expect(const msg_cfg *c);
 
+/* The global "big" of pc_bigcount: MSG_BIG_WORDS words, word 0 the count
+ * c and word i (i > 0) msg_big_word(c, i). */
+#define MSG_BIG_WORDS 2048 /* 16 KiB: a value that goes by reference */
+uint64_t msg_big_word(uint64_t c, long i);
+
 /* pc_timeout's result. */
 typedef struct msg_timeout_res {
     int32_t first, second; /* what its two receives returned */

@@ -5,7 +5,9 @@
  * 80,000, a VT moved while blocked in a receive that still gets its
  * message, a receive that timed out and times out again after its VT is
  * restarted, the errors a sender gets, and VTs that wait for a VT that
- * fails for good (a receive from it, its lock) or ends. No wait is for a time: each is
+ * fails for good (a receive from it, its lock) or ends, and a large
+ * global read and updated while a worker is killed, whose value goes to
+ * workers that have it as its hash. No wait is for a time: each is
  * for a report, a global value or a state of a peer, bounded. Run one
  * scenario with `test_pc_msg NAME`.
  */
@@ -349,6 +351,101 @@ static void t_counter(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+/* The count in the global "big", which must be whole. */
+static long s_big_count(lev_vc *vc)
+{
+    void *v = NULL;
+    size_t n = 0;
+    assert_int_equal(lev_global_get(vc, "big", &v, &n), 0);
+    assert_int_equal(n, MSG_BIG_WORDS * sizeof(uint64_t));
+    const uint64_t *w = v;
+    for (long i = 1; i < MSG_BIG_WORDS; i++)
+        if (w[i] != msg_big_word(w[0], i))
+            fail_msg("word %ld of \"big\" is damaged", i);
+    long c = (long)w[0];
+    free(v);
+    return c;
+}
+
+static void s_wait_big(lev_vc *vc, long at_least)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 1000000; i++) {
+        if (s_big_count(vc) >= at_least)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 > LIMIT)
+            break;
+    }
+    fail_msg("\"big\" did not reach %ld", at_least);
+}
+
+/* Sums field `field` of every "global_copies" object in a status
+ * document (the deployer's, per VC, and the worker's). */
+static long long s_copies_field(const char *js, const char *field)
+{
+    long long sum = 0;
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", field);
+    for (const char *at = strstr(js, "\"global_copies\":{"); at;
+         at = strstr(at + 1, "\"global_copies\":{")) {
+        const char *end = strchr(at, '}'), *f = strstr(at, key);
+        if (f && end && f < end)
+            sum += atoll(f + strlen(key));
+    }
+    return sum;
+}
+
+/* 4 VTs read a 16 KiB global and add to its count under its lock, 300
+ * times each, while a worker is killed: the value stays whole and the
+ * count ends at exactly 1,200; reads and grants of a value a worker has
+ * went as its hash (the deployer's "global_copies"), and the workers
+ * served them from their copies (theirs). */
+static void t_copies(void **state)
+{
+    (void)state;
+    mesh m;
+    s_mesh(&m, 4);
+    mesh_reports rep;
+    lev_vc *vc = s_open(&m, 3, 200, &rep);
+    long times = 300;
+    uint64_t *v0 = malloc(MSG_BIG_WORDS * sizeof(uint64_t));
+    assert_non_null(v0);
+    v0[0] = 0;
+    for (long i = 1; i < MSG_BIG_WORDS; i++)
+        v0[i] = msg_big_word(0, i);
+    assert_int_equal(lev_global_set(vc, "big", v0, MSG_BIG_WORDS * sizeof(uint64_t)), 0);
+    free(v0);
+    lev_vt_id id[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(lev_vt_start(vc, "pc_bigcount", &times, sizeof times, &id[i]), 0);
+    s_wait_big(vc, times);
+    s_kill_host(&m, id[rand_r(&s_seed) % 4]);
+    for (int i = 0; i < 4; i++) {
+        long *r = s_join(vc, id[i], sizeof(long));
+        assert_int_equal(*r, times);
+        free(r);
+    }
+    assert_int_equal(s_big_count(vc), 4 * times);
+    long long by_ref = 0, hits = 0;
+    for (int i = 0; i < m.n; i++) {
+        if (!m.p[i].pid)
+            continue;
+        char *js = mesh_status(m.p[i].ep, LIMIT);
+        assert_non_null(js);
+        if (i == 0)
+            by_ref = s_copies_field(js, "by_reference");
+        hits += s_copies_field(js, "hits");
+        free(js);
+    }
+    fprintf(stderr, "copies: %lld by reference, %lld hits\n", by_ref, hits);
+    if (by_ref <= 0 || hits <= 0)
+        fail_msg("values by reference: %lld sent, %lld served from copies", by_ref, hits);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
+}
+
 /* A VT blocked in a receive is checkpointed where it waits, its worker
  * is killed, and it gets the message where it resumed. */
 static void t_blocked(void **state)
@@ -556,9 +653,9 @@ int main(int argc, char **argv)
      * busy machine would starve them for as long as they run. */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_ring),    cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
-        cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout), cmocka_unit_test(t_errors),
-        cmocka_unit_test(t_stream),  cmocka_unit_test(t_ended),
+        cmocka_unit_test(t_ring),   cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
+        cmocka_unit_test(t_copies), cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout),
+        cmocka_unit_test(t_errors), cmocka_unit_test(t_stream),  cmocka_unit_test(t_ended),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

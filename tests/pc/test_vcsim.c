@@ -28,6 +28,8 @@ static bool s_have_seed;
 /* Runs `seeds` seeds of a scenario from `first`; fails on the first seed
  * whose run breaks an invariant. Returns the images holders made from
  * patches over the runs. */
+static uint64_t s_refs; /* inputs by reference over the last s_seeds */
+
 static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
 {
     vs_report r;
@@ -41,7 +43,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         assert_true(ok);
         return r.patched;
     }
-    uint64_t sim = 0, failed = 0, patched = 0;
+    uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -52,12 +54,15 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         sim += r.sim_ms;
         failed += (uint64_t)r.failed;
         patched += r.patched;
+        refs += r.by_ref;
+        misses += r.ref_misses;
     }
+    s_refs = refs;
     fprintf(stderr,
             "%s: %d seeds, %.1f simulated minutes, %llu VTs failed as allowed, %llu images "
-            "patched\n",
+            "patched, %llu global values by reference (%llu missed)\n",
             name, seeds, (double)sim / 60000.0, (unsigned long long)failed,
-            (unsigned long long)patched);
+            (unsigned long long)patched, (unsigned long long)refs, (unsigned long long)misses);
     return patched;
 }
 
@@ -68,6 +73,8 @@ static void t_fault_free(void **state)
     /* images span several blocks, most of them the same from one image
      * to the next: holders get patches */
     assert_true(s_seeds("fault_free", (vs_opts){.peers = 4}, 1, 50) > 0);
+    /* the lock's value goes by reference to a worker that has it */
+    assert_true(s_refs > 0);
 }
 
 /* One worker crashes at any moment. */

@@ -209,6 +209,8 @@ static bool s_faulty(vs_world *w, int kind, int i)
 int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk)
 {
     vs_world *w = n->w;
+    w->r->by_ref += h.type == PC_W_IN_REF;
+    w->r->ref_misses += h.type == PC_W_IN_MISS;
     int dst = s_node_of(w, to);
     if (dst == -2 || (dst >= 0 && !w->nodes[dst].up) || (n->idx >= 0 && !n->up)) {
         pc_buf_drop(&bulk);
@@ -399,6 +401,7 @@ static void s_node_start(vs_world *w, vs_node *n, bool foreign)
     p->o.crash_limit = 3;
     p->o.client_timeout_ms = 10000;
     p->o.max_msg = (size_t)1 << 30;
+    p->o.global_ref_min = 1; /* the model's small values go by reference too */
     p->o.cores = (int)n->cores;
     p->env = (pc_env){.now = s_env_now,
                       .send = s_env_send,
