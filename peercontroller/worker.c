@@ -79,6 +79,7 @@ struct pc_worker {
     uint64_t sent_bytes;           /* bytes sent to holders for them (patches count their own) */
     uint64_t lent;                 /* of those images, the ones lent in shared memory */
     uint64_t ref_hits, ref_misses; /* inputs whose value came from a copy here, or did not */
+    uint64_t ref_bytes;            /* the value bytes of those hits, which did not travel */
 };
 
 /* ===================================================================
@@ -346,6 +347,7 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
         return;
     }
     w->ref_hits++;
+    w->ref_bytes += len;
     uint8_t blen[4];
     rt_le32_put(blen, len);
     struct iovec io[3] = {
@@ -945,8 +947,10 @@ void pc_worker_copies_status(pc_worker *w, pc_wbuf *j)
         copies += pc_gcopies_count(v->copies);
         bytes += pc_gcopies_bytes(v->copies);
     }
-    pc_json_fmt(j, "{\"copies\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu}", copies, bytes,
-                (unsigned long long)w->ref_hits, (unsigned long long)w->ref_misses);
+    pc_json_fmt(j,
+                "{\"copies\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu,\"bytes_saved\":%llu}",
+                copies, bytes, (unsigned long long)w->ref_hits, (unsigned long long)w->ref_misses,
+                (unsigned long long)w->ref_bytes);
 }
 
 void pc_worker_status(pc_worker *w, pc_wbuf *j)
