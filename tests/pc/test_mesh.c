@@ -888,6 +888,12 @@ static void t_bad_input(void **state)
     pc_wbuf_free(&st);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_M_PING, 0, 3, "abc", 3);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_X_RUN, 0, 0, NULL, 0);
+    /* a global's value by its hash, cut short; an image slot from afar */
+    uint8_t ref[20] = {2};
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_IN_REF, 424242, sizeof ref, ref, sizeof ref);
+    uint8_t slot[29] = {0};
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_X_IMAGE_SLOT, 0, sizeof slot, slot,
+          sizeof slot);
     /* an image to hold that is not an image */
     pc_wbuf b;
     pc_wbuf_init(&b);
@@ -933,6 +939,8 @@ static void t_bad_input(void **state)
     assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
     assert_true(s_log_has(&m.p[0], "dropped M_PING"));
     assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
+    assert_true(s_log_has(&m.p[0], "refused W_IN_REF"));
+    assert_true(s_log_has(&m.p[0], "dropped X_IMAGE_SLOT"));
     assert_true(s_log_has(&m.p[0], "not an image envelope"));
     assert_true(s_log_has(&m.p[0], "against image 7, not held"));
     mesh_stop_all(m.p, m.n);
