@@ -251,8 +251,13 @@ pc_capacity pc_capacity_get(int cores, int rate)
         return c;
     }
     c.rate1 = pc_measure_rate();
-    double share = c.quota > 0 && c.quota < c.cores ? c.quota / c.cores : 1.0;
-    double r = c.rate1 * share;
-    c.rate = r >= 1 ? (uint32_t)r : 1;
+    c.rate = pc_capacity_rate(&c, c.rate1);
     return c;
+}
+
+uint32_t pc_capacity_rate(const pc_capacity *c, uint32_t rate1)
+{
+    double share = c->quota > 0 && c->quota < c->cores ? c->quota / c->cores : 1.0;
+    double r = rate1 * share;
+    return r >= 1 ? (uint32_t)r : 1;
 }

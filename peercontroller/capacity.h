@@ -33,6 +33,11 @@ double pc_cpu_quota(const char *root);
  * add, like a GA's inner loops), each timed in the thread's CPU time. */
 uint32_t pc_measure_rate(void);
 
+/* The rate per offered core for a one-core rate of rate1 (thousands of
+ * units per second): rate1 scaled down by the quota's share of c's cores,
+ * as pc_capacity_get does. */
+uint32_t pc_capacity_rate(const pc_capacity *c, uint32_t rate1);
+
 /* What to offer: cores (> 0: as configured; 0: from affinity and quota;
  * the quota applies either way) and rate (> 0: as configured, per core;
  * 0: pc_measure_rate, scaled by the quota's share). */

@@ -243,6 +243,78 @@ static void s_update_load(pc_peer *p, uint64_t now)
     }
 }
 
+/* ===================================================================
+ * The rate, measured again while idle
+ * =================================================================== */
+
+#define PC_RATE_RUNS 5         /* measurements in all, the one at start included */
+#define PC_RATE_FIRST_MS 3000  /* the second comes 3-6 s after start... */
+#define PC_RATE_EVERY_MS 60000 /* ...the others a minute apart (jittered) */
+#define PC_RATE_GAIN 1.03      /* a rate this much better is announced */
+
+static void s_wake(pc_peer *p);
+
+static void *s_rate_main(void *arg)
+{
+    pc_peer *p = arg;
+    atomic_store(&p->rate_new, pc_measure_rate());
+    s_wake(p);
+    return NULL;
+}
+
+/* Up to a tenth of `ms`, from the process id and the clock: peers
+ * started together measure at different times. */
+static uint64_t s_jitter(uint64_t ms)
+{
+    uint64_t x = ((uint64_t)getpid() * 0x9E3779B97F4A7C15ull) ^ (pc_now_ms() * 2654435761u);
+    return (x >> 17) % (ms / 10 + 1);
+}
+
+/* Takes a finished measurement: the best so far is offered when it is
+ * better than what the peer announces (a peer that measured while many
+ * others did at start, or while its machine was busy, measured low). */
+static void s_rate_take(pc_peer *p, uint32_t rate1)
+{
+    pthread_join(p->rate_thread, NULL);
+    p->rate_busy = false;
+    p->rate_runs++;
+    if (rate1 <= p->rate_best)
+        return;
+    p->rate_best = rate1;
+    uint32_t rate = pc_capacity_rate(&p->cap, rate1);
+    if (rate < p->self.rate * PC_RATE_GAIN)
+        return;
+    pc_log(PC_LOG_INFO, "rate measured again while idle: %u per core (was %u)", rate, p->self.rate);
+    p->cap.rate1 = rate1;
+    p->cap.rate = p->self.rate = rate;
+    pc_members_update_self(p->mem, &p->self, pc_now_ms());
+}
+
+/* Starts a measurement when one is due and no VT runs here, takes one
+ * that finished; when the loop must look again. */
+static uint64_t s_rate_tick(pc_peer *p, uint64_t now)
+{
+    if (p->rate_busy) {
+        uint32_t r = atomic_exchange(&p->rate_new, 0);
+        if (!r)
+            return now + 50; /* still measuring (its end also wakes the loop) */
+        s_rate_take(p, r);
+    }
+    if (!p->rate_next_ms)
+        return UINT64_MAX;
+    if (now < p->rate_next_ms)
+        return p->rate_next_ms;
+    if (pc_worker_load(p->wk) || p->leaving) {
+        p->rate_next_ms = now + PC_RATE_FIRST_MS; /* busy: not a fair measure */
+        return p->rate_next_ms;
+    }
+    if (pthread_create(&p->rate_thread, NULL, s_rate_main, p) == 0)
+        p->rate_busy = true;
+    p->rate_next_ms =
+        p->rate_runs + 1 >= PC_RATE_RUNS ? 0 : now + PC_RATE_EVERY_MS + s_jitter(PC_RATE_EVERY_MS);
+    return now + 50;
+}
+
 /* Handles a command of another thread; returns false when the loop ends. */
 static bool s_command(pc_peer *p, uint64_t now)
 {
@@ -291,6 +363,7 @@ static void *s_thread(void *arg)
         s_sooner(&next, pc_worker_tick(p->wk, now));
         s_sooner(&next, pc_holder_tick(p->hold, now));
         s_sooner(&next, pc_portprobe_tick(p->probe, now));
+        s_sooner(&next, s_rate_tick(p, now));
         s_update_load(p, now);
         /* what the messages handled last time left due (one ack per burst) */
         pc_deployer_flush(p->dep);
@@ -335,6 +408,9 @@ static void *s_thread(void *arg)
             }
         }
     }
+    if (p->rate_busy)
+        pthread_join(p->rate_thread, NULL);
+    p->rate_busy = false;
     pthread_mutex_lock(&p->mu);
     p->stopped = true;
     pthread_cond_broadcast(&p->cv);
@@ -382,6 +458,11 @@ static void s_fill_self(pc_peer *p)
     p->self.cores = p->o.cores < 0 ? 0 : c.cores;
     p->self.rate = c.rate;
     p->cap = c;
+    if (p->o.rate <= 0) { /* measured: measured again while idle */
+        p->rate_best = c.rate1;
+        p->rate_runs = 1;
+        p->rate_next_ms = pc_now_ms() + PC_RATE_FIRST_MS + s_jitter(10 * PC_RATE_FIRST_MS);
+    }
     snprintf(p->self.arch, sizeof p->self.arch, "%.15s", uname(&u) ? "unknown" : u.machine);
     uint16_t one = 1;
     p->self.big_endian = *(uint8_t *)&one == 0;

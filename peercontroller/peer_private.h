@@ -95,6 +95,15 @@ struct pc_peer {
     uint64_t leave_deadline_ms;
     bool leaving;
     uint64_t load_sent_ms;
+
+    /* A measured rate is measured again while the peer is idle, on a
+     * thread of its own (peer.c, s_rate_tick); the best one is offered. */
+    pthread_t rate_thread;
+    bool rate_busy;        /* a measurement runs on rate_thread */
+    atomic_uint rate_new;  /* its result (rate1), 0 until it is done */
+    uint32_t rate_best;    /* the best rate1 measured so far */
+    int rate_runs;         /* measurements so far, the first at start included */
+    uint64_t rate_next_ms; /* when the next may start (0: no more) */
 };
 
 /* Milliseconds of the monotonic clock (the real one: peer.c's own

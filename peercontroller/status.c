@@ -111,10 +111,11 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
                     m->rec.big_endian ? "big" : "little", m->rec.version, m->incarnation);
     }
     free(v);
+    pc_json_fmt(j, "],\"rate_measurements\":%d", p->rate_runs);
     pc_members_stats ms;
     pc_members_stats_get(p->mem, &ms);
     pc_json_fmt(j,
-                "],\"detector\":{\"suspicions\":%llu,\"refutations\":%llu,\"refused\":%llu,"
+                ",\"detector\":{\"suspicions\":%llu,\"refutations\":%llu,\"refused\":%llu,"
                 "\"health\":%d},\"vcs\":[",
                 (unsigned long long)ms.suspicions, (unsigned long long)ms.refutations,
                 (unsigned long long)ms.refused, pc_members_health(p->mem));

@@ -946,6 +946,39 @@ static void t_bad_input(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+static bool s_measured_again(const char *js, void *ctx)
+{
+    (void)ctx;
+    const char *at = strstr(js, "\"rate_measurements\":");
+    return at && atoi(at + strlen("\"rate_measurements\":")) >= 2;
+}
+
+/* A peer that measures its rate measures it again once it is idle (a
+ * few seconds after start) and still offers a rate; one given --rate
+ * never measures. */
+static void t_rate_again(void **state)
+{
+    (void)state;
+    mesh m;
+    memset(&m, 0, sizeof m);
+    s_peer(&m, 0, "1", NULL); /* --rate 1000 */
+    const char *args[] = {"--listen", mesh_listen(), "--cores", "1", "--join", m.p[0].ep, NULL};
+    assert_int_equal(mesh_start(&m.p[1], LEVPEER_PATH, s_dir, LIMIT, args), 0);
+    m.n = 2;
+    assert_true(mesh_wait(m.p[1].ep, s_measured_again, NULL, LIMIT));
+    char *js = mesh_status(m.p[1].ep, LIMIT);
+    assert_non_null(js);
+    const char *rate = strstr(js, "\"rate\":");
+    assert_non_null(rate);
+    assert_true(atol(rate + strlen("\"rate\":")) > 1000);
+    free(js);
+    js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_non_null(strstr(js, "\"rate_measurements\":0,"));
+    free(js);
+    mesh_stop_all(m.p, m.n);
+}
+
 /* Settings from a config file, a later flag overriding one of them. */
 static void t_config(void **state)
 {
@@ -992,7 +1025,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_gossip32),     cmocka_unit_test(t_bad_input),
         cmocka_unit_test(t_config),       cmocka_unit_test(t_stall_holder_kill),
         cmocka_unit_test(t_kill_two),     cmocka_unit_test(t_stall_no_fence),
-        cmocka_unit_test(t_faster_joins),
+        cmocka_unit_test(t_faster_joins), cmocka_unit_test(t_rate_again),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
