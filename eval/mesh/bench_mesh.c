@@ -15,9 +15,11 @@
  *             join) through a 4-peer mesh;
  *   placement 24 identical peers started together, each offering what
  *             its machine allows at the rate it measures: the rates they
- *             announce and where 24 VTs of one VC go (VTs per peer).
+ *             announce and where 24 VTs of one VC go (VTs per peer);
+ *   placement_settled  the same once every peer has measured its rate
+ *             again while idle.
  *
- *   bench_mesh [recovery|shipping|handover|starts|placement|all] [ROUNDS]
+ *   bench_mesh [recovery|shipping|handover|starts|placement|placement_settled|all] [ROUNDS]
  *
  * Prints one table per benchmark. Executors run at normal priority here
  * (LEV_EXEC_NICE=0) so that the figures are the system's, not the
@@ -478,15 +480,47 @@ static bool s_all_active(const char *js, void *ctx)
     return js_count(js, ":\"active\"") >= ((want *)ctx)->n;
 }
 
-static void s_placement(int rounds)
+static bool s_measured_twice(const char *js, void *ctx)
+{
+    (void)ctx;
+    const char *at = strstr(js, "\"rate_measurements\":");
+    return at && atoi(at + strlen("\"rate_measurements\":")) >= 2;
+}
+
+typedef struct rate_of {
+    const char *ep;
+    long rate;
+} rate_of;
+
+/* The status shows peer ro->ep at rate ro->rate. */
+static bool s_rate_known(const char *js, void *ctx)
+{
+    const rate_of *ro = ctx;
+    return s_peer_field(js, ro->ep, "rate") == ro->rate;
+}
+
+/* settled: the VC opens once every peer has measured its rate again,
+ * idle (a peer does 3-6 s after start), instead of at once. */
+static void s_placement(int rounds, bool settled)
 {
     printf("\nPlacement: %d identical peers started together (each offering what its machine "
-           "allows, at the rate it measures), one VC of %d VTs\n",
-           PL_PEERS, PL_PEERS);
+           "allows, at the rate it measures%s), one VC of %d VTs\n",
+           PL_PEERS, settled ? ", measured again once idle" : "", PL_PEERS);
     for (int r = 0; r < rounds; r++) {
         static mesh_peer p[PL_PEERS + 1];
         memset(p, 0, sizeof p);
         int n = s_mesh_as(p, PL_PEERS, true);
+        for (int k = 1; settled && k <= PL_PEERS; k++)
+            if (!mesh_wait(p[k].ep, s_measured_twice, NULL, LIMIT))
+                s_die("a peer did not measure its rate again");
+        /* the client's peer learns each new rate by gossip */
+        for (int k = 1; settled && k <= PL_PEERS; k++) {
+            char *own = mesh_status(p[k].ep, LIMIT);
+            rate_of ro = {p[k].ep, own ? s_peer_field(own, p[k].ep, "rate") : -1};
+            free(own);
+            if (!mesh_wait(p[0].ep, s_rate_known, &ro, LIMIT))
+                s_die("a new rate did not spread");
+        }
         lev_vc *vc = s_open(p[0].ep, PL_PEERS, -1);
         /* the VTs start once every worker is enrolled: where they go is
          * then the delegator's choice, not the order of enrolment */
@@ -567,6 +601,8 @@ int main(int argc, char **argv)
     if (all || !strcmp(what, "handover"))
         s_handover(rounds);
     if (all || !strcmp(what, "placement"))
-        s_placement(rounds);
+        s_placement(rounds, false);
+    if (all || !strcmp(what, "placement_settled"))
+        s_placement(rounds, true);
     return 0;
 }
