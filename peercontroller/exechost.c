@@ -126,7 +126,8 @@ static void s_live_unlink(xh_host *h, const xh_vtrec *r)
 
 static void s_vtrec_free(xh_vtrec *r)
 {
-    free(r->stop_img);
+    if (r->stop_out)
+        pc_xh_out_free(r->stop_out);
     if (r->end)
         pc_xh_out_free(r->end);
     free(r);

@@ -21,6 +21,7 @@
  *                       VT comes is dropped (the newest is all that counts).
  *   -> IMAGE_SLOT       the same, the envelope lent in a shared-memory slot
  *                       (imgslot.h; LEV_IMAGE_SLOTS=0: never).
+ *   -> STOPPED_SLOT     a STOPPED whose image is lent in a slot.
  *   <- SLOT_FREE        the daemon gives a slot back.
  *   -> RESYNC           a VT (re)started: its inputs from hdr.seq, please.
  *   -> OUT              an output of a VT (message, report, lock, global

@@ -279,8 +279,8 @@ void pc_xh_on_done(rt_vt *vt, void *ud)
         xh_out *o;
         if (vt->state == RT_VT_STOPPED) {
             /* captured and stopped in one step: its image is its end */
-            o = s_out_end(PC_X_STOPPED, r, 0, "", r->stop_img, r->stop_len);
-            r->stop_img = NULL;
+            o = r->stop_out;
+            r->stop_out = NULL;
         } else {
             int err = vt->state == RT_VT_DONE ? 0 : vt->err ? vt->err : LEV_EFAILED;
             const char *detail = !err ? "" : vt->errdetail ? vt->errdetail : lev_strerror(err);
@@ -343,10 +343,11 @@ static uint8_t *s_envelope(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, size
     return env;
 }
 
-/* The record of a periodic image, with no copy of it: an image in a slot
- * becomes its envelope in place (X_IMAGE_SLOT); one from malloc goes
- * between a head that holds the envelope's first bytes and a tail, the
- * channel state (X_IMAGE). Gives img back on failure (NULL). */
+/* The record of an image, with no copy of it: an image in a slot becomes
+ * its envelope in place (X_IMAGE_SLOT, or X_STOPPED_SLOT for a stop); a
+ * periodic one from malloc goes between a head that holds the envelope's
+ * first bytes and a tail, the channel state (X_IMAGE). Gives img back on
+ * failure (NULL). */
 static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint64_t *next_in)
 {
     xh_vtrec *r = vt->host;
@@ -354,7 +355,9 @@ static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint
     int slot = pc_slots_find(h->slots, img);
     uint8_t *chan = NULL;
     size_t clen = 0;
-    xh_out *o = pc_xh_out_new(slot >= 0 ? PC_X_IMAGE_SLOT : PC_X_IMAGE, r->id, r->epoch, *next_in);
+    bool stop = vt->capture_why == RT_WANT_STOP;
+    uint16_t type = slot < 0 ? PC_X_IMAGE : stop ? PC_X_STOPPED_SLOT : PC_X_IMAGE_SLOT;
+    xh_out *o = pc_xh_out_new(type, r->id, r->epoch, *next_in);
     bool ok = o && rt_ch_save(vt, &chan, &clen) == 0 && clen <= UINT32_MAX &&
               len <= UINT32_MAX - PC_ENV_HEAD - clen;
     if (ok && slot >= 0) {
@@ -385,33 +388,50 @@ static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint
     return o;
 }
 
+/* The STOPPED record of a stop's image from malloc: a copy in its
+ * envelope (gives img back; NULL on exhaustion). */
+static xh_out *s_stopped_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint64_t *next_in)
+{
+    xh_vtrec *r = vt->host;
+    size_t elen = 0;
+    uint8_t *env = s_envelope(h, vt, img, len, &elen, next_in);
+    xh_out *o = env ? pc_xh_out_new(PC_X_STOPPED, r->id, r->epoch, *next_in) : NULL;
+    if (!o) {
+        free(env);
+        return NULL;
+    }
+    pc_put_i32(&o->head, 0);
+    pc_put_str(&o->head, "");
+    pc_put_u32(&o->head, (uint32_t)elen);
+    o->bulk = env;
+    o->bulk_len = elen;
+    return o;
+}
+
 void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
 {
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
     uint64_t next_in = 0;
-    xh_out *o = NULL;
-    if (vt->capture_why == RT_WANT_STOP)
-        img = s_envelope(h, vt, img, len, &len, &next_in);
-    else
-        img = (o = s_image_out(h, vt, img, len, &next_in)) ? img : NULL;
-    if (!img) {
+    bool stop = vt->capture_why == RT_WANT_STOP;
+    xh_out *o = stop && pc_slots_find(h->slots, img) < 0 ? s_stopped_out(h, vt, img, len, &next_in)
+                                                         : s_image_out(h, vt, img, len, &next_in);
+    if (!o || o->head.err) {
         fprintf(stderr, "levpeer executor: no memory for the image of virtual thread %llu\n",
                 (unsigned long long)r->id);
+        if (o)
+            pc_xh_out_free(o);
         return;
     }
     pthread_mutex_lock(&h->mu);
     r->next_in = next_in;
     if (r->forget) {
-        if (o)
-            pc_xh_out_free(o);
-        else
-            free(img);
-    } else if (!o) {
+        pc_xh_out_free(o);
+    } else if (stop) {
         /* the image of capture-and-stop: on_done follows with RT_VT_STOPPED */
-        free(r->stop_img);
-        r->stop_img = img;
-        r->stop_len = len;
+        if (r->stop_out)
+            pc_xh_out_free(r->stop_out);
+        r->stop_out = o;
     } else {
         pc_xh_queue_locked(h, o);
     }
@@ -449,7 +469,7 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
     pthread_mutex_lock(&h->mu);
-    if (r->forget || r->stop_img) {
+    if (r->forget || r->stop_out) {
         pthread_mutex_unlock(&h->mu);
         return;
     }

@@ -31,12 +31,11 @@ typedef struct xh_vtrec {
     bool heard;       /* an input or acknowledgement reached it (main thread) */
     bool draining;    /* ended, its DONE held until its outputs are acknowledged (main thread) */
     /* under h->mu */
-    bool stopping;     /* STOP received */
-    bool forget;       /* CANCEL received: nothing more goes out */
-    uint8_t *stop_img; /* image taken for the STOP (malloc'd) */
-    size_t stop_len;
-    struct xh_out *end; /* its DONE, queued once its outbox is empty (s_reap) */
-    bool warned;        /* a failed periodic checkpoint was printed */
+    bool stopping;           /* STOP received */
+    bool forget;             /* CANCEL received: nothing more goes out */
+    struct xh_out *stop_out; /* the STOPPED record of the image taken for the STOP */
+    struct xh_out *end;      /* its DONE, queued once its outbox is empty (s_reap) */
+    bool warned;             /* a failed periodic checkpoint was printed */
 } xh_vtrec;
 
 /* A record queued for the sender: a structured head, then bulk bytes (an

@@ -183,8 +183,9 @@ void pc_execs_flush(pc_execs *e)
         }
 }
 
-/* An image x lent in shared memory (X_IMAGE_SLOT, payload taken): to the
- * worker as a buffer over the slot, or refused with the reason. */
+/* An image x lent in shared memory (X_IMAGE_SLOT, X_STOPPED_SLOT; payload
+ * taken): to the worker as a buffer over the slot, or refused with the
+ * reason. */
 static void s_image_slot(pc_execs *e, pc_exec *x, const pc_hdr *h, uint8_t *payload)
 {
     const char *why = NULL;
@@ -235,7 +236,7 @@ void pc_execs_on_ready(pc_execs *e, const zmq_pollitem_t *items, int n)
                 pc_worker_exec_ended(e->p->wk, x, reason, sig);
                 break;
             }
-            if (h.type == PC_X_IMAGE_SLOT)
+            if (h.type == PC_X_IMAGE_SLOT || h.type == PC_X_STOPPED_SLOT)
                 s_image_slot(e, x, &h, payload);
             else
                 pc_worker_exec_record(e->p->wk, x, &h, payload);

@@ -159,7 +159,8 @@ uint64_t pc_worker_tick(pc_worker *w, uint64_t now);
  * NULL), and the end of x (why, and the signal that ended a process or
  * 0): what the env's executors hand back. */
 void pc_worker_exec_record(pc_worker *w, void *x, const pc_hdr *h, uint8_t *payload);
-/* A periodic image from executor x given as its envelope (image, taken),
+/* A periodic image (X_IMAGE_SLOT) or the image of a stop
+ * (X_STOPPED_SLOT) from executor x given as its envelope (image, taken),
  * lent in shared memory; NULL with why when the record was refused. */
 void pc_worker_exec_image(pc_worker *w, void *x, const pc_hdr *h, pc_buf *image, const char *why);
 void pc_worker_exec_ended(pc_worker *w, void *x, const char *why, int signal);

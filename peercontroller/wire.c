@@ -48,7 +48,7 @@
     X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32")          \
     X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
     X(X_IN, "u8 u8 u64 u64 i32 b") X(X_RESYNC, "") X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")      \
-    X(X_SLOT_FREE, "u32")
+    X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)

@@ -161,6 +161,8 @@ typedef enum pc_type {
                                * (imgslot.h): u32 slot, u8 its memfd goes along, u64 slot
                                * size, u64 offset, u64 length */
     PC_X_SLOT_FREE = 0x0614,  /* daemon -> exec: u32 slot, given back */
+    PC_X_STOPPED_SLOT = 0x0615, /* exec -> daemon: a STOPPED whose image (err 0) is lent in a
+                                 * slot: the fields of X_IMAGE_SLOT */
 } pc_type;
 
 typedef struct pc_hdr {

@@ -743,7 +743,27 @@ static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
         s_image_buf(w, v, h, image, false);
 }
 
-/* A VT handed over by capture-and-stop: its image goes to the deployer. */
+/* A VT handed over by capture-and-stop: its image (taken; NULL with err
+ * when the stop failed) goes to the deployer. */
+static void s_stopped_buf(pc_worker *w, wk_vc *v, const pc_hdr *h, int32_t err, pc_buf *image)
+{
+    wk_vt *t = s_vt(v, h->vt);
+    if (!t || t->epoch != h->epoch) {
+        pc_buf_drop(&image);
+        return;
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_i32(&b, err);
+    pc_put_u64(&b, h->seq);
+    if (err)
+        pc_buf_drop(&image);
+    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, image);
+    pc_wbuf_free(&b);
+    s_vt_forget(v, h->vt);
+}
+
+/* STOPPED as bytes: err, detail, the image in the payload. */
 static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
 {
     pc_rbuf r;
@@ -754,25 +774,16 @@ static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
     const void *img = NULL;
     size_t len = 0;
     pc_get_blob(&r, &img, &len);
-    wk_vt *t = s_vt(v, h->vt);
-    if (!pc_rbuf_done(&r))
+    if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed STOPPED from the executor: %s",
                (unsigned long long)v->vc, pc_rbuf_why(&r));
-    if (!t || t->epoch != h->epoch || !pc_rbuf_done(&r)) {
         free(payload);
         return;
     }
-    pc_wbuf b;
-    pc_wbuf_init(&b);
-    pc_put_i32(&b, err);
-    pc_put_u64(&b, h->seq);
     pc_buf *image = !err && len ? pc_buf_wrap(img, len, free, payload) : NULL;
-    if (image)
-        payload = NULL; /* the buffer frees it */
-    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, image);
-    pc_wbuf_free(&b);
-    free(payload);
-    s_vt_forget(v, h->vt);
+    if (!image)
+        free(payload);
+    s_stopped_buf(w, v, h, err, image);
 }
 
 static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
@@ -868,7 +879,9 @@ void pc_worker_exec_image(pc_worker *w, void *x, const pc_hdr *h, pc_buf *image,
     if (v && !image)
         pc_log(PC_LOG_WARN, "VC %016llx: refused an image of VT %llu from the executor: %s",
                (unsigned long long)v->vc, (unsigned long long)h->vt, why ? why : "-");
-    if (v && image)
+    if (v && h->type == PC_X_STOPPED_SLOT) /* refused: the stop failed, its held image serves */
+        s_stopped_buf(w, v, h, image ? 0 : LEV_EIMAGE, image);
+    else if (v && image)
         s_image_buf(w, v, h, image, true);
     else
         pc_buf_drop(&image);

@@ -81,6 +81,7 @@ typedef struct s_exe {
     bool no_ack;        /* s_expect leaves outputs unacknowledged */
     pc_slotmaps *maps;  /* the image slots it lends, mapped as a daemon maps them */
     int lent, as_bytes; /* periodic images that came in slots, and as bytes */
+    int stops_lent;     /* images of a STOP that came in slots */
 } s_exe;
 
 static const char *g_slots_env; /* LEV_IMAGE_SLOTS of the executors started (NULL: unset) */
@@ -120,7 +121,7 @@ static void s_adopt(s_exe *e, pid_t pid, int fd)
     assert_non_null(e->c);
     e->maps = pc_slotmaps_new();
     assert_non_null(e->maps);
-    e->lent = e->as_bytes = 0;
+    e->lent = e->as_bytes = e->stops_lent = 0;
     pc_hdr h;
     uint8_t *p = NULL;
     assert_int_equal(pc_test_recv(e->c, &h, &p, NULL, LIMIT_MS), 1);
@@ -286,32 +287,38 @@ static void s_note(s_seen *s, const pc_hdr *h, const uint8_t *p)
     }
 }
 
-/* As a daemon does with an image lent in a slot (IMAGE_SLOT): maps it
- * (its memfd comes along the first time), and turns the record into the
- * IMAGE it stands for, a copy in *p; the slot then goes back at once
- * (SLOT_FREE). Other records are counted and left as they are. */
+/* As a daemon does with an image lent in a slot (IMAGE_SLOT, STOPPED_SLOT):
+ * maps it (its memfd comes along the first time), and turns the record
+ * into the IMAGE or STOPPED it stands for, a copy in *p; the slot then
+ * goes back at once (SLOT_FREE). Other records are counted and left as
+ * they are. */
 static void s_unslot(s_exe *e, pc_hdr *h, uint8_t **p)
 {
     if (h->type == PC_X_IMAGE)
         e->as_bytes++;
-    if (h->type != PC_X_IMAGE_SLOT)
+    bool stopped = h->type == PC_X_STOPPED_SLOT;
+    if (h->type != PC_X_IMAGE_SLOT && !stopped)
         return;
     const char *why = NULL;
     int fd = h->len > 4 && (*p)[4] ? pc_chan_take_fd(e->c) : -1;
     pc_buf *b = pc_slotmaps_take(e->maps, *p, h->len, fd, &why);
     if (!b)
         fail_msg("image slot refused: %s", why);
-    size_t len = pc_buf_len(b);
-    uint8_t *q = malloc(4 + len);
+    size_t len = pc_buf_len(b), pre = stopped ? 4 + 4 : 0; /* STOPPED: i32 0, s "" first */
+    uint8_t *q = malloc(pre + 4 + len);
     assert_non_null(q);
-    rt_le32_put(q, (uint32_t)len);
-    memcpy(q + 4, pc_buf_data(b), len);
+    memset(q, 0, pre);
+    rt_le32_put(q + pre, (uint32_t)len);
+    memcpy(q + pre + 4, pc_buf_data(b), len);
     pc_buf_drop(&b);
     free(*p);
     *p = q;
-    h->type = PC_X_IMAGE;
-    h->len = (uint32_t)(4 + len);
-    e->lent++;
+    h->type = stopped ? PC_X_STOPPED : PC_X_IMAGE;
+    h->len = (uint32_t)(pre + 4 + len);
+    if (stopped)
+        e->stops_lent++;
+    else
+        e->lent++;
     uint32_t ids[PC_SLOTS_MAX];
     int n = pc_slotmaps_returned(e->maps, ids, PC_SLOTS_MAX);
     assert_int_equal(n, 1);
@@ -748,6 +755,7 @@ static void t_stop_resume(void **state)
         memcpy(img[k], b, len[k]);
         free(p);
     }
+    assert_int_equal(e.stops_lent, 2); /* both images lent in slots, no copy */
     s_finish(&e);
 
     s_exe other;
