@@ -138,8 +138,8 @@ typedef struct s_cap {
     s_stream meta, bsz, s1, s2, s4, s8;
     uint32_t *group; /* open meta group, or NULL */
     uint64_t live;
-    rt_heap_cache *pages;     /* heap pages seen by this capture */
-    uintptr_t mod_lo, mod_hi; /* the module's statics and functions (0, 0: not yet) */
+    rt_heap_cache *pages;      /* heap pages seen by this capture */
+    uintptr_t mod_lo, mod_hi;  /* the module's statics and functions (0, 0: not yet) */
     const rt_img_alloc *alloc; /* where the image goes (NULL: malloc) */
 } s_cap;
 
