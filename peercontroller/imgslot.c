@@ -36,7 +36,7 @@ typedef struct s_slot {
     size_t size;
     size_t elen; /* the envelope's length once finished */
     int state;
-    bool daemon_has; /* the memfd went to the daemon */
+    size_t daemon_size; /* the size the daemon mapped it at (0: never sent) */
 } s_slot;
 
 struct pc_slots {
@@ -185,12 +185,13 @@ void pc_slots_lend(pc_slots *s, int i, pc_slot_lend *l)
 {
     pthread_mutex_lock(&s->mu);
     s_slot *x = &s->sl[i];
+    /* the daemon maps a slot anew, from its memfd, when it is new or grew */
     *l = (pc_slot_lend){.slot = (uint32_t)i,
-                        .fd = x->daemon_has ? -1 : x->fd,
+                        .fd = x->daemon_size == x->size ? -1 : x->fd,
                         .size = x->size,
                         .off = PC_SLOT_IMAGE_OFF - PC_ENV_HEAD,
                         .len = x->elen};
-    x->daemon_has = true;
+    x->daemon_size = x->size;
     x->state = SL_LENT;
     pthread_mutex_unlock(&s->mu);
 }
@@ -219,12 +220,12 @@ int pc_slots_back(pc_slots *s, uint32_t i)
  * The daemon's mappings
  * =================================================================== */
 
-/* One slot as the daemon maps it; the table holds a reference, and so
- * does each buffer over it. */
+/* One slot as the daemon maps it (its memfd is closed once mapped: a
+ * daemon of many executors keeps no descriptor per slot); the table holds
+ * a reference, and so does each buffer over it. */
 typedef struct s_map {
     atomic_int refs;
     atomic_bool back; /* its buffer went: give the slot back */
-    int fd;
     uint8_t *base;
     size_t size;
     bool lent; /* a buffer over it was made and has not been given back (daemon thread) */
@@ -241,8 +242,6 @@ static void s_map_unref(s_map *x)
         return;
     if (x->base)
         munmap(x->base, x->size);
-    if (x->fd >= 0)
-        close(x->fd);
     free(x);
 }
 
@@ -300,41 +299,40 @@ pc_buf *pc_slotmaps_take(pc_slotmaps *m, const uint8_t *p, size_t n, int fd, con
     s_map *x = m->m[slot];
     if (x && x->lent)
         return s_refuse(m, fd, why, "image slot %u lent again while its last image is held", slot);
-    if (fd >= 0) {
+    if (size > SIZE_MAX || off > size || len > size - off || len == 0)
+        return s_refuse(m, fd, why, "image slot %u: %llu bytes at %llu do not fit its %llu bytes",
+                        slot, (unsigned long long)len, (unsigned long long)off,
+                        (unsigned long long)size);
+    if (fd < 0 && !x)
+        return s_refuse(m, -1, why, "image slot %u was never given its memfd", slot);
+    if (fd < 0 && x->size != size)
+        return s_refuse(m, -1, why,
+                        "image slot %u of %llu bytes came without its memfd (mapped at %zu)", slot,
+                        (unsigned long long)size, x->size);
+    if (fd >= 0) { /* a new slot, or one that grew: mapped anew */
         int seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0 || !(seals & F_SEAL_SHRINK))
             return s_refuse(m, fd, why, "image slot %u: not a memfd sealed against shrinking",
                             slot);
+        struct stat st;
+        if (fstat(fd, &st) || (uint64_t)st.st_size < size)
+            return s_refuse(m, fd, why, "image slot %u: its memfd is smaller than %llu bytes", slot,
+                            (unsigned long long)size);
         s_map *nx = calloc(1, sizeof *nx);
         if (!nx)
             return s_refuse(m, fd, why, "no memory for image slot %u", slot);
+        nx->base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (nx->base == MAP_FAILED) {
+            free(nx);
+            return s_refuse(m, fd, why, "image slot %u: cannot map %llu bytes: %s", slot,
+                            (unsigned long long)size, strerror(errno));
+        }
+        close(fd); /* the mapping keeps the memory */
+        nx->size = (size_t)size;
         atomic_init(&nx->refs, 1);
-        nx->fd = fd;
         if (x)
             s_map_unref(x);
         m->m[slot] = x = nx;
-    }
-    if (!x)
-        return s_refuse(m, -1, why, "image slot %u was never given its memfd", slot);
-    struct stat st;
-    if (size > SIZE_MAX || off > size || len > size - off || len == 0)
-        return s_refuse(m, -1, why, "image slot %u: %llu bytes at %llu do not fit its %llu bytes",
-                        slot, (unsigned long long)len, (unsigned long long)off,
-                        (unsigned long long)size);
-    if (fstat(x->fd, &st) || (uint64_t)st.st_size < size)
-        return s_refuse(m, -1, why, "image slot %u: its memfd is smaller than %llu bytes", slot,
-                        (unsigned long long)size);
-    if (x->size != size) {
-        if (x->base)
-            munmap(x->base, x->size);
-        x->size = 0;
-        x->base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED | MAP_POPULATE, x->fd, 0);
-        if (x->base == MAP_FAILED) {
-            x->base = NULL;
-            return s_refuse(m, -1, why, "image slot %u: cannot map %llu bytes: %s", slot,
-                            (unsigned long long)size, strerror(errno));
-        }
-        x->size = (size_t)size;
     }
     atomic_fetch_add(&x->refs, 1);
     pc_buf *b = pc_buf_wrap(x->base + off, (size_t)len, s_map_done, x);

@@ -9,7 +9,8 @@
  * the VT's channel state behind it (envelope.h), and pc_slots_lend lends
  * the slot to the daemon in an X_IMAGE_SLOT record, the memfd going along
  * the first time (SCM_RIGHTS). The daemon maps each slot once
- * (pc_slotmaps), wraps the envelope in a pc_buf without a copy, and when
+ * (pc_slotmaps; again when it grew, its memfd sent again; the daemon
+ * keeps no descriptor), wraps the envelope in a pc_buf without a copy, and when
  * the last reference to that buffer goes (the image went to its holders
  * and a newer one replaced it) gives the slot back with X_SLOT_FREE. A
  * lent slot is never written: the daemon refuses a slot lent twice.
@@ -39,7 +40,7 @@ typedef struct pc_slots pc_slots;
 /* A lent slot, as its X_IMAGE_SLOT record gives it. */
 typedef struct pc_slot_lend {
     uint32_t slot;
-    int fd; /* the slot's memfd when the daemon has not had it yet, else -1 */
+    int fd; /* the slot's memfd when the daemon has not mapped it at this size, else -1 */
     uint64_t size, off, len;
 } pc_slot_lend;
 
@@ -90,8 +91,9 @@ void pc_slotmaps_destroy(pc_slotmaps **m_p);
 /* The envelope lent by an X_IMAGE_SLOT record (payload p of n bytes, fd
  * the memfd it brought or -1; fd is taken either way) as a buffer over
  * the slot's mapping, or NULL with *why when the record is refused: an
- * unknown or lent slot, a descriptor that is not a sealed memfd of that
- * size, bounds outside the slot, no memory. */
+ * unknown or lent slot, a slot of another size without its memfd, a
+ * descriptor that is not a sealed memfd of that size, bounds outside the
+ * slot, no memory. */
 pc_buf *pc_slotmaps_take(pc_slotmaps *m, const uint8_t *p, size_t n, int fd, const char **why);
 
 /* Puts in ids (up to cap) the slots whose buffers all went since the

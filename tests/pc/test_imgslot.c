@@ -3,12 +3,11 @@
  * tail) that the daemon's mapping shows byte for byte; its buffer going
  * (on any thread) gives it back, and it is reused at the same address
  * without its memfd again; slots grow for a larger image or tail, and
- * the daemon maps them again; a full pool lends nothing; and the daemon
- * refuses, naming why, every record that does not fit: malformed, a
- * memfd claimed but missing or not claimed, a slot past the bound or
- * never given its memfd, a slot lent while held, bounds outside the
- * slot, a descriptor that is not a sealed memfd, a memfd smaller than
- * the slot.
+ * the daemon maps them again from their memfd, sent again; a full pool lends nothing; and the
+ * daemon refuses, naming why, every record that does not fit: malformed, a memfd claimed but
+ * missing or not claimed, a slot past the bound or never given its memfd, a slot lent while held,
+ * bounds outside the slot, a slot of another size without its memfd, a descriptor that is not a
+ * sealed memfd, a memfd smaller than the slot.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -137,12 +136,12 @@ static void t_grow(void **state)
     pc_buf_drop(&b);
     s_give_back(s, m, 1);
     b = s_lend_take(s, m, (3u << 20) + 5, 10, 5, &l2); /* the only free slot grows */
-    assert_true(l2.slot == l1.slot && l2.size > l1.size && l2.fd == -1);
+    assert_true(l2.slot == l1.slot && l2.size > l1.size && l2.fd >= 0); /* mapped anew */
     pc_buf_drop(&b);
     s_give_back(s, m, 1);
     size_t big_tail = PC_SLOT_SLACK * 3; /* past the room made for it */
     b = s_lend_take(s, m, l2.size - PC_SLOT_IMAGE_OFF - PC_SLOT_SLACK, big_tail, 6, &l3);
-    assert_true(l3.slot == l1.slot && l3.size > l2.size);
+    assert_true(l3.slot == l1.slot && l3.size > l2.size && l3.fd >= 0);
     pc_buf_drop(&b);
     s_give_back(s, m, 1);
     pc_slotmaps_destroy(&m);
@@ -245,9 +244,16 @@ static void t_refusals(void **state)
     s_refused(m, pay, s_payload(&bad, pay), -1, "do not fit");
     bad = l;
     bad.fd = -1;
-    bad.size = l.size * 4; /* more than its memfd has */
+    bad.size = l.size * 4; /* another size, without the memfd to map it */
     bad.len = 10;
-    s_refused(m, pay, s_payload(&bad, pay), -1, "smaller than");
+    s_refused(m, pay, s_payload(&bad, pay), -1, "came without its memfd");
+    int small = memfd_create("small", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_true(small >= 0);
+    assert_int_equal(ftruncate(small, 1 << 20), 0);
+    assert_int_equal(fcntl(small, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    bad.fd = 0;
+    bad.slot = 5;
+    s_refused(m, pay, s_payload(&bad, pay), small, "smaller than"); /* 1 MiB for 4 */
     /* the slot still works after refusals */
     b = s_lend_take(s, m, 1000, 0, 10, &l);
     pc_buf_drop(&b);
