@@ -22,7 +22,9 @@
 #include "envelope.h"
 #include "lev_errors.h"
 
-#define S_ROUND ((size_t)1 << 20) /* slots grow by whole MiB */
+#define S_ROUND ((size_t)1 << 20)   /* slots grow by whole MiB */
+#define S_SHRINK ((size_t)64 << 20) /* a free slot this large and 4 times too large is made anew   \
+                                     */
 
 /* ===================================================================
  * The executor's pool
@@ -127,6 +129,14 @@ uint8_t *pc_slots_alloc(pc_slots *s, size_t len)
         }
     }
     uint8_t *img = NULL;
+    if (best >= 0 && s->sl[best].size > S_SHRINK && s->sl[best].size / 4 > need) {
+        /* sealed against shrinking: a slot left far too large by one big
+         * image is made anew at the size needed (the daemon maps it anew) */
+        s_slot *x = &s->sl[best];
+        munmap(x->map, x->size);
+        close(x->fd);
+        *x = (s_slot){.fd = -1};
+    }
     if (best >= 0) {
         s_slot *x = &s->sl[best];
         bool fresh = x->fd < 0;

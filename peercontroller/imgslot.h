@@ -19,7 +19,8 @@
  *
  * A slot: [PC_SLOT_IMAGE_OFF - PC_ENV_HEAD, PC_SLOT_IMAGE_OFF) the
  * envelope's head, the image from PC_SLOT_IMAGE_OFF, the channel state
- * after it; slots only grow.
+ * after it. A slot grows in place; one over 64 MiB and four times larger
+ * than a free slot needs to be is made anew at the size needed.
  */
 #ifndef PC_IMGSLOT_H
 #define PC_IMGSLOT_H

@@ -125,7 +125,7 @@ static void t_lend_reuse(void **state)
 }
 
 /* A larger image or tail grows a slot, keeping what it holds; the daemon
- * maps the grown slot again. */
+ * maps the grown slot again; a slot left far too large is made anew. */
 static void t_grow(void **state)
 {
     (void)state;
@@ -142,6 +142,16 @@ static void t_grow(void **state)
     size_t big_tail = PC_SLOT_SLACK * 3; /* past the room made for it */
     b = s_lend_take(s, m, l2.size - PC_SLOT_IMAGE_OFF - PC_SLOT_SLACK, big_tail, 6, &l3);
     assert_true(l3.slot == l1.slot && l3.size > l2.size && l3.fd >= 0);
+    pc_buf_drop(&b);
+    s_give_back(s, m, 1);
+    /* one huge image, then small ones: the slot is made anew, small */
+    pc_slot_lend l4, l5;
+    b = s_lend_take(s, m, 80u << 20, 0, 7, &l4);
+    assert_true(l4.slot == l1.slot && l4.size > (80u << 20) && l4.fd >= 0);
+    pc_buf_drop(&b);
+    s_give_back(s, m, 1);
+    b = s_lend_take(s, m, 1000, 10, 8, &l5);
+    assert_true(l5.slot == l1.slot && l5.size < (1u << 20) + PC_SLOT_SLACK + 4096 && l5.fd >= 0);
     pc_buf_drop(&b);
     s_give_back(s, m, 1);
     pc_slotmaps_destroy(&m);
