@@ -343,7 +343,8 @@ static int s_read(pc_chan *c, uint8_t *p, size_t n, int blocking)
             return LEV_EPEER;
         if (r > 0)
             return (int)r;
-        if (r == 0)
+        /* a reset: it closed with records of ours unread, an end all the same */
+        if (r == 0 || errno == ECONNRESET)
             return s_dead(c, c->have_hdr || c->in_len > c->in_off
                                  ? "the other end closed the channel in the middle of a record"
                                  : "the other end closed the channel");

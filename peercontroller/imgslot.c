@@ -22,9 +22,10 @@
 #include "envelope.h"
 #include "lev_errors.h"
 
-#define S_ROUND ((size_t)1 << 20)   /* slots grow by whole MiB */
-#define S_SHRINK ((size_t)64 << 20) /* a free slot this large and 4 times too large is made anew   \
-                                     */
+/* Slots grow by whole MiB; a free slot over S_SHRINK and four times too
+ * large is made anew. */
+#define S_ROUND ((size_t)1 << 20)
+#define S_SHRINK ((size_t)64 << 20)
 
 /* ===================================================================
  * The executor's pool

@@ -558,6 +558,24 @@ static void t_chan_fd(void **state)
     pc_chan_destroy(&b); /* closes the descriptors it still holds */
 }
 
+/* A peer that closes with records of ours unread (a reset on a Unix
+ * socket) has closed the channel, as one that read everything. */
+static void t_chan_reset(void **state)
+{
+    (void)state;
+    pc_chan *a, *b;
+    s_pair(&a, &b, 0);
+    struct iovec part = {"unread", 6};
+    assert_int_equal(pc_chan_send(a, pc_hdr_make(PC_X_OUT, 0, 2, 1, 1), &part, 1), 0);
+    pc_chan_destroy(&b);
+    pc_hdr h;
+    uint8_t *p = NULL;
+    const char *why = NULL;
+    assert_int_equal(s_recv(a, &h, &p, &why), LEV_EPEER);
+    assert_string_equal(why, "the other end closed the channel");
+    pc_chan_destroy(&a);
+}
+
 /* An image patch makes the new image again from the old one, whatever
  * changed (blocks here and there, a shorter or longer image, the last
  * block short); a patch over half the image is not made; and a damaged
@@ -908,13 +926,21 @@ static void t_buf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_hdr_roundtrip),     cmocka_unit_test(t_hdr_bad),
-        cmocka_unit_test(t_payload_roundtrip), cmocka_unit_test(t_stats_payload),
-        cmocka_unit_test(t_payload_bad),       cmocka_unit_test(t_fuzz),
-        cmocka_unit_test(t_chan_records),      cmocka_unit_test(t_chan_later),
-        cmocka_unit_test(t_chan_fd),           cmocka_unit_test(t_patch),
-        cmocka_unit_test(t_chan_large),        cmocka_unit_test(t_chan_broken),
-        cmocka_unit_test(t_msg_check),         cmocka_unit_test(t_buf),
+        cmocka_unit_test(t_hdr_roundtrip),
+        cmocka_unit_test(t_hdr_bad),
+        cmocka_unit_test(t_payload_roundtrip),
+        cmocka_unit_test(t_stats_payload),
+        cmocka_unit_test(t_payload_bad),
+        cmocka_unit_test(t_fuzz),
+        cmocka_unit_test(t_chan_records),
+        cmocka_unit_test(t_chan_later),
+        cmocka_unit_test(t_chan_fd),
+        cmocka_unit_test(t_chan_reset),
+        cmocka_unit_test(t_patch),
+        cmocka_unit_test(t_chan_large),
+        cmocka_unit_test(t_chan_broken),
+        cmocka_unit_test(t_msg_check),
+        cmocka_unit_test(t_buf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
