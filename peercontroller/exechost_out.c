@@ -178,12 +178,8 @@ static int s_send_slot(xh_host *h, xh_out *o)
     pc_slot_lend l;
     pc_slots_lend(o->slots, o->slot, &l);
     o->slot = -1; /* the daemon's until it gives it back */
-    uint8_t head[4 + 1 + 3 * 8];
-    rt_le32_put(head, l.slot);
-    head[4] = l.fd >= 0;
-    rt_le64_put(head + 5, l.size);
-    rt_le64_put(head + 13, l.off);
-    rt_le64_put(head + 21, l.len);
+    uint8_t head[PC_SLOT_LEND_LEN];
+    pc_slot_lend_encode(&l, head);
     struct iovec part = {.iov_base = head, .iov_len = sizeof head};
     atomic_fetch_add(&s_sending, 1);
     int rc = atomic_load(&s_crashed) ? LEV_EPEER
@@ -346,13 +342,13 @@ static uint8_t *s_envelope(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, size
 /* The record of an image, with no copy of it: an image in a slot becomes
  * its envelope in place (X_IMAGE_SLOT, or X_STOPPED_SLOT for a stop); a
  * periodic one from malloc goes between a head that holds the envelope's
- * first bytes and a tail, the channel state (X_IMAGE). Gives img back on
- * failure (NULL). */
-static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, uint64_t *next_in)
+ * first bytes and a tail, the channel state (X_IMAGE). slot: img's
+ * (pc_slots_find). Gives img back on failure (NULL). */
+static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, int slot,
+                           uint64_t *next_in)
 {
     xh_vtrec *r = vt->host;
     *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
-    int slot = pc_slots_find(h->slots, img);
     uint8_t *chan = NULL;
     size_t clen = 0;
     bool stop = vt->capture_why == RT_WANT_STOP;
@@ -414,8 +410,9 @@ void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
     xh_vtrec *r = vt->host;
     uint64_t next_in = 0;
     bool stop = vt->capture_why == RT_WANT_STOP;
-    xh_out *o = stop && pc_slots_find(h->slots, img) < 0 ? s_stopped_out(h, vt, img, len, &next_in)
-                                                         : s_image_out(h, vt, img, len, &next_in);
+    int slot = pc_slots_find(h->slots, img);
+    xh_out *o = stop && slot < 0 ? s_stopped_out(h, vt, img, len, &next_in)
+                                 : s_image_out(h, vt, img, len, slot, &next_in);
     if (!o || o->head.err) {
         fprintf(stderr, "levpeer executor: no memory for the image of virtual thread %llu\n",
                 (unsigned long long)r->id);

@@ -190,7 +190,7 @@ static void s_image_slot(pc_execs *e, pc_exec *x, const pc_hdr *h, uint8_t *payl
 {
     const char *why = NULL;
     /* its memfd came with the record's first byte when the record says so */
-    int fd = h->len > 4 && payload[4] ? pc_chan_take_fd(x->chan) : -1;
+    int fd = pc_slot_lend_has_fd(payload, h->len) ? pc_chan_take_fd(x->chan) : -1;
     pc_buf *image = pc_slotmaps_take(x->maps, payload, h->len, fd, &why);
     free(payload);
     pc_worker_exec_image(e->p->wk, x, h, image, why);

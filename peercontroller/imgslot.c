@@ -28,6 +28,21 @@
 #define S_SHRINK ((size_t)64 << 20)
 
 /* ===================================================================
+ * The record of a lent slot
+ * =================================================================== */
+
+void pc_slot_lend_encode(const pc_slot_lend *l, uint8_t *out)
+{
+    rt_le32_put(out, l->slot);
+    out[4] = l->fd >= 0;
+    rt_le64_put(out + 5, l->size);
+    rt_le64_put(out + 13, l->off);
+    rt_le64_put(out + 21, l->len);
+}
+
+bool pc_slot_lend_has_fd(const uint8_t *p, size_t n) { return n > 4 && p[4]; }
+
+/* ===================================================================
  * The executor's pool
  * =================================================================== */
 

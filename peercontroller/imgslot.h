@@ -25,6 +25,7 @@
 #ifndef PC_IMGSLOT_H
 #define PC_IMGSLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,16 @@ typedef struct pc_slot_lend {
     int fd; /* the slot's memfd when the daemon has not mapped it at this size, else -1 */
     uint64_t size, off, len;
 } pc_slot_lend;
+
+#define PC_SLOT_LEND_LEN 29 /* bytes of its record's payload: u32, u8, 3 x u64 */
+
+/* The payload of the X_IMAGE_SLOT or X_STOPPED_SLOT record of l, into
+ * out (PC_SLOT_LEND_LEN bytes); pc_slotmaps_take reads it. */
+void pc_slot_lend_encode(const pc_slot_lend *l, uint8_t *out);
+
+/* Whether such a payload (n bytes) says the slot's memfd came with it,
+ * to be taken from the channel (pc_chan_take_fd). */
+bool pc_slot_lend_has_fd(const uint8_t *p, size_t n);
 
 /* An empty pool (slots are made as images need them); NULL on exhaustion. */
 pc_slots *pc_slots_new(void);

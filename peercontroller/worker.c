@@ -297,8 +297,11 @@ static void s_copy_keep(wk_vc *v, const void *data, size_t len)
  * kept, to be named by its hash next time. */
 static void s_copy_in(wk_vc *v, const pc_buf *body)
 {
+    const uint8_t *p = pc_buf_data(body);
+    if (!pc_buf_len(body) || (p[0] != RT_IN_READ && p[0] != RT_IN_GRANT))
+        return; /* a message, a timeout...: nothing to keep, nothing read */
     pc_rbuf r;
-    pc_rbuf_init(&r, pc_buf_data(body), pc_buf_len(body));
+    pc_rbuf_init(&r, p, pc_buf_len(body));
     uint8_t kind = pc_get_u8(&r), novalue = pc_get_u8(&r);
     pc_get_u64(&r);
     pc_get_u64(&r);

@@ -483,8 +483,8 @@ static bool s_all_active(const char *js, void *ctx)
 static bool s_measured_twice(const char *js, void *ctx)
 {
     (void)ctx;
-    const char *at = strstr(js, "\"rate_measurements\":");
-    return at && atoi(at + strlen("\"rate_measurements\":")) >= 2;
+    long long n = js_int(js, "rate_measurements");
+    return n != INT64_MIN && n >= 2;
 }
 
 typedef struct rate_of {

@@ -267,6 +267,28 @@ long long js_vt_int(const char *json, uint64_t vt, const char *field)
     return v ? strtoll(v, NULL, 10) : INT64_MIN;
 }
 
+long long js_int(const char *json, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(json, pat);
+    return at ? strtoll(at + strlen(pat), NULL, 10) : INT64_MIN;
+}
+
+long long js_obj_sum(const char *json, const char *obj, const char *key)
+{
+    char opat[96], kpat[96];
+    snprintf(opat, sizeof opat, "\"%s\":{", obj);
+    snprintf(kpat, sizeof kpat, "\"%s\":", key);
+    long long sum = INT64_MIN;
+    for (const char *at = strstr(json, opat); at; at = strstr(at + 1, opat)) {
+        const char *end = strchr(at, '}'), *f = strstr(at, kpat);
+        if (f && end && f < end)
+            sum = (sum == INT64_MIN ? 0 : sum) + strtoll(f + strlen(kpat), NULL, 10);
+    }
+    return sum;
+}
+
 bool js_vt_holder(const char *json, uint64_t vt, const char *list, char *out, size_t cap)
 {
     return s_str_at(s_vt_field(json, vt, list, "["), out, cap);

@@ -115,4 +115,13 @@ bool js_has_executor(const char *json);
 /* Whether `ep` is an entry of VT `vt`'s list `list` ("holders", "held"). */
 bool js_vt_listed(const char *json, uint64_t vt, const char *list, const char *ep);
 
+/* The first integer member `key` of the document ("rate_measurements";
+ * "rate" is this peer's own, the first of "peers"), or INT64_MIN. */
+long long js_int(const char *json, const char *key);
+
+/* The sum of integer member `key` over every flat object `"obj":{...}` of
+ * the document ("image_shipping", "global_copies": the deployer's per VC
+ * and the worker's), or INT64_MIN when no such object has it. */
+long long js_obj_sum(const char *json, const char *obj, const char *key);
+
 #endif

@@ -297,7 +297,7 @@ static void s_unslot(s_exe *e, pc_hdr *h, uint8_t **p)
     if (h->type != PC_X_IMAGE_SLOT && !stopped)
         return;
     const char *why = NULL;
-    int fd = h->len > 4 && (*p)[4] ? pc_chan_take_fd(e->c) : -1;
+    int fd = pc_slot_lend_has_fd(*p, h->len) ? pc_chan_take_fd(e->c) : -1;
     pc_buf *b = pc_slotmaps_take(e->maps, *p, h->len, fd, &why);
     if (!b)
         fail_msg("image slot refused: %s", why);

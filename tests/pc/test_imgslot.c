@@ -33,12 +33,8 @@
 /* The X_IMAGE_SLOT payload of a lend. */
 static size_t s_payload(const pc_slot_lend *l, uint8_t *b)
 {
-    rt_le32_put(b, l->slot);
-    b[4] = l->fd >= 0;
-    rt_le64_put(b + 5, l->size);
-    rt_le64_put(b + 13, l->off);
-    rt_le64_put(b + 21, l->len);
-    return 29;
+    pc_slot_lend_encode(l, b);
+    return PC_SLOT_LEND_LEN;
 }
 
 /* Fills a slot with n bytes of pattern `seed` and a tail of tn bytes,
@@ -57,7 +53,7 @@ static pc_buf *s_lend_take(pc_slots *s, pc_slotmaps *m, size_t n, size_t tn, uin
     memset(tail, seed ^ 0x5A, tn);
     assert_int_equal(pc_slots_finish(s, i, n, tail, tn), 0);
     pc_slots_lend(s, i, l);
-    uint8_t pay[29];
+    uint8_t pay[PC_SLOT_LEND_LEN];
     const char *why = NULL;
     int fd = l->fd >= 0 ? dup(l->fd) : -1; /* as SCM_RIGHTS gives the daemon its own */
     pc_buf *b = pc_slotmaps_take(m, pay, s_payload(l, pay), fd, &why);
@@ -221,7 +217,7 @@ static void t_refusals(void **state)
     (void)state;
     pc_slots *s = pc_slots_new();
     pc_slotmaps *m = pc_slotmaps_new();
-    uint8_t pay[29];
+    uint8_t pay[PC_SLOT_LEND_LEN];
     s_refused(m, pay, 10, -1, "malformed");
     pc_slot_lend l = {.slot = 3, .fd = -1, .size = 1 << 20, .off = 0, .len = 10};
     s_refused(m, pay, s_payload(&l, pay), -1, "never given its memfd");

@@ -382,22 +382,6 @@ static void s_wait_big(lev_vc *vc, long at_least)
     fail_msg("\"big\" did not reach %ld", at_least);
 }
 
-/* Sums field `field` of every "global_copies" object in a status
- * document (the deployer's, per VC, and the worker's). */
-static long long s_copies_field(const char *js, const char *field)
-{
-    long long sum = 0;
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", field);
-    for (const char *at = strstr(js, "\"global_copies\":{"); at;
-         at = strstr(at + 1, "\"global_copies\":{")) {
-        const char *end = strchr(at, '}'), *f = strstr(at, key);
-        if (f && end && f < end)
-            sum += atoll(f + strlen(key));
-    }
-    return sum;
-}
-
 /* 4 VTs read a 16 KiB global and add to its count under its lock, 300
  * times each, while a worker is killed: the value stays whole and the
  * count ends at exactly 1,200; reads and grants of a value a worker has
@@ -436,8 +420,9 @@ static void t_copies(void **state)
         char *js = mesh_status(m.p[i].ep, LIMIT);
         assert_non_null(js);
         if (i == 0)
-            by_ref = s_copies_field(js, "by_reference");
-        hits += s_copies_field(js, "hits");
+            by_ref = js_obj_sum(js, "global_copies", "by_reference");
+        long long h = js_obj_sum(js, "global_copies", "hits");
+        hits += h == INT64_MIN ? 0 : h;
         free(js);
     }
     fprintf(stderr, "copies: %lld by reference, %lld hits\n", by_ref, hits);
