@@ -12,6 +12,7 @@
 
 #include "lev_errors.h"
 #include "membership_codec.h"
+#include "simq.h"
 
 enum { EV_START, EV_TICK, EV_DELIVER, EV_STOP };
 
@@ -44,8 +45,7 @@ struct msim {
     msim_opts o;
     uint64_t rng, now_us, seq;
     s_peer *peers;
-    s_ev *heap;
-    size_t nheap, capheap;
+    simq q;        /* of s_ev */
     uint8_t *seen; /* n x n: the state in which obs sees t */
     int *cnt;      /* n x 5: live observers (not t) of t's mesh that see t in each state */
     int *nlive_m;  /* live peers of each mesh */
@@ -69,53 +69,28 @@ static uint64_t s_mix(uint64_t *state)
 static uint64_t s_below(msim *s, uint64_t n) { return n ? s_mix(&s->rng) % n : 0; }
 
 /* ===================================================================
- * Event heap, ordered by (t, seq)
+ * Events, ordered by (t, seq)
  * =================================================================== */
 
-static bool s_earlier(const s_ev *a, const s_ev *b)
+static bool s_earlier(const void *a, const void *b)
 {
-    return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+    const s_ev *x = a, *y = b;
+    return x->t != y->t ? x->t < y->t : x->seq < y->seq;
 }
 
+/* Always 0: the queue aborts when out of memory. */
 static int s_push(msim *s, uint64_t t, int kind, int peer, uint64_t gen, s_msg *msg)
 {
-    if (s->nheap == s->capheap) {
-        size_t cap = s->capheap ? 2 * s->capheap : 1024;
-        s_ev *h = realloc(s->heap, cap * sizeof *h);
-        if (!h)
-            return LEV_ENOMEM;
-        s->heap = h;
-        s->capheap = cap;
-    }
     s_ev ev = {.t = t, .seq = s->seq++, .kind = kind, .peer = peer, .gen = gen, .msg = msg};
-    size_t i = s->nheap++;
-    while (i > 0 && s_earlier(&ev, &s->heap[(i - 1) / 2])) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    s->heap[i] = ev;
+    simq_push(&s->q, &ev);
     return 0;
 }
 
 static s_ev s_pop(msim *s)
 {
-    s_ev top = s->heap[0];
-    s_ev last = s->heap[--s->nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= s->nheap)
-            break;
-        if (c + 1 < s->nheap && s_earlier(&s->heap[c + 1], &s->heap[c]))
-            c++;
-        if (!s_earlier(&s->heap[c], &last))
-            break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (s->nheap)
-        s->heap[i] = last;
-    return top;
+    s_ev ev;
+    simq_pop(&s->q, &ev);
+    return ev;
 }
 
 /* ===================================================================
@@ -303,6 +278,7 @@ int msim_new(msim **out, const msim_opts *o)
     if (!s->o.meshes)
         s->o.meshes = 1;
     s->rng = o->seed;
+    simq_init(&s->q, sizeof(s_ev), s_earlier);
     size_t n = (size_t)o->n;
     s->peers = calloc(n, sizeof *s->peers);
     s->seen = malloc(n * n);
@@ -337,11 +313,11 @@ void msim_destroy(msim **s_p)
     msim *s = s_p ? *s_p : NULL;
     if (!s)
         return;
-    for (size_t i = 0; i < s->nheap; i++)
-        free(s->heap[i].msg);
+    for (size_t i = 0; i < s->q.n; i++)
+        free(((s_ev *)simq_item(&s->q, i))->msg);
     for (int i = 0; s->peers && i < s->o.n; i++)
         pc_members_destroy(&s->peers[i].m);
-    free(s->heap);
+    simq_free(&s->q);
     free(s->peers);
     free(s->seen);
     free(s->cnt);
@@ -367,7 +343,7 @@ bool msim_run(msim *s, uint64_t until_ms, bool (*cond)(msim *s, void *ud), void 
     uint64_t until = until_ms * 1000;
     if (cond && cond(s, ud))
         return true;
-    while (s->nheap && s->heap[0].t <= until) {
+    while (s->q.n && ((const s_ev *)simq_item(&s->q, 0))->t <= until) {
         s_ev ev = s_pop(s);
         s->now_us = ev.t;
         s_event(s, &ev);

@@ -15,6 +15,7 @@
 
 #include "lev_errors.h"
 #include "log.h"
+#include "simq.h"
 #include "vcsim_int.h"
 
 #define VS_NODES_MAX 18 /* the mesh, a peer of another mesh, and the client */
@@ -66,8 +67,7 @@ struct vs_world {
     vs_opts o;
     vs_report *r;
     uint64_t now, rng[4], ev_seq;
-    vs_ev **heap;
-    size_t nheap, capheap;
+    simq q; /* of vs_ev * */
     vs_node nodes[VS_NODES_MAX];
     int nnodes, foreign_seed;
     uint64_t pair_last[VS_NODES_MAX + 1][VS_NODES_MAX + 1];
@@ -134,47 +134,26 @@ void vs_trace(vs_world *w, const char *fmt, ...)
  * The event queue: a binary heap by (time, sequence)
  * =================================================================== */
 
-static bool s_before(const vs_ev *a, const vs_ev *b)
+static bool s_before(const void *pa, const void *pb)
 {
+    const vs_ev *a = *(vs_ev *const *)pa, *b = *(vs_ev *const *)pb;
     return a->at < b->at || (a->at == b->at && a->seq < b->seq);
 }
 
 static void s_push(vs_world *w, vs_ev *e)
 {
-    if (w->nheap == w->capheap) {
-        w->capheap = w->capheap ? w->capheap * 2 : 1024;
-        w->heap = realloc(w->heap, w->capheap * sizeof *w->heap);
-        if (!w->heap)
-            abort();
-    }
     e->seq = ++w->ev_seq;
-    size_t i = w->nheap++;
-    while (i && s_before(e, w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = e;
+    simq_push(&w->q, &e);
 }
 
 static vs_ev *s_pop(vs_world *w)
 {
-    vs_ev *top = w->heap[0], *last = w->heap[--w->nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= w->nheap)
-            break;
-        if (c + 1 < w->nheap && s_before(w->heap[c + 1], w->heap[c]))
-            c++;
-        if (!s_before(w->heap[c], last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (w->nheap)
-        w->heap[i] = last;
-    return top;
+    vs_ev *e;
+    simq_pop(&w->q, &e);
+    return e;
 }
+
+static vs_ev *s_first(vs_world *w) { return *(vs_ev **)simq_item(&w->q, 0); }
 
 static void s_ev_free(vs_ev *e)
 {
@@ -815,8 +794,8 @@ static void s_fault_step(vs_world *w)
 static uint64_t s_next_time(vs_world *w)
 {
     uint64_t next = w->now + 1000;
-    if (w->nheap && w->heap[0]->at < next)
-        next = w->heap[0]->at;
+    if (w->q.n && s_first(w)->at < next)
+        next = s_first(w)->at;
     for (int i = 0; i < w->nnodes; i++) {
         vs_node *n = &w->nodes[i];
         if (!n->up)
@@ -840,7 +819,7 @@ static void s_step(vs_world *w)
 {
     w->now = s_next_time(w);
     s_fault_step(w);
-    while (w->nheap && w->heap[0]->at <= w->now) {
+    while (w->q.n && s_first(w)->at <= w->now) {
         vs_ev *e = s_pop(w);
         vs_node *n = e->to >= 0 ? &w->nodes[e->to] : NULL;
         if (n && (!n->up || n->gen != e->gen)) {
@@ -880,9 +859,9 @@ static void s_world_free(vs_world *w)
 {
     for (int i = 0; i < w->nnodes; i++)
         s_node_stop(&w->nodes[i]);
-    while (w->nheap)
+    while (w->q.n)
         s_ev_free(s_pop(w));
-    free(w->heap);
+    simq_free(&w->q);
     free(w->faults);
     free(w->c.ids);
     free(w->c.ended);
@@ -898,8 +877,10 @@ bool vs_run(const vs_opts *o, vs_report *r)
         abort();
     w->o = *o;
     w->r = r;
+    simq_init(&w->q, sizeof(vs_ev *), s_before);
     if (w->o.peers < 2 || w->o.peers > VS_NODES_MAX - 2) {
         vs_violation(w, "peers must be 2 .. %d", VS_NODES_MAX - 2);
+        simq_free(&w->q);
         free(w);
         return false;
     }

@@ -1,0 +1,455 @@
+/* causalsim_dep.c - what the deployer decides in the causal-logging model:
+ * it is the stable log of determinants (never of message contents) and
+ * takes each report once; it tells the workers how far each VT's
+ * positions are stable; it keeps the newest image of each VT it may
+ * resume from (one whose reports it has all) and tells senders what that
+ * image consumed, so they can trim their logs; it suspects a worker that
+ * falls silent, fences the incarnations it hosted, runs a barrier over
+ * the live workers, and resumes each lost VT from its stable image with
+ * the positions every surviving state depends on. It also checks the
+ * invariants: no position given two inputs, no input at two positions,
+ * every repeated report equal to the first, every token counted once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "causalsim_int.h"
+
+static int s_total_tokens(const cs_sim *s) { return s->o.vts * s->o.tokens; }
+
+void cs_dep_open(cs_sim *s)
+{
+    cs_dep *d = &s->d;
+    d->done = calloc((size_t)s_total_tokens(s), 1);
+    if (!d->done)
+        abort();
+    for (int i = 0; i < s->o.workers; i++) {
+        d->alive[i] = true;
+        d->gen[i] = 1;
+    }
+    for (int v = 1; v <= s->o.vts; v++) {
+        cs_dvt *x = &d->v[v];
+        x->loc = -1;
+        x->inc = 1;
+        x->lost = true; /* placed at the first tick, as a lost VT would be */
+        x->out = calloc(CS_SEQ, sizeof *x->out);
+        x->rep = calloc(CS_SEQ, 1);
+        x->posof = calloc(CS_V + 1, sizeof *x->posof);
+        if (!x->out || !x->rep || !x->posof)
+            abort();
+    }
+    d->barrier = true; /* an empty one: completes at the first tick */
+}
+
+void cs_dep_free(cs_sim *s)
+{
+    cs_dep *d = &s->d;
+    for (int v = 0; v <= CS_V; v++) {
+        cs_dvt *x = &d->v[v];
+        free(x->log);
+        free(x->rep);
+        free(x->out);
+        free(x->posof);
+        cs_image_free(x->stable);
+        for (size_t i = 0; i < x->npend; i++)
+            cs_image_free(x->pend[i]);
+        free(x->pend);
+    }
+    free(d->done);
+}
+
+/* ------------------------------------------------------------------ */
+/* Placing and resuming                                               */
+/* ------------------------------------------------------------------ */
+
+static void s_broadcast_place(cs_sim *s, int type, uint32_t bid)
+{
+    cs_dep *d = &s->d;
+    for (int w = 0; w < s->o.workers; w++) {
+        if (!d->alive[w])
+            continue;
+        cs_pkt *p = cs_pkt_new(type);
+        p->bid = bid;
+        for (int v = 1; v <= s->o.vts; v++) {
+            p->incs[v] = d->v[v].inc;
+            p->locs[v] = (int8_t)d->v[v].loc;
+        }
+        cs_send(s, CS_EP_D, w, p);
+    }
+}
+
+static void s_send_stop(cs_sim *s, int v)
+{
+    cs_dvt *x = &s->d.v[v];
+    if (x->loc < 0)
+        return;
+    cs_pkt *p = cs_pkt_new(CS_P_DIRECT);
+    p->m = (cs_msg){.from = 0, .to = (uint8_t)v, .to_inc = x->inc, .seq = 1};
+    cs_send(s, CS_EP_D, x->loc, p);
+}
+
+static int s_least_loaded(cs_sim *s)
+{
+    int best = -1, load[CS_W] = {0};
+    for (int v = 1; v <= s->o.vts; v++)
+        if (s->d.v[v].loc >= 0 && !s->d.v[v].done)
+            load[s->d.v[v].loc]++;
+    for (int w = 0; w < s->o.workers; w++)
+        if (s->d.alive[w] && (best < 0 || load[w] < load[best]))
+            best = w;
+    return best;
+}
+
+/* Resumes lost VT `v` from its stable image (or its start) at the
+ * positions known, on the least loaded live worker. */
+static void s_resume(cs_sim *s, int v)
+{
+    cs_dep *d = &s->d;
+    cs_dvt *x = &d->v[v];
+    int w = s_least_loaded(s);
+    if (w < 0) {
+        x->pending = true;
+        return;
+    }
+    x->pending = false;
+    cs_image fresh = {.vt = (uint8_t)v, .inc = x->inc};
+    const cs_image *im = x->stable ? x->stable : &fresh;
+    uint32_t k = im->p;
+    while (k + 1 < x->caplog && x->log[k + 1].known)
+        k++;
+    for (uint32_t q = k + 1; q < x->caplog; q++)
+        if (x->log[q].known) {
+            cs_fail(s, "VT %d: position %u is known but %u is not", v, q, k + 1);
+            return;
+        }
+    if (x->inc < CS_INC)
+        x->k[x->inc] = k;
+    x->loc = w;
+    cs_pkt *p = cs_pkt_new(CS_P_RESUME);
+    p->img = cs_image_copy(im);
+    p->img->inc = x->inc;
+    p->inc = x->inc;
+    p->ndets = k - im->p;
+    if (p->ndets) {
+        p->dets = malloc(p->ndets * sizeof *p->dets);
+        if (!p->dets)
+            abort();
+        for (uint32_t q = im->p + 1; q <= k; q++)
+            p->dets[q - im->p - 1] = (cs_det){.vt = (uint8_t)v,
+                                              .from = x->log[q].from,
+                                              .inc = x->log[q].inc,
+                                              .pos = q,
+                                              .seq = x->log[q].seq};
+    }
+    if (x->inc > 1)
+        s->r->resumes++;
+    cs_trace(s, "deployer resumes VT %d.%u on worker %d from input %u, %zu positions fixed", v,
+             x->inc, w, im->p, p->ndets);
+    cs_send(s, CS_EP_D, w, p);
+    s_broadcast_place(s, CS_P_PLACE, 0);
+    if (x->stop_sent)
+        s_send_stop(s, v);
+}
+
+static void s_barrier_done(cs_sim *s)
+{
+    cs_dep *d = &s->d;
+    d->barrier = false;
+    if (d->bid)
+        s->r->barriers++;
+    for (int v = 1; v <= s->o.vts; v++)
+        if (d->v[v].lost) {
+            d->v[v].lost = false;
+            s_resume(s, v);
+        }
+}
+
+static void s_start_barrier(cs_sim *s)
+{
+    cs_dep *d = &s->d;
+    d->barrier = true;
+    d->bid++;
+    bool any = false;
+    for (int w = 0; w < s->o.workers; w++) {
+        d->waiting[w] = d->alive[w];
+        any |= d->alive[w];
+    }
+    cs_trace(s, "deployer starts barrier %u", d->bid);
+    if (!any || s->o.broken == CS_BREAK_BARRIER) {
+        s_barrier_done(s);
+        return;
+    }
+    s_broadcast_place(s, CS_P_FLUSH, d->bid);
+}
+
+/* Worker `w`'s life `gen` is over: its VTs are fenced and recovered. */
+static void s_declare_dead(cs_sim *s, int w)
+{
+    cs_dep *d = &s->d;
+    d->alive[w] = false;
+    cs_trace(s, "deployer takes worker %d (life %u) for dead", w, d->gen[w]);
+    for (int v = 1; v <= s->o.vts; v++) {
+        cs_dvt *x = &d->v[v];
+        if (x->loc != w || x->done)
+            continue;
+        if (x->inc + 1 >= CS_INC) {
+            cs_fail(s, "VT %d resumed %d times", v, CS_INC);
+            return;
+        }
+        x->inc++;
+        x->loc = -1;
+        x->lost = true;
+        /* Images of the fenced incarnation not yet stable never will be. */
+        for (size_t i = 0; i < x->npend; i++)
+            cs_image_free(x->pend[i]);
+        x->npend = 0;
+    }
+    s_start_barrier(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Determinants, reports, images                                      */
+/* ------------------------------------------------------------------ */
+
+static void s_advance_wm(cs_sim *s, cs_dvt *x)
+{
+    uint32_t floor = x->stable ? x->stable->p : 0;
+    if (x->wm < floor)
+        x->wm = floor, s->d.wm_changed = true;
+    while (x->wm + 1 < x->caplog && x->log[x->wm + 1].known)
+        x->wm++, s->d.wm_changed = true;
+}
+
+static void s_on_det(cs_sim *s, cs_det dt)
+{
+    cs_dvt *x = &s->d.v[dt.vt];
+    if (dt.inc < x->inc && dt.inc + 1 < CS_INC && dt.pos > x->k[dt.inc + 1])
+        return; /* from a branch a fenced incarnation took: abandoned */
+    if (x->stable && dt.pos <= x->stable->p)
+        return;
+    x->log = cs_grow(x->log, &x->caplog, dt.pos + 1, sizeof *x->log);
+    cs_dslot *sl = &x->log[dt.pos];
+    if (sl->known) {
+        if (sl->from != dt.from || sl->seq != dt.seq)
+            cs_fail(s, "position %u of VT %d given message %d.%u and message %d.%u", dt.pos, dt.vt,
+                    sl->from, sl->seq, dt.from, dt.seq);
+        return;
+    }
+    uint32_t had = x->posof[dt.from][dt.seq];
+    if (had && had != dt.pos && had > (x->stable ? x->stable->p : 0) && x->log[had].known &&
+        x->log[had].from == dt.from && x->log[had].seq == dt.seq) {
+        cs_fail(s, "message %d.%u given positions %u and %u of VT %d", dt.from, dt.seq, had, dt.pos,
+                dt.vt);
+        return;
+    }
+    cs_trace(s, "deployer: input %u of VT %d.%u is %d.%u", dt.pos, dt.vt, dt.inc, dt.from, dt.seq);
+    *sl = (cs_dslot){.known = true, .from = dt.from, .inc = dt.inc, .seq = dt.seq};
+    x->posof[dt.from][dt.seq] = dt.pos;
+    s->r->dets++;
+    s_advance_wm(s, x);
+}
+
+static void s_make_stable(cs_sim *s, cs_dvt *x, cs_image *im)
+{
+    if (x->stable && x->stable->p >= im->p) {
+        cs_image_free(im);
+        return;
+    }
+    cs_image_free(x->stable);
+    x->stable = im;
+    s_advance_wm(s, x);
+    for (int w = 0; w < s->o.workers; w++) {
+        if (!s->d.alive[w])
+            continue;
+        cs_pkt *p = cs_pkt_new(CS_P_GC);
+        p->vt = im->vt;
+        p->gc = malloc(sizeof *p->gc);
+        if (!p->gc)
+            abort();
+        *p->gc = im->cons;
+        cs_send(s, CS_EP_D, w, p);
+    }
+}
+
+static void s_check_pending(cs_sim *s, cs_dvt *x)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < x->npend; i++) {
+        if (x->pend[i]->r <= x->reports)
+            s_make_stable(s, x, x->pend[i]);
+        else
+            x->pend[j++] = x->pend[i];
+    }
+    x->npend = j;
+}
+
+void cs_dep_on_image(cs_sim *s, cs_pkt *p)
+{
+    cs_dvt *x = &s->d.v[p->img->vt];
+    cs_image *im = p->img;
+    p->img = NULL;
+    cs_pkt_free(p);
+    if (im->inc < x->inc || x->done) {
+        cs_image_free(im);
+        return;
+    }
+    x->pend = cs_grow(x->pend, &x->cappend, x->npend, sizeof *x->pend);
+    x->pend[x->npend++] = im;
+    s_check_pending(s, x);
+}
+
+static void s_on_out(cs_sim *s, cs_pkt *p)
+{
+    cs_dep *d = &s->d;
+    cs_dvt *x = &d->v[p->vt];
+    if (p->inc < x->inc || p->n >= CS_SEQ || p->r >= CS_SEQ)
+        return;
+    cs_dout *o = &x->out[p->n];
+    if (o->have) {
+        if (o->kind != p->okind || o->val != p->val || o->val2 != p->val2)
+            cs_fail(s, "output %u of VT %d came again different", p->n, p->vt);
+        return;
+    }
+    *o = (cs_dout){.have = true, .kind = p->okind, .val = p->val, .val2 = p->val2};
+    x->rep[p->r] = 1;
+    while (x->reports + 1 < CS_SEQ && x->rep[x->reports + 1])
+        x->reports++;
+    s_check_pending(s, x);
+    if (p->okind == CS_OUT_DONE) {
+        if (p->val >= (uint64_t)s_total_tokens(s) || d->done[p->val]) {
+            cs_fail(s, "token %llu reported twice", (unsigned long long)p->val);
+            return;
+        }
+        d->done[p->val] = 1;
+        if (++d->ndone == s_total_tokens(s)) {
+            cs_trace(s, "deployer: every token is in; STOP to every VT");
+            for (int v = 1; v <= s->o.vts; v++) {
+                d->v[v].stop_sent = true;
+                s_send_stop(s, v);
+            }
+        }
+    } else if (p->okind == CS_OUT_FINAL) {
+        x->done = true;
+        d->final_tokens += p->val2;
+        if (++d->finals == s->o.vts)
+            s->done = true;
+    }
+}
+
+void cs_dep_on_pkt(cs_sim *s, cs_pkt *p)
+{
+    cs_dep *d = &s->d;
+    int w = p->src;
+    if (p->src_gen < d->gen[w]) {
+        cs_pkt_free(p);
+        return; /* from a life already over */
+    }
+    if (p->src_gen > d->gen[w]) {
+        if (p->type != CS_P_HB) {
+            cs_pkt_free(p);
+            return;
+        }
+        if (d->alive[w])
+            s_declare_dead(s, w); /* it died and came back before it was missed */
+        d->gen[w] = p->src_gen;
+        d->alive[w] = true;
+        d->last_hb[w] = s->now;
+        cs_trace(s, "deployer: worker %d joins (life %u)", w, p->src_gen);
+        s_broadcast_place(s, CS_P_PLACE, 0);
+        for (int v = 1; v <= s->o.vts; v++)
+            if (d->v[v].pending)
+                s_resume(s, v);
+        cs_pkt_free(p);
+        return;
+    }
+    if (!d->alive[w]) {
+        if (p->type == CS_P_HB) {
+            cs_pkt *f = cs_pkt_new(CS_P_FENCED);
+            cs_send(s, CS_EP_D, w, f);
+        }
+        cs_pkt_free(p);
+        return;
+    }
+    switch (p->type) {
+    case CS_P_HB:
+        d->last_hb[w] = s->now;
+        break;
+    case CS_P_DETS:
+        for (size_t i = 0; i < p->ndets && !s->failed; i++)
+            s_on_det(s, p->dets[i]);
+        break;
+    case CS_P_OUT:
+        s_on_out(s, p);
+        break;
+    case CS_P_FLUSHED:
+        if (d->barrier && p->bid == d->bid) {
+            d->waiting[w] = false;
+            bool more = false;
+            for (int i = 0; i < s->o.workers; i++)
+                more |= d->waiting[i];
+            if (!more)
+                s_barrier_done(s);
+        }
+        break;
+    default:
+        break;
+    }
+    cs_pkt_free(p);
+}
+
+void cs_dep_tick(cs_sim *s)
+{
+    cs_dep *d = &s->d;
+    if (d->barrier && d->bid == 0) {
+        s_barrier_done(s); /* the opening: every VT placed from its start */
+        return;
+    }
+    for (int w = 0; w < s->o.workers; w++)
+        if (d->alive[w] && s->now > d->last_hb[w] + CS_DETECT)
+            s_declare_dead(s, w);
+    if (!d->wm_changed)
+        return;
+    d->wm_changed = false;
+    for (int w = 0; w < s->o.workers; w++) {
+        if (!d->alive[w])
+            continue;
+        cs_pkt *p = cs_pkt_new(CS_P_WM);
+        for (int v = 1; v <= s->o.vts; v++)
+            p->wm[v] = d->v[v].wm;
+        cs_send(s, CS_EP_D, w, p);
+    }
+}
+
+void cs_dep_check_end(cs_sim *s)
+{
+    uint64_t want = (uint64_t)s_total_tokens(s) * (uint64_t)(s->o.hops + 1);
+    if (s->d.final_tokens != want)
+        cs_fail(s, "the VTs consumed %llu token messages where %llu were sent",
+                (unsigned long long)s->d.final_tokens, (unsigned long long)want);
+}
+
+void cs_dep_explain_hang(cs_sim *s)
+{
+    char buf[200];
+    int n = 0;
+    for (int v = 1; v <= s->o.vts && n < (int)sizeof buf - 40; v++) {
+        cs_dvt *x = &s->d.v[v];
+        if (!x->done)
+            n += snprintf(buf + n, sizeof buf - (size_t)n, " VT %d.%u on %d%s;", v, x->inc, x->loc,
+                          x->pending ? " (pending)" : "");
+    }
+    for (int w = 0; w < s->o.workers; w++)
+        for (int v = 1; v <= s->o.vts; v++) {
+            cs_vt *y = &s->w[w].vt[v];
+            if (y->here)
+                cs_trace(s, "worker %d VT %d.%u: consumed %u, positions to %u, next %s %d.%u", w, v,
+                         y->inc, y->p, y->next_pos - 1,
+                         y->p + 1 < y->next_pos ? (y->in[y->p + 1].have ? "here" : "awaited")
+                                                : "none",
+                         y->p + 1 < y->next_pos ? y->in[y->p + 1].from : 0,
+                         y->p + 1 < y->next_pos ? y->in[y->p + 1].seq : 0);
+        }
+    cs_fail(s, "hang: %d of %d tokens, %d of %d VTs ended:%s", s->d.ndone, s_total_tokens(s),
+            s->d.finals, s->o.vts, buf);
+}

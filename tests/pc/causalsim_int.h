@@ -1,0 +1,245 @@
+/* causalsim_int.h - what the parts of the causal-logging model share: the
+ * world (causalsim.c), the workers' protocol (causalsim_worker.c) and the
+ * deployer's (causalsim_dep.c). Times are in simulated microseconds.
+ */
+#ifndef CAUSALSIM_INT_H
+#define CAUSALSIM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "causalsim.h"
+#include "simq.h"
+
+#define CS_W 6             /* workers at most */
+#define CS_V 8             /* VTs at most, ids 1..CS_V; 0 is the deployer as a sender */
+#define CS_SEQ 4096        /* outputs of one VT at most */
+#define CS_INC 256         /* incarnations of one VT at most */
+#define CS_EP_D CS_W       /* the deployer's endpoint */
+#define CS_EP_H (CS_W + 1) /* the image store's (holders, stable) */
+#define CS_EPS (CS_W + 2)
+#define CS_HB 10000         /* a worker's heartbeat */
+#define CS_TICK 5000        /* the deployer's clock: suspicion, watermarks */
+#define CS_DETECT 40000     /* silence after which a worker is taken for dead */
+#define CS_LIMIT 120000000u /* a run not done by then hangs */
+
+/* A determinant: input `pos` of VT `vt` is message `seq` of `from`, the
+ * position given by incarnation `inc` of `vt`. */
+typedef struct cs_det {
+    uint8_t vt, from;
+    uint16_t inc;
+    uint32_t pos, seq;
+} cs_det;
+
+/* A message between VTs, as its sender logged it. */
+typedef struct cs_msg {
+    uint8_t from, to;
+    uint16_t from_inc, to_inc; /* the sender's incarnation; the receiver's it addressed */
+    uint32_t seq;
+    uint64_t pay;
+} cs_msg;
+
+/* A set of (sender, number): what a VT consumed. */
+typedef struct cs_set {
+    uint8_t b[CS_V + 1][CS_SEQ / 8];
+} cs_set;
+
+static inline bool cs_set_has(const cs_set *c, int from, uint32_t seq)
+{
+    return seq < CS_SEQ && (c->b[from][seq / 8] >> (seq % 8) & 1);
+}
+
+static inline void cs_set_add(cs_set *c, int from, uint32_t seq)
+{
+    if (seq < CS_SEQ)
+        c->b[from][seq / 8] |= (uint8_t)(1u << (seq % 8));
+}
+
+/* An image of a VT at a safe point between two inputs: its program's state,
+ * the inputs it consumed, and its sender log (what it sent that may still
+ * be needed by a receiver that is lost). */
+typedef struct cs_image {
+    uint8_t vt;
+    bool started;
+    uint16_t inc;
+    uint32_t p, n, r, tokens; /* inputs consumed, outputs made, reports made */
+    uint64_t h;
+    cs_set cons;
+    cs_msg *sl;
+    size_t nsl;
+} cs_image;
+
+enum { CS_OUT_DONE = 1, CS_OUT_FINAL = 2 };
+
+enum {
+    CS_P_DIRECT = 1, /* worker to worker (or deployer to worker): a message and determinants */
+    CS_P_DETS,       /* worker to deployer: determinants */
+    CS_P_OUT,        /* worker to deployer: a report */
+    CS_P_HB,         /* worker to deployer: alive */
+    CS_P_FENCED,     /* deployer to a worker it took for dead: start again empty */
+    CS_P_FLUSH,      /* deployer to workers: these incarnations are fenced; answer */
+    CS_P_FLUSHED,    /* worker to deployer: every determinant I know is sent */
+    CS_P_RESUME,     /* deployer to a worker: run this VT from this image */
+    CS_P_PLACE,      /* deployer to workers: where each VT runs, and which incarnation */
+    CS_P_WM,         /* deployer to workers: positions stable up to here */
+    CS_P_GC,         /* deployer to workers: what a VT's stable image consumed */
+    CS_P_IMG         /* worker to the image store */
+};
+
+typedef struct cs_pkt {
+    int type, src, dst;
+    uint32_t src_gen, sent_gen; /* the sender's life; the receiver's when sent */
+    bool lost;
+    cs_msg m;
+    cs_det *dets;
+    size_t ndets;
+    uint8_t vt;
+    uint16_t inc;
+    uint32_t n, r, bid;
+    int okind;
+    uint64_t val, val2;
+    uint16_t incs[CS_V + 1];
+    int8_t locs[CS_V + 1];
+    uint32_t wm[CS_V + 1];
+    cs_image *img;
+    cs_set *gc;
+} cs_pkt;
+
+/* An input position at a worker. */
+typedef struct cs_in {
+    uint8_t from;
+    bool have;
+    uint32_t seq;
+    uint64_t pay;
+} cs_in;
+
+/* A VT as its worker hosts it. */
+typedef struct cs_vt {
+    bool here, ended, started, stepping;
+    uint16_t inc;
+    uint64_t h;
+    uint32_t p, n, r, tokens, since;
+    cs_in *in; /* in[pos], pos from 1 */
+    size_t capin;
+    uint32_t next_pos;
+    uint32_t (*posof)[CS_SEQ]; /* [from][seq]: the position given (0: none) */
+    cs_set *cons;
+    cs_msg *sl;
+    size_t nsl, capsl;
+} cs_vt;
+
+typedef struct cs_worker {
+    bool up, paused;
+    uint32_t gen;
+    uint64_t pause_until;
+    cs_vt vt[CS_V + 1];
+    cs_det *dl; /* determinants known and not yet stable */
+    size_t ndl, capdl;
+    uint32_t wm[CS_V + 1];
+    uint16_t kinc[CS_V + 1]; /* each VT's incarnation as known here */
+    int8_t loc[CS_V + 1];    /* and its worker (-1: none known) */
+    cs_pkt **early;          /* messages for an incarnation not yet installed */
+    size_t nearly, capearly;
+} cs_worker;
+
+typedef struct cs_dslot {
+    bool known;
+    uint8_t from;
+    uint16_t inc;
+    uint32_t seq;
+} cs_dslot;
+
+typedef struct cs_dout {
+    bool have;
+    int kind;
+    uint64_t val, val2;
+} cs_dout;
+
+/* A VT as the deployer sees it. */
+typedef struct cs_dvt {
+    cs_dslot *log; /* log[pos]: the determinants */
+    size_t caplog;
+    uint32_t wm;
+    uint16_t inc;
+    int loc; /* -1: none */
+    bool lost, pending, done, stop_sent;
+    uint32_t k[CS_INC]; /* k[i]: positions fixed when incarnation i began */
+    uint32_t reports;   /* reports taken, contiguous from 1 */
+    uint8_t *rep;       /* rep[r]: taken */
+    cs_dout *out;       /* out[n] */
+    cs_image *stable;   /* the newest image it may resume from */
+    cs_image **pend;    /* images waiting for the reports before them */
+    size_t npend, cappend;
+    uint32_t (*posof)[CS_SEQ];
+} cs_dvt;
+
+typedef struct cs_dep {
+    cs_dvt v[CS_V + 1];
+    bool alive[CS_W];
+    uint32_t gen[CS_W];
+    uint64_t last_hb[CS_W];
+    bool barrier, wm_changed;
+    uint32_t bid;
+    bool waiting[CS_W];
+    uint8_t *done; /* by token */
+    int ndone, finals;
+    uint64_t final_tokens;
+} cs_dep;
+
+enum { CS_E_PKT = 1, CS_E_STEP, CS_E_HB, CS_E_TICK, CS_E_FAULT, CS_E_CRASH, CS_E_UP };
+
+typedef struct cs_ev {
+    uint64_t at, seq;
+    int kind, node, vt;
+    uint32_t gen;
+    uint64_t arg;
+    cs_pkt *p;
+} cs_ev;
+
+typedef struct cs_sim {
+    cs_opts o;
+    cs_report *r;
+    uint64_t now, seq, rng;
+    simq q; /* of cs_ev */
+    uint64_t link_last[CS_EPS][CS_EPS];
+    cs_worker w[CS_W];
+    cs_dep d;
+    int gone; /* workers down for good */
+    bool failed, done;
+} cs_sim;
+
+/* causalsim.c */
+uint64_t cs_rand(cs_sim *s);
+uint64_t cs_between(cs_sim *s, uint64_t lo, uint64_t hi);
+uint64_t cs_mix(uint64_t h, uint64_t v);
+void cs_trace(cs_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cs_fail(cs_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *cs_grow(void *p, size_t *cap, size_t n, size_t size);
+void cs_push(cs_sim *s, cs_ev e);
+cs_pkt *cs_pkt_new(int type);
+void cs_pkt_free(cs_pkt *p);
+void cs_send(cs_sim *s, int src, int dst, cs_pkt *p);
+cs_image *cs_image_copy(const cs_image *a);
+void cs_image_free(cs_image *im);
+void cs_prog_start(cs_sim *s, cs_worker *w, int vt);
+void cs_prog_input(cs_sim *s, cs_worker *w, int vt, int from, uint64_t pay);
+int cs_pick(const cs_sim *s, uint64_t h, int self);
+
+/* causalsim_worker.c */
+void cs_worker_on_pkt(cs_sim *s, int w, cs_pkt *p);
+void cs_worker_step(cs_sim *s, int w, int vt);
+void cs_worker_heartbeat(cs_sim *s, int w);
+void cs_worker_reset(cs_sim *s, int w);
+void cs_out_msg(cs_sim *s, cs_worker *k, int vt, int to, uint64_t pay);
+void cs_out_report(cs_sim *s, cs_worker *k, int vt, int kind, uint64_t val, uint64_t val2);
+
+/* causalsim_dep.c */
+void cs_dep_open(cs_sim *s);
+void cs_dep_on_pkt(cs_sim *s, cs_pkt *p);
+void cs_dep_on_image(cs_sim *s, cs_pkt *p);
+void cs_dep_tick(cs_sim *s);
+void cs_dep_check_end(cs_sim *s);
+void cs_dep_explain_hang(cs_sim *s);
+void cs_dep_free(cs_sim *s);
+
+#endif
