@@ -31,6 +31,13 @@ typedef struct cs_det {
     uint32_t pos, seq;
 } cs_det;
 
+/* A determinant as a worker keeps it: and the workers known to have it
+ * (bit i: worker i), to which messages need not carry it again. */
+typedef struct cs_kdet {
+    cs_det d;
+    uint8_t has;
+} cs_kdet;
+
 /* A message between VTs, as its sender logged it. */
 typedef struct cs_msg {
     uint8_t from, to;
@@ -92,7 +99,7 @@ typedef struct cs_pkt {
     bool lost;
     cs_msg m;
     cs_det *dets;
-    size_t ndets;
+    size_t ndets, capdets;
     uint8_t vt;
     uint16_t inc;
     uint32_t n, r, bid;
@@ -133,7 +140,7 @@ typedef struct cs_worker {
     uint32_t gen;
     uint64_t pause_until;
     cs_vt vt[CS_V + 1];
-    cs_det *dl; /* determinants known and not yet stable */
+    cs_kdet *dl; /* determinants known and not yet stable */
     size_t ndl, capdl;
     uint32_t wm[CS_V + 1];
     uint16_t kinc[CS_V + 1]; /* each VT's incarnation as known here */

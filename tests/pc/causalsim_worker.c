@@ -70,27 +70,33 @@ static void s_kick(cs_sim *s, int w, int vt)
 /* Determinants                                                       */
 /* ------------------------------------------------------------------ */
 
-static cs_det *s_dl_find(cs_worker *k, int vt, uint32_t pos)
+static cs_kdet *s_dl_find(cs_worker *k, int vt, uint32_t pos)
 {
     for (size_t i = 0; i < k->ndl; i++)
-        if (k->dl[i].vt == vt && k->dl[i].pos == pos)
+        if (k->dl[i].d.vt == vt && k->dl[i].d.pos == pos)
             return &k->dl[i];
     return NULL;
 }
 
-/* Learns a determinant: appended to *fw (to go to the deployer) when new. */
-static void s_learn(cs_sim *s, cs_worker *k, cs_det d, cs_det **fw, size_t *nfw, size_t *capfw)
+/* Learns a determinant, from worker `src` (-1: made here): appended to
+ * *fw (to go to the deployer) when new. */
+static void s_learn(cs_sim *s, cs_worker *k, int src, cs_det d, cs_det **fw, size_t *nfw,
+                    size_t *capfw)
 {
     if (d.inc < k->kinc[d.vt] || d.pos <= k->wm[d.vt])
         return; /* fenced, or stable already */
-    cs_det *had = s_dl_find(k, d.vt, d.pos);
+    uint8_t has = (uint8_t)(1u << (k - s->w));
+    if (src >= 0)
+        has |= (uint8_t)(1u << src);
+    cs_kdet *had = s_dl_find(k, d.vt, d.pos);
     if (had) {
-        if (had->from != d.from || had->seq != d.seq)
+        if (had->d.from != d.from || had->d.seq != d.seq)
             cs_fail(s, "a worker was told two inputs for position %u of VT %d", d.pos, d.vt);
+        had->has |= has;
         return;
     }
     k->dl = cs_grow(k->dl, &k->capdl, k->ndl, sizeof *k->dl);
-    k->dl[k->ndl++] = d;
+    k->dl[k->ndl++] = (cs_kdet){.d = d, .has = has};
     *fw = cs_grow(*fw, capfw, *nfw, sizeof **fw);
     (*fw)[(*nfw)++] = d;
 }
@@ -111,9 +117,9 @@ static void s_dl_prune(cs_worker *k)
 {
     size_t j = 0;
     for (size_t i = 0; i < k->ndl; i++) {
-        cs_det d = k->dl[i];
+        cs_det d = k->dl[i].d;
         if (d.pos > k->wm[d.vt] && d.inc >= k->kinc[d.vt])
-            k->dl[j++] = d;
+            k->dl[j++] = k->dl[i];
     }
     k->ndl = j;
 }
@@ -134,14 +140,19 @@ static void s_send_direct(cs_sim *s, int w, const cs_msg *m)
     /* A message in the log of an image is sent again by the incarnation
      * that resumed from it: it is part of that incarnation's past. */
     p->m.from_inc = k->vt[m->from].inc;
-    if (k->ndl && s->o.broken != CS_BREAK_PIGGYBACK) {
-        p->dets = malloc(k->ndl * sizeof *p->dets);
-        if (!p->dets)
-            abort();
-        memcpy(p->dets, k->dl, k->ndl * sizeof *p->dets);
-        p->ndets = k->ndl;
-        s->r->piggyback += k->ndl;
+    /* The determinants the receiving worker is not known to have: each
+     * goes to a worker once, as a link is FIFO. A worker that dies loses
+     * them, but its next life gets a VT only after a barrier, and by then
+     * every determinant known here before it is at the deployer. */
+    uint8_t bit = (uint8_t)(1u << at);
+    for (size_t i = 0; i < k->ndl && s->o.broken != CS_BREAK_PIGGYBACK; i++) {
+        if (k->dl[i].has & bit)
+            continue;
+        p->dets = cs_grow(p->dets, &p->capdets, p->ndets, sizeof *p->dets);
+        p->dets[p->ndets++] = k->dl[i].d;
+        k->dl[i].has |= bit;
     }
+    s->r->piggyback += p->ndets;
     s->r->direct++;
     cs_trace(s, "worker %d sends %d.%u to VT %d.%u on worker %d (%zu determinants) token %llu/%llu",
              w, m->from, m->seq, m->to, p->m.to_inc, at, p->ndets,
@@ -264,7 +275,15 @@ static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
     }
     cs_vt *x = &k->vt[m.to];
     cs_trace(s, "worker %d gets %d.%u for VT %d.%u", w, m.from, m.seq, m.to, m.to_inc);
+    /* What it carries is learnt whatever becomes of the message: its
+     * sender counts on this worker knowing it from now on. */
+    cs_det *fw = NULL;
+    size_t nfw = 0, capfw = 0;
+    for (size_t i = 0; i < p->ndets; i++)
+        s_learn(s, k, p->src < CS_W ? p->src : -1, p->dets[i], &fw, &nfw, &capfw);
+    p->ndets = 0;
     if (!x->here || m.to_inc > x->inc) {
+        s_forward(s, w, fw, nfw);
         /* Early (its incarnation is to be installed here, or where it
          * runs is not known yet), or stale: the sender sends it again
          * once it learns the new placement. */
@@ -275,10 +294,6 @@ static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
             cs_pkt_free(p);
         return;
     }
-    cs_det *fw = NULL;
-    size_t nfw = 0, capfw = 0;
-    for (size_t i = 0; i < p->ndets; i++)
-        s_learn(s, k, p->dets[i], &fw, &nfw, &capfw);
     uint32_t pos = x->posof[m.from][m.seq];
     if (pos) {
         cs_in *in = &x->in[pos];
@@ -294,8 +309,9 @@ static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
         x->in = cs_grow(x->in, &x->capin, pos, sizeof *x->in);
         x->in[pos] = (cs_in){.from = m.from, .have = true, .seq = m.seq, .pay = m.pay};
         x->posof[m.from][m.seq] = pos;
-        s_learn(s, k, (cs_det){.vt = m.to, .from = m.from, .inc = x->inc, .pos = pos, .seq = m.seq},
-                &fw, &nfw, &capfw);
+        s_learn(s, k, -1,
+                (cs_det){.vt = m.to, .from = m.from, .inc = x->inc, .pos = pos, .seq = m.seq}, &fw,
+                &nfw, &capfw);
     }
     s_forward(s, w, fw, nfw);
     cs_pkt_free(p);
