@@ -113,7 +113,6 @@ void cs_pkt_free(cs_pkt *p)
         return;
     free(p->dets);
     cs_image_free(p->img);
-    free(p->gc);
     free(p);
 }
 

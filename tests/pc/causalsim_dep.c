@@ -264,10 +264,7 @@ static void s_make_stable(cs_sim *s, cs_dvt *x, cs_image *im)
             continue;
         cs_pkt *p = cs_pkt_new(CS_P_GC);
         p->vt = im->vt;
-        p->gc = malloc(sizeof *p->gc);
-        if (!p->gc)
-            abort();
-        *p->gc = im->cons;
+        memcpy(p->gc, im->cons, sizeof p->gc);
         cs_send(s, CS_EP_D, w, p);
     }
 }

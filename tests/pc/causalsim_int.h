@@ -23,8 +23,8 @@
 #define CS_DETECT 40000     /* silence after which a worker is taken for dead */
 #define CS_LIMIT 120000000u /* a run not done by then hangs */
 
-/* A determinant: input `pos` of VT `vt` is message `seq` of `from`, the
- * position given by incarnation `inc` of `vt`. */
+/* A determinant: input `pos` of VT `vt` is message `seq` of the channel
+ * from `from` to `vt`, the position given by incarnation `inc` of `vt`. */
 typedef struct cs_det {
     uint8_t vt, from;
     uint16_t inc;
@@ -42,36 +42,23 @@ typedef struct cs_kdet {
 typedef struct cs_msg {
     uint8_t from, to;
     uint16_t from_inc, to_inc; /* the sender's incarnation; the receiver's it addressed */
-    uint32_t seq;
+    uint32_t seq;              /* its number on the channel from -> to, from 1 */
     uint64_t pay;
 } cs_msg;
 
-/* A set of (sender, number): what a VT consumed. */
-typedef struct cs_set {
-    uint8_t b[CS_V + 1][CS_SEQ / 8];
-} cs_set;
-
-static inline bool cs_set_has(const cs_set *c, int from, uint32_t seq)
-{
-    return seq < CS_SEQ && (c->b[from][seq / 8] >> (seq % 8) & 1);
-}
-
-static inline void cs_set_add(cs_set *c, int from, uint32_t seq)
-{
-    if (seq < CS_SEQ)
-        c->b[from][seq / 8] |= (uint8_t)(1u << (seq % 8));
-}
-
 /* An image of a VT at a safe point between two inputs: its program's state,
- * the inputs it consumed, and its sender log (what it sent that may still
- * be needed by a receiver that is lost). */
+ * how far it consumed each channel to it (a channel's messages take
+ * positions in their order, so a watermark says it all), the numbers of
+ * its channels out, and its sender log (what it sent that may still be
+ * needed by a receiver that is lost). */
 typedef struct cs_image {
     uint8_t vt;
     bool started;
     uint16_t inc;
     uint32_t p, n, r, tokens; /* inputs consumed, outputs made, reports made */
     uint64_t h;
-    cs_set cons;
+    uint32_t cons[CS_V + 1]; /* per sender: its channel consumed up to here */
+    uint32_t chan[CS_V + 1]; /* per receiver: the last number sent on the channel */
     cs_msg *sl;
     size_t nsl;
 } cs_image;
@@ -109,7 +96,7 @@ typedef struct cs_pkt {
     int8_t locs[CS_V + 1];
     uint32_t wm[CS_V + 1];
     cs_image *img;
-    cs_set *gc;
+    uint32_t gc[CS_V + 1]; /* CS_P_GC: per sender, consumed by vt's stable image up to here */
 } cs_pkt;
 
 /* An input position at a worker. */
@@ -129,8 +116,11 @@ typedef struct cs_vt {
     cs_in *in; /* in[pos], pos from 1 */
     size_t capin;
     uint32_t next_pos;
-    uint32_t (*posof)[CS_SEQ]; /* [from][seq]: the position given (0: none) */
-    cs_set *cons;
+    uint32_t cons[CS_V + 1]; /* per sender: consumed up to here */
+    uint32_t got[CS_V + 1];  /* per sender: positions given up to here */
+    uint32_t chan[CS_V + 1]; /* per receiver: the last number sent */
+    cs_msg *ooo;             /* arrived ahead of their channel's order */
+    size_t nooo, capooo;
     cs_msg *sl;
     size_t nsl, capsl;
 } cs_vt;

@@ -20,8 +20,7 @@
 static void s_vt_clear(cs_vt *x)
 {
     free(x->in);
-    free(x->posof);
-    free(x->cons);
+    free(x->ooo);
     free(x->sl);
     memset(x, 0, sizeof *x);
 }
@@ -163,14 +162,15 @@ static void s_send_direct(cs_sim *s, int w, const cs_msg *m)
 void cs_out_msg(cs_sim *s, cs_worker *k, int vt, int to, uint64_t pay)
 {
     cs_vt *x = &k->vt[vt];
+    x->n++;
     cs_msg m = {.from = (uint8_t)vt,
                 .to = (uint8_t)to,
                 .from_inc = x->inc,
                 .to_inc = k->kinc[to],
-                .seq = ++x->n,
+                .seq = ++x->chan[to],
                 .pay = pay};
-    if (x->n >= CS_SEQ) {
-        cs_fail(s, "VT %d made more than %d outputs", vt, CS_SEQ - 1);
+    if (x->chan[to] >= CS_SEQ) {
+        cs_fail(s, "VT %d sent more than %d messages to VT %d", vt, CS_SEQ - 1, to);
         return;
     }
     x->sl = cs_grow(x->sl, &x->capsl, x->nsl, sizeof *x->sl);
@@ -221,9 +221,10 @@ static void s_capture(cs_sim *s, int w, int vt)
                    .r = x->r,
                    .tokens = x->tokens,
                    .h = x->h,
-                   .cons = *x->cons,
                    .sl = x->sl,
                    .nsl = s->o.broken == CS_BREAK_SENDER_LOG ? 0 : x->nsl};
+    memcpy(im.cons, x->cons, sizeof im.cons);
+    memcpy(im.chan, x->chan, sizeof im.chan);
     cs_pkt *p = cs_pkt_new(CS_P_IMG);
     p->img = cs_image_copy(&im);
     s->r->images++;
@@ -244,7 +245,10 @@ void cs_worker_step(cs_sim *s, int w, int vt)
         cs_prog_start(s, k, vt);
     } else {
         cs_in in = x->in[++x->p];
-        cs_set_add(x->cons, in.from, in.seq);
+        if (in.seq != x->cons[in.from] + 1)
+            cs_fail(s, "VT %d consumed message %u from %d after %u", vt, in.seq, in.from,
+                    x->cons[in.from]);
+        x->cons[in.from] = in.seq;
         cs_prog_input(s, k, vt, in.from, in.pay);
         if (++x->since >= (uint32_t)s->o.ckpt) {
             x->since = 0;
@@ -262,6 +266,45 @@ static void s_keep_early(cs_worker *k, cs_pkt *p)
 {
     k->early = cs_grow(k->early, &k->capearly, k->nearly, sizeof *k->early);
     k->early[k->nearly++] = p;
+}
+
+/* A message for VT x, here: it fills a position fixed for it, or is a
+ * duplicate, or takes the next position if it is next in its channel,
+ * or waits for the ones before it. */
+static void s_take(cs_sim *s, int w, cs_vt *x, const cs_msg *m, cs_det **fw, size_t *nfw,
+                   size_t *capfw)
+{
+    for (uint32_t pos = x->p + 1; pos < x->next_pos; pos++) {
+        cs_in *in = &x->in[pos];
+        if (in->from != m->from || in->seq != m->seq)
+            continue;
+        if (!in->have) {
+            in->have = true;
+            in->pay = m->pay;
+            s->r->replayed++;
+        } else if (in->pay != m->pay) {
+            cs_fail(s, "message %u from VT %d to VT %d came again different", m->seq, m->from,
+                    m->to);
+        }
+        return;
+    }
+    if (m->seq <= x->got[m->from])
+        return; /* consumed already */
+    if (m->seq > x->got[m->from] + 1) {
+        for (size_t i = 0; i < x->nooo; i++)
+            if (x->ooo[i].from == m->from && x->ooo[i].seq == m->seq)
+                return;
+        x->ooo = cs_grow(x->ooo, &x->capooo, x->nooo, sizeof *x->ooo);
+        x->ooo[x->nooo++] = *m;
+        return;
+    }
+    uint32_t pos = x->next_pos++;
+    x->got[m->from] = m->seq;
+    x->in = cs_grow(x->in, &x->capin, pos, sizeof *x->in);
+    x->in[pos] = (cs_in){.from = m->from, .have = true, .seq = m->seq, .pay = m->pay};
+    s_learn(s, &s->w[w], -1,
+            (cs_det){.vt = m->to, .from = m->from, .inc = x->inc, .pos = pos, .seq = m->seq}, fw,
+            nfw, capfw);
 }
 
 static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
@@ -294,24 +337,18 @@ static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
             cs_pkt_free(p);
         return;
     }
-    uint32_t pos = x->posof[m.from][m.seq];
-    if (pos) {
-        cs_in *in = &x->in[pos];
-        if (!in->have) {
-            in->have = true;
-            in->pay = m.pay;
-            s->r->replayed++;
-        } else if (in->pay != m.pay) {
-            cs_fail(s, "message %u of VT %d came again different", m.seq, m.from);
-        }
-    } else if (!cs_set_has(x->cons, m.from, m.seq)) {
-        pos = x->next_pos++;
-        x->in = cs_grow(x->in, &x->capin, pos, sizeof *x->in);
-        x->in[pos] = (cs_in){.from = m.from, .have = true, .seq = m.seq, .pay = m.pay};
-        x->posof[m.from][m.seq] = pos;
-        s_learn(s, k, -1,
-                (cs_det){.vt = m.to, .from = m.from, .inc = x->inc, .pos = pos, .seq = m.seq}, &fw,
-                &nfw, &capfw);
+    s_take(s, w, x, &m, &fw, &nfw, &capfw);
+    /* Messages that came ahead of their channel's order, now in it. */
+    for (bool more = true; more;) {
+        more = false;
+        for (size_t i = 0; i < x->nooo; i++)
+            if (x->ooo[i].from == m.from && x->ooo[i].seq == x->got[m.from] + 1) {
+                cs_msg o = x->ooo[i];
+                x->ooo[i] = x->ooo[--x->nooo];
+                s_take(s, w, x, &o, &fw, &nfw, &capfw);
+                more = true;
+                break;
+            }
     }
     s_forward(s, w, fw, nfw);
     cs_pkt_free(p);
@@ -362,11 +399,9 @@ static void s_install(cs_sim *s, int w, cs_pkt *p)
     x->n = im->n;
     x->r = im->r;
     x->tokens = im->tokens;
-    x->cons = malloc(sizeof *x->cons);
-    x->posof = calloc(CS_V + 1, sizeof *x->posof);
-    if (!x->cons || !x->posof)
-        abort();
-    *x->cons = im->cons;
+    memcpy(x->cons, im->cons, sizeof x->cons);
+    memcpy(x->got, im->cons, sizeof x->got);
+    memcpy(x->chan, im->chan, sizeof x->chan);
     x->next_pos = im->p + 1;
     for (size_t i = 0; i < p->ndets; i++) {
         cs_det d = p->dets[i];
@@ -375,8 +410,13 @@ static void s_install(cs_sim *s, int w, cs_pkt *p)
             break;
         }
         x->in = cs_grow(x->in, &x->capin, d.pos, sizeof *x->in);
+        if (d.seq != x->got[d.from] + 1) {
+            cs_fail(s, "VT %d resumed with message %u from %d fixed after %u", v, d.seq, d.from,
+                    x->got[d.from]);
+            break;
+        }
+        x->got[d.from] = d.seq;
         x->in[d.pos] = (cs_in){.from = d.from, .seq = d.seq};
-        x->posof[d.from][d.seq] = d.pos;
         x->next_pos++;
     }
     x->in = cs_grow(x->in, &x->capin, x->next_pos, sizeof *x->in);
@@ -451,7 +491,7 @@ void cs_worker_on_pkt(cs_sim *s, int w, cs_pkt *p)
             cs_vt *x = &k->vt[v];
             size_t j = 0;
             for (size_t i = 0; i < x->nsl; i++)
-                if (x->sl[i].to != p->vt || !cs_set_has(p->gc, x->sl[i].from, x->sl[i].seq))
+                if (x->sl[i].to != p->vt || x->sl[i].seq > p->gc[x->sl[i].from])
                     x->sl[j++] = x->sl[i];
             x->nsl = j;
         }
