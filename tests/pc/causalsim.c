@@ -410,7 +410,7 @@ bool cs_run(const cs_opts *opts, cs_report *r)
     cs_push(s, (cs_ev){.at = CS_TICK, .kind = CS_E_TICK, .node = CS_EP_D});
     /* The faults: each kind drawn from those allowed, at a random time
      * while tokens travel. */
-    int kinds[8], nk = 0;
+    int kinds[8] = {0}, nk = 0;
     for (int b = 0; b < 7; b++)
         if (s->o.kinds & (1u << b))
             kinds[nk++] = 1 << b;
