@@ -121,8 +121,20 @@ void cs_send(cs_sim *s, int src, int dst, cs_pkt *p)
     p->src = src;
     p->dst = dst;
     p->src_gen = src < CS_W ? s->w[src].gen : 0;
-    p->sent_gen = dst < CS_W ? s->w[dst].gen : 0;
+    /* The deployer addresses the life it knows of a worker (a new life at
+     * the same endpoint drops what was meant for the old one, as the
+     * peer controller's instance numbers do); between workers, a message
+     * goes to whatever life listens when it is sent. */
+    p->sent_gen = dst >= CS_W ? 0 : src == CS_EP_D ? s->d.gen[dst] : s->w[dst].gen;
     uint64_t at = s->now + cs_between(s, 50, 1500);
+    if (p->type == CS_P_HB) {
+        /* Heartbeats go their own way (the membership's), and are not
+         * held up behind the data on a congested link. */
+        cs_push(s, (cs_ev){.at = at, .kind = CS_E_PKT, .p = p});
+        return;
+    }
+    if (src < CS_W && dst == CS_EP_D && s->now < s->slow_until[src])
+        at += cs_between(s, 20000, 100000); /* a congested link: late, still in order */
     if (at < s->link_last[src][dst])
         at = s->link_last[src][dst];
     s->link_last[src][dst] = at;
@@ -157,11 +169,18 @@ cs_image *cs_image_copy(const cs_image *a)
         abort();
     *b = *a;
     b->sl = NULL;
+    b->dets = NULL;
     if (a->nsl) {
         b->sl = malloc(a->nsl * sizeof *b->sl);
         if (!b->sl)
             abort();
         memcpy(b->sl, a->sl, a->nsl * sizeof *b->sl);
+    }
+    if (a->ndets) {
+        b->dets = malloc(a->ndets * sizeof *b->dets);
+        if (!b->dets)
+            abort();
+        memcpy(b->dets, a->dets, a->ndets * sizeof *b->dets);
     }
     return b;
 }
@@ -171,6 +190,7 @@ void cs_image_free(cs_image *im)
     if (!im)
         return;
     free(im->sl);
+    free(im->dets);
     free(im);
 }
 
@@ -223,6 +243,8 @@ static void s_crash(cs_sim *s, int w, uint64_t back_after)
     cs_worker *k = &s->w[w];
     if (!k->up)
         return;
+    if (!back_after && s->gone + 1 >= s->o.workers)
+        back_after = cs_between(s, 20000, 150000); /* one worker never goes for good */
     cs_trace(s, "fault: worker %d crashes%s", w, back_after ? "" : " for good");
     cs_worker_reset(s, w);
     k->up = false;
@@ -291,6 +313,16 @@ static void s_fault(cs_sim *s, int kind)
     case CS_F_TWO:
         s_crash(s, a, s_back_after(s));
         cs_push(s, (cs_ev){.at = s->now + cs_between(s, 0, 3000),
+                           .kind = CS_E_CRASH,
+                           .node = b,
+                           .arg = s_back_after(s)});
+        break;
+    case CS_F_SLOW:
+        /* What a worker learns reaches the deployer late; then another
+         * worker dies, whose determinants the slow one may hold. */
+        cs_trace(s, "fault: the link of worker %d to the deployer slows down", a);
+        s->slow_until[a] = s->now + cs_between(s, 30000, 80000);
+        cs_push(s, (cs_ev){.at = s->now + cs_between(s, 2000, 20000),
                            .kind = CS_E_CRASH,
                            .node = b,
                            .arg = s_back_after(s)});
@@ -403,7 +435,7 @@ bool cs_run(const cs_opts *opts, cs_report *r)
     s->rng = cs_mix(opts->seed, 0x5EED) | 1;
     for (int i = 0; i < s->o.workers; i++) {
         s->w[i].up = true;
-        s->w[i].gen = 1;
+        cs_worker_reset(s, i); /* life 1 */
         cs_push(s, (cs_ev){.at = cs_between(s, 0, CS_HB), .kind = CS_E_HB, .node = i});
     }
     cs_dep_open(s);
@@ -411,7 +443,7 @@ bool cs_run(const cs_opts *opts, cs_report *r)
     /* The faults: each kind drawn from those allowed, at a random time
      * while tokens travel. */
     int kinds[8] = {0}, nk = 0;
-    for (int b = 0; b < 7; b++)
+    for (int b = 0; b < 8; b++)
         if (s->o.kinds & (1u << b))
             kinds[nk++] = 1 << b;
     uint64_t span = (uint64_t)s->o.hops * 1500 + 20000;
@@ -444,7 +476,7 @@ bool cs_run(const cs_opts *opts, cs_report *r)
     }
     simq_free(&s->q);
     for (int i = 0; i < CS_W; i++)
-        cs_worker_reset(s, i);
+        cs_worker_free(s, i);
     cs_dep_free(s);
     free(s);
     return ok;

@@ -34,7 +34,8 @@ enum {
     CS_F_PAUSE = 1 << 3,       /* a worker stops briefly */
     CS_F_STALL_CRASH = 1 << 4, /* a stall taken for a crash, then a crash */
     CS_F_TWO = 1 << 5,         /* two workers die at nearly the same time */
-    CS_F_DURING = 1 << 6       /* a second crash while the first is recovered */
+    CS_F_DURING = 1 << 6,      /* a second crash while the first is recovered */
+    CS_F_SLOW = 1 << 7         /* a worker's link to the deployer slows down; another dies */
 };
 
 /* Parts of the protocol a run can leave out, to show the invariants catch
@@ -43,7 +44,8 @@ enum {
     CS_BREAK_PIGGYBACK = 1, /* messages carry no determinants */
     CS_BREAK_BARRIER,       /* recovery does not wait for the live workers */
     CS_BREAK_FENCE,         /* messages of a fenced incarnation are taken */
-    CS_BREAK_SENDER_LOG     /* images carry no sender log */
+    CS_BREAK_SENDER_LOG,    /* images carry no sender log */
+    CS_BREAK_IMAGE_DETS     /* images carry no determinants */
 };
 
 typedef struct cs_opts {

@@ -198,6 +198,8 @@ static void s_declare_dead(cs_sim *s, int w)
             return;
         }
         x->inc++;
+        x->k[x->inc] = UINT32_MAX; /* fixed when it resumes: until then, the barrier
+                                    * collects every determinant of the old one */
         x->loc = -1;
         x->lost = true;
         /* Images of the fenced incarnation not yet stable never will be. */
@@ -212,6 +214,13 @@ static void s_declare_dead(cs_sim *s, int w)
 /* Determinants, reports, images                                      */
 /* ------------------------------------------------------------------ */
 
+/* Whether determinant dt belongs to a branch a fenced incarnation took,
+ * which no one depends on. */
+static bool s_abandoned(const cs_dvt *x, const cs_det *dt)
+{
+    return dt->inc < x->inc && dt->inc + 1 < CS_INC && dt->pos > x->k[dt->inc + 1];
+}
+
 static void s_advance_wm(cs_sim *s, cs_dvt *x)
 {
     uint32_t floor = x->stable ? x->stable->p : 0;
@@ -224,8 +233,8 @@ static void s_advance_wm(cs_sim *s, cs_dvt *x)
 static void s_on_det(cs_sim *s, cs_det dt)
 {
     cs_dvt *x = &s->d.v[dt.vt];
-    if (dt.inc < x->inc && dt.inc + 1 < CS_INC && dt.pos > x->k[dt.inc + 1])
-        return; /* from a branch a fenced incarnation took: abandoned */
+    if (s_abandoned(x, &dt))
+        return; /* from a branch a fenced incarnation took */
     if (x->stable && dt.pos <= x->stable->p)
         return;
     x->log = cs_grow(x->log, &x->caplog, dt.pos + 1, sizeof *x->log);
@@ -291,6 +300,18 @@ void cs_dep_on_image(cs_sim *s, cs_pkt *p)
         cs_image_free(im);
         return;
     }
+    /* The image's state may depend on every determinant its worker held:
+     * on one of an abandoned branch, it is an orphan; the others are
+     * learnt before it may be resumed from. */
+    for (size_t i = 0; i < im->ndets; i++)
+        if (s_abandoned(&s->d.v[im->dets[i].vt], &im->dets[i])) {
+            cs_trace(s, "deployer drops an image of VT %d: it depends on an abandoned branch",
+                     im->vt);
+            cs_image_free(im);
+            return;
+        }
+    for (size_t i = 0; i < im->ndets && !s->failed; i++)
+        s_on_det(s, im->dets[i]);
     x->pend = cs_grow(x->pend, &x->cappend, x->npend, sizeof *x->pend);
     x->pend[x->npend++] = im;
     s_check_pending(s, x);
@@ -437,16 +458,8 @@ void cs_dep_explain_hang(cs_sim *s)
                           x->pending ? " (pending)" : "");
     }
     for (int w = 0; w < s->o.workers; w++)
-        for (int v = 1; v <= s->o.vts; v++) {
-            cs_vt *y = &s->w[w].vt[v];
-            if (y->here)
-                cs_trace(s, "worker %d VT %d.%u: consumed %u, positions to %u, next %s %d.%u", w, v,
-                         y->inc, y->p, y->next_pos - 1,
-                         y->p + 1 < y->next_pos ? (y->in[y->p + 1].have ? "here" : "awaited")
-                                                : "none",
-                         y->p + 1 < y->next_pos ? y->in[y->p + 1].from : 0,
-                         y->p + 1 < y->next_pos ? y->in[y->p + 1].seq : 0);
-        }
+        if (s->w[w].up)
+            cs_worker_explain(s, w);
     cs_fail(s, "hang: %d of %d tokens, %d of %d VTs ended:%s", s->d.ndone, s_total_tokens(s),
             s->d.finals, s->o.vts, buf);
 }

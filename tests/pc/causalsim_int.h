@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "causal.h"
 #include "causalsim.h"
 #include "simq.h"
 
@@ -30,13 +31,6 @@ typedef struct cs_det {
     uint16_t inc;
     uint32_t pos, seq;
 } cs_det;
-
-/* A determinant as a worker keeps it: and the workers known to have it
- * (bit i: worker i), to which messages need not carry it again. */
-typedef struct cs_kdet {
-    cs_det d;
-    uint8_t has;
-} cs_kdet;
 
 /* A message between VTs, as its sender logged it. */
 typedef struct cs_msg {
@@ -61,6 +55,8 @@ typedef struct cs_image {
     uint32_t chan[CS_V + 1]; /* per receiver: the last number sent on the channel */
     cs_msg *sl;
     size_t nsl;
+    cs_det *dets; /* held by its worker, not yet stable, when it was taken */
+    size_t ndets;
 } cs_image;
 
 enum { CS_OUT_DONE = 1, CS_OUT_FINAL = 2 };
@@ -99,44 +95,33 @@ typedef struct cs_pkt {
     uint32_t gc[CS_V + 1]; /* CS_P_GC: per sender, consumed by vt's stable image up to here */
 } cs_pkt;
 
-/* An input position at a worker. */
+/* An input the engine handed to its VT, not yet consumed. */
 typedef struct cs_in {
     uint8_t from;
-    bool have;
     uint32_t seq;
     uint64_t pay;
 } cs_in;
 
-/* A VT as its worker hosts it. */
+/* A VT's program as its worker runs it (the engine holds the rest). */
 typedef struct cs_vt {
     bool here, ended, started, stepping;
     uint16_t inc;
     uint64_t h;
     uint32_t p, n, r, tokens, since;
-    cs_in *in; /* in[pos], pos from 1 */
-    size_t capin;
-    uint32_t next_pos;
-    uint32_t cons[CS_V + 1]; /* per sender: consumed up to here */
-    uint32_t got[CS_V + 1];  /* per sender: positions given up to here */
-    uint32_t chan[CS_V + 1]; /* per receiver: the last number sent */
-    cs_msg *ooo;             /* arrived ahead of their channel's order */
-    size_t nooo, capooo;
-    cs_msg *sl;
-    size_t nsl, capsl;
+    cs_in *inbox; /* delivered, not consumed */
+    size_t ninbox, capinbox;
 } cs_vt;
 
+/* A worker: its life, its VTs' programs, and the causal-logging engine of
+ * the peer controller (peercontroller/causal.h) that does the protocol. */
 typedef struct cs_worker {
+    struct cs_sim *sim;
     bool up, paused;
     uint32_t gen;
     uint64_t pause_until;
     cs_vt vt[CS_V + 1];
-    cs_kdet *dl; /* determinants known and not yet stable */
-    size_t ndl, capdl;
-    uint32_t wm[CS_V + 1];
-    uint16_t kinc[CS_V + 1]; /* each VT's incarnation as known here */
-    int8_t loc[CS_V + 1];    /* and its worker (-1: none known) */
-    cs_pkt **early;          /* messages for an incarnation not yet installed */
-    size_t nearly, capearly;
+    pc_cx *cx;
+    uint16_t kinc[CS_V + 1]; /* each VT's incarnation as the deployer said */
 } cs_worker;
 
 typedef struct cs_dslot {
@@ -201,7 +186,8 @@ typedef struct cs_sim {
     uint64_t link_last[CS_EPS][CS_EPS];
     cs_worker w[CS_W];
     cs_dep d;
-    int gone; /* workers down for good */
+    int gone;                  /* workers down for good */
+    uint64_t slow_until[CS_W]; /* its link to the deployer is slow until then */
     bool failed, done;
 } cs_sim;
 
@@ -226,7 +212,9 @@ int cs_pick(const cs_sim *s, uint64_t h, int self);
 void cs_worker_on_pkt(cs_sim *s, int w, cs_pkt *p);
 void cs_worker_step(cs_sim *s, int w, int vt);
 void cs_worker_heartbeat(cs_sim *s, int w);
-void cs_worker_reset(cs_sim *s, int w);
+void cs_worker_reset(cs_sim *s, int w); /* a new life, empty */
+void cs_worker_free(cs_sim *s, int w);
+void cs_worker_explain(cs_sim *s, int w);
 void cs_out_msg(cs_sim *s, cs_worker *k, int vt, int to, uint64_t pay);
 void cs_out_report(cs_sim *s, cs_worker *k, int vt, int kind, uint64_t val, uint64_t val2);
 

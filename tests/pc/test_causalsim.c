@@ -1,7 +1,8 @@
 /* test_causalsim.c - direct messages between executors with causal
- * logging, proven in the deterministic simulation of the protocol model
- * (causalsim.h) before the real workers and deployer carry it: faults
- * alone and in combination, each scenario over a fixed list of seeds. A
+ * logging, proven in the deterministic simulation (causalsim.h): the peer
+ * controller's engine (peercontroller/causal.c) in every worker, a model
+ * deployer, faults alone and in combination, each scenario over a fixed
+ * list of seeds. A
  * failure prints its seed and the command that replays it with a trace of
  * every event:
  *
@@ -136,12 +137,25 @@ static void t_during_recovery(void **state)
     s_seeds("during_recovery", s_base(CS_F_DURING, 1), 5000, 300);
 }
 
+/* A worker's link to the deployer slows down, then another worker dies:
+ * the determinants the slow one holds reach the deployer late, and the
+ * barrier must wait for them. */
+static void t_slow_link(void **state)
+{
+    (void)state;
+    s_seeds("slow_link", s_base(CS_F_SLOW, 1), 5500, 200);
+    /* without images, whose determinants reach the deployer another way */
+    cs_opts o = s_base(CS_F_SLOW, 1);
+    o.ckpt = 1000;
+    s_seeds("slow_link_no_images", o, 5700, 200);
+}
+
 /* Everything together, more often, on more workers and VTs. */
 static void t_mixed(void **state)
 {
     (void)state;
     cs_opts o = s_base(CS_F_CRASH | CS_F_RESTART | CS_F_STALL | CS_F_PAUSE | CS_F_STALL_CRASH |
-                           CS_F_TWO | CS_F_DURING,
+                           CS_F_TWO | CS_F_DURING | CS_F_SLOW,
                        4);
     o.workers = 6;
     o.vts = 8;
@@ -154,17 +168,22 @@ static void t_mixed(void **state)
 static void t_parts_needed(void **state)
 {
     (void)state;
+    /* Without images, the determinants a slow link holds up reach the
+     * deployer by no other way than before the barrier's answer. */
     static const struct {
-        int part;
+        int part, ckpt;
         const char *name;
-    } parts[] = {{CS_BREAK_PIGGYBACK, "determinants on messages"},
-                 {CS_BREAK_BARRIER, "the recovery barrier"},
-                 {CS_BREAK_FENCE, "fencing"},
-                 {CS_BREAK_SENDER_LOG, "the sender log in images"}};
+    } parts[] = {{CS_BREAK_PIGGYBACK, 5, "determinants on messages"},
+                 {CS_BREAK_BARRIER, 1000, "the recovery barrier"},
+                 {CS_BREAK_FENCE, 5, "fencing"},
+                 {CS_BREAK_SENDER_LOG, 5, "the sender log in images"},
+                 {CS_BREAK_IMAGE_DETS, 5, "the determinants in images"}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        cs_opts o = s_base(
-            CS_F_CRASH | CS_F_RESTART | CS_F_STALL | CS_F_STALL_CRASH | CS_F_TWO | CS_F_DURING, 3);
+        cs_opts o = s_base(CS_F_CRASH | CS_F_RESTART | CS_F_STALL | CS_F_STALL_CRASH | CS_F_TWO |
+                               CS_F_DURING | CS_F_SLOW,
+                           3);
         o.broken = parts[i].part;
+        o.ckpt = parts[i].ckpt;
         int broke = 0, seed = 0;
         cs_report r;
         for (; seed < 400 && !broke; seed++) {
@@ -185,10 +204,11 @@ int main(int argc, char **argv)
         s_have_seed = true;
     }
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_fault_free),  cmocka_unit_test(t_crash),
-        cmocka_unit_test(t_stall),       cmocka_unit_test(t_stall_crash),
-        cmocka_unit_test(t_two_crashes), cmocka_unit_test(t_during_recovery),
-        cmocka_unit_test(t_mixed),       cmocka_unit_test(t_parts_needed),
+        cmocka_unit_test(t_fault_free),   cmocka_unit_test(t_crash),
+        cmocka_unit_test(t_stall),        cmocka_unit_test(t_stall_crash),
+        cmocka_unit_test(t_two_crashes),  cmocka_unit_test(t_during_recovery),
+        cmocka_unit_test(t_slow_link),    cmocka_unit_test(t_mixed),
+        cmocka_unit_test(t_parts_needed),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

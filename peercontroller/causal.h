@@ -1,0 +1,153 @@
+/* causal.h - causal logging of one VC's messages at one of its executors
+ * (causal.c): the part of direct messages between executors that each
+ * executor runs (docs/DIRECT_MESSAGES.md has the protocol and why it is
+ * exact).
+ *
+ * For the VTs it hosts, an engine orders the inputs as they arrive (a
+ * channel's messages in their order), hands them to its VTs in position
+ * order, and gives every order it makes (a determinant) to the deployer;
+ * it sends its VTs' messages to the executors of the receivers with the
+ * determinants those executors are not known to have, learns those that
+ * come with messages, keeps its VTs' sender logs until the receivers'
+ * stable images consumed them, drops what a fenced incarnation sends, and
+ * installs a VT to resume from its image at the positions the deployer
+ * fixed.
+ *
+ * It decides and does no I/O: it is fed decoded messages and events, and
+ * acts through the callbacks of pc_cx_io, called before the function that
+ * caused them returns. The executors of a VC are numbered 0..63 (peers);
+ * the deployer as a sender is VT 0. Not thread-safe: one thread per engine.
+ */
+#ifndef PC_CAUSAL_H
+#define PC_CAUSAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define PC_CX_PEERS 64 /* executors of a VC at most */
+
+/* Input `pos` of VT `vt` is message `seq` of the channel from `from` to
+ * `vt`; the position was given by incarnation `epoch` of `vt`. */
+typedef struct pc_cx_det {
+    uint64_t vt, pos, from, seq;
+    uint32_t epoch;
+} pc_cx_det;
+
+/* A message between VTs: number `seq` on the channel from -> to (from 1),
+ * sent by incarnation from_epoch to incarnation to_epoch as the sender's
+ * executor knew it. */
+typedef struct pc_cx_msg {
+    uint64_t from, to, seq;
+    uint32_t from_epoch, to_epoch;
+    pc_buf *data; /* may be NULL (empty) */
+} pc_cx_msg;
+
+/* How far one channel goes: (peer VT, number). */
+typedef struct pc_cx_mark {
+    uint64_t vt, seq;
+} pc_cx_mark;
+
+/* What an image of a VT carries for the engine besides the runtime's
+ * state: how far the VT consumed each channel to it, the last number it
+ * sent on each channel from it, its sender log, and the determinants its
+ * executor held not yet stable when it was taken (the image's state may
+ * depend on any of them, so the deployer must have them all before it
+ * resumes anything from the image). Arrays owned by whoever filled them
+ * (pc_cx_image_clear for pc_cx_image_of's). */
+typedef struct pc_cx_image {
+    uint64_t vt;
+    uint32_t epoch;
+    uint64_t consumed; /* inputs consumed: the image's position */
+    pc_cx_mark *cons, *chan;
+    size_t ncons, nchan;
+    pc_cx_msg *log;
+    size_t nlog;
+    pc_cx_det *dets; /* ignored by pc_cx_install */
+    size_t ndets;
+} pc_cx_image;
+
+typedef struct pc_cx_io {
+    void *ud;
+    /* m to the executor `peer`, with determinants (n may be 0) */
+    void (*send)(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
+    /* determinants new here, for the deployer, in the order learnt */
+    void (*dets)(void *ud, const pc_cx_det *d, size_t n);
+    /* input `pos` of hosted VT m->to, in position order */
+    void (*deliver)(void *ud, uint64_t pos, const pc_cx_msg *m);
+} pc_cx_io;
+
+typedef struct pc_cx pc_cx;
+
+/* An engine for executor `self` (0..PC_CX_PEERS-1); NULL on exhaustion.
+ * io is copied. */
+pc_cx *pc_cx_new(int self, const pc_cx_io *io);
+
+/* Frees the engine and what it holds; accepts NULL, sets *cx_p NULL. */
+void pc_cx_destroy(pc_cx **cx_p);
+
+/* VT `vt` runs as incarnation `epoch` on executor `peer` (-1: not placed,
+ * as in a fence). Older news is ignored. A hosted incarnation older than
+ * `epoch` is dropped; the logs of the VTs here are sent again to a VT
+ * newly placed. 0 or LEV_ENOMEM. */
+int pc_cx_place(pc_cx *cx, uint64_t vt, uint32_t epoch, int peer);
+
+/* Hosts incarnation im->epoch of im->vt from its image, with the
+ * positions after the image the deployer fixed (fixed[i].pos ==
+ * im->consumed + 1 + i, each next in its channel). Its sender log goes
+ * out again, and every log here sends it what it holds for it. Takes the
+ * log's buffers (im->log's references move to the engine); the caller
+ * keeps the arrays. 0, LEV_EINVAL (fixed positions out of order, or an
+ * epoch older than known), LEV_ENOMEM. */
+int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n);
+
+/* Stops hosting `vt` (it ended, or moved): its state and log go. */
+void pc_cx_remove(pc_cx *cx, uint64_t vt);
+
+/* Hosted VT `vt` sends data to VT `to`: numbered, logged, sent to its
+ * executor when known (else once it is placed). Takes the caller's
+ * reference to data, whatever it returns. 0, LEV_ENOVT (vt not hosted),
+ * LEV_ENOMEM. */
+int pc_cx_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data);
+
+/* A message from executor `src` (-1: the deployer) with the
+ * determinants it carries. The determinants are learnt whatever becomes
+ * of the message; it is dropped when its sender is fenced, kept when it
+ * is early for an incarnation still to be installed here, taken into its
+ * position otherwise (new positions given in channel order), and inputs
+ * are delivered as their turn comes. Takes the caller's reference to
+ * m->data, whatever it returns. 0 or LEV_ENOMEM. */
+int pc_cx_on_msg(pc_cx *cx, int src, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
+
+/* Hosted VT `vt` consumed its inputs up to `pos` (its image, if taken
+ * now, stands there). */
+void pc_cx_consumed(pc_cx *cx, uint64_t vt, uint64_t pos);
+
+/* Fills *im for an image of hosted VT `vt` at the position it consumed
+ * up to (references to the log's buffers included). 0, LEV_ENOVT,
+ * LEV_ENOMEM. */
+int pc_cx_image_of(pc_cx *cx, uint64_t vt, pc_cx_image *im);
+
+/* Frees the arrays and references of an image pc_cx_image_of filled. */
+void pc_cx_image_clear(pc_cx_image *im);
+
+/* The deployer: the positions of `vt` are stable up to `pos`. */
+void pc_cx_stable(pc_cx *cx, uint64_t vt, uint64_t pos);
+
+/* The deployer: the stable image of `vt` consumed its channels this far;
+ * what the logs here hold for it up to there goes. */
+void pc_cx_trim(pc_cx *cx, uint64_t vt, const pc_cx_mark *cons, size_t n);
+
+typedef struct pc_cx_stats {
+    size_t unstable; /* determinants held, not yet stable */
+    size_t early;    /* messages waiting for an incarnation to be installed */
+    uint64_t fenced; /* messages dropped from fenced incarnations */
+    uint64_t filled; /* positions fixed by the deployer whose message came */
+} pc_cx_stats;
+
+/* What the engine holds and did (for status and tests). */
+pc_cx_stats pc_cx_stats_of(const pc_cx *cx);
+
+#endif
