@@ -1,14 +1,14 @@
-/* causalsim_dep.c - what the deployer decides in the causal-logging model:
- * it is the stable log of determinants (never of message contents) and
- * takes each report once; it tells the workers how far each VT's
- * positions are stable; it keeps the newest image of each VT it may
- * resume from (one whose reports it has all) and tells senders what that
- * image consumed, so they can trim their logs; it suspects a worker that
- * falls silent, fences the incarnations it hosted, runs a barrier over
- * the live workers, and resumes each lost VT from its stable image with
- * the positions every surviving state depends on. It also checks the
- * invariants: no position given two inputs, no input at two positions,
- * every repeated report equal to the first, every token counted once.
+/* causalsim_dep.c - the deployer of the causal-logging model: its log of
+ * determinants is the peer controller's (peercontroller/detlog.c); around
+ * it, what the real deployer's other parts will do: it takes each report
+ * once, tells the workers how far each VT's positions are stable, keeps
+ * the newest image of each VT it may resume from (one whose reports it
+ * has all and whose determinants it has learnt) and tells senders what
+ * that image consumed, suspects a worker that falls silent, fences the
+ * incarnations it hosted, runs a barrier over the live workers, and
+ * resumes each lost VT from its stable image at the positions the log
+ * fixes. It also checks the invariants: no input at two positions, every
+ * repeated report equal to the first, every token counted once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,8 @@ void cs_dep_open(cs_sim *s)
 {
     cs_dep *d = &s->d;
     d->done = calloc((size_t)s_total_tokens(s), 1);
-    if (!d->done)
+    d->log = pc_detlog_new();
+    if (!d->done || !d->log)
         abort();
     for (int i = 0; i < s->o.workers; i++) {
         d->alive[i] = true;
@@ -47,7 +48,6 @@ void cs_dep_free(cs_sim *s)
     cs_dep *d = &s->d;
     for (int v = 0; v <= CS_V; v++) {
         cs_dvt *x = &d->v[v];
-        free(x->log);
         free(x->rep);
         free(x->out);
         free(x->posof);
@@ -57,6 +57,7 @@ void cs_dep_free(cs_sim *s)
         free(x->pend);
     }
     free(d->done);
+    pc_detlog_destroy(&d->log);
 }
 
 /* ------------------------------------------------------------------ */
@@ -115,33 +116,31 @@ static void s_resume(cs_sim *s, int v)
     x->pending = false;
     cs_image fresh = {.vt = (uint8_t)v, .inc = x->inc};
     const cs_image *im = x->stable ? x->stable : &fresh;
-    uint32_t k = im->p;
-    while (k + 1 < x->caplog && x->log[k + 1].known)
-        k++;
-    for (uint32_t q = k + 1; q < x->caplog; q++)
-        if (x->log[q].known) {
-            cs_fail(s, "VT %d: position %u is known but %u is not", v, q, k + 1);
-            return;
-        }
-    if (x->inc < CS_INC)
-        x->k[x->inc] = k;
+    pc_cx_det *fixed;
+    size_t nfixed;
+    int rc = pc_detlog_fix(s->d.log, (uint64_t)v, im->p, &fixed, &nfixed);
+    if (rc) {
+        cs_fail(s, "VT %d: the positions after input %u cannot be fixed (%d)", v, im->p, rc);
+        return;
+    }
     x->loc = w;
     cs_pkt *p = cs_pkt_new(CS_P_RESUME);
     p->img = cs_image_copy(im);
     p->img->inc = x->inc;
     p->inc = x->inc;
-    p->ndets = k - im->p;
-    if (p->ndets) {
-        p->dets = malloc(p->ndets * sizeof *p->dets);
+    if (nfixed) {
+        p->dets = malloc(nfixed * sizeof *p->dets);
         if (!p->dets)
             abort();
-        for (uint32_t q = im->p + 1; q <= k; q++)
-            p->dets[q - im->p - 1] = (cs_det){.vt = (uint8_t)v,
-                                              .from = x->log[q].from,
-                                              .inc = x->log[q].inc,
-                                              .pos = q,
-                                              .seq = x->log[q].seq};
+        for (size_t i = 0; i < nfixed; i++)
+            p->dets[i] = (cs_det){.vt = (uint8_t)v,
+                                  .from = (uint8_t)fixed[i].from,
+                                  .inc = (uint16_t)fixed[i].epoch,
+                                  .pos = (uint32_t)fixed[i].pos,
+                                  .seq = (uint32_t)fixed[i].seq};
+        p->ndets = p->capdets = nfixed;
     }
+    free(fixed);
     if (x->inc > 1)
         s->r->resumes++;
     cs_trace(s, "deployer resumes VT %d.%u on worker %d from input %u, %zu positions fixed", v,
@@ -193,13 +192,12 @@ static void s_declare_dead(cs_sim *s, int w)
         cs_dvt *x = &d->v[v];
         if (x->loc != w || x->done)
             continue;
-        if (x->inc + 1 >= CS_INC) {
-            cs_fail(s, "VT %d resumed %d times", v, CS_INC);
+        uint32_t e = pc_detlog_fence(s->d.log, (uint64_t)v);
+        if (!e || e >= CS_INC) {
+            cs_fail(s, "VT %d resumed too often", v);
             return;
         }
-        x->inc++;
-        x->k[x->inc] = UINT32_MAX; /* fixed when it resumes: until then, the barrier
-                                    * collects every determinant of the old one */
+        x->inc = (uint16_t)e;
         x->loc = -1;
         x->lost = true;
         /* Images of the fenced incarnation not yet stable never will be. */
@@ -214,49 +212,32 @@ static void s_declare_dead(cs_sim *s, int w)
 /* Determinants, reports, images                                      */
 /* ------------------------------------------------------------------ */
 
-/* Whether determinant dt belongs to a branch a fenced incarnation took,
- * which no one depends on. */
-static bool s_abandoned(const cs_dvt *x, const cs_det *dt)
+static pc_cx_det s_det(const cs_det *d)
 {
-    return dt->inc < x->inc && dt->inc + 1 < CS_INC && dt->pos > x->k[dt->inc + 1];
-}
-
-static void s_advance_wm(cs_sim *s, cs_dvt *x)
-{
-    uint32_t floor = x->stable ? x->stable->p : 0;
-    if (x->wm < floor)
-        x->wm = floor, s->d.wm_changed = true;
-    while (x->wm + 1 < x->caplog && x->log[x->wm + 1].known)
-        x->wm++, s->d.wm_changed = true;
+    return (pc_cx_det){.vt = d->vt, .pos = d->pos, .from = d->from, .seq = d->seq, .epoch = d->inc};
 }
 
 static void s_on_det(cs_sim *s, cs_det dt)
 {
     cs_dvt *x = &s->d.v[dt.vt];
-    if (s_abandoned(x, &dt))
-        return; /* from a branch a fenced incarnation took */
-    if (x->stable && dt.pos <= x->stable->p)
-        return;
-    x->log = cs_grow(x->log, &x->caplog, dt.pos + 1, sizeof *x->log);
-    cs_dslot *sl = &x->log[dt.pos];
-    if (sl->known) {
-        if (sl->from != dt.from || sl->seq != dt.seq)
-            cs_fail(s, "position %u of VT %d given message %d.%u and message %d.%u", dt.pos, dt.vt,
-                    sl->from, sl->seq, dt.from, dt.seq);
+    pc_cx_det d = s_det(&dt);
+    bool kept = !pc_detlog_abandoned(s->d.log, &d) && dt.pos > (x->stable ? x->stable->p : 0);
+    if (pc_detlog_add(s->d.log, &d)) {
+        cs_fail(s, "position %u of VT %d given a second message, %d.%u", dt.pos, dt.vt, dt.from,
+                dt.seq);
         return;
     }
+    if (!kept)
+        return;
     uint32_t had = x->posof[dt.from][dt.seq];
-    if (had && had != dt.pos && had > (x->stable ? x->stable->p : 0) && x->log[had].known &&
-        x->log[had].from == dt.from && x->log[had].seq == dt.seq) {
+    if (had && had != dt.pos) {
         cs_fail(s, "message %d.%u given positions %u and %u of VT %d", dt.from, dt.seq, had, dt.pos,
                 dt.vt);
         return;
     }
-    cs_trace(s, "deployer: input %u of VT %d.%u is %d.%u", dt.pos, dt.vt, dt.inc, dt.from, dt.seq);
-    *sl = (cs_dslot){.known = true, .from = dt.from, .inc = dt.inc, .seq = dt.seq};
+    if (!had)
+        s->r->dets++;
     x->posof[dt.from][dt.seq] = dt.pos;
-    s->r->dets++;
-    s_advance_wm(s, x);
 }
 
 static void s_make_stable(cs_sim *s, cs_dvt *x, cs_image *im)
@@ -267,7 +248,7 @@ static void s_make_stable(cs_sim *s, cs_dvt *x, cs_image *im)
     }
     cs_image_free(x->stable);
     x->stable = im;
-    s_advance_wm(s, x);
+    pc_detlog_stable(s->d.log, im->vt, im->p);
     for (int w = 0; w < s->o.workers; w++) {
         if (!s->d.alive[w])
             continue;
@@ -303,13 +284,15 @@ void cs_dep_on_image(cs_sim *s, cs_pkt *p)
     /* The image's state may depend on every determinant its worker held:
      * on one of an abandoned branch, it is an orphan; the others are
      * learnt before it may be resumed from. */
-    for (size_t i = 0; i < im->ndets; i++)
-        if (s_abandoned(&s->d.v[im->dets[i].vt], &im->dets[i])) {
+    for (size_t i = 0; i < im->ndets; i++) {
+        pc_cx_det d = s_det(&im->dets[i]);
+        if (pc_detlog_abandoned(s->d.log, &d)) {
             cs_trace(s, "deployer drops an image of VT %d: it depends on an abandoned branch",
                      im->vt);
             cs_image_free(im);
             return;
         }
+    }
     for (size_t i = 0; i < im->ndets && !s->failed; i++)
         s_on_det(s, im->dets[i]);
     x->pend = cs_grow(x->pend, &x->cappend, x->npend, sizeof *x->pend);
@@ -426,9 +409,14 @@ void cs_dep_tick(cs_sim *s)
     for (int w = 0; w < s->o.workers; w++)
         if (d->alive[w] && s->now > d->last_hb[w] + CS_DETECT)
             s_declare_dead(s, w);
-    if (!d->wm_changed)
+    bool changed = false;
+    for (int v = 1; v <= s->o.vts; v++) {
+        uint32_t wm = (uint32_t)pc_detlog_wm(d->log, (uint64_t)v);
+        changed |= wm != d->v[v].wm;
+        d->v[v].wm = wm;
+    }
+    if (!changed)
         return;
-    d->wm_changed = false;
     for (int w = 0; w < s->o.workers; w++) {
         if (!d->alive[w])
             continue;

@@ -10,6 +10,7 @@
 
 #include "causal.h"
 #include "causalsim.h"
+#include "detlog.h"
 #include "simq.h"
 
 #define CS_W 6             /* workers at most */
@@ -124,13 +125,6 @@ typedef struct cs_worker {
     uint16_t kinc[CS_V + 1]; /* each VT's incarnation as the deployer said */
 } cs_worker;
 
-typedef struct cs_dslot {
-    bool known;
-    uint8_t from;
-    uint16_t inc;
-    uint32_t seq;
-} cs_dslot;
-
 typedef struct cs_dout {
     bool have;
     int kind;
@@ -139,20 +133,17 @@ typedef struct cs_dout {
 
 /* A VT as the deployer sees it. */
 typedef struct cs_dvt {
-    cs_dslot *log; /* log[pos]: the determinants */
-    size_t caplog;
-    uint32_t wm;
+    uint32_t wm; /* as last told to the workers */
     uint16_t inc;
     int loc; /* -1: none */
     bool lost, pending, done, stop_sent;
-    uint32_t k[CS_INC]; /* k[i]: positions fixed when incarnation i began */
-    uint32_t reports;   /* reports taken, contiguous from 1 */
-    uint8_t *rep;       /* rep[r]: taken */
-    cs_dout *out;       /* out[n] */
-    cs_image *stable;   /* the newest image it may resume from */
-    cs_image **pend;    /* images waiting for the reports before them */
+    uint32_t reports; /* reports taken, contiguous from 1 */
+    uint8_t *rep;     /* rep[r]: taken */
+    cs_dout *out;     /* out[n] */
+    cs_image *stable; /* the newest image it may resume from */
+    cs_image **pend;  /* images waiting for the reports before them */
     size_t npend, cappend;
-    uint32_t (*posof)[CS_SEQ];
+    uint32_t (*posof)[CS_SEQ]; /* the invariant: no message at two positions */
 } cs_dvt;
 
 typedef struct cs_dep {
@@ -160,7 +151,8 @@ typedef struct cs_dep {
     bool alive[CS_W];
     uint32_t gen[CS_W];
     uint64_t last_hb[CS_W];
-    bool barrier, wm_changed;
+    pc_detlog *log;
+    bool barrier;
     uint32_t bid;
     bool waiting[CS_W];
     uint8_t *done; /* by token */
