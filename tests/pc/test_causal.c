@@ -1,0 +1,266 @@
+/* test_causal.c - the causal-logging engines by hand: an executor's
+ * (peercontroller/causal.h) and the deployer's log of determinants
+ * (peercontroller/detlog.h), each case small enough to read; the
+ * simulation (test_causalsim.c) runs them under faults.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "causal.h"
+#include "detlog.h"
+#include "lev_errors.h"
+
+/* What an engine did, as its callbacks saw it. */
+typedef struct rec {
+    int sent_to[32];
+    pc_cx_msg sent[32];
+    size_t nsent, carried[32];
+    pc_cx_det dets[64];
+    size_t ndets;
+    uint64_t delivered_pos[32], delivered_from[32], delivered_seq[32];
+    size_t ndelivered;
+} rec;
+
+static void s_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    rec *r = ud;
+    (void)d;
+    assert_true(r->nsent < 32);
+    r->sent_to[r->nsent] = peer;
+    r->sent[r->nsent] = *m;
+    r->sent[r->nsent].data = NULL;
+    r->carried[r->nsent++] = n;
+}
+
+static void s_dets(void *ud, const pc_cx_det *d, size_t n)
+{
+    rec *r = ud;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(r->ndets < 64);
+        r->dets[r->ndets++] = d[i];
+    }
+}
+
+static void s_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
+{
+    rec *r = ud;
+    assert_true(r->ndelivered < 32);
+    r->delivered_pos[r->ndelivered] = pos;
+    r->delivered_from[r->ndelivered] = m->from;
+    r->delivered_seq[r->ndelivered++] = m->seq;
+}
+
+static pc_cx *s_engine(int self, rec *r)
+{
+    memset(r, 0, sizeof *r);
+    pc_cx_io io = {.ud = r, .send = s_send, .dets = s_dets, .deliver = s_deliver};
+    pc_cx *cx = pc_cx_new(self, &io);
+    assert_non_null(cx);
+    return cx;
+}
+
+static void s_host(pc_cx *cx, uint64_t vt, uint32_t epoch)
+{
+    pc_cx_image im = {.vt = vt, .epoch = epoch};
+    assert_int_equal(pc_cx_install(cx, &im, NULL, 0), 0);
+}
+
+static pc_cx_msg s_msg(uint64_t from, uint64_t to, uint64_t seq)
+{
+    return (pc_cx_msg){.from = from,
+                       .to = to,
+                       .seq = seq,
+                       .from_epoch = 1,
+                       .to_epoch = 1,
+                       .data = pc_buf_new("x", 1)};
+}
+
+/* A channel's messages take positions in their order, whatever order
+ * they come in; a duplicate is dropped; every position is a determinant
+ * for the deployer. */
+static void t_channel_order(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(1, &r);
+    s_host(cx, 3, 1);
+    pc_cx_msg m2 = s_msg(2, 3, 2), m1 = s_msg(2, 3, 1), dup = s_msg(2, 3, 1);
+    assert_int_equal(pc_cx_on_msg(cx, 0, &m2, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 0); /* waits for number 1 */
+    assert_int_equal(pc_cx_on_msg(cx, 0, &m1, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 2);
+    assert_int_equal(r.delivered_seq[0], 1);
+    assert_int_equal(r.delivered_pos[0], 1);
+    assert_int_equal(r.delivered_seq[1], 2);
+    assert_int_equal(pc_cx_on_msg(cx, 0, &dup, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 2);
+    assert_int_equal(r.ndets, 2);
+    assert_int_equal(r.dets[1].pos, 2);
+    assert_int_equal(r.dets[1].seq, 2);
+    /* consumed: the image stands at 2 and the channel from 2 at 2 */
+    pc_cx_consumed(cx, 3, 2);
+    pc_cx_image im;
+    assert_int_equal(pc_cx_image_of(cx, 3, &im), 0);
+    assert_int_equal(im.consumed, 2);
+    assert_int_equal(im.ncons, 1);
+    assert_int_equal(im.cons[0].seq, 2);
+    assert_int_equal(im.ndets, 2); /* not stable yet: carried in the image */
+    pc_cx_image_clear(&im);
+    pc_cx_stable(cx, 3, 2);
+    assert_int_equal(pc_cx_stats_of(cx).unstable, 0);
+    pc_cx_destroy(&cx);
+    assert_null(cx);
+}
+
+/* A send is numbered per channel, logged, and sent once the receiver is
+ * placed, with the determinants its executor is not known to have, once. */
+static void t_send_log_trim(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    s_host(cx, 2, 1);
+    assert_int_equal(pc_cx_send(cx, 9, 3, pc_buf_new("a", 1)), LEV_ENOVT);
+    pc_cx_msg in = s_msg(4, 2, 1); /* a determinant to carry */
+    assert_int_equal(pc_cx_on_msg(cx, 2, &in, NULL, 0), 0);
+    assert_int_equal(pc_cx_send(cx, 2, 3, pc_buf_new("a", 1)), 0);
+    assert_int_equal(r.nsent, 0); /* VT 3 not placed yet */
+    assert_int_equal(pc_cx_place(cx, 3, 1, 5), 0);
+    assert_int_equal(r.nsent, 1);
+    assert_int_equal(r.sent_to[0], 5);
+    assert_int_equal(r.sent[0].seq, 1);
+    assert_int_equal(r.carried[0], 1);
+    assert_int_equal(pc_cx_send(cx, 2, 3, pc_buf_new("b", 1)), 0);
+    assert_int_equal(r.sent[1].seq, 2);
+    assert_int_equal(r.carried[1], 0); /* executor 5 has it */
+    pc_cx_image im;
+    assert_int_equal(pc_cx_image_of(cx, 2, &im), 0);
+    assert_int_equal(im.nlog, 2);
+    pc_cx_image_clear(&im);
+    pc_cx_mark upto = {.vt = 2, .seq = 1};
+    pc_cx_trim(cx, 3, &upto, 1);
+    assert_int_equal(pc_cx_image_of(cx, 2, &im), 0);
+    assert_int_equal(im.nlog, 1);
+    assert_int_equal(im.log[0].seq, 2);
+    pc_cx_image_clear(&im);
+    pc_cx_destroy(&cx);
+}
+
+/* What a fenced incarnation sends is dropped; a message early for an
+ * incarnation to be installed here waits for it. */
+static void t_fence_and_early(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(1, &r);
+    s_host(cx, 3, 1);
+    assert_int_equal(pc_cx_place(cx, 2, 2, -1), 0); /* VT 2's incarnation 1 is fenced */
+    pc_cx_msg stale = s_msg(2, 3, 1);
+    assert_int_equal(pc_cx_on_msg(cx, 0, &stale, NULL, 0), 0);
+    assert_int_equal(pc_cx_stats_of(cx).fenced, 1);
+    assert_int_equal(r.ndelivered, 0);
+    pc_cx_msg early = s_msg(3, 4, 1);
+    early.to_epoch = 2;
+    assert_int_equal(pc_cx_on_msg(cx, 0, &early, NULL, 0), 0);
+    assert_int_equal(pc_cx_stats_of(cx).early, 1);
+    s_host(cx, 4, 2);
+    assert_int_equal(pc_cx_stats_of(cx).early, 0);
+    assert_int_equal(r.ndelivered, 1);
+    assert_int_equal(r.delivered_from[0], 3);
+    pc_cx_destroy(&cx);
+}
+
+/* An install is refused when its fixed positions are out of order or
+ * its incarnation older than one known; one that fixes positions waits
+ * for their messages, in order. */
+static void t_install(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    pc_cx_det gap[] = {{.vt = 2, .pos = 12, .from = 3, .seq = 1, .epoch = 1}};
+    pc_cx_image im = {.vt = 2, .epoch = 2, .consumed = 10};
+    assert_int_equal(pc_cx_install(cx, &im, gap, 1), LEV_EINVAL);
+    pc_cx_det skip[] = {{.vt = 2, .pos = 11, .from = 3, .seq = 2, .epoch = 1}};
+    assert_int_equal(pc_cx_install(cx, &im, skip, 1), LEV_EINVAL);
+    pc_cx_det fixed[] = {{.vt = 2, .pos = 11, .from = 3, .seq = 1, .epoch = 1},
+                         {.vt = 2, .pos = 12, .from = 4, .seq = 1, .epoch = 1}};
+    assert_int_equal(pc_cx_install(cx, &im, fixed, 2), 0);
+    pc_cx_msg second = s_msg(4, 2, 1), first = s_msg(3, 2, 1);
+    second.to_epoch = first.to_epoch = 2;
+    assert_int_equal(pc_cx_on_msg(cx, 1, &second, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 0);
+    assert_int_equal(pc_cx_on_msg(cx, 1, &first, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 2);
+    assert_int_equal(r.delivered_pos[0], 11);
+    assert_int_equal(r.delivered_from[1], 4);
+    assert_int_equal(pc_cx_stats_of(cx).filled, 2);
+    pc_cx_image old = {.vt = 2, .epoch = 1};
+    assert_int_equal(pc_cx_install(cx, &old, NULL, 0), LEV_EINVAL);
+    pc_cx_destroy(&cx);
+}
+
+/* The deployer's log: a contradiction is refused, the watermark follows
+ * the positions known without a gap, a fence lets the old incarnation's
+ * determinants in until the new one's positions are fixed, a gap cannot
+ * be fixed, and an image that depends on an abandoned branch is not
+ * usable. */
+static void t_detlog(void **state)
+{
+    (void)state;
+    pc_detlog *l = pc_detlog_new();
+    assert_non_null(l);
+    pc_cx_det d1 = {.vt = 2, .pos = 1, .from = 3, .seq = 1, .epoch = 1};
+    pc_cx_det d2 = {.vt = 2, .pos = 2, .from = 3, .seq = 2, .epoch = 1};
+    pc_cx_det d4 = {.vt = 2, .pos = 4, .from = 5, .seq = 1, .epoch = 1};
+    assert_int_equal(pc_detlog_add(l, &d1), 0);
+    assert_int_equal(pc_detlog_add(l, &d1), 0);
+    pc_cx_det other = d1;
+    other.seq = 7;
+    assert_int_equal(pc_detlog_add(l, &other), LEV_EINVAL);
+    assert_int_equal(pc_detlog_add(l, &d2), 0);
+    assert_int_equal(pc_detlog_add(l, &d4), 0);
+    assert_int_equal(pc_detlog_wm(l, 2), 2);
+    assert_int_equal(pc_detlog_fence(l, 2), 2);
+    pc_cx_det *out;
+    size_t n;
+    assert_int_equal(pc_detlog_fix(l, 2, 0, &out, &n), LEV_EINVAL); /* 3 unknown, 4 known */
+    pc_cx_det d3 = {.vt = 2, .pos = 3, .from = 5, .seq = 9, .epoch = 1};
+    assert_int_equal(pc_detlog_add(l, &d3), 0); /* the barrier still collects */
+    assert_int_equal(pc_detlog_fix(l, 2, 1, &out, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0].pos, 2);
+    assert_int_equal(out[2].from, 5);
+    free(out);
+    pc_cx_det late = {.vt = 2, .pos = 5, .from = 3, .seq = 3, .epoch = 1};
+    assert_true(pc_detlog_abandoned(l, &late));
+    assert_int_equal(pc_detlog_add(l, &late), 0); /* ignored */
+    bool usable = true;
+    assert_int_equal(pc_detlog_image(l, &late, 1, &usable), 0);
+    assert_false(usable);
+    pc_cx_det fine = {.vt = 6, .pos = 1, .from = 2, .seq = 1, .epoch = 1};
+    assert_int_equal(pc_detlog_image(l, &fine, 1, &usable), 0);
+    assert_true(usable);
+    pc_detlog_stable(l, 2, 3);
+    assert_int_equal(pc_detlog_wm(l, 2), 4);
+    assert_int_equal(pc_detlog_count(l), 5);
+    pc_detlog_destroy(&l);
+    assert_null(l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest all[] = {
+        cmocka_unit_test(t_channel_order),   cmocka_unit_test(t_send_log_trim),
+        cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
+        cmocka_unit_test(t_detlog),
+    };
+    return cmocka_run_group_tests(all, NULL, NULL);
+}
