@@ -606,6 +606,76 @@ pc_cx_stats pc_cx_stats_of(const pc_cx *cx)
 }
 
 /* ===================================================================
+ * Wire form
+ * =================================================================== */
+
+#define CX_DET_BYTES (4 * 8 + 4)
+
+void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    pc_put_u64(w, m->from);
+    pc_put_u64(w, m->to);
+    pc_put_u64(w, m->seq);
+    pc_put_u32(w, m->from_epoch);
+    pc_put_u32(w, m->to_epoch);
+    pc_put_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        pc_put_u64(w, d[i].vt);
+        pc_put_u64(w, d[i].pos);
+        pc_put_u64(w, d[i].from);
+        pc_put_u64(w, d[i].seq);
+        pc_put_u32(w, d[i].epoch);
+    }
+    pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
+}
+
+int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, const void **data,
+                 size_t *len, pc_cx_det **d, size_t *n, const char **why)
+{
+    *d = NULL;
+    *n = 0;
+    *why = NULL;
+    memset(m, 0, sizeof *m);
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    m->from = pc_get_u64(&r);
+    m->to = pc_get_u64(&r);
+    m->seq = pc_get_u64(&r);
+    m->from_epoch = pc_get_u32(&r);
+    m->to_epoch = pc_get_u32(&r);
+    if (!r.bad &&
+        (!m->to || m->to == m->from || !m->seq || !m->to_epoch || (m->from && !m->from_epoch)))
+        pc_rbuf_fail(&r, "a zero number, or a message to its sender");
+    uint32_t count = pc_get_count(&r, CX_DET_BYTES);
+    pc_cx_det *dets = NULL;
+    if (!r.bad && count && !(dets = malloc(count * sizeof *dets)))
+        return LEV_ENOMEM;
+    for (uint32_t i = 0; i < count && !r.bad; i++) {
+        dets[i].vt = pc_get_u64(&r);
+        dets[i].pos = pc_get_u64(&r);
+        dets[i].from = pc_get_u64(&r);
+        dets[i].seq = pc_get_u64(&r);
+        dets[i].epoch = pc_get_u32(&r);
+        if (!r.bad && (!dets[i].vt || !dets[i].pos || !dets[i].seq || !dets[i].epoch ||
+                       dets[i].vt == dets[i].from))
+            pc_rbuf_fail(&r, "a determinant with a zero number, or of a VT's message to itself");
+    }
+    pc_get_blob(&r, data, len);
+    if (!r.bad && *len > max_data)
+        pc_rbuf_fail(&r, "data larger than allowed");
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        free(dets);
+        *data = NULL;
+        *len = 0;
+        return LEV_EINVAL;
+    }
+    *d = dets;
+    *n = count;
+    return 0;
+}
+
+/* ===================================================================
  * Life
  * =================================================================== */
 

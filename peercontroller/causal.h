@@ -140,6 +140,23 @@ void pc_cx_stable(pc_cx *cx, uint64_t vt, uint64_t pos);
  * what the logs here hold for it up to there goes. */
 void pc_cx_trim(pc_cx *cx, uint64_t vt, const pc_cx_mark *cons, size_t n);
 
+/* ===================================================================
+ * The wire form of a message between executors
+ * =================================================================== */
+
+/* Appends m, its determinants and its data to w: u64 from, to, seq; u32
+ * from_epoch, to_epoch; a u32 count of determinants, each u64 vt, pos,
+ * from, seq and u32 epoch; the data as a blob. Little-endian. */
+void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
+
+/* Reads what pc_cx_encode wrote, whole: m (its data left NULL), *data and
+ * *len pointing inside `bytes`, *d (malloc'd, caller frees; NULL when
+ * none) and *n. 0; LEV_EINVAL with *why naming the fault (truncated,
+ * trailing bytes, a count the bytes cannot hold, a zero number, a
+ * message to its sender, data over max_data); LEV_ENOMEM. */
+int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, const void **data,
+                 size_t *len, pc_cx_det **d, size_t *n, const char **why);
+
 typedef struct pc_cx_stats {
     size_t unstable; /* determinants held, not yet stable */
     size_t early;    /* messages waiting for an incarnation to be installed */

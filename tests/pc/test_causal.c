@@ -255,12 +255,73 @@ static void t_detlog(void **state)
     assert_null(l);
 }
 
+/* The wire form: what is encoded decodes the same; every truncation,
+ * a trailing byte, a count the bytes cannot hold, zero numbers, a
+ * message to its sender and data over the bound are refused with a
+ * reason, and nothing leaks. */
+static void t_wire(void **state)
+{
+    (void)state;
+    pc_cx_det dets[] = {{.vt = 2, .pos = 7, .from = 3, .seq = 4, .epoch = 1},
+                        {.vt = 5, .pos = 1, .from = 0, .seq = 1, .epoch = 2}};
+    pc_cx_msg m = {.from = 2, .to = 3, .seq = 9, .from_epoch = 1, .to_epoch = 4};
+    m.data = pc_buf_new("hello", 5);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_encode(&w, &m, dets, 2);
+    assert_int_equal(w.err, 0);
+    pc_cx_msg got;
+    const void *data;
+    size_t len, n;
+    pc_cx_det *d;
+    const char *why;
+    assert_int_equal(pc_cx_decode(w.data, w.len, 16, &got, &data, &len, &d, &n, &why), 0);
+    assert_int_equal(got.from, 2);
+    assert_int_equal(got.to, 3);
+    assert_int_equal(got.seq, 9);
+    assert_int_equal(got.to_epoch, 4);
+    assert_int_equal(len, 5);
+    assert_memory_equal(data, "hello", 5);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[1].epoch, 2);
+    assert_int_equal(d[0].pos, 7);
+    free(d);
+    for (size_t cut = 0; cut < w.len; cut++) {
+        assert_int_equal(pc_cx_decode(w.data, cut, 16, &got, &data, &len, &d, &n, &why),
+                         LEV_EINVAL);
+        assert_non_null(why);
+        assert_null(d);
+    }
+    assert_int_equal(pc_cx_decode(w.data, w.len, 4, &got, &data, &len, &d, &n, &why), LEV_EINVAL);
+    uint8_t *more = malloc(w.len + 1);
+    assert_non_null(more);
+    memcpy(more, w.data, w.len);
+    more[w.len] = 0;
+    assert_int_equal(pc_cx_decode(more, w.len + 1, 16, &got, &data, &len, &d, &n, &why),
+                     LEV_EINVAL);
+    memcpy(more, w.data, w.len);
+    memset(more + 32, 0xff, 4); /* a count of determinants no bytes can hold */
+    assert_int_equal(pc_cx_decode(more, w.len, 16, &got, &data, &len, &d, &n, &why), LEV_EINVAL);
+    memcpy(more, w.data, w.len);
+    memset(more + 16, 0, 8); /* number 0 */
+    assert_int_equal(pc_cx_decode(more, w.len, 16, &got, &data, &len, &d, &n, &why), LEV_EINVAL);
+    memcpy(more, w.data, w.len);
+    memcpy(more + 8, more, 8); /* to its sender */
+    assert_int_equal(pc_cx_decode(more, w.len, 16, &got, &data, &len, &d, &n, &why), LEV_EINVAL);
+    memcpy(more, w.data, w.len);
+    memset(more + 36 + 8, 0, 8); /* a determinant at position 0 */
+    assert_int_equal(pc_cx_decode(more, w.len, 16, &got, &data, &len, &d, &n, &why), LEV_EINVAL);
+    free(more);
+    pc_wbuf_free(&w);
+    pc_buf_drop(&m.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest all[] = {
         cmocka_unit_test(t_channel_order),   cmocka_unit_test(t_send_log_trim),
         cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
-        cmocka_unit_test(t_detlog),
+        cmocka_unit_test(t_detlog),          cmocka_unit_test(t_wire),
     };
     return cmocka_run_group_tests(all, NULL, NULL);
 }
