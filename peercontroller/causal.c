@@ -524,7 +524,8 @@ void pc_cx_consumed(pc_cx *cx, uint64_t vt, uint64_t pos)
             *c = x->in[i].seq;
         pc_buf_drop(&x->in[i].data);
     }
-    memmove(x->in, x->in + k, (x->nin - k) * sizeof *x->in);
+    if (x->nin > k)
+        memmove(x->in, x->in + k, (x->nin - k) * sizeof *x->in);
     x->nin -= k;
     x->base = pos;
 }
@@ -546,8 +547,10 @@ int pc_cx_image_of(pc_cx *cx, uint64_t vt, pc_cx_image *im)
         pc_cx_image_clear(im);
         return LEV_ENOMEM;
     }
-    memcpy(im->cons, x->cons, x->ncons * sizeof *im->cons);
-    memcpy(im->chan, x->chan, x->nchan * sizeof *im->chan);
+    if (x->ncons)
+        memcpy(im->cons, x->cons, x->ncons * sizeof *im->cons);
+    if (x->nchan)
+        memcpy(im->chan, x->chan, x->nchan * sizeof *im->chan);
     im->ncons = x->ncons;
     im->nchan = x->nchan;
     for (size_t i = 0; i < x->nlog; i++) {

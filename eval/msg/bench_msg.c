@@ -25,12 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zmq.h>
-
 #include "bench.h"
 #include "bench_msg.h"
 #include "leverage.h"
 #include "mesh.h"
+#include "zbase.h"
 
 #define LIMIT 300000
 #define PP_N 2000L
@@ -53,115 +52,6 @@ static void s_die(const char *what)
     fprintf(stderr, "bench_msg: %s (%s)\n", what, lev_errdetail());
     mesh_stop_all(s_p, 3);
     exit(1);
-}
-
-/* ===================================================================
- * Plain libzmq: a ROUTER in a child process, a DEALER here
- * =================================================================== */
-
-/* The child: echoes each message (ping-pong), or counts `n` messages and
- * answers once (stream), as the parent drives, until told to quit. */
-static void s_zmq_child(int fd)
-{
-    void *ctx = zmq_ctx_new();
-    void *r = zmq_socket(ctx, ZMQ_ROUTER);
-    if (zmq_bind(r, "tcp://127.0.0.1:*"))
-        _exit(1);
-    char bound[128];
-    size_t bl = sizeof bound;
-    zmq_getsockopt(r, ZMQ_LAST_ENDPOINT, bound, &bl);
-    if (write(fd, bound, strlen(bound) + 1) < 0)
-        _exit(1);
-    for (;;) {
-        zmq_msg_t id, m;
-        zmq_msg_init(&id);
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&id, r, 0) < 0 || zmq_msg_recv(&m, r, 0) < 0)
-            _exit(1);
-        /* first byte: 'p' echo, 's' count only, 'e' answer the stream, 'q' quit */
-        char kind = zmq_msg_size(&m) ? *(char *)zmq_msg_data(&m) : 'q';
-        if (kind == 'q')
-            break;
-        if (kind == 'p' || kind == 'e') {
-            zmq_msg_send(&id, r, ZMQ_SNDMORE);
-            zmq_msg_send(&m, r, 0);
-        } else {
-            zmq_msg_close(&id);
-            zmq_msg_close(&m);
-        }
-    }
-    zmq_close(r);
-    zmq_ctx_term(ctx);
-    _exit(0);
-}
-
-typedef struct zpair {
-    void *ctx, *d;
-    pid_t child;
-} zpair;
-
-static void s_zmq_up(zpair *z)
-{
-    int fds[2];
-    if (pipe(fds))
-        s_die("pipe");
-    z->child = fork();
-    if (z->child == 0) {
-        close(fds[0]);
-        s_zmq_child(fds[1]);
-    }
-    close(fds[1]);
-    char ep[128];
-    ssize_t n = read(fds[0], ep, sizeof ep);
-    close(fds[0]);
-    if (n <= 0)
-        s_die("the libzmq child did not start");
-    z->ctx = zmq_ctx_new();
-    z->d = zmq_socket(z->ctx, ZMQ_DEALER);
-    if (zmq_connect(z->d, ep))
-        s_die("zmq_connect");
-}
-
-static void s_zmq_down(zpair *z)
-{
-    zmq_send(z->d, "q", 1, 0);
-    zmq_close(z->d);
-    zmq_ctx_term(z->ctx);
-    waitpid(z->child, NULL, 0);
-}
-
-/* Seconds for n round trips of size bytes. */
-static double s_zmq_pingpong(zpair *z, long n, long warm, size_t size)
-{
-    char *buf = calloc(1, size + 1);
-    buf[0] = 'p';
-    double t0 = 0;
-    for (long i = 0; i < warm + n; i++) {
-        if (i == warm)
-            t0 = bench_now();
-        zmq_send(z->d, buf, size, 0);
-        zmq_recv(z->d, buf, size, 0);
-        buf[0] = 'p';
-    }
-    double t = bench_now() - t0;
-    free(buf);
-    return t;
-}
-
-/* Seconds for a stream of n messages of size bytes and one answer. */
-static double s_zmq_stream(zpair *z, long n, size_t size)
-{
-    char *buf = calloc(1, size + 1);
-    buf[0] = 's';
-    double t0 = bench_now();
-    for (long i = 0; i < n; i++)
-        zmq_send(z->d, buf, size, 0);
-    buf[0] = 'e';
-    zmq_send(z->d, buf, 1, 0);
-    zmq_recv(z->d, buf, size, 0);
-    double t = bench_now() - t0;
-    free(buf);
-    return t;
 }
 
 /* ===================================================================
@@ -222,19 +112,20 @@ int main(int argc, char **argv)
     lev_vc_options o = {.workers = 2, .checkpoint_ms = 2000, .peer = s_p[0].ep};
     if (lev_vc_open(&vc, &o))
         s_die("lev_vc_open");
-    zpair z;
-    s_zmq_up(&z);
+    zb_pair z;
+    if (zb_up(&z))
+        s_die("the libzmq child did not start");
     double *lz = calloc((size_t)rounds, sizeof(double)),
            *ll = calloc((size_t)rounds, sizeof(double));
     double *sz = calloc((size_t)rounds, sizeof(double)),
            *sl = calloc((size_t)rounds, sizeof(double));
     for (int r = 0; r < rounds; r++) {
-        lz[r] = s_zmq_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
+        lz[r] = zb_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
         ll[r] = (double)s_pair(vc, "bm_pingpong", PP_N, PP_N / 10, size) * 1e-3 / PP_N;
-        sz[r] = ST_N / s_zmq_stream(&z, ST_N, (size_t)size);
+        sz[r] = ST_N / zb_stream(&z, ST_N, (size_t)size);
         sl[r] = ST_N / ((double)s_pair(vc, "bm_stream", ST_N, ST_N / 10, size) * 1e-9);
     }
-    s_zmq_down(&z);
+    zb_down(&z);
     char *js = mesh_status(s_p[0].ep, LIMIT);
     bool apart = js && js_count(js, "\"host\":\"tcp") >= 2;
     free(js);

@@ -1,0 +1,470 @@
+/* bench_direct.c - the path of a message between VTs as direct messages
+ * with causal logging will take it (docs/DIRECT_MESSAGES.md), side by
+ * side in one run with plain libzmq: two executor processes, each with
+ * the peer controller's engine (peercontroller/causal.c) hosting one VT,
+ * connected DEALER to ROUTER as the peers are, and a deployer process
+ * that takes their determinants and answers with watermarks.
+ *
+ *   latency     round trip of a SIZE-byte message (default 1 KiB): the
+ *               engines' ping-pong against libzmq's;
+ *   throughput  messages per second of a one-way stream with one answer
+ *               at the end, against libzmq's.
+ *
+ *   bench_direct [ROUNDS] [SIZE]
+ *
+ * Each comparison alternates the two sides ROUNDS times (default 5) and
+ * prints the medians and their ratio. What it leaves out of the real
+ * path: the hand-over between a VT's thread and its executor's loop, and
+ * images (the sender keeps its log as if the receiver's stable image
+ * trailed it by 1,024 messages, which is what trims it).
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "bench.h"
+#include "causal.h"
+#include "lev_errors.h"
+#include "zbase.h"
+
+#define PP_N 2000L
+#define ST_N 20000L
+#define TRAIL 1024 /* the receiver's stable image trails the sender by this much */
+#define VT_A 2
+#define VT_B 3
+
+static void s_die(const char *what)
+{
+    fprintf(stderr, "bench_direct: %s\n", what);
+    exit(1);
+}
+
+/* ===================================================================
+ * An executor: an engine, a socket to the other executor, one to the
+ * deployer
+ * =================================================================== */
+
+typedef struct ex {
+    pc_cx *cx;
+    void *peer, *dep; /* the other executor's socket; the deployer's */
+    bool router;      /* peer is a ROUTER: frames go to `id` */
+    zmq_msg_t id;
+    bool have_id;
+    uint64_t vt, other;
+    /* inputs handed over by the engine, not yet consumed */
+    uint64_t pos[1024];
+    char kind[1024];
+    int nin;
+    uint64_t sent;
+    pc_wbuf dets; /* determinants for the deployer, sent in batches */
+    uint32_t ndets;
+} ex;
+
+#define DET_BATCH 64 /* determinants sent to the deployer at once, or when idle */
+
+static void s_frame_out(ex *e, void *sock, const void *p, size_t n, bool to_peer)
+{
+    if (to_peer && e->router) {
+        zmq_msg_t id;
+        zmq_msg_init(&id);
+        zmq_msg_copy(&id, &e->id);
+        zmq_msg_send(&id, sock, ZMQ_SNDMORE);
+    }
+    zmq_send(sock, p, n, 0);
+}
+
+static void s_io_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    ex *e = ud;
+    (void)peer;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u8(&w, 'M');
+    pc_cx_encode(&w, m, d, n);
+    if (w.err)
+        s_die("out of memory");
+    s_frame_out(e, e->peer, w.data, w.len, true);
+    pc_wbuf_free(&w);
+}
+
+/* The determinants go to the deployer asynchronously: in batches, or
+ * when the executor has nothing else to do (an executor flushes them
+ * too before anything else it sends the deployer, which this benchmark
+ * does not). */
+static void s_dets_flush(ex *e)
+{
+    if (!e->ndets)
+        return;
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u8(&w, 'D');
+    pc_put_u32(&w, e->ndets);
+    pc_put_raw(&w, e->dets.data, e->dets.len);
+    s_frame_out(e, e->dep, w.data, w.len, false);
+    pc_wbuf_free(&w);
+    e->dets.len = 0;
+    e->ndets = 0;
+}
+
+static void s_io_dets(void *ud, const pc_cx_det *d, size_t n)
+{
+    ex *e = ud;
+    for (size_t i = 0; i < n; i++) {
+        pc_put_u64(&e->dets, d[i].vt);
+        pc_put_u64(&e->dets, d[i].pos);
+    }
+    e->ndets += (uint32_t)n;
+    if (e->ndets >= DET_BATCH)
+        s_dets_flush(e);
+}
+
+static void s_io_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
+{
+    ex *e = ud;
+    if (e->nin == 1024)
+        s_die("too many inputs at once");
+    e->pos[e->nin] = pos;
+    e->kind[e->nin++] = pc_buf_len(m->data) ? *(const char *)pc_buf_data(m->data) : '?';
+}
+
+static void s_ex_init(ex *e, void *ctx, int self, uint64_t vt, uint64_t other, const char *dep_ep)
+{
+    memset(e, 0, sizeof *e);
+    pc_wbuf_init(&e->dets);
+    pc_cx_io io = {.ud = e, .send = s_io_send, .dets = s_io_dets, .deliver = s_io_deliver};
+    e->cx = pc_cx_new(self, &io);
+    e->vt = vt;
+    e->other = other;
+    e->dep = zmq_socket(ctx, ZMQ_DEALER);
+    if (!e->cx || zmq_connect(e->dep, dep_ep))
+        s_die("executor");
+    pc_cx_image im = {.vt = vt, .epoch = 1};
+    if (pc_cx_install(e->cx, &im, NULL, 0) || pc_cx_place(e->cx, other, 1, 1 - self))
+        s_die("install");
+}
+
+/* One frame from the other executor or the deployer, handled, if one is
+ * there (or whenever it comes, with `wait`): whether one was. */
+static bool s_ex_frame(ex *e, void *sock, bool wait)
+{
+    int flags = wait ? 0 : ZMQ_DONTWAIT;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (sock == e->peer && e->router) {
+        zmq_msg_t id;
+        zmq_msg_init(&id);
+        if (zmq_msg_recv(&id, sock, flags) < 0) {
+            zmq_msg_close(&id);
+            zmq_msg_close(&m);
+            return false;
+        }
+        if (e->have_id)
+            zmq_msg_close(&e->id);
+        zmq_msg_init(&e->id);
+        zmq_msg_move(&e->id, &id);
+        zmq_msg_close(&id);
+        e->have_id = true;
+        flags = 0; /* the rest of a message comes with its first part */
+    }
+    if (zmq_msg_recv(&m, sock, flags) < 0) {
+        zmq_msg_close(&m);
+        return false;
+    }
+    const uint8_t *p = zmq_msg_data(&m);
+    size_t n = zmq_msg_size(&m);
+    if (n && p[0] == 'M') {
+        pc_cx_msg msg;
+        const void *data;
+        size_t len, nd;
+        pc_cx_det *d;
+        const char *why;
+        if (pc_cx_decode(p + 1, n - 1, 1 << 20, &msg, &data, &len, &d, &nd, &why))
+            s_die(why);
+        msg.data = pc_buf_new(data, len);
+        pc_cx_on_msg(e->cx, 1, &msg, d, nd);
+        free(d);
+    } else if (n && p[0] == 'W') {
+        pc_rbuf r;
+        pc_rbuf_init(&r, p + 1, n - 1);
+        uint32_t k = pc_get_count(&r, 16);
+        for (uint32_t i = 0; i < k && !r.bad; i++) {
+            uint64_t vt = pc_get_u64(&r), wm = pc_get_u64(&r);
+            pc_cx_stable(e->cx, vt, wm);
+        }
+    }
+    zmq_msg_close(&m);
+    return true;
+}
+
+/* Handles what came from either socket, reading until nothing is left
+ * as an event loop does, and waits only when nothing is there; the
+ * determinants go out when it would wait for nothing else. */
+static void s_ex_wait(ex *e)
+{
+    bool got = false;
+    for (int i = 0; i < 256 && s_ex_frame(e, e->peer, false); i++)
+        got = true;
+    while (s_ex_frame(e, e->dep, false))
+        got = true;
+    if (got)
+        return;
+    zmq_pollitem_t it[2] = {{e->peer, 0, ZMQ_POLLIN, 0}, {e->dep, 0, ZMQ_POLLIN, 0}};
+    int rc = zmq_poll(it, 2, e->ndets ? 1 : -1);
+    if (rc < 0)
+        s_die("poll");
+    if (rc == 0)
+        s_dets_flush(e);
+}
+
+static void s_ex_send(ex *e, char kind, size_t size)
+{
+    char *buf = calloc(1, size ? size : 1);
+    if (!buf)
+        s_die("out of memory");
+    buf[0] = kind;
+    pc_buf *b = pc_buf_new(buf, size ? size : 1);
+    free(buf);
+    if (pc_cx_send(e->cx, e->vt, e->other, b))
+        s_die("send");
+    if (++e->sent % TRAIL == 0) {
+        pc_cx_mark upto = {.vt = e->vt, .seq = e->sent - TRAIL};
+        pc_cx_trim(e->cx, e->other, &upto, 1);
+    }
+}
+
+/* ===================================================================
+ * The deployer: determinants in, watermarks out
+ * =================================================================== */
+
+/* Binds `sock` on a free loopback port and tells the parent where. */
+static void s_bind_tell(void *sock, int fd)
+{
+    char ep[128];
+    size_t n = sizeof ep;
+    if (zmq_bind(sock, "tcp://127.0.0.1:*") || zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &n) ||
+        write(fd, ep, strlen(ep) + 1) < 0)
+        _exit(1);
+}
+
+static void s_deployer(void *ctx, int fd)
+{
+    void *r = zmq_socket(ctx, ZMQ_ROUTER);
+    s_bind_tell(r, fd);
+    zmq_msg_t ids[2];
+    int nids = 0;
+    uint64_t wm[8] = {0}, since = 0;
+    for (;;) {
+        zmq_pollitem_t it = {r, 0, ZMQ_POLLIN, 0};
+        int rc = zmq_poll(&it, 1, 1);
+        if (rc < 0)
+            _exit(1);
+        if (rc > 0) {
+            zmq_msg_t id, m;
+            zmq_msg_init(&id);
+            zmq_msg_init(&m);
+            zmq_msg_recv(&id, r, 0);
+            zmq_msg_recv(&m, r, 0);
+            const uint8_t *p = zmq_msg_data(&m);
+            size_t n = zmq_msg_size(&m);
+            if (n && p[0] == 'q')
+                break;
+            bool known = false;
+            for (int i = 0; i < nids; i++)
+                known |= zmq_msg_size(&ids[i]) == zmq_msg_size(&id) &&
+                         !memcmp(zmq_msg_data(&ids[i]), zmq_msg_data(&id), zmq_msg_size(&id));
+            if (!known && nids < 2) {
+                zmq_msg_init(&ids[nids]);
+                zmq_msg_copy(&ids[nids++], &id);
+            }
+            pc_rbuf rb;
+            pc_rbuf_init(&rb, p + 1, n ? n - 1 : 0);
+            uint32_t k = pc_get_count(&rb, 16);
+            for (uint32_t i = 0; i < k && !rb.bad; i++) {
+                uint64_t vt = pc_get_u64(&rb), pos = pc_get_u64(&rb);
+                if (vt < 8 && pos > wm[vt])
+                    wm[vt] = pos;
+                since++;
+            }
+            zmq_msg_close(&id);
+            zmq_msg_close(&m);
+        }
+        if (since && (since >= 32 || rc == 0)) {
+            uint8_t w[1 + 4 + 2 * 16];
+            w[0] = 'W';
+            uint32_t two = 2;
+            memcpy(w + 1, &two, 4);
+            uint64_t f[4] = {VT_A, wm[VT_A], VT_B, wm[VT_B]};
+            memcpy(w + 5, f, sizeof f);
+            for (int i = 0; i < nids; i++) {
+                zmq_msg_t id;
+                zmq_msg_init(&id);
+                zmq_msg_copy(&id, &ids[i]);
+                zmq_msg_send(&id, r, ZMQ_SNDMORE);
+                zmq_send(r, w, sizeof w, 0);
+            }
+            since = 0;
+        }
+    }
+    zmq_close(r);
+}
+
+/* ===================================================================
+ * The receiving executor, in a child
+ * =================================================================== */
+
+static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
+{
+    ex e;
+    s_ex_init(&e, ctx, 1, VT_B, VT_A, dep_ep);
+    e.peer = zmq_socket(ctx, ZMQ_ROUTER);
+    e.router = true;
+    s_bind_tell(e.peer, fd);
+    for (bool quit = false; !quit;) {
+        s_ex_wait(&e);
+        for (int i = 0; i < e.nin; i++) {
+            pc_cx_consumed(e.cx, VT_B, e.pos[i]);
+            /* 'p' answers, 's' is counted, 'e' ends a stream, 'q' quits */
+            if (e.kind[i] == 'p' || e.kind[i] == 'e')
+                s_ex_send(&e, 'r', e.kind[i] == 'p' ? size : 1);
+            quit |= e.kind[i] == 'q';
+        }
+        e.nin = 0;
+    }
+    zmq_msg_close(&e.id);
+    zmq_close(e.peer);
+    zmq_close(e.dep);
+    pc_wbuf_free(&e.dets);
+    pc_cx_destroy(&e.cx);
+}
+
+/* ===================================================================
+ * The measurements
+ * =================================================================== */
+
+/* Waits for the answer to what VT A sent. */
+static void s_wait_answer(ex *e)
+{
+    while (!e->nin)
+        s_ex_wait(e);
+    for (int i = 0; i < e->nin; i++)
+        pc_cx_consumed(e->cx, VT_A, e->pos[i]);
+    e->nin = 0;
+}
+
+static double s_pingpong(ex *e, long n, long warm, size_t size)
+{
+    double t0 = 0;
+    for (long i = 0; i < warm + n; i++) {
+        if (i == warm)
+            t0 = bench_now();
+        s_ex_send(e, 'p', size);
+        s_wait_answer(e);
+    }
+    return bench_now() - t0;
+}
+
+static double s_stream(ex *e, long n, size_t size)
+{
+    double t0 = bench_now();
+    for (long i = 0; i < n; i++) {
+        s_ex_send(e, 's', size);
+        /* what came in meanwhile (watermarks) is handled every so often */
+        zmq_pollitem_t it = {e->dep, 0, ZMQ_POLLIN, 0};
+        while (i % 64 == 0 && zmq_poll(&it, 1, 0) > 0)
+            s_ex_frame(e, e->dep, true);
+    }
+    s_ex_send(e, 'e', 1);
+    s_wait_answer(e);
+    return bench_now() - t0;
+}
+
+static double s_median(double *v, int n)
+{
+    double best, median;
+    bench_stats(v, n, &best, &median);
+    return median;
+}
+
+/* Runs `run` in a child (the receiver when dep_ep is given, else the
+ * deployer); *ep gets the endpoint it bound. */
+static pid_t s_fork_child(bool receiver, const char *dep_ep, size_t size, char ep[128])
+{
+    int fds[2];
+    if (pipe(fds))
+        s_die("pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        void *ctx = zmq_ctx_new();
+        if (receiver)
+            s_receiver(ctx, dep_ep, fds[1], size);
+        else
+            s_deployer(ctx, fds[1]);
+        zmq_ctx_term(ctx);
+        _exit(0);
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], ep, 127);
+    close(fds[0]);
+    if (n <= 0)
+        s_die("a child did not start");
+    ep[n] = 0;
+    return pid;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    long size = argc > 2 ? atol(argv[2]) : 1024;
+    if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20)) {
+        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576]\n");
+        return 2;
+    }
+    char dep_ep[128], peer_ep[128];
+    pid_t d = s_fork_child(false, NULL, 0, dep_ep);
+    pid_t b = s_fork_child(true, dep_ep, (size_t)size, peer_ep);
+    void *ctx = zmq_ctx_new();
+    ex a;
+    s_ex_init(&a, ctx, 0, VT_A, VT_B, dep_ep);
+    a.peer = zmq_socket(ctx, ZMQ_DEALER);
+    if (zmq_connect(a.peer, peer_ep))
+        s_die("connect");
+    zb_pair z;
+    if (zb_up(&z))
+        s_die("the libzmq child did not start");
+    double lz[100], le[100], sz[100], se[100];
+    for (int r = 0; r < rounds; r++) {
+        lz[r] = zb_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
+        le[r] = s_pingpong(&a, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
+        sz[r] = ST_N / zb_stream(&z, ST_N, (size_t)size);
+        se[r] = ST_N / s_stream(&a, ST_N, (size_t)size);
+    }
+    zb_down(&z);
+    s_ex_send(&a, 'q', 1);
+    void *q = zmq_socket(ctx, ZMQ_DEALER);
+    zmq_connect(q, dep_ep);
+    zmq_send(q, "q", 1, 0);
+    waitpid(b, NULL, 0);
+    waitpid(d, NULL, 0);
+    double mlz = s_median(lz, rounds), mle = s_median(le, rounds);
+    double msz = s_median(sz, rounds), mse = s_median(se, rounds);
+    pc_cx_stats st = pc_cx_stats_of(a.cx);
+    printf("%d rounds, %ld-byte messages\n\n", rounds, size);
+    printf("| measure | plain libzmq | engines, direct | ratio |\n|---|---|---|---|\n");
+    printf("| round trip (us) | %.1f | %.1f | %.2fx |\n", mlz, mle, mle / mlz);
+    printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, mse, 100.0 * mse / msz);
+    printf("\ndeterminants held unstable at the end by the sender: %zu\n", st.unstable);
+    zmq_close(q);
+    zmq_close(a.peer);
+    zmq_close(a.dep);
+    pc_wbuf_free(&a.dets);
+    pc_cx_destroy(&a.cx);
+    zmq_ctx_term(ctx);
+    return 0;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# eval/msg/run_direct.sh - builds bench_direct (Release, -O2, in the eval
+# build tree) and runs it: the path of a message between VTs with direct
+# messages and causal logging (two executor processes running the peer
+# controller's engine, and a deployer taking their determinants) beside
+# plain libzmq between two processes (eval/README.md, "Direct messages").
+# Takes under a minute.
+#
+#   eval/msg/run_direct.sh [ROUNDS] [SIZE]
+#
+# Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
+# of the source tree).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+. eval/build.sh
+eval_build bench_direct
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+"$BUILD/eval/bench_direct" "$@"
