@@ -66,7 +66,7 @@ typedef struct ex {
     uint32_t ndets;
 } ex;
 
-#define DET_BATCH 64 /* determinants sent to the deployer at once, or when idle */
+#define DET_BATCH 256 /* determinants sent to the deployer at once, or when idle */
 
 static void s_frame_out(ex *e, void *sock, const void *p, size_t n, bool to_peer)
 {
@@ -294,7 +294,7 @@ static void s_deployer(void *ctx, int fd)
             zmq_msg_close(&id);
             zmq_msg_close(&m);
         }
-        if (since && (since >= 32 || rc == 0)) {
+        if (since && (since >= 256 || rc == 0)) {
             uint8_t w[1 + 4 + 2 * 16];
             w[0] = 'W';
             uint32_t two = 2;
