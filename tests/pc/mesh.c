@@ -199,15 +199,26 @@ void mesh_send_raw(const char *ep, const void *const *frames, const size_t *lens
 bool mesh_wait(const char *ep, bool (*cond)(const char *json, void *ctx), void *ctx, int limit_ms)
 {
     uint64_t end = s_ms() + (uint64_t)limit_ms;
+    char *last = NULL;
     for (int i = 0; i < 100000 && s_ms() < end; i++) {
         char *js = mesh_status(ep, 2000);
         bool ok = js && cond(js, ctx);
-        free(js);
-        if (ok)
+        if (ok) {
+            free(js);
+            free(last);
             return true;
+        }
+        if (js) {
+            free(last);
+            last = js;
+        }
         zmq_pollitem_t none;
         zmq_poll(&none, 0, 20); /* between two looks at the state */
     }
+    /* what the condition was last tested on, so that a failure says why */
+    fprintf(stderr, "mesh_wait: gave up after %d ms; the last status of %s:\n%s\n", limit_ms, ep,
+            last ? last : "(none answered)");
+    free(last);
     return false;
 }
 
