@@ -1,7 +1,6 @@
 /* causal.h - causal logging of one VC's messages at one of its executors
- * (causal.c): the part of direct messages between executors that each
- * executor runs (docs/DIRECT_MESSAGES.md has the protocol and why it is
- * exact).
+ * (causal.c; the wire forms in causal_wire.c): the part of direct messages between executors that
+ * each executor runs (docs/DIRECT_MESSAGES.md has the protocol and why it is exact).
  *
  * For the VTs it hosts, an engine orders the inputs as they arrive (a
  * channel's messages in their order), hands them to its VTs in position
@@ -156,6 +155,21 @@ void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
  * message to its sender, data over max_data); LEV_ENOMEM. */
 int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, const void **data,
                  size_t *len, pc_cx_det **d, size_t *n, const char **why);
+
+/* Appends the engine's part of an image to w: u64 vt, u32 epoch, u64
+ * consumed; the consumed marks and the channel marks, each a u32 count
+ * of (u64 vt, u64 seq); a u32 count of logged messages, each as in a
+ * message without determinants; a u32 count of determinants. */
+void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im);
+
+/* Reads what pc_cx_image_encode wrote, whole, into *im (arrays and
+ * buffers its own: pc_cx_image_clear frees them). 0; LEV_EINVAL with *why
+ * (truncated, trailing bytes, a count the bytes cannot hold, VT or
+ * incarnation 0, a channel given twice or to the VT itself, a logged
+ * message not from the VT, logged data over max_data, a bad
+ * determinant), *im left empty; LEV_ENOMEM. */
+int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                       const char **why);
 
 typedef struct pc_cx_stats {
     size_t unstable; /* determinants held, not yet stable */

@@ -316,12 +316,84 @@ static void t_wire(void **state)
     pc_buf_drop(&m.data);
 }
 
+/* The engine's part of an image: what an engine gives encodes and
+ * decodes the same, installs again, and every truncation, a trailing
+ * byte, a channel given twice and a logged message not from the VT are
+ * refused with a reason. */
+static void t_image_wire(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    s_host(cx, 2, 1);
+    pc_cx_msg in = s_msg(4, 2, 1);
+    assert_int_equal(pc_cx_on_msg(cx, 1, &in, NULL, 0), 0);
+    pc_cx_consumed(cx, 2, 1);
+    assert_int_equal(pc_cx_send(cx, 2, 3, pc_buf_new("abc", 3)), 0);
+    pc_cx_image im;
+    assert_int_equal(pc_cx_image_of(cx, 2, &im), 0);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_image_encode(&w, &im);
+    assert_int_equal(w.err, 0);
+    pc_cx_image got;
+    const char *why;
+    assert_int_equal(pc_cx_image_decode(w.data, w.len, 16, &got, &why), 0);
+    assert_int_equal(got.vt, 2);
+    assert_int_equal(got.consumed, 1);
+    assert_int_equal(got.ncons, 1);
+    assert_int_equal(got.cons[0].vt, 4);
+    assert_int_equal(got.nchan, 1);
+    assert_int_equal(got.nlog, 1);
+    assert_int_equal(pc_buf_len(got.log[0].data), 3);
+    assert_int_equal(got.ndets, im.ndets);
+    got.epoch = 2;
+    rec r2;
+    pc_cx *other = s_engine(1, &r2);
+    assert_int_equal(pc_cx_install(other, &got, NULL, 0), 0);
+    pc_cx_image_clear(&got);
+    pc_cx_destroy(&other);
+    for (size_t cut = 0; cut < w.len; cut++) {
+        assert_int_equal(pc_cx_image_decode(w.data, cut, 16, &got, &why), LEV_EINVAL);
+        assert_non_null(why);
+        assert_null(got.log);
+    }
+    assert_int_equal(pc_cx_image_decode(w.data, w.len, 2, &got, &why), LEV_EINVAL);
+    pc_cx_mark twice[] = {{.vt = 4, .seq = 1}, {.vt = 4, .seq = 2}};
+    pc_cx_image bad = im;
+    bad.cons = twice;
+    bad.ncons = 2;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_cx_image_encode(&b, &bad);
+    assert_int_equal(pc_cx_image_decode(b.data, b.len, 16, &got, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+    bad = im;
+    pc_cx_msg foreign = im.log[0];
+    foreign.from = 9;
+    bad.log = &foreign;
+    pc_wbuf_init(&b);
+    pc_cx_image_encode(&b, &bad);
+    assert_int_equal(pc_cx_image_decode(b.data, b.len, 16, &got, &why), LEV_EINVAL);
+    pc_wbuf_free(&b);
+    uint8_t *more = malloc(w.len + 1);
+    assert_non_null(more);
+    memcpy(more, w.data, w.len);
+    more[w.len] = 0;
+    assert_int_equal(pc_cx_image_decode(more, w.len + 1, 16, &got, &why), LEV_EINVAL);
+    free(more);
+    pc_wbuf_free(&w);
+    pc_cx_image_clear(&im);
+    pc_cx_destroy(&cx);
+}
+
 int main(void)
 {
     const struct CMUnitTest all[] = {
         cmocka_unit_test(t_channel_order),   cmocka_unit_test(t_send_log_trim),
         cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
         cmocka_unit_test(t_detlog),          cmocka_unit_test(t_wire),
+        cmocka_unit_test(t_image_wire),
     };
     return cmocka_run_group_tests(all, NULL, NULL);
 }

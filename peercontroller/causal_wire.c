@@ -1,0 +1,194 @@
+/* causal_wire.c - the wire forms of causal logging (causal.h): a message
+ * between executors with the determinants it carries, and the engine's
+ * part of a VT's image. Each is read whole or refused with a reason.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "causal.h"
+#include "lev_errors.h"
+
+#define CX_DET_BYTES (4 * 8 + 4)
+#define CX_MARK_BYTES 16
+#define CX_LOG_BYTES (3 * 8 + 2 * 4 + 4)
+
+static void s_put_det(pc_wbuf *w, const pc_cx_det *d)
+{
+    pc_put_u64(w, d->vt);
+    pc_put_u64(w, d->pos);
+    pc_put_u64(w, d->from);
+    pc_put_u64(w, d->seq);
+    pc_put_u32(w, d->epoch);
+}
+
+/* A determinant, checked: no zero number, not of a VT's message to itself. */
+static void s_get_det(pc_rbuf *r, pc_cx_det *d)
+{
+    d->vt = pc_get_u64(r);
+    d->pos = pc_get_u64(r);
+    d->from = pc_get_u64(r);
+    d->seq = pc_get_u64(r);
+    d->epoch = pc_get_u32(r);
+    if (!r->bad && (!d->vt || !d->pos || !d->seq || !d->epoch || d->vt == d->from))
+        pc_rbuf_fail(r, "a determinant with a zero number, or of a VT's message to itself");
+}
+
+void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    pc_put_u64(w, m->from);
+    pc_put_u64(w, m->to);
+    pc_put_u64(w, m->seq);
+    pc_put_u32(w, m->from_epoch);
+    pc_put_u32(w, m->to_epoch);
+    pc_put_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        s_put_det(w, &d[i]);
+    pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
+}
+
+int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, const void **data,
+                 size_t *len, pc_cx_det **d, size_t *n, const char **why)
+{
+    *d = NULL;
+    *n = 0;
+    *why = NULL;
+    memset(m, 0, sizeof *m);
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    m->from = pc_get_u64(&r);
+    m->to = pc_get_u64(&r);
+    m->seq = pc_get_u64(&r);
+    m->from_epoch = pc_get_u32(&r);
+    m->to_epoch = pc_get_u32(&r);
+    if (!r.bad &&
+        (!m->to || m->to == m->from || !m->seq || !m->to_epoch || (m->from && !m->from_epoch)))
+        pc_rbuf_fail(&r, "a zero number, or a message to its sender");
+    uint32_t count = pc_get_count(&r, CX_DET_BYTES);
+    pc_cx_det *dets = NULL;
+    if (!r.bad && count && !(dets = malloc(count * sizeof *dets)))
+        return LEV_ENOMEM;
+    for (uint32_t i = 0; i < count && !r.bad; i++)
+        s_get_det(&r, &dets[i]);
+    pc_get_blob(&r, data, len);
+    if (!r.bad && *len > max_data)
+        pc_rbuf_fail(&r, "data larger than allowed");
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        free(dets);
+        *data = NULL;
+        *len = 0;
+        return LEV_EINVAL;
+    }
+    *d = dets;
+    *n = count;
+    return 0;
+}
+
+/* ---- the engine's part of an image ---- */
+
+static void s_put_marks(pc_wbuf *w, const pc_cx_mark *m, size_t n)
+{
+    pc_put_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        pc_put_u64(w, m[i].vt);
+        pc_put_u64(w, m[i].seq);
+    }
+}
+
+void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im)
+{
+    pc_put_u64(w, im->vt);
+    pc_put_u32(w, im->epoch);
+    pc_put_u64(w, im->consumed);
+    s_put_marks(w, im->cons, im->ncons);
+    s_put_marks(w, im->chan, im->nchan);
+    pc_put_u32(w, (uint32_t)im->nlog);
+    for (size_t i = 0; i < im->nlog; i++) {
+        const pc_cx_msg *m = &im->log[i];
+        pc_put_u64(w, m->from);
+        pc_put_u64(w, m->to);
+        pc_put_u64(w, m->seq);
+        pc_put_u32(w, m->from_epoch);
+        pc_put_u32(w, m->to_epoch);
+        pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
+    }
+    pc_put_u32(w, (uint32_t)im->ndets);
+    for (size_t i = 0; i < im->ndets; i++)
+        s_put_det(w, &im->dets[i]);
+}
+
+/* A set of marks, checked: each channel once, no VT's channel to itself. */
+static pc_cx_mark *s_get_marks(pc_rbuf *r, uint64_t vt, size_t *n)
+{
+    uint32_t k = pc_get_count(r, CX_MARK_BYTES);
+    *n = 0;
+    pc_cx_mark *m = malloc(((size_t)k + 1) * sizeof *m);
+    if (!m) {
+        pc_rbuf_fail(r, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < k && !r->bad; i++) {
+        m[i].vt = pc_get_u64(r);
+        m[i].seq = pc_get_u64(r);
+        if (!r->bad && m[i].vt == vt)
+            pc_rbuf_fail(r, "a VT's channel to itself");
+        for (uint32_t j = 0; j < i && !r->bad; j++)
+            if (m[j].vt == m[i].vt)
+                pc_rbuf_fail(r, "a channel given twice");
+    }
+    *n = k;
+    return m;
+}
+
+int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                       const char **why)
+{
+    memset(im, 0, sizeof *im);
+    *why = NULL;
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    im->vt = pc_get_u64(&r);
+    im->epoch = pc_get_u32(&r);
+    im->consumed = pc_get_u64(&r);
+    if (!r.bad && (!im->vt || !im->epoch))
+        pc_rbuf_fail(&r, "an image of VT 0, or of incarnation 0");
+    im->cons = s_get_marks(&r, im->vt, &im->ncons);
+    im->chan = s_get_marks(&r, im->vt, &im->nchan);
+    uint32_t nlog = pc_get_count(&r, CX_LOG_BYTES);
+    im->log = calloc((size_t)nlog + 1, sizeof *im->log);
+    if (!im->log)
+        pc_rbuf_fail(&r, "out of memory");
+    for (uint32_t i = 0; i < nlog && !r.bad; i++) {
+        pc_cx_msg *m = &im->log[i];
+        m->from = pc_get_u64(&r);
+        m->to = pc_get_u64(&r);
+        m->seq = pc_get_u64(&r);
+        m->from_epoch = pc_get_u32(&r);
+        m->to_epoch = pc_get_u32(&r);
+        const void *data;
+        size_t len;
+        pc_get_blob(&r, &data, &len);
+        if (!r.bad && (m->from != im->vt || !m->to || m->to == im->vt || !m->seq))
+            pc_rbuf_fail(&r, "a logged message not from the image's VT, or numbered 0");
+        if (!r.bad && len > max_data)
+            pc_rbuf_fail(&r, "logged data larger than allowed");
+        if (!r.bad && !(m->data = pc_buf_new(data, len)))
+            pc_rbuf_fail(&r, "out of memory");
+        if (!r.bad)
+            im->nlog = i + 1;
+    }
+    uint32_t nd = pc_get_count(&r, CX_DET_BYTES);
+    im->dets = malloc(((size_t)nd + 1) * sizeof *im->dets);
+    if (!im->dets)
+        pc_rbuf_fail(&r, "out of memory");
+    for (uint32_t i = 0; i < nd && !r.bad; i++)
+        s_get_det(&r, &im->dets[i]);
+    im->ndets = nd;
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        bool oom = *why && !strcmp(*why, "out of memory");
+        pc_cx_image_clear(im);
+        return oom ? LEV_ENOMEM : LEV_EINVAL;
+    }
+    return 0;
+}
