@@ -33,13 +33,28 @@ static void s_get_det(pc_rbuf *r, pc_cx_det *d)
         pc_rbuf_fail(r, "a determinant with a zero number, or of a VT's message to itself");
 }
 
-void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+/* A message's numbers: u64 from, to, seq; u32 from_epoch, to_epoch. */
+static void s_put_head(pc_wbuf *w, const pc_cx_msg *m)
 {
     pc_put_u64(w, m->from);
     pc_put_u64(w, m->to);
     pc_put_u64(w, m->seq);
     pc_put_u32(w, m->from_epoch);
     pc_put_u32(w, m->to_epoch);
+}
+
+static void s_get_head(pc_rbuf *r, pc_cx_msg *m)
+{
+    m->from = pc_get_u64(r);
+    m->to = pc_get_u64(r);
+    m->seq = pc_get_u64(r);
+    m->from_epoch = pc_get_u32(r);
+    m->to_epoch = pc_get_u32(r);
+}
+
+void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    s_put_head(w, m);
     pc_put_u32(w, (uint32_t)n);
     for (size_t i = 0; i < n; i++)
         s_put_det(w, &d[i]);
@@ -55,11 +70,7 @@ int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, 
     memset(m, 0, sizeof *m);
     pc_rbuf r;
     pc_rbuf_init(&r, bytes, blen);
-    m->from = pc_get_u64(&r);
-    m->to = pc_get_u64(&r);
-    m->seq = pc_get_u64(&r);
-    m->from_epoch = pc_get_u32(&r);
-    m->to_epoch = pc_get_u32(&r);
+    s_get_head(&r, m);
     if (!r.bad &&
         (!m->to || m->to == m->from || !m->seq || !m->to_epoch || (m->from && !m->from_epoch)))
         pc_rbuf_fail(&r, "a zero number, or a message to its sender");
@@ -105,11 +116,7 @@ void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im)
     pc_put_u32(w, (uint32_t)im->nlog);
     for (size_t i = 0; i < im->nlog; i++) {
         const pc_cx_msg *m = &im->log[i];
-        pc_put_u64(w, m->from);
-        pc_put_u64(w, m->to);
-        pc_put_u64(w, m->seq);
-        pc_put_u32(w, m->from_epoch);
-        pc_put_u32(w, m->to_epoch);
+        s_put_head(w, m);
         pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
     }
     pc_put_u32(w, (uint32_t)im->ndets);
@@ -160,11 +167,7 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
         pc_rbuf_fail(&r, "out of memory");
     for (uint32_t i = 0; i < nlog && !r.bad; i++) {
         pc_cx_msg *m = &im->log[i];
-        m->from = pc_get_u64(&r);
-        m->to = pc_get_u64(&r);
-        m->seq = pc_get_u64(&r);
-        m->from_epoch = pc_get_u32(&r);
-        m->to_epoch = pc_get_u32(&r);
+        s_get_head(&r, m);
         const void *data;
         size_t len;
         pc_get_blob(&r, &data, &len);
