@@ -1,6 +1,6 @@
 /* detlog.c - the deployer's log of determinants (detlog.h): per VT, the
  * positions after its stable image, the watermark, and the positions
- * fixed for each incarnation.
+ * fixed for each incarnation; and the recovery barrier.
  */
 #include "detlog.h"
 
@@ -39,6 +39,8 @@ struct pc_detlog {
     dl_vt *vt; /* by VT id */
     size_t nvt;
     uint64_t count;
+    uint32_t barrier;  /* the last barrier's number */
+    uint64_t awaiting; /* executors that have not answered it */
 };
 
 static const dl_vt *s_vt_get(const pc_detlog *l, uint64_t vt)
@@ -208,6 +210,23 @@ uint32_t pc_detlog_epoch(const pc_detlog *l, uint64_t vt)
     const dl_vt *v = s_vt_get(l, vt);
     return v ? v->epoch : 1;
 }
+
+uint32_t pc_detlog_barrier_start(pc_detlog *l, uint64_t live)
+{
+    l->awaiting = live;
+    return ++l->barrier;
+}
+
+bool pc_detlog_barrier_answer(pc_detlog *l, uint32_t id, int peer)
+{
+    if (id != l->barrier || !l->awaiting || peer < 0 || peer >= PC_CX_PEERS ||
+        !(l->awaiting & 1ull << peer))
+        return false;
+    l->awaiting &= ~(1ull << peer);
+    return !l->awaiting;
+}
+
+bool pc_detlog_barrier_open(const pc_detlog *l) { return l->awaiting != 0; }
 
 uint64_t pc_detlog_count(const pc_detlog *l) { return l->count; }
 

@@ -66,6 +66,22 @@ int pc_detlog_fix(pc_detlog *l, uint64_t vt, uint64_t p, pc_cx_det **out, size_t
 uint64_t pc_detlog_wm(const pc_detlog *l, uint64_t vt);
 uint32_t pc_detlog_epoch(const pc_detlog *l, uint64_t vt);
 
+/* The recovery barrier: the live executors of the VC (a set of executor
+ * numbers, bit i for executor i of causal.h) must each answer, once every
+ * determinant it holds is on its way to the deployer, before a lost VT
+ * resumes. Starting one replaces the one running (an executor died
+ * meanwhile); returns its number, which the executors answer with. A
+ * barrier over no executor is done at once. */
+uint32_t pc_detlog_barrier_start(pc_detlog *l, uint64_t live);
+
+/* Executor `peer` answered barrier `id`: true when that completes the
+ * barrier running (an answer to an older one, or twice, counts for
+ * nothing). */
+bool pc_detlog_barrier_answer(pc_detlog *l, uint32_t id, int peer);
+
+/* Whether a barrier runs, not complete yet. */
+bool pc_detlog_barrier_open(const pc_detlog *l);
+
 /* Determinants learnt (each once). */
 uint64_t pc_detlog_count(const pc_detlog *l);
 

@@ -168,14 +168,13 @@ static void s_start_barrier(cs_sim *s)
 {
     cs_dep *d = &s->d;
     d->barrier = true;
-    d->bid++;
-    bool any = false;
-    for (int w = 0; w < s->o.workers; w++) {
-        d->waiting[w] = d->alive[w];
-        any |= d->alive[w];
-    }
+    uint64_t live = 0;
+    for (int w = 0; w < s->o.workers; w++)
+        if (d->alive[w])
+            live |= 1ull << w;
+    d->bid = pc_detlog_barrier_start(d->log, live);
     cs_trace(s, "deployer starts barrier %u", d->bid);
-    if (!any || s->o.broken == CS_BREAK_BARRIER) {
+    if (!live || s->o.broken == CS_BREAK_BARRIER) {
         s_barrier_done(s);
         return;
     }
@@ -384,14 +383,8 @@ void cs_dep_on_pkt(cs_sim *s, cs_pkt *p)
         s_on_out(s, p);
         break;
     case CS_P_FLUSHED:
-        if (d->barrier && p->bid == d->bid) {
-            d->waiting[w] = false;
-            bool more = false;
-            for (int i = 0; i < s->o.workers; i++)
-                more |= d->waiting[i];
-            if (!more)
-                s_barrier_done(s);
-        }
+        if (d->barrier && pc_detlog_barrier_answer(d->log, p->bid, w))
+            s_barrier_done(s);
         break;
     default:
         break;

@@ -154,7 +154,6 @@ typedef struct cs_dep {
     pc_detlog *log;
     bool barrier;
     uint32_t bid;
-    bool waiting[CS_W];
     uint8_t *done; /* by token */
     int ndone, finals;
     uint64_t final_tokens;

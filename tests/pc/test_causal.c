@@ -255,6 +255,31 @@ static void t_detlog(void **state)
     assert_null(l);
 }
 
+/* The barrier completes when every live executor has answered the one
+ * running; a newer one replaces it, and old or repeated answers count
+ * for nothing. */
+static void t_barrier(void **state)
+{
+    (void)state;
+    pc_detlog *l = pc_detlog_new();
+    assert_non_null(l);
+    assert_false(pc_detlog_barrier_open(l));
+    uint32_t first = pc_detlog_barrier_start(l, 1u << 0 | 1u << 3);
+    assert_true(pc_detlog_barrier_open(l));
+    assert_false(pc_detlog_barrier_answer(l, first, 3));
+    assert_false(pc_detlog_barrier_answer(l, first, 3));             /* twice */
+    assert_false(pc_detlog_barrier_answer(l, first, 5));             /* not asked */
+    uint32_t second = pc_detlog_barrier_start(l, 1u << 0 | 1u << 3); /* one more died */
+    assert_true(second != first);
+    assert_false(pc_detlog_barrier_answer(l, first, 0)); /* to the old one */
+    assert_false(pc_detlog_barrier_answer(l, second, 0));
+    assert_true(pc_detlog_barrier_answer(l, second, 3));
+    assert_false(pc_detlog_barrier_open(l));
+    pc_detlog_barrier_start(l, 0);
+    assert_false(pc_detlog_barrier_open(l)); /* over no executor: done at once */
+    pc_detlog_destroy(&l);
+}
+
 /* The wire form: what is encoded decodes the same; every truncation,
  * a trailing byte, a count the bytes cannot hold, zero numbers, a
  * message to its sender and data over the bound are refused with a
@@ -393,7 +418,7 @@ int main(void)
         cmocka_unit_test(t_channel_order),   cmocka_unit_test(t_send_log_trim),
         cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
         cmocka_unit_test(t_detlog),          cmocka_unit_test(t_wire),
-        cmocka_unit_test(t_image_wire),
+        cmocka_unit_test(t_image_wire),      cmocka_unit_test(t_barrier),
     };
     return cmocka_run_group_tests(all, NULL, NULL);
 }
