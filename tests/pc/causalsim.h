@@ -73,6 +73,7 @@ typedef struct cs_report {
     uint64_t fenced;    /* messages dropped from fenced incarnations */
     uint64_t images;    /* images made */
     uint64_t max_log;   /* the largest sender log carried in an image */
+    uint64_t max_held;  /* the most determinants a worker held not yet stable */
 } cs_report;
 
 /* Runs one simulation; true when every invariant held to the end. */

@@ -265,6 +265,9 @@ void cs_worker_step(cs_sim *s, int w, int vt)
             s_capture(s, w, vt);
         }
     }
+    size_t held = pc_cx_stats_of(k->cx).unstable;
+    if (held > s->r->max_held)
+        s->r->max_held = held;
     s_kick(s, w, vt);
 }
 
