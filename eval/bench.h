@@ -33,6 +33,14 @@ static inline void bench_stats(double *v, int n, double *best, double *median)
     *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The median of n samples; sorts v in place. */
+static inline double bench_median(double *v, int n)
+{
+    double best, median;
+    bench_stats(v, n, &best, &median);
+    return median;
+}
+
 /* Resident set size of this process in bytes (0 if unknown). */
 static inline size_t bench_rss(void)
 {

@@ -384,13 +384,6 @@ static double s_stream(ex *e, long n, size_t size)
     return bench_now() - t0;
 }
 
-static double s_median(double *v, int n)
-{
-    double best, median;
-    bench_stats(v, n, &best, &median);
-    return median;
-}
-
 /* Runs `run` in a child (the receiver when dep_ep is given, else the
  * deployer); *ep gets the endpoint it bound. */
 static pid_t s_fork_child(bool receiver, const char *dep_ep, size_t size, char ep[128])
@@ -452,8 +445,8 @@ int main(int argc, char **argv)
     zmq_send(q, "q", 1, 0);
     waitpid(b, NULL, 0);
     waitpid(d, NULL, 0);
-    double mlz = s_median(lz, rounds), mle = s_median(le, rounds);
-    double msz = s_median(sz, rounds), mse = s_median(se, rounds);
+    double mlz = bench_median(lz, rounds), mle = bench_median(le, rounds);
+    double msz = bench_median(sz, rounds), mse = bench_median(se, rounds);
     pc_cx_stats st = pc_cx_stats_of(a.cx);
     printf("%d rounds, %ld-byte messages\n\n", rounds, size);
     printf("| measure | plain libzmq | engines, direct | ratio |\n|---|---|---|---|\n");

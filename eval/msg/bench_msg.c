@@ -39,14 +39,6 @@
 static char s_dir[256];
 static mesh_peer s_p[3];
 
-/* The median of n samples (sorts v). */
-static double s_median(double *v, int n)
-{
-    double best, median;
-    bench_stats(v, n, &best, &median);
-    return median;
-}
-
 static void s_die(const char *what)
 {
     fprintf(stderr, "bench_msg: %s (%s)\n", what, lev_errdetail());
@@ -133,8 +125,8 @@ int main(int argc, char **argv)
            "workers: %s)\n",
            size, rounds, apart ? "checked" : "NOT CHECKED");
     printf("| measure | plain libzmq | Leverage VT to VT | ratio |\n|---|---|---|---|\n");
-    double mlz = s_median(lz, rounds), mll = s_median(ll, rounds);
-    double msz = s_median(sz, rounds), msl = s_median(sl, rounds);
+    double mlz = bench_median(lz, rounds), mll = bench_median(ll, rounds);
+    double msz = bench_median(sz, rounds), msl = bench_median(sl, rounds);
     printf("| round trip (us) | %.1f | %.1f | %.2fx |\n", mlz, mll, mll / mlz);
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, msl, 100 * msl / msz);
     /* 8 VTs contending for one lock */
@@ -157,7 +149,8 @@ int main(int argc, char **argv)
         }
         lk[r] = 8.0 * LOCK_N / worst;
     }
-    printf("| global lock+update, 8 VTs (round trips/s) | - | %.0f | - |\n", s_median(lk, rounds));
+    printf("| global lock+update, 8 VTs (round trips/s) | - | %.0f | - |\n",
+           bench_median(lk, rounds));
     lev_vc_close(&vc);
     mesh_stop_all(s_p, 3);
     free(lz);

@@ -133,11 +133,7 @@ static void s_resume(cs_sim *s, int v)
         if (!p->dets)
             abort();
         for (size_t i = 0; i < nfixed; i++)
-            p->dets[i] = (cs_det){.vt = (uint8_t)v,
-                                  .from = (uint8_t)fixed[i].from,
-                                  .inc = (uint16_t)fixed[i].epoch,
-                                  .pos = (uint32_t)fixed[i].pos,
-                                  .seq = (uint32_t)fixed[i].seq};
+            p->dets[i] = cs_det_of(&fixed[i]);
         p->ndets = p->capdets = nfixed;
     }
     free(fixed);
@@ -211,15 +207,10 @@ static void s_declare_dead(cs_sim *s, int w)
 /* Determinants, reports, images                                      */
 /* ------------------------------------------------------------------ */
 
-static pc_cx_det s_det(const cs_det *d)
-{
-    return (pc_cx_det){.vt = d->vt, .pos = d->pos, .from = d->from, .seq = d->seq, .epoch = d->inc};
-}
-
 static void s_on_det(cs_sim *s, cs_det dt)
 {
     cs_dvt *x = &s->d.v[dt.vt];
-    pc_cx_det d = s_det(&dt);
+    pc_cx_det d = cs_det_cx(&dt);
     bool kept = !pc_detlog_abandoned(s->d.log, &d) && dt.pos > (x->stable ? x->stable->p : 0);
     if (pc_detlog_add(s->d.log, &d)) {
         cs_fail(s, "position %u of VT %d given a second message, %d.%u", dt.pos, dt.vt, dt.from,
@@ -284,7 +275,7 @@ void cs_dep_on_image(cs_sim *s, cs_pkt *p)
      * on one of an abandoned branch, it is an orphan; the others are
      * learnt before it may be resumed from. */
     for (size_t i = 0; i < im->ndets; i++) {
-        pc_cx_det d = s_det(&im->dets[i]);
+        pc_cx_det d = cs_det_cx(&im->dets[i]);
         if (pc_detlog_abandoned(s->d.log, &d)) {
             cs_trace(s, "deployer drops an image of VT %d: it depends on an abandoned branch",
                      im->vt);

@@ -33,6 +33,21 @@ typedef struct cs_det {
     uint32_t pos, seq;
 } cs_det;
 
+/* A determinant between the model's form and the engines' (causal.h). */
+static inline cs_det cs_det_of(const pc_cx_det *d)
+{
+    return (cs_det){.vt = (uint8_t)d->vt,
+                    .from = (uint8_t)d->from,
+                    .inc = (uint16_t)d->epoch,
+                    .pos = (uint32_t)d->pos,
+                    .seq = (uint32_t)d->seq};
+}
+
+static inline pc_cx_det cs_det_cx(const cs_det *d)
+{
+    return (pc_cx_det){.vt = d->vt, .pos = d->pos, .from = d->from, .seq = d->seq, .epoch = d->inc};
+}
+
 /* A message between VTs, as its sender logged it. */
 typedef struct cs_msg {
     uint8_t from, to;

@@ -31,20 +31,6 @@ static pc_buf *s_buf(uint64_t pay)
     return b;
 }
 
-static cs_det s_det_out(const pc_cx_det *d)
-{
-    return (cs_det){.vt = (uint8_t)d->vt,
-                    .from = (uint8_t)d->from,
-                    .inc = (uint16_t)d->epoch,
-                    .pos = (uint32_t)d->pos,
-                    .seq = (uint32_t)d->seq};
-}
-
-static pc_cx_det s_det_in(const cs_det *d)
-{
-    return (pc_cx_det){.vt = d->vt, .pos = d->pos, .from = d->from, .seq = d->seq, .epoch = d->inc};
-}
-
 static void s_io_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
 {
     cs_worker *k = ud;
@@ -62,7 +48,7 @@ static void s_io_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d
         if (!p->dets)
             abort();
         for (size_t i = 0; i < n; i++)
-            p->dets[i] = s_det_out(&d[i]);
+            p->dets[i] = cs_det_of(&d[i]);
         p->ndets = p->capdets = n;
         s->r->piggyback += n;
     }
@@ -81,7 +67,7 @@ static void s_io_dets(void *ud, const pc_cx_det *d, size_t n)
     if (!p->dets)
         abort();
     for (size_t i = 0; i < n; i++)
-        p->dets[i] = s_det_out(&d[i]);
+        p->dets[i] = cs_det_of(&d[i]);
     p->ndets = p->capdets = n;
     cs_send(k->sim, (int)(k - k->sim->w), CS_EP_D, p);
 }
@@ -119,13 +105,19 @@ static void s_count(cs_sim *s, cs_worker *k)
     s->r->replayed += st.filled;
 }
 
-void cs_worker_reset(cs_sim *s, int w)
+void cs_worker_free(cs_sim *s, int w)
 {
     cs_worker *k = &s->w[w];
     for (int v = 0; v <= CS_V; v++)
         s_vt_clear(&k->vt[v]);
     s_count(s, k);
     pc_cx_destroy(&k->cx);
+}
+
+void cs_worker_reset(cs_sim *s, int w)
+{
+    cs_worker *k = &s->w[w];
+    cs_worker_free(s, w);
     uint32_t gen = k->gen;
     bool up = k->up;
     memset(k, 0, sizeof *k);
@@ -136,15 +128,6 @@ void cs_worker_reset(cs_sim *s, int w)
     k->cx = pc_cx_new(w, &io);
     if (!k->cx)
         abort();
-}
-
-void cs_worker_free(cs_sim *s, int w)
-{
-    cs_worker *k = &s->w[w];
-    for (int v = 0; v <= CS_V; v++)
-        s_vt_clear(&k->vt[v]);
-    s_count(s, k);
-    pc_cx_destroy(&k->cx);
 }
 
 /* ------------------------------------------------------------------ */
@@ -233,7 +216,7 @@ static void s_capture(cs_sim *s, int w, int vt)
         if (!im->dets)
             abort();
         for (size_t i = 0; i < ci.ndets; i++)
-            im->dets[i] = s_det_out(&ci.dets[i]);
+            im->dets[i] = cs_det_of(&ci.dets[i]);
         im->ndets = ci.ndets;
     }
     pc_cx_image_clear(&ci);
@@ -286,7 +269,7 @@ static void s_on_direct(cs_sim *s, int w, cs_pkt *p)
     if (p->ndets && !d)
         abort();
     for (size_t i = 0; i < p->ndets; i++)
-        d[i] = s_det_in(&p->dets[i]);
+        d[i] = cs_det_cx(&p->dets[i]);
     pc_cx_msg cm = {.from = m.from,
                     .to = m.to,
                     .seq = m.seq,
@@ -341,7 +324,7 @@ static void s_install(cs_sim *s, int w, cs_pkt *p)
                                 .data = s_buf(im->sl[i].pay)};
     ci.nlog = im->nsl;
     for (size_t i = 0; i < p->ndets; i++)
-        fixed[i] = s_det_in(&p->dets[i]);
+        fixed[i] = cs_det_cx(&p->dets[i]);
     cs_vt *x = &k->vt[v];
     s_vt_clear(x);
     *x = (cs_vt){.here = true,
