@@ -171,6 +171,15 @@ void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im);
 int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
                        const char **why);
 
+/* A list of determinants as the deployer takes them: a u32 count, each
+ * as in a message. */
+void pc_cx_dets_encode(pc_wbuf *w, const pc_cx_det *d, size_t n);
+
+/* Reads what pc_cx_dets_encode wrote, whole: *d (malloc'd, caller frees;
+ * NULL when none) and *n. 0; LEV_EINVAL with *why (truncated, trailing
+ * bytes, a count the bytes cannot hold, a bad determinant); LEV_ENOMEM. */
+int pc_cx_dets_decode(const void *bytes, size_t blen, pc_cx_det **d, size_t *n, const char **why);
+
 typedef struct pc_cx_stats {
     size_t unstable; /* determinants held, not yet stable */
     size_t early;    /* messages waiting for an incarnation to be installed */

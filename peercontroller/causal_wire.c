@@ -33,6 +33,21 @@ static void s_get_det(pc_rbuf *r, pc_cx_det *d)
         pc_rbuf_fail(r, "a determinant with a zero number, or of a VT's message to itself");
 }
 
+/* A u32 count of determinants and each: *d malloc'd (NULL when none, or
+ * when r turns bad). 0, or LEV_ENOMEM. */
+static int s_get_dets(pc_rbuf *r, pc_cx_det **d, uint32_t *n)
+{
+    *d = NULL;
+    *n = pc_get_count(r, CX_DET_BYTES);
+    if (r->bad || !*n)
+        return 0;
+    if (!(*d = malloc(*n * sizeof **d)))
+        return LEV_ENOMEM;
+    for (uint32_t i = 0; i < *n && !r->bad; i++)
+        s_get_det(r, &(*d)[i]);
+    return 0;
+}
+
 /* A message's numbers: u64 from, to, seq; u32 from_epoch, to_epoch. */
 static void s_put_head(pc_wbuf *w, const pc_cx_msg *m)
 {
@@ -74,12 +89,10 @@ int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, 
     if (!r.bad &&
         (!m->to || m->to == m->from || !m->seq || !m->to_epoch || (m->from && !m->from_epoch)))
         pc_rbuf_fail(&r, "a zero number, or a message to its sender");
-    uint32_t count = pc_get_count(&r, CX_DET_BYTES);
+    uint32_t count = 0;
     pc_cx_det *dets = NULL;
-    if (!r.bad && count && !(dets = malloc(count * sizeof *dets)))
+    if (s_get_dets(&r, &dets, &count))
         return LEV_ENOMEM;
-    for (uint32_t i = 0; i < count && !r.bad; i++)
-        s_get_det(&r, &dets[i]);
     pc_get_blob(&r, data, len);
     if (!r.bad && *len > max_data)
         pc_rbuf_fail(&r, "data larger than allowed");
@@ -193,5 +206,33 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
         pc_cx_image_clear(im);
         return oom ? LEV_ENOMEM : LEV_EINVAL;
     }
+    return 0;
+}
+
+void pc_cx_dets_encode(pc_wbuf *w, const pc_cx_det *d, size_t n)
+{
+    pc_put_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        s_put_det(w, &d[i]);
+}
+
+int pc_cx_dets_decode(const void *bytes, size_t blen, pc_cx_det **d, size_t *n, const char **why)
+{
+    *d = NULL;
+    *n = 0;
+    *why = NULL;
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    uint32_t count = 0;
+    pc_cx_det *dets = NULL;
+    if (s_get_dets(&r, &dets, &count))
+        return LEV_ENOMEM;
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        free(dets);
+        return LEV_EINVAL;
+    }
+    *d = dets;
+    *n = count;
     return 0;
 }

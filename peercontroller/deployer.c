@@ -722,6 +722,10 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         }
         return;
     }
+    case PC_W_DET:
+        if (wi >= 0)
+            pc_mm_on_dets(vc->mm, m);
+        return;
     case PC_W_STOPPED:
         if (wi >= 0)
             s_stopped(d, vc, m, wi);

@@ -135,7 +135,7 @@ static void s_vtrec_free(xh_vtrec *r)
 
 /* Gives a new VT its identity and a record, and spawns it; on failure the
  * VT is destroyed and FAILED queued. The caller checked the id. */
-static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt)
+static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, size_t cxlen)
 {
     rt_exec *ex = NULL;
     int rc = s_exec(h, &ex);
@@ -144,6 +144,8 @@ static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt)
         rc = rt_err(LEV_ENOMEM, "no memory for a virtual thread's record");
     if (!rc)
         rc = rt_vt_set_identity(vt, req->vt, req->epoch);
+    if (!rc)
+        rc = pc_xh_cx_install(h, vt, req->vt, req->epoch, cx, cxlen);
     if (!rc) {
         r->vt = vt;
         r->id = req->vt;
@@ -176,6 +178,8 @@ static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt)
 static void s_finish(xh_host *h, xh_vtrec *r)
 {
     s_live_unlink(h, r);
+    if (!s_live_find(h, r->id))
+        pc_xh_cx_remove(h, r->id); /* unless a newer incarnation runs here */
     pthread_mutex_lock(&h->mu);
     if (r->end && !r->forget) {
         pc_xh_queue_locked(h, r->end);
@@ -327,7 +331,7 @@ static void s_run(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
         if (rc)
             s_failed(h, req, rc);
         else
-            s_start(h, req, vt);
+            s_start(h, req, vt, NULL, 0);
     }
     free(task);
 }
@@ -341,10 +345,10 @@ static void s_resume(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
         s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", pc_rbuf_why(rb)));
         return;
     }
-    const uint8_t *chan, *img;
-    size_t clen, len;
+    const uint8_t *chan, *img, *cx;
+    size_t clen, len, cxlen;
     const char *bad = NULL;
-    if (!pc_env_split(env, envlen, &chan, &clen, &img, &len, &bad)) {
+    if (!pc_env_split(env, envlen, &chan, &clen, &img, &len, &cx, &cxlen, &bad)) {
         s_failed(h, req, rt_err(LEV_EIMAGE, "%s", bad));
         return;
     }
@@ -380,7 +384,7 @@ static void s_resume(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
     if (rc)
         s_failed(h, req, rc);
     else
-        s_start(h, req, vt);
+        s_start(h, req, vt, cx, cxlen);
 }
 
 /* Sends a VT's outbox again (one that ended has left the runtime's
@@ -420,6 +424,7 @@ static void s_chan_in(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
     bool ack = req->type == PC_X_ACK;
     uint8_t resend = 0; /* X_ACK: u8 resend (1: an output after seq was lost), or no payload */
     rt_in in = {.d = req->seq};
+    uint64_t cfrom = 0, cseq = 0; /* the input's channel (wire.h, W_IN) */
     if (ack) {
         resend = rb->len ? pc_get_u8(rb) : 0;
         if (resend > 1)
@@ -430,6 +435,8 @@ static void s_chan_in(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
         in.from = pc_get_u64(rb);
         in.ref = pc_get_u64(rb);
         in.err = pc_get_i32(rb);
+        cfrom = pc_get_u64(rb);
+        cseq = pc_get_u64(rb);
         pc_get_blob(rb, &in.data, &in.len);
     }
     if (!pc_rbuf_done(rb)) {
@@ -448,7 +455,7 @@ static void s_chan_in(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
     }
     if (r->draining)
         return; /* it ended: an input it can no longer take */
-    int rc = rt_ch_deliver(r->vt, &in);
+    int rc = pc_xh_cx_in(h, r->vt, &in, cfrom, cseq, r->epoch);
     if (rc == LEV_ERANGE) /* a gap: ask again from where it stands */
         pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
     else if (rc < 0)
@@ -543,6 +550,10 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
     case PC_X_ACK:
         s_chan_in(h, req, &rb);
         break;
+    case PC_X_STABLE:
+        if (pc_rbuf_done(&rb))
+            pc_xh_cx_stable(h, req->vt, req->seq);
+        break;
     case PC_X_SLOT_FREE: {
         uint32_t slot = pc_get_u32(&rb);
         if (!pc_rbuf_done(&rb) || pc_slots_back(h->slots, slot))
@@ -573,6 +584,7 @@ static int s_serve(xh_host *h)
         clock_gettime(CLOCK_MONOTONIC, &now);
         long since = (now.tv_sec - last.tv_sec) * 1000 + (now.tv_nsec - last.tv_nsec) / 1000000;
         if (since >= S_STALE_MS) {
+            pc_xh_cx_flush(h, true);
             s_stale_outboxes(h);
             last = now;
             since = 0;
@@ -596,8 +608,10 @@ static int s_serve(xh_host *h)
             uint8_t *payload = NULL;
             const char *why = NULL;
             int r = pc_chan_recv(h->chan, &req, &payload, 0, &why);
-            if (r == 0)
+            if (r == 0) {
+                pc_xh_cx_flush(h, false);
                 break;
+            }
             if (r < 0) {
                 bool closed = why && !strcmp(why, "the other end closed the channel");
                 if (!closed)
@@ -642,6 +656,7 @@ static void s_shutdown(xh_host *h)
     free(h->mods);
     pthread_cond_destroy(&h->out_cv);
     pthread_mutex_destroy(&h->mu);
+    pc_xh_cx_free(h);
 }
 
 /* Images are large and made every checkpoint interval: the C library
@@ -677,11 +692,12 @@ int pc_exechost_run(int fd, bool own_process)
     h.chost = (rt_ch_host){.out = pc_xh_on_output, .ud = &h};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
+    int cx = pc_xh_cx_init(&h);
     h.chan = pc_chan_new(fd, 0);
     h.slots = s_use_slots() ? pc_slots_new() : NULL;
     h.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int rc = 1;
-    if (!h.chan || h.wake_fd < 0) {
+    if (!h.chan || h.wake_fd < 0 || cx) {
         fprintf(stderr, "levpeer executor: cannot set up its channel: %s\n", strerror(errno));
     } else if (pthread_create(&h.sender, NULL, pc_xh_sender_main, &h) != 0) {
         fprintf(stderr, "levpeer executor: cannot start its sender thread\n");

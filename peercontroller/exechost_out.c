@@ -322,19 +322,18 @@ rt_img_alloc pc_xh_image_alloc(xh_host *h)
         .alloc = h->slots ? s_slot_alloc : NULL, .release = s_slot_release, .ud = h};
 }
 
-/* The image in its envelope, with the VT's channel state (envelope.h), a
- * copy (malloc'd); gives img back. Sets *next_in to the input position the
- * state stands at (or below). NULL on exhaustion. */
+/* The image in its envelope, with the VT's channel and causal states
+ * (envelope.h), a copy (malloc'd); gives img back. Sets *next_in to the
+ * input position the states stand at (or below). NULL on exhaustion. */
 static uint8_t *s_envelope(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, size_t *elen,
                            uint64_t *next_in)
 {
-    *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
-    uint8_t *chan = NULL;
-    size_t clen = 0;
+    uint8_t *tail = NULL;
+    size_t tlen = 0;
     uint8_t *env = NULL;
-    if (rt_ch_save(vt, &chan, &clen) == 0)
-        env = pc_env_make(chan, clen, img, len, elen);
-    free(chan);
+    if (pc_xh_state_tail(h, vt, &tail, &tlen, next_in) == 0)
+        env = pc_env_make(tail, tlen, img, len, elen);
+    free(tail);
     s_img_free(h, img);
     return env;
 }
@@ -348,14 +347,13 @@ static xh_out *s_image_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, int 
                            uint64_t *next_in)
 {
     xh_vtrec *r = vt->host;
-    *next_in = rt_ch_next_in(vt); /* before the save: never above what it holds */
-    uint8_t *chan = NULL;
+    uint8_t *chan = NULL; /* the envelope's tail */
     size_t clen = 0;
     bool stop = vt->capture_why == RT_WANT_STOP;
     uint16_t type = slot < 0 ? PC_X_IMAGE : stop ? PC_X_STOPPED_SLOT : PC_X_IMAGE_SLOT;
-    xh_out *o = pc_xh_out_new(type, r->id, r->epoch, *next_in);
-    bool ok = o && rt_ch_save(vt, &chan, &clen) == 0 && clen <= UINT32_MAX &&
-              len <= UINT32_MAX - PC_ENV_HEAD - clen;
+    bool ok = pc_xh_state_tail(h, vt, &chan, &clen, next_in) == 0;
+    xh_out *o = ok ? pc_xh_out_new(type, r->id, r->epoch, *next_in) : NULL;
+    ok = o && clen <= UINT32_MAX && len <= UINT32_MAX - PC_ENV_HEAD - clen;
     if (ok && slot >= 0) {
         ok = pc_slots_finish(h->slots, slot, len, chan, clen) == 0; /* frees the slot if not */
         img = NULL;

@@ -1,8 +1,10 @@
-/* exechost_private.h - what the executor host's two files share:
- * exechost.c (the daemon's requests, the VTs' records, the main loop)
- * and exechost_out.c (everything the executor sends: the queue and its
+/* exechost_private.h - what the executor host's files share:
+ * exechost.c (the daemon's requests, the VTs' records, the main loop),
+ * exechost_out.c (everything the executor sends: the queue and its
  * sender thread, the runtime's callbacks that produce records, the fault
- * report). Not used outside the executor.
+ * report) and exechost_causal.c (the VC's causal logging engine: the
+ * order of the VTs' inputs, determinants, the engine's part of images).
+ * Not used outside the executor.
  */
 #ifndef PC_EXECHOST_PRIVATE_H
 #define PC_EXECHOST_PRIVATE_H
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "causal.h"
 #include "chan.h"
 #include "executor.h"
 #include "imgslot.h"
@@ -74,6 +77,16 @@ typedef struct xh_host {
     pc_slots *slots;  /* periodic images lent in shared memory; NULL: as bytes */
     pthread_t sender;
     bool sender_started;
+
+    /* causal logging (exechost_causal.c), under cx_mu */
+    pthread_mutex_t cx_mu;
+    pc_cx *cx;
+    pc_cx_det *dets; /* determinants for the next X_DET */
+    size_t ndets, capdets;
+    const rt_in *in_hand; /* the input being ordered, and what became of it */
+    rt_vt *in_vt;
+    uint64_t in_cfrom, in_cseq, in_pos;
+    int in_rc;
 } xh_host;
 
 /* Installs the fault handlers of an executor process: a fault writes one
@@ -111,6 +124,39 @@ void pc_xh_on_done(rt_vt *vt, void *ud);
 void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud);
 void pc_xh_on_capture_error(rt_vt *vt, int err, const char *detail, void *ud);
 void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud);
+
+/* Causal logging (exechost_causal.c). pc_xh_cx_init makes the engine
+ * (0 or LEV_ENOMEM); pc_xh_cx_free frees it. */
+int pc_xh_cx_init(xh_host *h);
+void pc_xh_cx_free(xh_host *h);
+
+/* Hosts incarnation `epoch` of VT `id` (vt, its channel state loaded)
+ * in the engine: from the causal state part[len] of its image, or new
+ * (part NULL). 0, or an error whose detail names the fault. */
+int pc_xh_cx_install(xh_host *h, rt_vt *vt, uint64_t id, uint32_t epoch, const uint8_t *part,
+                     size_t len);
+
+/* VT `id` is no longer here. */
+void pc_xh_cx_remove(xh_host *h, uint64_t id);
+
+/* Input `in` of vt from the deployer, message cseq of the channel from
+ * cfrom: ordered and, at its position, delivered. 0; 1 for an input the
+ * VT has; LEV_ERANGE for a gap (ask again from rt_ch_next_in); another
+ * error when the VT's channel refused it. */
+int pc_xh_cx_in(xh_host *h, rt_vt *vt, const rt_in *in, uint64_t cfrom, uint64_t cseq,
+                uint32_t epoch);
+
+/* X_STABLE: the deployer has VT id's determinants up to pos. */
+void pc_xh_cx_stable(xh_host *h, uint64_t id, uint64_t pos);
+
+/* Queues the determinants made since the last X_DET: when a batch is
+ * full, or all of them. */
+void pc_xh_cx_flush(xh_host *h, bool all);
+
+/* The tail of vt's image envelope (envelope.h: its channel state and
+ * the engine's part, taken at one position, which *next_in gets).
+ * 0, or LEV_ENOMEM. */
+int pc_xh_state_tail(xh_host *h, rt_vt *vt, uint8_t **tail, size_t *tlen, uint64_t *next_in);
 
 /* The runtime's image allocator over h->slots (rt_exec_opts.image_alloc). */
 rt_img_alloc pc_xh_image_alloc(xh_host *h);

@@ -65,7 +65,8 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     const char *why = NULL;
     const uint8_t *chan, *img;
     size_t clen, ilen;
-    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &why) &&
+    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, NULL, NULL,
+                     &why) &&
         h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
         why = "not a valid image"; /* (a bad envelope set why) */
     if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causal.h"
 #include "lev_errors.h"
 #include "lev_task.h"
 #include "log.h"
@@ -20,9 +21,11 @@
 #define MM_REF_MIN 1024u /* global values this large go by reference to a worker that has them */
 #define MM_COPIES 256    /* (worker, value) pairs remembered */
 
-/* One logged input. */
+/* One logged input, with its channel: message cseq from VT cfrom, or
+ * from the deployer itself (cfrom 0: everything but a VT's message). */
 typedef struct mm_in {
     uint64_t d, from, ref;
+    uint64_t cfrom, cseq;
     int32_t err;
     uint8_t kind, novalue;
     bool hashed; /* a global's value (a read or a grant): hash names it */
@@ -68,6 +71,10 @@ typedef struct mm_vt {
     uint64_t gap_asked;     /* accepted + 1 when a resend was asked for (0: none pending) */
     uint64_t tick_consumed; /* consumed at the last tick */
     bool ack_due;           /* in mm->due: its acknowledgement goes at the flush */
+    pc_cx_mark *chans;      /* per channel to it: the last number given */
+    size_t nchans, capchans;
+    uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
+    uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
 } mm_vt;
 
 /* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
@@ -102,6 +109,7 @@ struct pc_msgmgr {
     size_t ncopies;
     uint64_t copy_clock;
     uint64_t by_ref, ref_bytes, misses; /* inputs sent by reference, their value bytes; misses */
+    uint64_t dets, det_bad;             /* determinants checked; those contradicting the log */
 };
 
 /* ===================================================================
@@ -181,6 +189,8 @@ static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
     pc_put_u64(&b, e->from);
     pc_put_u64(&b, e->ref);
     pc_put_i32(&b, e->err);
+    pc_put_u64(&b, e->cfrom);
+    pc_put_u64(&b, e->cseq);
     if (c) {
         c->used = ++mm->copy_clock;
         pc_put_raw(&b, e->hash, PC_HASH_LEN);
@@ -259,6 +269,19 @@ void pc_mm_flush(pc_msgmgr *mm)
         mm->ndue = 0;
 }
 
+/* The last number given on the channel from `from` (0: the deployer)
+ * to v, or NULL on exhaustion. */
+static uint64_t *s_chan(mm_vt *v, uint64_t from)
+{
+    for (size_t i = 0; i < v->nchans; i++)
+        if (v->chans[i].vt == from)
+            return &v->chans[i].seq;
+    if (RT_VEC_RESERVE(v->chans, v->capchans, v->nchans, 1))
+        return NULL;
+    v->chans[v->nchans] = (pc_cx_mark){.vt = from, .seq = 0};
+    return &v->chans[v->nchans++].seq;
+}
+
 /* Appends an input to v's stream (data copied) and sends it on. 0 or
  * LEV_ENOMEM. */
 static int s_append_h(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint64_t ref,
@@ -266,8 +289,10 @@ static int s_append_h(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint
 {
     if (RT_VEC_RESERVE(v->log, v->caplog, v->nlog, 1))
         return LEV_ENOMEM;
-    uint8_t *copy = len ? malloc(len) : NULL;
-    if (len && !copy)
+    uint64_t cfrom = kind == RT_IN_MSG && from >= 2 ? from : 0;
+    uint64_t *cseq = s_chan(v, cfrom);
+    uint8_t *copy = len && cseq ? malloc(len) : NULL;
+    if (!cseq || (len && !copy))
         return LEV_ENOMEM;
     if (len)
         memcpy(copy, data, len);
@@ -277,6 +302,8 @@ static int s_append_h(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint
     *e = (mm_in){.d = v->next_d++,
                  .from = from,
                  .ref = ref,
+                 .cfrom = cfrom,
+                 .cseq = ++*cseq,
                  .err = err,
                  .kind = kind,
                  .novalue = novalue,
@@ -671,6 +698,67 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
     return 0;
 }
 
+/* ===================================================================
+ * Determinants
+ * =================================================================== */
+
+/* One determinant from v's executor, checked against the log: position
+ * pos holds message seq of the channel from `from`. */
+static void s_det(pc_msgmgr *mm, mm_vt *v, const pc_cx_det *d)
+{
+    mm->dets++;
+    if (d->pos < v->first || d->pos - v->first >= v->nlog) {
+        if (d->pos >= v->next_d)
+            goto bad; /* a position not given yet */
+        return;       /* trimmed: an image stands past it */
+    }
+    const mm_in *e = &v->log[d->pos - v->first];
+    if (e->cfrom != d->from || e->cseq != d->seq)
+        goto bad;
+    if (d->pos == v->det_wm + 1)
+        v->det_wm = d->pos;
+    return;
+bad:
+    mm->det_bad++;
+    pc_log(PC_LOG_ERROR,
+           "VC %016llx VT %llu: its executor put message %llu from %llu at input %llu, which "
+           "the deployer's log does not hold there",
+           (unsigned long long)mm->o.vc, (unsigned long long)d->vt, (unsigned long long)d->seq,
+           (unsigned long long)d->from, (unsigned long long)d->pos);
+}
+
+void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m)
+{
+    pc_cx_det *d = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &d, &n, &why)) {
+        pc_log(PC_LOG_WARN, "dropped DET from %s: %s", m->from,
+               why ? why : "deployer out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t epoch = 0;
+        mm_vt *v = s_vt(mm, d[i].vt);
+        const char *host = v ? pc_resolver_get(mm->o.where, d[i].vt, &epoch) : NULL;
+        if (v && !v->ended && host && !strcmp(host, m->from) && d[i].epoch == epoch)
+            s_det(mm, v, &d[i]); /* else an older incarnation's, or of a VT gone */
+    }
+    free(d);
+}
+
+/* Tells v's host how far its determinants are stable, when that moved. */
+static void s_stable(pc_msgmgr *mm, mm_vt *v)
+{
+    uint32_t epoch = 0;
+    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    if (v->det_wm <= v->det_sent || !host || !v->synced)
+        return;
+    v->det_sent = v->det_wm;
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm),
+                 NULL, NULL);
+}
+
 void pc_mm_tick(pc_msgmgr *mm)
 {
     for (size_t i = 0; i < mm->nvts; i++) {
@@ -682,6 +770,7 @@ void pc_mm_tick(pc_msgmgr *mm)
         v->tick_consumed = v->consumed;
         if (!v->wait_on)
             s_ack(mm, v, v->gap_asked != 0);
+        s_stable(mm, v);
     }
 }
 
@@ -716,6 +805,9 @@ static void s_log_free(mm_vt *v)
     free(v->log);
     v->log = NULL;
     v->nlog = v->caplog = 0;
+    free(v->chans);
+    v->chans = NULL;
+    v->nchans = v->capchans = 0;
 }
 
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id) { pc_mm_vt_ended_with(mm, id, 0); }
@@ -944,10 +1036,11 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
     pc_json_fmt(j,
                 ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu},"
                 "\"global_copies\":{\"by_reference\":%llu,\"bytes_saved\":%llu,\"misses\":%llu},"
-                "\"globals\":[",
+                "\"determinants\":{\"checked\":%llu,\"contradicting\":%llu},\"globals\":[",
                 (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
                 (unsigned long long)mm->held_back, (unsigned long long)mm->by_ref,
-                (unsigned long long)mm->ref_bytes, (unsigned long long)mm->misses);
+                (unsigned long long)mm->ref_bytes, (unsigned long long)mm->misses,
+                (unsigned long long)mm->dets, (unsigned long long)mm->det_bad);
     bool first = true;
     for (mm_glob *g = mm->globs; g; g = g->next) {
         int waiters = 0;

@@ -21,9 +21,11 @@
  * anything acts on a message. Fields: u8 u32 i32 u64; h, PC_HASH_LEN raw
  * bytes; s, a string (u32 length, bytes without NUL); b, a blob; L, a
  * list of strings (u32 n, n x s); V, a list of VT incarnations (u32 n,
- * n x (u64 vt, u32 epoch)); a trailing ? makes the last field optional;
- * +F: a bulk frame follows, +F? it may. "*": a payload of its own codec
- * (membership.c's), not read here. wire.h says what each field is. */
+ * n x (u64 vt, u32 epoch)); D, a list of determinants (u32 n, n x (u64
+ * vt, u64 pos, u64 from, u64 seq, u32 epoch): causal.h); a trailing ?
+ * makes the last field optional; +F: a bulk frame follows, +F? it may.
+ * "*": a payload of its own codec (membership.c's), not read here.
+ * wire.h says what each field is. */
 // clang-format off
 #define PC_TYPES(X)                                                                           \
     X(M_PING, "*") X(M_ACK, "*") X(M_PING_REQ, "*") X(M_JOIN, "*") X(M_SYNC, "*")             \
@@ -37,9 +39,11 @@
     X(W_MODULE_OK, "i32 s") X(W_RUN, "s b L") X(W_RESUME, "L u64 +F") X(W_DONE, "i32 s b")    \
     X(W_REPORT, "b") X(W_STOPPED, "i32 u64 +F?") X(W_FENCE, "") X(W_CLOSE, "")                \
     X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
-    X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?") X(W_IN, "u8 u8 u64 u64 i32 b")              \
+    X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?")                                             \
+    X(W_IN, "u8 u8 u64 u64 i32 u64 u64 b")                                                    \
     X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
-    X(W_IN_REF, "u8 u8 u64 u64 i32 h u32") X(W_IN_MISS, "")                                   \
+    X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
+    X(W_STABLE, "")                                                                           \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
@@ -47,8 +51,10 @@
     X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b") X(X_REPORT, "b") X(X_STOP, "")      \
     X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32")          \
     X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
-    X(X_IN, "u8 u8 u64 u64 i32 b") X(X_RESYNC, "") X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")      \
-    X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64")
+    X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
+    X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \
+    X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
+    X(X_STABLE, "")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)
@@ -101,6 +107,15 @@ static void s_field(pc_rbuf *r, const char *k, size_t n)
     } else if (n == 1 && *k == 'V') {
         uint32_t c = rt_get_count(r, 12);
         for (uint32_t i = 0; i < c && !r->bad; i++) {
+            pc_get_u64(r);
+            pc_get_u32(r);
+        }
+    } else if (n == 1 && *k == 'D') {
+        uint32_t c = rt_get_count(r, 36);
+        for (uint32_t i = 0; i < c && !r->bad; i++) {
+            pc_get_u64(r);
+            pc_get_u64(r);
+            pc_get_u64(r);
             pc_get_u64(r);
             pc_get_u32(r);
         }

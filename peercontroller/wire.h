@@ -104,7 +104,9 @@ typedef enum pc_type {
                             * u8 resend (1: an output after seq was lost: send the outbox
                             * again), or no payload */
     PC_W_IN = 0x0311,      /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
-                            * u8 novalue, u64 from, u64 ref, i32 err, b data */
+                            * u8 novalue, u64 from, u64 ref, i32 err, u64 cfrom, u64 cseq
+                            * (its channel: message cseq from VT cfrom, or from the deployer
+                            * when cfrom is 0), b data */
     PC_W_RESYNC = 0x0312,  /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position
                             * wanted (after a resume, or on a gap); outputs are re-sent after */
     PC_W_UNKNOWN = 0x0313, /* worker -> deployer: hdr.vc: this worker does not serve that VC
@@ -115,9 +117,14 @@ typedef enum pc_type {
                             * a patch (H_PATCH) found no base here: send whole images */
     PC_W_IN_REF = 0x0316,  /* deployer -> worker: as W_IN, a global's value named by its hash,
                             * which the worker has a copy of: u8 kind, u8 novalue, u64 from,
-                            * u64 ref, i32 err, h BLAKE2b-256 of the value, u32 its length */
+                            * u64 ref, i32 err, u64 cfrom, u64 cseq, h BLAKE2b-256 of the
+                            * value, u32 its length */
     PC_W_IN_MISS = 0x0317, /* worker -> deployer: hdr.vc/vt/epoch, seq = the input's position:
                             * no copy of the value its W_IN_REF named: send it whole */
+    PC_W_DET = 0x0318,     /* worker -> deployer: hdr.vc; D determinants: the positions the
+                            * executor gave its VTs' inputs (causal.h) */
+    PC_W_STABLE = 0x0319,  /* deployer -> worker: hdr.vc/vt/epoch, seq = the VT's determinants
+                            * are stable up to this position */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -163,6 +170,8 @@ typedef enum pc_type {
     PC_X_SLOT_FREE = 0x0614,  /* daemon -> exec: u32 slot, given back */
     PC_X_STOPPED_SLOT = 0x0615, /* exec -> daemon: a STOPPED whose image (err 0) is lent in a
                                  * slot: the fields of X_IMAGE_SLOT */
+    PC_X_DET = 0x0616,          /* exec -> daemon: as W_DET */
+    PC_X_STABLE = 0x0617,       /* daemon -> exec: as W_STABLE */
 } pc_type;
 
 typedef struct pc_hdr {

@@ -306,6 +306,8 @@ static void s_copy_in(wk_vc *v, const pc_buf *body)
     pc_get_u64(&r);
     pc_get_u64(&r);
     pc_get_i32(&r);
+    pc_get_u64(&r);
+    pc_get_u64(&r);
     const void *data = NULL;
     size_t len = 0;
     pc_get_blob(&r, &data, &len);
@@ -333,6 +335,10 @@ static void s_copy_out(wk_vc *v, const uint8_t *payload, size_t n)
         s_copy_keep(v, data, len);
 }
 
+/* The fields of W_IN and W_IN_REF before the value (wire.h): kind,
+ * novalue, from, ref, err, cfrom, cseq. */
+#define WK_IN_FIELDS (1 + 1 + 8 + 8 + 4 + 8 + 8)
+
 /* W_IN_REF: the input to the executor with the value from the copy its
  * hash names, or W_IN_MISS to the deployer, which sends it whole. */
 static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
@@ -340,7 +346,7 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
     pc_rbuf r;
     pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     const void *fields = NULL, *hash = NULL;
-    pc_get_raw(&r, &fields, 1 + 1 + 8 + 8 + 4);
+    pc_get_raw(&r, &fields, WK_IN_FIELDS);
     pc_get_raw(&r, &hash, PC_HASH_LEN);
     uint32_t len = pc_get_u32(&r);
     pc_buf *val = pc_rbuf_done(&r) ? pc_gcopies_get(v->copies, hash, len) : NULL;
@@ -354,7 +360,7 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
     uint8_t blen[4];
     rt_le32_put(blen, len);
     struct iovec io[3] = {
-        {(void *)fields, 1 + 1 + 8 + 8 + 4}, {blen, 4}, {(void *)pc_buf_data(val), len}};
+        {(void *)fields, WK_IN_FIELDS}, {blen, 4}, {(void *)pc_buf_data(val), len}};
     s_xsend(w, v, pc_hdr_make(PC_X_IN, v->vc, m->h.vt, m->h.epoch, m->h.seq), io, 3);
     pc_buf_drop(&val);
 }
@@ -634,6 +640,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     }
     case PC_W_IN:
     case PC_W_IN_REF:
+    case PC_W_STABLE:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
         wk_vt *t = s_vt(v, m->h.vt);
@@ -662,6 +669,10 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         }
         if (m->h.type == PC_W_IN_REF) {
             s_in_ref(w, v, m);
+            return;
+        }
+        if (m->h.type == PC_W_STABLE) {
+            s_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL, 0);
             return;
         }
         if (m->h.type == PC_W_IN)
@@ -830,6 +841,9 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         if (current)
             s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
                             h->seq, payload, h->len, NULL);
+        break;
+    case PC_X_DET: /* for VTs of this executor; the deployer checks which */
+        s_send_deployer(w, v, PC_W_DET, 0, 0, 0, payload, h->len, NULL);
         break;
     case PC_X_CRASH: {
         pc_rbuf r;

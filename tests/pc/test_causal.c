@@ -345,6 +345,53 @@ static void t_wire(void **state)
  * decodes the same, installs again, and every truncation, a trailing
  * byte, a channel given twice and a logged message not from the VT are
  * refused with a reason. */
+/* A list of determinants as executors send them to the deployer: read
+ * back whole, or refused with a reason (cut anywhere, a count the bytes
+ * cannot hold, trailing bytes, a determinant with a zero number). */
+static void t_dets_wire(void **state)
+{
+    (void)state;
+    pc_cx_det d[2] = {{.vt = 3, .pos = 7, .from = 0, .seq = 2, .epoch = 1},
+                      {.vt = 4, .pos = 1, .from = 3, .seq = 9, .epoch = 2}};
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_dets_encode(&w, d, 2);
+    assert_int_equal(w.err, 0);
+    pc_cx_det *got = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    assert_int_equal(pc_cx_dets_decode(w.data, w.len, &got, &n, &why), 0);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < 2; i++)
+        assert_true(got[i].vt == d[i].vt && got[i].pos == d[i].pos && got[i].from == d[i].from &&
+                    got[i].seq == d[i].seq && got[i].epoch == d[i].epoch);
+    free(got);
+    for (size_t cut = 0; cut < w.len; cut++) {
+        assert_int_equal(pc_cx_dets_decode(w.data, cut, &got, &n, &why), LEV_EINVAL);
+        assert_non_null(why);
+        assert_null(got);
+    }
+    uint8_t more[64];
+    memcpy(more, w.data, w.len);
+    more[w.len] = 0;
+    assert_int_equal(pc_cx_dets_decode(more, w.len + 1, &got, &n, &why), LEV_EINVAL);
+    more[0] = 0xFF; /* a count of 255 + ... the bytes cannot hold */
+    assert_int_equal(pc_cx_dets_decode(more, w.len, &got, &n, &why), LEV_EINVAL);
+    pc_wbuf_free(&w);
+    pc_cx_det zero = {.vt = 3, .pos = 0, .seq = 1, .epoch = 1};
+    pc_wbuf_init(&w);
+    pc_cx_dets_encode(&w, &zero, 1);
+    assert_int_equal(pc_cx_dets_decode(w.data, w.len, &got, &n, &why), LEV_EINVAL);
+    assert_non_null(strstr(why, "zero"));
+    pc_wbuf_free(&w);
+    pc_wbuf_init(&w);
+    pc_cx_dets_encode(&w, NULL, 0);
+    assert_int_equal(pc_cx_dets_decode(w.data, w.len, &got, &n, &why), 0);
+    assert_int_equal(n, 0);
+    assert_null(got);
+    pc_wbuf_free(&w);
+}
+
 static void t_image_wire(void **state)
 {
     (void)state;
@@ -419,6 +466,7 @@ int main(void)
         cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
         cmocka_unit_test(t_detlog),          cmocka_unit_test(t_wire),
         cmocka_unit_test(t_image_wire),      cmocka_unit_test(t_barrier),
+        cmocka_unit_test(t_dets_wire),
     };
     return cmocka_run_group_tests(all, NULL, NULL);
 }

@@ -234,7 +234,7 @@ static const uint8_t *s_env_image(const uint8_t *b, size_t len, size_t *ilen)
     size_t clen = 0;
     const char *why = NULL;
     *ilen = 0;
-    if (!pc_env_split(b, len, &chan, &clen, &img, ilen, &why))
+    if (!pc_env_split(b, len, &chan, &clen, &img, ilen, NULL, NULL, &why))
         fail_msg("%s", why);
     return img;
 }

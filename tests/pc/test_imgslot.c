@@ -48,10 +48,13 @@ static pc_buf *s_lend_take(pc_slots *s, pc_slotmaps *m, size_t n, size_t tn, uin
     assert_true(i >= 0);
     for (size_t k = 0; k < n; k++)
         img[k] = (uint8_t)(seed + k * 7);
-    uint8_t *tail = malloc(tn ? tn : 1);
+    uint8_t *chan0 = malloc(tn ? tn : 1);
+    assert_non_null(chan0);
+    memset(chan0, seed ^ 0x5A, tn);
+    size_t tlen = 0;
+    uint8_t *tail = pc_env_tail(chan0, tn, NULL, 0, &tlen);
     assert_non_null(tail);
-    memset(tail, seed ^ 0x5A, tn);
-    assert_int_equal(pc_slots_finish(s, i, n, tail, tn), 0);
+    assert_int_equal(pc_slots_finish(s, i, n, tail, tlen), 0);
     pc_slots_lend(s, i, l);
     uint8_t pay[PC_SLOT_LEND_LEN];
     const char *why = NULL;
@@ -60,18 +63,20 @@ static pc_buf *s_lend_take(pc_slots *s, pc_slotmaps *m, size_t n, size_t tn, uin
     if (!b)
         fail_msg("refused: %s", why);
     const uint8_t *env = pc_buf_data(b);
-    assert_int_equal(pc_buf_len(b), PC_ENV_HEAD + n + tn);
-    const uint8_t *chan = NULL, *im = NULL;
-    size_t clen = 0, ilen = 0;
-    assert_true(pc_env_split(env, pc_buf_len(b), &chan, &clen, &im, &ilen, &why));
+    assert_int_equal(pc_buf_len(b), PC_ENV_HEAD + n + tlen);
+    const uint8_t *chan = NULL, *im = NULL, *cx = NULL;
+    size_t clen = 0, ilen = 0, cxlen = 1;
+    assert_true(pc_env_split(env, pc_buf_len(b), &chan, &clen, &im, &ilen, &cx, &cxlen, &why));
+    assert_int_equal(cxlen, 0);
     assert_int_equal(ilen, n);
     assert_int_equal(clen, tn);
     for (size_t k = 0; k < n; k += 4093)
         assert_int_equal(im[k], (uint8_t)(seed + k * 7));
     assert_int_equal(im[n - 1], (uint8_t)(seed + (n - 1) * 7));
     if (tn)
-        assert_memory_equal(chan, tail, tn);
+        assert_memory_equal(chan, chan0, tn);
     free(tail);
+    free(chan0);
     return b;
 }
 
@@ -212,6 +217,42 @@ static void s_refused(pc_slotmaps *m, const uint8_t *r, size_t n, int fd, const 
         fail_msg("expected \"%s\" in \"%s\"", what, why);
 }
 
+/* An envelope's three parts come back as they went in; a tail whose
+ * causal length or whose length in the head does not fit is refused. */
+static void t_envelope_parts(void **state)
+{
+    (void)state;
+    const uint8_t img[] = "image bytes", chan[] = "chan", cx[] = "causal";
+    size_t tlen = 0, elen = 0;
+    uint8_t *tail = pc_env_tail(chan, 4, cx, 6, &tlen);
+    assert_non_null(tail);
+    uint8_t *env = pc_env_make(tail, tlen, img, 11, &elen);
+    assert_non_null(env);
+    const uint8_t *c = NULL, *i = NULL, *x = NULL;
+    size_t clen = 0, ilen = 0, xlen = 0;
+    const char *why = NULL;
+    assert_true(pc_env_split(env, elen, &c, &clen, &i, &ilen, &x, &xlen, &why));
+    assert_int_equal(ilen, 11);
+    assert_memory_equal(i, img, 11);
+    assert_int_equal(clen, 4);
+    assert_memory_equal(c, chan, 4);
+    assert_int_equal(xlen, 6);
+    assert_memory_equal(x, cx, 6);
+    rt_le32_put(env + elen - 4, 11); /* the causal state longer than the tail */
+    assert_false(pc_env_split(env, elen, &c, &clen, &i, &ilen, &x, &xlen, &why));
+    assert_non_null(strstr(why, "causal"));
+    rt_le32_put(env + elen - 4, 6);
+    rt_le32_put(env + 4, (uint32_t)elen); /* a tail longer than the envelope */
+    assert_false(pc_env_split(env, elen, &c, &clen, &i, &ilen, &x, &xlen, &why));
+    rt_le32_put(env + 4, 3); /* too short to hold its causal length */
+    assert_false(pc_env_split(env, elen, &c, &clen, &i, &ilen, &x, &xlen, &why));
+    rt_le32_put(env, 0x3245564Cu); /* the format before causal states: refused */
+    assert_false(pc_env_split(env, elen, &c, &clen, &i, &ilen, &x, &xlen, &why));
+    assert_non_null(strstr(why, "magic"));
+    free(env);
+    free(tail);
+}
+
 static void t_refusals(void **state)
 {
     (void)state;
@@ -270,8 +311,9 @@ static void t_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_lend_reuse),   cmocka_unit_test(t_grow),     cmocka_unit_test(t_full),
-        cmocka_unit_test(t_other_thread), cmocka_unit_test(t_refusals),
+        cmocka_unit_test(t_lend_reuse), cmocka_unit_test(t_grow),
+        cmocka_unit_test(t_full),       cmocka_unit_test(t_other_thread),
+        cmocka_unit_test(t_refusals),   cmocka_unit_test(t_envelope_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,6 +189,20 @@ static int s_kill_host(mesh *m, uint64_t vt)
     return victim;
 }
 
+/* The executors ordered the VTs' inputs as the deployer did: it checked
+ * their determinants (some came: every executor that took 32 inputs has
+ * sent a batch) and none contradicted its log. */
+static void s_dets_agree(const mesh *m)
+{
+    char *js = mesh_status(m->p[0].ep, LIMIT);
+    assert_non_null(js);
+    long long checked = js_obj_sum(js, "determinants", "checked");
+    long long bad = js_obj_sum(js, "determinants", "contradicting");
+    free(js);
+    if (checked <= 0 || bad != 0)
+        fail_msg("determinants: %lld checked, %lld contradicting the deployer's log", checked, bad);
+}
+
 /* ===================================================================
  * Scenarios
  * =================================================================== */
@@ -251,6 +265,7 @@ static void t_ring(void **state)
         free(tok);
     }
     assert_int_equal(rep.n[cfg.ids[0]], 1); /* the report, once */
+    s_dets_agree(&m);
     assert_int_equal(lev_vc_close(&vc), 0);
     mesh_stop_all(m.p, m.n);
 }
@@ -276,6 +291,7 @@ static void t_a2a(void **state)
                      (unsigned long long)msg_a2a_expect(&c));
         free(sum);
     }
+    s_dets_agree(&m);
     assert_int_equal(lev_vc_close(&vc), 0);
     mesh_stop_all(m.p, m.n);
 }
@@ -348,6 +364,7 @@ static void t_counter(void **state)
     free(v);
     if (c != 8 * times)
         fail_msg("the counter is %ld, not %ld", c, 8 * times);
+    s_dets_agree(&m);
     assert_int_equal(lev_vc_close(&vc), 0);
     mesh_stop_all(m.p, m.n);
 }

@@ -66,6 +66,10 @@ typedef struct mw_vt {
     int32_t end_err;
     char end_detail[96];
     bool heard; /* an input or acknowledgement reached it */
+    struct {
+        uint64_t from, seq;
+    } chans[16]; /* the last number taken on each channel since it started here */
+    int nchans;
 } mw_vt;
 
 /* One model executor: the VTs of one VC on one peer. */
@@ -519,7 +523,10 @@ static uint8_t *s_envelope(const mw_vt *t, size_t *len)
     pc_wbuf img;
     pc_wbuf_init(&img);
     s_put_state(&img, t);
-    uint8_t *env = pc_env_make(NULL, 0, img.data, img.len, len);
+    size_t tlen = 0;
+    uint8_t *tail = pc_env_tail(NULL, 0, NULL, 0, &tlen);
+    uint8_t *env = tail ? pc_env_make(tail, tlen, img.data, img.len, len) : NULL;
+    free(tail);
     pc_wbuf_free(&img);
     if (!env)
         abort();
@@ -601,7 +608,8 @@ static void s_resume(vs_mexec *x, const pc_hdr *h, pc_rbuf *r)
     mw_state s = {0};
     uint64_t id = 0;
     uint32_t epoch = 0;
-    bool ok = pc_rbuf_done(r) && pc_env_split(env, elen, &chan, &clen, &img, &ilen, &why);
+    bool ok =
+        pc_rbuf_done(r) && pc_env_split(env, elen, &chan, &clen, &img, &ilen, NULL, NULL, &why);
     if (ok) {
         pc_rbuf ri;
         pc_rbuf_init(&ri, img, ilen);
@@ -636,6 +644,7 @@ static void s_in(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
     in.from = pc_get_u64(r);
     in.ref = pc_get_u64(r);
     in.err = pc_get_i32(r);
+    uint64_t cfrom = pc_get_u64(r), cseq = pc_get_u64(r);
     const void *data = NULL;
     size_t len = 0;
     pc_get_blob(r, &data, &len);
@@ -643,6 +652,10 @@ static void s_in(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
         vs_violation(x->n->w, "%s: malformed IN of VT %llu", x->n->ep, (unsigned long long)t->id);
         return;
     }
+    if (!cseq || cfrom != (in.kind == RT_IN_MSG && in.from >= 2 ? in.from : 0))
+        vs_violation(x->n->w, "%s: input %llu of VT %llu on channel %llu/%llu, not its sender's",
+                     x->n->ep, (unsigned long long)in.d, (unsigned long long)t->id,
+                     (unsigned long long)cfrom, (unsigned long long)cseq);
     for (size_t i = 0; i < len && i < 8; i++)
         in.val |= (uint64_t)((const uint8_t *)data)[i] << (8 * i);
     if (in.d < t->s.next_in)
@@ -662,6 +675,19 @@ static void s_in(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
     n[t->s.nin++] = in;
     t->s.next_in++;
     t->resync_asked = 0;
+    /* the deployer numbers each channel 1, 2, 3, ... in the order of the
+     * stream (checked from the first input this incarnation takes) */
+    int c = 0;
+    while (c < t->nchans && t->chans[c].from != cfrom)
+        c++;
+    if (c < t->nchans && cseq != t->chans[c].seq + 1)
+        vs_violation(x->n->w, "%s: VT %llu took message %llu of channel %llu after %llu", x->n->ep,
+                     (unsigned long long)t->id, (unsigned long long)cseq, (unsigned long long)cfrom,
+                     (unsigned long long)t->chans[c].seq);
+    if (c == t->nchans && c < 16)
+        t->chans[t->nchans++].from = cfrom;
+    if (c < t->nchans)
+        t->chans[c].seq = cseq;
 }
 
 static void s_ack(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
