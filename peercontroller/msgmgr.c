@@ -727,6 +727,18 @@ bad:
            (unsigned long long)d->from, (unsigned long long)d->pos);
 }
 
+/* Tells v's host how far its determinants are stable, when that moved. */
+static void s_stable(pc_msgmgr *mm, mm_vt *v)
+{
+    uint32_t epoch = 0;
+    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    if (v->det_wm <= v->det_sent || !host || !v->synced)
+        return;
+    v->det_sent = v->det_wm;
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm),
+                 NULL, NULL);
+}
+
 void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m)
 {
     pc_cx_det *d = NULL;
@@ -741,22 +753,13 @@ void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m)
         uint32_t epoch = 0;
         mm_vt *v = s_vt(mm, d[i].vt);
         const char *host = v ? pc_resolver_get(mm->o.where, d[i].vt, &epoch) : NULL;
-        if (v && !v->ended && host && !strcmp(host, m->from) && d[i].epoch == epoch)
-            s_det(mm, v, &d[i]); /* else an older incarnation's, or of a VT gone */
+        if (!v || v->ended || !host || strcmp(host, m->from) || d[i].epoch != epoch)
+            continue; /* an older incarnation's, or of a VT gone */
+        s_det(mm, v, &d[i]);
+        if (i + 1 == n || d[i + 1].vt != d[i].vt)
+            s_stable(mm, v); /* at once: the executor holds them until then */
     }
     free(d);
-}
-
-/* Tells v's host how far its determinants are stable, when that moved. */
-static void s_stable(pc_msgmgr *mm, mm_vt *v)
-{
-    uint32_t epoch = 0;
-    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
-    if (v->det_wm <= v->det_sent || !host || !v->synced)
-        return;
-    v->det_sent = v->det_wm;
-    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm),
-                 NULL, NULL);
 }
 
 void pc_mm_tick(pc_msgmgr *mm)

@@ -96,7 +96,7 @@ void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m);
 /* W_DET: determinants from a VT's executor, checked against the log
  * (a contradiction is logged and counted: the executors' ordering of
  * inputs and the deployer's disagree); how far they agree goes back to
- * the host at the tick (W_STABLE). */
+ * the host at once (W_STABLE). */
 void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m);
 
 /* The client's C_SEND, C_GSET and C_GGET: each is answered (now, or for

@@ -706,6 +706,23 @@ static void t_resume_bad(void **state)
     assert_non_null(seen.img);
     s_resume(&e, 10, 1, seen.img, seen.img_len);
     s_expect_failed(&e, 10, LEV_EIMAGE, "is of virtual thread 9, not 10");
+    /* the executor's causal state of another VT than the image's */
+    const uint8_t *chan = NULL, *img = NULL, *cx = NULL;
+    size_t clen = 0, ilen = 0, cxlen = 0;
+    const char *why = NULL;
+    assert_true(pc_env_split(seen.img, seen.img_len, &chan, &clen, &img, &ilen, &cx, &cxlen, &why));
+    assert_true(cxlen >= 8);
+    uint8_t *cxw = seen.img + (cx - seen.img), keep[8];
+    memcpy(keep, cxw, 8);
+    rt_le64_put(cxw, 77);
+    s_resume(&e, 9, 2, seen.img, seen.img_len);
+    s_expect_failed(&e, 9, LEV_EIMAGE, "causal state is of virtual thread 77");
+    /* ... or cut short */
+    memcpy(cxw, keep, 8);
+    rt_le32_put(seen.img + seen.img_len - 4, (uint32_t)cxlen - 5);
+    s_resume(&e, 9, 2, seen.img, seen.img_len);
+    s_expect_failed(&e, 9, LEV_EIMAGE, "");
+    rt_le32_put(seen.img + seen.img_len - 4, (uint32_t)cxlen);
     seen.img[seen.img_len / 2] ^= 0x11;
     s_resume(&e, 9, 2, seen.img, seen.img_len);
     s_expect_failed(&e, 9, LEV_EIMAGE, "");

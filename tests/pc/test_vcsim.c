@@ -43,7 +43,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         assert_true(ok);
         return r.patched;
     }
-    uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0;
+    uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -56,13 +56,19 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         patched += r.patched;
         refs += r.by_ref;
         misses += r.ref_misses;
+        dets += r.dets;
     }
     s_refs = refs;
+    /* the executors' ordering of inputs was checked against the
+     * deployer's, determinant by determinant (vcsim.c) */
+    if (!dets)
+        fail_msg("%s: no determinant reached the deployer in %d seeds", name, seeds);
     fprintf(stderr,
             "%s: %d seeds, %.1f simulated minutes, %llu VTs failed as allowed, %llu images "
-            "patched, %llu global values by reference (%llu missed)\n",
+            "patched, %llu global values by reference (%llu missed), %llu determinants checked\n",
             name, seeds, (double)sim / 60000.0, (unsigned long long)failed,
-            (unsigned long long)patched, (unsigned long long)refs, (unsigned long long)misses);
+            (unsigned long long)patched, (unsigned long long)refs, (unsigned long long)misses,
+            (unsigned long long)dets);
     return patched;
 }
 

@@ -13,10 +13,12 @@
 
 #include <sodium.h>
 
+#include "causal.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "simq.h"
 #include "vcsim_int.h"
+#include "vec.h"
 
 #define VS_NODES_MAX 18 /* the mesh, a peer of another mesh, and the client */
 #define VS_CLIENT_EP "client:vcsim"
@@ -74,6 +76,13 @@ struct vs_world {
     vs_fault *faults;
     int nfaults;
     vs_client c;
+    /* per VT (index id - 2): the channel entry the deployer sent at each
+     * input position (index position - 1), to check determinants by */
+    struct {
+        pc_cx_mark *at;
+        size_t n, cap;
+    } * inputs;
+    size_t ninputs;
 };
 
 /* ===================================================================
@@ -185,9 +194,80 @@ static bool s_faulty(vs_world *w, int kind, int i)
     return false;
 }
 
+/* The channel entry W_IN (or W_IN_REF) gives position h->seq of VT
+ * h->vt: one entry per position, whatever is sent again. */
+static void s_watch_in(vs_world *w, const pc_hdr *h, const void *body, size_t len)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, body, len);
+    pc_get_raw(&r, &(const void *){NULL}, 1 + 1 + 8 + 8 + 4);
+    pc_cx_mark e = {.vt = pc_get_u64(&r), .seq = pc_get_u64(&r)};
+    if (r.bad || h->vt < 2 || h->vt - 2 > 4096 || !h->seq || h->seq > 1u << 24) {
+        vs_violation(w, "the deployer sent a malformed input to VT %llu",
+                     (unsigned long long)h->vt);
+        return;
+    }
+    size_t v = (size_t)(h->vt - 2), pos = (size_t)h->seq - 1;
+    if (v >= w->ninputs) {
+        void *more = realloc(w->inputs, (v + 1) * sizeof *w->inputs);
+        if (!more)
+            abort();
+        w->inputs = more;
+        memset(w->inputs + w->ninputs, 0, (v + 1 - w->ninputs) * sizeof *w->inputs);
+        w->ninputs = v + 1;
+    }
+    if (pos >= w->inputs[v].n) {
+        if (RT_VEC_RESERVE(w->inputs[v].at, w->inputs[v].cap, w->inputs[v].n,
+                           pos + 1 - w->inputs[v].n))
+            abort();
+        memset(w->inputs[v].at + w->inputs[v].n, 0,
+               (pos + 1 - w->inputs[v].n) * sizeof *w->inputs[v].at);
+        w->inputs[v].n = pos + 1;
+    }
+    pc_cx_mark *at = &w->inputs[v].at[pos];
+    if (at->seq && (at->vt != e.vt || at->seq != e.seq))
+        vs_violation(w,
+                     "the deployer sent VT %llu message %llu of channel %llu at input %llu, "
+                     "after message %llu of channel %llu there",
+                     (unsigned long long)h->vt, (unsigned long long)e.seq, (unsigned long long)e.vt,
+                     (unsigned long long)h->seq, (unsigned long long)at->seq,
+                     (unsigned long long)at->vt);
+    *at = e;
+}
+
+/* The determinants a worker sends up: each names the position the
+ * deployer gave the input (the executors order as the deployer did). */
+static void s_watch_dets(vs_world *w, const void *body, size_t len)
+{
+    pc_cx_det *d = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (pc_cx_dets_decode(body, len, &d, &n, &why)) {
+        vs_violation(w, "a worker sent malformed determinants: %s", why ? why : "no memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t v = (size_t)(d[i].vt - 2), pos = (size_t)d[i].pos - 1;
+        const pc_cx_mark *at =
+            d[i].vt >= 2 && v < w->ninputs && pos < w->inputs[v].n ? &w->inputs[v].at[pos] : NULL;
+        if (!at || !at->seq || at->vt != d[i].from || at->seq != d[i].seq)
+            vs_violation(w,
+                         "an executor put message %llu of channel %llu at input %llu of VT "
+                         "%llu, where the deployer sent another",
+                         (unsigned long long)d[i].seq, (unsigned long long)d[i].from,
+                         (unsigned long long)d[i].pos, (unsigned long long)d[i].vt);
+        w->r->dets++;
+    }
+    free(d);
+}
+
 int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk)
 {
     vs_world *w = n->w;
+    if (h.type == PC_W_IN || h.type == PC_W_IN_REF)
+        s_watch_in(w, &h, body, len);
+    if (h.type == PC_W_DET)
+        s_watch_dets(w, body, len);
     w->r->by_ref += h.type == PC_W_IN_REF;
     w->r->ref_misses += h.type == PC_W_IN_MISS;
     int dst = s_node_of(w, to);
@@ -866,6 +946,9 @@ static void s_world_free(vs_world *w)
     free(w->c.ids);
     free(w->c.ended);
     free(w->c.reports);
+    for (size_t i = 0; i < w->ninputs; i++)
+        free(w->inputs[i].at);
+    free(w->inputs);
 }
 
 bool vs_run(const vs_opts *o, vs_report *r)

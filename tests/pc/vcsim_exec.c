@@ -7,7 +7,11 @@
  * taken in stream order, outputs numbered and kept until acknowledged,
  * no capture while a lock or a grant is held, the outbox sent again when
  * it stays unacknowledged, the inputs asked for again while the deployer
- * has said nothing.
+ * has said nothing. Like an executor (exechost_causal.c), it orders its
+ * VTs' inputs by their channels with the causal logging engine
+ * (causal.c), sends its determinants up (X_DET), drops those the
+ * deployer says are stable (X_STABLE), and keeps the engine's part in
+ * each image envelope.
  *
  * A model VT is one of a ring of V VTs (ids 2 .. V+1), each running R
  * rounds of: compute, send a value to the next VT, receive the previous
@@ -22,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causal.h"
 #include "envelope.h"
 #include "lev_errors.h"
 #include "vcsim_int.h"
+#include "vec.h"
 #include "vtchan.h"
 
 #define MW_TICK_MS 10
@@ -81,6 +87,10 @@ struct vs_mexec {
     bool dead; /* stopped by the worker, or its peer crashed */
     mw_vt **vts;
     int nvts;
+    pc_cx *cx;       /* the VC's causal logging engine here */
+    pc_cx_det *dets; /* for the next X_DET */
+    size_t ndets, capdets;
+    uint64_t hand_cfrom, hand_cseq, hand_pos; /* the input being ordered, and where it went */
 };
 
 /* ===================================================================
@@ -151,6 +161,7 @@ static void s_vt_free(mw_vt *t)
 
 static void s_vt_forget(vs_mexec *x, mw_vt *t)
 {
+    pc_cx_remove(x->cx, t->id);
     for (int i = 0; i < x->nvts; i++)
         if (x->vts[i] == t) {
             s_vt_free(t);
@@ -164,6 +175,7 @@ static void s_sweep(vs_mexec *x)
 {
     for (int i = 0; i < x->nvts;)
         if (x->vts[i]->ended) {
+            pc_cx_remove(x->cx, x->vts[i]->id);
             s_vt_free(x->vts[i]);
             x->vts[i] = x->vts[--x->nvts];
         } else {
@@ -517,17 +529,25 @@ int vs_image_id(const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch)
     return ok ? 0 : LEV_EIMAGE;
 }
 
-/* The VT's image in an envelope (malloc'd, *len its size). */
-static uint8_t *s_envelope(const mw_vt *t, size_t *len)
+/* The VT's image in an envelope, with the engine's part (malloc'd, *len
+ * its size). */
+static uint8_t *s_envelope(vs_mexec *x, const mw_vt *t, size_t *len)
 {
-    pc_wbuf img;
+    pc_wbuf img, cx;
     pc_wbuf_init(&img);
+    pc_wbuf_init(&cx);
     s_put_state(&img, t);
+    pc_cx_image im;
+    if (pc_cx_image_of(x->cx, t->id, &im))
+        abort();
+    pc_cx_image_encode(&cx, &im);
+    pc_cx_image_clear(&im);
     size_t tlen = 0;
-    uint8_t *tail = pc_env_tail(NULL, 0, NULL, 0, &tlen);
+    uint8_t *tail = pc_env_tail(NULL, 0, cx.data, cx.len, &tlen);
     uint8_t *env = tail ? pc_env_make(tail, tlen, img.data, img.len, len) : NULL;
     free(tail);
     pc_wbuf_free(&img);
+    pc_wbuf_free(&cx);
     if (!env)
         abort();
     return env;
@@ -540,7 +560,7 @@ static void s_checkpoint(vs_mexec *x, mw_vt *t, uint64_t now)
     if (!s_capture_ok(t))
         return;
     size_t elen = 0;
-    uint8_t *env = s_envelope(t, &elen);
+    uint8_t *env = s_envelope(x, t, &elen);
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_blob(&b, env, elen);
@@ -586,6 +606,10 @@ static void s_run(vs_mexec *x, const pc_hdr *h, pc_rbuf *r, const vs_opts *o)
         return;
     }
     mw_vt *t = s_track(x, h->vt, h->epoch);
+    pc_cx_image fresh = {.vt = h->vt, .epoch = h->epoch};
+    if (pc_cx_install(x->cx, &fresh, NULL, 0))
+        vs_violation(x->n->w, "%s: the engine refused VT %llu epoch %u", x->n->ep,
+                     (unsigned long long)h->vt, h->epoch);
     t->s.acc = t->id;
     t->s.next_in = 1;
     t->s.work_left_us = (uint64_t)(o->compute_ms ? o->compute_ms : 300) * 1000;
@@ -602,20 +626,25 @@ static void s_resume(vs_mexec *x, const pc_hdr *h, pc_rbuf *r)
     const void *env = NULL;
     size_t elen = 0;
     pc_get_blob(r, &env, &elen);
-    const uint8_t *chan, *img;
-    size_t clen, ilen;
+    const uint8_t *chan, *img, *cxp;
+    size_t clen, ilen, cxlen;
     const char *why = NULL;
     mw_state s = {0};
     uint64_t id = 0;
     uint32_t epoch = 0;
+    pc_cx_image im = {0};
     bool ok =
-        pc_rbuf_done(r) && pc_env_split(env, elen, &chan, &clen, &img, &ilen, NULL, NULL, &why);
+        pc_rbuf_done(r) && pc_env_split(env, elen, &chan, &clen, &img, &ilen, &cxp, &cxlen, &why);
     if (ok) {
         pc_rbuf ri;
         pc_rbuf_init(&ri, img, ilen);
         ok = s_get_state(&ri, &s, &id, &epoch) && id == h->vt && epoch < h->epoch;
     }
+    /* the engine's part stands where the state does */
+    ok = ok && !pc_cx_image_decode(cxp, cxlen, 1u << 20, &im, &why) && im.vt == id &&
+         im.consumed + 1 == s.next_in;
     if (!ok) {
+        pc_cx_image_clear(&im);
         free(s.in);
         free(s.out);
         vs_violation(x->n->w, "%s: bad RESUME of VT %llu epoch %u", x->n->ep,
@@ -623,6 +652,11 @@ static void s_resume(vs_mexec *x, const pc_hdr *h, pc_rbuf *r)
         return;
     }
     mw_vt *t = s_track(x, h->vt, h->epoch);
+    im.epoch = h->epoch;
+    if (pc_cx_install(x->cx, &im, NULL, 0))
+        vs_violation(x->n->w, "%s: the engine refused the image of VT %llu epoch %u", x->n->ep,
+                     (unsigned long long)h->vt, h->epoch);
+    pc_cx_image_clear(&im);
     t->s = s;
     t->last_ckpt = vs_now(x->n->w);
     vs_world_report(x->n->w)->resumes++;
@@ -668,6 +702,23 @@ static void s_in(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
         }
         return;
     }
+    /* the engine orders it: relayed by the deployer, at the position the
+     * deployer gave it */
+    x->hand_cfrom = cfrom;
+    x->hand_cseq = cseq;
+    x->hand_pos = 0;
+    pc_cx_msg m = {
+        .from = cfrom, .to = t->id, .seq = cseq, .from_epoch = UINT32_MAX, .to_epoch = t->epoch};
+    if (pc_cx_on_msg(x->cx, -1, &m, NULL, 0) || x->hand_pos != in.d) {
+        vs_violation(x->n->w,
+                     "%s: VT %llu: message %llu of channel %llu ordered at input %llu, "
+                     "the deployer put it at input %llu",
+                     x->n->ep, (unsigned long long)t->id, (unsigned long long)cseq,
+                     (unsigned long long)cfrom, (unsigned long long)x->hand_pos,
+                     (unsigned long long)in.d);
+        return;
+    }
+    pc_cx_consumed(x->cx, t->id, in.d); /* the VT's state has it now */
     mw_in *n = realloc(t->s.in, (t->s.nin + 1) * sizeof *n);
     if (!n)
         abort();
@@ -705,7 +756,7 @@ static void s_ack(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
 static void s_stop(vs_mexec *x, mw_vt *t)
 {
     size_t elen = 0;
-    uint8_t *env = s_envelope(t, &elen);
+    uint8_t *env = s_envelope(x, t, &elen);
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_i32(&b, 0);
@@ -765,6 +816,9 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
             s_step(x, t, o);
         }
         break;
+    case PC_X_STABLE:
+        pc_cx_stable(x->cx, h.vt, h.seq);
+        break;
     case PC_X_ACK:
         if (t && t->epoch == h.epoch && !t->ended) {
             t->heard = true;
@@ -795,10 +849,42 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
  * Life cycle, time, status
  * =================================================================== */
 
+static void s_cx_dets(void *ud, const pc_cx_det *d, size_t n)
+{
+    vs_mexec *x = ud;
+    if (RT_VEC_RESERVE(x->dets, x->capdets, x->ndets, n))
+        abort();
+    memcpy(x->dets + x->ndets, d, n * sizeof *d);
+    x->ndets += n;
+}
+
+static void s_cx_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
+{
+    vs_mexec *x = ud;
+    if (m->from == x->hand_cfrom && m->seq == x->hand_cseq)
+        x->hand_pos = pos;
+}
+
+/* The determinants made since the last X_DET go up. */
+static void s_cx_flush(vs_mexec *x)
+{
+    if (!x->ndets)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_cx_dets_encode(&b, x->dets, x->ndets);
+    s_rec(x, PC_X_DET, 0, 0, 0, &b);
+    pc_wbuf_free(&b);
+    x->ndets = 0;
+}
+
 vs_mexec *vs_mexec_start(vs_node *n)
 {
     vs_mexec *x = calloc(1, sizeof *x);
     if (!x)
+        abort();
+    pc_cx_io io = {.ud = x, .dets = s_cx_dets, .deliver = s_cx_deliver};
+    if (!(x->cx = pc_cx_new(0, &io)))
         abort();
     x->n = n;
     x->ckpt_ms = 2000;
@@ -823,6 +909,8 @@ void vs_mexec_free_all(vs_node *n)
         vs_mexec *x = n->execs;
         n->execs = x->next;
         vs_mexec_stop(x);
+        pc_cx_destroy(&x->cx);
+        free(x->dets);
         free(x->vts);
         free(x);
     }
@@ -847,6 +935,7 @@ uint64_t vs_mexec_tick(vs_node *n, uint64_t now)
     for (vs_mexec *x = n->execs; x; x = x->next) {
         if (x->dead)
             continue;
+        s_cx_flush(x);
         for (int k = 0; k < x->nvts; k++) {
             mw_vt *t = x->vts[k];
             if (t->ended)
