@@ -10,7 +10,13 @@
  *   throughput  messages per second of a one-way stream with one answer
  *               at the end, against libzmq's.
  *
- *   bench_direct [ROUNDS] [SIZE]
+ *   bench_direct [ROUNDS] [SIZE] [deplog]
+ *
+ * With `deplog`, the variant of docs/DIRECT_MESSAGES.md ("The direct
+ * path: what the wiring has to settle"): every message also goes to the
+ * deployer, which keeps a copy and acknowledges it, and a sender waits
+ * while more than 256 of its messages are unacknowledged (a VT's window),
+ * as the outbox of the runtime would.
  *
  * Each comparison alternates the two sides ROUNDS times (default 5) and
  * prints the medians and their ratio. What it leaves out of the real
@@ -64,7 +70,12 @@ typedef struct ex {
     uint64_t sent;
     pc_wbuf dets; /* determinants for the deployer, sent in batches */
     uint32_t ndets;
+    uint64_t acked; /* deplog: messages the deployer acknowledged */
 } ex;
+
+static bool s_deplog; /* messages also go to the deployer (the variant) */
+
+#define WINDOW 256 /* deplog: unacknowledged messages beyond which a sender waits */
 
 #define DET_BATCH 256 /* determinants sent to the deployer at once, or when idle */
 
@@ -189,6 +200,11 @@ static bool s_ex_frame(ex *e, void *sock, bool wait)
         msg.data = pc_buf_new(data, len);
         pc_cx_on_msg(e->cx, 1, &msg, d, nd);
         free(d);
+    } else if (n == 9 && p[0] == 'A') {
+        uint64_t a;
+        memcpy(&a, p + 1, 8);
+        if (a > e->acked)
+            e->acked = a;
     } else if (n && p[0] == 'W') {
         pc_rbuf r;
         pc_rbuf_init(&r, p + 1, n - 1);
@@ -230,8 +246,15 @@ static void s_ex_send(ex *e, char kind, size_t size)
     buf[0] = kind;
     pc_buf *b = pc_buf_new(buf, size ? size : 1);
     free(buf);
+    if (s_deplog) {
+        /* the copy the deployer logs: u8 'C', then the message */
+        zmq_send(e->dep, "C", 1, ZMQ_SNDMORE);
+        zmq_send(e->dep, pc_buf_data(b), pc_buf_len(b), 0);
+    }
     if (pc_cx_send(e->cx, e->vt, e->other, b))
         s_die("send");
+    while (s_deplog && e->sent + 1 > e->acked + WINDOW)
+        s_ex_frame(e, e->dep, true); /* the window is full: wait for an acknowledgement */
     if (++e->sent % TRAIL == 0) {
         pc_cx_mark upto = {.vt = e->vt, .seq = e->sent - TRAIL};
         pc_cx_trim(e->cx, e->other, &upto, 1);
@@ -259,9 +282,26 @@ static void s_deployer(void *ctx, int fd)
     zmq_msg_t ids[2];
     int nids = 0;
     uint64_t wm[8] = {0}, since = 0;
+    uint64_t logged[2] = {0}, acked[2] = {0}; /* deplog, per executor */
+    uint8_t *ring[64] = {0};                  /* the copies, the oldest dropped */
+    size_t nring = 0;
     for (;;) {
         zmq_pollitem_t it = {r, 0, ZMQ_POLLIN, 0};
-        int rc = zmq_poll(&it, 1, 1);
+        int rc = zmq_poll(&it, 1, 0);
+        for (int i = 0; i < nids; i++)
+            if (logged[i] > acked[i] && (rc == 0 || logged[i] - acked[i] >= 64)) {
+                /* deplog: acknowledged when nothing more waits, or every 64 */
+                uint8_t a[9] = {'A'};
+                memcpy(a + 1, &logged[i], 8);
+                zmq_msg_t id;
+                zmq_msg_init(&id);
+                zmq_msg_copy(&id, &ids[i]);
+                zmq_msg_send(&id, r, ZMQ_SNDMORE);
+                zmq_send(r, a, sizeof a, 0);
+                acked[i] = logged[i];
+            }
+        if (rc == 0)
+            rc = zmq_poll(&it, 1, 1);
         if (rc < 0)
             _exit(1);
         if (rc > 0) {
@@ -274,13 +314,32 @@ static void s_deployer(void *ctx, int fd)
             size_t n = zmq_msg_size(&m);
             if (n && p[0] == 'q')
                 break;
-            bool known = false;
+            int who = -1;
             for (int i = 0; i < nids; i++)
-                known |= zmq_msg_size(&ids[i]) == zmq_msg_size(&id) &&
-                         !memcmp(zmq_msg_data(&ids[i]), zmq_msg_data(&id), zmq_msg_size(&id));
-            if (!known && nids < 2) {
+                if (zmq_msg_size(&ids[i]) == zmq_msg_size(&id) &&
+                    !memcmp(zmq_msg_data(&ids[i]), zmq_msg_data(&id), zmq_msg_size(&id)))
+                    who = i;
+            if (who < 0 && nids < 2) {
                 zmq_msg_init(&ids[nids]);
-                zmq_msg_copy(&ids[nids++], &id);
+                zmq_msg_copy(&ids[nids], &id);
+                who = nids++;
+            }
+            if (n == 1 && p[0] == 'C') { /* deplog: the message follows; a copy is kept */
+                zmq_msg_t c;
+                zmq_msg_init(&c);
+                zmq_msg_recv(&c, r, 0);
+                uint8_t *copy = malloc(zmq_msg_size(&c) ? zmq_msg_size(&c) : 1);
+                if (!copy)
+                    _exit(1);
+                memcpy(copy, zmq_msg_data(&c), zmq_msg_size(&c));
+                free(ring[nring % 64]);
+                ring[nring++ % 64] = copy;
+                zmq_msg_close(&c);
+                if (who >= 0)
+                    logged[who]++;
+                zmq_msg_close(&id);
+                zmq_msg_close(&m);
+                continue;
             }
             pc_rbuf rb;
             pc_rbuf_init(&rb, p + 1, n ? n - 1 : 0);
@@ -311,6 +370,8 @@ static void s_deployer(void *ctx, int fd)
             since = 0;
         }
     }
+    for (int i = 0; i < 64; i++)
+        free(ring[i]);
     zmq_close(r);
 }
 
@@ -415,8 +476,10 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     long size = argc > 2 ? atol(argv[2]) : 1024;
-    if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20)) {
-        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576]\n");
+    s_deplog = argc > 3 && !strcmp(argv[3], "deplog");
+    if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20) || (argc > 3 && !s_deplog) ||
+        argc > 4) {
+        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] [deplog]\n");
         return 2;
     }
     char dep_ep[128], peer_ep[128];
@@ -448,7 +511,8 @@ int main(int argc, char **argv)
     double mlz = bench_median(lz, rounds), mle = bench_median(le, rounds);
     double msz = bench_median(sz, rounds), mse = bench_median(se, rounds);
     pc_cx_stats st = pc_cx_stats_of(a.cx);
-    printf("%d rounds, %ld-byte messages\n\n", rounds, size);
+    printf("%d rounds, %ld-byte messages%s\n\n", rounds, size,
+           s_deplog ? ", every message also logged by the deployer (deplog)" : "");
     printf("| measure | plain libzmq | engines, direct | ratio |\n|---|---|---|---|\n");
     printf("| round trip (us) | %.1f | %.1f | %.2fx |\n", mlz, mle, mle / mlz);
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, mse, 100.0 * mse / msz);

@@ -6,7 +6,11 @@
 # plain libzmq between two processes (eval/README.md, "Direct messages").
 # Takes under a minute.
 #
-#   eval/msg/run_direct.sh [ROUNDS] [SIZE]
+#   eval/msg/run_direct.sh [ROUNDS] [SIZE] [deplog]
+#
+# deplog: every message also goes to the deployer, which keeps a copy and
+# acknowledges it, senders waiting beyond a window of 256 (the variant of
+# docs/DIRECT_MESSAGES.md in which the deployer logs what the VTs send).
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).

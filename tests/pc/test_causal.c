@@ -371,7 +371,8 @@ static void t_dets_wire(void **state)
         assert_non_null(why);
         assert_null(got);
     }
-    uint8_t more[64];
+    uint8_t more[128];
+    assert_true(w.len < sizeof more);
     memcpy(more, w.data, w.len);
     more[w.len] = 0;
     assert_int_equal(pc_cx_dets_decode(more, w.len + 1, &got, &n, &why), LEV_EINVAL);
