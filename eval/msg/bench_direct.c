@@ -18,6 +18,12 @@
  * while more than 256 of its messages are unacknowledged (a VT's window),
  * as the outbox of the runtime would.
  *
+ * With `threads`, each VT runs on a thread of its own, as in an executor:
+ * what it sends goes to its executor's loop through a queue and an
+ * eventfd (the loop owns the sockets: a libzmq socket is not shared
+ * between threads), and what it receives comes from the loop through a
+ * condition variable. The hand-overs the other modes leave out.
+ *
  * Each comparison alternates the two sides ROUNDS times (default 5) and
  * prints the medians and their ratio. What it leaves out of the real
  * path: the hand-over between a VT's thread and its executor's loop, and
@@ -25,10 +31,12 @@
  * trailed it by 1,024 messages, which is what trims it).
  */
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,9 +79,20 @@ typedef struct ex {
     pc_wbuf dets; /* determinants for the deployer, sent in batches */
     uint32_t ndets;
     uint64_t acked; /* deplog: messages the deployer acknowledged */
+    /* threads: the VT's thread and the loop's hand-overs, under mu */
+    int efd; /* the VT thread queued something to send */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char outq[4096]; /* kinds to send, queued by the VT thread */
+    int nout;
+    char inq[4096]; /* kinds received, for the VT thread */
+    int nready;
+    size_t size; /* of 'p' and its answer */
+    bool stop;
 } ex;
 
-static bool s_deplog; /* messages also go to the deployer (the variant) */
+static bool s_deplog;  /* messages also go to the deployer (the variant) */
+static bool s_threads; /* each VT on a thread of its own */
 
 #define WINDOW 256 /* deplog: unacknowledged messages beyond which a sender waits */
 
@@ -148,6 +167,11 @@ static void s_ex_init(ex *e, void *ctx, int self, uint64_t vt, uint64_t other, c
 {
     memset(e, 0, sizeof *e);
     pc_wbuf_init(&e->dets);
+    e->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    if (e->efd < 0)
+        s_die("eventfd");
     pc_cx_io io = {.ud = e, .send = s_io_send, .dets = s_io_dets, .deliver = s_io_deliver};
     e->cx = pc_cx_new(self, &io);
     e->vt = vt;
@@ -230,12 +254,81 @@ static void s_ex_wait(ex *e)
         got = true;
     if (got)
         return;
-    zmq_pollitem_t it[2] = {{e->peer, 0, ZMQ_POLLIN, 0}, {e->dep, 0, ZMQ_POLLIN, 0}};
-    int rc = zmq_poll(it, 2, e->ndets ? 1 : -1);
+    zmq_pollitem_t it[3] = {
+        {e->peer, 0, ZMQ_POLLIN, 0}, {e->dep, 0, ZMQ_POLLIN, 0}, {NULL, e->efd, ZMQ_POLLIN, 0}};
+    int rc = zmq_poll(it, s_threads ? 3 : 2, e->ndets ? 1 : -1);
     if (rc < 0)
         s_die("poll");
     if (rc == 0)
         s_dets_flush(e);
+}
+
+static void s_ex_send(ex *e, char kind, size_t size);
+
+/* threads, on the loop: sends what the VT thread queued (reading the
+ * eventfd first, so that a later queue wakes the loop again); whether
+ * it was told to stop. */
+static bool s_loop_sends(ex *e)
+{
+    uint64_t n;
+    ssize_t got = read(e->efd, &n, sizeof n); /* -1 (EAGAIN): nothing was queued */
+    (void)got;
+    char q[4096];
+    pthread_mutex_lock(&e->mu);
+    int k = e->nout;
+    memcpy(q, e->outq, (size_t)k);
+    e->nout = 0;
+    bool stop = e->stop;
+    pthread_mutex_unlock(&e->mu);
+    for (int i = 0; i < k; i++)
+        if (q[i] != 'x') /* 'x' only wakes the loop */
+            s_ex_send(e, q[i], q[i] == 'p' || q[i] == 'r' ? e->size : 1);
+    return stop;
+}
+
+/* threads, on the VT's thread: queues `kind` for the loop to send. */
+static void s_vt_send(ex *e, char kind)
+{
+    pthread_mutex_lock(&e->mu);
+    while (e->nout == (int)sizeof e->outq) { /* the loop is behind: let it catch up */
+        pthread_mutex_unlock(&e->mu);
+        sched_yield();
+        pthread_mutex_lock(&e->mu);
+    }
+    e->outq[e->nout++] = kind;
+    pthread_mutex_unlock(&e->mu);
+    uint64_t one = 1;
+    if (write(e->efd, &one, sizeof one) < 0)
+        s_die("eventfd");
+}
+
+/* threads, on the loop: hands the inputs the engine delivered to the VT
+ * thread. */
+static void s_loop_hand(ex *e, uint64_t vt)
+{
+    if (!e->nin)
+        return;
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < e->nin; i++) {
+        pc_cx_consumed(e->cx, vt, e->pos[i]);
+        if (e->kind[i] != 's' && e->nready < (int)sizeof e->inq)
+            e->inq[e->nready++] = e->kind[i];
+    }
+    e->nin = 0;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* threads, on the VT's thread: the next input it takes. */
+static char s_vt_recv(ex *e)
+{
+    pthread_mutex_lock(&e->mu);
+    while (!e->nready)
+        pthread_cond_wait(&e->cv, &e->mu);
+    char k = e->inq[0];
+    memmove(e->inq, e->inq + 1, (size_t)--e->nready);
+    pthread_mutex_unlock(&e->mu);
+    return k;
 }
 
 static void s_ex_send(ex *e, char kind, size_t size)
@@ -379,6 +472,25 @@ static void s_deployer(void *ctx, int fd)
  * The receiving executor, in a child
  * =================================================================== */
 
+/* threads: the receiving VT, on a thread of its own: answers 'p' and
+ * 'e', and on 'q' tells the loop to stop. */
+static void *s_receiver_vt(void *arg)
+{
+    ex *e = arg;
+    for (;;) {
+        char k = s_vt_recv(e);
+        if (k == 'p' || k == 'e') {
+            s_vt_send(e, 'r');
+        } else if (k == 'q') {
+            pthread_mutex_lock(&e->mu);
+            e->stop = true;
+            pthread_mutex_unlock(&e->mu);
+            s_vt_send(e, 'x'); /* wakes the loop; 'x' is dropped */
+            return NULL;
+        }
+    }
+}
+
 static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
 {
     ex e;
@@ -386,7 +498,18 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
     e.peer = zmq_socket(ctx, ZMQ_ROUTER);
     e.router = true;
     s_bind_tell(e.peer, fd);
-    for (bool quit = false; !quit;) {
+    e.size = size;
+    if (s_threads) {
+        pthread_t vt;
+        if (pthread_create(&vt, NULL, s_receiver_vt, &e))
+            s_die("thread");
+        while (!s_loop_sends(&e)) {
+            s_ex_wait(&e);
+            s_loop_hand(&e, VT_B);
+        }
+        pthread_join(vt, NULL);
+    }
+    for (bool quit = s_threads; !quit;) {
         s_ex_wait(&e);
         for (int i = 0; i < e.nin; i++) {
             pc_cx_consumed(e.cx, VT_B, e.pos[i]);
@@ -424,15 +547,38 @@ static double s_pingpong(ex *e, long n, long warm, size_t size)
     for (long i = 0; i < warm + n; i++) {
         if (i == warm)
             t0 = bench_now();
+        if (s_threads) {
+            s_vt_send(e, 'p');
+            s_vt_recv(e);
+            continue;
+        }
         s_ex_send(e, 'p', size);
         s_wait_answer(e);
     }
     return bench_now() - t0;
 }
 
+/* threads: VT A's executor loop, on a thread of its own. */
+static void *s_loop_a(void *arg)
+{
+    ex *e = arg;
+    while (!s_loop_sends(e)) {
+        s_ex_wait(e);
+        s_loop_hand(e, VT_A);
+    }
+    return NULL;
+}
+
 static double s_stream(ex *e, long n, size_t size)
 {
     double t0 = bench_now();
+    if (s_threads) {
+        for (long i = 0; i < n; i++)
+            s_vt_send(e, 's');
+        s_vt_send(e, 'e');
+        s_vt_recv(e);
+        return bench_now() - t0;
+    }
     for (long i = 0; i < n; i++) {
         s_ex_send(e, 's', size);
         /* what came in meanwhile (watermarks) is handled every so often */
@@ -477,9 +623,10 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     long size = argc > 2 ? atol(argv[2]) : 1024;
     s_deplog = argc > 3 && !strcmp(argv[3], "deplog");
-    if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20) || (argc > 3 && !s_deplog) ||
-        argc > 4) {
-        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] [deplog]\n");
+    s_threads = argc > 3 && !strcmp(argv[3], "threads");
+    if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20) ||
+        (argc > 3 && !s_deplog && !s_threads) || argc > 4) {
+        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] [deplog|threads]\n");
         return 2;
     }
     char dep_ep[128], peer_ep[128];
@@ -491,6 +638,10 @@ int main(int argc, char **argv)
     a.peer = zmq_socket(ctx, ZMQ_DEALER);
     if (zmq_connect(a.peer, peer_ep))
         s_die("connect");
+    a.size = (size_t)size;
+    pthread_t loop;
+    if (s_threads && pthread_create(&loop, NULL, s_loop_a, &a))
+        s_die("thread");
     zb_pair z;
     if (zb_up(&z))
         s_die("the libzmq child did not start");
@@ -502,7 +653,16 @@ int main(int argc, char **argv)
         se[r] = ST_N / s_stream(&a, ST_N, (size_t)size);
     }
     zb_down(&z);
-    s_ex_send(&a, 'q', 1);
+    if (s_threads) {
+        s_vt_send(&a, 'q');
+        pthread_mutex_lock(&a.mu);
+        a.stop = true;
+        pthread_mutex_unlock(&a.mu);
+        s_vt_send(&a, 'x');
+        pthread_join(loop, NULL);
+    } else {
+        s_ex_send(&a, 'q', 1);
+    }
     void *q = zmq_socket(ctx, ZMQ_DEALER);
     zmq_connect(q, dep_ep);
     zmq_send(q, "q", 1, 0);
@@ -512,7 +672,9 @@ int main(int argc, char **argv)
     double msz = bench_median(sz, rounds), mse = bench_median(se, rounds);
     pc_cx_stats st = pc_cx_stats_of(a.cx);
     printf("%d rounds, %ld-byte messages%s\n\n", rounds, size,
-           s_deplog ? ", every message also logged by the deployer (deplog)" : "");
+           s_deplog    ? ", every message also logged by the deployer (deplog)"
+           : s_threads ? ", each VT on a thread of its own (threads)"
+                       : "");
     printf("| measure | plain libzmq | engines, direct | ratio |\n|---|---|---|---|\n");
     printf("| round trip (us) | %.1f | %.1f | %.2fx |\n", mlz, mle, mle / mlz);
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, mse, 100.0 * mse / msz);

@@ -6,11 +6,14 @@
 # plain libzmq between two processes (eval/README.md, "Direct messages").
 # Takes under a minute.
 #
-#   eval/msg/run_direct.sh [ROUNDS] [SIZE] [deplog]
+#   eval/msg/run_direct.sh [ROUNDS] [SIZE] [deplog|threads]
 #
 # deplog: every message also goes to the deployer, which keeps a copy and
 # acknowledges it, senders waiting beyond a window of 256 (the variant of
 # docs/DIRECT_MESSAGES.md in which the deployer logs what the VTs send).
+# threads: each VT on a thread of its own, handing what it sends to its
+# executor's loop (a queue and an eventfd) and taking what it receives
+# from it (a condition variable), as an executor's VTs do.
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).
