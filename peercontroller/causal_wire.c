@@ -21,6 +21,13 @@ static void s_put_det(pc_wbuf *w, const pc_cx_det *d)
     pc_put_u32(w, d->epoch);
 }
 
+void pc_cx_dets_encode(pc_wbuf *w, const pc_cx_det *d, size_t n)
+{
+    pc_put_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        s_put_det(w, &d[i]);
+}
+
 /* A determinant, checked: no zero number, not of a VT's message to itself. */
 static void s_get_det(pc_rbuf *r, pc_cx_det *d)
 {
@@ -70,9 +77,7 @@ static void s_get_head(pc_rbuf *r, pc_cx_msg *m)
 void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
 {
     s_put_head(w, m);
-    pc_put_u32(w, (uint32_t)n);
-    for (size_t i = 0; i < n; i++)
-        s_put_det(w, &d[i]);
+    pc_cx_dets_encode(w, d, n);
     pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
 }
 
@@ -132,9 +137,7 @@ void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im)
         s_put_head(w, m);
         pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
     }
-    pc_put_u32(w, (uint32_t)im->ndets);
-    for (size_t i = 0; i < im->ndets; i++)
-        s_put_det(w, &im->dets[i]);
+    pc_cx_dets_encode(w, im->dets, im->ndets);
 }
 
 /* A set of marks, checked: each channel once, no VT's channel to itself. */
@@ -193,12 +196,9 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
         if (!r.bad)
             im->nlog = i + 1;
     }
-    uint32_t nd = pc_get_count(&r, CX_DET_BYTES);
-    im->dets = malloc(((size_t)nd + 1) * sizeof *im->dets);
-    if (!im->dets)
+    uint32_t nd = 0;
+    if (s_get_dets(&r, &im->dets, &nd))
         pc_rbuf_fail(&r, "out of memory");
-    for (uint32_t i = 0; i < nd && !r.bad; i++)
-        s_get_det(&r, &im->dets[i]);
     im->ndets = nd;
     if (!pc_rbuf_done(&r)) {
         *why = pc_rbuf_why(&r);
@@ -207,13 +207,6 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
         return oom ? LEV_ENOMEM : LEV_EINVAL;
     }
     return 0;
-}
-
-void pc_cx_dets_encode(pc_wbuf *w, const pc_cx_det *d, size_t n)
-{
-    pc_put_u32(w, (uint32_t)n);
-    for (size_t i = 0; i < n; i++)
-        s_put_det(w, &d[i]);
 }
 
 int pc_cx_dets_decode(const void *bytes, size_t blen, pc_cx_det **d, size_t *n, const char **why)
