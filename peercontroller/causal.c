@@ -433,6 +433,71 @@ int pc_cx_place(pc_cx *cx, uint64_t vt, uint32_t epoch, int peer)
     return 0;
 }
 
+/* The positions the deployer fixed for hosted VT x, in order: one it
+ * has already must hold the same message; the next ones are added,
+ * their messages still to come, each next in its channel. 0, LEV_EINVAL
+ * (out of order, or another message than the one at that position),
+ * LEV_ENOMEM. */
+static int s_fix(cx_vt *x, const pc_cx_det *fixed, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pc_cx_det *f = &fixed[i];
+        if (f->vt != x->vt)
+            return LEV_EINVAL;
+        if (f->pos <= x->base)
+            continue; /* consumed: the state stands beyond it */
+        if (f->pos <= x->base + x->nin) {
+            const cx_in *in = &x->in[f->pos - x->base - 1];
+            if (in->from != f->from || in->seq != f->seq)
+                return LEV_EINVAL;
+            continue;
+        }
+        uint64_t *g = s_mark(&x->got, &x->ngot, &x->capgot, f->from, true);
+        if (!g || RT_VEC_RESERVE(x->in, x->capin, x->nin, 1))
+            return LEV_ENOMEM;
+        if (f->pos != x->base + x->nin + 1 || f->seq != *g + 1)
+            return LEV_EINVAL;
+        *g = f->seq;
+        x->in[x->nin++] = (cx_in){.from = f->from, .seq = f->seq};
+    }
+    return 0;
+}
+
+int pc_cx_fix(pc_cx *cx, uint64_t vt, uint32_t epoch, const pc_cx_det *fixed, size_t n)
+{
+    cx_vt *x = s_vt(cx, vt);
+    if (!x || x->epoch < epoch)
+        return LEV_ENOVT;
+    if (x->epoch > epoch)
+        return 0; /* for an incarnation before this one */
+    int rc = s_fix(x, fixed, n);
+    if (rc)
+        return rc;
+    /* messages that waited ahead of their channel may fill them now */
+    pc_cx_msg *ooo = x->ooo;
+    size_t nooo = x->nooo;
+    x->ooo = NULL;
+    x->nooo = x->capooo = 0;
+    for (size_t i = 0; i < nooo; i++) {
+        if (!rc)
+            rc = s_take_all(cx, x, &ooo[i]);
+        else
+            s_msg_drop(&ooo[i]);
+    }
+    free(ooo);
+    s_forward(cx);
+    s_pump(cx, x);
+    return rc;
+}
+
+bool pc_cx_hosts(const pc_cx *cx, uint64_t vt)
+{
+    for (size_t i = 0; i < cx->nvts; i++)
+        if (cx->vts[i]->vt == vt)
+            return true;
+    return false;
+}
+
 int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n)
 {
     cx_place *pl = s_place(cx, im->vt, true);
@@ -459,17 +524,12 @@ int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n)
             goto nomem;
         *c = im->chan[i].seq;
     }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t *g = s_mark(&x->got, &x->ngot, &x->capgot, fixed[i].from, true);
-        if (!g || RT_VEC_RESERVE(x->in, x->capin, x->nin, 1))
-            goto nomem;
-        if (fixed[i].vt != im->vt || fixed[i].pos != x->base + x->nin + 1 ||
-            fixed[i].seq != *g + 1) {
-            s_vt_free(x);
-            return LEV_EINVAL;
-        }
-        *g = fixed[i].seq;
-        x->in[x->nin++] = (cx_in){.from = fixed[i].from, .seq = fixed[i].seq};
+    int frc = s_fix(x, fixed, n);
+    if (frc == LEV_ENOMEM)
+        goto nomem;
+    if (frc) {
+        s_vt_free(x);
+        return frc;
     }
     if (RT_VEC_RESERVE(x->log, x->caplog, 0, im->nlog))
         goto nomem;

@@ -102,6 +102,19 @@ int pc_cx_place(pc_cx *cx, uint64_t vt, uint32_t epoch, int peer);
  * epoch older than known), LEV_ENOMEM. */
 int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n);
 
+/* The deployer fixed positions of hosted VT `vt`, incarnation `epoch`,
+ * after it was installed (as pc_cx_install's `fixed`; those it has
+ * already must hold the same messages): the messages still to come take
+ * them as they arrive. A fix for an incarnation before the hosted one is
+ * ignored. 0; LEV_ENOVT (not hosted, or an incarnation still to be
+ * installed); LEV_EINVAL (out of order, or a position that holds
+ * another message: the protocol is broken, the VT's positions may be
+ * partly fixed, and the caller fails it); LEV_ENOMEM. */
+int pc_cx_fix(pc_cx *cx, uint64_t vt, uint32_t epoch, const pc_cx_det *fixed, size_t n);
+
+/* Whether the engine hosts `vt` (any incarnation). */
+bool pc_cx_hosts(const pc_cx *cx, uint64_t vt);
+
 /* Stops hosting `vt` (it ended, or moved): its state and log go. */
 void pc_cx_remove(pc_cx *cx, uint64_t vt);
 

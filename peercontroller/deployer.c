@@ -93,6 +93,8 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     pc_buf_drop(&vt->image);
     pc_resolver_forget(vc->where, vt->id);
     pc_mm_vt_ended_with(vc->mm, vt->id, err);
+    pc_dep_fix_clear(vt);
+    vt->awaits_barrier = false;
     free(vt->arg);
     vt->arg = NULL;
     pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s",
@@ -182,6 +184,7 @@ static void s_vc_free(dep_vc *vc)
         free(vc->vts[i].arg);
         pc_buf_drop(&vc->vts[i].image);
     }
+    pc_dep_barrier_free(vc);
     free(vc->vts);
     free(vc->w);
     pc_buf_drop(&vc->module);
@@ -260,7 +263,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .where = vc->where,
                      .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
                      .ref_min = d->p->o.global_ref_min};
-    if (pc_mm_new(&vc->mm, &mo)) {
+    if (pc_mm_new(&vc->mm, &mo) || pc_dep_barrier_init(vc)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);
         s_client_error(d, m->from, 0, seq, LEV_ENOMEM, "deployer out of memory");
@@ -533,8 +536,10 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_dep_holders_refresh(d, vc, vt, false);
     /* the inputs that no image which could be resumed needs any more */
     uint64_t floor = pc_dep_trim_floor(vt);
-    if (floor != UINT64_MAX)
+    if (floor != UINT64_MAX) {
         pc_mm_trim(vc->mm, vt->id, floor);
+        pc_dep_dets_stable(vc, vt->id, floor);
+    }
 }
 
 /* A leaving worker handed over a VT's image: resume it elsewhere. */
@@ -679,6 +684,24 @@ static void s_missing(pc_deployer *d, dep_vc *vc, pc_msg *m)
     }
 }
 
+/* W_DET from a worker of the VC: into the VC's log of determinants
+ * (the fenced incarnations' too) and checked against the message
+ * manager's log (the current ones'). */
+static void s_dets(dep_vc *vc, const pc_msg *m)
+{
+    pc_cx_det *dets = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &dets, &n, &why)) {
+        pc_log(PC_LOG_WARN, "dropped DET from %s: %s", m->from,
+               why ? why : "deployer out of memory");
+        return;
+    }
+    pc_dep_dets(vc, dets, n);
+    pc_mm_on_dets(vc->mm, m->from, dets, n);
+    free(dets);
+}
+
 void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
 {
     if ((m->h.type >> 8) == 0x02) {
@@ -715,7 +738,7 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
             pc_mm_on_out(vc->mm, m);
         } else if (m->h.type == PC_W_IN_MISS) {
             pc_mm_on_miss(vc->mm, m);
-        } else if (pc_mm_on_resync(vc->mm, m)) {
+        } else if (pc_dep_fix_send(d, vc, vt), pc_mm_on_resync(vc->mm, m)) {
             s_finish(d, vc, vt, LEV_EFAILED,
                      "restarted from its beginning, but its first inputs are no longer logged",
                      NULL, 0);
@@ -724,7 +747,11 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     }
     case PC_W_DET:
         if (wi >= 0)
-            pc_mm_on_dets(vc->mm, m);
+            s_dets(vc, m);
+        return;
+    case PC_W_FLUSHED:
+        if (wi >= 0)
+            pc_dep_on_flushed(d, vc, m, wi);
         return;
     case PC_W_STOPPED:
         if (wi >= 0)
@@ -796,6 +823,7 @@ uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
             }
         }
         pc_dep_enrol(d, vc, now);
+        pc_dep_barrier_tick(d, vc, now);
         pc_dep_place_pending(d, vc);
         pc_dep_watchdog(d, vc, now);
         pc_dep_rebalance(d, vc, now);
@@ -837,8 +865,10 @@ void pc_deployer_destroy(pc_deployer **d_p)
 
 void pc_deployer_flush(pc_deployer *d)
 {
-    for (dep_vc *vc = d ? d->vcs : NULL; vc; vc = vc->next)
+    for (dep_vc *vc = d ? d->vcs : NULL; vc; vc = vc->next) {
+        pc_dep_barrier_run(d, vc);
         pc_mm_flush(vc->mm);
+    }
 }
 
 void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
@@ -921,6 +951,7 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
         }
         pc_json_fmt(j, "]");
         pc_mm_status(vc->mm, j);
+        pc_dep_barrier_status(vc, j);
         pc_json_fmt(j, "}");
     }
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "causal.h"
 #include "lev_client.h"
 #include "modmgr.h"
 #include "msgmgr.h"
@@ -31,6 +32,7 @@ typedef struct dep_worker {
     uint32_t nvts;  /* VTs of this VC placed there */
     uint32_t ended; /* VTs of this VC that ended there */
     uint64_t since_ms;
+    uint32_t flush_wait; /* the recovery barrier it has still to answer (0: none) */
 } dep_worker;
 
 typedef struct dep_holder {
@@ -69,6 +71,10 @@ typedef struct dep_vt {
     int resumes;  /* incarnations resumed from an image */
     int restarts; /* incarnations after the first started from the beginning */
     uint64_t started_ms;
+    bool awaits_barrier; /* fenced: placed again once the recovery barrier is done */
+    pc_cx_det *fix;      /* the positions fixed for incarnation fix_epoch (barrier.c) */
+    size_t nfix;
+    uint32_t fix_epoch;
 } dep_vt;
 
 typedef struct dep_vc {
@@ -94,6 +100,14 @@ typedef struct dep_vc {
     pc_msgmgr *mm; /* message manager and global variable manager */
     uint64_t mm_tick_ms;
     uint64_t lost_workers; /* enrolled workers that died or left */
+    /* the recovery barrier and the log of determinants (barrier.c) */
+    struct pc_detlog *dl;
+    uint32_t barrier; /* the last barrier's number */
+    bool barrier_due; /* a fence since it started: the next one starts at the flush */
+    bool barrier_open, barrier_warned;
+    uint64_t barrier_ms, barrier_sent_ms; /* when it started, when W_FLUSH last went */
+    uint64_t barriers, barrier_last_ms, barrier_max_ms;
+    uint64_t fixes, fixed, fix_errors, det_conflicts;
 } dep_vc;
 
 struct pc_deployer {
@@ -161,5 +175,36 @@ void pc_dep_watchdog(pc_deployer *d, dep_vc *vc, uint64_t now);
  * put it instead: a core free there (VTs recovered from a lost worker
  * spread again once it, or another, is back). */
 void pc_dep_rebalance(pc_deployer *d, dep_vc *vc, uint64_t now);
+
+/* ---- barrier.c ---- */
+
+/* The VC's log of determinants: 0 or LEV_ENOMEM; freed with the VC's
+ * fixed positions by pc_dep_barrier_free. */
+int pc_dep_barrier_init(dep_vc *vc);
+void pc_dep_barrier_free(dep_vc *vc);
+/* Forgets vt's fixed positions. */
+void pc_dep_fix_clear(dep_vt *vt);
+/* vt has a new incarnation (vt->epoch): the log learns it; when the old
+ * one was `fenced` (lost, not handed over), vt waits for a barrier. */
+void pc_dep_epoch_moved(dep_vc *vc, dep_vt *vt, bool fenced);
+/* Determinants from a worker of the VC, learnt (conflicts counted). */
+void pc_dep_dets(dep_vc *vc, const pc_cx_det *d, size_t n);
+/* No image of vt before input next_in will be resumed. */
+void pc_dep_dets_stable(dep_vc *vc, uint64_t vt, uint64_t next_in);
+/* Starts the barrier when a fence came since the last (at the flush and
+ * the tick); the tick also asks again the workers that have not answered. */
+void pc_dep_barrier_run(pc_deployer *d, dep_vc *vc);
+void pc_dep_barrier_tick(pc_deployer *d, dep_vc *vc, uint64_t now);
+/* W_FLUSHED from worker wi. */
+void pc_dep_on_flushed(pc_deployer *d, dep_vc *vc, const pc_msg *m, int wi);
+/* Worker wi is gone: a barrier that waited for it starts again. */
+void pc_dep_barrier_worker_gone(dep_vc *vc, int wi);
+/* Fixes the positions of vt's new incarnation after its image at input
+ * next_in (0: from its start). */
+void pc_dep_fix(dep_vc *vc, dep_vt *vt, uint64_t next_in);
+/* Sends vt's host its fixed positions (W_FIX), if it has any. */
+void pc_dep_fix_send(pc_deployer *d, dep_vc *vc, dep_vt *vt);
+/* The VC's "recovery" status object. */
+void pc_dep_barrier_status(const dep_vc *vc, pc_wbuf *j);
 
 #endif

@@ -66,16 +66,6 @@ static dl_vt *s_vt(pc_detlog *l, uint64_t vt)
     return &l->vt[vt];
 }
 
-/* The positions fixed for incarnation `epoch`: DL_UNFIXED while its
- * barrier runs; 0 for the first, which starts from the beginning. */
-static uint64_t s_fixed(const dl_vt *v, uint32_t epoch)
-{
-    for (size_t i = 0; i < v->nfixed; i++)
-        if (v->fixed[i].epoch == epoch)
-            return v->fixed[i].k;
-    return epoch <= 1 ? 0 : DL_UNFIXED;
-}
-
 static int s_set_fixed(dl_vt *v, uint32_t epoch, uint64_t k)
 {
     for (size_t i = 0; i < v->nfixed; i++)
@@ -89,10 +79,24 @@ static int s_set_fixed(dl_vt *v, uint32_t epoch, uint64_t k)
     return 0;
 }
 
+/* The positions fixed for the first incarnation after `epoch` that was
+ * fenced or fixed (the numbering may skip): DL_UNFIXED when none. */
+static uint64_t s_fixed_after(const dl_vt *v, uint32_t epoch)
+{
+    uint32_t first = 0;
+    uint64_t k = DL_UNFIXED;
+    for (size_t i = 0; i < v->nfixed; i++)
+        if (v->fixed[i].epoch > epoch && (!first || v->fixed[i].epoch < first)) {
+            first = v->fixed[i].epoch;
+            k = v->fixed[i].k;
+        }
+    return k;
+}
+
 bool pc_detlog_abandoned(const pc_detlog *l, const pc_cx_det *d)
 {
     const dl_vt *v = s_vt_get(l, d->vt);
-    return v && d->epoch < v->epoch && d->pos > s_fixed(v, d->epoch + 1);
+    return v && d->epoch < v->epoch && d->pos > s_fixed_after(v, d->epoch);
 }
 
 static void s_advance(dl_vt *v)
@@ -161,10 +165,22 @@ void pc_detlog_stable(pc_detlog *l, uint64_t vt, uint64_t p)
 
 uint32_t pc_detlog_fence(pc_detlog *l, uint64_t vt)
 {
+    const dl_vt *v = s_vt_get(l, vt);
+    uint32_t e = v ? v->epoch : 1;
+    return e < UINT32_MAX && !pc_detlog_fence_to(l, vt, e + 1) ? e + 1 : 0;
+}
+
+int pc_detlog_fence_to(pc_detlog *l, uint64_t vt, uint32_t epoch)
+{
     dl_vt *v = s_vt(l, vt);
-    if (!v || v->epoch == UINT32_MAX || s_set_fixed(v, v->epoch + 1, DL_UNFIXED))
+    if (!v)
+        return LEV_ENOMEM;
+    if (epoch <= v->epoch)
         return 0;
-    return ++v->epoch;
+    if (s_set_fixed(v, epoch, DL_UNFIXED))
+        return LEV_ENOMEM;
+    v->epoch = epoch;
+    return 0;
 }
 
 int pc_detlog_fix(pc_detlog *l, uint64_t vt, uint64_t p, pc_cx_det **out, size_t *n)

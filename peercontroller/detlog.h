@@ -54,6 +54,11 @@ void pc_detlog_stable(pc_detlog *l, uint64_t vt, uint64_t p);
  * barrier collects them). 0 on exhaustion. */
 uint32_t pc_detlog_fence(pc_detlog *l, uint64_t vt);
 
+/* As pc_detlog_fence, to a given incarnation (the deployer's numbering,
+ * which may skip: a VT moved without a fence is a new incarnation too).
+ * An epoch not above the current one is ignored. 0 or LEV_ENOMEM. */
+int pc_detlog_fence_to(pc_detlog *l, uint64_t vt, uint32_t epoch);
+
 /* Fixes the positions the current incarnation of `vt` must take again,
  * resuming from an image at position p: those after p known without a
  * gap. *out (caller frees) gets them in order. 0; LEV_EINVAL when a

@@ -554,6 +554,12 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
         if (pc_rbuf_done(&rb))
             pc_xh_cx_stable(h, req->vt, req->seq);
         break;
+    case PC_X_FLUSH:
+        pc_xh_cx_barrier(h, req->seq, payload, req->len);
+        break;
+    case PC_X_FIX:
+        pc_xh_cx_fix(h, req->vt, req->epoch, payload, req->len);
+        break;
     case PC_X_SLOT_FREE: {
         uint32_t slot = pc_get_u32(&rb);
         if (!pc_rbuf_done(&rb) || pc_slots_back(h->slots, slot))

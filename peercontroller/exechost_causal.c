@@ -3,8 +3,11 @@
  * (causal.c), which orders the inputs of the VTs here by their channels
  * and gives each its position; the determinants it makes, sent up to the
  * deployer in batches (X_DET) until the deployer says they are stable
- * (X_STABLE); and the engine's part of a VT's image, made with its
- * channel state and installed again when the VT resumes.
+ * (X_STABLE); the recovery barrier (X_FLUSH: the fences learnt, every
+ * determinant held sent, then X_FLUSHED) and the positions the deployer
+ * fixed for a resumed VT (X_FIX); and the engine's part of a VT's
+ * image, made with its channel state and installed again when the VT
+ * resumes.
  *
  * The deployer still relays every input and gives it a position of its
  * own, so the engine's position must be that one: an input is taken only
@@ -157,18 +160,71 @@ void pc_xh_cx_stable(xh_host *h, uint64_t id, uint64_t pos)
     pthread_mutex_unlock(&h->cx_mu);
 }
 
+/* Under h->cx_mu: queues the determinants made since the last X_DET. */
+static void s_flush_locked(xh_host *h)
+{
+    if (!h->ndets)
+        return;
+    xh_out *o = pc_xh_out_new(PC_X_DET, 0, 0, 0);
+    if (o) {
+        pc_cx_dets_encode(&o->head, h->dets, h->ndets);
+        h->ndets = 0;
+    }
+    pc_xh_queue(h, o);
+}
+
 void pc_xh_cx_flush(xh_host *h, bool all)
 {
     pthread_mutex_lock(&h->cx_mu);
-    if (h->ndets && (all || h->ndets >= XC_BATCH)) {
-        xh_out *o = pc_xh_out_new(PC_X_DET, 0, 0, 0);
-        if (o) {
-            pc_cx_dets_encode(&o->head, h->dets, h->ndets);
-            h->ndets = 0;
-        }
-        pc_xh_queue(h, o);
-    }
+    if (all || h->ndets >= XC_BATCH)
+        s_flush_locked(h);
     pthread_mutex_unlock(&h->cx_mu);
+}
+
+void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, p, len);
+    uint32_t n = rt_get_count(&r, 12);
+    pthread_mutex_lock(&h->cx_mu);
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        uint64_t vt = pc_get_u64(&r);
+        uint32_t epoch = pc_get_u32(&r);
+        /* a VT fenced here is stopped by its CANCEL, which removes it */
+        if (!r.bad && !pc_cx_hosts(h->cx, vt) && pc_cx_place(h->cx, vt, epoch, -1))
+            fprintf(stderr, "levpeer executor: no memory for the fence of VT %llu\n",
+                    (unsigned long long)vt);
+    }
+    if (!pc_rbuf_done(&r)) {
+        pthread_mutex_unlock(&h->cx_mu);
+        fprintf(stderr, "levpeer executor: malformed FLUSH %llu: %s\n", (unsigned long long)id,
+                pc_rbuf_why(&r));
+        return;
+    }
+    /* every determinant held goes before the answer, on the one channel */
+    s_flush_locked(h);
+    pc_xh_queue(h, pc_xh_out_new(PC_X_FLUSHED, 0, 0, id));
+    pthread_mutex_unlock(&h->cx_mu);
+}
+
+void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len)
+{
+    pc_cx_det *d = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    int rc = pc_cx_dets_decode(p, len, &d, &n, &why);
+    if (!rc) {
+        pthread_mutex_lock(&h->cx_mu);
+        rc = pc_cx_fix(h->cx, id, epoch, d, n);
+        pthread_mutex_unlock(&h->cx_mu);
+        why = rc == LEV_EINVAL ? "they contradict the inputs it has" : NULL;
+    }
+    free(d);
+    if (rc && rc != LEV_ENOVT)
+        fprintf(stderr,
+                "levpeer executor: the positions fixed for virtual thread %llu incarnation %u "
+                "refused: %s\n",
+                (unsigned long long)id, (unsigned)epoch, why ? why : lev_strerror(rc));
 }
 
 int pc_xh_state_tail(xh_host *h, rt_vt *vt, uint8_t **tail, size_t *tlen, uint64_t *next_in)

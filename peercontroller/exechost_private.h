@@ -153,6 +153,14 @@ void pc_xh_cx_stable(xh_host *h, uint64_t id, uint64_t pos);
  * full, or all of them. */
 void pc_xh_cx_flush(xh_host *h, bool all);
 
+/* X_FLUSH `id`: the fences p[len] names (wire.h, W_FLUSH) are learnt,
+ * then every determinant held goes up, then X_FLUSHED. */
+void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len);
+
+/* X_FIX: the positions p[len] (a list of determinants) the deployer
+ * fixed for incarnation `epoch` of VT `id`; a refusal is printed. */
+void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len);
+
 /* The tail of vt's image envelope (envelope.h: its channel state and
  * the engine's part, taken at one position, which *next_in gets).
  * 0, or LEV_ENOMEM. */

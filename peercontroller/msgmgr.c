@@ -739,27 +739,18 @@ static void s_stable(pc_msgmgr *mm, mm_vt *v)
                  NULL, NULL);
 }
 
-void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m)
+void pc_mm_on_dets(pc_msgmgr *mm, const char *from, const pc_cx_det *d, size_t n)
 {
-    pc_cx_det *d = NULL;
-    size_t n = 0;
-    const char *why = NULL;
-    if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &d, &n, &why)) {
-        pc_log(PC_LOG_WARN, "dropped DET from %s: %s", m->from,
-               why ? why : "deployer out of memory");
-        return;
-    }
     for (size_t i = 0; i < n; i++) {
         uint32_t epoch = 0;
         mm_vt *v = s_vt(mm, d[i].vt);
         const char *host = v ? pc_resolver_get(mm->o.where, d[i].vt, &epoch) : NULL;
-        if (!v || v->ended || !host || strcmp(host, m->from) || d[i].epoch != epoch)
+        if (!v || v->ended || !host || strcmp(host, from) || d[i].epoch != epoch)
             continue; /* an older incarnation's, or of a VT gone */
         s_det(mm, v, &d[i]);
         if (i + 1 == n || d[i + 1].vt != d[i].vt)
             s_stable(mm, v); /* at once: the executor holds them until then */
     }
-    free(d);
 }
 
 void pc_mm_tick(pc_msgmgr *mm)

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "causal.h"
 #include "peer_private.h"
 #include "resolver.h"
 
@@ -93,11 +94,11 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
  * longer counts on that copy. */
 void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m);
 
-/* W_DET: determinants from a VT's executor, checked against the log
+/* W_DET's determinants, from the worker at `from`, checked against the log
  * (a contradiction is logged and counted: the executors' ordering of
  * inputs and the deployer's disagree); how far they agree goes back to
  * the host at once (W_STABLE). */
-void pc_mm_on_dets(pc_msgmgr *mm, pc_msg *m);
+void pc_mm_on_dets(pc_msgmgr *mm, const char *from, const pc_cx_det *d, size_t n);
 
 /* The client's C_SEND, C_GSET and C_GGET: each is answered (now, or for
  * a C_GSET that waits for a lock, once it has it). */

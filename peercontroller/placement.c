@@ -312,6 +312,8 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
 {
     /* Just after the VC opened, wait a moment for the workers still
      * enrolling, or every first VT would go to the first one enrolled. */
+    if (vt->awaits_barrier)
+        return true; /* pending still, the others are placed meanwhile */
     bool enrolling = pc_dep_count(vc, W_ENROLLING) + pc_dep_count(vc, W_LOADING) > 0;
     if (enrolling && pc_peer_now(d->p) - vc->opened_ms < DEP_SETTLE_MS)
         return false;
@@ -341,6 +343,11 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         pc_ep_copy(vt->src, vt->holders[src].ep);
         vt->src_next_in = vt->holders[src].next_in;
     }
+    /* a new incarnation takes again the positions after its image that
+     * the log knows (one that restarts from nothing can only if its
+     * inputs are all still logged) */
+    if (vt->epoch > 1 && (from_image || *vt->src || pc_mm_replayable(vc->mm, vt->id)))
+        pc_dep_fix(vc, vt, from_image ? vt->image_next_in : *vt->src ? vt->src_next_in : 0);
     vt->host = host;
     vt->state = VT_RUNNING;
     vt->confirmed = false;
@@ -393,6 +400,7 @@ void pc_dep_unplace(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         vc->w[vt->host].nvts--;
     pc_dep_src_clear(d, vc, vt);
     vt->epoch++;
+    pc_dep_epoch_moved(vc, vt, false);
     vt->host = -1;
     vt->state = VT_PENDING;
     vt->recovering = true;
@@ -406,7 +414,8 @@ void pc_dep_requeue(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         return;
     int old = vt->host;
     pc_dep_unplace(d, vc, vt);
-    vt->move_why = PC_PLACE_NONE; /* placed again for a loss, not moved */
+    pc_dep_epoch_moved(vc, vt, true); /* placed once the barrier is done */
+    vt->move_why = PC_PLACE_NONE;     /* placed again for a loss, not moved */
     /* whoever ran it stops its copy when this reaches it */
     if (old >= 0)
         pc_peer_send(d->p, vc->w[old].ep, dep_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
@@ -424,6 +433,7 @@ bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
     vc->lost_workers += was_active;
     w->state = W_GONE;
     w->since_ms = pc_peer_now(d->p);
+    pc_dep_barrier_worker_gone(vc, wi);
     return was_active;
 }
 

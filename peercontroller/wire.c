@@ -43,7 +43,7 @@
     X(W_IN, "u8 u8 u64 u64 i32 u64 u64 b")                                                    \
     X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
     X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
-    X(W_STABLE, "")                                                                           \
+    X(W_STABLE, "") X(W_FLUSH, "V") X(W_FLUSHED, "") X(W_FIX, "D")                            \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
@@ -54,7 +54,7 @@
     X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \
     X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
-    X(X_STABLE, "")
+    X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)

@@ -125,6 +125,12 @@ typedef enum pc_type {
                             * executor gave its VTs' inputs (causal.h) */
     PC_W_STABLE = 0x0319,  /* deployer -> worker: hdr.vc/vt/epoch, seq = the VT's determinants
                             * are stable up to this position */
+    PC_W_FLUSH = 0x031A,   /* deployer -> worker: hdr.vc, seq = recovery barrier number; V the
+                            * fenced VTs, each with its new incarnation: answer W_FLUSHED once
+                            * every determinant the VC's executor holds is on its way */
+    PC_W_FLUSHED = 0x031B, /* worker -> deployer: hdr.vc, seq = the barrier number answered */
+    PC_W_FIX = 0x031C,     /* deployer -> worker: hdr.vc/vt/epoch; D the positions after its
+                            * image this incarnation must take again, in order (causal.h) */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -172,6 +178,9 @@ typedef enum pc_type {
                                  * slot: the fields of X_IMAGE_SLOT */
     PC_X_DET = 0x0616,          /* exec -> daemon: as W_DET */
     PC_X_STABLE = 0x0617,       /* daemon -> exec: as W_STABLE */
+    PC_X_FLUSH = 0x0618,        /* daemon -> exec: as W_FLUSH */
+    PC_X_FLUSHED = 0x0619,      /* exec -> daemon: as W_FLUSHED, after its last X_DET */
+    PC_X_FIX = 0x061A,          /* daemon -> exec: as W_FIX */
 } pc_type;
 
 typedef struct pc_hdr {

@@ -630,6 +630,16 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_CLOSE:
         s_vc_drop(w, v, "closed by its deployer");
         return;
+    case PC_W_FLUSH:
+        /* the recovery barrier: the executor answers after its last
+         * determinants; with none running here, nothing is held */
+        if (!v->x) {
+            s_send_deployer(w, v, PC_W_FLUSHED, 0, 0, m->h.seq, NULL, 0, NULL);
+        } else {
+            struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
+            s_xsend(w, v, pc_hdr_make(PC_X_FLUSH, v->vc, 0, 0, m->h.seq), &io, io.iov_len ? 1 : 0);
+        }
+        return;
     case PC_W_MIGRATE: {
         /* the deployer moves the VT to a less loaded worker: captured and
          * stopped in one step, its image goes back (W_STOPPED) */
@@ -641,6 +651,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_IN:
     case PC_W_IN_REF:
     case PC_W_STABLE:
+    case PC_W_FIX:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
         wk_vt *t = s_vt(v, m->h.vt);
@@ -673,6 +684,12 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         }
         if (m->h.type == PC_W_STABLE) {
             s_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL, 0);
+            return;
+        }
+        if (m->h.type == PC_W_FIX) {
+            struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
+            s_xsend(w, v, pc_hdr_make(PC_X_FIX, v->vc, m->h.vt, m->h.epoch, 0), &io,
+                    io.iov_len ? 1 : 0);
             return;
         }
         if (m->h.type == PC_W_IN)
@@ -844,6 +861,9 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         break;
     case PC_X_DET: /* for VTs of this executor; the deployer checks which */
         s_send_deployer(w, v, PC_W_DET, 0, 0, 0, payload, h->len, NULL);
+        break;
+    case PC_X_FLUSHED: /* after its last X_DET, so after its last W_DET */
+        s_send_deployer(w, v, PC_W_FLUSHED, 0, 0, h->seq, NULL, 0, NULL);
         break;
     case PC_X_CRASH: {
         pc_rbuf r;

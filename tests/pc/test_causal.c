@@ -207,6 +207,51 @@ static void t_install(void **state)
     pc_cx_destroy(&cx);
 }
 
+/* Positions fixed after the install (W_FIX reaches the executor after
+ * the image): those it has must agree, the others are filled as their
+ * messages come, a message that waited ahead of its channel fills its
+ * fixed position, and a fix for another incarnation or VT is ignored or
+ * refused. */
+static void t_fix(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    pc_cx_mark cons[] = {{.vt = 3, .seq = 4}};
+    pc_cx_image im = {.vt = 2, .epoch = 2, .consumed = 10, .cons = cons, .ncons = 1};
+    assert_int_equal(pc_cx_install(cx, &im, NULL, 0), 0);
+    assert_true(pc_cx_hosts(cx, 2));
+    assert_false(pc_cx_hosts(cx, 9));
+    pc_cx_msg m4 = s_msg(4, 2, 1), ahead = s_msg(3, 2, 6), next = s_msg(3, 2, 5);
+    m4.to_epoch = ahead.to_epoch = next.to_epoch = 2;
+    assert_int_equal(pc_cx_on_msg(cx, 1, &m4, NULL, 0), 0);    /* position 11, free order */
+    assert_int_equal(pc_cx_on_msg(cx, 1, &ahead, NULL, 0), 0); /* waits for 3/5 */
+    assert_int_equal(r.ndelivered, 1);
+    pc_cx_det wrong[] = {{.vt = 2, .pos = 11, .from = 3, .seq = 5, .epoch = 1}};
+    assert_int_equal(pc_cx_fix(cx, 2, 2, wrong, 1), LEV_EINVAL);
+    assert_int_equal(pc_cx_fix(cx, 2, 1, wrong, 1), 0);         /* an older incarnation's */
+    assert_int_equal(pc_cx_fix(cx, 2, 3, wrong, 1), LEV_ENOVT); /* not installed yet */
+    assert_int_equal(pc_cx_fix(cx, 9, 1, wrong, 1), LEV_ENOVT);
+    pc_cx_det fixed[] = {{.vt = 2, .pos = 11, .from = 4, .seq = 1, .epoch = 1},
+                         {.vt = 2, .pos = 12, .from = 5, .seq = 1, .epoch = 1},
+                         {.vt = 2, .pos = 13, .from = 3, .seq = 5, .epoch = 1},
+                         {.vt = 2, .pos = 14, .from = 3, .seq = 6, .epoch = 1}};
+    assert_int_equal(pc_cx_fix(cx, 2, 2, fixed, 4), 0);
+    assert_int_equal(pc_cx_stats_of(cx).filled, 1); /* 3/6, which waited */
+    assert_int_equal(pc_cx_on_msg(cx, 1, &next, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 1); /* 12 comes first */
+    pc_cx_msg m5 = s_msg(5, 2, 1);
+    m5.to_epoch = 2;
+    assert_int_equal(pc_cx_on_msg(cx, 1, &m5, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 4);
+    assert_int_equal(r.delivered_pos[3], 14);
+    assert_int_equal(r.delivered_from[1], 5);
+    assert_int_equal(r.delivered_seq[3], 6);
+    /* fixed again (a resync sends it again): what it has agrees */
+    assert_int_equal(pc_cx_fix(cx, 2, 2, fixed, 4), 0);
+    pc_cx_destroy(&cx);
+}
+
 /* The deployer's log: a contradiction is refused, the watermark follows
  * the positions known without a gap, a fence lets the old incarnation's
  * determinants in until the new one's positions are fixed, a gap cannot
@@ -251,6 +296,19 @@ static void t_detlog(void **state)
     pc_detlog_stable(l, 2, 3);
     assert_int_equal(pc_detlog_wm(l, 2), 4);
     assert_int_equal(pc_detlog_count(l), 5);
+    /* the deployer's numbering skips (a move without a fence): the
+     * first incarnation fixed after a determinant's decides */
+    assert_int_equal(pc_detlog_fence_to(l, 2, 7), 0);
+    assert_int_equal(pc_detlog_fence_to(l, 2, 6), 0); /* older: ignored */
+    assert_int_equal(pc_detlog_epoch(l, 2), 7);
+    pc_cx_det e2 = {.vt = 2, .pos = 5, .from = 5, .seq = 2, .epoch = 2};
+    assert_false(pc_detlog_abandoned(l, &e2)); /* incarnation 7 not fixed yet */
+    assert_int_equal(pc_detlog_add(l, &e2), 0);
+    assert_int_equal(pc_detlog_fix(l, 2, 4, &out, &n), 0);
+    assert_int_equal(n, 1);
+    free(out);
+    pc_cx_det e2late = {.vt = 2, .pos = 6, .from = 5, .seq = 3, .epoch = 2};
+    assert_true(pc_detlog_abandoned(l, &e2late));
     pc_detlog_destroy(&l);
     assert_null(l);
 }
@@ -463,10 +521,15 @@ static void t_image_wire(void **state)
 int main(void)
 {
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_channel_order),   cmocka_unit_test(t_send_log_trim),
-        cmocka_unit_test(t_fence_and_early), cmocka_unit_test(t_install),
-        cmocka_unit_test(t_detlog),          cmocka_unit_test(t_wire),
-        cmocka_unit_test(t_image_wire),      cmocka_unit_test(t_barrier),
+        cmocka_unit_test(t_channel_order),
+        cmocka_unit_test(t_send_log_trim),
+        cmocka_unit_test(t_fence_and_early),
+        cmocka_unit_test(t_install),
+        cmocka_unit_test(t_fix),
+        cmocka_unit_test(t_detlog),
+        cmocka_unit_test(t_wire),
+        cmocka_unit_test(t_image_wire),
+        cmocka_unit_test(t_barrier),
         cmocka_unit_test(t_dets_wire),
     };
     return cmocka_run_group_tests(all, NULL, NULL);

@@ -198,9 +198,17 @@ static void s_dets_agree(const mesh *m)
     assert_non_null(js);
     long long checked = js_obj_sum(js, "determinants", "checked");
     long long bad = js_obj_sum(js, "determinants", "contradicting");
+    /* the kills ran recovery barriers, and no position fixed for a
+     * resumed VT, nor two determinants, contradicted each other */
+    long long barriers = js_obj_sum(js, "recovery", "barriers");
+    long long fix_errors = js_obj_sum(js, "recovery", "fix_errors");
+    long long conflicts = js_obj_sum(js, "recovery", "conflicts");
     free(js);
     if (checked <= 0 || bad != 0)
         fail_msg("determinants: %lld checked, %lld contradicting the deployer's log", checked, bad);
+    if (barriers <= 0 || fix_errors != 0 || conflicts != 0)
+        fail_msg("recovery: %lld barriers, %lld fix errors, %lld conflicting determinants",
+                 barriers, fix_errors, conflicts);
 }
 
 /* ===================================================================

@@ -28,7 +28,8 @@ static bool s_have_seed;
 /* Runs `seeds` seeds of a scenario from `first`; fails on the first seed
  * whose run breaks an invariant. Returns the images holders made from
  * patches over the runs. */
-static uint64_t s_refs; /* inputs by reference over the last s_seeds */
+static uint64_t s_refs;             /* inputs by reference over the last s_seeds */
+static uint64_t s_fixed, s_flushed; /* fixed positions checked and barrier answers, likewise */
 
 static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
 {
@@ -43,7 +44,8 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         assert_true(ok);
         return r.patched;
     }
-    uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0;
+    uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0, fixed = 0,
+             flushed = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -57,18 +59,23 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         refs += r.by_ref;
         misses += r.ref_misses;
         dets += r.dets;
+        fixed += r.fixed;
+        flushed += r.flushed;
     }
     s_refs = refs;
+    s_fixed = fixed;
+    s_flushed = flushed;
     /* the executors' ordering of inputs was checked against the
      * deployer's, determinant by determinant (vcsim.c) */
     if (!dets)
         fail_msg("%s: no determinant reached the deployer in %d seeds", name, seeds);
     fprintf(stderr,
             "%s: %d seeds, %.1f simulated minutes, %llu VTs failed as allowed, %llu images "
-            "patched, %llu global values by reference (%llu missed), %llu determinants checked\n",
+            "patched, %llu global values by reference (%llu missed), %llu determinants checked, "
+            "%llu barrier answers, %llu fixed positions checked\n",
             name, seeds, (double)sim / 60000.0, (unsigned long long)failed,
             (unsigned long long)patched, (unsigned long long)refs, (unsigned long long)misses,
-            (unsigned long long)dets);
+            (unsigned long long)dets, (unsigned long long)flushed, (unsigned long long)fixed);
     return patched;
 }
 
@@ -88,6 +95,10 @@ static void t_crash(void **state)
 {
     (void)state;
     s_seeds("crash", (vs_opts){.peers = 4, .kinds = VS_F_CRASH, .faults = 1}, 100, 200);
+    /* every loss ran a recovery barrier, and resumed VTs took positions
+     * the deployer fixed (each checked against what it relayed) */
+    assert_true(s_flushed > 0);
+    assert_true(s_fixed > 0);
 }
 
 /* One peer pauses for up to 5 s. */

@@ -235,9 +235,11 @@ static void s_watch_in(vs_world *w, const pc_hdr *h, const void *body, size_t le
     *at = e;
 }
 
-/* The determinants a worker sends up: each names the position the
- * deployer gave the input (the executors order as the deployer did). */
-static void s_watch_dets(vs_world *w, const void *body, size_t len)
+/* The determinants a worker sends up (W_DET), and the positions the
+ * deployer fixes for a resumed incarnation (W_FIX): each names the
+ * position the deployer gave the input (the executors order as the
+ * deployer did, and the barrier collects what the deployer relayed). */
+static void s_watch_dets(vs_world *w, uint16_t type, const void *body, size_t len, uint64_t *count)
 {
     pc_cx_det *d = NULL;
     size_t n = 0;
@@ -252,11 +254,12 @@ static void s_watch_dets(vs_world *w, const void *body, size_t len)
             d[i].vt >= 2 && v < w->ninputs && pos < w->inputs[v].n ? &w->inputs[v].at[pos] : NULL;
         if (!at || !at->seq || at->vt != d[i].from || at->seq != d[i].seq)
             vs_violation(w,
-                         "an executor put message %llu of channel %llu at input %llu of VT "
-                         "%llu, where the deployer sent another",
-                         (unsigned long long)d[i].seq, (unsigned long long)d[i].from,
-                         (unsigned long long)d[i].pos, (unsigned long long)d[i].vt);
-        w->r->dets++;
+                         "%s puts message %llu of channel %llu at input %llu of VT %llu, "
+                         "where the deployer sent another",
+                         pc_type_name(type), (unsigned long long)d[i].seq,
+                         (unsigned long long)d[i].from, (unsigned long long)d[i].pos,
+                         (unsigned long long)d[i].vt);
+        (*count)++;
     }
     free(d);
 }
@@ -267,7 +270,11 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
     if (h.type == PC_W_IN || h.type == PC_W_IN_REF)
         s_watch_in(w, &h, body, len);
     if (h.type == PC_W_DET)
-        s_watch_dets(w, body, len);
+        s_watch_dets(w, h.type, body, len, &w->r->dets);
+    /* the positions fixed for a resumed incarnation, checked alike */
+    if (h.type == PC_W_FIX)
+        s_watch_dets(w, h.type, body, len, &w->r->fixed);
+    w->r->flushed += h.type == PC_W_FLUSHED;
     w->r->by_ref += h.type == PC_W_IN_REF;
     w->r->ref_misses += h.type == PC_W_IN_MISS;
     int dst = s_node_of(w, to);

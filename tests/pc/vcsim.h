@@ -88,6 +88,8 @@ typedef struct vs_report {
     uint64_t by_ref;       /* inputs sent naming a global's value by its hash (W_IN_REF) */
     uint64_t ref_misses;   /* of those, the ones the worker had no copy for (W_IN_MISS) */
     uint64_t dets;         /* determinants executors sent up, each checked (W_DET) */
+    uint64_t fixed;        /* positions the deployer fixed for resumed VTs, checked alike (W_FIX) */
+    uint64_t flushed;      /* answers to recovery barriers (W_FLUSHED) */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

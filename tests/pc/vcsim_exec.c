@@ -90,6 +90,7 @@ struct vs_mexec {
     pc_cx *cx;       /* the VC's causal logging engine here */
     pc_cx_det *dets; /* for the next X_DET */
     size_t ndets, capdets;
+    uint64_t flushes;                         /* barriers answered */
     uint64_t hand_cfrom, hand_cseq, hand_pos; /* the input being ordered, and where it went */
 };
 
@@ -184,6 +185,9 @@ static void s_sweep(vs_mexec *x)
 }
 
 /* A record to the worker: header (vc, the VT, its epoch, seq) and b. */
+static void s_flush(vs_mexec *x, const pc_hdr *h, pc_rbuf *r);
+static void s_fix(vs_mexec *x, const pc_hdr *h, const uint8_t *p, size_t len);
+
 static void s_rec(vs_mexec *x, uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq,
                   const pc_wbuf *b)
 {
@@ -819,6 +823,12 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
     case PC_X_STABLE:
         pc_cx_stable(x->cx, h.vt, h.seq);
         break;
+    case PC_X_FLUSH:
+        s_flush(x, &h, &r);
+        break;
+    case PC_X_FIX:
+        s_fix(x, &h, buf, len);
+        break;
     case PC_X_ACK:
         if (t && t->epoch == h.epoch && !t->ended) {
             t->heard = true;
@@ -863,6 +873,48 @@ static void s_cx_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
     vs_mexec *x = ud;
     if (m->from == x->hand_cfrom && m->seq == x->hand_cseq)
         x->hand_pos = pos;
+}
+
+static void s_cx_flush(vs_mexec *x);
+
+/* The recovery barrier: the fences learnt, every determinant held goes
+ * up, then the answer. */
+static void s_flush(vs_mexec *x, const pc_hdr *h, pc_rbuf *r)
+{
+    uint32_t n = rt_get_count(r, 12);
+    for (uint32_t i = 0; i < n && !r->bad; i++) {
+        uint64_t vt = pc_get_u64(r);
+        uint32_t epoch = pc_get_u32(r);
+        if (!r->bad && !pc_cx_hosts(x->cx, vt) && pc_cx_place(x->cx, vt, epoch, -1))
+            abort();
+    }
+    if (!pc_rbuf_done(r)) {
+        vs_violation(x->n->w, "%s: malformed FLUSH: %s", x->n->ep, pc_rbuf_why(r));
+        return;
+    }
+    x->flushes++;
+    s_cx_flush(x);
+    s_rec(x, PC_X_FLUSHED, 0, 0, h->seq, NULL);
+}
+
+/* The positions the deployer fixed for a resumed incarnation: the
+ * engine takes its inputs in that order, and checks those it has. */
+static void s_fix(vs_mexec *x, const pc_hdr *h, const uint8_t *p, size_t len)
+{
+    pc_cx_det *d = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (pc_cx_dets_decode(p, len, &d, &n, &why)) {
+        vs_violation(x->n->w, "%s: malformed FIX: %s", x->n->ep, why ? why : "no memory");
+        return;
+    }
+    int rc = pc_cx_fix(x->cx, h->vt, h->epoch, d, n);
+    if (rc && rc != LEV_ENOVT)
+        vs_violation(x->n->w,
+                     "%s: VT %llu incarnation %u: the deployer fixed positions its engine "
+                     "refuses (%s)",
+                     x->n->ep, (unsigned long long)h->vt, (unsigned)h->epoch, lev_strerror(rc));
+    free(d);
 }
 
 /* The determinants made since the last X_DET go up. */
