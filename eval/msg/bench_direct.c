@@ -24,6 +24,19 @@
  * between threads), and what it receives comes from the loop through a
  * condition variable. The hand-overs the other modes leave out.
  *
+ * With `own`, each VT on a thread of its own as with `threads`, but the
+ * VT's thread sends on a socket itself: each executor binds a ROUTER that
+ * only receives and connects a DEALER to the other's that only sends; the
+ * VT's thread takes the engine and the DEALER under the executor's lock
+ * and sends, while the loop owns the ROUTER and the deployer's socket,
+ * and hands the VT what the engine delivered (one hand-over a message,
+ * not two).
+ *
+ * With `self`, as with `own`, and a VT waiting for its input reads the
+ * ROUTER itself (the loop keeps only the deployer's socket, and sends
+ * the determinants every millisecond): no hand-over at all, the best a
+ * VT that takes its input from the socket itself can do.
+ *
  * Each comparison alternates the two sides ROUNDS times (default 5) and
  * prints the medians and their ratio. What it leaves out of the real
  * path: the hand-over between a VT's thread and its executor's loop, and
@@ -83,6 +96,7 @@ typedef struct ex {
     int efd; /* the VT thread queued something to send */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    void *out; /* own: the DEALER this executor sends on (under mu) */
     char outq[4096]; /* kinds to send, queued by the VT thread */
     int nout;
     char inq[4096]; /* kinds received, for the VT thread */
@@ -93,6 +107,9 @@ typedef struct ex {
 
 static bool s_deplog;  /* messages also go to the deployer (the variant) */
 static bool s_threads; /* each VT on a thread of its own */
+static bool s_own;     /* ...which sends on a socket itself */
+static bool s_self;    /* ...and reads its input from the socket itself */
+static char s_a_ep[128]; /* own: where executor A's ROUTER is bound */
 
 #define WINDOW 256 /* deplog: unacknowledged messages beyond which a sender waits */
 
@@ -119,7 +136,10 @@ static void s_io_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d
     pc_cx_encode(&w, m, d, n);
     if (w.err)
         s_die("out of memory");
-    s_frame_out(e, e->peer, w.data, w.len, true);
+    if (s_own)
+        zmq_send(e->out, w.data, w.len, 0);
+    else
+        s_frame_out(e, e->peer, w.data, w.len, true);
     pc_wbuf_free(&w);
 }
 
@@ -150,7 +170,7 @@ static void s_io_dets(void *ud, const pc_cx_det *d, size_t n)
         pc_put_u64(&e->dets, d[i].pos);
     }
     e->ndets += (uint32_t)n;
-    if (e->ndets >= DET_BATCH)
+    if (e->ndets >= DET_BATCH && !s_own) /* own: the loop flushes, on its socket */
         s_dets_flush(e);
 }
 
@@ -186,7 +206,19 @@ static void s_ex_init(ex *e, void *ctx, int self, uint64_t vt, uint64_t other, c
 
 /* One frame from the other executor or the deployer, handled, if one is
  * there (or whenever it comes, with `wait`): whether one was. */
+static bool s_ex_frame_as(ex *e, void *sock, bool wait);
+
 static bool s_ex_frame(ex *e, void *sock, bool wait)
+{
+    if (!s_own)
+        return s_ex_frame_as(e, sock, wait);
+    pthread_mutex_lock(&e->mu); /* the engine is shared with the VT's thread */
+    bool got = s_ex_frame_as(e, sock, wait);
+    pthread_mutex_unlock(&e->mu);
+    return got;
+}
+
+static bool s_ex_frame_as(ex *e, void *sock, bool wait)
 {
     int flags = wait ? 0 : ZMQ_DONTWAIT;
     zmq_msg_t m;
@@ -247,11 +279,24 @@ static bool s_ex_frame(ex *e, void *sock, bool wait)
  * determinants go out when it would wait for nothing else. */
 static void s_ex_wait(ex *e)
 {
+    if (s_self) { /* the loop keeps the deployer's socket only */
+        while (s_ex_frame(e, e->dep, false))
+            ;
+        zmq_pollitem_t it[2] = {{e->dep, 0, ZMQ_POLLIN, 0}, {NULL, e->efd, ZMQ_POLLIN, 0}};
+        if (zmq_poll(it, 2, 1) < 0)
+            s_die("poll");
+        pthread_mutex_lock(&e->mu);
+        s_dets_flush(e);
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
     bool got = false;
     for (int i = 0; i < 256 && s_ex_frame(e, e->peer, false); i++)
         got = true;
     while (s_ex_frame(e, e->dep, false))
         got = true;
+    if (s_own && e->ndets >= DET_BATCH)
+        s_dets_flush(e);
     if (got)
         return;
     zmq_pollitem_t it[3] = {
@@ -286,9 +331,16 @@ static bool s_loop_sends(ex *e)
     return stop;
 }
 
-/* threads, on the VT's thread: queues `kind` for the loop to send. */
+/* threads, on the VT's thread: queues `kind` for the loop to send
+ * (own: sends it itself). */
 static void s_vt_send(ex *e, char kind)
 {
+    if (s_own && kind != 'x') {
+        pthread_mutex_lock(&e->mu);
+        s_ex_send(e, kind, kind == 'p' || kind == 'r' ? e->size : 1);
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
     pthread_mutex_lock(&e->mu);
     while (e->nout == (int)sizeof e->outq) { /* the loop is behind: let it catch up */
         pthread_mutex_unlock(&e->mu);
@@ -306,7 +358,7 @@ static void s_vt_send(ex *e, char kind)
  * thread. */
 static void s_loop_hand(ex *e, uint64_t vt)
 {
-    if (!e->nin)
+    if (s_self || !e->nin)
         return;
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < e->nin; i++) {
@@ -322,6 +374,28 @@ static void s_loop_hand(ex *e, uint64_t vt)
 /* threads, on the VT's thread: the next input it takes. */
 static char s_vt_recv(ex *e)
 {
+    while (s_self) {
+        pthread_mutex_lock(&e->mu);
+        for (int i = 0; i < e->nin; i++) {
+            pc_cx_consumed(e->cx, e->vt, e->pos[i]);
+            if (e->kind[i] != 's' && e->nready < (int)sizeof e->inq)
+                e->inq[e->nready++] = e->kind[i];
+        }
+        e->nin = 0;
+        if (e->nready) {
+            char k = e->inq[0];
+            memmove(e->inq, e->inq + 1, (size_t)--e->nready);
+            pthread_mutex_unlock(&e->mu);
+            return k;
+        }
+        bool got = false;
+        for (int i = 0; i < 256 && s_ex_frame_as(e, e->peer, false); i++)
+            got = true;
+        pthread_mutex_unlock(&e->mu);
+        zmq_pollitem_t it = {e->peer, 0, ZMQ_POLLIN, 0};
+        if (!got && zmq_poll(&it, 1, -1) < 0)
+            s_die("poll");
+    }
     pthread_mutex_lock(&e->mu);
     while (!e->nready)
         pthread_cond_wait(&e->cv, &e->mu);
@@ -499,6 +573,8 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
     e.router = true;
     s_bind_tell(e.peer, fd);
     e.size = size;
+    if (s_own && (!(e.out = zmq_socket(ctx, ZMQ_DEALER)) || zmq_connect(e.out, s_a_ep)))
+        s_die("connect to executor A");
     if (s_threads) {
         pthread_t vt;
         if (pthread_create(&vt, NULL, s_receiver_vt, &e))
@@ -521,6 +597,8 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
         e.nin = 0;
     }
     zmq_msg_close(&e.id);
+    if (e.out)
+        zmq_close(e.out);
     zmq_close(e.peer);
     zmq_close(e.dep);
     pc_wbuf_free(&e.dets);
@@ -623,21 +701,42 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     long size = argc > 2 ? atol(argv[2]) : 1024;
     s_deplog = argc > 3 && !strcmp(argv[3], "deplog");
-    s_threads = argc > 3 && !strcmp(argv[3], "threads");
+    s_self = argc > 3 && !strcmp(argv[3], "self");
+    s_own = s_self || (argc > 3 && !strcmp(argv[3], "own"));
+    s_threads = s_own || (argc > 3 && !strcmp(argv[3], "threads"));
     if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20) ||
         (argc > 3 && !s_deplog && !s_threads) || argc > 4) {
-        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] [deplog|threads]\n");
+        fprintf(stderr,
+                "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] "
+                "[deplog|threads|own|self]\n");
         return 2;
     }
     char dep_ep[128], peer_ep[128];
     pid_t d = s_fork_child(false, NULL, 0, dep_ep);
+    /* own: A's ROUTER is bound before B starts, so that B can connect to it */
+    void *actx = s_own ? zmq_ctx_new() : NULL, *arouter = NULL;
+    if (s_own) {
+        size_t n = sizeof s_a_ep;
+        arouter = zmq_socket(actx, ZMQ_ROUTER);
+        if (!arouter || zmq_bind(arouter, "tcp://127.0.0.1:*") ||
+            zmq_getsockopt(arouter, ZMQ_LAST_ENDPOINT, s_a_ep, &n))
+            s_die("bind executor A");
+    }
     pid_t b = s_fork_child(true, dep_ep, (size_t)size, peer_ep);
-    void *ctx = zmq_ctx_new();
+    void *ctx = s_own ? actx : zmq_ctx_new();
     ex a;
     s_ex_init(&a, ctx, 0, VT_A, VT_B, dep_ep);
-    a.peer = zmq_socket(ctx, ZMQ_DEALER);
-    if (zmq_connect(a.peer, peer_ep))
-        s_die("connect");
+    if (s_own) {
+        a.peer = arouter;
+        a.router = true;
+        a.out = zmq_socket(ctx, ZMQ_DEALER);
+        if (!a.out || zmq_connect(a.out, peer_ep))
+            s_die("connect");
+    } else {
+        a.peer = zmq_socket(ctx, ZMQ_DEALER);
+        if (zmq_connect(a.peer, peer_ep))
+            s_die("connect");
+    }
     a.size = (size_t)size;
     pthread_t loop;
     if (s_threads && pthread_create(&loop, NULL, s_loop_a, &a))
@@ -673,6 +772,8 @@ int main(int argc, char **argv)
     pc_cx_stats st = pc_cx_stats_of(a.cx);
     printf("%d rounds, %ld-byte messages%s\n\n", rounds, size,
            s_deplog    ? ", every message also logged by the deployer (deplog)"
+           : s_self    ? ", each VT on a thread of its own that sends and receives itself (self)"
+           : s_own     ? ", each VT on a thread of its own that sends itself (own)"
            : s_threads ? ", each VT on a thread of its own (threads)"
                        : "");
     printf("| measure | plain libzmq | engines, direct | ratio |\n|---|---|---|---|\n");
@@ -680,6 +781,8 @@ int main(int argc, char **argv)
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, mse, 100.0 * mse / msz);
     printf("\ndeterminants held unstable at the end by the sender: %zu\n", st.unstable);
     zmq_close(q);
+    if (a.out)
+        zmq_close(a.out);
     zmq_close(a.peer);
     zmq_close(a.dep);
     pc_wbuf_free(&a.dets);

@@ -6,7 +6,7 @@
 # plain libzmq between two processes (eval/README.md, "Direct messages").
 # Takes under a minute.
 #
-#   eval/msg/run_direct.sh [ROUNDS] [SIZE] [deplog|threads]
+#   eval/msg/run_direct.sh [ROUNDS] [SIZE] [deplog|threads|own]
 #
 # deplog: every message also goes to the deployer, which keeps a copy and
 # acknowledges it, senders waiting beyond a window of 256 (the variant of
@@ -14,6 +14,9 @@
 # threads: each VT on a thread of its own, handing what it sends to its
 # executor's loop (a queue and an eventfd) and taking what it receives
 # from it (a condition variable), as an executor's VTs do.
+# own: as threads, but a VT's thread sends on a socket of its own itself
+# (a DEALER that only sends, under its executor's lock), while the loop
+# receives on a ROUTER and hands the VT what the engine delivered.
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).
