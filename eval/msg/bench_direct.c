@@ -25,10 +25,11 @@
  * condition variable. The hand-overs the other modes leave out.
  *
  * With `own`, each VT on a thread of its own as with `threads`, but the
- * VT's thread sends on a socket itself: each executor binds a ROUTER that
- * only receives and connects a DEALER to the other's that only sends; the
- * VT's thread takes the engine and the DEALER under the executor's lock
- * and sends, while the loop owns the ROUTER and the deployer's socket,
+ * VT's thread sends on a socket itself: each executor has the executors'
+ * links of the peer controller (peercontroller/xlink.h), a ROUTER that
+ * only receives and a DEALER to the other's that only sends; the VT's
+ * thread takes the engine and the DEALER under the executor's lock and
+ * sends, while the loop owns the ROUTER and the deployer's socket,
  * and hands the VT what the engine delivered (one hand-over a message,
  * not two).
  *
@@ -58,6 +59,7 @@
 #include "bench.h"
 #include "causal.h"
 #include "lev_errors.h"
+#include "xlink.h"
 #include "zbase.h"
 
 #define PP_N 2000L
@@ -96,7 +98,7 @@ typedef struct ex {
     int efd; /* the VT thread queued something to send */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    void *out; /* own: the DEALER this executor sends on (under mu) */
+    pc_xlink *xl;    /* own: its links (the DEALER under mu; peer is its ROUTER) */
     char outq[4096]; /* kinds to send, queued by the VT thread */
     int nout;
     char inq[4096]; /* kinds received, for the VT thread */
@@ -105,10 +107,10 @@ typedef struct ex {
     bool stop;
 } ex;
 
-static bool s_deplog;  /* messages also go to the deployer (the variant) */
-static bool s_threads; /* each VT on a thread of its own */
-static bool s_own;     /* ...which sends on a socket itself */
-static bool s_self;    /* ...and reads its input from the socket itself */
+static bool s_deplog;    /* messages also go to the deployer (the variant) */
+static bool s_threads;   /* each VT on a thread of its own */
+static bool s_own;       /* ...which sends on a socket itself */
+static bool s_self;      /* ...and reads its input from the socket itself */
 static char s_a_ep[128]; /* own: where executor A's ROUTER is bound */
 
 #define WINDOW 256 /* deplog: unacknowledged messages beyond which a sender waits */
@@ -137,7 +139,7 @@ static void s_io_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d
     if (w.err)
         s_die("out of memory");
     if (s_own)
-        zmq_send(e->out, w.data, w.len, 0);
+        pc_xlink_send(e->xl, peer, w.data, w.len);
     else
         s_frame_out(e, e->peer, w.data, w.len, true);
     pc_wbuf_free(&w);
@@ -218,8 +220,13 @@ static bool s_ex_frame(ex *e, void *sock, bool wait)
     return got;
 }
 
+/* own: a frame from the other executor's link: its message in. */
+static void s_xl_on(void *ud, int src, uint32_t inc, const void *p, size_t n);
+
 static bool s_ex_frame_as(ex *e, void *sock, bool wait)
 {
+    if (s_own && sock == e->peer) /* (never with `wait`) */
+        return pc_xlink_read(e->xl, 1, s_xl_on, e) > 0;
     int flags = wait ? 0 : ZMQ_DONTWAIT;
     zmq_msg_t m;
     zmq_msg_init(&m);
@@ -272,6 +279,23 @@ static bool s_ex_frame_as(ex *e, void *sock, bool wait)
     }
     zmq_msg_close(&m);
     return true;
+}
+
+static void s_xl_on(void *ud, int src, uint32_t inc, const void *p, size_t n)
+{
+    ex *e = ud;
+    (void)inc;
+    const uint8_t *b = p;
+    pc_cx_msg msg;
+    const void *data;
+    size_t len, nd;
+    pc_cx_det *d;
+    const char *why;
+    if (!n || b[0] != 'M' || pc_cx_decode(b + 1, n - 1, 1 << 20, &msg, &data, &len, &d, &nd, &why))
+        s_die("a malformed frame from the other executor");
+    msg.data = pc_buf_new(data, len);
+    pc_cx_on_msg(e->cx, src, &msg, d, nd);
+    free(d);
 }
 
 /* Handles what came from either socket, reading until nothing is left
@@ -569,12 +593,18 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
 {
     ex e;
     s_ex_init(&e, ctx, 1, VT_B, VT_A, dep_ep);
-    e.peer = zmq_socket(ctx, ZMQ_ROUTER);
-    e.router = true;
-    s_bind_tell(e.peer, fd);
     e.size = size;
-    if (s_own && (!(e.out = zmq_socket(ctx, ZMQ_DEALER)) || zmq_connect(e.out, s_a_ep)))
-        s_die("connect to executor A");
+    if (s_own) {
+        char ep[PC_ENDPOINT_MAX];
+        if (pc_xlink_new(&e.xl, ctx, 1, 1, "127.0.0.1", 0, ep) || pc_xlink_peer(e.xl, 0, s_a_ep) ||
+            write(fd, ep, strlen(ep) + 1) < 0)
+            s_die("executor B's links");
+        e.peer = pc_xlink_socket(e.xl);
+    } else {
+        e.peer = zmq_socket(ctx, ZMQ_ROUTER);
+        e.router = true;
+        s_bind_tell(e.peer, fd);
+    }
     if (s_threads) {
         pthread_t vt;
         if (pthread_create(&vt, NULL, s_receiver_vt, &e))
@@ -597,9 +627,10 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
         e.nin = 0;
     }
     zmq_msg_close(&e.id);
-    if (e.out)
-        zmq_close(e.out);
-    zmq_close(e.peer);
+    if (e.xl)
+        pc_xlink_destroy(&e.xl);
+    else
+        zmq_close(e.peer);
     zmq_close(e.dep);
     pc_wbuf_free(&e.dets);
     pc_cx_destroy(&e.cx);
@@ -706,31 +737,25 @@ int main(int argc, char **argv)
     s_threads = s_own || (argc > 3 && !strcmp(argv[3], "threads"));
     if (rounds < 1 || rounds > 100 || size < 1 || size > (1 << 20) ||
         (argc > 3 && !s_deplog && !s_threads) || argc > 4) {
-        fprintf(stderr,
-                "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] "
-                "[deplog|threads|own|self]\n");
+        fprintf(stderr, "usage: bench_direct [ROUNDS 1..100] [SIZE 1..1048576] "
+                        "[deplog|threads|own|self]\n");
         return 2;
     }
     char dep_ep[128], peer_ep[128];
     pid_t d = s_fork_child(false, NULL, 0, dep_ep);
     /* own: A's ROUTER is bound before B starts, so that B can connect to it */
-    void *actx = s_own ? zmq_ctx_new() : NULL, *arouter = NULL;
-    if (s_own) {
-        size_t n = sizeof s_a_ep;
-        arouter = zmq_socket(actx, ZMQ_ROUTER);
-        if (!arouter || zmq_bind(arouter, "tcp://127.0.0.1:*") ||
-            zmq_getsockopt(arouter, ZMQ_LAST_ENDPOINT, s_a_ep, &n))
-            s_die("bind executor A");
-    }
+    void *actx = s_own ? zmq_ctx_new() : NULL;
+    pc_xlink *axl = NULL;
+    if (s_own && pc_xlink_new(&axl, actx, 0, 1, "127.0.0.1", 0, s_a_ep))
+        s_die("executor A's links");
     pid_t b = s_fork_child(true, dep_ep, (size_t)size, peer_ep);
     void *ctx = s_own ? actx : zmq_ctx_new();
     ex a;
     s_ex_init(&a, ctx, 0, VT_A, VT_B, dep_ep);
     if (s_own) {
-        a.peer = arouter;
-        a.router = true;
-        a.out = zmq_socket(ctx, ZMQ_DEALER);
-        if (!a.out || zmq_connect(a.out, peer_ep))
+        a.xl = axl;
+        a.peer = pc_xlink_socket(axl);
+        if (pc_xlink_peer(axl, 1, peer_ep))
             s_die("connect");
     } else {
         a.peer = zmq_socket(ctx, ZMQ_DEALER);
@@ -781,9 +806,10 @@ int main(int argc, char **argv)
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% |\n", msz, mse, 100.0 * mse / msz);
     printf("\ndeterminants held unstable at the end by the sender: %zu\n", st.unstable);
     zmq_close(q);
-    if (a.out)
-        zmq_close(a.out);
-    zmq_close(a.peer);
+    if (a.xl)
+        pc_xlink_destroy(&a.xl);
+    else
+        zmq_close(a.peer);
     zmq_close(a.dep);
     pc_wbuf_free(&a.dets);
     pc_cx_destroy(&a.cx);
