@@ -43,8 +43,9 @@ int pc_xlink_new(pc_xlink **out, void *zctx, int self, uint32_t inc, const char 
     *out = NULL;
     struct in_addr a;
     if (self < 0 || self >= PC_XLINK_PEERS || !inc || !host || inet_pton(AF_INET, host, &a) != 1)
-        return rt_err(LEV_EINVAL, "executor links: executor %d, incarnation %u, host '%s' out of "
-                                  "range (0..%d, above 0, a numeric IPv4 address)",
+        return rt_err(LEV_EINVAL,
+                      "executor links: executor %d, incarnation %u, host '%s' out of "
+                      "range (0..%d, above 0, a numeric IPv4 address)",
                       self, (unsigned)inc, host ? host : "(none)", PC_XLINK_PEERS - 1);
     pc_xlink *x = calloc(1, sizeof *x);
     if (!x)

@@ -30,9 +30,9 @@
 typedef struct pc_xlink pc_xlink;
 
 typedef struct pc_xlink_stats {
-    uint64_t sent, received;    /* frames */
-    uint64_t dropped_out;       /* frames a full queue or a closed link refused */
-    uint64_t dropped_in;        /* frames from a connection that does not name an executor */
+    uint64_t sent, received; /* frames */
+    uint64_t dropped_out;    /* frames a full queue or a closed link refused */
+    uint64_t dropped_in;     /* frames from a connection that does not name an executor */
     uint64_t bytes_out, bytes_in;
 } pc_xlink_stats;
 

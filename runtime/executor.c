@@ -191,6 +191,7 @@ struct rt_exec {
     rt_vt *ghead, *gtail;   /* global FIFO */
     uint32_t gcount;        /* written under mu, read racily (atomic) */
     int nidle;              /* idem */
+    bool idler;             /* a worker waits in o.idle.wait (under mu) */
     uint32_t ncancel;       /* VTs with S_CANCEL; idem */
     uint64_t park_due;      /* no parked VT's checkpoint is due before; idem */
     uint64_t wake_due;      /* no parked VT's deadline passes before; idem */
@@ -207,6 +208,9 @@ struct rt_exec {
     uint64_t st_preempts; /* timer only */
     uint64_t st_ticks;    /* timer only */
 };
+
+/* This thread waits in the host's idle wait (o.idle). */
+static __thread bool t_idling;
 
 #define S_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define S_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -263,6 +267,10 @@ static void s_enqueue_locked(rt_exec *ex, rt_vt *vt)
     S_STORE(&ex->gcount, ex->gcount + 1);
     if (ex->nidle)
         pthread_cond_signal(&ex->work_cv);
+    /* the worker in the host's wait, when it is the only one idle and
+     * this comes from elsewhere (it takes what it delivers itself) */
+    if (ex->idler && ex->nidle == 1 && !t_idling)
+        ex->o.idle.wake(ex->o.idle.ud);
 }
 
 /* Under ex->mu: queues vt to run. */
@@ -311,7 +319,10 @@ static void s_wake_idle(rt_exec *ex)
 {
     pthread_mutex_lock(&ex->mu);
     pthread_cond_signal(&ex->work_cv);
+    bool idler = ex->idler;
     pthread_mutex_unlock(&ex->mu);
+    if (idler)
+        ex->o.idle.wake(ex->o.idle.ud);
 }
 
 /* Steals half of another worker's local queue; returns a list or NULL. */
@@ -544,7 +555,18 @@ static rt_vt *s_next(s_worker *w)
                 return NULL;
             }
             S_STORE(&ex->nidle, ex->nidle + 1);
-            pthread_cond_wait(&ex->work_cv, &ex->mu);
+            if (ex->o.idle.wait && !ex->idler) {
+                /* this worker is the one that waits in the host's wait */
+                ex->idler = true;
+                pthread_mutex_unlock(&ex->mu);
+                t_idling = true;
+                ex->o.idle.wait(ex->o.idle.ud);
+                t_idling = false;
+                pthread_mutex_lock(&ex->mu);
+                ex->idler = false;
+            } else {
+                pthread_cond_wait(&ex->work_cv, &ex->mu);
+            }
             S_STORE(&ex->nidle, ex->nidle - 1);
         }
         pthread_mutex_unlock(&ex->mu);
@@ -838,7 +860,10 @@ static bool s_stop_threads(rt_exec *ex, bool all_ended)
     pthread_mutex_lock(&ex->mu);
     ex->stopping = true;
     pthread_cond_broadcast(&ex->work_cv);
+    bool idler = ex->idler;
     pthread_mutex_unlock(&ex->mu);
+    if (idler)
+        ex->o.idle.wake(ex->o.idle.ud);
     for (int i = 0; i < ex->nworkers; i++) {
         if (!ex->w[i].started)
             continue;

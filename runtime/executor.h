@@ -78,6 +78,22 @@
 #include "vt.h"
 #include "vtchan.h"
 
+/* An idle worker's wait, given by the host: while no VT is ready, one
+ * worker at a time waits in wait(ud) instead of sleeping, for example
+ * reading a socket and delivering what comes (rt_ch_deliver, which makes
+ * a parked VT ready), so that an input reaches its VT without a thread
+ * handing it to another. wait returns when it delivered something, or
+ * soon after wake(ud), which the executor calls from any thread when a
+ * VT becomes ready elsewhere or the executor stops; a wake that comes
+ * before wait started must not be lost (an eventfd it polls does that).
+ * wait is called under no executor lock; wake may be, so it must only
+ * signal (and never call the executor). */
+typedef struct rt_exec_idle {
+    void (*wait)(void *ud);
+    void (*wake)(void *ud);
+    void *ud;
+} rt_exec_idle;
+
 typedef struct rt_exec_opts {
     int workers;       /* OS worker threads; 0: one per online core */
     int slice_ms;      /* time slice before preemption, cut only while another VT
@@ -98,6 +114,7 @@ typedef struct rt_exec_opts {
      * reports go to on_report. With one, lev_report is an RT_OUT_REPORT
      * output instead. */
     const rt_ch_host *chan;
+    rt_exec_idle idle; /* wait NULL: idle workers sleep */
 } rt_exec_opts;
 
 typedef struct rt_exec_stats {

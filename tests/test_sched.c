@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -928,6 +930,90 @@ static void test_block_wake(void **state)
     assert_int_equal(rt_exec_wake(vt), LEV_ENOVT); /* ended */
     rt_exec_destroy(&ex);
     rt_vt_destroy(&vt);
+}
+
+/* The host's idle wait (rt_exec_opts.idle), as an executor that reads
+ * its socket while idle: an eventfd stands for the socket and for
+ * wake(); a frame that "arrives" names the VT it wakes. */
+typedef struct s_idle {
+    int efd;
+    atomic_int inside, most, calls, wakes;
+    rt_vt *_Atomic deliver; /* a frame for this VT is there */
+} s_idle;
+
+static void s_idle_wait(void *ud)
+{
+    s_idle *h = ud;
+    int in = atomic_fetch_add(&h->inside, 1) + 1;
+    if (in > atomic_load(&h->most))
+        atomic_store(&h->most, in);
+    atomic_fetch_add(&h->calls, 1);
+    struct pollfd p = {.fd = h->efd, .events = POLLIN};
+    if (poll(&p, 1, -1) > 0) {
+        uint64_t n;
+        if (read(h->efd, &n, sizeof n) < 0)
+            n = 0;
+    }
+    rt_vt *vt = atomic_exchange(&h->deliver, NULL);
+    if (vt) { /* the input is delivered here, on this worker */
+        atomic_store(&g_flag[3], 1);
+        assert_int_equal(rt_exec_wake(vt), 0);
+    }
+    atomic_fetch_sub(&h->inside, 1);
+}
+
+static void s_idle_wake(void *ud)
+{
+    s_idle *h = ud;
+    atomic_fetch_add(&h->wakes, 1);
+    uint64_t one = 1;
+    assert_true(write(h->efd, &one, sizeof one) == sizeof one);
+}
+
+static bool s_idling(void *ud) { return atomic_load(&((s_idle *)ud)->inside) == 1; }
+
+/* One idle worker at a time waits in the host's wait; an input it
+ * delivers there runs its VT, work that comes from elsewhere wakes it,
+ * and so does the executor's end. */
+static void test_idle_wait(void **state)
+{
+    (void)state;
+    static s_idle h;
+    memset(&h, 0, sizeof h);
+    h.efd = eventfd(0, EFD_CLOEXEC);
+    assert_true(h.efd >= 0);
+    rt_exec_opts o = {.workers = 3, .idle = {.wait = s_idle_wait, .wake = s_idle_wake, .ud = &h}};
+    rt_exec *ex;
+    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    assert_true(s_until(s_idling, &h));
+    /* a VT parks; its input comes through the idle wait */
+    rt_vt *vt = s_spawn(ex, FN_BLOCK_TASK, 3, 0);
+    assert_true(s_until(s_parked, ex));
+    assert_true(s_until(s_idling, &h));
+    atomic_store(&h.deliver, vt);
+    uint64_t one = 1;
+    assert_true(write(h.efd, &one, sizeof one) == sizeof one); /* a frame arrives */
+    s_wait_ok(ex, vt);
+    assert_true(s_result(vt) >= 1);
+    rt_vt_destroy(&vt);
+    assert_true(s_until(s_idling, &h));
+    rt_exec_destroy(&ex);                      /* wakes the worker in the wait, or it would hang */
+    assert_int_equal(atomic_load(&h.most), 1); /* of three idle workers */
+    assert_int_equal(atomic_load(&h.inside), 0);
+    /* one worker, in the wait: work spawned from elsewhere must wake it */
+    o.workers = 1;
+    assert_int_equal(rt_exec_new(&ex, &o), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_true(s_until(s_idling, &h));
+        int wakes = atomic_load(&h.wakes);
+        rt_vt *more = s_spawn(ex, FN_FIB_TASK, 15, 0);
+        s_wait_ok(ex, more);
+        rt_vt_destroy(&more);
+        assert_true(atomic_load(&h.wakes) > wakes);
+    }
+    rt_exec_destroy(&ex);
+    assert_int_equal(atomic_load(&h.inside), 0);
+    close(h.efd);
 }
 
 /* The report callback runs on the VT's worker before the VT parks: a wake
@@ -1841,6 +1927,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_yield_fairness, s_setup),
         cmocka_unit_test_setup(test_block_wake, s_setup),
         cmocka_unit_test_setup(test_wake_before_park, s_setup),
+        cmocka_unit_test_setup(test_idle_wait, s_setup),
         cmocka_unit_test_setup(test_ping_pong, s_setup),
         cmocka_unit_test_setup(test_cancel, s_setup),
         cmocka_unit_test_setup(test_cancel_queued, s_setup),
