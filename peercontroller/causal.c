@@ -490,12 +490,22 @@ int pc_cx_fix(pc_cx *cx, uint64_t vt, uint32_t epoch, const pc_cx_det *fixed, si
     return rc;
 }
 
-bool pc_cx_hosts(const pc_cx *cx, uint64_t vt)
+int pc_cx_set_self(pc_cx *cx, int self)
+{
+    if (self < 0 || self >= PC_CX_PEERS)
+        return LEV_EINVAL;
+    if (self != cx->self && (cx->nvts || cx->ndl))
+        return LEV_EBUSY;
+    cx->self = self;
+    return 0;
+}
+
+uint32_t pc_cx_hosts(const pc_cx *cx, uint64_t vt)
 {
     for (size_t i = 0; i < cx->nvts; i++)
         if (cx->vts[i]->vt == vt)
-            return true;
-    return false;
+            return cx->vts[i]->epoch;
+    return 0;
 }
 
 int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n)

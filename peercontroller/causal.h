@@ -112,8 +112,13 @@ int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n);
  * partly fixed, and the caller fails it); LEV_ENOMEM. */
 int pc_cx_fix(pc_cx *cx, uint64_t vt, uint32_t epoch, const pc_cx_det *fixed, size_t n);
 
-/* Whether the engine hosts `vt` (any incarnation). */
-bool pc_cx_hosts(const pc_cx *cx, uint64_t vt);
+/* This engine is executor `self` from now on (the deployer numbers the
+ * executors of a VC): 0; LEV_EINVAL (out of range); LEV_EBUSY once it
+ * hosts a VT or holds a determinant under another number. */
+int pc_cx_set_self(pc_cx *cx, int self);
+
+/* The incarnation of `vt` the engine hosts, or 0. */
+uint32_t pc_cx_hosts(const pc_cx *cx, uint64_t vt);
 
 /* Stops hosting `vt` (it ended, or moved): its state and log go. */
 void pc_cx_remove(pc_cx *cx, uint64_t vt);
@@ -183,6 +188,18 @@ void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im);
  * determinant), *im left empty; LEV_ENOMEM. */
 int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
                        const char **why);
+
+/* The fences of a recovery barrier (wire.h, W_FLUSH: a u32 count of
+ * (u64 vt, u32 epoch)), learnt: each fenced VT not hosted here is not
+ * placed anywhere from now on (one hosted here is stopped by its
+ * CANCEL, which removes it). Then the placements the deployer sends
+ * (W_PLACE: a u32 count of (u64 vt, u32 epoch, i32 executor, -1 for
+ * none)), taken alike, except news of another incarnation of a VT
+ * hosted here. Each list whole or nothing: 0; LEV_EINVAL with *why
+ * (truncated, trailing bytes, a count the bytes cannot hold, an
+ * executor out of range); LEV_ENOMEM. */
+int pc_cx_fences_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
+int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
 
 /* A list of determinants as the deployer takes them: a u32 count, each
  * as in a message. */

@@ -229,3 +229,46 @@ int pc_cx_dets_decode(const void *bytes, size_t blen, pc_cx_det **d, size_t *n, 
     *n = count;
     return 0;
 }
+
+/* Reads a list of fences (places false) or placements (true) whole,
+ * then applies it. */
+static int s_apply(pc_cx *cx, const void *bytes, size_t blen, bool places, const char **why)
+{
+    *why = NULL;
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    uint32_t n = pc_get_count(&r, places ? 16 : 12);
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        pc_get_u64(&r);
+        pc_get_u32(&r);
+        int32_t x = places ? (int32_t)pc_get_u32(&r) : -1;
+        if (x < -1 || x >= PC_CX_PEERS)
+            pc_rbuf_fail(&r, "an executor number out of range");
+    }
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        return LEV_EINVAL;
+    }
+    pc_rbuf_init(&r, bytes, blen);
+    n = pc_get_count(&r, places ? 16 : 12);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t vt = pc_get_u64(&r);
+        uint32_t epoch = pc_get_u32(&r), here = pc_cx_hosts(cx, vt);
+        int32_t x = places ? (int32_t)pc_get_u32(&r) : -1;
+        if ((places ? here && here != epoch : here != 0))
+            continue;
+        if (pc_cx_place(cx, vt, epoch, x))
+            return LEV_ENOMEM;
+    }
+    return 0;
+}
+
+int pc_cx_fences_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why)
+{
+    return s_apply(cx, bytes, blen, false, why);
+}
+
+int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why)
+{
+    return s_apply(cx, bytes, blen, true, why);
+}

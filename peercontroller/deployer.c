@@ -93,6 +93,7 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     pc_buf_drop(&vt->image);
     pc_resolver_forget(vc->where, vt->id);
     pc_mm_vt_ended_with(vc->mm, vt->id, err);
+    pc_dep_place_news(d, vc, vt);
     pc_dep_fix_clear(vt);
     vt->awaits_barrier = false;
     free(vt->arg);
@@ -121,6 +122,7 @@ static dep_worker *s_add_worker(dep_vc *vc, const char *ep)
     dep_worker *w = &vc->w[vc->nw++];
     memset(w, 0, sizeof *w);
     pc_ep_copy(w->ep, ep);
+    w->xno = -1;
     return w;
 }
 
@@ -473,8 +475,9 @@ static void s_module_ok(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         return;
     }
     w->state = W_ACTIVE;
-    pc_log(PC_LOG_INFO, "VC %016llx: worker %s enrolled (%u cores, rate %u)",
-           (unsigned long long)vc->id, w->ep, w->cores, w->rate);
+    pc_dep_xno_assign(d, vc, wi);
+    pc_log(PC_LOG_INFO, "VC %016llx: worker %s enrolled (%u cores, rate %u, executor %d)",
+           (unsigned long long)vc->id, w->ep, w->cores, w->rate, w->xno);
     pc_dep_place_pending(d, vc);
 }
 
@@ -910,8 +913,8 @@ void pc_deployer_status(pc_deployer *d, pc_wbuf *j)
                 continue;
             pc_json_fmt(j, "%s{\"worker\":", n++ ? "," : "");
             pc_json_str(j, vc->w[i].ep);
-            pc_json_fmt(j, ",\"cores\":%u,\"rate\":%u,\"vts\":%u}", vc->w[i].cores, vc->w[i].rate,
-                        vc->w[i].nvts);
+            pc_json_fmt(j, ",\"cores\":%u,\"rate\":%u,\"vts\":%u,\"executor\":%d}", vc->w[i].cores,
+                        vc->w[i].rate, vc->w[i].nvts, vc->w[i].xno);
         }
         pc_json_fmt(j, "],\"vts\":[");
         for (int i = 0; i < vc->nvts; i++) {

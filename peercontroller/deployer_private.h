@@ -33,6 +33,8 @@ typedef struct dep_worker {
     uint32_t ended; /* VTs of this VC that ended there */
     uint64_t since_ms;
     uint32_t flush_wait; /* the recovery barrier it has still to answer (0: none) */
+    int xno;             /* its executor's number in the VC while active (-1: none) */
+    uint32_t xinc;       /* the incarnation of that number */
 } dep_worker;
 
 typedef struct dep_holder {
@@ -100,6 +102,7 @@ typedef struct dep_vc {
     pc_msgmgr *mm; /* message manager and global variable manager */
     uint64_t mm_tick_ms;
     uint64_t lost_workers; /* enrolled workers that died or left */
+    uint32_t xinc;         /* executor numbers given (their incarnations) */
     /* the recovery barrier and the log of determinants (barrier.c) */
     struct pc_detlog *dl;
     uint32_t barrier; /* the last barrier's number */
@@ -150,6 +153,13 @@ bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi);
  * resume elsewhere from their newest images, it is fenced out of the VC
  * and another is enrolled. */
 void pc_dep_worker_lost(pc_deployer *d, dep_vc *vc, int wi, const char *why);
+/* Worker wi turned active: its executor gets a number (the one it had,
+ * if no other active worker has it now; else the lowest free; -1 past
+ * PC_CX_PEERS) and the table of where the VTs run (W_PLACE). */
+void pc_dep_xno_assign(pc_deployer *d, dep_vc *vc, int wi);
+/* Tells every active worker where vt runs now (its host's executor
+ * number, or -1: pending, fenced or ended). */
+void pc_dep_place_news(pc_deployer *d, dep_vc *vc, const dep_vt *vt);
 /* The host's executor has the VT's current epoch: the holder that sent
  * the image is done, and the host learns the current holder list. */
 void pc_dep_confirm(pc_deployer *d, dep_vc *vc, dep_vt *vt);

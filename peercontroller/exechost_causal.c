@@ -183,28 +183,39 @@ void pc_xh_cx_flush(xh_host *h, bool all)
 
 void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len)
 {
-    pc_rbuf r;
-    pc_rbuf_init(&r, p, len);
-    uint32_t n = rt_get_count(&r, 12);
+    const char *why = NULL;
     pthread_mutex_lock(&h->cx_mu);
-    for (uint32_t i = 0; i < n && !r.bad; i++) {
-        uint64_t vt = pc_get_u64(&r);
-        uint32_t epoch = pc_get_u32(&r);
-        /* a VT fenced here is stopped by its CANCEL, which removes it */
-        if (!r.bad && !pc_cx_hosts(h->cx, vt) && pc_cx_place(h->cx, vt, epoch, -1))
-            fprintf(stderr, "levpeer executor: no memory for the fence of VT %llu\n",
-                    (unsigned long long)vt);
-    }
-    if (!pc_rbuf_done(&r)) {
+    int rc = pc_cx_fences_apply(h->cx, p, len, &why);
+    if (rc == LEV_EINVAL) {
         pthread_mutex_unlock(&h->cx_mu);
         fprintf(stderr, "levpeer executor: malformed FLUSH %llu: %s\n", (unsigned long long)id,
-                pc_rbuf_why(&r));
+                why);
         return;
     }
+    if (rc) /* it answers all the same: the fences come again with the next barrier */
+        fprintf(stderr, "levpeer executor: no memory for the fences of barrier %llu\n",
+                (unsigned long long)id);
     /* every determinant held goes before the answer, on the one channel */
     s_flush_locked(h);
     pc_xh_queue(h, pc_xh_out_new(PC_X_FLUSHED, 0, 0, id));
     pthread_mutex_unlock(&h->cx_mu);
+}
+
+void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len)
+{
+    const char *why = NULL;
+    pthread_mutex_lock(&h->cx_mu);
+    int rc = self == PC_XNO_NONE
+                 ? 0
+                 : pc_cx_set_self(h->cx, (int)(self < PC_CX_PEERS ? self : PC_CX_PEERS));
+    if (rc)
+        why =
+            rc == LEV_EBUSY ? "this executor has another number already" : "a number out of range";
+    else
+        rc = pc_cx_places_apply(h->cx, p, len, &why);
+    pthread_mutex_unlock(&h->cx_mu);
+    if (rc)
+        fprintf(stderr, "levpeer executor: placements refused: %s\n", why ? why : lev_strerror(rc));
 }
 
 void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len)

@@ -157,6 +157,10 @@ void pc_xh_cx_flush(xh_host *h, bool all);
  * then every determinant held goes up, then X_FLUSHED. */
 void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len);
 
+/* X_PLACE: this executor's number `self` in the VC (PC_XNO_NONE: none)
+ * and where VTs run, p[len] (wire.h, W_PLACE); a refusal is printed. */
+void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len);
+
 /* X_FIX: the positions p[len] (a list of determinants) the deployer
  * fixed for incarnation `epoch` of VT `id`; a refusal is printed. */
 void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len);

@@ -354,6 +354,7 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     vt->placed_ms = pc_peer_now(d->p);
     w->nvts++;
     pc_resolver_set(vc->where, vt->id, w->ep, vt->epoch);
+    pc_dep_place_news(d, vc, vt); /* before its host is told to run it */
     s_holders_update(d, vc, vt);
     pc_wbuf b;
     pc_wbuf_init(&b);
@@ -387,6 +388,75 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     return true;
 }
 
+/* ===================================================================
+ * Executor numbers and where each VT runs (W_PLACE)
+ * =================================================================== */
+
+static int32_t s_xno_of(const dep_vc *vc, const dep_vt *vt)
+{
+    const dep_worker *w = vt->state == VT_RUNNING && vt->host >= 0 ? &vc->w[vt->host] : NULL;
+    return w && w->state == W_ACTIVE ? w->xno : -1;
+}
+
+static void s_send_place(pc_deployer *d, dep_vc *vc, const dep_worker *w, const pc_wbuf *b)
+{
+    pc_hdr h =
+        pc_hdr_make(PC_W_PLACE, vc->id, 0, w->xinc, w->xno >= 0 ? (uint64_t)w->xno : PC_XNO_NONE);
+    pc_peer_send(d->p, w->ep, h, b, NULL);
+}
+
+void pc_dep_xno_assign(pc_deployer *d, dep_vc *vc, int wi)
+{
+    uint64_t used = 0;
+    for (int i = 0; i < vc->nw; i++)
+        if (i != wi && vc->w[i].state == W_ACTIVE && vc->w[i].xno >= 0)
+            used |= 1ull << vc->w[i].xno;
+    dep_worker *w = &vc->w[wi];
+    /* a worker enrolled again keeps its number while no other took it:
+     * its executor may be the same process */
+    if (w->xno < 0 || (used & 1ull << w->xno))
+        w->xno = -1;
+    for (int k = 0; k < PC_CX_PEERS && w->xno < 0; k++)
+        if (!(used & 1ull << k))
+            w->xno = k;
+    w->xinc = ++vc->xinc;
+    if (w->xno < 0)
+        pc_log(PC_LOG_WARN,
+               "VC %016llx: %s gets no executor number: %d workers are active, and messages "
+               "between executors reach %d at most",
+               (unsigned long long)vc->id, w->ep, PC_CX_PEERS + 1, PC_CX_PEERS);
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    uint32_t n = 0;
+    for (int i = 0; i < vc->nvts; i++)
+        n += vc->vts[i].state == VT_RUNNING;
+    pc_put_u32(&b, n);
+    for (int i = 0; i < vc->nvts; i++) {
+        const dep_vt *vt = &vc->vts[i];
+        if (vt->state != VT_RUNNING)
+            continue;
+        pc_put_u64(&b, vt->id);
+        pc_put_u32(&b, vt->epoch);
+        pc_put_u32(&b, (uint32_t)s_xno_of(vc, vt));
+    }
+    s_send_place(d, vc, w, &b);
+    pc_wbuf_free(&b);
+}
+
+void pc_dep_place_news(pc_deployer *d, dep_vc *vc, const dep_vt *vt)
+{
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, 1);
+    pc_put_u64(&b, vt->id);
+    pc_put_u32(&b, vt->epoch);
+    pc_put_u32(&b, (uint32_t)s_xno_of(vc, vt));
+    for (int i = 0; i < vc->nw; i++)
+        if (vc->w[i].state == W_ACTIVE)
+            s_send_place(d, vc, &vc->w[i], &b);
+    pc_wbuf_free(&b);
+}
+
 void pc_dep_place_pending(pc_deployer *d, dep_vc *vc)
 {
     for (int i = 0; i < vc->nvts; i++)
@@ -403,6 +473,7 @@ void pc_dep_unplace(pc_deployer *d, dep_vc *vc, dep_vt *vt)
     pc_dep_epoch_moved(vc, vt, false);
     vt->host = -1;
     vt->state = VT_PENDING;
+    pc_dep_place_news(d, vc, vt);
     vt->recovering = true;
     vt->confirmed = false;
     pc_mm_vt_lost(vc->mm, vt->id);

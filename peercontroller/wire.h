@@ -131,6 +131,10 @@ typedef enum pc_type {
     PC_W_FLUSHED = 0x031B, /* worker -> deployer: hdr.vc, seq = the barrier number answered */
     PC_W_FIX = 0x031C,     /* deployer -> worker: hdr.vc/vt/epoch; D the positions after its
                             * image this incarnation must take again, in order (causal.h) */
+    PC_W_PLACE = 0x031D,   /* deployer -> worker: hdr.vc, seq = the worker's executor number
+                            * in the VC (PC_XNO_NONE: none), epoch = its incarnation; P where
+                            * VTs run: each VT's incarnation and the number of its executor
+                            * (-1: none, as when fenced or ended) */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -181,7 +185,11 @@ typedef enum pc_type {
     PC_X_FLUSH = 0x0618,        /* daemon -> exec: as W_FLUSH */
     PC_X_FLUSHED = 0x0619,      /* exec -> daemon: as W_FLUSHED, after its last X_DET */
     PC_X_FIX = 0x061A,          /* daemon -> exec: as W_FIX */
+    PC_X_PLACE = 0x061B,        /* daemon -> exec: as W_PLACE */
 } pc_type;
+
+/* An executor number in W_PLACE's seq: the worker has none in the VC. */
+#define PC_XNO_NONE UINT64_MAX
 
 typedef struct pc_hdr {
     uint32_t magic;

@@ -48,6 +48,13 @@ typedef struct wk_done {
     size_t len;
 } wk_done;
 
+/* Where a VT of the VC runs: its incarnation and its executor's number. */
+typedef struct wk_place {
+    uint64_t vt;
+    uint32_t epoch;
+    int32_t x;
+} wk_place;
+
 typedef struct wk_vc {
     struct wk_vc *next;
     uint64_t vc;
@@ -68,6 +75,12 @@ typedef struct wk_vc {
     wk_done done[WK_DONE_KEEP]; /* a ring: the newest ends */
     int done_next;
     pc_gcopies *copies; /* values of global variables its VTs were sent or committed */
+    /* W_PLACE: its executor's number and where the VC's VTs run, kept so
+     * that an executor started anew learns them (X_PLACE) */
+    uint64_t xno;
+    uint32_t xinc;
+    wk_place *place;
+    size_t nplace, capplace;
 } wk_vc;
 
 struct pc_worker {
@@ -177,6 +190,50 @@ static int s_xsend_buf(pc_worker *w, wk_vc *v, pc_hdr h, const pc_wbuf *b)
     return s_xsend(w, v, h, &io, io.iov_len ? 1 : 0);
 }
 
+/* The placements kept for the VC, to its executor (one started anew). */
+static void s_place_all(pc_worker *w, wk_vc *v)
+{
+    if (v->xno == PC_XNO_NONE && !v->nplace)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, (uint32_t)v->nplace);
+    for (size_t i = 0; i < v->nplace; i++) {
+        pc_put_u64(&b, v->place[i].vt);
+        pc_put_u32(&b, v->place[i].epoch);
+        pc_put_u32(&b, (uint32_t)v->place[i].x);
+    }
+    s_xsend_buf(w, v, pc_hdr_make(PC_X_PLACE, v->vc, 0, v->xinc, v->xno), &b);
+    pc_wbuf_free(&b);
+}
+
+/* W_PLACE (checked whole on arrival): kept, newer news per VT winning,
+ * and passed on to the executor as it is. */
+static void s_place(pc_worker *w, wk_vc *v, const pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    uint32_t n = pc_get_count(&r, 16);
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        wk_place e = {.vt = pc_get_u64(&r), .epoch = pc_get_u32(&r), .x = (int32_t)pc_get_u32(&r)};
+        size_t k = 0;
+        while (k < v->nplace && v->place[k].vt != e.vt)
+            k++;
+        if (k == v->nplace && RT_VEC_RESERVE(v->place, v->capplace, v->nplace, 1)) {
+            pc_log(PC_LOG_WARN, "VC %016llx: no memory for a placement", (unsigned long long)v->vc);
+            break;
+        }
+        if (k == v->nplace)
+            v->place[v->nplace++] = e;
+        else if (e.epoch >= v->place[k].epoch)
+            v->place[k] = e;
+    }
+    v->xno = m->h.seq;
+    v->xinc = m->h.epoch;
+    struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
+    s_xsend(w, v, pc_hdr_make(PC_X_PLACE, v->vc, 0, v->xinc, v->xno), &io, io.iov_len ? 1 : 0);
+}
+
 /* Stops the VC's executor (nothing more comes from it). */
 static void s_exec_kill(pc_worker *w, wk_vc *v)
 {
@@ -218,6 +275,8 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     pc_wbuf_free(&b);
     pc_log(PC_LOG_INFO, "VC %016llx: executor started (%s %d)", (unsigned long long)v->vc,
            v->pid ? "process" : "thread", (int)v->pid);
+    if (!rc)
+        s_place_all(w, v);
     return rc;
 }
 
@@ -275,6 +334,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
         free(v->done[i].payload);
     s_vts_clear(v);
     free(v->vts);
+    free(v->place);
     pc_gcopies_destroy(&v->copies);
     free(v);
 }
@@ -425,6 +485,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
             err = LEV_ENOMEM;
         } else {
             v->vc = m->h.vc;
+            v->xno = PC_XNO_NONE;
             pc_ep_copy(v->deployer, deployer);
             memcpy(v->hash, hash, PC_HASH_LEN);
             v->ckpt_ms = ckpt;
@@ -629,6 +690,9 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         return;
     case PC_W_CLOSE:
         s_vc_drop(w, v, "closed by its deployer");
+        return;
+    case PC_W_PLACE:
+        s_place(w, v, m);
         return;
     case PC_W_FLUSH:
         /* the recovery barrier: the executor answers after its last

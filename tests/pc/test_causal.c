@@ -220,8 +220,8 @@ static void t_fix(void **state)
     pc_cx_mark cons[] = {{.vt = 3, .seq = 4}};
     pc_cx_image im = {.vt = 2, .epoch = 2, .consumed = 10, .cons = cons, .ncons = 1};
     assert_int_equal(pc_cx_install(cx, &im, NULL, 0), 0);
-    assert_true(pc_cx_hosts(cx, 2));
-    assert_false(pc_cx_hosts(cx, 9));
+    assert_int_equal(pc_cx_hosts(cx, 2), 2);
+    assert_int_equal(pc_cx_hosts(cx, 9), 0);
     pc_cx_msg m4 = s_msg(4, 2, 1), ahead = s_msg(3, 2, 6), next = s_msg(3, 2, 5);
     m4.to_epoch = ahead.to_epoch = next.to_epoch = 2;
     assert_int_equal(pc_cx_on_msg(cx, 1, &m4, NULL, 0), 0);    /* position 11, free order */
@@ -249,6 +249,57 @@ static void t_fix(void **state)
     assert_int_equal(r.delivered_seq[3], 6);
     /* fixed again (a resync sends it again): what it has agrees */
     assert_int_equal(pc_cx_fix(cx, 2, 2, fixed, 4), 0);
+    pc_cx_destroy(&cx);
+}
+
+/* The executor's number and the deployer's news of placements and
+ * fences (W_PLACE, W_FLUSH): a number is taken while nothing is hosted,
+ * a placement routes sends, news of another incarnation of a hosted VT
+ * is left to its CANCEL, a fence stops sends, and a malformed list
+ * changes nothing. */
+static void t_places(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    assert_int_equal(pc_cx_set_self(cx, 5), 0);
+    assert_int_equal(pc_cx_set_self(cx, 64), LEV_EINVAL);
+    s_host(cx, 2, 1);
+    assert_int_equal(pc_cx_set_self(cx, 6), LEV_EBUSY);
+    assert_int_equal(pc_cx_set_self(cx, 5), 0);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_put_u32(&w, 2);
+    pc_put_u64(&w, 3);
+    pc_put_u32(&w, 2);
+    pc_put_u32(&w, 1); /* VT 3, incarnation 2, on executor 1 */
+    pc_put_u64(&w, 2);
+    pc_put_u32(&w, 3);
+    pc_put_u32(&w, 4); /* VT 2 elsewhere: its CANCEL will say */
+    const char *why = NULL;
+    assert_int_equal(pc_cx_places_apply(cx, w.data, w.len, &why), 0);
+    assert_int_equal(pc_cx_hosts(cx, 2), 1);
+    assert_int_equal(pc_cx_send(cx, 2, 3, pc_buf_new("a", 1)), 0);
+    assert_int_equal(r.nsent, 1);
+    assert_int_equal(r.sent_to[0], 1);
+    assert_int_equal(r.sent[0].to_epoch, 2);
+    uint8_t bad[20] = {1, 0, 0, 0}; /* one placement: VT 3, incarnation 1, executor 64 */
+    bad[4] = 3;
+    bad[12] = 1;
+    bad[16] = 64;
+    assert_int_equal(pc_cx_places_apply(cx, bad, sizeof bad, &why), LEV_EINVAL);
+    assert_non_null(strstr(why, "executor number"));
+    assert_int_equal(pc_cx_places_apply(cx, w.data, w.len - 1, &why), LEV_EINVAL);
+    assert_int_equal(pc_cx_fences_apply(cx, w.data, 3, &why), LEV_EINVAL);
+    pc_wbuf_free(&w);
+    pc_wbuf_init(&w);
+    pc_put_u32(&w, 1);
+    pc_put_u64(&w, 3);
+    pc_put_u32(&w, 3); /* VT 3 fenced */
+    assert_int_equal(pc_cx_fences_apply(cx, w.data, w.len, &why), 0);
+    pc_wbuf_free(&w);
+    assert_int_equal(pc_cx_send(cx, 2, 3, pc_buf_new("b", 1)), 0);
+    assert_int_equal(r.nsent, 1); /* kept until VT 3 is placed again */
     pc_cx_destroy(&cx);
 }
 
@@ -526,6 +577,7 @@ int main(void)
         cmocka_unit_test(t_fence_and_early),
         cmocka_unit_test(t_install),
         cmocka_unit_test(t_fix),
+        cmocka_unit_test(t_places),
         cmocka_unit_test(t_detlog),
         cmocka_unit_test(t_wire),
         cmocka_unit_test(t_image_wire),

@@ -664,6 +664,17 @@ static void t_barrier(void **state)
     pc_put_u32(&w, 3); /* three positions, none there */
     s_send(&e, pc_hdr_make(PC_X_FIX, 0, 9, 2, 0), &w);
     pc_wbuf_free(&w);
+    /* its number and where VTs run; then a number out of range, and a
+     * placement on an executor out of range */
+    for (int i = 0; i < 3; i++) {
+        pc_wbuf_init(&w);
+        pc_put_u32(&w, 1);
+        pc_put_u64(&w, 9);
+        pc_put_u32(&w, 2);
+        pc_put_u32(&w, i < 2 ? 1 : 99);
+        s_send(&e, pc_hdr_make(PC_X_PLACE, 0, 0, 1, i == 1 ? 64 : 3), &w);
+        pc_wbuf_free(&w);
+    }
     s_sum(&e, 5, 1000);
     s_finish(&e);
 }

@@ -203,7 +203,18 @@ static void s_dets_agree(const mesh *m)
     long long barriers = js_obj_sum(js, "recovery", "barriers");
     long long fix_errors = js_obj_sum(js, "recovery", "fix_errors");
     long long conflicts = js_obj_sum(js, "recovery", "conflicts");
+    /* each active worker's executor has a number of its own */
+    uint64_t seen = 0;
+    int numbered = 0;
+    for (const char *p = strstr(js, "\"executor\":"); p; p = strstr(p + 1, "\"executor\":")) {
+        long x = strtol(p + strlen("\"executor\":"), NULL, 10);
+        if (x < 0 || x > 63 || (seen & 1ull << x))
+            fail_msg("an active worker's executor is numbered %ld, or twice", x);
+        seen |= 1ull << x;
+        numbered++;
+    }
     free(js);
+    assert_true(numbered > 0);
     if (checked <= 0 || bad != 0)
         fail_msg("determinants: %lld checked, %lld contradicting the deployer's log", checked, bad);
     if (barriers <= 0 || fix_errors != 0 || conflicts != 0)

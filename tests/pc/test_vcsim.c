@@ -45,7 +45,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         return r.patched;
     }
     uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0, fixed = 0,
-             flushed = 0;
+             flushed = 0, places = 0, barriers = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -61,10 +61,16 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         dets += r.dets;
         fixed += r.fixed;
         flushed += r.flushed;
+        places += r.places;
+        barriers += r.barriers;
     }
     s_refs = refs;
     s_fixed = fixed;
     s_flushed = flushed;
+    /* every worker learns where the VTs run, and its executor takes it
+     * (a number it cannot take, or a malformed list, is a violation) */
+    if (!places)
+        fail_msg("%s: no placement news in %d seeds", name, seeds);
     /* the executors' ordering of inputs was checked against the
      * deployer's, determinant by determinant (vcsim.c) */
     if (!dets)
@@ -72,10 +78,11 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
     fprintf(stderr,
             "%s: %d seeds, %.1f simulated minutes, %llu VTs failed as allowed, %llu images "
             "patched, %llu global values by reference (%llu missed), %llu determinants checked, "
-            "%llu barrier answers, %llu fixed positions checked\n",
+            "%llu barriers (%llu answers), %llu fixed positions checked\n",
             name, seeds, (double)sim / 60000.0, (unsigned long long)failed,
             (unsigned long long)patched, (unsigned long long)refs, (unsigned long long)misses,
-            (unsigned long long)dets, (unsigned long long)flushed, (unsigned long long)fixed);
+            (unsigned long long)dets, (unsigned long long)barriers, (unsigned long long)flushed,
+            (unsigned long long)fixed);
     return patched;
 }
 

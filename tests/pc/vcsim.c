@@ -25,6 +25,7 @@
 #define VS_OPEN_AT_MS 2500 /* the client opens its VC once the mesh has formed */
 #define VS_REJOIN_MS 500
 #define VS_PING_MS 1000
+#define VS_FENCES_MAX 64 /* fences of one barrier the world follows */
 
 static const char *const s_kind_names[VS_F_KINDS] = {"crash", "restart", "pause",     "takeover",
                                                      "loss",  "dup",     "partition", "reorder"};
@@ -83,6 +84,14 @@ struct vs_world {
         size_t n, cap;
     } * inputs;
     size_t ninputs;
+    /* the newest recovery barrier (the run has one VC): its number, its
+     * fences, the nodes sent its W_FLUSH and those that answered */
+    struct {
+        uint32_t id;
+        uint64_t sent, answered;
+        pc_cx_mark fence[VS_FENCES_MAX]; /* (vt, epoch) */
+        int nfence;
+    } bar;
 };
 
 /* ===================================================================
@@ -264,6 +273,41 @@ static void s_watch_dets(vs_world *w, uint16_t type, const void *body, size_t le
     free(d);
 }
 
+/* The recovery barrier: a fenced VT is placed again only once every
+ * worker sent the newest barrier's W_FLUSH has answered it (each answer
+ * is after its executor's last determinants, so the deployer has them
+ * all when it fixes the VT's positions). */
+static void s_watch_barrier(vs_world *w, const vs_node *n, int dst, const pc_hdr *h,
+                            const void *body, size_t len)
+{
+    if (h->type == PC_W_FLUSH && dst >= 0) {
+        if (h->seq != w->bar.id) {
+            w->bar.id = (uint32_t)h->seq;
+            w->bar.sent = w->bar.answered = 0;
+            w->bar.nfence = 0;
+            pc_rbuf r;
+            pc_rbuf_init(&r, body, len);
+            uint32_t k = pc_get_count(&r, 12);
+            for (uint32_t i = 0; i < k && !r.bad && w->bar.nfence < VS_FENCES_MAX; i++) {
+                uint64_t vt = pc_get_u64(&r);
+                w->bar.fence[w->bar.nfence++] = (pc_cx_mark){.vt = vt, .seq = pc_get_u32(&r)};
+            }
+            w->r->barriers++;
+        }
+        w->bar.sent |= 1ull << dst;
+    } else if (h->type == PC_W_FLUSHED && n->idx >= 0 && h->seq == w->bar.id) {
+        w->bar.answered |= 1ull << n->idx;
+    } else if (h->type == PC_W_RUN || h->type == PC_W_RESUME || h->type == PC_H_SEND) {
+        for (int i = 0; i < w->bar.nfence; i++)
+            if (w->bar.fence[i].vt == h->vt && w->bar.fence[i].seq == h->epoch &&
+                (w->bar.sent & ~w->bar.answered))
+                vs_violation(w,
+                             "VT %llu incarnation %u placed before every worker answered "
+                             "barrier %u",
+                             (unsigned long long)h->vt, (unsigned)h->epoch, (unsigned)w->bar.id);
+    }
+}
+
 int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk)
 {
     vs_world *w = n->w;
@@ -275,9 +319,11 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
     if (h.type == PC_W_FIX)
         s_watch_dets(w, h.type, body, len, &w->r->fixed);
     w->r->flushed += h.type == PC_W_FLUSHED;
+    w->r->places += h.type == PC_W_PLACE;
     w->r->by_ref += h.type == PC_W_IN_REF;
     w->r->ref_misses += h.type == PC_W_IN_MISS;
     int dst = s_node_of(w, to);
+    s_watch_barrier(w, n, dst, &h, body, len);
     if (dst == -2 || (dst >= 0 && !w->nodes[dst].up) || (n->idx >= 0 && !n->up)) {
         pc_buf_drop(&bulk);
         return 0; /* nobody there: lost, as a send to a dead TCP endpoint is */

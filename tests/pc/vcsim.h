@@ -90,6 +90,8 @@ typedef struct vs_report {
     uint64_t dets;         /* determinants executors sent up, each checked (W_DET) */
     uint64_t fixed;        /* positions the deployer fixed for resumed VTs, checked alike (W_FIX) */
     uint64_t flushed;      /* answers to recovery barriers (W_FLUSHED) */
+    uint64_t places;       /* news of where VTs run sent to workers (W_PLACE) */
+    uint64_t barriers;     /* recovery barriers started (W_FLUSH numbers) */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

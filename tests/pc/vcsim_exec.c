@@ -91,6 +91,7 @@ struct vs_mexec {
     pc_cx_det *dets; /* for the next X_DET */
     size_t ndets, capdets;
     uint64_t flushes;                         /* barriers answered */
+    uint64_t places;                          /* placement news taken */
     uint64_t hand_cfrom, hand_cseq, hand_pos; /* the input being ordered, and where it went */
 };
 
@@ -185,7 +186,7 @@ static void s_sweep(vs_mexec *x)
 }
 
 /* A record to the worker: header (vc, the VT, its epoch, seq) and b. */
-static void s_flush(vs_mexec *x, const pc_hdr *h, pc_rbuf *r);
+static void s_flush(vs_mexec *x, const pc_hdr *h, const uint8_t *p, size_t len);
 static void s_fix(vs_mexec *x, const pc_hdr *h, const uint8_t *p, size_t len);
 
 static void s_rec(vs_mexec *x, uint16_t type, uint64_t vt, uint32_t epoch, uint64_t seq,
@@ -824,8 +825,22 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
         pc_cx_stable(x->cx, h.vt, h.seq);
         break;
     case PC_X_FLUSH:
-        s_flush(x, &h, &r);
+        s_flush(x, &h, buf, len);
         break;
+    case PC_X_PLACE: {
+        /* its number, once, and where the VTs run */
+        const char *why = NULL;
+        int rc = h.seq == PC_XNO_NONE ? 0 : pc_cx_set_self(x->cx, h.seq < 64 ? (int)h.seq : 64);
+        if (!rc)
+            rc = pc_cx_places_apply(x->cx, buf, len, &why);
+        if (rc == LEV_ENOMEM)
+            abort();
+        if (rc)
+            vs_violation(x->n->w, "%s: placements refused: %s", x->n->ep,
+                         why ? why : lev_strerror(rc));
+        x->places++;
+        break;
+    }
     case PC_X_FIX:
         s_fix(x, &h, buf, len);
         break;
@@ -879,17 +894,14 @@ static void s_cx_flush(vs_mexec *x);
 
 /* The recovery barrier: the fences learnt, every determinant held goes
  * up, then the answer. */
-static void s_flush(vs_mexec *x, const pc_hdr *h, pc_rbuf *r)
+static void s_flush(vs_mexec *x, const pc_hdr *h, const uint8_t *p, size_t len)
 {
-    uint32_t n = rt_get_count(r, 12);
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        uint64_t vt = pc_get_u64(r);
-        uint32_t epoch = pc_get_u32(r);
-        if (!r->bad && !pc_cx_hosts(x->cx, vt) && pc_cx_place(x->cx, vt, epoch, -1))
-            abort();
-    }
-    if (!pc_rbuf_done(r)) {
-        vs_violation(x->n->w, "%s: malformed FLUSH: %s", x->n->ep, pc_rbuf_why(r));
+    const char *why = NULL;
+    int rc = pc_cx_fences_apply(x->cx, p, len, &why);
+    if (rc == LEV_ENOMEM)
+        abort();
+    if (rc) {
+        vs_violation(x->n->w, "%s: malformed FLUSH: %s", x->n->ep, why);
         return;
     }
     x->flushes++;
