@@ -83,6 +83,43 @@ void pc_dep_dets(dep_vc *vc, const pc_cx_det *d, size_t n)
     }
 }
 
+bool pc_dep_image_dets(dep_vc *vc, const dep_vt *vt, const pc_cx_det *d, size_t n)
+{
+    bool usable = true;
+    int rc = pc_detlog_image(vc->dl, d, n, &usable);
+    if (rc == LEV_EINVAL) {
+        vc->det_conflicts++;
+        pc_log(PC_LOG_ERROR,
+               "VC %016llx VT %llu: an image carries a determinant that names a second input at "
+               "a known position",
+               (unsigned long long)vc->id, (unsigned long long)vt->id);
+    } else if (!usable) {
+        vc->orphans++;
+        pc_log(PC_LOG_INFO,
+               "VC %016llx VT %llu: an image of incarnation %u depends on a branch a fenced "
+               "incarnation took; dropped",
+               (unsigned long long)vc->id, (unsigned long long)vt->id, vt->epoch);
+    }
+    return usable;
+}
+
+void pc_dep_trim(pc_deployer *d, dep_vc *vc, dep_vt *vt, uint64_t next_in, const void *marks,
+                 uint32_t n)
+{
+    if (next_in <= vt->trimmed)
+        return;
+    vt->trimmed = next_in;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, n);
+    pc_put_raw(&b, marks, (size_t)n * 16);
+    for (int i = 0; i < vc->nw; i++)
+        if (vc->w[i].state == W_ACTIVE)
+            pc_peer_send(d->p, vc->w[i].ep, dep_hdr(PC_W_TRIM, vc, vt, 0), &b, NULL);
+    pc_wbuf_free(&b);
+    vc->trims++;
+}
+
 void pc_dep_dets_stable(dep_vc *vc, uint64_t vt, uint64_t next_in)
 {
     if (next_in > 1)
@@ -246,10 +283,12 @@ void pc_dep_barrier_status(const dep_vc *vc, pc_wbuf *j)
     pc_json_fmt(j,
                 ",\"recovery\":{\"barriers\":%llu,\"barrier_open\":%s,\"last_barrier_ms\":%llu,"
                 "\"max_barrier_ms\":%llu,\"fixes\":%llu,\"fixed_positions\":%llu,"
-                "\"fix_errors\":%llu,\"determinants_learnt\":%llu,\"conflicts\":%llu}",
+                "\"fix_errors\":%llu,\"determinants_learnt\":%llu,\"conflicts\":%llu,"
+                "\"orphan_images\":%llu,\"trims\":%llu}",
                 (unsigned long long)vc->barriers, vc->barrier_open ? "true" : "false",
                 (unsigned long long)vc->barrier_last_ms, (unsigned long long)vc->barrier_max_ms,
                 (unsigned long long)vc->fixes, (unsigned long long)vc->fixed,
                 (unsigned long long)vc->fix_errors, (unsigned long long)pc_detlog_count(vc->dl),
-                (unsigned long long)vc->det_conflicts);
+                (unsigned long long)vc->det_conflicts, (unsigned long long)vc->orphans,
+                (unsigned long long)vc->trims);
 }

@@ -198,8 +198,8 @@ static void s_dl_prune(pc_cx *cx)
 static void s_send_one(pc_cx *cx, const cx_vt *x, const pc_cx_msg *m)
 {
     const cx_place *pl = s_place(cx, m->to, false);
-    if (!pl || pl->peer < 0 || !cx->io.send)
-        return; /* sent again once the receiver is placed */
+    if (m->held || !pl || pl->peer < 0 || !cx->io.send)
+        return; /* sent once released, or again once the receiver is placed */
     uint64_t bit = s_bit(pl->peer);
     cx->npb = 0;
     for (size_t i = 0; i < cx->ndl; i++) {
@@ -226,7 +226,32 @@ static void s_resend_to(pc_cx *cx, uint64_t to)
     }
 }
 
+static int s_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data, bool held);
+
 int pc_cx_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data)
+{
+    return s_send(cx, vt, to, data, false);
+}
+
+int pc_cx_send_held(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data)
+{
+    return s_send(cx, vt, to, data, true);
+}
+
+int pc_cx_release(pc_cx *cx, uint64_t vt)
+{
+    cx_vt *x = s_vt(cx, vt);
+    if (!x)
+        return LEV_ENOVT;
+    for (size_t i = 0; i < x->nlog; i++)
+        if (x->log[i].held) {
+            x->log[i].held = false;
+            s_send_one(cx, x, &x->log[i]);
+        }
+    return 0;
+}
+
+static int s_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data, bool held)
 {
     cx_vt *x = s_vt(cx, vt);
     if (!x) {
@@ -243,7 +268,8 @@ int pc_cx_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data)
                    .seq = ++*last,
                    .from_epoch = x->epoch,
                    .to_epoch = s_epoch(cx, to),
-                   .data = data};
+                   .data = data,
+                   .held = held};
     x->log[x->nlog++] = m;
     s_send_one(cx, x, &m);
     return 0;
@@ -266,6 +292,12 @@ static void s_pump(pc_cx *cx, cx_vt *x)
             cx->io.deliver(cx->io.ud, x->delivered, &m);
         }
     }
+}
+
+/* Whether m must wait for another channel of x to come further. */
+static bool s_blocked(const cx_vt *x, const pc_cx_msg *m)
+{
+    return m->after_seq && s_mark_get(x->got, x->ngot, m->after_from) < m->after_seq;
 }
 
 /* m for hosted VT x: it fills a position fixed for it, or is a duplicate,
@@ -294,7 +326,7 @@ static int s_take(pc_cx *cx, cx_vt *x, pc_cx_msg *m)
         s_msg_drop(m); /* consumed already */
         return 0;
     }
-    if (m->seq > *got + 1) {
+    if (m->seq > *got + 1 || s_blocked(x, m)) {
         for (size_t i = 0; i < x->nooo; i++)
             if (x->ooo[i].from == m->from && x->ooo[i].seq == m->seq) {
                 s_msg_drop(m);
@@ -318,22 +350,23 @@ static int s_take(pc_cx *cx, cx_vt *x, pc_cx_msg *m)
     return s_learn(cx, -1, &d);
 }
 
-/* m for hosted VT x, then those waiting for it in its channel. */
+/* m for hosted VT x, then those that waited for it: the next ones in
+ * its channel, and those that waited for its channel to come this far. */
 static int s_take_all(pc_cx *cx, cx_vt *x, pc_cx_msg *m)
 {
-    uint64_t from = m->from;
     int rc = s_take(cx, x, m);
     for (bool more = true; more && !rc;) {
         more = false;
-        uint64_t next = s_mark_get(x->got, x->ngot, from) + 1;
-        for (size_t i = 0; i < x->nooo; i++)
-            if (x->ooo[i].from == from && x->ooo[i].seq == next) {
-                pc_cx_msg o = x->ooo[i];
-                x->ooo[i] = x->ooo[--x->nooo];
-                rc = s_take(cx, x, &o);
-                more = true;
-                break;
-            }
+        for (size_t i = 0; i < x->nooo; i++) {
+            const pc_cx_msg *o = &x->ooo[i];
+            if (o->seq != s_mark_get(x->got, x->ngot, o->from) + 1 || s_blocked(x, o))
+                continue;
+            pc_cx_msg t = *o;
+            x->ooo[i] = x->ooo[--x->nooo];
+            rc = s_take(cx, x, &t);
+            more = true;
+            break;
+        }
     }
     return rc;
 }

@@ -42,6 +42,11 @@ typedef struct pc_cx_msg {
     uint64_t from, to, seq;
     uint32_t from_epoch, to_epoch;
     pc_buf *data; /* may be NULL (empty) */
+    /* a message that takes a position only once the channel from VT
+     * after_from to its receiver has come to after_seq (0: at once): the
+     * deployer's news of a VT's end waits for that VT's last message */
+    uint64_t after_from, after_seq;
+    bool held; /* in a sender log: sent only once released (pc_cx_release) */
 } pc_cx_msg;
 
 /* How far one channel goes: (peer VT, number). */
@@ -129,6 +134,15 @@ void pc_cx_remove(pc_cx *cx, uint64_t vt);
  * LEV_ENOMEM. */
 int pc_cx_send(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data);
 
+/* As pc_cx_send, the message held in the sender log, not sent, until
+ * pc_cx_release: what a VT sends while it holds a lock goes out only
+ * once the lock is given back (an image taken meanwhile keeps it held). */
+int pc_cx_send_held(pc_cx *cx, uint64_t vt, uint64_t to, pc_buf *data);
+
+/* The messages hosted VT `vt` holds go out, in their order. 0 or
+ * LEV_ENOVT. */
+int pc_cx_release(pc_cx *cx, uint64_t vt);
+
 /* A message from executor `src` (-1: the deployer) with the
  * determinants it carries. The determinants are learnt whatever becomes
  * of the message; it is dropped when its sender is fenced, kept when it
@@ -157,6 +171,10 @@ void pc_cx_stable(pc_cx *cx, uint64_t vt, uint64_t pos);
  * what the logs here hold for it up to there goes. */
 void pc_cx_trim(pc_cx *cx, uint64_t vt, const pc_cx_mark *cons, size_t n);
 
+/* The same from its wire form (W_TRIM: a u32 count of (u64 vt, u64
+ * seq)), read whole: 0; LEV_EINVAL with *why; LEV_ENOMEM. */
+int pc_cx_trim_apply(pc_cx *cx, uint64_t vt, const void *bytes, size_t blen, const char **why);
+
 /* ===================================================================
  * The wire form of a message between executors
  * =================================================================== */
@@ -177,7 +195,8 @@ int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, 
 /* Appends the engine's part of an image to w: u64 vt, u32 epoch, u64
  * consumed; the consumed marks and the channel marks, each a u32 count
  * of (u64 vt, u64 seq); a u32 count of logged messages, each as in a
- * message without determinants; a u32 count of determinants. */
+ * message without determinants, then u8 held (0 or 1); a u32 count of
+ * determinants. */
 void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im);
 
 /* Reads what pc_cx_image_encode wrote, whole, into *im (arrays and
@@ -200,6 +219,13 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
  * executor out of range); LEV_ENOMEM. */
 int pc_cx_fences_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
 int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
+
+/* As pc_cx_image_decode, checking all of it but leaving the logged
+ * messages' data out (their data NULL): what a holder and the deployer
+ * need of an image (its consumed marks and determinants), without a
+ * copy of its sender log. */
+int pc_cx_image_peek(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                     const char **why);
 
 /* A list of determinants as the deployer takes them: a u32 count, each
  * as in a message. */

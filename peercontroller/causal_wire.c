@@ -136,6 +136,7 @@ void pc_cx_image_encode(pc_wbuf *w, const pc_cx_image *im)
         const pc_cx_msg *m = &im->log[i];
         s_put_head(w, m);
         pc_put_blob(w, pc_buf_data(m->data), pc_buf_len(m->data));
+        pc_put_u8(w, m->held ? 1 : 0);
     }
     pc_cx_dets_encode(w, im->dets, im->ndets);
 }
@@ -163,8 +164,23 @@ static pc_cx_mark *s_get_marks(pc_rbuf *r, uint64_t vt, size_t *n)
     return m;
 }
 
+static int s_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                          const char **why, bool with_data);
+
 int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
                        const char **why)
+{
+    return s_image_decode(bytes, blen, max_data, im, why, true);
+}
+
+int pc_cx_image_peek(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                     const char **why)
+{
+    return s_image_decode(bytes, blen, max_data, im, why, false);
+}
+
+static int s_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_image *im,
+                          const char **why, bool with_data)
 {
     memset(im, 0, sizeof *im);
     *why = NULL;
@@ -191,7 +207,11 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
             pc_rbuf_fail(&r, "a logged message not from the image's VT, or numbered 0");
         if (!r.bad && len > max_data)
             pc_rbuf_fail(&r, "logged data larger than allowed");
-        if (!r.bad && !(m->data = pc_buf_new(data, len)))
+        uint8_t held = pc_get_u8(&r);
+        if (!r.bad && held > 1)
+            pc_rbuf_fail(&r, "a logged message's held flag neither 0 nor 1");
+        m->held = held == 1;
+        if (!r.bad && with_data && !(m->data = pc_buf_new(data, len)))
             pc_rbuf_fail(&r, "out of memory");
         if (!r.bad)
             im->nlog = i + 1;
@@ -271,4 +291,22 @@ int pc_cx_fences_apply(pc_cx *cx, const void *bytes, size_t blen, const char **w
 int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why)
 {
     return s_apply(cx, bytes, blen, true, why);
+}
+
+int pc_cx_trim_apply(pc_cx *cx, uint64_t vt, const void *bytes, size_t blen, const char **why)
+{
+    *why = NULL;
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    size_t n = 0;
+    pc_cx_mark *m = s_get_marks(&r, vt, &n);
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        bool oom = *why && !strcmp(*why, "out of memory");
+        free(m);
+        return oom ? LEV_ENOMEM : LEV_EINVAL;
+    }
+    pc_cx_trim(cx, vt, m, n);
+    free(m);
+    return 0;
 }

@@ -511,9 +511,33 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     pc_get_u64(&r); /* its size */
     uint64_t next_in = pc_get_u64(&r);
+    /* how far it consumed each channel, and the determinants it carries
+     * (the message was checked whole on arrival) */
+    uint32_t nmarks = pc_get_count(&r, 16);
+    const void *marks = NULL, *rest = NULL;
+    pc_get_raw(&r, &marks, (size_t)nmarks * 16);
+    size_t restlen = r.bad ? 0 : r.len - r.off;
+    pc_get_raw(&r, &rest, restlen);
+    pc_cx_det *dets = NULL;
+    size_t nd = 0;
+    const char *why = NULL;
+    if (!r.bad && pc_cx_dets_decode(rest, restlen, &dets, &nd, &why))
+        pc_rbuf_fail(&r, why ? why : "deployer out of memory");
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped HELD of VT %llu from %s: %s", (unsigned long long)vt->id,
                m->from, pc_rbuf_why(&r));
+        free(dets);
+        return;
+    }
+    bool usable = pc_dep_image_dets(vc, vt, dets, nd);
+    free(dets);
+    if (!usable) {
+        /* an orphan: its state depends on a branch no one else does; the
+         * holder has it in place of any older one, so it holds none */
+        for (int i = 0; i < vt->nholders; i++)
+            if (!strcmp(vt->holders[i].ep, m->from))
+                vt->holders[i].epoch = 0;
+        pc_peer_send(d->p, m->from, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
         return;
     }
     for (int i = 0; i < vt->nholders; i++) {
@@ -542,6 +566,10 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (floor != UINT64_MAX) {
         pc_mm_trim(vc->mm, vt->id, floor);
         pc_dep_dets_stable(vc, vt->id, floor);
+        /* this image is the oldest that could still be resumed: what it
+         * consumed, no sender needs to keep */
+        if (floor == next_in)
+            pc_dep_trim(d, vc, vt, next_in, marks, nmarks);
     }
 }
 

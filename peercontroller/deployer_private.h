@@ -77,6 +77,7 @@ typedef struct dep_vt {
     pc_cx_det *fix;      /* the positions fixed for incarnation fix_epoch (barrier.c) */
     size_t nfix;
     uint32_t fix_epoch;
+    uint64_t trimmed; /* the senders were told to trim to its image at this input (W_TRIM) */
 } dep_vt;
 
 typedef struct dep_vc {
@@ -110,7 +111,7 @@ typedef struct dep_vc {
     bool barrier_open, barrier_warned;
     uint64_t barrier_ms, barrier_sent_ms; /* when it started, when W_FLUSH last went */
     uint64_t barriers, barrier_last_ms, barrier_max_ms;
-    uint64_t fixes, fixed, fix_errors, det_conflicts;
+    uint64_t fixes, fixed, fix_errors, det_conflicts, orphans, trims;
 } dep_vc;
 
 struct pc_deployer {
@@ -201,6 +202,15 @@ void pc_dep_epoch_moved(dep_vc *vc, dep_vt *vt, bool fenced);
 void pc_dep_dets(dep_vc *vc, const pc_cx_det *d, size_t n);
 /* No image of vt before input next_in will be resumed. */
 void pc_dep_dets_stable(dep_vc *vc, uint64_t vt, uint64_t next_in);
+/* The determinants an image carries (H_HELD), learnt: false when one
+ * is of a branch a fenced incarnation took (an orphan image). */
+bool pc_dep_image_dets(dep_vc *vc, const dep_vt *vt, const pc_cx_det *d, size_t n);
+/* vt's oldest image that could still be resumed stands at input
+ * next_in and consumed its channels as far as marks[n] (the wire's
+ * (u64 vt, u64 seq) pairs): the senders' logs drop the rest (W_TRIM to
+ * every active worker), once per such image. */
+void pc_dep_trim(pc_deployer *d, dep_vc *vc, dep_vt *vt, uint64_t next_in, const void *marks,
+                 uint32_t n);
 /* Starts the barrier when a fence came since the last (at the flush and
  * the tick); the tick also asks again the workers that have not answered. */
 void pc_dep_barrier_run(pc_deployer *d, dep_vc *vc);

@@ -563,6 +563,9 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
     case PC_X_PLACE:
         pc_xh_cx_place(h, req->seq, payload, req->len);
         break;
+    case PC_X_TRIM:
+        pc_xh_cx_trim(h, req->vt, payload, req->len);
+        break;
     case PC_X_SLOT_FREE: {
         uint32_t slot = pc_get_u32(&rb);
         if (!pc_rbuf_done(&rb) || pc_slots_back(h->slots, slot))

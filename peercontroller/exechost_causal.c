@@ -218,6 +218,17 @@ void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len)
         fprintf(stderr, "levpeer executor: placements refused: %s\n", why ? why : lev_strerror(rc));
 }
 
+void pc_xh_cx_trim(xh_host *h, uint64_t id, const uint8_t *p, size_t len)
+{
+    const char *why = NULL;
+    pthread_mutex_lock(&h->cx_mu);
+    int rc = pc_cx_trim_apply(h->cx, id, p, len, &why);
+    pthread_mutex_unlock(&h->cx_mu);
+    if (rc)
+        fprintf(stderr, "levpeer executor: trim of the logs to VT %llu refused: %s\n",
+                (unsigned long long)id, why ? why : lev_strerror(rc));
+}
+
 void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len)
 {
     pc_cx_det *d = NULL;

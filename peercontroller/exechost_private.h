@@ -161,6 +161,10 @@ void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len);
  * and where VTs run, p[len] (wire.h, W_PLACE); a refusal is printed. */
 void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len);
 
+/* X_TRIM: VT id's stable image consumed the channels p[len] says (wire.h,
+ * W_TRIM); the sender logs here drop that. A refusal is printed. */
+void pc_xh_cx_trim(xh_host *h, uint64_t id, const uint8_t *p, size_t len);
+
 /* X_FIX: the positions p[len] (a list of determinants) the deployer
  * fixed for incarnation `epoch` of VT `id`; a refusal is printed. */
 void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, size_t len);

@@ -2,17 +2,21 @@
  * the newest per VT. An image comes whole (H_HOLD) or as a patch of the
  * one held (H_PATCH: the blocks that changed); either way it is checked
  * (its header and checksum, and that it names the VT and epoch the
- * message claims) before it is kept; an older one is dropped once a
+ * message claims, and its causal state whole) before it is kept, and the
+ * deployer is told how far it consumed each channel and the
+ * determinants it carries (H_HELD); an older one is dropped once a
  * newer one is in; a patch without its base here asks the worker for
  * whole images (W_FULL). On the word of the deployer the image names
  * (and only its), the image goes to the worker that resumes the VT, or is
  * dropped. A whole image stays in memory as the message that brought it
  * (no copy).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "causal.h"
 #include "envelope.h"
 #include "lev_errors.h"
 #include "log.h"
@@ -63,29 +67,40 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     uint64_t img_vt = 0;
     uint32_t img_epoch = 0;
     const char *why = NULL;
-    const uint8_t *chan, *img;
-    size_t clen, ilen;
-    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, NULL, NULL,
+    const uint8_t *chan, *img, *cx = NULL;
+    size_t clen, ilen, cxlen = 0;
+    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &cx, &cxlen,
                      &why) &&
         h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
         why = "not a valid image"; /* (a bad envelope set why) */
     if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))
         why = "image of another VT or epoch than the message says";
+    /* its causal state: what the deployer learns from the image */
+    pc_cx_image im = {0};
+    const char *cxwhy = NULL;
+    int cxrc = why ? 0 : pc_cx_image_peek(cx, cxlen, SIZE_MAX, &im, &cxwhy);
+    if (!why && cxrc)
+        why = cxrc == LEV_ENOMEM ? "no memory for its causal state" : cxwhy;
+    if (!why && (im.vt != m->h.vt || im.epoch > m->h.epoch))
+        why = "causal state of another VT or incarnation than the image";
     if (why) {
         pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
                (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_cx_image_clear(&im);
         pc_buf_drop(env);
         return;
     }
     hd_img **pp = s_find(h, m->h.vc, m->h.vt);
     hd_img *e = *pp;
     if (e && (e->epoch > m->h.epoch || (e->epoch == m->h.epoch && e->seq >= m->h.seq))) {
+        pc_cx_image_clear(&im);
         pc_buf_drop(env);
         return; /* a stale image arriving late */
     }
     if (!e) {
         e = calloc(1, sizeof *e);
         if (!e) {
+            pc_cx_image_clear(&im);
             pc_buf_drop(env);
             return;
         }
@@ -107,6 +122,13 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     pc_wbuf_init(&b);
     pc_put_u64(&b, pc_buf_len(e->img));
     pc_put_u64(&b, e->next_in);
+    pc_put_u32(&b, (uint32_t)im.ncons);
+    for (size_t i = 0; i < im.ncons; i++) {
+        pc_put_u64(&b, im.cons[i].vt);
+        pc_put_u64(&b, im.cons[i].seq);
+    }
+    pc_cx_dets_encode(&b, im.dets, im.ndets);
+    pc_cx_image_clear(&im);
     pc_peer_send(h->p, deployer, pc_hdr_make(PC_H_HELD, e->vc, e->vt, e->epoch, e->seq), &b, NULL);
     pc_wbuf_free(&b);
 }

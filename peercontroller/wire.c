@@ -24,6 +24,7 @@
  * n x (u64 vt, u32 epoch)); D, a list of determinants (u32 n, n x (u64
  * vt, u64 pos, u64 from, u64 seq, u32 epoch): causal.h); P, a list of
  * placements (u32 n, n x (u64 vt, u32 epoch, i32 executor, -1 or more));
+ * M, a list of channel marks (u32 n, n x (u64 vt, u64 seq): causal.h);
  * a trailing ?
  * makes the last field optional; +F: a bulk frame follows, +F? it may.
  * "*": a payload of its own codec (membership.c's), not read here.
@@ -46,7 +47,8 @@
     X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
     X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
     X(W_STABLE, "") X(W_FLUSH, "V") X(W_FLUSHED, "") X(W_FIX, "D") X(W_PLACE, "P")            \
-    X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64") X(H_SEND, "s L") X(H_MISSING, "")              \
+    X(W_TRIM, "M")                                                                            \
+    X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64 M D") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
     X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
@@ -56,7 +58,7 @@
     X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \
     X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
-    X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P")
+    X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P") X(X_TRIM, "M")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)
@@ -111,6 +113,12 @@ static void s_field(pc_rbuf *r, const char *k, size_t n)
         for (uint32_t i = 0; i < c && !r->bad; i++) {
             pc_get_u64(r);
             pc_get_u32(r);
+        }
+    } else if (n == 1 && *k == 'M') {
+        uint32_t c = rt_get_count(r, 16);
+        for (uint32_t i = 0; i < c && !r->bad; i++) {
+            pc_get_u64(r);
+            pc_get_u64(r);
         }
     } else if (n == 1 && *k == 'P') {
         uint32_t c = rt_get_count(r, 16);

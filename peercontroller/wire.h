@@ -135,11 +135,15 @@ typedef enum pc_type {
                             * in the VC (PC_XNO_NONE: none), epoch = its incarnation; P where
                             * VTs run: each VT's incarnation and the number of its executor
                             * (-1: none, as when fenced or ended) */
+    PC_W_TRIM = 0x031E,    /* deployer -> worker: hdr.vc/vt; M how far the VT's stable image
+                            * consumed each channel: sender logs drop what it consumed */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
                             * F image */
-    PC_H_HELD = 0x0402,    /* holder -> deployer: hdr.vc/vt/epoch/seq; u64 size, u64 next_in */
+    PC_H_HELD = 0x0402,    /* holder -> deployer: hdr.vc/vt/epoch/seq; u64 size, u64 next_in,
+                            * M how far the image consumed each channel, D the determinants
+                            * its executor held (causal.h, pc_cx_image) */
     PC_H_SEND = 0x0403,    /* deployer -> holder: hdr.vc/vt/epoch (new); s target worker,
                             * u32 n, n x s holder */
     PC_H_MISSING = 0x0404, /* holder -> deployer: hdr.vc/vt: no image */
@@ -186,6 +190,7 @@ typedef enum pc_type {
     PC_X_FLUSHED = 0x0619,      /* exec -> daemon: as W_FLUSHED, after its last X_DET */
     PC_X_FIX = 0x061A,          /* daemon -> exec: as W_FIX */
     PC_X_PLACE = 0x061B,        /* daemon -> exec: as W_PLACE */
+    PC_X_TRIM = 0x061C,         /* daemon -> exec: as W_TRIM */
 } pc_type;
 
 /* An executor number in W_PLACE's seq: the worker has none in the VC. */

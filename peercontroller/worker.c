@@ -694,6 +694,11 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_PLACE:
         s_place(w, v, m);
         return;
+    case PC_W_TRIM: { /* for the sender logs of the VTs here, whichever VT it names */
+        struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
+        s_xsend(w, v, pc_hdr_make(PC_X_TRIM, v->vc, m->h.vt, 0, 0), &io, io.iov_len ? 1 : 0);
+        return;
+    }
     case PC_W_FLUSH:
         /* the recovery barrier: the executor answers after its last
          * determinants; with none running here, nothing is held */

@@ -252,6 +252,76 @@ static void t_fix(void **state)
     pc_cx_destroy(&cx);
 }
 
+/* What a VT sends while it holds a lock is logged but held: not sent,
+ * held still in an image and in the engine that installs it, and sent
+ * in order once released; a message after it on the channel waits for
+ * it at the receiver anyway. */
+static void t_held(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    s_host(cx, 2, 1);
+    assert_int_equal(pc_cx_place(cx, 3, 1, 1), 0);
+    assert_int_equal(pc_cx_send_held(cx, 2, 3, pc_buf_new("h", 1)), 0);
+    assert_int_equal(r.nsent, 0);
+    pc_cx_image im;
+    assert_int_equal(pc_cx_image_of(cx, 2, &im), 0);
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_image_encode(&w, &im);
+    pc_cx_image_clear(&im);
+    pc_cx_image got;
+    const char *why;
+    assert_int_equal(pc_cx_image_decode(w.data, w.len, 16, &got, &why), 0);
+    assert_true(got.nlog == 1 && got.log[0].held);
+    w.data[w.len - 5] = 2; /* the held flag of the logged message */
+    assert_int_equal(pc_cx_image_decode(w.data, w.len, 16, &im, &why), LEV_EINVAL);
+    assert_non_null(strstr(why, "held flag"));
+    pc_wbuf_free(&w);
+    rec r2;
+    pc_cx *other = s_engine(2, &r2);
+    assert_int_equal(pc_cx_place(other, 3, 1, 1), 0);
+    got.epoch = 2;
+    assert_int_equal(pc_cx_install(other, &got, NULL, 0), 0);
+    pc_cx_image_clear(&got);
+    assert_int_equal(r2.nsent, 0); /* held still */
+    assert_int_equal(pc_cx_release(other, 2), 0);
+    assert_int_equal(r2.nsent, 1);
+    assert_int_equal(r2.sent[0].seq, 1);
+    assert_int_equal(pc_cx_release(other, 9), LEV_ENOVT);
+    assert_int_equal(pc_cx_release(cx, 2), 0);
+    assert_int_equal(r.nsent, 1);
+    pc_cx_destroy(&other);
+    pc_cx_destroy(&cx);
+}
+
+/* The deployer's news of a VT's end waits for that VT's last message on
+ * its channel, and the deployer's later inputs wait behind it. */
+static void t_after(void **state)
+{
+    (void)state;
+    rec r;
+    pc_cx *cx = s_engine(0, &r);
+    s_host(cx, 2, 1);
+    pc_cx_msg end = s_msg(0, 2, 1), later = s_msg(0, 2, 2), m1 = s_msg(5, 2, 1),
+              m2 = s_msg(5, 2, 2);
+    end.from_epoch = later.from_epoch = 0;
+    end.after_from = 5;
+    end.after_seq = 2;
+    assert_int_equal(pc_cx_on_msg(cx, -1, &end, NULL, 0), 0);
+    assert_int_equal(pc_cx_on_msg(cx, -1, &later, NULL, 0), 0);
+    assert_int_equal(pc_cx_on_msg(cx, 1, &m1, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 1);
+    assert_int_equal(pc_cx_on_msg(cx, 1, &m2, NULL, 0), 0);
+    assert_int_equal(r.ndelivered, 4);
+    assert_int_equal(r.delivered_from[1], 5);
+    assert_int_equal(r.delivered_from[2], 0);
+    assert_int_equal(r.delivered_seq[2], 1);
+    assert_int_equal(r.delivered_seq[3], 2);
+    pc_cx_destroy(&cx);
+}
+
 /* The executor's number and the deployer's news of placements and
  * fences (W_PLACE, W_FLUSH): a number is taken while nothing is hosted,
  * a placement routes sends, news of another incarnation of a hosted VT
@@ -535,11 +605,34 @@ static void t_image_wire(void **state)
     assert_int_equal(pc_cx_install(other, &got, NULL, 0), 0);
     pc_cx_image_clear(&got);
     pc_cx_destroy(&other);
+    /* a holder's look: the same checks, the marks and determinants, no
+     * copy of the logged data */
+    assert_int_equal(pc_cx_image_peek(w.data, w.len, 16, &got, &why), 0);
+    assert_int_equal(got.nlog, 1);
+    assert_null(got.log[0].data);
+    assert_int_equal(got.ncons, 1);
+    assert_int_equal(got.ndets, im.ndets);
+    pc_cx_image_clear(&got);
     for (size_t cut = 0; cut < w.len; cut++) {
         assert_int_equal(pc_cx_image_decode(w.data, cut, 16, &got, &why), LEV_EINVAL);
         assert_non_null(why);
         assert_null(got.log);
+        assert_int_equal(pc_cx_image_peek(w.data, cut, 16, &got, &why), LEV_EINVAL);
     }
+    /* a trim in its wire form, and one cut short */
+    pc_wbuf t;
+    pc_wbuf_init(&t);
+    pc_put_u32(&t, 1);
+    pc_put_u64(&t, 2);
+    pc_put_u64(&t, 1);
+    assert_int_equal(pc_cx_trim_apply(cx, 3, t.data, t.len, &why), 0);
+    assert_int_equal(pc_cx_trim_apply(cx, 3, t.data, t.len - 1, &why), LEV_EINVAL);
+    assert_non_null(why);
+    assert_int_equal(pc_cx_trim_apply(cx, 2, t.data, t.len, &why), LEV_EINVAL); /* itself */
+    pc_wbuf_free(&t);
+    assert_int_equal(pc_cx_image_of(cx, 2, &got), 0);
+    assert_int_equal(got.nlog, 0); /* VT 3's image consumed the one message to it */
+    pc_cx_image_clear(&got);
     assert_int_equal(pc_cx_image_decode(w.data, w.len, 2, &got, &why), LEV_EINVAL);
     pc_cx_mark twice[] = {{.vt = 4, .seq = 1}, {.vt = 4, .seq = 2}};
     pc_cx_image bad = im;
@@ -578,6 +671,8 @@ int main(void)
         cmocka_unit_test(t_install),
         cmocka_unit_test(t_fix),
         cmocka_unit_test(t_places),
+        cmocka_unit_test(t_held),
+        cmocka_unit_test(t_after),
         cmocka_unit_test(t_detlog),
         cmocka_unit_test(t_wire),
         cmocka_unit_test(t_image_wire),

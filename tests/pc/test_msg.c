@@ -203,6 +203,8 @@ static void s_dets_agree(const mesh *m)
     long long barriers = js_obj_sum(js, "recovery", "barriers");
     long long fix_errors = js_obj_sum(js, "recovery", "fix_errors");
     long long conflicts = js_obj_sum(js, "recovery", "conflicts");
+    /* holders passed on what each image consumed, and logs were trimmed */
+    long long trims = js_obj_sum(js, "recovery", "trims");
     /* each active worker's executor has a number of its own */
     uint64_t seen = 0;
     int numbered = 0;
@@ -217,9 +219,10 @@ static void s_dets_agree(const mesh *m)
     assert_true(numbered > 0);
     if (checked <= 0 || bad != 0)
         fail_msg("determinants: %lld checked, %lld contradicting the deployer's log", checked, bad);
-    if (barriers <= 0 || fix_errors != 0 || conflicts != 0)
-        fail_msg("recovery: %lld barriers, %lld fix errors, %lld conflicting determinants",
-                 barriers, fix_errors, conflicts);
+    if (barriers <= 0 || fix_errors != 0 || conflicts != 0 || trims <= 0)
+        fail_msg("recovery: %lld barriers, %lld fix errors, %lld conflicting determinants, "
+                 "%lld trims",
+                 barriers, fix_errors, conflicts, trims);
 }
 
 /* ===================================================================

@@ -45,7 +45,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         return r.patched;
     }
     uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0, fixed = 0,
-             flushed = 0, places = 0, barriers = 0;
+             flushed = 0, places = 0, barriers = 0, trims = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -63,6 +63,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         flushed += r.flushed;
         places += r.places;
         barriers += r.barriers;
+        trims += r.trims;
     }
     s_refs = refs;
     s_fixed = fixed;
@@ -71,6 +72,9 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
      * (a number it cannot take, or a malformed list, is a violation) */
     if (!places)
         fail_msg("%s: no placement news in %d seeds", name, seeds);
+    /* holders pass on what each image consumed, and senders trim by it */
+    if (!trims)
+        fail_msg("%s: no sender log trimmed in %d seeds", name, seeds);
     /* the executors' ordering of inputs was checked against the
      * deployer's, determinant by determinant (vcsim.c) */
     if (!dets)

@@ -320,6 +320,7 @@ int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t l
         s_watch_dets(w, h.type, body, len, &w->r->fixed);
     w->r->flushed += h.type == PC_W_FLUSHED;
     w->r->places += h.type == PC_W_PLACE;
+    w->r->trims += h.type == PC_W_TRIM;
     w->r->by_ref += h.type == PC_W_IN_REF;
     w->r->ref_misses += h.type == PC_W_IN_MISS;
     int dst = s_node_of(w, to);

@@ -92,6 +92,7 @@ typedef struct vs_report {
     uint64_t flushed;      /* answers to recovery barriers (W_FLUSHED) */
     uint64_t places;       /* news of where VTs run sent to workers (W_PLACE) */
     uint64_t barriers;     /* recovery barriers started (W_FLUSH numbers) */
+    uint64_t trims;        /* sender logs trimmed to a stable image (W_TRIM) */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

@@ -827,6 +827,15 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
     case PC_X_FLUSH:
         s_flush(x, &h, buf, len);
         break;
+    case PC_X_TRIM: {
+        const char *why = NULL;
+        int rc = pc_cx_trim_apply(x->cx, h.vt, buf, len, &why);
+        if (rc == LEV_ENOMEM)
+            abort();
+        if (rc)
+            vs_violation(x->n->w, "%s: trim refused: %s", x->n->ep, why);
+        break;
+    }
     case PC_X_PLACE: {
         /* its number, once, and where the VTs run */
         const char *why = NULL;
