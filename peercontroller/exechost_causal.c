@@ -140,6 +140,10 @@ int pc_xh_cx_in(xh_host *h, rt_vt *vt, const rt_in *in, uint64_t cfrom, uint64_t
      * sent, and replays its log as it is: no fence applies here. */
     pc_cx_msg m = {
         .from = cfrom, .to = vt->id, .seq = cseq, .from_epoch = UINT32_MAX, .to_epoch = epoch};
+    if (in->kind == RT_IN_ENDED) { /* after the ended VT's last message (wire.h, W_IN) */
+        m.after_from = in->from;
+        m.after_seq = in->ref;
+    }
     int rc = pc_cx_on_msg(h->cx, -1, &m, NULL, 0);
     if (!rc && h->in_pos)
         pc_cx_consumed(h->cx, vt->id, h->in_pos); /* the VT's stream has it now */

@@ -836,11 +836,17 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
         }
         g->wtail = last ? &last->next : &g->wq;
     }
-    /* every other live VT is told, after all that it sent */
+    /* every other live VT is told, after all that it sent: the news
+     * names the number of its last message on their channel (ref), which
+     * the receiver's engine waits for when messages go direct */
     int32_t why = err ? LEV_EFAILED : LEV_ENOVT;
     for (size_t i = 0; i < mm->nvts; i++) {
         mm_vt *t = &mm->vts[i];
-        if (t->used && !t->ended && s_append(mm, t, RT_IN_ENDED, id, 0, why, NULL, 0, false))
+        uint64_t last = 0;
+        for (size_t k = 0; k < t->nchans; k++)
+            if (t->chans[k].vt == id)
+                last = t->chans[k].seq;
+        if (t->used && !t->ended && s_append(mm, t, RT_IN_ENDED, id, last, why, NULL, 0, false))
             pc_log(PC_LOG_ERROR, "deployer out of memory: VT %llu is not told that VT %llu ended",
                    (unsigned long long)s_id(mm, t), (unsigned long long)id);
     }

@@ -106,7 +106,9 @@ typedef enum pc_type {
     PC_W_IN = 0x0311,      /* deployer -> worker: hdr.vc/vt/epoch, seq = input position; u8 kind,
                             * u8 novalue, u64 from, u64 ref, i32 err, u64 cfrom, u64 cseq
                             * (its channel: message cseq from VT cfrom, or from the deployer
-                            * when cfrom is 0), b data */
+                            * when cfrom is 0), b data; an RT_IN_ENDED's ref is the number
+                            * of the ended VT's last message on its channel to this one,
+                            * which the executor's engine takes first */
     PC_W_RESYNC = 0x0312,  /* worker -> deployer: hdr.vc/vt/epoch, seq = next input position
                             * wanted (after a resume, or on a gap); outputs are re-sent after */
     PC_W_UNKNOWN = 0x0313, /* worker -> deployer: hdr.vc: this worker does not serve that VC

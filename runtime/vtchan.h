@@ -85,7 +85,9 @@ typedef enum rt_in_kind {
 typedef struct rt_in {
     uint64_t d;      /* position in the VT's input stream, from 1 */
     uint64_t from;   /* RT_IN_MSG: the sender; BOUNCE: the missing VT; ENDED: the VT that ended */
-    uint64_t ref;    /* the request (output number) or receive number it answers */
+    uint64_t ref;    /* the request (output number) or receive number it answers; ENDED:
+                      * the number of the ended VT's last message to this one on
+                      * their channel (0: none), which comes before it */
     int32_t err;     /* RT_IN_ERROR, RT_IN_BOUNCE, RT_IN_ENDED: a LEV_E* code */
     uint8_t kind;    /* rt_in_kind */
     uint8_t novalue; /* GRANT/READ: the variable was never set (data NULL) */

@@ -714,6 +714,10 @@ static void s_in(vs_mexec *x, mw_vt *t, const pc_hdr *h, pc_rbuf *r)
     x->hand_pos = 0;
     pc_cx_msg m = {
         .from = cfrom, .to = t->id, .seq = cseq, .from_epoch = UINT32_MAX, .to_epoch = t->epoch};
+    if (in.kind == RT_IN_ENDED) { /* after the ended VT's last message */
+        m.after_from = in.from;
+        m.after_seq = in.ref;
+    }
     if (pc_cx_on_msg(x->cx, -1, &m, NULL, 0) || x->hand_pos != in.d) {
         vs_violation(x->n->w,
                      "%s: VT %llu: message %llu of channel %llu ordered at input %llu, "
