@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "deployer_private.h"
 #include "detlog.h"
 #include "lev_errors.h"
@@ -113,11 +114,25 @@ void pc_dep_trim(pc_deployer *d, dep_vc *vc, dep_vt *vt, uint64_t next_in, const
     pc_wbuf_init(&b);
     pc_put_u32(&b, n);
     pc_put_raw(&b, marks, (size_t)n * 16);
-    for (int i = 0; i < vc->nw; i++)
-        if (vc->w[i].state == W_ACTIVE)
+    /* to the workers that run a sender it names: their engines hold the
+     * logs (a sender placed anew later trims at the next image) */
+    const uint8_t *m = marks;
+    for (int i = 0; i < vc->nw; i++) {
+        if (vc->w[i].state != W_ACTIVE)
+            continue;
+        bool sender = false;
+        for (uint32_t k = 0; k < n && !sender; k++) {
+            uint64_t from = rt_le64_get(m + 16 * (size_t)k);
+            for (int j = 0; j < vc->nvts && !sender; j++)
+                sender =
+                    vc->vts[j].id == from && vc->vts[j].state == VT_RUNNING && vc->vts[j].host == i;
+        }
+        if (sender) {
             pc_peer_send(d->p, vc->w[i].ep, dep_hdr(PC_W_TRIM, vc, vt, 0), &b, NULL);
+            vc->trims++;
+        }
+    }
     pc_wbuf_free(&b);
-    vc->trims++;
 }
 
 void pc_dep_dets_stable(dep_vc *vc, uint64_t vt, uint64_t next_in)

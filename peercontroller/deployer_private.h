@@ -208,7 +208,7 @@ bool pc_dep_image_dets(dep_vc *vc, const dep_vt *vt, const pc_cx_det *d, size_t 
 /* vt's oldest image that could still be resumed stands at input
  * next_in and consumed its channels as far as marks[n] (the wire's
  * (u64 vt, u64 seq) pairs): the senders' logs drop the rest (W_TRIM to
- * every active worker), once per such image. */
+ * each active worker that runs a sender it names), once per such image. */
 void pc_dep_trim(pc_deployer *d, dep_vc *vc, dep_vt *vt, uint64_t next_in, const void *marks,
                  uint32_t n);
 /* Starts the barrier when a fence came since the last (at the flush and
