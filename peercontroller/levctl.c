@@ -465,11 +465,15 @@ static const field s_vt_fields[] = {
     {"epoch", 'n', false, 0, NULL},     {"checkpoint_age_ms", 'n', false, 0, NULL},
     {"holders", 'a', false, 's', NULL}, {"placed", 's', false, 0, NULL},
     {NULL, 0, false, 0, NULL}};
-static const field s_load_fields[] = {{"worker", 's', true, 0, NULL},
-                                      {"cores", 'n', false, 0, NULL},
-                                      {"rate", 'n', false, 0, NULL},
-                                      {"vts", 'n', false, 0, NULL},
-                                      {NULL, 0, false, 0, NULL}};
+static const field s_load_fields[] = {
+    {"worker", 's', true, 0, NULL},    {"cores", 'n', false, 0, NULL},
+    {"rate", 'n', false, 0, NULL},     {"vts", 'n', false, 0, NULL},
+    {"executor", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
+static const field s_recovery_fields[] = {{"barriers", 'n', false, 0, NULL},
+                                          {"last_barrier_ms", 'n', false, 0, NULL},
+                                          {"max_barrier_ms", 'n', false, 0, NULL},
+                                          {"fixed_positions", 'n', false, 0, NULL},
+                                          {NULL, 0, false, 0, NULL}};
 static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"client", 's', false, 0, NULL},
                                     {"quota", 'n', false, 0, NULL},
@@ -478,6 +482,7 @@ static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"workers", 'a', false, 's', NULL},
                                     {"vts", 'a', true, 'o', s_vt_fields},
                                     {"placement", 'a', false, 'o', s_load_fields},
+                                    {"recovery", 'o', false, 0, s_recovery_fields},
                                     {NULL, 0, false, 0, NULL}};
 static const field s_exec_fields[] = {{"vc", 's', false, 0, NULL},
                                       {"deployer", 's', false, 0, NULL},
@@ -798,12 +803,18 @@ static void s_print_vc(const jv *vc)
     const jv *load = s_jget(vc, "placement");
     if (load && load->n) {
         int ww = s_width(load, "worker", 6);
-        printf("  %-*s  %5s  %10s  %4s\n", ww, "WORKER", "CORES", "RATE", "VTS");
+        printf("  %-*s  %5s  %10s  %4s  %4s\n", ww, "WORKER", "CORES", "RATE", "VTS", "EXEC");
         for (size_t i = 0; i < load->n; i++)
-            printf("  %-*s  %5s  %10s  %4s\n", ww, s_str(load->v[i], "worker", "-"),
+            printf("  %-*s  %5s  %10s  %4s  %4s\n", ww, s_str(load->v[i], "worker", "-"),
                    s_num(load->v[i], "cores", b[0], 32), s_num(load->v[i], "rate", b[1], 32),
-                   s_num(load->v[i], "vts", b[2], 32));
+                   s_num(load->v[i], "vts", b[2], 32), s_num(load->v[i], "executor", b[3], 32));
     }
+    const jv *rec = s_jget(vc, "recovery");
+    const char *nb = rec ? s_num(rec, "barriers", b[0], 32) : "0";
+    if (strcmp(nb, "0") && *nb != '-')
+        printf("  recovery: %s barriers (last %s ms, longest %s ms), %s positions fixed\n", nb,
+               s_num(rec, "last_barrier_ms", b[1], 32), s_num(rec, "max_barrier_ms", b[2], 32),
+               s_num(rec, "fixed_positions", b[3], 32));
     const jv *vts = s_jget(vc, "vts");
     if (!vts->n) {
         printf("  no virtual threads\n");

@@ -193,7 +193,9 @@ typedef struct mesh {
 static const char *s_vc_a =
     "{\"id\":\"aa01\",\"client\":\"client:77:ab\",\"quota\":3,\"checkpoint_ms\":2000,"
     "\"replicas\":1,\"workers\":[\"%s\"],\"placement\":[{\"worker\":\"%s\",\"cores\":4,"
-    "\"rate\":4321,\"vts\":1}],\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
+    "\"rate\":4321,\"vts\":1,\"executor\":7}],\"recovery\":{\"barriers\":2,"
+    "\"last_barrier_ms\":15,\"max_barrier_ms\":40,\"fixed_positions\":9},"
+    "\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
     "\"state\":\"running\",\"host\":\"%s\",\"placed\":\"a free core\",\"epoch\":1,"
     "\"checkpoint_age_ms\":340,"
     "\"holders\":[\"%s\",\"tcp://10.0.0.9:7000\"]},{\"id\":3,\"task\":\"caf\\u00e9 "
@@ -255,7 +257,9 @@ static void t_report(void **state)
     s_has(r->out, "340 ms");
     s_has(r->out, "PLACED");
     s_has(r->out, "a free core"); /* why VT 2 runs where it does */
-    s_has(r->out, "WORKER");      /* the placement table: cores, rate, VTs */
+    s_has(r->out, "WORKER");      /* the placement table: cores, rate, VTs, executor */
+    s_has(r->out, "EXEC");
+    s_has(r->out, "recovery: 2 barriers (last 15 ms, longest 40 ms), 9 positions fixed");
     s_has(r->out, "4321");
     s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");
