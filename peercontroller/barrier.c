@@ -118,14 +118,10 @@ void pc_dep_trim(pc_deployer *d, dep_vc *vc, dep_vt *vt, uint64_t next_in, const
      * logs (a sender placed anew later trims at the next image) */
     const uint8_t *m = marks;
     for (int i = 0; i < vc->nw; i++) {
-        if (vc->w[i].state != W_ACTIVE)
-            continue;
         bool sender = false;
-        for (uint32_t k = 0; k < n && !sender; k++) {
-            uint64_t from = rt_le64_get(m + 16 * (size_t)k);
-            for (int j = 0; j < vc->nvts && !sender; j++)
-                sender =
-                    vc->vts[j].id == from && vc->vts[j].state == VT_RUNNING && vc->vts[j].host == i;
+        for (uint32_t k = 0; k < n && !sender && vc->w[i].state == W_ACTIVE; k++) {
+            const dep_vt *s = dep_vt_of(vc, rt_le64_get(m + 16 * (size_t)k));
+            sender = s && s->state == VT_RUNNING && s->host == i;
         }
         if (sender) {
             pc_peer_send(d->p, vc->w[i].ep, dep_hdr(PC_W_TRIM, vc, vt, 0), &b, NULL);

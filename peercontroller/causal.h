@@ -220,6 +220,11 @@ int pc_cx_image_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_im
 int pc_cx_fences_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
 int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **why);
 
+/* A whole W_PLACE: this engine's number `self` (UINT64_MAX: none given;
+ * pc_cx_set_self), then the placements. 0; LEV_EINVAL or LEV_EBUSY with
+ * *why (a number out of range, or a second one); as pc_cx_places_apply. */
+int pc_cx_place_news(pc_cx *cx, uint64_t self, const void *bytes, size_t blen, const char **why);
+
 /* As pc_cx_image_decode, checking all of it but leaving the logged
  * messages' data out (their data NULL): what a holder and the deployer
  * need of an image (its consumed marks and determinants), without a

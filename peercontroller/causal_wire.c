@@ -293,6 +293,20 @@ int pc_cx_places_apply(pc_cx *cx, const void *bytes, size_t blen, const char **w
     return s_apply(cx, bytes, blen, true, why);
 }
 
+int pc_cx_place_news(pc_cx *cx, uint64_t self, const void *bytes, size_t blen, const char **why)
+{
+    *why = NULL;
+    int rc = self == UINT64_MAX   ? 0
+             : self < PC_CX_PEERS ? pc_cx_set_self(cx, (int)self)
+                                  : LEV_EINVAL;
+    if (rc) {
+        *why = rc == LEV_EBUSY ? "this executor has another number already"
+                               : "an executor number out of range";
+        return rc;
+    }
+    return s_apply(cx, bytes, blen, true, why);
+}
+
 int pc_cx_trim_apply(pc_cx *cx, uint64_t vt, const void *bytes, size_t blen, const char **why)
 {
     *why = NULL;

@@ -41,13 +41,7 @@ static dep_vc *s_vc(pc_deployer *d, uint64_t id)
     return NULL;
 }
 
-static dep_vt *s_vt(dep_vc *vc, uint64_t id)
-{
-    /* ids are handed out in order from 2: the index is id - 2 */
-    if (id < 2 || id - 2 >= (uint64_t)vc->nvts)
-        return NULL;
-    return &vc->vts[id - 2];
-}
+static dep_vt *s_vt(dep_vc *vc, uint64_t id) { return dep_vt_of(vc, id); }
 
 int pc_dep_worker(const dep_vc *vc, const char *ep)
 {

@@ -120,6 +120,13 @@ struct pc_deployer {
     uint64_t next_tick;
 };
 
+/* VT `id` of the VC, or NULL (ids are handed out in order from 2: the
+ * index is id - 2). */
+static inline dep_vt *dep_vt_of(const dep_vc *vc, uint64_t id)
+{
+    return id >= 2 && id - 2 < (uint64_t)vc->nvts ? &vc->vts[id - 2] : NULL;
+}
+
 static inline pc_hdr dep_hdr(uint16_t type, const dep_vc *vc, const dep_vt *vt, uint64_t seq)
 {
     return pc_hdr_make(type, vc->id, vt ? vt->id : 0, vt ? vt->epoch : 0, seq);

@@ -209,14 +209,7 @@ void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len)
 {
     const char *why = NULL;
     pthread_mutex_lock(&h->cx_mu);
-    int rc = self == PC_XNO_NONE
-                 ? 0
-                 : pc_cx_set_self(h->cx, (int)(self < PC_CX_PEERS ? self : PC_CX_PEERS));
-    if (rc)
-        why =
-            rc == LEV_EBUSY ? "this executor has another number already" : "a number out of range";
-    else
-        rc = pc_cx_places_apply(h->cx, p, len, &why);
+    int rc = pc_cx_place_news(h->cx, self, p, len, &why); /* PC_XNO_NONE is UINT64_MAX */
     pthread_mutex_unlock(&h->cx_mu);
     if (rc)
         fprintf(stderr, "levpeer executor: placements refused: %s\n", why ? why : lev_strerror(rc));

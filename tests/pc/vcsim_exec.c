@@ -843,9 +843,7 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
     case PC_X_PLACE: {
         /* its number, once, and where the VTs run */
         const char *why = NULL;
-        int rc = h.seq == PC_XNO_NONE ? 0 : pc_cx_set_self(x->cx, h.seq < 64 ? (int)h.seq : 64);
-        if (!rc)
-            rc = pc_cx_places_apply(x->cx, buf, len, &why);
+        int rc = pc_cx_place_news(x->cx, h.seq, buf, len, &why);
         if (rc == LEV_ENOMEM)
             abort();
         if (rc)
