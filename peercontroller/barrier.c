@@ -280,7 +280,13 @@ void pc_dep_fix(dep_vc *vc, dep_vt *vt, uint64_t next_in)
 
 void pc_dep_fix_send(pc_deployer *d, dep_vc *vc, dep_vt *vt)
 {
-    if (!vt->nfix || vt->fix_epoch != vt->epoch || vt->host < 0)
+    /* with direct messages, a new incarnation waits for its positions
+     * fixed, none included */
+    if (vc->direct && vt->epoch > 1 && vt->fix_epoch != vt->epoch) {
+        pc_dep_fix_clear(vt);
+        vt->fix_epoch = vt->epoch;
+    }
+    if ((!vt->nfix && !vc->direct) || vt->fix_epoch != vt->epoch || vt->host < 0)
         return;
     pc_wbuf b;
     pc_wbuf_init(&b);

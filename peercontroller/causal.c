@@ -417,6 +417,42 @@ int pc_cx_on_msg(pc_cx *cx, int src, const pc_cx_msg *m, const pc_cx_det *d, siz
     return rc;
 }
 
+uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from)
+{
+    const cx_vt *x = s_vt(cx, vt);
+    if (!x)
+        return 0;
+    /* a position fixed for a message of the channel that has not come */
+    for (size_t i = 0; i < x->nin; i++)
+        if (!x->in[i].have && x->in[i].from == from)
+            return x->in[i].seq;
+    uint64_t want = s_mark_get(x->got, x->ngot, from) + 1;
+    for (bool found = true; found;) {
+        found = false;
+        for (size_t i = 0; i < x->nooo && !found; i++)
+            if (x->ooo[i].from == from && x->ooo[i].seq == want)
+                want++, found = true;
+    }
+    return want;
+}
+
+int pc_cx_where(const pc_cx *cx, uint64_t vt, uint32_t *epoch)
+{
+    const cx_place *pl = vt < cx->nplace ? &cx->place[vt] : NULL;
+    if (epoch)
+        *epoch = pl ? pl->epoch : 0;
+    return pl ? pl->peer : -1;
+}
+
+void pc_cx_resend_peer(pc_cx *cx, int peer)
+{
+    if (peer < 0 || peer == cx->self)
+        return;
+    for (size_t vt = 0; vt < cx->nplace; vt++)
+        if (cx->place[vt].peer == peer)
+            s_resend_to(cx, vt);
+}
+
 /* ===================================================================
  * Placement, install, images
  * =================================================================== */

@@ -152,6 +152,23 @@ int pc_cx_release(pc_cx *cx, uint64_t vt);
  * m->data, whatever it returns. 0 or LEV_ENOMEM. */
 int pc_cx_on_msg(pc_cx *cx, int src, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
 
+/* The first number on the channel from VT `from` to hosted VT `vt` that
+ * the engine does not have: one a fixed position waits for, else the
+ * first it has neither given a position nor holds waiting (0: `vt` is
+ * not hosted). What its sender, if it is the deployer, sends again from
+ * when a later one came first. */
+uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from);
+
+/* The executor `vt` runs on as far as the engine knows (-1: none, as
+ * when it was never placed, is fenced or ended), and *epoch (if not
+ * NULL) its incarnation (0: no news of it). */
+int pc_cx_where(const pc_cx *cx, uint64_t vt, uint32_t *epoch);
+
+/* The link to executor `peer` is new (it listens somewhere else, or
+ * could not be reached until now): what the logs here hold for the VTs
+ * placed there goes again (receivers drop what they have). */
+void pc_cx_resend_peer(pc_cx *cx, int peer);
+
 /* Hosted VT `vt` consumed its inputs up to `pos` (its image, if taken
  * now, stands there). */
 void pc_cx_consumed(pc_cx *cx, uint64_t vt, uint64_t pos);

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "wire.h"
 
-enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_CONFIG };
+enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_MESSAGES, K_CONFIG };
 
 typedef struct s_key {
     const char *name;
@@ -52,6 +52,8 @@ static const s_key s_keys[] = {
     {"client-timeout-ms", K_INT, OFF(peer.client_timeout_ms), 100, 86400000,
      "a silent client's VCs are closed after"},
     {"log-level", K_LEVEL, OFF(log_level), 0, 0, "debug, info, warn or error"},
+    {"messages", K_MESSAGES, OFF(peer.direct), 0, 0,
+     "relay (default) or direct: how the VCs it deploys carry their VTs' messages"},
     {"config", K_CONFIG, 0, 0, 0, "read settings from FILE (name = value per line)"},
 };
 
@@ -135,6 +137,11 @@ static int s_set(pc_config *c, const char *name, const char *val, int depth)
     case K_LEVEL:
         if ((c->log_level = pc_log_parse_level(val)) < 0)
             return s_bad("--log-level: '%s' is not debug, info, warn or error%s", val, "");
+        return 0;
+    case K_MESSAGES:
+        if (strcmp(val, "relay") && strcmp(val, "direct"))
+            return s_bad("--messages: '%s' is not relay or direct%s", val, "");
+        c->peer.direct = !strcmp(val, "direct");
         return 0;
     default:
         return s_read_file(c, val, depth + 1);

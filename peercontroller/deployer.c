@@ -130,6 +130,7 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_put_str(&b, vc->arch);
     pc_put_i32(&b, vc->ckpt_ms);
     pc_put_u64(&b, pc_members_mesh_id(d->p->mem)); /* a peer of another mesh refuses */
+    pc_put_u8(&b, vc->direct ? PC_ENROL_DIRECT : 0);
     w->state = W_ENROLLING;
     w->since_ms = now;
     pc_peer_send(d->p, w->ep, dep_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
@@ -258,7 +259,8 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .client = vc->client,
                      .where = vc->where,
                      .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
-                     .ref_min = d->p->o.global_ref_min};
+                     .ref_min = d->p->o.global_ref_min,
+                     .direct = d->p->o.direct};
     if (pc_mm_new(&vc->mm, &mo) || pc_dep_barrier_init(vc)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);
@@ -266,6 +268,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
         return;
     }
     vc->next_vt = 2;
+    vc->direct = d->p->o.direct;
     vc->client_seen_ms = vc->opened_ms = pc_peer_now(d->p);
     vc->next = d->vcs;
     d->vcs = vc;
@@ -485,14 +488,18 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     int32_t err = pc_get_i32(&r);
     char detail[512];
     pc_get_str(&r, detail, sizeof detail);
-    const void *res = NULL;
+    const void *res = NULL, *marks = NULL;
     size_t len = 0;
     pc_get_blob(&r, &res, &len);
+    uint32_t nmarks = r.off < r.len ? pc_get_count(&r, 16) : 0; /* direct messages: its last */
+    pc_get_raw(&r, &marks, (size_t)nmarks * 16);
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
                m->from, pc_rbuf_why(&r));
         return;
     }
+    if (vc->direct)
+        pc_mm_vt_last_sent(vc->mm, vt->id, marks, nmarks);
     s_finish(d, vc, vt, err, detail, res, len);
 }
 
@@ -751,6 +758,10 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         return;
     case PC_W_DONE:
         s_done(d, vc, m);
+        return;
+    case PC_W_LINK:
+        if (wi >= 0)
+            pc_dep_on_link(d, vc, m, wi);
         return;
     case PC_W_OUT:
     case PC_W_IN_MISS:

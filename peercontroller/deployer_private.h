@@ -32,9 +32,10 @@ typedef struct dep_worker {
     uint32_t nvts;  /* VTs of this VC placed there */
     uint32_t ended; /* VTs of this VC that ended there */
     uint64_t since_ms;
-    uint32_t flush_wait; /* the recovery barrier it has still to answer (0: none) */
-    int xno;             /* its executor's number in the VC while active (-1: none) */
-    uint32_t xinc;       /* the incarnation of that number */
+    uint32_t flush_wait;       /* the recovery barrier it has still to answer (0: none) */
+    int xno;                   /* its executor's number in the VC while active (-1: none) */
+    uint32_t xinc;             /* the incarnation of that number */
+    char xep[PC_ENDPOINT_MAX]; /* where its executor receives direct messages ("": not known) */
 } dep_worker;
 
 typedef struct dep_holder {
@@ -104,6 +105,7 @@ typedef struct dep_vc {
     uint64_t mm_tick_ms;
     uint64_t lost_workers; /* enrolled workers that died or left */
     uint32_t xinc;         /* executor numbers given (their incarnations) */
+    bool direct;           /* messages go between executors (W_ENROL's PC_ENROL_DIRECT) */
     /* the recovery barrier and the log of determinants (barrier.c) */
     struct pc_detlog *dl;
     uint32_t barrier; /* the last barrier's number */
@@ -142,6 +144,13 @@ int pc_dep_count(const dep_vc *vc, int state);
 void pc_dep_enrol(pc_deployer *d, dep_vc *vc, uint64_t now);
 
 /* ---- placement.c ---- */
+
+/* W_LINK from worker wi: its executor's endpoint for direct messages,
+ * which every active worker then learns (W_LINKS). */
+void pc_dep_on_link(pc_deployer *d, dep_vc *vc, const pc_msg *m, int wi);
+/* Sends W_LINKS (where every active executor receives) to worker wi, or
+ * to every active worker when wi < 0; nothing when the VC relays. */
+void pc_dep_links_send(pc_deployer *d, dep_vc *vc, int wi);
 
 /* Places a pending VT: from the image a leaving worker handed over, from
  * its newest held image, or from its start. False when no worker is

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <malloc.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "chan.h"
 #include "envelope.h"
@@ -133,10 +133,73 @@ static void s_vtrec_free(xh_vtrec *r)
     free(r);
 }
 
+/* With direct messages, a new incarnation takes no input before it has
+ * the positions the deployer fixed for it (X_FIX, which may come after
+ * its RESUME: the image can come from a holder): it waits here, and asks
+ * for them (RESYNC: the deployer sends them with each answer). */
+static bool s_park(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, size_t cxlen)
+{
+    if (pc_xh_direct_fix_ready(h, req->vt, req->epoch))
+        return false;
+    xh_parked *k = calloc(1, sizeof *k);
+    uint8_t *copy = cxlen ? malloc(cxlen) : NULL;
+    if (!k || (cxlen && !copy)) {
+        free(k);
+        free(copy);
+        return false; /* it starts with the positions as they come */
+    }
+    if (cxlen)
+        memcpy(copy, cx, cxlen);
+    *k = (xh_parked){.next = h->parked, .req = *req, .vt = vt, .cx = copy, .cxlen = cxlen};
+    h->parked = k;
+    pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, req->vt, req->epoch, UINT64_MAX));
+    return true;
+}
+
+/* Drops the parked starts `drop` selects (all when NULL). */
+static void s_unpark(xh_host *h, bool (*drop)(const xh_parked *, const pc_hdr *), const pc_hdr *key)
+{
+    for (xh_parked **pp = &h->parked; *pp;) {
+        xh_parked *k = *pp;
+        if (drop && !drop(k, key)) {
+            pp = &k->next;
+            continue;
+        }
+        *pp = k->next;
+        rt_vt_destroy(&k->vt);
+        free(k->cx);
+        free(k);
+    }
+}
+
+static bool s_parked_older(const xh_parked *k, const pc_hdr *key)
+{
+    return (!key->vt || k->req.vt == key->vt) && k->req.epoch < key->epoch;
+}
+
+static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, size_t cxlen);
+
+/* X_FIX came: a start that waited for it goes on. */
+static void s_fixed(xh_host *h, uint64_t id, uint32_t epoch)
+{
+    for (xh_parked **pp = &h->parked; *pp; pp = &(*pp)->next) {
+        xh_parked *k = *pp;
+        if (k->req.vt != id || k->req.epoch != epoch || !pc_xh_direct_fix_ready(h, id, epoch))
+            continue;
+        *pp = k->next;
+        s_start(h, &k->req, k->vt, k->cx, k->cxlen);
+        free(k->cx);
+        free(k);
+        return;
+    }
+}
+
 /* Gives a new VT its identity and a record, and spawns it; on failure the
  * VT is destroyed and FAILED queued. The caller checked the id. */
 static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, size_t cxlen)
 {
+    if (s_park(h, req, vt, cx, cxlen))
+        return 0;
     rt_exec *ex = NULL;
     int rc = s_exec(h, &ex);
     xh_vtrec *r = rc ? NULL : calloc(1, sizeof *r);
@@ -153,7 +216,7 @@ static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, 
         vt->host = r;
         /* its inputs from where it stands, then what it had not had
          * acknowledged (the deployer drops what it has) */
-        xh_out *o = pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(vt));
+        xh_out *o = pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, pc_xh_next_wanted(h, vt));
         pc_xh_queue(h, o);
         rt_ch_resend(vt);
         rc = rt_exec_spawn(ex, vt);
@@ -178,6 +241,10 @@ static int s_start(xh_host *h, const pc_hdr *req, rt_vt *vt, const uint8_t *cx, 
 static void s_finish(xh_host *h, xh_vtrec *r)
 {
     s_live_unlink(h, r);
+    pthread_mutex_lock(&h->mu);
+    if (r->end && !r->forget)
+        pc_xh_direct_done(h, r->id, r->end);
+    pthread_mutex_unlock(&h->mu);
     if (!s_live_find(h, r->id))
         pc_xh_cx_remove(h, r->id); /* unless a newer incarnation runs here */
     pthread_mutex_lock(&h->mu);
@@ -250,6 +317,8 @@ static int s_id_free(xh_host *h, const pc_hdr *req)
         return s_failed(h, req,
                         rt_err(LEV_EBUSY, "virtual thread %llu runs here already (epoch %u)",
                                (unsigned long long)r->id, r->epoch));
+    pc_hdr key = {.vt = req->vt, .epoch = UINT32_MAX};
+    s_unpark(h, s_parked_older, &key); /* a start that waited is replaced */
     return 0;
 }
 
@@ -260,6 +329,8 @@ static int s_id_free(xh_host *h, const pc_hdr *req)
 static void s_config(xh_host *h, pc_rbuf *rb)
 {
     int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
+    char host[PC_ENDPOINT_MAX];
+    pc_get_str(rb, host, sizeof host);
     if (!pc_rbuf_done(rb)) {
         fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", pc_rbuf_why(rb));
         return;
@@ -272,6 +343,10 @@ static void s_config(xh_host *h, pc_rbuf *rb)
     rt_exec_destroy(&h->ex); /* made again with these options at the next start */
     h->checkpoint_ms = ck;
     h->threads = threads > 0 ? threads : 0;
+    /* an address to receive on: the VC's messages go between executors */
+    h->direct = host[0] != '\0';
+    memcpy(h->link_host, host, sizeof host);
+    h->chost.send = h->direct ? pc_xh_direct_send : NULL;
 }
 
 /* Checks and loads a module; 0 or an error with its detail. */
@@ -407,12 +482,15 @@ static void s_stale_outboxes(xh_host *h)
 {
     for (xh_vtrec *r = h->live; r; r = r->live_next) {
         if (!r->heard && !r->draining)
-            pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
+            pc_xh_queue(h,
+                        pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, pc_xh_next_wanted(h, r->vt)));
         uint64_t o = rt_ch_oldest_out(r->vt);
         if (o && o == r->oldest)
             s_resend(h, r);
         r->oldest = o;
     }
+    for (const xh_parked *k = h->parked; k; k = k->next) /* their X_FIX may have been lost */
+        pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, k->req.vt, k->req.epoch, UINT64_MAX));
 }
 
 /* A VT's input (X_IN) or acknowledgement (X_ACK) from its deployer. */
@@ -446,7 +524,10 @@ static void s_chan_in(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
     }
     r->heard = true;
     if (ack) {
-        rt_ch_ack(r->vt, req->seq);
+        if (h->direct)
+            pc_xh_direct_ack(h, r->vt, req->seq);
+        else
+            rt_ch_ack(r->vt, req->seq);
         if (r->draining && !rt_ch_oldest_out(r->vt))
             s_finish(h, r); /* its outputs taken: its DONE goes now */
         else if (resend)
@@ -457,7 +538,7 @@ static void s_chan_in(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
         return; /* it ended: an input it can no longer take */
     int rc = pc_xh_cx_in(h, r->vt, &in, cfrom, cseq, r->epoch);
     if (rc == LEV_ERANGE) /* a gap: ask again from where it stands */
-        pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, rt_ch_next_in(r->vt)));
+        pc_xh_queue(h, pc_xh_out_new(PC_X_RESYNC, r->id, r->epoch, pc_xh_next_wanted(h, r->vt)));
     else if (rc < 0)
         fprintf(stderr, "levpeer executor: input %llu of virtual thread %llu refused: %s (%s)\n",
                 (unsigned long long)req->seq, (unsigned long long)req->vt, lev_strerror(rc),
@@ -493,6 +574,7 @@ static void s_stop(xh_host *h, const pc_hdr *req)
 
 static void s_cancel(xh_host *h, const pc_hdr *req)
 {
+    s_unpark(h, s_parked_older, req);
     for (xh_vtrec **pp = &h->live; *pp;) {
         xh_vtrec *r = *pp;
         if ((req->vt && r->id != req->vt) || r->epoch >= req->epoch) {
@@ -559,9 +641,14 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
         break;
     case PC_X_FIX:
         pc_xh_cx_fix(h, req->vt, req->epoch, payload, req->len);
+        s_fixed(h, req->vt, req->epoch);
         break;
     case PC_X_PLACE:
         pc_xh_cx_place(h, req->seq, payload, req->len);
+        pc_xh_direct_placed(h, req->seq, req->epoch);
+        break;
+    case PC_X_LINKS:
+        pc_xh_direct_links(h, payload, req->len);
         break;
     case PC_X_TRIM:
         pc_xh_cx_trim(h, req->vt, payload, req->len);
@@ -587,8 +674,9 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
 /* Serves the channel until it closes; 0, or 1 when it broke. */
 static int s_serve(xh_host *h)
 {
-    struct pollfd p[2] = {{.fd = pc_chan_fd(h->chan), .events = POLLIN},
-                          {.fd = h->wake_fd, .events = POLLIN}};
+    zmq_pollitem_t p[3] = {{.fd = pc_chan_fd(h->chan), .events = ZMQ_POLLIN},
+                           {.fd = h->wake_fd, .events = ZMQ_POLLIN},
+                           {.events = ZMQ_POLLIN}};
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (;;) {
@@ -601,10 +689,15 @@ static int s_serve(xh_host *h)
             last = now;
             since = 0;
         }
-        if (poll(p, 2, (int)(S_STALE_MS - since)) < 0) {
+        /* direct messages: read while they come (the ROUTER signals
+         * only what arrives after it was read empty) */
+        pc_xh_direct_read(h);
+        pc_xh_cx_flush(h, false);
+        p[2].socket = pc_xh_direct_socket(h);
+        if (zmq_poll(p, p[2].socket ? 3 : 2, (long)(S_STALE_MS - since)) < 0) {
             if (errno == EINTR)
                 continue;
-            fprintf(stderr, "levpeer executor: poll: %s\n", strerror(errno));
+            fprintf(stderr, "levpeer executor: poll: %s\n", zmq_strerror(errno));
             return 1;
         }
         if (p[1].revents) {
@@ -641,6 +734,7 @@ static void s_shutdown(xh_host *h)
 {
     rt_exec_destroy(&h->ex); /* cancels what runs; their DONE cannot be sent */
     s_reap(h);
+    s_unpark(h, NULL, NULL);
     for (xh_vtrec *r = h->live, *next; r; r = next) {
         next = r->live_next;
         if (r->draining)
@@ -668,6 +762,7 @@ static void s_shutdown(xh_host *h)
     free(h->mods);
     pthread_cond_destroy(&h->out_cv);
     pthread_mutex_destroy(&h->mu);
+    pc_xh_direct_free(h);
     pc_xh_cx_free(h);
 }
 
@@ -700,7 +795,7 @@ int pc_exechost_run(int fd, bool own_process)
         }
     }
     rt_init();
-    xh_host h = {.wake_fd = -1};
+    xh_host h = {.wake_fd = -1, .xl_self = -1};
     h.chost = (rt_ch_host){.out = pc_xh_on_output, .ud = &h};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);

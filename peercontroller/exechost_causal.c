@@ -53,6 +53,10 @@ static void s_dets(void *ud, const pc_cx_det *d, size_t n)
 static void s_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
 {
     xh_host *h = ud;
+    if (h->direct) {
+        pc_xh_direct_deliver(h, pos, m);
+        return;
+    }
     const rt_in *in = h->in_hand;
     h->in_pos = pos;
     if (!in || m->from != h->in_cfrom || m->seq != h->in_cseq || pos != in->d) {
@@ -66,9 +70,16 @@ static void s_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
     h->in_rc = rt_ch_deliver(h->in_vt, in);
 }
 
+static void s_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
+{
+    xh_host *h = ud;
+    if (h->direct)
+        pc_xh_direct_send_cb(h, peer, m, d, n);
+}
+
 int pc_xh_cx_init(xh_host *h)
 {
-    pc_cx_io io = {.ud = h, .dets = s_dets, .deliver = s_deliver};
+    pc_cx_io io = {.ud = h, .dets = s_dets, .deliver = s_deliver, .send = s_send};
     pthread_mutex_init(&h->cx_mu, NULL);
     h->cx = pc_cx_new(0, &io);
     return h->cx ? 0 : LEV_ENOMEM;
@@ -106,7 +117,15 @@ int pc_xh_cx_install(xh_host *h, rt_vt *vt, uint64_t id, uint32_t epoch, const u
         im.epoch = epoch;
     }
     pthread_mutex_lock(&h->cx_mu);
-    int rc = pc_cx_install(h->cx, &im, NULL, 0);
+    pc_xh_direct_host_locked(h, id, vt);
+    pc_cx_det *fixed = NULL; /* direct messages: they came before (X_FIX) */
+    size_t nfixed = 0;
+    pc_xh_direct_fix_take_locked(h, id, epoch, &fixed, &nfixed);
+    int rc = pc_cx_install(h->cx, &im, fixed, nfixed);
+    free(fixed);
+    if (rc)
+        pc_xh_direct_unhost_locked(h, id);
+    pc_xh_direct_settle_locked(h);
     pthread_mutex_unlock(&h->cx_mu);
     pc_cx_image_clear(&im);
     return rc ? rt_err(rc, "the causal state of virtual thread %llu cannot be installed",
@@ -117,6 +136,7 @@ int pc_xh_cx_install(xh_host *h, rt_vt *vt, uint64_t id, uint32_t epoch, const u
 void pc_xh_cx_remove(xh_host *h, uint64_t id)
 {
     pthread_mutex_lock(&h->cx_mu);
+    pc_xh_direct_unhost_locked(h, id);
     pc_cx_remove(h->cx, id);
     pthread_mutex_unlock(&h->cx_mu);
 }
@@ -124,6 +144,8 @@ void pc_xh_cx_remove(xh_host *h, uint64_t id)
 int pc_xh_cx_in(xh_host *h, rt_vt *vt, const rt_in *in, uint64_t cfrom, uint64_t cseq,
                 uint32_t epoch)
 {
+    if (h->direct)
+        return pc_xh_direct_in(h, vt, in, cfrom, cseq, epoch);
     uint64_t want = rt_ch_next_in(vt);
     if (in->d < want)
         return 1; /* it has it */
@@ -190,6 +212,7 @@ void pc_xh_cx_barrier(xh_host *h, uint64_t id, const uint8_t *p, size_t len)
     const char *why = NULL;
     pthread_mutex_lock(&h->cx_mu);
     int rc = pc_cx_fences_apply(h->cx, p, len, &why);
+    pc_xh_direct_settle_locked(h);
     if (rc == LEV_EINVAL) {
         pthread_mutex_unlock(&h->cx_mu);
         fprintf(stderr, "levpeer executor: malformed FLUSH %llu: %s\n", (unsigned long long)id,
@@ -210,6 +233,7 @@ void pc_xh_cx_place(xh_host *h, uint64_t self, const uint8_t *p, size_t len)
     const char *why = NULL;
     pthread_mutex_lock(&h->cx_mu);
     int rc = pc_cx_place_news(h->cx, self, p, len, &why); /* PC_XNO_NONE is UINT64_MAX */
+    pc_xh_direct_settle_locked(h);
     pthread_mutex_unlock(&h->cx_mu);
     if (rc)
         fprintf(stderr, "levpeer executor: placements refused: %s\n", why ? why : lev_strerror(rc));
@@ -220,6 +244,7 @@ void pc_xh_cx_trim(xh_host *h, uint64_t id, const uint8_t *p, size_t len)
     const char *why = NULL;
     pthread_mutex_lock(&h->cx_mu);
     int rc = pc_cx_trim_apply(h->cx, id, p, len, &why);
+    pc_xh_direct_settle_locked(h);
     pthread_mutex_unlock(&h->cx_mu);
     if (rc)
         fprintf(stderr, "levpeer executor: trim of the logs to VT %llu refused: %s\n",
@@ -235,6 +260,11 @@ void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, siz
     if (!rc) {
         pthread_mutex_lock(&h->cx_mu);
         rc = pc_cx_fix(h->cx, id, epoch, d, n);
+        pc_xh_direct_settle_locked(h);
+        if (rc == LEV_ENOVT && h->direct) { /* before its install, which takes them */
+            rc = pc_xh_direct_fix_keep_locked(h, id, epoch, d, n);
+            d = NULL;
+        }
         pthread_mutex_unlock(&h->cx_mu);
         why = rc == LEV_EINVAL ? "they contradict the inputs it has" : NULL;
     }

@@ -463,6 +463,8 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
 {
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
+    if (h->direct && out->kind == RT_OUT_UNLOCK) /* before it can be acknowledged */
+        pc_xh_direct_unlock(h, r->id, out->seq);
     pthread_mutex_lock(&h->mu);
     if (r->forget || r->stop_out) {
         pthread_mutex_unlock(&h->mu);

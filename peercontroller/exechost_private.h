@@ -20,6 +20,7 @@
 #include "module.h"
 #include "vt.h"
 #include "vtchan.h"
+#include "xlink.h"
 
 /* A VT of this executor. The main thread owns the record; the callbacks
  * reach it through vt->host. */
@@ -40,6 +41,48 @@ typedef struct xh_vtrec {
     struct xh_out *end;      /* its DONE, queued once its outbox is empty (s_reap) */
     bool warned;             /* a failed periodic checkpoint was printed */
 } xh_vtrec;
+
+/* Direct messages (exechost_direct.c): a VT hosted here, as its
+ * messages need it (under h->cx_mu). */
+typedef struct xd_hosted {
+    uint64_t id;
+    rt_vt *vt;
+    uint64_t acked;      /* its outputs acknowledged up to here */
+    uint64_t unlock_seq; /* its UNLOCK not yet acknowledged (0: none): what it sends is held */
+} xd_hosted;
+
+/* A message the engine sent to a VT of this executor, taken once the
+ * engine's call returns. */
+typedef struct xd_loop {
+    pc_cx_msg m;
+    pc_cx_det *d;
+    size_t n;
+} xd_loop;
+
+/* The positions the deployer fixed for an incarnation not yet installed
+ * (X_FIX before its RESUME): taken by its install (under h->cx_mu). */
+typedef struct xd_fix {
+    uint64_t id;
+    uint32_t epoch;
+    pc_cx_det *d;
+    size_t n;
+} xd_fix;
+
+/* A new incarnation (epoch > 1) whose start waits for its fixed
+ * positions, with direct messages (main thread). */
+typedef struct xh_parked {
+    struct xh_parked *next;
+    pc_hdr req;
+    rt_vt *vt;
+    uint8_t *cx; /* its image's causal state (copied), or NULL */
+    size_t cxlen;
+} xh_parked;
+
+typedef struct xd_stats {
+    uint64_t sent, received, looped; /* frames */
+    uint64_t dropped;                /* no link yet, or a full queue: the engine sends again */
+    uint64_t refused;                /* malformed frames */
+} xd_stats;
 
 /* A record queued for the sender: a structured head, then bulk bytes (an
  * image or a result, malloc'd) as they are. */
@@ -87,6 +130,26 @@ typedef struct xh_host {
     rt_vt *in_vt;
     uint64_t in_cfrom, in_cseq, in_pos;
     int in_rc;
+
+    /* direct messages (exechost_direct.c), under cx_mu but the ROUTER's
+     * reads (main thread) */
+    bool direct;                     /* X_CONFIG named an address: the VC's messages go here */
+    char link_host[PC_ENDPOINT_MAX]; /* that address */
+    void *zctx;                      /* libzmq's, made with the link */
+    pc_xlink *xl;                    /* the links, once the executor has a number */
+    int xl_self;                     /* that number (-1: none yet) */
+    uint32_t xl_inc;                 /* and its incarnation */
+    char xl_eps[PC_CX_PEERS][PC_ENDPOINT_MAX]; /* where the others receive (X_LINKS) */
+    xd_hosted *hosted;
+    size_t nhosted, caphosted;
+    xd_loop *loop;
+    size_t nloop, caploop;
+    pc_cx_mark *cons; /* (VT, position) delivered during an engine call */
+    size_t ncons, capcons;
+    xd_fix *fixes; /* for incarnations still to be installed */
+    size_t nfixes, capfixes;
+    xh_parked *parked; /* (main thread) */
+    xd_stats xd;
 } xh_host;
 
 /* Installs the fault handlers of an executor process: a fault writes one
@@ -173,6 +236,72 @@ void pc_xh_cx_fix(xh_host *h, uint64_t id, uint32_t epoch, const uint8_t *p, siz
  * the engine's part, taken at one position, which *next_in gets).
  * 0, or LEV_ENOMEM. */
 int pc_xh_state_tail(xh_host *h, rt_vt *vt, uint8_t **tail, size_t *tlen, uint64_t *next_in);
+
+/* Direct messages (exechost_direct.c); each does nothing in a VC whose
+ * messages go through the deployer (h->direct false). */
+
+/* Under cx_mu: VT id, hosted in the engine, runs here as vt
+ * (pc_xh_cx_install); gone (pc_xh_cx_remove). */
+void pc_xh_direct_host_locked(xh_host *h, uint64_t id, rt_vt *vt);
+void pc_xh_direct_unhost_locked(xh_host *h, uint64_t id);
+
+/* The engine's callbacks: m to executor `peer`; input `pos` delivered. */
+void pc_xh_direct_send_cb(xh_host *h, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
+void pc_xh_direct_deliver(xh_host *h, uint64_t pos, const pc_cx_msg *m);
+
+/* Under cx_mu, after every engine call: what it sent to this executor and
+ * the positions it delivered are taken. */
+void pc_xh_direct_settle_locked(xh_host *h);
+
+/* rt_ch_host.send: a VT's message into the engine (ud: the host). */
+int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud);
+
+/* VT id's UNLOCK, output seq, went out: what it sends is held until
+ * acknowledged. pc_xh_direct_ack: its outputs are acknowledged up to seq
+ * (rt_ch_ack, and held messages released). */
+void pc_xh_direct_unlock(xh_host *h, uint64_t id, uint64_t seq);
+void pc_xh_direct_ack(xh_host *h, rt_vt *vt, uint64_t seq);
+
+/* VT id ended: what it held goes, and its DONE's head gets the number of
+ * its last message to each VT it sent to (wire.h, W_DONE). */
+void pc_xh_direct_done(xh_host *h, uint64_t id, xh_out *end);
+
+/* The deployer's input `in`, number cseq on the channel from cfrom
+ * (0: the deployer's own), into the engine: 0; LEV_ERANGE when inputs
+ * before it are missing (ask again from pc_xh_next_wanted); another
+ * error with its detail. */
+int pc_xh_direct_in(xh_host *h, rt_vt *vt, const rt_in *in, uint64_t cfrom, uint64_t cseq,
+                    uint32_t epoch);
+
+/* What a RESYNC of vt asks for: the next input position (messages
+ * through the deployer), or the next number on the deployer's channel. */
+uint64_t pc_xh_next_wanted(xh_host *h, rt_vt *vt);
+
+/* Under cx_mu: takes the positions fixed for incarnation `epoch` of VT
+ * id before its install (*d malloc'd, the caller frees; NULL and 0:
+ * none). pc_xh_direct_fix_ready: whether they came (or none are
+ * needed: messages through the deployer, or a first incarnation). */
+void pc_xh_direct_fix_take_locked(xh_host *h, uint64_t id, uint32_t epoch, pc_cx_det **d,
+                                  size_t *n);
+bool pc_xh_direct_fix_ready(xh_host *h, uint64_t id, uint32_t epoch);
+
+/* Under cx_mu: keeps positions fixed for an incarnation not installed
+ * yet (takes d). 0 or LEV_ENOMEM. */
+int pc_xh_direct_fix_keep_locked(xh_host *h, uint64_t id, uint32_t epoch, pc_cx_det *d, size_t n);
+
+/* X_PLACE gave this executor number `self` in incarnation `inc`: the
+ * links are made (again) and named (X_LINK). X_LINKS p[len]: where the
+ * others receive. */
+void pc_xh_direct_placed(xh_host *h, uint64_t self, uint32_t inc);
+void pc_xh_direct_links(xh_host *h, const uint8_t *p, size_t len);
+
+/* The ROUTER to poll (NULL: none yet), and its frames read (main
+ * thread). */
+void *pc_xh_direct_socket(xh_host *h);
+void pc_xh_direct_read(xh_host *h);
+
+/* Frees the links and tables. */
+void pc_xh_direct_free(xh_host *h);
 
 /* The runtime's image allocator over h->slots (rt_exec_opts.image_alloc). */
 rt_img_alloc pc_xh_image_alloc(xh_host *h);

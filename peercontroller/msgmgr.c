@@ -707,6 +707,11 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
 static void s_det(pc_msgmgr *mm, mm_vt *v, const pc_cx_det *d)
 {
     mm->dets++;
+    if (mm->o.direct) { /* positions are the executors': nothing here to check them by */
+        if (d->pos == v->det_wm + 1)
+            v->det_wm = d->pos;
+        return;
+    }
     if (d->pos < v->first || d->pos - v->first >= v->nlog) {
         if (d->pos >= v->next_d)
             goto bad; /* a position not given yet */
@@ -759,7 +764,10 @@ void pc_mm_tick(pc_msgmgr *mm)
         mm_vt *v = &mm->vts[i];
         if (!v->used || v->ended || !v->synced)
             continue;
-        if (v->consumed == v->tick_consumed && v->nlog && v->log[v->nlog - 1].d > v->consumed)
+        /* (with direct messages, consumption is counted in positions the
+         * deployer does not give: the newest input goes again each tick) */
+        if ((mm->o.direct || v->consumed == v->tick_consumed) && v->nlog &&
+            (mm->o.direct || v->log[v->nlog - 1].d > v->consumed))
             s_send_in(mm, v, &v->log[v->nlog - 1]);
         v->tick_consumed = v->consumed;
         if (!v->wait_on)
@@ -859,10 +867,23 @@ bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t id)
     return !v || v->first <= 1;
 }
 
+void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t n)
+{
+    const uint8_t *p = marks;
+    for (uint32_t i = 0; i < n; i++, p += 16) {
+        mm_vt *t = s_vt(mm, rt_le64_get(p));
+        uint64_t seq = rt_le64_get(p + 8), *last = t && id >= 2 ? s_chan(t, id) : NULL;
+        if (last && seq > *last)
+            *last = seq;
+    }
+}
+
 void pc_mm_trim(pc_msgmgr *mm, uint64_t id, uint64_t floor)
 {
     mm_vt *v = s_vt(mm, id);
-    if (!v || !v->nlog || floor <= v->first)
+    /* with direct messages, floor (a position) says nothing of the
+     * deployer's channel: its log is kept whole (DIRECT_MESSAGES.md) */
+    if (!v || !v->nlog || floor <= v->first || mm->o.direct)
         return;
     size_t k = 0;
     while (k < v->nlog && v->log[k].d < floor)

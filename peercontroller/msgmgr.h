@@ -46,6 +46,10 @@ typedef struct pc_mm_opts {
                                * senders' acknowledgements wait; 0: 1024 */
     size_t ref_min;           /* global values this large go by reference to a worker
                                * that has a copy (W_IN_REF); 0: 1024 */
+    bool direct;              /* the VTs' messages go between executors: the streams
+                               * here hold the deployer's own inputs, its channel 0,
+                               * numbered by position in it; the executors give the
+                               * positions in the VTs' streams */
 } pc_mm_opts;
 
 /* 0 or LEV_ENOMEM; caller owns *out. */
@@ -69,6 +73,12 @@ void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t vt);
  * LEV_EFAILED if it failed, LEV_ENOVT if it is done), after everything it
  * sent: their receives from it return that error instead of waiting. */
 void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t vt, int err);
+
+/* Direct messages: VT `vt`, which ended, sent its last message to each
+ * VT marks[i].vt numbered marks[i].seq on their channel (marks: n x (u64
+ * vt, u64 seq), little-endian, as W_DONE carries them); the news of its
+ * end waits for those. Call before pc_mm_vt_ended_with. */
+void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t vt, const void *marks, uint32_t n);
 
 /* pc_mm_vt_ended_with(mm, vt, 0): a deployer that does not say how the
  * VT ended has it reported as done (LEV_ENOVT to its peers). */

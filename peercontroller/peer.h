@@ -32,6 +32,8 @@ typedef struct pc_peer_opts {
     const char *executor_program; /* program run as `PROG --executor --fd N`; NULL: this one */
     size_t global_ref_min;        /* global values this large go by reference to a worker
                                    * that has a copy of them (W_IN_REF); 0: 1024 */
+    bool direct;                  /* the VCs it deploys send their VTs' messages between
+                                   * executors directly (docs/DIRECT_MESSAGES.md) */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

@@ -377,6 +377,8 @@ bool pc_dep_place(pc_deployer *d, dep_vc *vc, dep_vt *vt)
         pc_peer_send(d->p, w->ep, dep_hdr(PC_W_RUN, vc, vt, 0), &b, NULL);
     }
     pc_wbuf_free(&b);
+    if (vc->direct) /* it takes no input without them (a RESYNC asks again) */
+        pc_dep_fix_send(d, vc, vt);
     pc_log(PC_LOG_INFO,
            "VC %016llx VT %llu epoch %u placed on %s (%s: %u of %u cores, rate %u)%s%s",
            (unsigned long long)vc->id, (unsigned long long)vt->id, vt->epoch, w->ep,
@@ -441,6 +443,54 @@ void pc_dep_xno_assign(pc_deployer *d, dep_vc *vc, int wi)
     }
     s_send_place(d, vc, w, &b);
     pc_wbuf_free(&b);
+    w->xep[0] = '\0'; /* its executor says where it receives under this number */
+    pc_dep_links_send(d, vc, wi);
+}
+
+void pc_dep_links_send(pc_deployer *d, dep_vc *vc, int wi)
+{
+    if (!vc->direct)
+        return;
+    const char *eps[PC_CX_PEERS] = {0};
+    uint32_t n = 0;
+    for (int i = 0; i < vc->nw; i++) {
+        const dep_worker *w = &vc->w[i];
+        if (w->state == W_ACTIVE && w->xno >= 0 && w->xep[0]) {
+            eps[w->xno] = w->xep;
+            n = (uint32_t)w->xno + 1 > n ? (uint32_t)w->xno + 1 : n;
+        }
+    }
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u32(&b, n);
+    for (uint32_t k = 0; k < n; k++)
+        pc_put_str(&b, eps[k] ? eps[k] : "");
+    for (int i = 0; i < vc->nw; i++)
+        if ((wi < 0 || i == wi) && vc->w[i].state == W_ACTIVE)
+            pc_peer_send(d->p, vc->w[i].ep, pc_hdr_make(PC_W_LINKS, vc->id, 0, 0, 0), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+void pc_dep_on_link(pc_deployer *d, dep_vc *vc, const pc_msg *m, int wi)
+{
+    dep_worker *w = &vc->w[wi];
+    char ep[PC_ENDPOINT_MAX];
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    pc_get_str(&r, ep, sizeof ep);
+    if (!pc_rbuf_done(&r) || !pc_endpoint_valid(ep)) {
+        pc_log(PC_LOG_WARN, "VC %016llx: dropped LINK from %s: %s", (unsigned long long)vc->id,
+               w->ep, pc_rbuf_done(&r) ? "not an endpoint" : pc_rbuf_why(&r));
+        return;
+    }
+    /* a link of an executor number the worker no longer has is stale */
+    if (!vc->direct || w->state != W_ACTIVE || w->xno < 0 || m->h.seq != (uint64_t)w->xno ||
+        m->h.epoch != w->xinc || !strcmp(w->xep, ep))
+        return;
+    pc_ep_copy(w->xep, ep);
+    pc_log(PC_LOG_DEBUG, "VC %016llx: executor %d of %s receives at %s", (unsigned long long)vc->id,
+           w->xno, w->ep, ep);
+    pc_dep_links_send(d, vc, -1);
 }
 
 void pc_dep_place_news(pc_deployer *d, dep_vc *vc, const dep_vt *vt)

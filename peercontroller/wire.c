@@ -38,8 +38,8 @@
     X(C_RESULT, "i32 s b") X(C_REPORT, "b") X(C_SEND, "b") X(C_GSET, "s b") X(C_GGET, "s")    \
     X(C_SENT, "") X(C_GSET_OK, "") X(C_GVALUE, "u8 b") X(C_STATS, "")                         \
     X(C_STATS_REPLY, "u32 u32 u32 u32 u64 u64 u64 u64 u64")                                   \
-    X(W_ENROL, "s h u64 s i32 u64") X(W_ENROLLED, "i32 u8 u32") X(W_MODULE, "h u64 +F")       \
-    X(W_MODULE_OK, "i32 s") X(W_RUN, "s b L") X(W_RESUME, "L u64 +F") X(W_DONE, "i32 s b")    \
+    X(W_ENROL, "s h u64 s i32 u64 u8") X(W_ENROLLED, "i32 u8 u32") X(W_MODULE, "h u64 +F")       \
+    X(W_MODULE_OK, "i32 s") X(W_RUN, "s b L") X(W_RESUME, "L u64 +F") X(W_DONE, "i32 s b M?")    \
     X(W_REPORT, "b") X(W_STOPPED, "i32 u64 +F?") X(W_FENCE, "") X(W_CLOSE, "")                \
     X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
     X(W_OUT, "u8 u64 u64 u8 s b") X(W_ACK, "u8?")                                             \
@@ -47,18 +47,19 @@
     X(W_RESYNC, "") X(W_UNKNOWN, "") X(W_MIGRATE, "") X(W_FULL, "")                           \
     X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
     X(W_STABLE, "") X(W_FLUSH, "V") X(W_FLUSHED, "") X(W_FIX, "D") X(W_PLACE, "P")            \
-    X(W_TRIM, "M")                                                                            \
+    X(W_TRIM, "M") X(W_LINK, "s") X(W_LINKS, "L")                                             \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64 M D") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F")                                              \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
     X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
-    X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b") X(X_REPORT, "b") X(X_STOP, "")      \
-    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32")          \
+    X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b M?") X(X_REPORT, "b") X(X_STOP, "")      \
+    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32 s")        \
     X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
     X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \
     X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
-    X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P") X(X_TRIM, "M")
+    X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P") X(X_TRIM, "M")    \
+    X(X_LINK, "s") X(X_LINKS, "L")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)
@@ -202,6 +203,18 @@ int pc_endpoint_valid(const char *s)
         if (*p < '0' || *p > '9')
             return 0;
     return atol(colon + 1) <= 65535;
+}
+
+int pc_endpoint_host(const char *ep, char *host, size_t cap)
+{
+    if (!pc_endpoint_valid(ep))
+        return LEV_EINVAL;
+    size_t n = (size_t)(strrchr(ep + 6, ':') - (ep + 6));
+    if (n >= cap)
+        return LEV_EINVAL;
+    memcpy(host, ep + 6, n);
+    host[n] = '\0';
+    return 0;
 }
 
 pc_hdr pc_hdr_make(uint16_t type, uint64_t vc, uint64_t vt, uint32_t epoch, uint64_t seq)

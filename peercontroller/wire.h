@@ -82,13 +82,16 @@ typedef enum pc_type {
 
     /* deployer <-> worker */
     PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
-                              * i32 checkpoint_ms, u64 mesh id -> ENROLLED */
+                              * i32 checkpoint_ms, u64 mesh id, u8 flags (PC_ENROL_DIRECT)
+                              * -> ENROLLED */
     PC_W_ENROLLED = 0x0302,  /* i32 err (LEV_EPEER: another mesh), u8 has module, u32 cores */
     PC_W_MODULE = 0x0303,    /* hdr.vc; h hash; F module bytes -> MODULE_OK */
     PC_W_MODULE_OK = 0x0304, /* i32 err, s detail */
     PC_W_RUN = 0x0305,       /* hdr.vc/vt/epoch; s task, b arg, u32 n, n x s holder */
     PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder, u64 next_in; F image */
-    PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result */
+    PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result,
+                              * M? (direct messages) the number of its last message to each
+                              * VT it sent to */
     PC_W_REPORT = 0x0308,    /* no longer sent: reports are outputs (W_OUT); number kept */
     PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err, u64 next_in; F image (migration) */
     PC_W_FENCE = 0x030A,     /* hdr.vc/vt/epoch: stop copies older than epoch; vt 0: the VC */
@@ -139,6 +142,10 @@ typedef enum pc_type {
                             * (-1: none, as when fenced or ended) */
     PC_W_TRIM = 0x031E,    /* deployer -> worker: hdr.vc/vt; M how far the VT's stable image
                             * consumed each channel: sender logs drop what it consumed */
+    PC_W_LINK = 0x031F,    /* worker -> deployer: hdr.vc, seq = executor number, epoch = its
+                            * incarnation; s where its executor receives direct messages */
+    PC_W_LINKS = 0x0320,   /* deployer -> worker: hdr.vc; L where each executor of the VC
+                            * receives (entry k: executor k; "": none) */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -167,14 +174,16 @@ typedef enum pc_type {
     PC_X_RUN = 0x0604,        /* hdr.vt/epoch; s task, b arg */
     PC_X_RESUME = 0x0605,     /* hdr.vt/epoch, seq = next_in; b image */
     PC_X_IMAGE = 0x0606,      /* exec -> daemon: hdr.vt/epoch, seq = next_in; b image (periodic) */
-    PC_X_DONE = 0x0607,       /* exec -> daemon: hdr.vt/epoch; i32 err, s detail, b result */
+    PC_X_DONE = 0x0607,       /* exec -> daemon: as W_DONE */
     PC_X_REPORT = 0x0608,     /* no longer sent: reports are outputs (X_OUT); number kept */
     PC_X_STOP = 0x0609,       /* daemon -> exec: capture and stop hdr.vt (0: every VT) */
     PC_X_STOPPED = 0x060A,    /* exec -> daemon: hdr.vt/epoch, seq = next_in; i32 err, s detail,
                                * b image */
     PC_X_CANCEL = 0x060B,     /* daemon -> exec: end hdr.vt if its epoch < hdr.epoch */
     PC_X_CRASH = 0x060C,      /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
-    PC_X_CONFIG = 0x060D,     /* daemon -> exec: i32 checkpoint_ms, i32 threads */
+    PC_X_CONFIG = 0x060D,     /* daemon -> exec: i32 checkpoint_ms, i32 threads, s the numeric
+                               * IPv4 address to receive direct messages on ("": the VC's
+                               * messages go through its deployer) */
     PC_X_FAILED = 0x060E,     /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
     PC_X_OUT = 0x060F,        /* exec -> daemon: as W_OUT */
     PC_X_ACK = 0x0610,        /* daemon -> exec: as W_ACK */
@@ -193,7 +202,13 @@ typedef enum pc_type {
     PC_X_FIX = 0x061A,          /* daemon -> exec: as W_FIX */
     PC_X_PLACE = 0x061B,        /* daemon -> exec: as W_PLACE */
     PC_X_TRIM = 0x061C,         /* daemon -> exec: as W_TRIM */
+    PC_X_LINK = 0x061D,         /* exec -> daemon: as W_LINK */
+    PC_X_LINKS = 0x061E,        /* daemon -> exec: as W_LINKS */
 } pc_type;
+
+/* W_ENROL's flags: the VC's VTs send their messages to each other's
+ * executors directly (docs/DIRECT_MESSAGES.md), not through the deployer. */
+#define PC_ENROL_DIRECT 1u
 
 /* An executor number in W_PLACE's seq: the worker has none in the VC. */
 #define PC_XNO_NONE UINT64_MAX
@@ -234,6 +249,10 @@ void pc_ep_copy(char *dst, const char *src);
 
 /* True if s looks like a tcp://HOST:PORT endpoint. */
 int pc_endpoint_valid(const char *s);
+
+/* The HOST of a tcp://HOST:PORT endpoint into host[cap]: 0, or
+ * LEV_EINVAL (not an endpoint, or too long). */
+int pc_endpoint_host(const char *ep, char *host, size_t cap);
 
 /* The name of a message type ("C_OPEN"), or "?" for an unknown one. */
 const char *pc_type_name(uint16_t type);

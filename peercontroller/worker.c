@@ -81,6 +81,8 @@ typedef struct wk_vc {
     uint32_t xinc;
     wk_place *place;
     size_t nplace, capplace;
+    bool direct;   /* its VTs' messages go between executors (PC_ENROL_DIRECT) */
+    pc_buf *links; /* the last W_LINKS, for an executor started anew */
 } wk_vc;
 
 struct pc_worker {
@@ -264,6 +266,11 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     pc_wbuf_init(&b);
     pc_put_i32(&b, v->ckpt_ms);
     pc_put_i32(&b, (int32_t)w->p->self.cores);
+    char host[PC_ENDPOINT_MAX] = "";
+    if (v->direct && pc_endpoint_host(pc_peer_endpoint(w->p), host, sizeof host))
+        pc_log(PC_LOG_WARN, "VC %016llx: no address for direct messages in %s",
+               (unsigned long long)v->vc, pc_peer_endpoint(w->p));
+    pc_put_str(&b, host);
     s_xsend_buf(w, v, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
     pc_wbuf_free(&b);
     pc_wbuf_init(&b);
@@ -277,6 +284,10 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
            v->pid ? "process" : "thread", (int)v->pid);
     if (!rc)
         s_place_all(w, v);
+    if (!rc && v->links) {
+        struct iovec io = {(void *)pc_buf_data(v->links), pc_buf_len(v->links)};
+        s_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
+    }
     return rc;
 }
 
@@ -335,6 +346,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
     s_vts_clear(v);
     free(v->vts);
     free(v->place);
+    pc_buf_drop(&v->links);
     pc_gcopies_destroy(&v->copies);
     free(v);
 }
@@ -456,6 +468,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     pc_get_str(&r, arch, sizeof arch);
     int32_t ckpt = pc_get_i32(&r);
     uint64_t mesh = pc_get_u64(&r);
+    uint8_t flags = pc_get_u8(&r);
     (void)size;
     if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
         pc_log(PC_LOG_WARN, "dropped ENROL from %s: %s", m->from,
@@ -489,6 +502,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
             pc_ep_copy(v->deployer, deployer);
             memcpy(v->hash, hash, PC_HASH_LEN);
             v->ckpt_ms = ckpt;
+            v->direct = flags & PC_ENROL_DIRECT;
             v->next = w->vcs;
             w->vcs = v;
         }
@@ -694,6 +708,13 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_PLACE:
         s_place(w, v, m);
         return;
+    case PC_W_LINKS: { /* checked whole on arrival; kept for an executor started anew */
+        pc_buf_drop(&v->links);
+        v->links = pc_buf_take(&m->body);
+        struct iovec io = {(void *)pc_buf_data(v->links), pc_buf_len(v->links)};
+        s_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
+        return;
+    }
     case PC_W_TRIM: { /* for the sender logs of the VTs here, whichever VT it names */
         struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
         s_xsend(w, v, pc_hdr_make(PC_X_TRIM, v->vc, m->h.vt, 0, 0), &io, io.iov_len ? 1 : 0);
@@ -893,6 +914,9 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     switch (h->type) {
     case PC_X_READY:
         v->xstate = X_READY;
+        break;
+    case PC_X_LINK: /* the deployer checks the number and incarnation */
+        s_send_deployer(w, v, PC_W_LINK, 0, h->epoch, h->seq, payload, h->len, NULL);
         break;
     case PC_X_MODULE_OK: {
         pc_rbuf r;

@@ -124,6 +124,13 @@ typedef struct rt_out {
 typedef struct rt_ch_host {
     void (*out)(rt_vt *vt, const rt_out *o, void *ud);
     void *ud;
+    /* NULL, or the host takes the VT's messages itself (direct messages
+     * between executors): lev_send hands each to send() instead of the
+     * outbox, outside the VT's channel lock, with no output number, and
+     * returns what send() returns (0, or a LEV_E* code with its detail);
+     * send() must have logged the message when it returns 0, as nothing
+     * sends it again. The window does not apply. */
+    int (*send)(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud);
     size_t max_msg;   /* bytes of one message; default RT_CH_MAX_MSG */
     size_t max_value; /* bytes of a global value; default RT_CH_MAX_VALUE */
     uint32_t window;  /* unacknowledged messages beyond which lev_send waits; default 256 */

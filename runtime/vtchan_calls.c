@@ -177,6 +177,10 @@ static int s_send(s_call *c, uint64_t to, const void *buf, size_t len, bool park
     if (s_missing_locked(c->ch, to)) {
         rc = rt_err(LEV_ENOVT, "lev_send: virtual thread %llu is not in the VC or has ended",
                     (unsigned long long)to);
+    } else if (c->h->send) {
+        c->ch->bk = RT_BK_NONE;
+        s_leave(c, 0);
+        return c->h->send(c->vt, to, buf, len, c->h->ud);
     } else if (c->ch->nmsg >= window) {
         return s_leave(c, s_blocked_locked(c, RT_BK_SEND, park));
     } else {

@@ -820,6 +820,52 @@ static void test_window(void **state)
     rt_vt_destroy(&a);
 }
 
+/* A host that takes messages itself (rt_ch_host.send): 10 go to it with
+ * no output number and no window, none into the outbox or through out();
+ * its error is lev_send's (the 11th returns it). */
+static int g_direct_n;
+static int h_direct(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud)
+{
+    (void)ud;
+    pthread_mutex_lock(&H.mu);
+    int rc = 0;
+    if (g_direct_n == 10) {
+        rc = rt_err(LEV_ENOMEM, "the test's host is full");
+    } else {
+        assert_int_equal(len, sizeof(int32_t));
+        assert_int_equal(s_val(data, len), g_direct_n);
+        assert_int_equal(to, ID0 + 1);
+        assert_int_equal(vt->id, ID0);
+        g_direct_n++;
+    }
+    pthread_cond_broadcast(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return rc;
+}
+
+static void test_direct_send(void **state)
+{
+    (void)state;
+    static const rt_ch_host host = {.out = h_out, .send = h_direct, .window = 4};
+    rt_exec *ex = s_exec(1, &host);
+    pthread_mutex_lock(&H.mu);
+    H.hold_msg_acks = true; /* a message in the outbox would stop the VT at 4 */
+    H.v[1].known = true;
+    g_direct_n = 0;
+    pthread_mutex_unlock(&H.mu);
+    const op prog[] = {{OP_SEND, ID0 + 1, 0, 11}};
+    rt_vt *a = s_spawn(ex, 0, prog, N(prog));
+    s_done(ex, a);
+    assert_int_equal(g_direct_n, 10);
+    assert_int_equal(H.v[1].n, 0);    /* nothing through out() */
+    assert_int_equal(H.v[0].have, 0); /* no output number */
+    assert_int_equal(rt_ch_oldest_out(a), 0);
+    assert_int_equal(g_nlog[0], 1);
+    assert_int_equal(g_log[0][0].rc, LEV_ENOMEM);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&a);
+}
+
 /* 4 VTs add 1 to one global 1000 times each under its lock. */
 static void test_lock_counter(void **state)
 {
@@ -1089,6 +1135,7 @@ int main(void)
         cmocka_unit_test_setup(test_timeouts, s_setup),
         cmocka_unit_test_setup(test_deliver_codes, s_setup),
         cmocka_unit_test_setup(test_window, s_setup),
+        cmocka_unit_test_setup(test_direct_send, s_setup),
         cmocka_unit_test_setup(test_lock_counter, s_setup),
         cmocka_unit_test_setup(test_capture_after_unlock, s_setup),
         cmocka_unit_test_setup(test_save_load, s_setup),

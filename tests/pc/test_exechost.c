@@ -187,6 +187,7 @@ static void s_config(s_exe *e, int checkpoint_ms, int threads)
     pc_wbuf_init(&w);
     pc_put_i32(&w, checkpoint_ms);
     pc_put_i32(&w, threads);
+    pc_put_str(&w, ""); /* messages through the deployer */
     s_send(e, pc_hdr_make(PC_X_CONFIG, 0, 0, 0, 0), &w);
 }
 

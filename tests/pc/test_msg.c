@@ -54,6 +54,14 @@ static bool s_alive(const char *js, void *ctx)
     return js_count(js, "\"state\":\"alive\"") >= *(int *)ctx;
 }
 
+/* How the VCs carry messages: LEV_TEST_MESSAGES=direct (between
+ * executors) or relay (through the deployer, the default). */
+static const char *s_messages(void)
+{
+    const char *e = getenv("LEV_TEST_MESSAGES");
+    return e && !strcmp(e, "direct") ? "direct" : "relay";
+}
+
 /* A deployer-only peer and `workers` peers of one core each, all seen
  * alive by the first. */
 static void s_mesh(mesh *m, int workers)
@@ -80,11 +88,13 @@ static void s_mesh(mesh *m, int workers)
                               "400",
                               "--crash-limit",
                               s_crash_limit,
+                              "--messages",
+                              s_messages(),
                               "--join",
                               m->p[0].ep,
                               NULL};
         if (i == 0)
-            args[14] = NULL;
+            args[16] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;

@@ -98,7 +98,7 @@ static void t_hdr_bad(void **state)
     memcpy(bad, b, PC_HDR_LEN);
     bad[4] = 2; /* version 2 */
     s_bad_hdr(bad, PC_HDR_LEN, LEV_EVERSION, "version");
-    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x061D, 0xFFFF};
+    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x061F, 0xFFFF};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         memcpy(bad, b, PC_HDR_LEN);
         bad[6] = (uint8_t)unknown[i];
@@ -798,6 +798,7 @@ static void t_msg_check(void **state)
     pc_put_str(&b, "x86_64");
     pc_put_i32(&b, 2000);
     pc_put_u64(&b, 42);
+    pc_put_u8(&b, PC_ENROL_DIRECT);
     assert_int_equal(s_check(PC_W_ENROL, &b, 0, &why), 0);
     for (size_t cut = 0; cut < b.len; cut++) {
         pc_hdr h = pc_hdr_make(PC_W_ENROL, 1, 0, 0, 0);
