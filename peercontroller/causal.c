@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "lev_errors.h"
 #include "vec.h"
@@ -40,10 +41,12 @@ typedef struct cx_place {
     uint64_t stable; /* positions stable up to here */
 } cx_place;
 
-/* A determinant held, and the executors known to have it. */
+/* A determinant held, and the executors known to have it; serials grow
+ * in the order determinants are learnt (dl keeps that order). */
 typedef struct cx_kdet {
     pc_cx_det d;
     uint64_t has;
+    uint64_t serial;
 } cx_kdet;
 
 struct pc_cx {
@@ -55,6 +58,11 @@ struct pc_cx {
     size_t nplace;
     cx_kdet *dl;
     size_t ndl, capdl;
+    uint32_t *dlh;                 /* (vt, pos) -> index in dl + 1, open addressing; 0: empty */
+    size_t capdlh;                 /* a power of two, at least twice ndl (0: none yet) */
+    uint64_t serial;               /* the last serial given */
+    uint64_t carried[PC_CX_PEERS]; /* every determinant up to this serial was carried
+                                    * to that executor, or known to it */
     pc_cx_msg *early;
     size_t nearly, capearly;
     pc_cx_det *fw, *pb; /* scratch: to the deployer, to carry */
@@ -145,23 +153,73 @@ static void s_vt_free(cx_vt *x)
 
 /* Learns d, from executor `src` (-1: made here, or from the deployer):
  * queued for the deployer when new. */
+static size_t s_dlh_slot(const pc_cx *cx, uint64_t vt, uint64_t pos)
+{
+    uint64_t k = vt * 0x9E3779B97F4A7C15ull ^ (pos + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(k ^ k >> 29) & (cx->capdlh - 1);
+}
+
+/* The index in dl of the determinant of (vt, pos), or -1. */
+static ssize_t s_dl_find(const pc_cx *cx, uint64_t vt, uint64_t pos)
+{
+    if (!cx->capdlh)
+        return -1;
+    for (size_t s = s_dlh_slot(cx, vt, pos);; s = (s + 1) & (cx->capdlh - 1)) {
+        uint32_t e = cx->dlh[s];
+        if (!e)
+            return -1;
+        const pc_cx_det *d = &cx->dl[e - 1].d;
+        if (d->vt == vt && d->pos == pos)
+            return (ssize_t)e - 1;
+    }
+}
+
+static void s_dlh_put(pc_cx *cx, size_t i)
+{
+    size_t s = s_dlh_slot(cx, cx->dl[i].d.vt, cx->dl[i].d.pos);
+    while (cx->dlh[s])
+        s = (s + 1) & (cx->capdlh - 1);
+    cx->dlh[s] = (uint32_t)i + 1;
+}
+
+/* Builds the index of dl again, in a table with room for `room` entries
+ * at least. 0 or LEV_ENOMEM (the old index stays). */
+static int s_dlh_build(pc_cx *cx, size_t room)
+{
+    size_t cap = cx->capdlh ? cx->capdlh : 64;
+    while (cap < 2 * room)
+        cap *= 2;
+    if (cap != cx->capdlh) {
+        uint32_t *t = malloc(cap * sizeof *t);
+        if (!t)
+            return LEV_ENOMEM;
+        free(cx->dlh);
+        cx->dlh = t;
+        cx->capdlh = cap;
+    }
+    memset(cx->dlh, 0, cx->capdlh * sizeof *cx->dlh);
+    for (size_t i = 0; i < cx->ndl; i++)
+        s_dlh_put(cx, i);
+    return 0;
+}
+
 static int s_learn(pc_cx *cx, int src, const pc_cx_det *d)
 {
     const cx_place *pl = s_place(cx, d->vt, false);
     if (pl && (d->epoch < pl->epoch || d->pos <= pl->stable))
         return 0; /* fenced, or stable already */
     uint64_t has = s_bit(cx->self) | s_bit(src);
-    for (size_t i = 0; i < cx->ndl; i++) {
-        cx_kdet *k = &cx->dl[i];
-        if (k->d.vt == d->vt && k->d.pos == d->pos) {
-            k->has |= has; /* two orders for one position: the deployer finds out */
-            return 0;
-        }
+    ssize_t at = s_dl_find(cx, d->vt, d->pos);
+    if (at >= 0) {
+        cx->dl[at].has |= has; /* two orders for one position: the deployer finds out */
+        return 0;
     }
     if (RT_VEC_RESERVE(cx->dl, cx->capdl, cx->ndl, 1) ||
-        RT_VEC_RESERVE(cx->fw, cx->capfw, cx->nfw, 1))
+        RT_VEC_RESERVE(cx->fw, cx->capfw, cx->nfw, 1) ||
+        (2 * (cx->ndl + 1) > cx->capdlh && s_dlh_build(cx, cx->ndl + 1)))
         return LEV_ENOMEM;
-    cx->dl[cx->ndl++] = (cx_kdet){.d = *d, .has = has};
+    cx->dl[cx->ndl] = (cx_kdet){.d = *d, .has = has, .serial = ++cx->serial};
+    s_dlh_put(cx, cx->ndl++);
     cx->fw[cx->nfw++] = *d;
     return 0;
 }
@@ -184,7 +242,10 @@ static void s_dl_prune(pc_cx *cx)
         if (!pl || (d->pos > pl->stable && d->epoch >= pl->epoch))
             cx->dl[j++] = cx->dl[i];
     }
+    if (j == cx->ndl)
+        return;
     cx->ndl = j;
+    (void)s_dlh_build(cx, j); /* the same size: it cannot fail */
 }
 
 /* ===================================================================
@@ -202,13 +263,25 @@ static void s_send_one(pc_cx *cx, const cx_vt *x, const pc_cx_msg *m)
         return; /* sent once released, or again once the receiver is placed */
     uint64_t bit = s_bit(pl->peer);
     cx->npb = 0;
-    for (size_t i = 0; i < cx->ndl; i++) {
-        if (cx->dl[i].has & bit)
-            continue;
-        if (RT_VEC_RESERVE(cx->pb, cx->cappb, cx->npb, 1))
-            break; /* carried next time */
-        cx->pb[cx->npb++] = cx->dl[i].d;
-        cx->dl[i].has |= bit;
+    /* only those learnt since the last look for that executor can lack
+     * its bit (dl is in serial order) */
+    uint64_t *upto = &cx->carried[pl->peer];
+    size_t lo = 0, hi = cx->ndl;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cx->dl[mid].serial <= *upto)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < cx->ndl; i++) {
+        if (!(cx->dl[i].has & bit)) {
+            if (RT_VEC_RESERVE(cx->pb, cx->cappb, cx->npb, 1))
+                break; /* carried next time */
+            cx->pb[cx->npb++] = cx->dl[i].d;
+            cx->dl[i].has |= bit;
+        }
+        *upto = cx->dl[i].serial;
     }
     pc_cx_msg out = *m;
     out.from_epoch = x->epoch; /* a logged message goes again from the incarnation that has it */
@@ -776,6 +849,7 @@ void pc_cx_destroy(pc_cx **cx_p)
     free(cx->vts);
     free(cx->place);
     free(cx->dl);
+    free(cx->dlh);
     free(cx->early);
     free(cx->fw);
     free(cx->pb);

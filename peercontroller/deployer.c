@@ -493,13 +493,28 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_get_blob(&r, &res, &len);
     uint32_t nmarks = r.off < r.len ? pc_get_count(&r, 16) : 0; /* direct messages: its last */
     pc_get_raw(&r, &marks, (size_t)nmarks * 16);
+    const void *part = NULL; /* and its sender log */
+    size_t plen = 0;
+    if (r.off < r.len)
+        pc_get_blob(&r, &part, &plen);
+    pc_cx_image im = {0};
+    const char *why = NULL;
+    if (pc_rbuf_done(&r) && plen && pc_cx_image_decode(part, plen, RT_CH_MAX_MSG, &im, &why))
+        pc_rbuf_fail(&r, why ? why : "deployer out of memory");
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
                m->from, pc_rbuf_why(&r));
         return;
     }
-    if (vc->direct)
+    if (vc->direct) {
         pc_mm_vt_last_sent(vc->mm, vt->id, marks, nmarks);
+        if (im.vt == vt->id && pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog))
+            pc_log(PC_LOG_ERROR,
+                   "VC %016llx VT %llu: no memory to keep what it sent for receivers that "
+                   "resume",
+                   (unsigned long long)vc->id, (unsigned long long)vt->id);
+    }
+    pc_cx_image_clear(&im);
     s_finish(d, vc, vt, err, detail, res, len);
 }
 

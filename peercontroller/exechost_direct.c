@@ -467,6 +467,14 @@ void pc_xh_direct_done(xh_host *h, uint64_t id, xh_out *end)
         pc_put_u64(&w, im.chan[i].vt);
         pc_put_u64(&w, im.chan[i].seq);
     }
+    /* its sender log, which the deployer keeps for receivers that resume */
+    pc_wbuf part;
+    pc_wbuf_init(&part);
+    pc_cx_image_encode(&part, &im);
+    pc_put_blob(&w, part.data, part.len);
+    if (part.err)
+        w.err = part.err;
+    pc_wbuf_free(&part);
     pc_cx_image_clear(&im);
     if (!w.err && !end->tail) {
         end->tail = w.data;

@@ -465,6 +465,11 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
     xh_vtrec *r = vt->host;
     if (h->direct && out->kind == RT_OUT_UNLOCK) /* before it can be acknowledged */
         pc_xh_direct_unlock(h, r->id, out->seq);
+    /* with direct messages the deployer has no use for the positions a
+     * VT consumed (they are the executors'), and a receive that empties
+     * the stream would send one per message */
+    if (h->direct && out->kind == RT_OUT_CONSUMED)
+        return;
     pthread_mutex_lock(&h->mu);
     if (r->forget || r->stop_out) {
         pthread_mutex_unlock(&h->mu);

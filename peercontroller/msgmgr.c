@@ -51,6 +51,14 @@ typedef struct mm_held {
     size_t len;
 } mm_held;
 
+/* Direct messages: a message an ended VT sent, which it can no longer
+ * send again (its sender log ended with it), kept for its receiver. */
+typedef struct mm_relay {
+    uint64_t from, seq; /* its channel, and its number there */
+    uint8_t *data;
+    size_t len;
+} mm_relay;
+
 typedef struct mm_glob mm_glob;
 
 typedef struct mm_vt {
@@ -73,6 +81,8 @@ typedef struct mm_vt {
     bool ack_due;           /* in mm->due: its acknowledgement goes at the flush */
     pc_cx_mark *chans;      /* per channel to it: the last number given */
     size_t nchans, capchans;
+    mm_relay *relay; /* direct messages: ended senders' messages to it */
+    size_t nrelay, caprelay;
     uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
     uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
 } mm_vt;
@@ -675,6 +685,8 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
         s_send_ack(mm, v);
 }
 
+static void s_send_relay(pc_msgmgr *mm, mm_vt *v, const mm_relay *e);
+
 int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
 {
     mm_vt *v = s_vt(mm, m->h.vt);
@@ -693,6 +705,8 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
     for (size_t i = 0; i < v->nlog; i++)
         if (v->log[i].d >= from)
             s_send_in(mm, v, &v->log[i]);
+    for (size_t i = 0; i < v->nrelay; i++) /* its executor drops what it has */
+        s_send_relay(mm, v, &v->relay[i]);
     if (!v->wait_on)
         s_send_ack(mm, v);
     return 0;
@@ -732,7 +746,9 @@ bad:
            (unsigned long long)d->from, (unsigned long long)d->pos);
 }
 
-/* Tells v's host how far its determinants are stable, when that moved. */
+/* Tells v's host how far its determinants are stable, when that moved;
+ * with direct messages, every worker that runs a VT of the VC, as their
+ * executors carry v's determinants on their messages until then. */
 static void s_stable(pc_msgmgr *mm, mm_vt *v)
 {
     uint32_t epoch = 0;
@@ -740,8 +756,23 @@ static void s_stable(pc_msgmgr *mm, mm_vt *v)
     if (v->det_wm <= v->det_sent || !host || !v->synced)
         return;
     v->det_sent = v->det_wm;
-    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm),
-                 NULL, NULL);
+    pc_hdr h = pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm);
+    pc_peer_send(mm->o.p, host, h, NULL, NULL);
+    for (size_t i = 0; mm->o.direct && i < mm->nvts; i++) {
+        uint32_t e = 0;
+        const char *other = mm->vts[i].used && !mm->vts[i].ended
+                                ? pc_resolver_get(mm->o.where, (uint64_t)i + 2, &e)
+                                : NULL;
+        bool told = !other || !strcmp(other, host);
+        for (size_t k = 0; k < i && !told; k++) { /* once per worker */
+            const char *o2 = mm->vts[k].used && !mm->vts[k].ended
+                                 ? pc_resolver_get(mm->o.where, (uint64_t)k + 2, &e)
+                                 : NULL;
+            told = o2 && !strcmp(o2, other);
+        }
+        if (!told)
+            pc_peer_send(mm->o.p, other, h, NULL, NULL);
+    }
 }
 
 void pc_mm_on_dets(pc_msgmgr *mm, const char *from, const pc_cx_det *d, size_t n)
@@ -810,6 +841,55 @@ static void s_log_free(mm_vt *v)
     free(v->chans);
     v->chans = NULL;
     v->nchans = v->capchans = 0;
+    for (size_t i = 0; i < v->nrelay; i++)
+        free(v->relay[i].data);
+    free(v->relay);
+    v->relay = NULL;
+    v->nrelay = v->caprelay = 0;
+}
+
+/* An ended sender's message to v, on its channel, to v's host. */
+static void s_send_relay(pc_msgmgr *mm, mm_vt *v, const mm_relay *e)
+{
+    uint32_t epoch = 0;
+    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    if (!host || !v->synced)
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_u8(&b, RT_IN_MSG);
+    pc_put_u8(&b, 0);
+    pc_put_u64(&b, e->from);
+    pc_put_u64(&b, 0);
+    pc_put_i32(&b, 0);
+    pc_put_u64(&b, e->from);
+    pc_put_u64(&b, e->seq);
+    pc_put_blob(&b, e->data, e->len);
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_IN, mm->o.vc, s_id(mm, v), epoch, 0), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
+int pc_mm_vt_left(pc_msgmgr *mm, uint64_t id, const pc_cx_msg *log, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        mm_vt *t = s_vt(mm, log[i].to);
+        if (!t || t->ended || log[i].from != id)
+            continue;
+        size_t len = log[i].data ? pc_buf_len(log[i].data) : 0;
+        uint8_t *copy = len ? malloc(len) : NULL;
+        if ((len && !copy) || RT_VEC_RESERVE(t->relay, t->caprelay, t->nrelay, 1)) {
+            free(copy);
+            rc = LEV_ENOMEM;
+            continue;
+        }
+        if (len)
+            memcpy(copy, pc_buf_data(log[i].data), len);
+        mm_relay *e = &t->relay[t->nrelay++];
+        *e = (mm_relay){.from = id, .seq = log[i].seq, .data = copy, .len = len};
+        s_send_relay(mm, t, e); /* a receiver not placed yet has nothing of it */
+    }
+    return rc;
 }
 
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id) { pc_mm_vt_ended_with(mm, id, 0); }

@@ -80,6 +80,14 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t vt, int err);
  * end waits for those. Call before pc_mm_vt_ended_with. */
 void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t vt, const void *marks, uint32_t n);
 
+/* Direct messages: what VT `vt`, which ended, still held in its sender
+ * log (log[n], its messages' data shared): kept for each receiver, sent
+ * to it now and at each of its resyncs (on vt's channel, with vt's
+ * numbers; its executor drops what it has), as a receiver resumed from
+ * an image older than them needs them and no one else has them. Kept
+ * while the receiver lives. 0 or LEV_ENOMEM (some are not kept). */
+int pc_mm_vt_left(pc_msgmgr *mm, uint64_t vt, const pc_cx_msg *log, size_t n);
+
 /* pc_mm_vt_ended_with(mm, vt, 0): a deployer that does not say how the
  * VT ended has it reported as done (LEV_ENOVT to its peers). */
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t vt);

@@ -91,7 +91,8 @@ typedef enum pc_type {
     PC_W_RESUME = 0x0306,    /* hdr.vc/vt/epoch; u32 n, n x s holder, u64 next_in; F image */
     PC_W_DONE = 0x0307,      /* worker -> deployer: hdr.vc/vt/epoch; i32 err, s detail, b result,
                               * M? (direct messages) the number of its last message to each
-                              * VT it sent to */
+                              * VT it sent to, b? the engine's part of its state (causal.h,
+                              * pc_cx_image: its sender log) */
     PC_W_REPORT = 0x0308,    /* no longer sent: reports are outputs (W_OUT); number kept */
     PC_W_STOPPED = 0x0309,   /* hdr.vc/vt/epoch; i32 err, u64 next_in; F image (migration) */
     PC_W_FENCE = 0x030A,     /* hdr.vc/vt/epoch: stop copies older than epoch; vt 0: the VC */

@@ -738,9 +738,14 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, t->id, 0, 0), NULL, 0);
         return;
     }
+    case PC_W_STABLE:
+        if (v->direct) { /* of any VT: its determinants ride on the messages sent here */
+            s_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL, 0);
+            return;
+        }
+        /* fall through */
     case PC_W_IN:
     case PC_W_IN_REF:
-    case PC_W_STABLE:
     case PC_W_FIX:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
