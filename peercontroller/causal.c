@@ -509,6 +509,12 @@ uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from)
     return want;
 }
 
+uint64_t pc_cx_sent_last(pc_cx *cx, uint64_t vt, uint64_t to)
+{
+    const cx_vt *x = s_vt(cx, vt);
+    return x ? s_mark_get(x->chan, x->nchan, to) : 0;
+}
+
 int pc_cx_where(const pc_cx *cx, uint64_t vt, uint32_t *epoch)
 {
     const cx_place *pl = vt < cx->nplace ? &cx->place[vt] : NULL;

@@ -164,6 +164,10 @@ uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from);
  * NULL) its incarnation (0: no news of it). */
 int pc_cx_where(const pc_cx *cx, uint64_t vt, uint32_t *epoch);
 
+/* The number of the last message hosted VT `vt` sent to `to` (0: none,
+ * or `vt` not hosted). */
+uint64_t pc_cx_sent_last(pc_cx *cx, uint64_t vt, uint64_t to);
+
 /* The link to executor `peer` is new (it listens somewhere else, or
  * could not be reached until now): what the logs here hold for the VTs
  * placed there goes again (receivers drop what they have). */

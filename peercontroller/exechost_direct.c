@@ -170,9 +170,22 @@ int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void
     bool held = locked || (x && x->unlock_seq);
     int rc = held ? pc_cx_send_held(h->cx, vt->id, to, b) : pc_cx_send(h->cx, vt->id, to, b);
     pc_xh_direct_settle_locked(h);
+    uint64_t seq = rc || pc_cx_where(h->cx, to, NULL) >= 0 ? 0 : pc_cx_sent_last(h->cx, vt->id, to);
     pthread_mutex_unlock(&h->cx_mu);
     if (rc)
         return rt_err(rc, "lev_send: the message to %llu cannot be logged", (unsigned long long)to);
+    if (seq) { /* placed nowhere: the deployer bounces it if `to` is not there (msgmgr.h) */
+        xh_out *o = pc_xh_out_new(PC_X_OUT, vt->id, vt->epoch, 0);
+        if (o) { /* as an output (wire.h, W_OUT) with no number, its number on the channel */
+            pc_put_u8(&o->head, RT_OUT_MSG);
+            pc_put_u64(&o->head, to);
+            pc_put_u64(&o->head, seq);
+            pc_put_u8(&o->head, 0);
+            pc_put_str(&o->head, "");
+            pc_put_u32(&o->head, 0);
+        }
+        pc_xh_queue(h, o);
+    }
     return 0;
 }
 

@@ -83,6 +83,8 @@ typedef struct mm_vt {
     size_t nchans, capchans;
     mm_relay *relay; /* direct messages: ended senders' messages to it */
     size_t nrelay, caprelay;
+    pc_cx_mark *bounced; /* direct messages: per receiver not there, the last number bounced */
+    size_t nbounced, capbounced;
     uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
     uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
 } mm_vt;
@@ -647,12 +649,39 @@ static void s_unblock(pc_msgmgr *mm, uint64_t receiver)
     }
 }
 
+/* Direct messages: v's executor knows no place for o.to, to which v sent
+ * message o.ref of their channel: bounced once (a resumed v asks again
+ * with the same number) when o.to is not in the VC or ended; else it is
+ * on its way there (sent once o.to is placed). */
+static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
+{
+    mm_vt *t = s_vt(mm, o->to);
+    if (t && !t->ended)
+        return;
+    uint64_t *last = NULL;
+    for (size_t i = 0; i < v->nbounced && !last; i++)
+        if (v->bounced[i].vt == o->to)
+            last = &v->bounced[i].seq;
+    if (!last && !RT_VEC_RESERVE(v->bounced, v->capbounced, v->nbounced, 1)) {
+        v->bounced[v->nbounced] = (pc_cx_mark){.vt = o->to, .seq = 0};
+        last = &v->bounced[v->nbounced++].seq;
+    }
+    if (!last || o->ref <= *last)
+        return;
+    *last = o->ref;
+    s_append(mm, v, RT_IN_BOUNCE, o->to, 0, LEV_ENOVT, NULL, 0, false);
+}
+
 void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
 {
     mm_vt *v = s_vt(mm, m->h.vt);
     mm_out o;
     if (!v || v->ended || !s_read_out(m, &o))
         return;
+    if (mm->o.direct && o.kind == RT_OUT_MSG && !m->h.seq) {
+        s_probe(mm, v, &o);
+        return;
+    }
     if (o.kind == RT_OUT_CONSUMED) {
         if (o.ref > v->consumed && o.ref < v->next_d)
             v->consumed = o.ref;
@@ -846,6 +875,9 @@ static void s_log_free(mm_vt *v)
     free(v->relay);
     v->relay = NULL;
     v->nrelay = v->caprelay = 0;
+    free(v->bounced);
+    v->bounced = NULL;
+    v->nbounced = v->capbounced = 0;
 }
 
 /* An ended sender's message to v, on its channel, to v's host. */

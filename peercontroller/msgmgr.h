@@ -100,7 +100,10 @@ bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t vt);
  * before it goes. */
 void pc_mm_trim(pc_msgmgr *mm, uint64_t vt, uint64_t floor);
 
-/* W_OUT and W_RESYNC of the current incarnation (the deployer checked
+/* W_OUT and W_RESYNC of the current incarnation (with direct messages, a
+ * W_OUT of a message with no output number, seq 0, names a receiver its
+ * executor knows no place for, and the message's number on their channel
+ * in `ref`: bounced if the receiver is not there) (the deployer checked
  * the epoch and the host). A resync returns LEV_EFAILED when the inputs
  * the incarnation needs were trimmed (it restarted from its beginning
  * after every image was lost): it cannot be replayed and must fail. */
