@@ -98,6 +98,7 @@ static int s_exec(xh_host *h, rt_exec **out)
                           .image_alloc = pc_xh_image_alloc(h),
                           .on_capture_error = pc_xh_on_capture_error,
                           .chan = &h->chost,
+                          .idle = pc_xh_direct_idle(h),
                           .ud = h};
         int rc = rt_exec_new(&h->ex, &o);
         if (rc)
@@ -693,8 +694,10 @@ static int s_serve(xh_host *h)
          * only what arrives after it was read empty) */
         pc_xh_direct_read(h);
         pc_xh_cx_flush(h, false);
-        p[2].socket = pc_xh_direct_socket(h);
-        if (zmq_poll(p, p[2].socket ? 3 : 2, (long)(S_STALE_MS - since)) < 0) {
+        /* direct messages: once VTs run here, the runtime's idle worker
+         * reads them itself (no hand-over); until then this loop does */
+        p[2].fd = h->ex ? -1 : pc_xh_direct_fd(h);
+        if (zmq_poll(p, p[2].fd >= 0 ? 3 : 2, (long)(S_STALE_MS - since)) < 0) {
             if (errno == EINTR)
                 continue;
             fprintf(stderr, "levpeer executor: poll: %s\n", zmq_strerror(errno));
@@ -795,11 +798,13 @@ int pc_exechost_run(int fd, bool own_process)
         }
     }
     rt_init();
-    xh_host h = {.wake_fd = -1, .xl_self = -1};
+    xh_host h = {.wake_fd = -1, .xl_self = -1, .xl_fd = -1, .idle_efd = -1};
     h.chost = (rt_ch_host){.out = pc_xh_on_output, .ud = &h};
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.out_cv, NULL);
     int cx = pc_xh_cx_init(&h);
+    if (!cx)
+        cx = pc_xh_direct_init(&h);
     h.chan = pc_chan_new(fd, 0);
     h.slots = s_use_slots() ? pc_slots_new() : NULL;
     h.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

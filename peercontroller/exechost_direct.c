@@ -21,9 +21,12 @@
  * (pc_xh_direct_settle_locked), as the engine is not reentrant.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "exechost_private.h"
@@ -337,11 +340,14 @@ void pc_xh_direct_placed(xh_host *h, uint64_t self, uint32_t inc)
 {
     if (!h->direct || self >= PC_CX_PEERS || !inc)
         return;
+    pthread_mutex_lock(&h->rd_mu); /* no one reads the ROUTER while it is replaced */
     pthread_mutex_lock(&h->cx_mu);
     if (h->xl && h->xl_self == (int)self && h->xl_inc == inc) {
         pthread_mutex_unlock(&h->cx_mu);
+        pthread_mutex_unlock(&h->rd_mu);
         return;
     }
+    __atomic_store_n(&h->xl_fd, -1, __ATOMIC_RELEASE);
     pc_xlink_destroy(&h->xl);
     h->xl_self = (int)self;
     h->xl_inc = inc;
@@ -355,7 +361,10 @@ void pc_xh_direct_placed(xh_host *h, uint64_t self, uint32_t inc)
         if (k != (int)self && h->xl_eps[k][0] && !pc_xlink_peer(h->xl, k, h->xl_eps[k]))
             pc_cx_resend_peer(h->cx, k);
     pc_xh_direct_settle_locked(h);
+    if (!rc)
+        __atomic_store_n(&h->xl_fd, pc_xlink_fd(h->xl), __ATOMIC_RELEASE);
     pthread_mutex_unlock(&h->cx_mu);
+    pthread_mutex_unlock(&h->rd_mu);
     if (rc) {
         fprintf(stderr, "levpeer executor: no link for direct messages: %s (%s)\n",
                 lev_strerror(rc), lev_errdetail());
@@ -432,19 +441,82 @@ static void s_frame(void *ud, int src, uint32_t inc, const void *p, size_t n)
     free(d);
 }
 
-void *pc_xh_direct_socket(xh_host *h) { return h->xl ? pc_xlink_socket(h->xl) : NULL; }
-
-void pc_xh_direct_read(xh_host *h)
+int pc_xh_direct_init(xh_host *h)
 {
-    if (!h->xl)
+    pthread_mutex_init(&h->rd_mu, NULL);
+    h->xl_fd = -1;
+    h->idle_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return h->idle_efd < 0 ? LEV_ENOMEM : 0;
+}
+
+int pc_xh_direct_fd(xh_host *h) { return __atomic_load_n(&h->xl_fd, __ATOMIC_ACQUIRE); }
+
+/* Under rd_mu: reads what the ROUTER holds; the frames read. */
+static int s_read_locked(xh_host *h)
+{
+    int got = 0, n = 0;
+    while (h->xl && (n = pc_xlink_read(h->xl, 64, s_frame, h)) > 0) {
+        got += n;
+        if (n < 64)
+            break;
+    }
+    return got;
+}
+
+/* Reads the ROUTER if no one else does: the frames read. */
+static int s_try_read(xh_host *h)
+{
+    if (!h->direct || pthread_mutex_trylock(&h->rd_mu))
+        return 0; /* another thread reads it */
+    int got = s_read_locked(h);
+    pthread_mutex_unlock(&h->rd_mu);
+    return got;
+}
+
+void pc_xh_direct_read(xh_host *h) { s_try_read(h); }
+
+/* rt_exec_idle.wait: returns once it delivered something, once woken,
+ * or after 100 ms (the runtime waits again if nothing came). */
+static void s_idle_wait(void *ud)
+{
+    xh_host *h = ud;
+    if (s_try_read(h)) {
+        pc_xh_cx_flush(h, false);
         return;
-    while (pc_xlink_read(h->xl, 64, s_frame, h) == 64)
-        ;
+    }
+    int fd = pc_xh_direct_fd(h);
+    struct pollfd p[2] = {{.fd = h->idle_efd, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
+    if (poll(p, fd >= 0 ? 2 : 1, 100) > 0 && p[0].revents) {
+        uint64_t n;
+        (void)!read(h->idle_efd, &n, sizeof n);
+        return;
+    }
+    if (s_try_read(h))
+        pc_xh_cx_flush(h, false);
+}
+
+static void s_idle_wake(void *ud)
+{
+    xh_host *h = ud;
+    uint64_t one = 1;
+    (void)!write(h->idle_efd, &one, sizeof one);
+}
+
+rt_exec_idle pc_xh_direct_idle(xh_host *h)
+{
+    rt_exec_idle i = {0};
+    if (h->direct)
+        i = (rt_exec_idle){.wait = s_idle_wait, .wake = s_idle_wake, .ud = h};
+    return i;
 }
 
 void pc_xh_direct_free(xh_host *h)
 {
     pc_xlink_destroy(&h->xl);
+    if (h->idle_efd >= 0)
+        close(h->idle_efd);
+    h->idle_efd = -1;
+    pthread_mutex_destroy(&h->rd_mu);
     if (h->zctx)
         zmq_ctx_term(h->zctx);
     h->zctx = NULL;

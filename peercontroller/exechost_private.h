@@ -136,9 +136,12 @@ typedef struct xh_host {
     bool direct;                     /* X_CONFIG named an address: the VC's messages go here */
     char link_host[PC_ENDPOINT_MAX]; /* that address */
     void *zctx;                      /* libzmq's, made with the link */
-    pc_xlink *xl;                    /* the links, once the executor has a number */
-    int xl_self;                     /* that number (-1: none yet) */
-    uint32_t xl_inc;                 /* and its incarnation */
+    pc_xlink *xl;          /* the links, once the executor has a number; replaced under rd_mu too */
+    pthread_mutex_t rd_mu; /* the ROUTER's reads: the main thread's or an idle worker's */
+    int xl_fd;             /* its ZMQ_FD (-1: none) */
+    int idle_efd;          /* wakes the idle worker reading it (-1: none) */
+    int xl_self;           /* that number (-1: none yet) */
+    uint32_t xl_inc;       /* and its incarnation */
     char xl_eps[PC_CX_PEERS][PC_ENDPOINT_MAX]; /* where the others receive (X_LINKS) */
     xd_hosted *hosted;
     size_t nhosted, caphosted;
@@ -295,10 +298,19 @@ int pc_xh_direct_fix_keep_locked(xh_host *h, uint64_t id, uint32_t epoch, pc_cx_
 void pc_xh_direct_placed(xh_host *h, uint64_t self, uint32_t inc);
 void pc_xh_direct_links(xh_host *h, const uint8_t *p, size_t len);
 
-/* The ROUTER to poll (NULL: none yet), and its frames read (main
- * thread). */
-void *pc_xh_direct_socket(xh_host *h);
+/* Sets up what the direct path needs before anything runs: 0, or
+ * LEV_ENOMEM. */
+int pc_xh_direct_init(xh_host *h);
+
+/* The ROUTER's file to poll (-1: none yet), and its frames read unless
+ * an idle worker reads them (any thread). */
+int pc_xh_direct_fd(xh_host *h);
 void pc_xh_direct_read(xh_host *h);
+
+/* The runtime's idle wait (rt_exec_opts.idle) with direct messages: an
+ * idle worker reads the ROUTER itself and runs the VT that an input
+ * makes ready, with no hand-over. */
+rt_exec_idle pc_xh_direct_idle(xh_host *h);
 
 /* Frees the links and tables. */
 void pc_xh_direct_free(xh_host *h);

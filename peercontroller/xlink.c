@@ -206,4 +206,11 @@ int pc_xlink_wait(pc_xlink *x, int ms)
 
 void *pc_xlink_socket(pc_xlink *x) { return x->router; }
 
+int pc_xlink_fd(pc_xlink *x)
+{
+    int fd = -1;
+    size_t n = sizeof fd;
+    return zmq_getsockopt(x->router, ZMQ_FD, &fd, &n) ? -1 : fd;
+}
+
 pc_xlink_stats pc_xlink_stats_of(const pc_xlink *x) { return x->st; }

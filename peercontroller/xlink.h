@@ -78,6 +78,10 @@ int pc_xlink_wait(pc_xlink *x, int ms);
 /* The ROUTER, to poll it with other sockets (ZMQ_POLLIN: pc_xlink_read). */
 void *pc_xlink_socket(pc_xlink *x);
 
+/* The ROUTER's ZMQ_FD, to poll it as a file: readable when something may
+ * have come since pc_xlink_read last read it empty (-1 on failure). */
+int pc_xlink_fd(pc_xlink *x);
+
 pc_xlink_stats pc_xlink_stats_of(const pc_xlink *x);
 
 #endif
