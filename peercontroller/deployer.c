@@ -584,8 +584,10 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
         pc_dep_dets_stable(vc, vt->id, floor);
         /* this image is the oldest that could still be resumed: what it
          * consumed, no sender needs to keep */
-        if (floor == next_in)
+        if (floor == next_in) {
             pc_dep_trim(d, vc, vt, next_in, marks, nmarks);
+            pc_mm_trim_marks(vc->mm, vt->id, marks, nmarks); /* direct messages */
+        }
     }
 }
 

@@ -990,6 +990,34 @@ void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t 
     }
 }
 
+void pc_mm_trim_marks(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t n)
+{
+    mm_vt *v = s_vt(mm, id);
+    if (!v || !mm->o.direct)
+        return;
+    const uint8_t *p = marks;
+    for (uint32_t i = 0; i < n; i++, p += 16) {
+        uint64_t from = rt_le64_get(p), upto = rt_le64_get(p + 8);
+        if (!from) { /* the deployer's channel: numbered by position in the log */
+            size_t k = 0;
+            while (k < v->nlog && v->log[k].d <= upto)
+                free(v->log[k++].data);
+            memmove(v->log, v->log + k, (v->nlog - k) * sizeof *v->log);
+            v->nlog -= k;
+            v->first = v->nlog ? v->log[0].d : v->next_d;
+            continue;
+        }
+        size_t j = 0; /* an ended sender's messages it consumed */
+        for (size_t r = 0; r < v->nrelay; r++) {
+            if (v->relay[r].from == from && v->relay[r].seq <= upto)
+                free(v->relay[r].data);
+            else
+                v->relay[j++] = v->relay[r];
+        }
+        v->nrelay = j;
+    }
+}
+
 void pc_mm_trim(pc_msgmgr *mm, uint64_t id, uint64_t floor)
 {
     mm_vt *v = s_vt(mm, id);

@@ -100,6 +100,13 @@ bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t vt);
  * before it goes. */
 void pc_mm_trim(pc_msgmgr *mm, uint64_t vt, uint64_t floor);
 
+/* Direct messages: the oldest image of `vt` that could still be resumed
+ * consumed each channel this far (marks: n x (u64 vt, u64 seq),
+ * little-endian, as H_HELD carries them): the deployer's channel is
+ * trimmed to there, and so are the ended senders' messages kept for
+ * it. */
+void pc_mm_trim_marks(pc_msgmgr *mm, uint64_t vt, const void *marks, uint32_t n);
+
 /* W_OUT and W_RESYNC of the current incarnation (with direct messages, a
  * W_OUT of a message with no output number, seq 0, names a receiver its
  * executor knows no place for, and the message's number on their channel
