@@ -14,128 +14,23 @@
 #include "log.h"
 #include "modmgr.h"
 #include "msgmgr.h"
+#include "msgmgr_private.h"
 #include "vec.h"
 #include "vtchan.h"
 
 #define MM_BACKLOG 1024u
 #define MM_REF_MIN 1024u /* global values this large go by reference to a worker that has them */
-#define MM_COPIES 256    /* (worker, value) pairs remembered */
-
-/* One logged input, with its channel: message cseq from VT cfrom, or
- * from the deployer itself (cfrom 0: everything but a VT's message). */
-typedef struct mm_in {
-    uint64_t d, from, ref;
-    uint64_t cfrom, cseq;
-    int32_t err;
-    uint8_t kind, novalue;
-    bool hashed; /* a global's value (a read or a grant): hash names it */
-    uint8_t hash[PC_HASH_LEN];
-    uint8_t *data;
-    size_t len;
-} mm_in;
-
-/* A global value a worker has a copy of, as far as the deployer knows:
- * one it was sent whole, or one that went up through it in an unlock. */
-typedef struct mm_copy {
-    char host[PC_ENDPOINT_MAX];
-    uint8_t hash[PC_HASH_LEN];
-    uint64_t used; /* the least recently used pair goes first */
-} mm_copy;
-
-/* An output held back while its VT holds a lock (a message or a report). */
-typedef struct mm_held {
-    struct mm_held *next;
-    uint8_t kind;
-    uint64_t to;
-    uint8_t *data;
-    size_t len;
-} mm_held;
-
-/* Direct messages: a message an ended VT sent, which it can no longer
- * send again (its sender log ended with it), kept for its receiver. */
-typedef struct mm_relay {
-    uint64_t from, seq; /* its channel, and its number there */
-    uint8_t *data;
-    size_t len;
-} mm_relay;
-
-typedef struct mm_glob mm_glob;
-
-typedef struct mm_vt {
-    bool used, ended, synced;
-    mm_in *log; /* log[i].d == first + i */
-    size_t nlog, caplog;
-    uint64_t first;    /* position of log[0] */
-    uint64_t next_d;   /* the next position to give */
-    uint64_t consumed; /* inputs up to here consumed (RT_OUT_CONSUMED) */
-    uint64_t accepted; /* outputs taken, by number */
-    uint64_t acked;    /* the acknowledgement last sent */
-    uint64_t wait_on;  /* a receiver whose backlog holds the ack back (0: none) */
-    mm_glob *lock;     /* the lock it holds (one at a time) */
-    uint64_t lock_seq; /* output number of its LOCK */
-    uint64_t grant_d;  /* input position of the grant */
-    mm_held *held, **held_tail;
-    uint64_t reports;       /* reports passed to the client */
-    uint64_t gap_asked;     /* accepted + 1 when a resend was asked for (0: none pending) */
-    uint64_t tick_consumed; /* consumed at the last tick */
-    bool ack_due;           /* in mm->due: its acknowledgement goes at the flush */
-    pc_cx_mark *chans;      /* per channel to it: the last number given */
-    size_t nchans, capchans;
-    mm_relay *relay; /* direct messages: ended senders' messages to it */
-    size_t nrelay, caprelay;
-    pc_cx_mark *bounced; /* direct messages: per receiver not there, the last number bounced */
-    size_t nbounced, capbounced;
-    uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
-    uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
-} mm_vt;
-
-/* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
-typedef struct mm_waiter {
-    struct mm_waiter *next;
-    uint64_t vt, seq; /* vt 0: the client, seq its request's */
-    uint8_t *val;
-    size_t len;
-} mm_waiter;
-
-struct mm_glob {
-    mm_glob *next;
-    char *name;
-    uint8_t *val;
-    size_t len;
-    bool set;
-    bool hashed; /* hash is that of val (computed when first needed) */
-    uint8_t hash[PC_HASH_LEN];
-    uint64_t owner; /* VT holding the lock, 0: free */
-    mm_waiter *wq, **wtail;
-};
-
-struct pc_msgmgr {
-    pc_mm_opts o;
-    mm_vt *vts; /* index id - 2 */
-    size_t nvts, capvts;
-    mm_glob *globs;
-    uint64_t delivered, dups, held_back;
-    uint64_t *due; /* VTs whose acknowledgement goes at the next pc_mm_flush */
-    size_t ndue, capdue;
-    mm_copy copies[MM_COPIES];
-    size_t ncopies;
-    uint64_t copy_clock;
-    uint64_t by_ref, ref_bytes, misses; /* inputs sent by reference, their value bytes; misses */
-    uint64_t dets, det_bad;             /* determinants checked; those contradicting the log */
-};
 
 /* ===================================================================
  * VTs and their streams
  * =================================================================== */
 
-static mm_vt *s_vt(pc_msgmgr *mm, uint64_t id)
+mm_vt *pc_mm_vt_of(pc_msgmgr *mm, uint64_t id)
 {
     if (id < 2 || id - 2 >= mm->nvts || !mm->vts[id - 2].used)
         return NULL;
     return &mm->vts[id - 2];
 }
-
-static uint64_t s_id(const pc_msgmgr *mm, const mm_vt *v) { return (uint64_t)(v - mm->vts) + 2; }
 
 /* ===================================================================
  * Copies of global values at the workers
@@ -190,7 +85,7 @@ static const uint8_t *s_glob_hash(mm_glob *g)
 static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
 {
     uint32_t epoch = 0;
-    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    const char *host = pc_resolver_get(mm->o.where, pc_mm_id(mm, v), &epoch);
     if (!host || !v->synced)
         return;
     mm_copy *c = !whole && e->hashed ? s_copy_find(mm, host, e->hash) : NULL;
@@ -215,7 +110,7 @@ static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
             s_copy_note(mm, host, e->hash); /* the host keeps it (worker.c) */
     }
     pc_peer_send(mm->o.p, host,
-                 pc_hdr_make(c ? PC_W_IN_REF : PC_W_IN, mm->o.vc, s_id(mm, v), epoch, e->d), &b,
+                 pc_hdr_make(c ? PC_W_IN_REF : PC_W_IN, mm->o.vc, pc_mm_id(mm, v), epoch, e->d), &b,
                  NULL);
     pc_wbuf_free(&b);
 }
@@ -224,7 +119,7 @@ static void s_send_in(pc_msgmgr *mm, mm_vt *v, const mm_in *e) { s_send_in_as(mm
 
 void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m)
 {
-    mm_vt *v = s_vt(mm, m->h.vt);
+    mm_vt *v = pc_mm_vt_of(mm, m->h.vt);
     uint64_t d = m->h.seq;
     if (!v || v->ended || d < v->first || d - v->first >= v->nlog)
         return; /* trimmed: the VT is past it */
@@ -241,7 +136,7 @@ void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m)
 static void s_ack(pc_msgmgr *mm, mm_vt *v, bool resend)
 {
     uint32_t epoch = 0;
-    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    const char *host = pc_resolver_get(mm->o.where, pc_mm_id(mm, v), &epoch);
     v->acked = v->accepted;
     if (!host || !v->synced)
         return;
@@ -249,7 +144,7 @@ static void s_ack(pc_msgmgr *mm, mm_vt *v, bool resend)
     pc_wbuf_init(&b);
     if (resend)
         pc_put_u8(&b, 1);
-    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_ACK, mm->o.vc, s_id(mm, v), epoch, v->acked),
+    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_ACK, mm->o.vc, pc_mm_id(mm, v), epoch, v->acked),
                  resend ? &b : NULL, NULL);
     pc_wbuf_free(&b);
 }
@@ -265,13 +160,13 @@ static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
         return;
     }
     v->ack_due = true;
-    mm->due[mm->ndue++] = s_id(mm, v);
+    mm->due[mm->ndue++] = pc_mm_id(mm, v);
 }
 
 void pc_mm_flush(pc_msgmgr *mm)
 {
     for (size_t i = 0; mm && i < mm->ndue; i++) {
-        mm_vt *v = s_vt(mm, mm->due[i]);
+        mm_vt *v = pc_mm_vt_of(mm, mm->due[i]);
         if (v && v->ack_due) {
             v->ack_due = false;
             s_ack(mm, v, false);
@@ -283,7 +178,7 @@ void pc_mm_flush(pc_msgmgr *mm)
 
 /* The last number given on the channel from `from` (0: the deployer)
  * to v, or NULL on exhaustion. */
-static uint64_t *s_chan(mm_vt *v, uint64_t from)
+uint64_t *pc_mm_chan(mm_vt *v, uint64_t from)
 {
     for (size_t i = 0; i < v->nchans; i++)
         if (v->chans[i].vt == from)
@@ -302,7 +197,7 @@ static int s_append_h(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t from, uint
     if (RT_VEC_RESERVE(v->log, v->caplog, v->nlog, 1))
         return LEV_ENOMEM;
     uint64_t cfrom = kind == RT_IN_MSG && from >= 2 ? from : 0;
-    uint64_t *cseq = s_chan(v, cfrom);
+    uint64_t *cseq = pc_mm_chan(v, cfrom);
     uint8_t *copy = len && cseq ? malloc(len) : NULL;
     if (!cseq || (len && !copy))
         return LEV_ENOMEM;
@@ -353,9 +248,9 @@ static uint64_t s_backlog(const mm_vt *v)
  * bounces it to a sending VT when `to` is not there. */
 static int s_deliver(pc_msgmgr *mm, uint64_t from, uint64_t to, const void *data, size_t len)
 {
-    mm_vt *t = s_vt(mm, to);
+    mm_vt *t = pc_mm_vt_of(mm, to);
     if (!t || t->ended) {
-        mm_vt *s = s_vt(mm, from);
+        mm_vt *s = pc_mm_vt_of(mm, from);
         if (s && !s->ended)
             s_append(mm, s, RT_IN_BOUNCE, to, 0, LEV_ENOVT, NULL, 0, false);
         return LEV_ENOVT;
@@ -371,7 +266,7 @@ static void s_report(pc_msgmgr *mm, mm_vt *v, const void *data, size_t len)
     pc_put_blob(&b, data, len);
     v->reports++;
     pc_peer_send(mm->o.p, mm->o.client,
-                 pc_hdr_make(PC_C_REPORT, mm->o.vc, s_id(mm, v), 0, v->reports), &b, NULL);
+                 pc_hdr_make(PC_C_REPORT, mm->o.vc, pc_mm_id(mm, v), 0, v->reports), &b, NULL);
     pc_wbuf_free(&b);
 }
 
@@ -396,7 +291,7 @@ static void s_release_held(pc_msgmgr *mm, mm_vt *v)
         mm_held *h = list;
         list = h->next;
         if (h->kind == RT_OUT_MSG)
-            s_deliver(mm, s_id(mm, v), h->to, h->data, h->len);
+            s_deliver(mm, pc_mm_id(mm, v), h->to, h->data, h->len);
         else
             s_report(mm, v, h->data, h->len);
         free(h->data);
@@ -484,7 +379,7 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
             int rc = s_set_value(g, w->val, w->len);
             s_client_reply(mm, PC_C_GSET_OK, w->seq, rc, rc ? "deployer out of memory" : "");
         } else {
-            mm_vt *v = s_vt(mm, w->vt);
+            mm_vt *v = pc_mm_vt_of(mm, w->vt);
             if (v && !v->ended) {
                 g->owner = w->vt;
                 v->lock = g;
@@ -559,7 +454,7 @@ static bool s_read_out(pc_msg *m, mm_out *o)
 
 static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const char *host)
 {
-    uint64_t id = s_id(mm, v);
+    uint64_t id = pc_mm_id(mm, v);
     switch (o->kind) {
     case RT_OUT_MSG:
         if (o->len > mm->o.max_msg) {
@@ -578,7 +473,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
             break;
         }
         s_deliver(mm, id, o->to, o->data, o->len);
-        mm_vt *t = s_vt(mm, o->to);
+        mm_vt *t = pc_mm_vt_of(mm, o->to);
         if (t && s_backlog(t) > mm->o.backlog)
             v->wait_on = o->to;
         break;
@@ -637,7 +532,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
 /* Acknowledgements held back by receivers that have consumed enough. */
 static void s_unblock(pc_msgmgr *mm, uint64_t receiver)
 {
-    mm_vt *t = s_vt(mm, receiver);
+    mm_vt *t = pc_mm_vt_of(mm, receiver);
     if (t && !t->ended && s_backlog(t) > mm->o.backlog)
         return;
     for (size_t i = 0; i < mm->nvts; i++) {
@@ -655,7 +550,7 @@ static void s_unblock(pc_msgmgr *mm, uint64_t receiver)
  * on its way there (sent once o.to is placed). */
 static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
 {
-    mm_vt *t = s_vt(mm, o->to);
+    mm_vt *t = pc_mm_vt_of(mm, o->to);
     if (t && !t->ended)
         return;
     uint64_t *last = NULL;
@@ -674,7 +569,7 @@ static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
 
 void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
 {
-    mm_vt *v = s_vt(mm, m->h.vt);
+    mm_vt *v = pc_mm_vt_of(mm, m->h.vt);
     mm_out o;
     if (!v || v->ended || !s_read_out(m, &o))
         return;
@@ -714,11 +609,9 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
         s_send_ack(mm, v);
 }
 
-static void s_send_relay(pc_msgmgr *mm, mm_vt *v, const mm_relay *e);
-
 int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
 {
-    mm_vt *v = s_vt(mm, m->h.vt);
+    mm_vt *v = pc_mm_vt_of(mm, m->h.vt);
     if (!v || v->ended)
         return 0;
     uint64_t from = m->h.seq ? m->h.seq : 1;
@@ -735,7 +628,7 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
         if (v->log[i].d >= from)
             s_send_in(mm, v, &v->log[i]);
     for (size_t i = 0; i < v->nrelay; i++) /* its executor drops what it has */
-        s_send_relay(mm, v, &v->relay[i]);
+        pc_mm_send_relay(mm, v, &v->relay[i]);
     if (!v->wait_on)
         s_send_ack(mm, v);
     return 0;
@@ -781,11 +674,11 @@ bad:
 static void s_stable(pc_msgmgr *mm, mm_vt *v)
 {
     uint32_t epoch = 0;
-    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
+    const char *host = pc_resolver_get(mm->o.where, pc_mm_id(mm, v), &epoch);
     if (v->det_wm <= v->det_sent || !host || !v->synced)
         return;
     v->det_sent = v->det_wm;
-    pc_hdr h = pc_hdr_make(PC_W_STABLE, mm->o.vc, s_id(mm, v), epoch, v->det_wm);
+    pc_hdr h = pc_hdr_make(PC_W_STABLE, mm->o.vc, pc_mm_id(mm, v), epoch, v->det_wm);
     pc_peer_send(mm->o.p, host, h, NULL, NULL);
     for (size_t i = 0; mm->o.direct && i < mm->nvts; i++) {
         uint32_t e = 0;
@@ -808,7 +701,7 @@ void pc_mm_on_dets(pc_msgmgr *mm, const char *from, const pc_cx_det *d, size_t n
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t epoch = 0;
-        mm_vt *v = s_vt(mm, d[i].vt);
+        mm_vt *v = pc_mm_vt_of(mm, d[i].vt);
         const char *host = v ? pc_resolver_get(mm->o.where, d[i].vt, &epoch) : NULL;
         if (!v || v->ended || !host || strcmp(host, from) || d[i].epoch != epoch)
             continue; /* an older incarnation's, or of a VT gone */
@@ -855,7 +748,7 @@ void pc_mm_tick(pc_msgmgr *mm)
  * releases it (pc_mm_vt_ended_with). */
 void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t id)
 {
-    mm_vt *v = s_vt(mm, id);
+    mm_vt *v = pc_mm_vt_of(mm, id);
     if (v)
         v->synced = false;
 }
@@ -880,55 +773,11 @@ static void s_log_free(mm_vt *v)
     v->nbounced = v->capbounced = 0;
 }
 
-/* An ended sender's message to v, on its channel, to v's host. */
-static void s_send_relay(pc_msgmgr *mm, mm_vt *v, const mm_relay *e)
-{
-    uint32_t epoch = 0;
-    const char *host = pc_resolver_get(mm->o.where, s_id(mm, v), &epoch);
-    if (!host || !v->synced)
-        return;
-    pc_wbuf b;
-    pc_wbuf_init(&b);
-    pc_put_u8(&b, RT_IN_MSG);
-    pc_put_u8(&b, 0);
-    pc_put_u64(&b, e->from);
-    pc_put_u64(&b, 0);
-    pc_put_i32(&b, 0);
-    pc_put_u64(&b, e->from);
-    pc_put_u64(&b, e->seq);
-    pc_put_blob(&b, e->data, e->len);
-    pc_peer_send(mm->o.p, host, pc_hdr_make(PC_W_IN, mm->o.vc, s_id(mm, v), epoch, 0), &b, NULL);
-    pc_wbuf_free(&b);
-}
-
-int pc_mm_vt_left(pc_msgmgr *mm, uint64_t id, const pc_cx_msg *log, size_t n)
-{
-    int rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        mm_vt *t = s_vt(mm, log[i].to);
-        if (!t || t->ended || log[i].from != id)
-            continue;
-        size_t len = log[i].data ? pc_buf_len(log[i].data) : 0;
-        uint8_t *copy = len ? malloc(len) : NULL;
-        if ((len && !copy) || RT_VEC_RESERVE(t->relay, t->caprelay, t->nrelay, 1)) {
-            free(copy);
-            rc = LEV_ENOMEM;
-            continue;
-        }
-        if (len)
-            memcpy(copy, pc_buf_data(log[i].data), len);
-        mm_relay *e = &t->relay[t->nrelay++];
-        *e = (mm_relay){.from = id, .seq = log[i].seq, .data = copy, .len = len};
-        s_send_relay(mm, t, e); /* a receiver not placed yet has nothing of it */
-    }
-    return rc;
-}
-
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t id) { pc_mm_vt_ended_with(mm, id, 0); }
 
 void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
 {
-    mm_vt *v = s_vt(mm, id);
+    mm_vt *v = pc_mm_vt_of(mm, id);
     if (!v || v->ended)
         return;
     /* What it sent under a lock counts if it ended well; if it failed, no
@@ -968,59 +817,20 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
                 last = t->chans[k].seq;
         if (t->used && !t->ended && s_append(mm, t, RT_IN_ENDED, id, last, why, NULL, 0, false))
             pc_log(PC_LOG_ERROR, "deployer out of memory: VT %llu is not told that VT %llu ended",
-                   (unsigned long long)s_id(mm, t), (unsigned long long)id);
+                   (unsigned long long)pc_mm_id(mm, t), (unsigned long long)id);
     }
     s_unblock(mm, id);
 }
 
 bool pc_mm_replayable(const pc_msgmgr *mm, uint64_t id)
 {
-    const mm_vt *v = s_vt((pc_msgmgr *)mm, id);
+    const mm_vt *v = pc_mm_vt_of((pc_msgmgr *)mm, id);
     return !v || v->first <= 1;
-}
-
-void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t n)
-{
-    const uint8_t *p = marks;
-    for (uint32_t i = 0; i < n; i++, p += 16) {
-        mm_vt *t = s_vt(mm, rt_le64_get(p));
-        uint64_t seq = rt_le64_get(p + 8), *last = t && id >= 2 ? s_chan(t, id) : NULL;
-        if (last && seq > *last)
-            *last = seq;
-    }
-}
-
-void pc_mm_trim_marks(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t n)
-{
-    mm_vt *v = s_vt(mm, id);
-    if (!v || !mm->o.direct)
-        return;
-    const uint8_t *p = marks;
-    for (uint32_t i = 0; i < n; i++, p += 16) {
-        uint64_t from = rt_le64_get(p), upto = rt_le64_get(p + 8);
-        if (!from) { /* the deployer's channel: numbered by position in the log */
-            size_t k = 0;
-            while (k < v->nlog && v->log[k].d <= upto)
-                free(v->log[k++].data);
-            memmove(v->log, v->log + k, (v->nlog - k) * sizeof *v->log);
-            v->nlog -= k;
-            v->first = v->nlog ? v->log[0].d : v->next_d;
-            continue;
-        }
-        size_t j = 0; /* an ended sender's messages it consumed */
-        for (size_t r = 0; r < v->nrelay; r++) {
-            if (v->relay[r].from == from && v->relay[r].seq <= upto)
-                free(v->relay[r].data);
-            else
-                v->relay[j++] = v->relay[r];
-        }
-        v->nrelay = j;
-    }
 }
 
 void pc_mm_trim(pc_msgmgr *mm, uint64_t id, uint64_t floor)
 {
-    mm_vt *v = s_vt(mm, id);
+    mm_vt *v = pc_mm_vt_of(mm, id);
     /* with direct messages, floor (a position) says nothing of the
      * deployer's channel: its log is kept whole (DIRECT_MESSAGES.md) */
     if (!v || !v->nlog || floor <= v->first || mm->o.direct)
@@ -1081,7 +891,7 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
             s_client_reply(mm, 0, m->h.seq, LEV_ERANGE, why);
             return;
         }
-        mm_vt *t = s_vt(mm, m->h.vt);
+        mm_vt *t = pc_mm_vt_of(mm, m->h.vt);
         int rc = !t || t->ended ? LEV_ENOVT : s_deliver(mm, 1, m->h.vt, data, len);
         s_client_reply(mm, PC_C_SENT, m->h.seq, rc,
                        rc == LEV_ENOVT ? "no such virtual thread in the virtual computer, or it "
@@ -1176,7 +986,7 @@ void pc_mm_destroy(pc_msgmgr **mm_p)
 
 void pc_mm_vt_status(pc_msgmgr *mm, uint64_t id, pc_wbuf *j)
 {
-    mm_vt *v = s_vt(mm, id);
+    mm_vt *v = pc_mm_vt_of(mm, id);
     if (!v)
         return;
     pc_json_fmt(j,

@@ -1,0 +1,136 @@
+/* msgmgr_private.h - what the message manager's files share: msgmgr.c
+ * (streams, outputs, globals, the client) and msgmgr_direct.c (what it
+ * keeps and does for direct messages between executors). Not used
+ * outside the message manager.
+ */
+#ifndef PC_MSGMGR_PRIVATE_H
+#define PC_MSGMGR_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "causal.h"
+#include "msgmgr.h"
+
+#define MM_COPIES 256 /* (worker, value) pairs remembered */
+
+/* One logged input, with its channel: message cseq from VT cfrom, or
+ * from the deployer itself (cfrom 0: everything but a VT's message). */
+typedef struct mm_in {
+    uint64_t d, from, ref;
+    uint64_t cfrom, cseq;
+    int32_t err;
+    uint8_t kind, novalue;
+    bool hashed; /* a global's value (a read or a grant): hash names it */
+    uint8_t hash[PC_HASH_LEN];
+    uint8_t *data;
+    size_t len;
+} mm_in;
+
+/* A global value a worker has a copy of, as far as the deployer knows:
+ * one it was sent whole, or one that went up through it in an unlock. */
+typedef struct mm_copy {
+    char host[PC_ENDPOINT_MAX];
+    uint8_t hash[PC_HASH_LEN];
+    uint64_t used; /* the least recently used pair goes first */
+} mm_copy;
+
+/* An output held back while its VT holds a lock (a message or a report). */
+typedef struct mm_held {
+    struct mm_held *next;
+    uint8_t kind;
+    uint64_t to;
+    uint8_t *data;
+    size_t len;
+} mm_held;
+
+/* Direct messages: a message an ended VT sent, which it can no longer
+ * send again (its sender log ended with it), kept for its receiver. */
+typedef struct mm_relay {
+    uint64_t from, seq; /* its channel, and its number there */
+    uint8_t *data;
+    size_t len;
+} mm_relay;
+
+typedef struct mm_glob mm_glob;
+
+typedef struct mm_vt {
+    bool used, ended, synced;
+    mm_in *log; /* log[i].d == first + i */
+    size_t nlog, caplog;
+    uint64_t first;    /* position of log[0] */
+    uint64_t next_d;   /* the next position to give */
+    uint64_t consumed; /* inputs up to here consumed (RT_OUT_CONSUMED) */
+    uint64_t accepted; /* outputs taken, by number */
+    uint64_t acked;    /* the acknowledgement last sent */
+    uint64_t wait_on;  /* a receiver whose backlog holds the ack back (0: none) */
+    mm_glob *lock;     /* the lock it holds (one at a time) */
+    uint64_t lock_seq; /* output number of its LOCK */
+    uint64_t grant_d;  /* input position of the grant */
+    mm_held *held, **held_tail;
+    uint64_t reports;       /* reports passed to the client */
+    uint64_t gap_asked;     /* accepted + 1 when a resend was asked for (0: none pending) */
+    uint64_t tick_consumed; /* consumed at the last tick */
+    bool ack_due;           /* in mm->due: its acknowledgement goes at the flush */
+    pc_cx_mark *chans;      /* per channel to it: the last number given */
+    size_t nchans, capchans;
+    mm_relay *relay; /* direct messages: ended senders' messages to it */
+    size_t nrelay, caprelay;
+    pc_cx_mark *bounced; /* direct messages: per receiver not there, the last number bounced */
+    size_t nbounced, capbounced;
+    uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
+    uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
+} mm_vt;
+
+/* A waiter for a lock: a VT's LOCK, or a client's C_GSET. */
+typedef struct mm_waiter {
+    struct mm_waiter *next;
+    uint64_t vt, seq; /* vt 0: the client, seq its request's */
+    uint8_t *val;
+    size_t len;
+} mm_waiter;
+
+struct mm_glob {
+    mm_glob *next;
+    char *name;
+    uint8_t *val;
+    size_t len;
+    bool set;
+    bool hashed; /* hash is that of val (computed when first needed) */
+    uint8_t hash[PC_HASH_LEN];
+    uint64_t owner; /* VT holding the lock, 0: free */
+    mm_waiter *wq, **wtail;
+};
+
+struct pc_msgmgr {
+    pc_mm_opts o;
+    mm_vt *vts; /* index id - 2 */
+    size_t nvts, capvts;
+    mm_glob *globs;
+    uint64_t delivered, dups, held_back;
+    uint64_t *due; /* VTs whose acknowledgement goes at the next pc_mm_flush */
+    size_t ndue, capdue;
+    mm_copy copies[MM_COPIES];
+    size_t ncopies;
+    uint64_t copy_clock;
+    uint64_t by_ref, ref_bytes, misses; /* inputs sent by reference, their value bytes; misses */
+    uint64_t dets, det_bad;             /* determinants checked; those contradicting the log */
+};
+
+/* VT id's record, or NULL; its id. */
+mm_vt *pc_mm_vt_of(pc_msgmgr *mm, uint64_t id);
+static inline uint64_t pc_mm_id(const pc_msgmgr *mm, const mm_vt *v)
+{
+    return (uint64_t)(v - mm->vts) + 2;
+}
+
+/* The last number given on the channel from `from` (0: the deployer)
+ * to v, or NULL on exhaustion. */
+uint64_t *pc_mm_chan(mm_vt *v, uint64_t from);
+
+/* Direct messages (msgmgr_direct.c): an ended sender's message kept for
+ * v, to v's host. */
+void pc_mm_send_relay(pc_msgmgr *mm, mm_vt *v, const mm_relay *e);
+
+#endif
