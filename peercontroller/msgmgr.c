@@ -671,6 +671,14 @@ bad:
 /* Tells v's host how far its determinants are stable, when that moved;
  * with direct messages, every worker that runs a VT of the VC, as their
  * executors carry v's determinants on their messages until then. */
+/* Where the VT at index i of mm->vts runs while it lives, or NULL. */
+static const char *s_live_host(pc_msgmgr *mm, size_t i)
+{
+    uint32_t e = 0;
+    return mm->vts[i].used && !mm->vts[i].ended ? pc_resolver_get(mm->o.where, (uint64_t)i + 2, &e)
+                                                : NULL;
+}
+
 static void s_stable(pc_msgmgr *mm, mm_vt *v)
 {
     uint32_t epoch = 0;
@@ -681,15 +689,10 @@ static void s_stable(pc_msgmgr *mm, mm_vt *v)
     pc_hdr h = pc_hdr_make(PC_W_STABLE, mm->o.vc, pc_mm_id(mm, v), epoch, v->det_wm);
     pc_peer_send(mm->o.p, host, h, NULL, NULL);
     for (size_t i = 0; mm->o.direct && i < mm->nvts; i++) {
-        uint32_t e = 0;
-        const char *other = mm->vts[i].used && !mm->vts[i].ended
-                                ? pc_resolver_get(mm->o.where, (uint64_t)i + 2, &e)
-                                : NULL;
+        const char *other = s_live_host(mm, i);
         bool told = !other || !strcmp(other, host);
         for (size_t k = 0; k < i && !told; k++) { /* once per worker */
-            const char *o2 = mm->vts[k].used && !mm->vts[k].ended
-                                 ? pc_resolver_get(mm->o.where, (uint64_t)k + 2, &e)
-                                 : NULL;
+            const char *o2 = s_live_host(mm, k);
             told = o2 && !strcmp(o2, other);
         }
         if (!told)
