@@ -33,6 +33,10 @@ typedef struct cx_vt {
     size_t nooo, capooo;
     pc_cx_msg *log; /* the sender log */
     size_t nlog, caplog;
+    pc_cx_mark *cred;        /* sender: per channel, taken by its receiver (flow control) */
+    pc_cx_mark *took, *told; /* receiver: per channel, taken; and told to its sender */
+    size_t ncred, capcred, ntook, captook, ntold, captold;
+    uint64_t wait_to; /* the receiver whose window this VT waits for (0: none) */
 } cx_vt;
 
 typedef struct cx_place {
@@ -68,6 +72,8 @@ struct pc_cx {
     pc_cx_det *fw, *pb; /* scratch: to the deployer, to carry */
     size_t nfw, capfw, npb, cappb;
     uint64_t fenced, filled;
+    uint32_t window; /* flow control: a channel's messages not known taken */
+    uint64_t waits, credits;
 };
 
 /* ===================================================================
@@ -144,6 +150,9 @@ static void s_vt_free(cx_vt *x)
     free(x->chan);
     free(x->ooo);
     free(x->log);
+    free(x->cred);
+    free(x->took);
+    free(x->told);
     free(x);
 }
 
@@ -288,6 +297,8 @@ static void s_send_one(pc_cx *cx, const cx_vt *x, const pc_cx_msg *m)
     out.to_epoch = pl->epoch;
     cx->io.send(cx->io.ud, pl->peer, &out, cx->pb, cx->npb);
 }
+
+static void s_credit_again(pc_cx *cx, uint64_t from);
 
 static void s_resend_to(pc_cx *cx, uint64_t to)
 {
@@ -528,8 +539,10 @@ void pc_cx_resend_peer(pc_cx *cx, int peer)
     if (peer < 0 || peer == cx->self)
         return;
     for (size_t vt = 0; vt < cx->nplace; vt++)
-        if (cx->place[vt].peer == peer)
+        if (cx->place[vt].peer == peer) {
             s_resend_to(cx, vt);
+            s_credit_again(cx, vt);
+        }
 }
 
 /* ===================================================================
@@ -576,8 +589,10 @@ int pc_cx_place(pc_cx *cx, uint64_t vt, uint32_t epoch, int peer)
     }
     cx->nearly = j;
     s_dl_prune(cx);
-    if (peer >= 0)
+    if (peer >= 0) {
         s_resend_to(cx, vt);
+        s_credit_again(cx, vt);
+    }
     return 0;
 }
 
@@ -681,6 +696,10 @@ int pc_cx_install(pc_cx *cx, pc_cx_image *im, const pc_cx_det *fixed, size_t n)
         if (!c)
             goto nomem;
         *c = im->chan[i].seq;
+        uint64_t *t = s_mark(&x->cred, &x->ncred, &x->capcred, im->chan[i].vt, true);
+        if (!t)
+            goto nomem;
+        *t = im->chan[i].seq; /* taken as taken: no credit from before is awaited */
     }
     int frc = s_fix(x, fixed, n);
     if (frc == LEV_ENOMEM)
@@ -822,8 +841,83 @@ void pc_cx_trim(pc_cx *cx, uint64_t vt, const pc_cx_mark *cons, size_t n)
 
 pc_cx_stats pc_cx_stats_of(const pc_cx *cx)
 {
-    return (pc_cx_stats){
-        .unstable = cx->ndl, .early = cx->nearly, .fenced = cx->fenced, .filled = cx->filled};
+    return (pc_cx_stats){.unstable = cx->ndl,
+                         .early = cx->nearly,
+                         .fenced = cx->fenced,
+                         .filled = cx->filled,
+                         .waits = cx->waits,
+                         .credits = cx->credits};
+}
+
+/* ===================================================================
+ * Flow control
+ * =================================================================== */
+
+void pc_cx_set_window(pc_cx *cx, uint32_t window) { cx->window = window ? window : PC_CX_WINDOW; }
+
+bool pc_cx_may_send(pc_cx *cx, uint64_t vt, uint64_t to)
+{
+    cx_vt *x = s_vt(cx, vt);
+    if (!x)
+        return true; /* pc_cx_send says why it cannot */
+    uint64_t sent = s_mark_get(x->chan, x->nchan, to);
+    uint64_t taken = s_mark_get(x->cred, x->ncred, to);
+    if (sent < taken + cx->window)
+        return true;
+    if (x->wait_to != to)
+        cx->waits++;
+    x->wait_to = to;
+    return false;
+}
+
+/* Tells the executor of `from` how far hosted VT x took its channel. */
+static void s_credit_send(pc_cx *cx, cx_vt *x, uint64_t from, uint64_t seq)
+{
+    const cx_place *pl = s_place(cx, from, false);
+    uint64_t *told = s_mark(&x->told, &x->ntold, &x->captold, from, true);
+    if (!pl || pl->peer < 0 || !told || !cx->io.credit)
+        return; /* told when the sender is placed, or by a later take */
+    *told = seq;
+    cx->credits++;
+    cx->io.credit(cx->io.ud, pl->peer, from, x->vt, seq); /* to this executor too */
+}
+
+/* `from` was placed anew, or its executor's link is new: the hosted
+ * VTs tell it how far they took its channels. */
+static void s_credit_again(pc_cx *cx, uint64_t from)
+{
+    for (size_t v = 0; v < cx->nvts; v++) {
+        cx_vt *x = cx->vts[v];
+        uint64_t took = s_mark_get(x->took, x->ntook, from);
+        if (took)
+            s_credit_send(cx, x, from, took);
+    }
+}
+
+void pc_cx_taken(pc_cx *cx, uint64_t vt, uint64_t from, uint64_t seq)
+{
+    cx_vt *x = s_vt(cx, vt);
+    uint64_t *took = x && from ? s_mark(&x->took, &x->ntook, &x->captook, from, true) : NULL;
+    if (!took || seq <= *took)
+        return;
+    *took = seq;
+    uint64_t told = s_mark_get(x->told, x->ntold, from);
+    uint32_t step = cx->window / 4 ? cx->window / 4 : 1;
+    if (seq >= told + step)
+        s_credit_send(cx, x, from, seq);
+}
+
+bool pc_cx_credit(pc_cx *cx, uint64_t from, uint64_t to, uint64_t seq)
+{
+    cx_vt *x = s_vt(cx, from);
+    uint64_t *t = x ? s_mark(&x->cred, &x->ncred, &x->capcred, to, true) : NULL;
+    if (!t || seq <= *t)
+        return false;
+    *t = seq;
+    if (x->wait_to != to || s_mark_get(x->chan, x->nchan, to) >= seq + cx->window)
+        return false;
+    x->wait_to = 0;
+    return true;
 }
 
 /* ===================================================================
@@ -838,6 +932,7 @@ pc_cx *pc_cx_new(int self, const pc_cx_io *io)
     if (!cx)
         return NULL;
     cx->self = self;
+    cx->window = PC_CX_WINDOW;
     if (io)
         cx->io = *io;
     return cx;

@@ -81,7 +81,14 @@ typedef struct pc_cx_io {
     void (*dets)(void *ud, const pc_cx_det *d, size_t n);
     /* input `pos` of hosted VT m->to, in position order */
     void (*deliver)(void *ud, uint64_t pos, const pc_cx_msg *m);
+    /* NULL, or flow control's news for the executor `peer` of VT `from`:
+     * hosted VT `to` took the channel from -> to up to number `seq` */
+    void (*credit)(void *ud, int peer, uint64_t from, uint64_t to, uint64_t seq);
 } pc_cx_io;
+
+/* Messages of a channel its receiver may not have taken yet, by default:
+ * a sender waits beyond them (pc_cx_may_send). */
+#define PC_CX_WINDOW 1024u
 
 typedef struct pc_cx pc_cx;
 
@@ -173,6 +180,30 @@ uint64_t pc_cx_sent_last(pc_cx *cx, uint64_t vt, uint64_t to);
  * placed there goes again (receivers drop what they have). */
 void pc_cx_resend_peer(pc_cx *cx, int peer);
 
+/* ---- Flow control: a channel's sender waits while `window` of its
+ * messages are not known taken by the receiver. The receiver's engine
+ * tells the sender's each time the receiver took a quarter window more
+ * (io.credit), and again when the sender's link or place is new. A VT
+ * installed from an image takes its channels as taken (it may overshoot
+ * by a window once per recovery: a credit lost with an executor never
+ * stalls a channel). ---- */
+
+/* The window of every channel from now on (0: PC_CX_WINDOW). */
+void pc_cx_set_window(pc_cx *cx, uint32_t window);
+
+/* Whether hosted VT `vt` may send to `to` now. False when its window is
+ * full: pc_cx_credit returns true once the VT may try again. */
+bool pc_cx_may_send(pc_cx *cx, uint64_t vt, uint64_t to);
+
+/* Hosted VT `vt` took the message numbered `seq` of the channel from
+ * `from` (a VT) out of its stream. */
+void pc_cx_taken(pc_cx *cx, uint64_t vt, uint64_t from, uint64_t seq);
+
+/* Flow control's news (io.credit of `to`'s executor): VT `to` took the
+ * channel from hosted VT `from` up to `seq`. True when `from` waited for
+ * that room. */
+bool pc_cx_credit(pc_cx *cx, uint64_t from, uint64_t to, uint64_t seq);
+
 /* Hosted VT `vt` consumed its inputs up to `pos` (its image, if taken
  * now, stands there). */
 void pc_cx_consumed(pc_cx *cx, uint64_t vt, uint64_t pos);
@@ -212,6 +243,17 @@ void pc_cx_encode(pc_wbuf *w, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
  * message to its sender, data over max_data); LEV_ENOMEM. */
 int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, const void **data,
                  size_t *len, pc_cx_det **d, size_t *n, const char **why);
+
+/* Flow control's news on the same links: u64 from, to, then a u64 0
+ * where a message has its number (never 0), then u64 seq. */
+void pc_cx_credit_encode(pc_wbuf *w, uint64_t from, uint64_t to, uint64_t seq);
+
+/* 1 when bytes are a credit (read whole into *from, *to, *seq), 0 when
+ * they are not (a message, for pc_cx_decode), LEV_EINVAL with *why when
+ * they are one cut short or followed by bytes, or name VT 0 or a VT to
+ * itself. */
+int pc_cx_credit_decode(const void *bytes, size_t blen, uint64_t *from, uint64_t *to, uint64_t *seq,
+                        const char **why);
 
 /* Appends the engine's part of an image to w: u64 vt, u32 epoch, u64
  * consumed; the consumed marks and the channel marks, each a u32 count
@@ -263,10 +305,12 @@ void pc_cx_dets_encode(pc_wbuf *w, const pc_cx_det *d, size_t n);
 int pc_cx_dets_decode(const void *bytes, size_t blen, pc_cx_det **d, size_t *n, const char **why);
 
 typedef struct pc_cx_stats {
-    size_t unstable; /* determinants held, not yet stable */
-    size_t early;    /* messages waiting for an incarnation to be installed */
-    uint64_t fenced; /* messages dropped from fenced incarnations */
-    uint64_t filled; /* positions fixed by the deployer whose message came */
+    size_t unstable;  /* determinants held, not yet stable */
+    size_t early;     /* messages waiting for an incarnation to be installed */
+    uint64_t fenced;  /* messages dropped from fenced incarnations */
+    uint64_t filled;  /* positions fixed by the deployer whose message came */
+    uint64_t waits;   /* sends that waited for their receiver (flow control) */
+    uint64_t credits; /* flow control's news sent */
 } pc_cx_stats;
 
 /* What the engine holds and did (for status and tests). */

@@ -113,6 +113,35 @@ int pc_cx_decode(const void *bytes, size_t blen, size_t max_data, pc_cx_msg *m, 
     return 0;
 }
 
+void pc_cx_credit_encode(pc_wbuf *w, uint64_t from, uint64_t to, uint64_t seq)
+{
+    pc_put_u64(w, from);
+    pc_put_u64(w, to);
+    pc_put_u64(w, 0);
+    pc_put_u64(w, seq);
+}
+
+int pc_cx_credit_decode(const void *bytes, size_t blen, uint64_t *from, uint64_t *to, uint64_t *seq,
+                        const char **why)
+{
+    *why = NULL;
+    pc_rbuf r;
+    pc_rbuf_init(&r, bytes, blen);
+    *from = pc_get_u64(&r);
+    *to = pc_get_u64(&r);
+    uint64_t zero = pc_get_u64(&r);
+    if (r.bad || zero)
+        return 0; /* not a credit: a message (or what pc_cx_decode refuses) */
+    *seq = pc_get_u64(&r);
+    if (!r.bad && (!*from || !*to || *from == *to))
+        pc_rbuf_fail(&r, "a credit naming VT 0, or a VT to itself");
+    if (!pc_rbuf_done(&r)) {
+        *why = pc_rbuf_why(&r);
+        return LEV_EINVAL;
+    }
+    return 1;
+}
+
 /* ---- the engine's part of an image ---- */
 
 static void s_put_marks(pc_wbuf *w, const pc_cx_mark *m, size_t n)

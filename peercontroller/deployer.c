@@ -508,7 +508,8 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     }
     if (vc->direct) {
         pc_mm_vt_last_sent(vc->mm, vt->id, marks, nmarks);
-        if (im.vt == vt->id && pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog))
+        if (im.vt == vt->id && (pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog) ||
+                                pc_mm_vt_had(vc->mm, vt->id, im.cons, im.ncons)))
             pc_log(PC_LOG_ERROR,
                    "VC %016llx VT %llu: no memory to keep what it sent for receivers that "
                    "resume",

@@ -348,6 +348,7 @@ static void s_config(xh_host *h, pc_rbuf *rb)
     h->direct = host[0] != '\0';
     memcpy(h->link_host, host, sizeof host);
     h->chost.send = h->direct ? pc_xh_direct_send : NULL;
+    h->chost.taken = h->direct ? pc_xh_direct_taken : NULL;
 }
 
 /* Checks and loads a module; 0 or an error with its detail. */
@@ -687,6 +688,7 @@ static int s_serve(xh_host *h)
         if (since >= S_STALE_MS) {
             pc_xh_cx_flush(h, true);
             s_stale_outboxes(h);
+            pc_xh_direct_stats(h);
             last = now;
             since = 0;
         }

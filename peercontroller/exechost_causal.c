@@ -77,9 +77,17 @@ static void s_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, s
         pc_xh_direct_send_cb(h, peer, m, d, n);
 }
 
+static void s_credit(void *ud, int peer, uint64_t from, uint64_t to, uint64_t seq)
+{
+    xh_host *h = ud;
+    if (h->direct)
+        pc_xh_direct_credit_cb(h, peer, from, to, seq);
+}
+
 int pc_xh_cx_init(xh_host *h)
 {
-    pc_cx_io io = {.ud = h, .dets = s_dets, .deliver = s_deliver, .send = s_send};
+    pc_cx_io io = {
+        .ud = h, .dets = s_dets, .deliver = s_deliver, .send = s_send, .credit = s_credit};
     pthread_mutex_init(&h->cx_mu, NULL);
     h->cx = pc_cx_new(0, &io);
     return h->cx ? 0 : LEV_ENOMEM;

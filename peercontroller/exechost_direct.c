@@ -103,6 +103,34 @@ void pc_xh_direct_send_cb(xh_host *h, int peer, const pc_cx_msg *m, const pc_cx_
     pc_wbuf_free(&w);
 }
 
+void pc_xh_direct_credit_cb(xh_host *h, int peer, uint64_t from, uint64_t to, uint64_t seq)
+{
+    if (peer == h->xl_self) {
+        if (!RT_VEC_RESERVE(h->lcred, h->caplcred, h->nlcred, 1))
+            h->lcred[h->nlcred++] = (xd_credit){from, to, seq};
+        return; /* lost to exhaustion: the next take tells it again */
+    }
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_credit_encode(&w, from, to, seq);
+    if (w.err || !h->xl || pc_xlink_send(h->xl, peer, w.data, w.len))
+        h->xd.dropped++; /* told again when the link is new */
+    else
+        h->xd.sent++;
+    pc_wbuf_free(&w);
+}
+
+/* Under cx_mu: flow control's news for the VT `from` hosted here; it
+ * sends again if it waited for it. */
+static void s_credit_in(xh_host *h, uint64_t from, uint64_t to, uint64_t seq)
+{
+    if (!pc_cx_credit(h->cx, from, to, seq))
+        return;
+    xd_hosted *x = s_hosted(h, from);
+    if (x)
+        rt_ch_wake_send(x->vt);
+}
+
 /* The engine delivers input `pos` of hosted VT m->to. */
 void pc_xh_direct_deliver(xh_host *h, uint64_t pos, const pc_cx_msg *m)
 {
@@ -111,7 +139,7 @@ void pc_xh_direct_deliver(xh_host *h, uint64_t pos, const pc_cx_msg *m)
         return;
     const uint8_t *p = m->data ? pc_buf_data(m->data) : NULL;
     size_t len = m->data ? pc_buf_len(m->data) : 0;
-    rt_in in = {.d = pos, .kind = RT_IN_MSG, .from = m->from, .data = p, .len = len};
+    rt_in in = {.d = pos, .kind = RT_IN_MSG, .from = m->from, .ref = m->seq, .data = p, .len = len};
     if (m->from == 0) { /* the deployer's: its fields, then its data */
         rt_rbuf r;
         rt_rbuf_init(&r, p, len);
@@ -154,6 +182,18 @@ void pc_xh_direct_settle_locked(xh_host *h)
     for (size_t i = 0; i < h->ncons; i++)
         pc_cx_consumed(h->cx, h->cons[i].vt, h->cons[i].seq);
     h->ncons = 0;
+    for (size_t i = 0; i < h->nlcred; i++)
+        s_credit_in(h, h->lcred[i].from, h->lcred[i].to, h->lcred[i].seq);
+    h->nlcred = 0;
+}
+
+void pc_xh_direct_taken(rt_vt *vt, uint64_t from, uint64_t seq, void *ud)
+{
+    xh_host *h = ud;
+    pthread_mutex_lock(&h->cx_mu);
+    pc_cx_taken(h->cx, vt->id, from, seq);
+    pc_xh_direct_settle_locked(h);
+    pthread_mutex_unlock(&h->cx_mu);
 }
 
 /* ===================================================================
@@ -171,6 +211,12 @@ int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void
     pthread_mutex_lock(&h->cx_mu);
     xd_hosted *x = s_hosted(h, vt->id);
     bool held = locked || (x && x->unlock_seq);
+    /* flow control: held messages wait for the unlock, not for room */
+    if (!held && !pc_cx_may_send(h->cx, vt->id, to)) {
+        pthread_mutex_unlock(&h->cx_mu);
+        pc_buf_drop(&b);
+        return LEV_BLOCKED;
+    }
     int rc = held ? pc_cx_send_held(h->cx, vt->id, to, b) : pc_cx_send(h->cx, vt->id, to, b);
     pc_xh_direct_settle_locked(h);
     uint64_t seq = rc || pc_cx_where(h->cx, to, NULL) >= 0 ? 0 : pc_cx_sent_last(h->cx, vt->id, to);
@@ -423,7 +469,17 @@ static void s_frame(void *ud, int src, uint32_t inc, const void *p, size_t n)
     pc_cx_det *d = NULL;
     size_t nd = 0;
     const char *why = NULL;
-    int rc = pc_cx_decode(p, n, RT_CH_MAX_MSG, &m, &data, &len, &d, &nd, &why);
+    uint64_t cf, ct, cs;
+    int rc = pc_cx_credit_decode(p, n, &cf, &ct, &cs, &why);
+    if (rc == 1) {
+        h->xd.credits_in++;
+        pthread_mutex_lock(&h->cx_mu);
+        s_credit_in(h, cf, ct, cs);
+        pthread_mutex_unlock(&h->cx_mu);
+        return;
+    }
+    if (!rc)
+        rc = pc_cx_decode(p, n, RT_CH_MAX_MSG, &m, &data, &len, &d, &nd, &why);
     if (!rc && len && !(m.data = pc_buf_new(data, len)))
         rc = LEV_ENOMEM;
     if (rc) {
@@ -474,6 +530,29 @@ static int s_try_read(xh_host *h)
 }
 
 void pc_xh_direct_read(xh_host *h) { s_try_read(h); }
+
+void pc_xh_direct_stats(xh_host *h)
+{
+    if (!h->direct)
+        return;
+    pthread_mutex_lock(&h->cx_mu);
+    pc_cx_stats cs = pc_cx_stats_of(h->cx);
+    xd_stats x = h->xd;
+    uint64_t sum = x.sent + x.received + x.dropped + x.refused + x.credits_in + cs.waits;
+    bool moved = sum != h->xd.told;
+    h->xd.told = sum;
+    pthread_mutex_unlock(&h->cx_mu);
+    if (!moved)
+        return;
+    xh_out *o = pc_xh_out_new(PC_X_STATS, 0, 0, 0);
+    if (o) {
+        const uint64_t v[] = {x.sent,   x.received, x.dropped,   x.refused,
+                              cs.waits, cs.credits, x.credits_in};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+            pc_put_u64(&o->head, v[i]);
+    }
+    pc_xh_queue(h, o);
+}
 
 /* rt_exec_idle.wait: returns once it delivered something, once woken,
  * or after 100 ms (the runtime waits again if nothing came). */
@@ -528,6 +607,7 @@ void pc_xh_direct_free(xh_host *h)
     free(h->loop);
     free(h->hosted);
     free(h->cons);
+    free(h->lcred);
     for (size_t i = 0; i < h->nfixes; i++)
         free(h->fixes[i].d);
     free(h->fixes);

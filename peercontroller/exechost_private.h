@@ -59,6 +59,12 @@ typedef struct xd_loop {
     size_t n;
 } xd_loop;
 
+/* Flow control's news from the engine to itself (a channel between two
+ * VTs of this executor), taken once its call returns. */
+typedef struct xd_credit {
+    uint64_t from, to, seq;
+} xd_credit;
+
 /* The positions the deployer fixed for an incarnation not yet installed
  * (X_FIX before its RESUME): taken by its install (under h->cx_mu). */
 typedef struct xd_fix {
@@ -80,6 +86,8 @@ typedef struct xh_parked {
 
 typedef struct xd_stats {
     uint64_t sent, received, looped; /* frames */
+    uint64_t credits_in;             /* flow control's frames received */
+    uint64_t told;                   /* the sum of the counters last told (X_STATS) */
     uint64_t dropped;                /* no link yet, or a full queue: the engine sends again */
     uint64_t refused;                /* malformed frames */
 } xd_stats;
@@ -149,6 +157,8 @@ typedef struct xh_host {
     size_t nloop, caploop;
     pc_cx_mark *cons; /* (VT, position) delivered during an engine call */
     size_t ncons, capcons;
+    xd_credit *lcred; /* flow control's news for this executor, during an engine call */
+    size_t nlcred, caplcred;
     xd_fix *fixes; /* for incarnations still to be installed */
     size_t nfixes, capfixes;
     xh_parked *parked; /* (main thread) */
@@ -252,9 +262,16 @@ void pc_xh_direct_unhost_locked(xh_host *h, uint64_t id);
 void pc_xh_direct_send_cb(xh_host *h, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n);
 void pc_xh_direct_deliver(xh_host *h, uint64_t pos, const pc_cx_msg *m);
 
+/* The engine's flow control news for the executor of `from`. */
+void pc_xh_direct_credit_cb(xh_host *h, int peer, uint64_t from, uint64_t to, uint64_t seq);
+
 /* Under cx_mu, after every engine call: what it sent to this executor and
  * the positions it delivered are taken. */
 void pc_xh_direct_settle_locked(xh_host *h);
+
+/* rt_ch_host.taken: VT vt took message `seq` of the channel from `from`
+ * (flow control: its sender's window moves). */
+void pc_xh_direct_taken(rt_vt *vt, uint64_t from, uint64_t seq, void *ud);
 
 /* rt_ch_host.send: a VT's message into the engine (ud: the host). */
 int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud);
@@ -306,6 +323,9 @@ int pc_xh_direct_init(xh_host *h);
  * an idle worker reads them (any thread). */
 int pc_xh_direct_fd(xh_host *h);
 void pc_xh_direct_read(xh_host *h);
+
+/* Tells the daemon the direct path's counters (X_STATS) if they moved. */
+void pc_xh_direct_stats(xh_host *h);
 
 /* The runtime's idle wait (rt_exec_opts.idle) with direct messages: an
  * idle worker reads the ROUTER itself and runs the VT that an input

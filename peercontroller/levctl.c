@@ -853,10 +853,17 @@ static void s_print_report(const jv *doc, const query *q, size_t n)
     for (size_t i = 0; i < vcs->n; i++)
         s_print_vc(vcs->v[i]);
     const jv *ex = s_jget(doc, "executors"), *held = s_jget(doc, "held");
-    for (size_t i = 0; ex && i < ex->n; i++)
+    for (size_t i = 0; ex && i < ex->n; i++) {
         printf("%sexecutor of VC %s (deployer %s): pid %s, %s VTs\n", i ? "" : "\n",
                s_str(ex->v[i], "vc", "-"), s_str(ex->v[i], "deployer", "-"),
                s_num(ex->v[i], "pid", b[1], 32), s_num(ex->v[i], "vts", b[2], 32));
+        const jv *d = s_jget(ex->v[i], "direct");
+        if (d && d->t == J_OBJ)
+            printf("  direct messages: %s frames sent, %s received, %s dropped; %s sends "
+                   "waited for their receiver\n",
+                   s_num(d, "sent", b[0], 32), s_num(d, "received", b[1], 32),
+                   s_num(d, "dropped", b[2], 32), s_num(d, "send_waits", b[3], 32));
+    }
     if (held)
         printf("\nheld images: %s (%s bytes)\n", s_num(held, "images", b[1], 32),
                s_num(held, "bytes", b[2], 32));

@@ -553,6 +553,11 @@ static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
     mm_vt *t = pc_mm_vt_of(mm, o->to);
     if (t && !t->ended)
         return;
+    /* a sender resumed from an image sends again what the receiver had
+     * before it ended: nothing to bounce */
+    for (size_t i = 0; t && i < t->nhad; i++)
+        if (t->had[i].vt == pc_mm_id(mm, v) && o->ref <= t->had[i].seq)
+            return;
     uint64_t *last = NULL;
     for (size_t i = 0; i < v->nbounced && !last; i++)
         if (v->bounced[i].vt == o->to)
@@ -772,6 +777,7 @@ static void s_log_free(mm_vt *v)
     v->relay = NULL;
     v->nrelay = v->caprelay = 0;
     free(v->bounced);
+    free(v->had);
     v->bounced = NULL;
     v->nbounced = v->capbounced = 0;
 }

@@ -80,6 +80,12 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t vt, int err);
  * end waits for those. Call before pc_mm_vt_ended_with. */
 void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t vt, const void *marks, uint32_t n);
 
+/* Direct messages: VT `vt`, which ended, had had each channel to it up
+ * to had[i].seq (its engine's marks at its end): a sender resumed from an
+ * image that sends one of those again is not told that `vt` ended (it
+ * was received). 0 or LEV_ENOMEM (such a send is bounced). */
+int pc_mm_vt_had(pc_msgmgr *mm, uint64_t vt, const pc_cx_mark *had, size_t n);
+
 /* Direct messages: what VT `vt`, which ended, still held in its sender
  * log (log[n], its messages' data shared): kept for each receiver, sent
  * to it now and at each of its resyncs (on vt's channel, with vt's

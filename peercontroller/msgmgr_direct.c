@@ -58,6 +58,21 @@ int pc_mm_vt_left(pc_msgmgr *mm, uint64_t id, const pc_cx_msg *log, size_t n)
     return rc;
 }
 
+int pc_mm_vt_had(pc_msgmgr *mm, uint64_t id, const pc_cx_mark *had, size_t n)
+{
+    mm_vt *v = pc_mm_vt_of(mm, id);
+    if (!v || !n)
+        return 0;
+    pc_cx_mark *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return LEV_ENOMEM;
+    memcpy(copy, had, n * sizeof *copy);
+    free(v->had);
+    v->had = copy;
+    v->nhad = n;
+    return 0;
+}
+
 void pc_mm_vt_last_sent(pc_msgmgr *mm, uint64_t id, const void *marks, uint32_t n)
 {
     const uint8_t *p = marks;

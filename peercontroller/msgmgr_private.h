@@ -79,6 +79,8 @@ typedef struct mm_vt {
     size_t nrelay, caprelay;
     pc_cx_mark *bounced; /* direct messages: per receiver not there, the last number bounced */
     size_t nbounced, capbounced;
+    pc_cx_mark *had; /* direct messages, once it ended: per channel to it, how far it had it */
+    size_t nhad;
     uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
     uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
 } mm_vt;

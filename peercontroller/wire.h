@@ -205,6 +205,9 @@ typedef enum pc_type {
     PC_X_TRIM = 0x061C,         /* daemon -> exec: as W_TRIM */
     PC_X_LINK = 0x061D,         /* exec -> daemon: as W_LINK */
     PC_X_LINKS = 0x061E,        /* daemon -> exec: as W_LINKS */
+    PC_X_STATS = 0x061F,        /* exec -> daemon, direct messages: u64 frames sent, received,
+                                 * dropped, refused; u64 sends that waited for their receiver,
+                                 * credits sent, credits received */
 } pc_type;
 
 /* W_ENROL's flags: the VC's VTs send their messages to each other's

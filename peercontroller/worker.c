@@ -24,6 +24,7 @@
 
 #define WK_HOLDERS_MAX 4
 #define WK_DONE_KEEP 64 /* ends of VTs kept per VC, to send again if lost */
+#define WK_XSTATS 7     /* the counters of X_STATS (wire.h) */
 
 enum { X_NONE, X_STARTING, X_READY };
 
@@ -81,8 +82,9 @@ typedef struct wk_vc {
     uint32_t xinc;
     wk_place *place;
     size_t nplace, capplace;
-    bool direct;   /* its VTs' messages go between executors (PC_ENROL_DIRECT) */
-    pc_buf *links; /* the last W_LINKS, for an executor started anew */
+    bool direct;                /* its VTs' messages go between executors (PC_ENROL_DIRECT) */
+    pc_buf *links;              /* the last W_LINKS, for an executor started anew */
+    uint64_t xstats[WK_XSTATS]; /* the executor's last X_STATS */
 } wk_vc;
 
 struct pc_worker {
@@ -920,6 +922,19 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     case PC_X_READY:
         v->xstate = X_READY;
         break;
+    case PC_X_STATS: {
+        pc_rbuf r;
+        pc_rbuf_init(&r, payload, h->len);
+        uint64_t x[WK_XSTATS];
+        for (int i = 0; i < WK_XSTATS; i++)
+            x[i] = pc_get_u64(&r);
+        if (pc_rbuf_done(&r))
+            memcpy(v->xstats, x, sizeof x);
+        else
+            pc_log(PC_LOG_WARN, "VC %016llx: malformed STATS from its executor: %s",
+                   (unsigned long long)v->vc, pc_rbuf_why(&r));
+        break;
+    }
     case PC_X_LINK: /* the deployer checks the number and incarnation */
         s_send_deployer(w, v, PC_W_LINK, 0, h->epoch, h->seq, payload, h->len, NULL);
         break;
@@ -1111,7 +1126,17 @@ void pc_worker_status(pc_worker *w, pc_wbuf *j)
         pc_json_fmt(j, ",\"pid\":%d,\"vts\":%d,\"running\":[", (int)v->pid, v->nvts);
         for (int i = 0; i < v->nvts; i++)
             pc_json_fmt(j, "%s%llu", i ? "," : "", (unsigned long long)v->vts[i].id);
-        pc_json_fmt(j, "]}");
+        pc_json_fmt(j, "]");
+        if (v->direct) {
+            static const char *const names[WK_XSTATS] = {
+                "sent",       "received",     "dropped",         "refused",
+                "send_waits", "credits_sent", "credits_received"};
+            for (int i = 0; i < WK_XSTATS; i++)
+                pc_json_fmt(j, "%s\"%s\":%llu", i ? "," : ",\"direct\":{", names[i],
+                            (unsigned long long)v->xstats[i]);
+            pc_json_fmt(j, "}");
+        }
+        pc_json_fmt(j, "}");
     }
 }
 

@@ -282,6 +282,21 @@ void rt_ch_ack(rt_vt *vt, uint64_t seq)
     s_notify(vt, wake);
 }
 
+void rt_ch_wake_send(rt_vt *vt)
+{
+    rt_chan *ch = vt ? rt_ch_get(vt) : NULL;
+    if (!ch)
+        return;
+    pthread_mutex_lock(&ch->mu);
+    ch->gen++; /* a send between its try and its wait sees the change */
+    bool wake = ch->waiting && ch->bk == RT_BK_SEND;
+    if (wake)
+        ch->waiting = false;
+    pthread_cond_broadcast(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
+    s_notify(vt, wake);
+}
+
 /* Hands every outbox entry to h->out, oldest first: copies them under
  * the lock (an acknowledgement may come meanwhile), calls without it. */
 static void s_resend_to(rt_vt *vt, rt_chan *ch, const rt_ch_host *h)

@@ -129,8 +129,14 @@ typedef struct rt_ch_host {
      * outbox, outside the VT's channel lock, with no output number, and
      * returns what send() returns (0, or a LEV_E* code with its detail);
      * send() must have logged the message when it returns 0, as nothing
-     * sends it again. The window does not apply. */
+     * sends it again. The window does not apply: send() returns
+     * LEV_BLOCKED, having taken nothing, while its own flow control
+     * holds the VT back, and calls rt_ch_wake_send once it may send. */
     int (*send)(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud);
+    /* NULL, or called (outside the channel lock) when the VT takes a
+     * message of another VT out of its stream: its sender and its ref
+     * (as delivered; with direct messages, its number on the channel) */
+    void (*taken)(rt_vt *vt, uint64_t from, uint64_t ref, void *ud);
     size_t max_msg;   /* bytes of one message; default RT_CH_MAX_MSG */
     size_t max_value; /* bytes of a global value; default RT_CH_MAX_VALUE */
     uint32_t window;  /* unacknowledged messages beyond which lev_send waits; default 256 */
@@ -153,6 +159,10 @@ uint64_t rt_ch_next_in(rt_vt *vt);
 /* The host has outputs up to `seq`: drops them from the outbox and wakes
  * the VT if it waits for room in its window. */
 void rt_ch_ack(rt_vt *vt, uint64_t seq);
+
+/* The host's send() may take the VT's messages again (rt_ch_host.send):
+ * a VT that waits in lev_send tries again. */
+void rt_ch_wake_send(rt_vt *vt);
 
 /* Calls the host's out() for every output still in the outbox, oldest
  * first (after a restore, before the VT runs again). */

@@ -33,8 +33,9 @@ typedef struct s_call {
     rt_chan *ch;
     const rt_ch_host *h;
     s_emit em;
-    uint64_t gen;  /* ch->gen when the call looked at the stream */
-    bool consumed; /* report the consumption before leaving */
+    uint64_t gen;                   /* ch->gen when the call looked at the stream */
+    bool consumed;                  /* report the consumption before leaving */
+    uint64_t taken_from, taken_ref; /* a VT's message taken: for h->taken */
 } s_call;
 
 /* Finds the calling VT, its channel state and its host; LEV_ENOVT
@@ -72,6 +73,10 @@ static int s_emit_locked(s_call *c, const rt_out *o)
 static void s_consume_locked(s_call *c, size_t i)
 {
     rt_chan *ch = c->ch;
+    if (ch->in[i].kind == RT_IN_MSG && ch->in[i].from != LEV_CLIENT) {
+        c->taken_from = ch->in[i].from;
+        c->taken_ref = ch->in[i].ref;
+    }
     free(ch->in[i].data);
     memmove(ch->in + i, ch->in + i + 1, (ch->nin - i - 1) * sizeof *ch->in);
     ch->nin--;
@@ -97,6 +102,9 @@ static int s_leave(s_call *c, int rc)
     for (int i = 0; i < c->em.n; i++)
         c->h->out(c->vt, &c->em.o[i], c->h->ud);
     c->em.n = 0;
+    if (c->taken_from && c->h->taken)
+        c->h->taken(c->vt, c->taken_from, c->taken_ref, c->h->ud);
+    c->taken_from = 0;
     if (check && rc != LEV_BLOCKED && rt_ch_capture_ok(c->vt))
         rt_exec_capture_ready(c->vt);
     return rc;
@@ -178,9 +186,19 @@ static int s_send(s_call *c, uint64_t to, const void *buf, size_t len, bool park
         rc = rt_err(LEV_ENOVT, "lev_send: virtual thread %llu is not in the VC or has ended",
                     (unsigned long long)to);
     } else if (c->h->send) {
-        c->ch->bk = RT_BK_NONE;
-        s_leave(c, 0);
-        return c->h->send(c->vt, to, buf, len, c->h->ud);
+        for (;;) {
+            c->ch->bk = RT_BK_NONE;
+            uint64_t gen = c->ch->gen;
+            s_leave(c, 0);
+            rc = c->h->send(c->vt, to, buf, len, c->h->ud);
+            if (rc != LEV_BLOCKED)
+                return rc;
+            /* held back by the host's flow control: wait, unless the
+             * state moved since it looked (rt_ch_wake_send moves gen) */
+            pthread_mutex_lock(&c->ch->mu);
+            if (c->ch->gen == gen)
+                return s_leave(c, s_blocked_locked(c, RT_BK_SEND, park));
+        }
     } else if (c->ch->nmsg >= window) {
         return s_leave(c, s_blocked_locked(c, RT_BK_SEND, park));
     } else {

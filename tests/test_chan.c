@@ -866,6 +866,96 @@ static void test_direct_send(void **state)
     rt_vt_destroy(&a);
 }
 
+/* A host with its own flow control (rt_ch_host.send returns LEV_BLOCKED
+ * while it has no room): it delivers each message to the receiver itself
+ * with its number on the channel as ref, and the receiver's takes come
+ * back through rt_ch_host.taken. The sender waits, parked, at 3 until
+ * rt_ch_wake_send; every message arrives once, in order. */
+static struct {
+    int sent, blocked, ntaken;
+    bool room;
+    rt_vt *rcv;
+    uint64_t taken_from[8], taken_ref[8];
+} g_fc;
+
+static int h_fc_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud)
+{
+    (void)ud;
+    (void)vt;
+    pthread_mutex_lock(&H.mu);
+    int rc = 0;
+    if (g_fc.sent >= 3 && !g_fc.room) {
+        g_fc.blocked++;
+        rc = LEV_BLOCKED;
+    } else {
+        assert_int_equal(to, ID0 + 1);
+        g_fc.sent++;
+        rt_in in = {.d = rt_ch_next_in(g_fc.rcv),
+                    .kind = RT_IN_MSG,
+                    .from = ID0,
+                    .ref = (uint64_t)g_fc.sent,
+                    .data = data,
+                    .len = len};
+        assert_int_equal(rt_ch_deliver(g_fc.rcv, &in), 0);
+    }
+    pthread_cond_broadcast(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+    return rc;
+}
+
+static void h_fc_taken(rt_vt *vt, uint64_t from, uint64_t ref, void *ud)
+{
+    (void)ud;
+    assert_int_equal(vt->id, ID0 + 1);
+    pthread_mutex_lock(&H.mu);
+    assert_true(g_fc.ntaken < 8);
+    g_fc.taken_from[g_fc.ntaken] = from;
+    g_fc.taken_ref[g_fc.ntaken++] = ref;
+    pthread_cond_broadcast(&H.cv);
+    pthread_mutex_unlock(&H.mu);
+}
+
+static bool p_fc_waits(void *arg)
+{
+    rt_vt *vt = arg;
+    return g_fc.blocked && g_fc.ntaken == 3 && vt->state == RT_VT_BLOCKED;
+}
+
+static void test_direct_wait(void **state)
+{
+    (void)state;
+    static const rt_ch_host host = {.out = h_out, .send = h_fc_send, .taken = h_fc_taken};
+    rt_exec *ex = s_exec(2, &host);
+    memset(&g_fc, 0, sizeof g_fc);
+    const op recv[] = {{OP_RECV, ID0, -1, 6}};
+    const op send[] = {{OP_SEND, ID0 + 1, 0, 6}};
+    rt_vt *b = s_new(1, recv, N(recv));
+    g_fc.rcv = b;
+    assert_int_equal(rt_exec_spawn(ex, b), 0);
+    rt_vt *a = s_spawn(ex, 0, send, N(send));
+    assert_true(h_until(p_fc_waits, a)); /* 3 sent and taken, the 4th waits */
+    pthread_mutex_lock(&H.mu);
+    assert_int_equal(g_fc.sent, 3);
+    g_fc.room = true;
+    pthread_mutex_unlock(&H.mu);
+    rt_ch_wake_send(a);
+    s_done(ex, a);
+    s_done(ex, b);
+    assert_int_equal(g_fc.sent, 6);
+    assert_int_equal(g_fc.ntaken, 6);
+    assert_int_equal(atomic_load(&g_nlog[1]), 6);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(g_fc.taken_from[i], ID0);
+        assert_int_equal(g_fc.taken_ref[i], i + 1);
+        assert_int_equal(g_log[1][i].rc, 0);
+        assert_int_equal(g_log[1][i].v, i);
+    }
+    assert_int_equal(atomic_load(&g_nlog[0]), 0); /* no send failed */
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&a);
+    rt_vt_destroy(&b);
+}
+
 /* 4 VTs add 1 to one global 1000 times each under its lock. */
 static void test_lock_counter(void **state)
 {
@@ -1136,6 +1226,7 @@ int main(void)
         cmocka_unit_test_setup(test_deliver_codes, s_setup),
         cmocka_unit_test_setup(test_window, s_setup),
         cmocka_unit_test_setup(test_direct_send, s_setup),
+        cmocka_unit_test_setup(test_direct_wait, s_setup),
         cmocka_unit_test_setup(test_lock_counter, s_setup),
         cmocka_unit_test_setup(test_capture_after_unlock, s_setup),
         cmocka_unit_test_setup(test_save_load, s_setup),

@@ -332,6 +332,48 @@ LEV_TASK void pc_stream(const void *arg, size_t len)
     lev_return(&res, sizeof res);
 }
 
+/* A flood (msg_cfg from the client): place 0 sends place 1 `rounds`
+ * messages numbered from 0 and returns how many went; place 1 takes none
+ * before a message from the client (its gate), then takes them all,
+ * checking their order, and returns how many came (-1 on a fault). */
+LEV_TASK void pc_flood(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_cfg c;
+    long res = -1;
+    if (!msg_get_cfg(&c)) {
+        lev_return(&res, sizeof res);
+        return;
+    }
+    uint64_t peer = c.ids[1 - c.me];
+    res = 0;
+    if (c.me == 1) {
+        uint64_t from = LEV_CLIENT;
+        void *buf = NULL;
+        size_t n = 0;
+        if (lev_recv(&from, &buf, &n, -1))
+            res = -1;
+        free(buf);
+    }
+    for (long i = 0; i < c.rounds && res >= 0; i++) {
+        long m[8] = {i};
+        if (c.me == 0) {
+            res = lev_send(peer, m, sizeof m) ? -1 : res + 1;
+            continue;
+        }
+        uint64_t from = peer;
+        void *buf = NULL;
+        size_t n = 0;
+        if (lev_recv(&from, &buf, &n, -1) || n != sizeof m || ((long *)buf)[0] != i)
+            res = -1;
+        else
+            res++;
+        free(buf);
+    }
+    lev_return(&res, sizeof res);
+}
+
 /* Sends VT 99 a message one byte above the 16 MiB limit: the runtime
  * refuses it at once. Returns lev_send's code and whether its detail
  * names the limit (int32_t each). */

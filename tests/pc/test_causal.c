@@ -26,7 +26,20 @@ typedef struct rec {
     size_t ndets;
     uint64_t delivered_pos[32], delivered_from[32], delivered_seq[32];
     size_t ndelivered;
+    int credit_to[32];
+    uint64_t credit_from[32], credit_vt[32], credit_seq[32];
+    size_t ncredits;
 } rec;
+
+static void s_credit(void *ud, int peer, uint64_t from, uint64_t to, uint64_t seq)
+{
+    rec *r = ud;
+    assert_true(r->ncredits < 32);
+    r->credit_to[r->ncredits] = peer;
+    r->credit_from[r->ncredits] = from;
+    r->credit_vt[r->ncredits] = to;
+    r->credit_seq[r->ncredits++] = seq;
+}
 
 static void s_send(void *ud, int peer, const pc_cx_msg *m, const pc_cx_det *d, size_t n)
 {
@@ -60,7 +73,8 @@ static void s_deliver(void *ud, uint64_t pos, const pc_cx_msg *m)
 static pc_cx *s_engine(int self, rec *r)
 {
     memset(r, 0, sizeof *r);
-    pc_cx_io io = {.ud = r, .send = s_send, .dets = s_dets, .deliver = s_deliver};
+    pc_cx_io io = {
+        .ud = r, .send = s_send, .dets = s_dets, .deliver = s_deliver, .credit = s_credit};
     pc_cx *cx = pc_cx_new(self, &io);
     assert_non_null(cx);
     return cx;
@@ -117,6 +131,100 @@ static void t_channel_order(void **state)
     assert_int_equal(pc_cx_stats_of(cx).unstable, 0);
     pc_cx_destroy(&cx);
     assert_null(cx);
+}
+
+/* Flow control, window 8: VT 2 (executor 0) may send 8 messages to VT
+ * 3 (executor 1), then waits; VT 3's engine tells executor 0 how far it
+ * took the channel every quarter window (2), again when the link is new;
+ * the first news that makes room ends the wait, older news changes
+ * nothing; a VT installed from an image does not wait for news from
+ * before it. The credit's wire form, and what it refuses. */
+static void t_flow(void **state)
+{
+    (void)state;
+    rec ra, rb;
+    pc_cx *a = s_engine(0, &ra), *b = s_engine(1, &rb);
+    pc_cx_set_window(a, 8);
+    pc_cx_set_window(b, 8);
+    s_host(a, 2, 1);
+    s_host(b, 3, 1);
+    assert_int_equal(pc_cx_place(a, 3, 1, 1), 0);
+    assert_int_equal(pc_cx_place(b, 2, 1, 0), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_true(pc_cx_may_send(a, 2, 3));
+        assert_int_equal(pc_cx_send(a, 2, 3, pc_buf_new("m", 1)), 0);
+    }
+    assert_false(pc_cx_may_send(a, 2, 3));
+    assert_false(pc_cx_may_send(a, 2, 3));
+    assert_int_equal(pc_cx_stats_of(a).waits, 1); /* one wait, asked twice */
+    assert_true(pc_cx_may_send(a, 2, 4));         /* other channels go on */
+    assert_int_equal(ra.nsent, 8);
+    for (size_t i = 0; i < 8; i++) {
+        pc_cx_msg m = ra.sent[i];
+        m.data = pc_buf_new("m", 1);
+        assert_int_equal(pc_cx_on_msg(b, 0, &m, NULL, 0), 0);
+    }
+    assert_int_equal(rb.ndelivered, 8);
+    for (uint64_t seq = 1; seq <= 8; seq++)
+        pc_cx_taken(b, 3, 2, seq);
+    pc_cx_taken(b, 3, 2, 5); /* an older take changes nothing */
+    assert_int_equal(rb.ncredits, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(rb.credit_to[i], 0);
+        assert_int_equal(rb.credit_from[i], 2);
+        assert_int_equal(rb.credit_vt[i], 3);
+        assert_int_equal(rb.credit_seq[i], 2 * (i + 1));
+    }
+    assert_true(pc_cx_credit(a, 2, 3, 2)); /* room: the wait ends */
+    assert_true(pc_cx_may_send(a, 2, 3));
+    assert_false(pc_cx_credit(a, 2, 3, 1)); /* older news */
+    assert_false(pc_cx_credit(a, 2, 3, 4)); /* no one waits */
+    assert_false(pc_cx_credit(a, 9, 3, 4)); /* not hosted */
+    pc_cx_resend_peer(b, 0);                /* a new link: told again */
+    assert_int_equal(rb.ncredits, 5);
+    assert_int_equal(rb.credit_seq[4], 8);
+    assert_int_equal(pc_cx_stats_of(b).credits, 5);
+    /* 8 more would fill the window again; an image taken now resumes
+     * elsewhere without waiting for news from before it */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pc_cx_send(a, 2, 3, pc_buf_new("m", 1)), 0);
+    assert_false(pc_cx_may_send(a, 2, 3));
+    pc_cx_image im;
+    assert_int_equal(pc_cx_image_of(a, 2, &im), 0);
+    im.epoch = 2;
+    rec rc;
+    pc_cx *c = s_engine(2, &rc);
+    pc_cx_set_window(c, 8);
+    assert_int_equal(pc_cx_install(c, &im, NULL, 0), 0);
+    pc_cx_image_clear(&im);
+    assert_true(pc_cx_may_send(c, 2, 3));
+    pc_cx_destroy(&c);
+    pc_cx_destroy(&a);
+    pc_cx_destroy(&b);
+
+    pc_wbuf w;
+    pc_wbuf_init(&w);
+    pc_cx_credit_encode(&w, 2, 3, 77);
+    uint64_t f, t, q;
+    const char *why;
+    assert_int_equal(pc_cx_credit_decode(w.data, w.len, &f, &t, &q, &why), 1);
+    assert_int_equal(f, 2);
+    assert_int_equal(t, 3);
+    assert_int_equal(q, 77);
+    assert_int_equal(pc_cx_credit_decode(w.data, w.len - 1, &f, &t, &q, &why), LEV_EINVAL);
+    assert_non_null(strstr(why, "truncated"));
+    pc_wbuf_free(&w);
+    pc_wbuf_init(&w);
+    pc_cx_credit_encode(&w, 3, 3, 1);
+    assert_int_equal(pc_cx_credit_decode(w.data, w.len, &f, &t, &q, &why), LEV_EINVAL);
+    assert_non_null(strstr(why, "itself"));
+    pc_wbuf_free(&w);
+    pc_wbuf_init(&w);
+    pc_cx_msg m = s_msg(2, 3, 1);
+    pc_cx_encode(&w, &m, NULL, 0);
+    pc_buf_drop(&m.data);
+    assert_int_equal(pc_cx_credit_decode(w.data, w.len, &f, &t, &q, &why), 0); /* a message */
+    pc_wbuf_free(&w);
 }
 
 /* A send is numbered per channel, logged, and sent once the receiver is
@@ -678,6 +786,7 @@ int main(void)
         cmocka_unit_test(t_image_wire),
         cmocka_unit_test(t_barrier),
         cmocka_unit_test(t_dets_wire),
+        cmocka_unit_test(t_flow),
     };
     return cmocka_run_group_tests(all, NULL, NULL);
 }

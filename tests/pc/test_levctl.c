@@ -431,8 +431,16 @@ static void t_real_mesh(void **state)
     size_t len = 0;
     assert_int_equal(lev_vt_start(vc, "cl_echo", "mesh", 5, &id), 0);
     rc = lev_vt_join(vc, id, &res, &len, T_LIMIT);
-    if (rc)
-        fail_msg("lev_vt_join: %s: %s", lev_strerror(rc), lev_errdetail());
+    if (rc) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", lev_errdetail());
+        char *js = mesh_status(p[1].ep, T_LIMIT);
+        fprintf(stderr, "status of the deploying peer: %s\n", js ? js : "(none)");
+        free(js);
+        for (int i = 0; i < 2; i++)
+            mesh_print_log_tail(&p[i], 60);
+        fail_msg("lev_vt_join: %s: %s", lev_strerror(rc), detail);
+    }
     assert_string_equal(res, "mesh");
     free(res);
 
