@@ -120,6 +120,14 @@ static int s_teardown(void **state)
  * Meshes
  * =================================================================== */
 
+/* How the VCs carry messages: LEV_TEST_MESSAGES=direct (between
+ * executors) or relay (through the deployer, the default). */
+static const char *s_messages(void)
+{
+    const char *e = getenv("LEV_TEST_MESSAGES");
+    return e && !strcmp(e, "direct") ? "direct" : "relay";
+}
+
 /* Starts peer i of m offering `cores` (-1: none), listening on `listen`
  * (NULL: this test's loopback address, a free port), joining `join`
  * (NULL: none), with `extra` flags. Failure detection is slower than the
@@ -143,8 +151,10 @@ static void s_peer(mesh *m, int i, int cores, const char *listen, const char *jo
                             "--period-ms",
                             "500",
                             "--probe-timeout-ms",
-                            "400"};
-    int n = 12;
+                            "400",
+                            "--messages",
+                            s_messages()};
+    int n = 14;
     if (join) {
         args[n++] = "--join";
         args[n++] = join;
@@ -278,9 +288,13 @@ static void s_finish(run *r, const char *name)
         void *buf = NULL;
         size_t len = 0;
         int rc = lev_vt_join(s_vc, c.ids[i], &buf, &len, LIMIT);
-        if (rc == LEV_ETIMEDOUT || rc == LEV_EPEER)
+        if (rc == LEV_ETIMEDOUT || rc == LEV_EPEER) {
+            char *js = s_status(&s_a); /* where every VT stands, for a closer look */
+            fprintf(stderr, "the deployer's status: %s\n", js ? js : "(none)");
+            free(js);
             fail_msg("VT %llu: %s: %s", (unsigned long long)c.ids[i], lev_strerror(rc),
                      lev_errdetail());
+        }
         fault_res res;
         memset(&res, 0, sizeof res);
         if (!rc && len == sizeof res)
