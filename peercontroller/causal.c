@@ -520,6 +520,29 @@ uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from)
     return want;
 }
 
+size_t pc_cx_held(pc_cx *cx, uint64_t vt, pc_cx_msg *first)
+{
+    const cx_vt *x = s_vt(cx, vt);
+    size_t n = 0;
+    for (size_t i = 0; x && i < x->nlog; i++)
+        if (x->log[i].held && !n++ && first)
+            *first = x->log[i];
+    return n;
+}
+
+bool pc_cx_stalled(pc_cx *cx, uint64_t vt, pc_cx_det *at)
+{
+    const cx_vt *x = s_vt(cx, vt);
+    if (!x || x->delivered >= x->base + x->nin)
+        return false;
+    const cx_in *in = &x->in[x->delivered - x->base];
+    if (in->have)
+        return false;
+    *at = (pc_cx_det){
+        .vt = vt, .pos = x->delivered + 1, .from = in->from, .seq = in->seq, .epoch = x->epoch};
+    return true;
+}
+
 uint64_t pc_cx_sent_last(pc_cx *cx, uint64_t vt, uint64_t to)
 {
     const cx_vt *x = s_vt(cx, vt);

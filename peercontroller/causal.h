@@ -166,6 +166,14 @@ int pc_cx_on_msg(pc_cx *cx, int src, const pc_cx_msg *m, const pc_cx_det *d, siz
  * when a later one came first. */
 uint64_t pc_cx_next_wanted(pc_cx *cx, uint64_t vt, uint64_t from);
 
+/* How many messages hosted VT `vt` holds in its log until a release,
+ * and the first of them in *first (when not NULL). */
+size_t pc_cx_held(pc_cx *cx, uint64_t vt, pc_cx_msg *first);
+
+/* True when hosted VT `vt` waits for a message at its next position,
+ * which the deployer fixed: *at says which (vt, pos, from, seq). */
+bool pc_cx_stalled(pc_cx *cx, uint64_t vt, pc_cx_det *at);
+
 /* The executor `vt` runs on as far as the engine knows (-1: none, as
  * when it was never placed, is fenced or ended), and *epoch (if not
  * NULL) its incarnation (0: no news of it). */

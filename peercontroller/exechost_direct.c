@@ -242,8 +242,15 @@ void pc_xh_direct_unlock(xh_host *h, uint64_t id, uint64_t seq)
 {
     pthread_mutex_lock(&h->cx_mu);
     xd_hosted *x = s_hosted(h, id);
-    if (x && seq > x->acked)
+    if (x && seq > x->acked) {
         x->unlock_seq = seq;
+    } else if (x) {
+        /* acknowledged already: a resumed VT sends its outbox again on
+         * its own thread, and the deployer's acknowledgement of the
+         * outputs it has may come first */
+        pc_cx_release(h->cx, id);
+        pc_xh_direct_settle_locked(h);
+    }
     pthread_mutex_unlock(&h->cx_mu);
 }
 
@@ -536,6 +543,46 @@ void pc_xh_direct_stats(xh_host *h)
     if (!h->direct)
         return;
     pthread_mutex_lock(&h->cx_mu);
+    /* a VT that waits, from one look to the next, for a message whose
+     * position was fixed is named once: its sender must send it again */
+    for (size_t i = 0; i < h->nhosted; i++) {
+        xd_hosted *x = &h->hosted[i];
+        pc_cx_msg first;
+        size_t held = pc_cx_held(h->cx, x->id, &first);
+        if (held && !x->unlock_seq && !rt_ch_oldest_out(x->vt) && rt_ch_capture_ok(x->vt)) {
+            /* no lock held, no unlock waiting for its acknowledgement:
+             * nothing holds them any more */
+            pc_cx_release(h->cx, x->id);
+            pc_xh_direct_settle_locked(h);
+            held = 0;
+        }
+        if (held && x->held_seen == first.seq + (first.to << 20) && !x->held_told++)
+            fprintf(stderr,
+                    "levpeer executor: virtual thread %llu holds %zu messages (the first, "
+                    "%llu to %llu) until its unlock (output %llu; acknowledged up to %llu)\n",
+                    (unsigned long long)x->id, held, (unsigned long long)first.seq,
+                    (unsigned long long)first.to, (unsigned long long)x->unlock_seq,
+                    (unsigned long long)x->acked);
+        if (x->held_seen != (held ? first.seq + (first.to << 20) : 0))
+            x->held_told = 0;
+        x->held_seen = held ? first.seq + (first.to << 20) : 0;
+        pc_cx_det at;
+        if (!pc_cx_stalled(h->cx, x->id, &at)) {
+            x->stall_pos = 0;
+            continue;
+        }
+        if (x->stall_pos == at.pos && !x->stall_told) {
+            x->stall_told = true;
+            fprintf(stderr,
+                    "levpeer executor: virtual thread %llu waits at input %llu for message "
+                    "%llu of virtual thread %llu (its position was fixed)\n",
+                    (unsigned long long)x->id, (unsigned long long)at.pos,
+                    (unsigned long long)at.seq, (unsigned long long)at.from);
+        } else if (x->stall_pos != at.pos) {
+            x->stall_pos = at.pos;
+            x->stall_told = false;
+        }
+    }
     pc_cx_stats cs = pc_cx_stats_of(h->cx);
     xd_stats x = h->xd;
     uint64_t sum = x.sent + x.received + x.dropped + x.refused + x.credits_in + cs.waits;

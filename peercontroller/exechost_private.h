@@ -49,6 +49,10 @@ typedef struct xd_hosted {
     rt_vt *vt;
     uint64_t acked;      /* its outputs acknowledged up to here */
     uint64_t unlock_seq; /* its UNLOCK not yet acknowledged (0: none): what it sends is held */
+    uint64_t stall_pos;  /* the fixed position it waited at, at the last look (0: none) */
+    bool stall_told;     /* and that was said */
+    uint64_t held_seen;  /* the first message it held at the last look (0: none) */
+    int held_told;       /* and that was said */
 } xd_hosted;
 
 /* A message the engine sent to a VT of this executor, taken once the
