@@ -689,11 +689,12 @@ static int s_serve(xh_host *h)
             pc_xh_cx_flush(h, true);
             s_stale_outboxes(h);
             pc_xh_direct_stats(h);
-            for (const xh_parked *k = h->parked; k; k = k->next)
-                fprintf(stderr,
-                        "levpeer executor: virtual thread %llu incarnation %u waits for the "
-                        "positions fixed for it (FIX)\n",
-                        (unsigned long long)k->req.vt, (unsigned)k->req.epoch);
+            for (xh_parked *k = h->parked; k; k = k->next)
+                if (k->looks++ == 1)
+                    fprintf(stderr,
+                            "levpeer executor: virtual thread %llu incarnation %u waits for the "
+                            "positions fixed for it (FIX)\n",
+                            (unsigned long long)k->req.vt, (unsigned)k->req.epoch);
             last = now;
             since = 0;
         }

@@ -538,51 +538,65 @@ static int s_try_read(xh_host *h)
 
 void pc_xh_direct_read(xh_host *h) { s_try_read(h); }
 
+/* Under cx_mu: messages x holds while it holds no lock and no output
+ * waits for an acknowledgement (an unlock acknowledged before it was
+ * noted again) go out; the number still held, the first in *first. */
+static size_t s_held_release(xh_host *h, const xd_hosted *x, pc_cx_msg *first)
+{
+    size_t held = pc_cx_held(h->cx, x->id, first);
+    if (held && !x->unlock_seq && !rt_ch_oldest_out(x->vt) && rt_ch_capture_ok(x->vt)) {
+        pc_cx_release(h->cx, x->id);
+        pc_xh_direct_settle_locked(h);
+        held = 0;
+    }
+    return held;
+}
+
+/* Under cx_mu: names once, in the log, a VT that still holds the same
+ * messages or still waits at the same fixed position as at the last
+ * look. */
+static void s_tell_waits(xh_host *h, xd_hosted *x)
+{
+    pc_cx_msg first;
+    pc_cx_mark held_at = {0};
+    size_t held = s_held_release(h, x, &first);
+    if (held)
+        held_at = (pc_cx_mark){.vt = first.to, .seq = first.seq};
+    if (held && held_at.vt == x->held_at.vt && held_at.seq == x->held_at.seq && !x->held_told) {
+        x->held_told = true;
+        fprintf(stderr,
+                "levpeer executor: virtual thread %llu holds %zu messages (the first, %llu to "
+                "%llu) until its unlock (output %llu; acknowledged up to %llu)\n",
+                (unsigned long long)x->id, held, (unsigned long long)first.seq,
+                (unsigned long long)first.to, (unsigned long long)x->unlock_seq,
+                (unsigned long long)x->acked);
+    } else if (held_at.vt != x->held_at.vt || held_at.seq != x->held_at.seq) {
+        x->held_at = held_at;
+        x->held_told = false;
+    }
+    pc_cx_det at = {0};
+    if (!pc_cx_stalled(h->cx, x->id, &at))
+        at.pos = 0;
+    if (at.pos && at.pos == x->stall_pos && !x->stall_told) {
+        x->stall_told = true;
+        fprintf(stderr,
+                "levpeer executor: virtual thread %llu waits at input %llu for message %llu of "
+                "virtual thread %llu (its position was fixed)\n",
+                (unsigned long long)x->id, (unsigned long long)at.pos, (unsigned long long)at.seq,
+                (unsigned long long)at.from);
+    } else if (at.pos != x->stall_pos) {
+        x->stall_pos = at.pos;
+        x->stall_told = false;
+    }
+}
+
 void pc_xh_direct_stats(xh_host *h)
 {
     if (!h->direct)
         return;
     pthread_mutex_lock(&h->cx_mu);
-    /* a VT that waits, from one look to the next, for a message whose
-     * position was fixed is named once: its sender must send it again */
-    for (size_t i = 0; i < h->nhosted; i++) {
-        xd_hosted *x = &h->hosted[i];
-        pc_cx_msg first;
-        size_t held = pc_cx_held(h->cx, x->id, &first);
-        if (held && !x->unlock_seq && !rt_ch_oldest_out(x->vt) && rt_ch_capture_ok(x->vt)) {
-            /* no lock held, no unlock waiting for its acknowledgement:
-             * nothing holds them any more */
-            pc_cx_release(h->cx, x->id);
-            pc_xh_direct_settle_locked(h);
-            held = 0;
-        }
-        if (held && x->held_seen == first.seq + (first.to << 20) && !x->held_told++)
-            fprintf(stderr,
-                    "levpeer executor: virtual thread %llu holds %zu messages (the first, "
-                    "%llu to %llu) until its unlock (output %llu; acknowledged up to %llu)\n",
-                    (unsigned long long)x->id, held, (unsigned long long)first.seq,
-                    (unsigned long long)first.to, (unsigned long long)x->unlock_seq,
-                    (unsigned long long)x->acked);
-        if (x->held_seen != (held ? first.seq + (first.to << 20) : 0))
-            x->held_told = 0;
-        x->held_seen = held ? first.seq + (first.to << 20) : 0;
-        pc_cx_det at;
-        if (!pc_cx_stalled(h->cx, x->id, &at)) {
-            x->stall_pos = 0;
-            continue;
-        }
-        if (x->stall_pos == at.pos && !x->stall_told) {
-            x->stall_told = true;
-            fprintf(stderr,
-                    "levpeer executor: virtual thread %llu waits at input %llu for message "
-                    "%llu of virtual thread %llu (its position was fixed)\n",
-                    (unsigned long long)x->id, (unsigned long long)at.pos,
-                    (unsigned long long)at.seq, (unsigned long long)at.from);
-        } else if (x->stall_pos != at.pos) {
-            x->stall_pos = at.pos;
-            x->stall_told = false;
-        }
-    }
+    for (size_t i = 0; i < h->nhosted; i++)
+        s_tell_waits(h, &h->hosted[i]);
     pc_cx_stats cs = pc_cx_stats_of(h->cx);
     xd_stats x = h->xd;
     uint64_t sum = x.sent + x.received + x.dropped + x.refused + x.credits_in + cs.waits;

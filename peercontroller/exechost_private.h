@@ -51,8 +51,8 @@ typedef struct xd_hosted {
     uint64_t unlock_seq; /* its UNLOCK not yet acknowledged (0: none): what it sends is held */
     uint64_t stall_pos;  /* the fixed position it waited at, at the last look (0: none) */
     bool stall_told;     /* and that was said */
-    uint64_t held_seen;  /* the first message it held at the last look (0: none) */
-    int held_told;       /* and that was said */
+    pc_cx_mark held_at;  /* the first message it held at the last look: (to, seq), 0s: none */
+    bool held_told;      /* and that was said */
 } xd_hosted;
 
 /* A message the engine sent to a VT of this executor, taken once the
@@ -86,6 +86,7 @@ typedef struct xh_parked {
     rt_vt *vt;
     uint8_t *cx; /* its image's causal state (copied), or NULL */
     size_t cxlen;
+    int looks; /* the main loop's looks at it: named in the log at the second */
 } xh_parked;
 
 typedef struct xd_stats {

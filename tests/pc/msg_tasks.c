@@ -287,6 +287,30 @@ LEV_TASK void pc_bounce(const void *arg, size_t len)
     lev_return(r, sizeof r);
 }
 
+/* One leg of a one-way stream between places 0 and 1: place 0 sends
+ * `rounds` messages of 64 bytes numbered from 0 to place 1, which checks
+ * their order. The messages sent or received in order; -1 on a fault. */
+static long msg_stream_leg(const msg_cfg *c, uint64_t peer)
+{
+    long res = 0;
+    for (long i = 0; i < c->rounds && res >= 0; i++) {
+        long m[8] = {i};
+        if (c->me == 0) {
+            res = lev_send(peer, m, sizeof m) ? -1 : res + 1;
+            continue;
+        }
+        uint64_t from = peer;
+        void *buf = NULL;
+        size_t n = 0;
+        if (lev_recv(&from, &buf, &n, -1) || n != sizeof m || ((long *)buf)[0] != i)
+            res = -1;
+        else
+            res++;
+        free(buf);
+    }
+    return res;
+}
+
 /* A one-way stream (msg_cfg from the client, two places): place 0 sends
  * `rounds` messages of 64 bytes to place 1, which checks their order and
  * answers once at the end; the sender's window fills and waits for the
@@ -303,24 +327,7 @@ LEV_TASK void pc_stream(const void *arg, size_t len)
         return;
     }
     uint64_t peer = c.ids[1 - c.me];
-    long m[8] = {0};
-    res = 0;
-    for (long i = 0; i < c.rounds && res >= 0; i++) {
-        if (c.me == 0) {
-            m[0] = i;
-            if (lev_send(peer, m, sizeof m))
-                res = -1;
-            continue;
-        }
-        uint64_t from = peer;
-        void *buf = NULL;
-        size_t n = 0;
-        if (lev_recv(&from, &buf, &n, -1) || n != sizeof m || ((long *)buf)[0] != i)
-            res = -1;
-        else
-            res++;
-        free(buf);
-    }
+    res = msg_stream_leg(&c, peer);
     uint64_t from = peer;
     void *buf = NULL;
     size_t n = 0;
@@ -347,30 +354,18 @@ LEV_TASK void pc_flood(const void *arg, size_t len)
         return;
     }
     uint64_t peer = c.ids[1 - c.me];
-    res = 0;
     if (c.me == 1) {
         uint64_t from = LEV_CLIENT;
         void *buf = NULL;
         size_t n = 0;
-        if (lev_recv(&from, &buf, &n, -1))
-            res = -1;
+        int rc = lev_recv(&from, &buf, &n, -1);
         free(buf);
-    }
-    for (long i = 0; i < c.rounds && res >= 0; i++) {
-        long m[8] = {i};
-        if (c.me == 0) {
-            res = lev_send(peer, m, sizeof m) ? -1 : res + 1;
-            continue;
+        if (rc) {
+            lev_return(&res, sizeof res);
+            return;
         }
-        uint64_t from = peer;
-        void *buf = NULL;
-        size_t n = 0;
-        if (lev_recv(&from, &buf, &n, -1) || n != sizeof m || ((long *)buf)[0] != i)
-            res = -1;
-        else
-            res++;
-        free(buf);
     }
+    res = msg_stream_leg(&c, peer);
     lev_return(&res, sizeof res);
 }
 

@@ -561,11 +561,16 @@ static void t_stream(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
-/* True once VT w->vt runs somewhere: its host in w->gone. */
+typedef struct want_host {
+    uint64_t vt;
+    char host[128]; /* where it runs, once it does */
+} want_host;
+
+/* True once VT w->vt runs somewhere (w->host). */
 static bool s_hosted(const char *js, void *ctx)
 {
-    want_moved *w = ctx;
-    return js_vt_str(js, w->vt, "host", w->gone, sizeof w->gone) && *w->gone;
+    want_host *w = ctx;
+    return js_vt_str(js, w->vt, "host", w->host, sizeof w->host) && *w->host;
 }
 
 /* True once the executors' part of a peer's status (from ctx on) shows
@@ -592,9 +597,9 @@ static void t_flood(void **state)
     msg_cfg cfg;
     s_start_cfg(vc, "pc_flood", 2, 3000, &cfg);
     if (!strcmp(s_messages(), "direct")) {
-        want_moved at = {.vt = cfg.ids[0]}; /* where the sender runs */
+        want_host at = {.vt = cfg.ids[0]}; /* where the sender runs */
         assert_true(mesh_wait(m.p[0].ep, s_hosted, &at, LIMIT));
-        assert_true(mesh_wait(at.gone, s_send_waited, "\"executors\"", LIMIT));
+        assert_true(mesh_wait(at.host, s_send_waited, "\"executors\"", LIMIT));
     }
     s_send(vc, cfg.ids[1], "gate", 5);
     long *r0 = s_join(vc, cfg.ids[0], sizeof(long));
