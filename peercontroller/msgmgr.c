@@ -251,8 +251,12 @@ static int s_deliver(pc_msgmgr *mm, uint64_t from, uint64_t to, const void *data
     mm_vt *t = pc_mm_vt_of(mm, to);
     if (!t || t->ended) {
         mm_vt *s = pc_mm_vt_of(mm, from);
-        if (s && !s->ended)
+        if (s && !s->ended) {
+            pc_log(PC_LOG_DEBUG, "VC %016llx: a message of VT %llu to %llu bounced (%s)",
+                   (unsigned long long)mm->o.vc, (unsigned long long)from, (unsigned long long)to,
+                   t ? "it ended" : "no such VT");
             s_append(mm, s, RT_IN_BOUNCE, to, 0, LEV_ENOVT, NULL, 0, false);
+        }
         return LEV_ENOVT;
     }
     mm->delivered++;
@@ -569,6 +573,10 @@ static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
     if (!last || o->ref <= *last)
         return;
     *last = o->ref;
+    pc_log(PC_LOG_DEBUG, "VC %016llx: direct message %llu of VT %llu to %llu bounced (%s)",
+           (unsigned long long)mm->o.vc, (unsigned long long)o->ref,
+           (unsigned long long)pc_mm_id(mm, v), (unsigned long long)o->to,
+           t ? "it ended" : "no such VT");
     s_append(mm, v, RT_IN_BOUNCE, o->to, 0, LEV_ENOVT, NULL, 0, false);
 }
 
@@ -777,7 +785,6 @@ static void s_log_free(mm_vt *v)
     v->relay = NULL;
     v->nrelay = v->caprelay = 0;
     free(v->bounced);
-    free(v->had);
     v->bounced = NULL;
     v->nbounced = v->capbounced = 0;
 }
@@ -973,6 +980,7 @@ void pc_mm_destroy(pc_msgmgr **mm_p)
     for (size_t i = 0; i < mm->nvts; i++) {
         s_log_free(&mm->vts[i]);
         s_held_free(&mm->vts[i]);
+        free(mm->vts[i].had); /* kept past its end, for senders that resume */
     }
     free(mm->vts);
     free(mm->due);

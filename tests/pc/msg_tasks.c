@@ -20,6 +20,12 @@ uint64_t msg_word(long r, long s, long d, long i)
     return pc_mix((uint64_t)(r * 1000003 + s * 1009 + d * 17 + i), 3);
 }
 
+uint64_t msg_a2a_bad(int what, long r, long s, long got, uint64_t detail)
+{
+    return 0xBADull << 52 | (uint64_t)(what & 0xf) << 48 | (uint64_t)(r & 0xff) << 40 |
+           (uint64_t)(s & 0xff) << 32 | (uint64_t)(got & 0xff) << 24 | (detail & 0xffffff);
+}
+
 uint64_t msg_a2a_expect(const msg_cfg *c)
 {
     uint64_t sum = 0;
@@ -100,7 +106,7 @@ LEV_TASK void pc_ring(const void *arg, size_t len)
  * sends every other VT a message of msg_words(r, me, d) words, then takes
  * n - 1 messages from any sender, checking that each sender's rounds come
  * in order and that every word is right. Returns msg_a2a_expect's value,
- * or 0 when a check failed. */
+ * or, when a check failed, msg_a2a_bad's code for the first that did. */
 LEV_TASK void pc_a2a(const void *arg, size_t len)
 {
     (void)arg;
@@ -109,6 +115,7 @@ LEV_TASK void pc_a2a(const void *arg, size_t len)
     uint64_t sum = 0, bad = 0;
     long next_round[MSG_MAXVT] = {0};
     if (!msg_get_cfg(&c)) {
+        bad = msg_a2a_bad(MSG_BAD_CFG, 0, 0, 0, 0);
         lev_return(&bad, sizeof bad);
         return;
     }
@@ -124,7 +131,9 @@ LEV_TASK void pc_a2a(const void *arg, size_t len)
             m[1] = (uint64_t)c.me;
             for (long i = 0; i < w; i++)
                 m[i + 2] = msg_word(r, c.me, d, i);
-            bad |= lev_send(c.ids[d], m, (size_t)(w + 2) * sizeof *m) != 0;
+            int rc = lev_send(c.ids[d], m, (size_t)(w + 2) * sizeof *m);
+            if (rc && !bad)
+                bad = msg_a2a_bad(MSG_BAD_SEND, r, d, got, (uint64_t)-rc);
             free(m);
         }
         for (long k = 0; k < c.n - 1 && !bad; k++) {
@@ -134,20 +143,29 @@ LEV_TASK void pc_a2a(const void *arg, size_t len)
             int rc = lev_recv(&from, &buf, &n, -1);
             const uint64_t *m = buf;
             long s = n >= 2 * sizeof *m ? (long)m[1] : -1;
-            if (rc || s < 0 || s >= c.n || s == c.me || c.ids[s] != from ||
-                (long)m[0] != next_round[s] ||
-                n != (size_t)(msg_words(next_round[s], s, c.me) + 2) * sizeof *m) {
-                bad = 1;
+            if (rc) {
+                bad = msg_a2a_bad(MSG_BAD_RECV, r, 0, got, (uint64_t)-rc);
+            } else if (s < 0 || s >= c.n || s == c.me) {
+                bad = msg_a2a_bad(MSG_BAD_PLACE, r, 0, got, n);
+            } else if (c.ids[s] != from) {
+                bad = msg_a2a_bad(MSG_BAD_FROM, r, s, got, from);
+            } else if ((long)m[0] != next_round[s]) {
+                bad = msg_a2a_bad(MSG_BAD_ROUND, r, s, got, m[0]);
+            } else if (n != (size_t)(msg_words(next_round[s], s, c.me) + 2) * sizeof *m) {
+                bad = msg_a2a_bad(MSG_BAD_LENGTH, r, s, got, n);
             } else {
-                for (long i = 0; i < msg_words(next_round[s], s, c.me); i++)
-                    bad |= m[i + 2] != msg_word(next_round[s], s, c.me, i), sum += m[i + 2];
+                for (long i = 0; i < msg_words(next_round[s], s, c.me) && !bad; i++) {
+                    if (m[i + 2] != msg_word(next_round[s], s, c.me, i))
+                        bad = msg_a2a_bad(MSG_BAD_WORD, r, s, got, (uint64_t)i);
+                    sum += m[i + 2];
+                }
                 next_round[s]++;
                 got++;
             }
             free(buf);
         }
     }
-    uint64_t res = bad ? 0 : sum + ((uint64_t)got << 56);
+    uint64_t res = bad ? bad : sum + ((uint64_t)got << 56);
     lev_return(&res, sizeof res);
 }
 

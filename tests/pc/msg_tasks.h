@@ -28,6 +28,22 @@ uint64_t msg_word(long r, long s, long d, long i);
  * it receives, plus the number of messages, in the high byte. */
 uint64_t msg_a2a_expect(const msg_cfg *c);
 
+/* What pc_a2a returns when a check fails: 0xBAD in the top 12 bits, then
+ * which check (4 bits), the round, the sender's place and the messages
+ * taken so far (8 bits each) and a detail (24 bits: the error code, the
+ * sender's id, the round or length that came, or the bad word's index). */
+enum {
+    MSG_BAD_CFG = 1,
+    MSG_BAD_SEND,
+    MSG_BAD_RECV,
+    MSG_BAD_PLACE,
+    MSG_BAD_FROM,
+    MSG_BAD_ROUND,
+    MSG_BAD_LENGTH,
+    MSG_BAD_WORD
+};
+uint64_t msg_a2a_bad(int what, long r, long s, long got, uint64_t detail);
+
 /* The global "big" of pc_bigcount: MSG_BIG_WORDS words, word 0 the count
  * c and word i (i > 0) msg_big_word(c, i). */
 #define MSG_BIG_WORDS 2048 /* 16 KiB: a value that goes by reference */
