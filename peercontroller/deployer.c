@@ -62,6 +62,72 @@ static void s_client_error(pc_deployer *d, const char *to, uint64_t vcid, uint64
     pc_wbuf_free(&b);
 }
 
+/* Direct messages: a VT that fails for good takes its sender log with
+ * it, and a receiver resumed from an image older than a message it had
+ * of it waits at that message's fixed position. The holders of its
+ * newest image have the log as far as that image: they are asked for it
+ * (H_LOG; s_logged keeps the first answer for the receivers). */
+static void s_ask_log(pc_deployer *d, dep_vc *vc, dep_vt *vt)
+{
+    const dep_holder *newest = NULL;
+    for (int i = 0; i < vt->nholders; i++) {
+        const dep_holder *h = &vt->holders[i];
+        if (h->epoch && (!newest || h->epoch > newest->epoch ||
+                         (h->epoch == newest->epoch && h->seq > newest->seq)))
+            newest = h;
+    }
+    vt->log_wait = 0;
+    for (int i = 0; newest && i < vt->nholders; i++) {
+        const dep_holder *h = &vt->holders[i];
+        if (h->epoch != newest->epoch || h->seq != newest->seq)
+            continue;
+        pc_peer_send(d->p, h->ep, dep_hdr(PC_H_LOG, vc, vt, 0), NULL, NULL);
+        vt->log_wait++;
+    }
+    if (!vt->log_wait)
+        pc_log(PC_LOG_INFO,
+               "VC %016llx VT %llu failed with no image held: what it sent after its start is "
+               "lost to receivers that resume",
+               (unsigned long long)vc->id, (unsigned long long)vt->id);
+}
+
+static void s_logged(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    (void)d;
+    dep_vt *vt = s_vt(vc, m->h.vt);
+    if (!vt || vt->state != VT_FAILED || vt->log_wait <= 0)
+        return; /* not asked, or answered already */
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    const void *part = NULL;
+    size_t plen = 0;
+    pc_get_blob(&r, &part, &plen);
+    pc_cx_image im = {0};
+    const char *why = NULL;
+    if (pc_rbuf_done(&r) && plen && pc_cx_image_decode(part, plen, RT_CH_MAX_MSG, &im, &why))
+        pc_rbuf_fail(&r, why ? why : "deployer out of memory");
+    if (pc_rbuf_done(&r) && plen && im.vt != vt->id)
+        pc_rbuf_fail(&r, "the causal state of another VT");
+    vt->log_wait--;
+    if (!pc_rbuf_done(&r) || !plen) {
+        pc_log(vt->log_wait ? PC_LOG_INFO : PC_LOG_WARN,
+               "VC %016llx VT %llu: no sender log from %s (%s)%s", (unsigned long long)vc->id,
+               (unsigned long long)vt->id, m->from, plen ? pc_rbuf_why(&r) : "no image held",
+               vt->log_wait ? "" : ": what it sent after its last image held is lost");
+        pc_cx_image_clear(&im);
+        return;
+    }
+    vt->log_wait = 0;
+    if (pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog))
+        pc_log(PC_LOG_ERROR,
+               "VC %016llx VT %llu: no memory to keep what it sent for receivers that resume",
+               (unsigned long long)vc->id, (unsigned long long)vt->id);
+    pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu failed: %zu messages of its image %u.%llu kept",
+           (unsigned long long)vc->id, (unsigned long long)vt->id, im.nlog, m->h.epoch,
+           (unsigned long long)m->h.seq);
+    pc_cx_image_clear(&im);
+}
+
 /* Ends a VT with its result (or error) and tells the client, once. */
 static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char *detail,
                      const void *res, size_t len)
@@ -81,6 +147,8 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     pc_peer_send(d->p, vc->client, dep_hdr(PC_C_RESULT, vc, vt, 0), &b, NULL);
     pc_wbuf_free(&b);
     pc_dep_src_clear(d, vc, vt);
+    if (err && vc->direct)
+        s_ask_log(d, vc, vt); /* before the drop, which follows it to the same holders */
     for (int i = 0; i < vt->nholders; i++)
         pc_peer_send(d->p, vt->holders[i].ep, dep_hdr(PC_H_DROP, vc, vt, 0), NULL, NULL);
     vt->nholders = 0;
@@ -92,9 +160,10 @@ static void s_finish(pc_deployer *d, dep_vc *vc, dep_vt *vt, int err, const char
     vt->awaits_barrier = false;
     free(vt->arg);
     vt->arg = NULL;
-    pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s",
+    pc_log(err ? PC_LOG_WARN : PC_LOG_DEBUG, "VC %016llx VT %llu %s%s%s%s",
            (unsigned long long)vc->id, (unsigned long long)vt->id, err ? "failed: " : "done",
-           err ? lev_strerror(err) : "", detail && *detail ? detail : "");
+           err ? lev_strerror(err) : "", err && detail && *detail ? ": " : "",
+           err && detail ? detail : "");
 }
 
 /* ===================================================================
@@ -414,6 +483,41 @@ static dep_vt *s_current(pc_deployer *d, dep_vc *vc, pc_msg *m, bool from_host)
     if (vt->state == VT_DONE || vt->state == VT_FAILED)
         return NULL;
     return vt;
+}
+
+/* Direct messages: W_STALL, a VT has waited at a position fixed for a
+ * message (its executor says so at each look). If no one has that
+ * message any more (its sender failed for good, and neither the
+ * sender's last image held nor anything else kept it), the VT would
+ * wait for good: it fails, saying which message was lost. */
+static void s_stall(pc_deployer *d, dep_vc *vc, pc_msg *m)
+{
+    dep_vt *t = s_current(d, vc, m, true);
+    if (!t)
+        return;
+    pc_cx_det *at = NULL;
+    size_t n = 0;
+    const char *why = NULL;
+    if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &at, &n, &why) || n != 1 ||
+        at[0].vt != t->id) {
+        pc_log(PC_LOG_WARN, "dropped STALL from %s: %s", m->from,
+               why ? why : "not one position of its VT");
+        free(at);
+        return;
+    }
+    const dep_vt *s = s_vt(vc, at[0].from);
+    bool lost = s && s->state == VT_FAILED && s->log_wait <= 0 &&
+                !pc_mm_vt_kept(vc->mm, t->id, s->id, at[0].seq);
+    if (lost) {
+        char detail[160];
+        snprintf(detail, sizeof detail,
+                 "message %llu of VT %llu, which it had taken, is lost: VT %llu failed and no "
+                 "image of it held the message",
+                 (unsigned long long)at[0].seq, (unsigned long long)s->id,
+                 (unsigned long long)s->id);
+        s_finish(d, vc, t, LEV_EFAILED, detail, NULL, 0);
+    }
+    free(at);
 }
 
 static void s_enrolled(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
@@ -828,6 +932,13 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
         return;
     case PC_H_MISSING:
         s_missing(d, vc, m);
+        return;
+    case PC_H_LOGGED:
+        s_logged(d, vc, m);
+        return;
+    case PC_W_STALL:
+        if (wi >= 0)
+            s_stall(d, vc, m);
         return;
     default:
         pc_log(PC_LOG_WARN, "dropped %s from %s: not for a deployer", pc_type_name(m->h.type),

@@ -79,6 +79,8 @@ typedef struct dep_vt {
     size_t nfix;
     uint32_t fix_epoch;
     uint64_t trimmed; /* the senders were told to trim to its image at this input (W_TRIM) */
+    int log_wait;     /* failed for good: holders asked for its sender log (H_LOG), 0 once
+                       * one gave it */
 } dep_vt;
 
 typedef struct dep_vc {

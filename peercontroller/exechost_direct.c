@@ -554,8 +554,9 @@ static size_t s_held_release(xh_host *h, const xd_hosted *x, pc_cx_msg *first)
 
 /* Under cx_mu: names once, in the log, a VT that still holds the same
  * messages or still waits at the same fixed position as at the last
- * look. */
-static void s_tell_waits(xh_host *h, xd_hosted *x)
+ * look; true, with that position in *stall, in the second case (the
+ * deployer is told at every look: X_STALL). */
+static bool s_tell_waits(xh_host *h, xd_hosted *x, pc_cx_det *stall)
 {
     pc_cx_msg first;
     pc_cx_mark held_at = {0};
@@ -577,7 +578,8 @@ static void s_tell_waits(xh_host *h, xd_hosted *x)
     pc_cx_det at = {0};
     if (!pc_cx_stalled(h->cx, x->id, &at))
         at.pos = 0;
-    if (at.pos && at.pos == x->stall_pos && !x->stall_told) {
+    bool stalled = at.pos && at.pos == x->stall_pos;
+    if (stalled && !x->stall_told) {
         x->stall_told = true;
         fprintf(stderr,
                 "levpeer executor: virtual thread %llu waits at input %llu for message %llu of "
@@ -588,6 +590,9 @@ static void s_tell_waits(xh_host *h, xd_hosted *x)
         x->stall_pos = at.pos;
         x->stall_told = false;
     }
+    if (stalled)
+        *stall = at;
+    return stalled;
 }
 
 void pc_xh_direct_stats(xh_host *h)
@@ -595,14 +600,32 @@ void pc_xh_direct_stats(xh_host *h)
     if (!h->direct)
         return;
     pthread_mutex_lock(&h->cx_mu);
-    for (size_t i = 0; i < h->nhosted; i++)
-        s_tell_waits(h, &h->hosted[i]);
+    xh_out *stalls = NULL, **tail = &stalls; /* queued once cx_mu is let go */
+    for (size_t i = 0; i < h->nhosted; i++) {
+        pc_cx_det at;
+        const rt_vt *vt = h->hosted[i].vt;
+        if (!s_tell_waits(h, &h->hosted[i], &at) || !vt)
+            continue;
+        /* the deployer fails it if no one has that message any more */
+        xh_out *o = pc_xh_out_new(PC_X_STALL, h->hosted[i].id, vt->epoch, 0);
+        if (o) {
+            pc_cx_dets_encode(&o->head, &at, 1);
+            *tail = o;
+            tail = &o->next;
+        }
+    }
     pc_cx_stats cs = pc_cx_stats_of(h->cx);
     xd_stats x = h->xd;
     uint64_t sum = x.sent + x.received + x.dropped + x.refused + x.credits_in + cs.waits;
     bool moved = sum != h->xd.told;
     h->xd.told = sum;
     pthread_mutex_unlock(&h->cx_mu);
+    while (stalls) {
+        xh_out *o = stalls;
+        stalls = o->next;
+        o->next = NULL;
+        pc_xh_queue(h, o);
+    }
     if (!moved)
         return;
     xh_out *o = pc_xh_out_new(PC_X_STATS, 0, 0, 0);

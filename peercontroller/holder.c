@@ -8,8 +8,9 @@
  * newer one is in; a patch without its base here asks the worker for
  * whole images (W_FULL). On the word of the deployer the image names
  * (and only its), the image goes to the worker that resumes the VT, or is
- * dropped. A whole image stays in memory as the message that brought it
- * (no copy).
+ * dropped; when the VT failed for good, its deployer takes the image's
+ * sender log (H_LOG). A whole image stays in memory as the message that
+ * brought it (no copy).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -239,6 +240,32 @@ static void s_send(pc_holder *h, pc_msg *m)
     pc_wbuf_free(&b);
 }
 
+/* The VT failed for good: its deployer takes the sender log of the
+ * image held (H_LOGGED; an empty one when none is held), for receivers
+ * resumed from images older than messages only that log still has. */
+static void s_log(pc_holder *h, pc_msg *m)
+{
+    hd_img *e = *s_find(h, m->h.vc, m->h.vt);
+    if (e && strcmp(e->deployer, m->from)) {
+        pc_log(PC_LOG_WARN, "refused LOG of VC %016llx VT %llu from %s: not its deployer",
+               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
+        return;
+    }
+    const uint8_t *chan = NULL, *img = NULL, *cx = NULL;
+    size_t clen = 0, ilen = 0, cxlen = 0;
+    const char *why = NULL;
+    if (e && !pc_env_split(pc_buf_data(e->img), pc_buf_len(e->img), &chan, &clen, &img, &ilen, &cx,
+                           &cxlen, &why))
+        cx = NULL, cxlen = 0; /* it was checked when it came: not reached */
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_blob(&b, cx, cxlen);
+    pc_peer_send(h->p, m->from,
+                 pc_hdr_make(PC_H_LOGGED, m->h.vc, m->h.vt, e ? e->epoch : 0, e ? e->seq : 0), &b,
+                 NULL);
+    pc_wbuf_free(&b);
+}
+
 void pc_holder_on_msg(pc_holder *h, pc_msg *m)
 {
     switch (m->h.type) {
@@ -250,6 +277,9 @@ void pc_holder_on_msg(pc_holder *h, pc_msg *m)
         return;
     case PC_H_SEND:
         s_send(h, m);
+        return;
+    case PC_H_LOG:
+        s_log(h, m);
         return;
     case PC_H_DROP:
         /* only the deployer of an image drops it */

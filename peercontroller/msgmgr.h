@@ -94,6 +94,10 @@ int pc_mm_vt_had(pc_msgmgr *mm, uint64_t vt, const pc_cx_mark *had, size_t n);
  * while the receiver lives. 0 or LEV_ENOMEM (some are not kept). */
 int pc_mm_vt_left(pc_msgmgr *mm, uint64_t vt, const pc_cx_msg *log, size_t n);
 
+/* Direct messages: whether message seq of VT `from`, which ended, to VT
+ * `to` is kept here for `to` (pc_mm_vt_left). */
+bool pc_mm_vt_kept(const pc_msgmgr *mm, uint64_t to, uint64_t from, uint64_t seq);
+
 /* pc_mm_vt_ended_with(mm, vt, 0): a deployer that does not say how the
  * VT ended has it reported as done (LEV_ENOVT to its peers). */
 void pc_mm_vt_ended(pc_msgmgr *mm, uint64_t vt);

@@ -58,6 +58,15 @@ int pc_mm_vt_left(pc_msgmgr *mm, uint64_t id, const pc_cx_msg *log, size_t n)
     return rc;
 }
 
+bool pc_mm_vt_kept(const pc_msgmgr *mm, uint64_t to, uint64_t from, uint64_t seq)
+{
+    const mm_vt *t = pc_mm_vt_of((pc_msgmgr *)mm, to);
+    for (size_t i = 0; t && i < t->nrelay; i++)
+        if (t->relay[i].from == from && t->relay[i].seq == seq)
+            return true;
+    return false;
+}
+
 int pc_mm_vt_had(pc_msgmgr *mm, uint64_t id, const pc_cx_mark *had, size_t n)
 {
     mm_vt *v = pc_mm_vt_of(mm, id);

@@ -177,7 +177,8 @@ pc_role pc_msg_role(uint16_t t)
             return PC_ROLE_WORKER;
         return PC_ROLE_DEPLOYER;
     case 0x04:
-        return t == PC_H_HELD || t == PC_H_MISSING ? PC_ROLE_DEPLOYER : PC_ROLE_HOLDER;
+        return t == PC_H_HELD || t == PC_H_MISSING || t == PC_H_LOGGED ? PC_ROLE_DEPLOYER
+                                                                       : PC_ROLE_HOLDER;
     case 0x05:
         return t == PC_S_STATUS ? PC_ROLE_STATUS : PC_ROLE_NONE;
     default:

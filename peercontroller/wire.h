@@ -147,6 +147,8 @@ typedef enum pc_type {
                             * incarnation; s where its executor receives direct messages */
     PC_W_LINKS = 0x0320,   /* deployer -> worker: hdr.vc; L where each executor of the VC
                             * receives (entry k: executor k; "": none) */
+    PC_W_STALL = 0x0321,   /* worker -> deployer: hdr.vc/vt/epoch; D the fixed position the VT
+                            * has waited at since the executor's last look (X_STALL) */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -163,6 +165,10 @@ typedef enum pc_type {
                             * u64 base_seq, u64 image length; F patch (u32 n, n x u32 block,
                             * then the n blocks' bytes; PC_PATCH_BLOCK bytes a block, the
                             * image's last block as long as it is) */
+    PC_H_LOG = 0x0407,     /* deployer -> holder: hdr.vc/vt: the VT failed for good (direct
+                            * messages): the causal state of the image held -> H_LOGGED */
+    PC_H_LOGGED = 0x0408,  /* holder -> deployer: hdr.vc/vt/epoch/seq of the image; b its
+                            * causal state (causal.h, pc_cx_image; empty: no image held) */
 
     /* status */
     PC_S_STATUS = 0x0501,       /* -> STATUS_REPLY */
@@ -208,6 +214,8 @@ typedef enum pc_type {
     PC_X_STATS = 0x061F,        /* exec -> daemon, direct messages: u64 frames sent, received,
                                  * dropped, refused; u64 sends that waited for their receiver,
                                  * credits sent, credits received */
+    PC_X_STALL = 0x0620,        /* exec -> daemon, direct messages: hdr.vt/epoch; D the fixed
+                                 * position the VT has waited at since its last look -> W_STALL */
 } pc_type;
 
 /* W_ENROL's flags: the VC's VTs send their messages to each other's

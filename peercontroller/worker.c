@@ -972,6 +972,10 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
             s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
                             h->seq, payload, h->len, NULL);
         break;
+    case PC_X_STALL:
+        if (current)
+            s_send_deployer(w, v, PC_W_STALL, h->vt, h->epoch, 0, payload, h->len, NULL);
+        break;
     case PC_X_DET: /* for VTs of this executor; the deployer checks which */
         s_send_deployer(w, v, PC_W_DET, 0, 0, 0, payload, h->len, NULL);
         break;

@@ -874,6 +874,15 @@ static void t_bad_input(void **state)
      * one for a VC that is not there is answered so */
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_C_START, 424242, 0, NULL, 0);
     s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_DONE, 424242, 0, NULL, 0);
+    /* a stall report cut short; a whole one, and a holder's sender log,
+     * for a VC that is not there; a request for a sender log not held */
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_STALL, 424242, 0, NULL, 0);
+    uint8_t nodets[4] = {0};
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_W_STALL, 424243, sizeof nodets, nodets,
+          sizeof nodets);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_H_LOGGED, 424244, sizeof nodets, nodets,
+          sizeof nodets);
+    s_bad(z, ep, PC_WIRE_MAGIC, PC_WIRE_VERSION, PC_H_LOG, 424245, 0, NULL, 0);
     pc_wbuf st;
     pc_wbuf_init(&st);
     pc_put_str(&st, "pc_sum");
@@ -931,6 +940,9 @@ static void t_bad_input(void **state)
     assert_true(s_log_has(&m.p[0], "header length does not match"));
     assert_true(s_log_has(&m.p[0], "refused C_START"));
     assert_true(s_log_has(&m.p[0], "refused W_DONE"));
+    assert_true(s_log_has(&m.p[0], "refused W_STALL"));
+    assert_true(s_log_has(&m.p[0], "no VC 0000000000067933"));
+    assert_true(s_log_has(&m.p[0], "no VC 0000000000067934"));
     assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
     assert_true(s_log_has(&m.p[0], "dropped M_PING"));
     assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
