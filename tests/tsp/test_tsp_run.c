@@ -190,9 +190,12 @@ static int64_t s_seq(const char *instance)
 }
 
 /* Starts a mesh: peer 0 for the client (it offers `client_cores`), then
- * `workers` peers of one core each joining it. */
+ * `workers` peers of one core each joining it. Peer 0 carries the VTs'
+ * messages as LEV_TEST_MESSAGES says: direct (between executors) or
+ * relay (through it, the default). */
 static void s_mesh(mesh_peer *p, int workers, const char *client_cores)
 {
+    const char *e = getenv("LEV_TEST_MESSAGES");
     const char *a0[] = {"--listen",
                         mesh_listen(),
                         "--cores",
@@ -205,6 +208,8 @@ static void s_mesh(mesh_peer *p, int workers, const char *client_cores)
                         "600",
                         "--log-level",
                         "warn",
+                        "--messages",
+                        e && !strcmp(e, "direct") ? "direct" : "relay",
                         NULL};
     assert_int_equal(mesh_start(&p[0], LEVPEER_PATH, s_dir, 20000, a0), 0);
     for (int i = 1; i <= workers; i++) {
