@@ -9,7 +9,8 @@
 #   eval/tsp/figure4.sh [--rounds N] [--sizes "GENS..."] [--setups "Q,Q Q,Q,Q ..."]
 #                       [--instance FILE] [--islands K] [--epoch-gens G]
 #                       [--seed S] [--period-us US] [--rate measured|equal]
-#                       [--net none|lan|wan] [--bin DIR] [--out DIR] [--force] [--help]
+#                       [--net none|lan|wan] [--messages relay|direct]
+#                       [--bin DIR] [--out DIR] [--force] [--help]
 #
 #   --rounds N        rounds of every measurement, interleaved (default 3);
 #                     the tables show medians
@@ -31,6 +32,8 @@
 #                     lan (0.2 ms one way, 1 Gbit/s) or wan (20 ms one way,
 #                     100 Mbit/s), emulated by a relay (eval/net/lagrelay.c)
 #                     in front of each levpeer
+#   --messages M      how the VTs' messages travel: relay (through the
+#                     client's peer, default) or direct (between executors)
 #   --bin DIR         programs already built (a build tree or a directory
 #                     holding them); default: build in the eval tree
 #   --out DIR         results directory (default eval/results)
@@ -43,7 +46,7 @@ EV_NAME=figure4
 . eval/tsp/lib.sh
 
 usage() {
-    sed -n '9,37s/^# \{0,1\}//p' "$0"
+    sed -n '9,40s/^# \{0,1\}//p' "$0"
     exit "${1:-2}"
 }
 
@@ -56,6 +59,7 @@ EPOCH_GENS=1000
 SEED=1
 RATE=equal
 NET=none
+MESSAGES=relay
 BIN=
 OUT=eval/results
 FORCE=0
@@ -72,6 +76,7 @@ while (($#)); do
     --period-us) CG_PERIOD_US=${2:?}; shift ;;
     --rate) RATE=${2:?}; shift ;;
     --net) NET=${2:?}; shift ;;
+    --messages) MESSAGES=${2:?}; shift ;;
     --bin) BIN=${2:?}; shift ;;
     --out) OUT=${2:?}; shift ;;
     --force) FORCE=1 ;;
@@ -95,6 +100,9 @@ lan) MESH_NET_DELAY=0.2 MESH_NET_RATE=1000 ;;
 wan) MESH_NET_DELAY=20 MESH_NET_RATE=100 ;;
 *) ev_die "--net is none, lan or wan, not '$NET'" ;;
 esac
+[[ $MESSAGES == relay || $MESSAGES == direct ]] ||
+    ev_die "--messages is relay or direct, not '$MESSAGES'"
+MESH_OPTS+=(--messages "$MESSAGES")
 [[ -r $INSTANCE ]] || ev_die "instance $INSTANCE is not readable"
 
 ev_init
