@@ -270,6 +270,8 @@ void pc_xh_on_done(rt_vt *vt, void *ud)
 {
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
+    if (h->direct) /* its determinants before its result (pc_xh_on_output) */
+        pc_xh_cx_flush(h, true);
     pthread_mutex_lock(&h->mu);
     if (!r->forget) {
         xh_out *o;
@@ -470,6 +472,12 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
      * the stream would send one per message */
     if (h->direct && out->kind == RT_OUT_CONSUMED)
         return;
+    /* with direct messages an output must not reach the deployer before
+     * the determinants of the inputs it depends on: they go up first, on
+     * the same channel (else a recovery could order those inputs
+     * otherwise than the output saw them) */
+    if (h->direct)
+        pc_xh_cx_flush(h, true);
     pthread_mutex_lock(&h->mu);
     if (r->forget || r->stop_out) {
         pthread_mutex_unlock(&h->mu);

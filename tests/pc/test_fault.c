@@ -689,6 +689,76 @@ static void t_recv_failed(void **state)
     s_passed = true;
 }
 
+/* The contract where the two paths differ: X sends W a message, W takes
+ * it and reports, and X then crashes its executor until it fails for
+ * good, on a single worker (so W is lost with X every time) whose VC
+ * takes no checkpoint in the run (so neither has an image, and W starts
+ * again from its beginning each time). Through the deployer (relay), W
+ * gets X's message again from the deployer's log and ends exactly: its
+ * receives return the message, then LEV_EFAILED twice. Between
+ * executors (direct), the message died with X's last executor and no
+ * image of X held it: W fails with LEV_EFAILED and an error that names
+ * the lost message, within SETTLED ms of X's failure, instead of
+ * waiting for it for good. */
+static void t_recv_lost(void **state)
+{
+    (void)state;
+    const int cores[] = {1};
+    s_mesh(&s_a, cores, 1, NULL);
+    run r;
+    memset(&r, 0, sizeof r);
+    mesh_reports_init(&r.rep);
+    lev_vc_options o = {.workers = 1, .checkpoint_ms = 600000, .peer = s_a.p[0].ep};
+    int rc = lev_vc_open(&s_vc, &o);
+    if (rc)
+        fail_msg("lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    assert_int_equal(lev_vc_on_report(s_vc, mesh_on_report, &r.rep), 0);
+    lev_vt_id waiter, x, want_x = 3; /* the ids are dense from 2 */
+    assert_int_equal(lev_vt_start(s_vc, "pc_fault_wait", &want_x, sizeof want_x, &waiter), 0);
+    assert_int_equal(lev_vt_start(s_vc, "pc_fault_crash", &waiter, sizeof waiter, &x), 0);
+    assert_true(x == want_x);
+    assert_true(mesh_wait_reports(&r.rep, waiter, 1, LIMIT));
+    assert_int_equal(r.rep.last[waiter], 0);
+    s_send(x, "c", 1);
+    void *buf = NULL;
+    size_t len = 0;
+    rc = lev_vt_join(s_vc, x, &buf, &len, LIMIT);
+    free(buf);
+    int64_t ended = s_now_ms();
+    if (rc != LEV_EFAILED)
+        fail_msg("X: %s (%s), not LEV_EFAILED", lev_strerror(rc), lev_errdetail());
+    buf = NULL;
+    rc = lev_vt_join(s_vc, waiter, &buf, &len, SETTLED);
+    long long told = (long long)(s_now_ms() - ended);
+    if (!strcmp(s_messages(), "direct")) {
+        fault_wait_res wr;
+        memset(&wr, 0, sizeof wr);
+        if (!rc && len == sizeof wr)
+            memcpy(&wr, buf, sizeof wr);
+        free(buf);
+        if (rc != LEV_EFAILED || !strstr(lev_errdetail(), "message 1 of VT 3, which it had taken, "
+                                                          "is lost"))
+            fail_msg("the waiter: %s (%s; receives %d, %d, %d), not LEV_EFAILED naming X's lost "
+                     "message",
+                     lev_strerror(rc), rc ? lev_errdetail() : "", wr.first, wr.second, wr.third);
+        printf("fault: recv_lost: the waiter failed %lld ms after X: %s\n", told, lev_errdetail());
+    } else {
+        if (rc)
+            fail_msg("the waiter: %s: %s", lev_strerror(rc), lev_errdetail());
+        assert_int_equal(len, sizeof(fault_wait_res));
+        fault_wait_res wr;
+        memcpy(&wr, buf, sizeof wr);
+        free(buf);
+        printf("fault: recv_lost: the waiter ended %lld ms after X; its receives %d, %d, %d\n",
+               told, wr.first, wr.second, wr.third);
+        if (wr.first || !wr.text_ok || wr.second != LEV_EFAILED || wr.third != LEV_EFAILED)
+            fail_msg("the waiter's receives: %d (text %s), %d, %d; want 0, %d, %d", wr.first,
+                     wr.text_ok ? "ok" : "wrong", wr.second, wr.third, LEV_EFAILED, LEV_EFAILED);
+    }
+    assert_int_equal(lev_vc_close(&s_vc), 0);
+    s_passed = true;
+}
+
 /* Every VT of the list runs with an image of its current epoch held,
  * each newer than the layout's. */
 static bool s_checkpointed_since(const char *js, void *ctx)
@@ -919,6 +989,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(t_false_suspicion, s_teardown),
         cmocka_unit_test_teardown(t_endpoint_reuse, s_teardown),
         cmocka_unit_test_teardown(t_spread, s_teardown),
+        cmocka_unit_test_teardown(t_recv_lost, s_teardown),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
