@@ -243,9 +243,12 @@ static void s_finish(xh_host *h, xh_vtrec *r)
 {
     s_live_unlink(h, r);
     pthread_mutex_lock(&h->mu);
-    if (r->end && !r->forget)
-        pc_xh_direct_done(h, r->id, r->end);
+    xh_out *end = r->end && !r->forget ? r->end : NULL; /* not queued yet: ours */
     pthread_mutex_unlock(&h->mu);
+    /* it takes cx_mu, never under h->mu (the order is cx_mu, then h->mu:
+     * a VT's output sends its determinants up under cx_mu) */
+    if (end)
+        pc_xh_direct_done(h, r->id, end);
     if (!s_live_find(h, r->id))
         pc_xh_cx_remove(h, r->id); /* unless a newer incarnation runs here */
     pthread_mutex_lock(&h->mu);

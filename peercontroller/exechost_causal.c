@@ -17,7 +17,8 @@
  * The engine is not thread-safe: h->cx_mu guards it. The main thread
  * feeds it; a VT's thread takes its part of an image under the same
  * lock, together with the channel state, so the two stand at one
- * position. Lock order: h->cx_mu, then a VT's channel.
+ * position. Lock order: h->cx_mu, then a VT's channel; h->cx_mu, then
+ * h->mu (never h->cx_mu under h->mu).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
