@@ -62,6 +62,31 @@ static void s_client_error(pc_deployer *d, const char *to, uint64_t vcid, uint64
     pc_wbuf_free(&b);
 }
 
+/* Direct messages: reads a VT's causal state (b: pc_cx_image, as W_DONE
+ * and H_LOGGED carry it) into *im; false when it is empty. */
+static bool s_get_cx(pc_rbuf *r, pc_cx_image *im)
+{
+    const void *part = NULL;
+    size_t plen = 0;
+    pc_get_blob(r, &part, &plen);
+    const char *why = NULL;
+    if (pc_rbuf_done(r) && plen && pc_cx_image_decode(part, plen, RT_CH_MAX_MSG, im, &why))
+        pc_rbuf_fail(r, why ? why : "deployer out of memory");
+    return plen != 0;
+}
+
+/* Direct messages: what VT `id`, which ended or failed, still held in
+ * its sender log (and, when `had`, how far it had each channel) is kept
+ * for its receivers. */
+static void s_keep_left(dep_vc *vc, uint64_t id, const pc_cx_image *im, bool had)
+{
+    if (pc_mm_vt_left(vc->mm, id, im->log, im->nlog) ||
+        (had && pc_mm_vt_had(vc->mm, id, im->cons, im->ncons)))
+        pc_log(PC_LOG_ERROR,
+               "VC %016llx VT %llu: no memory to keep what it sent for receivers that resume",
+               (unsigned long long)vc->id, (unsigned long long)id);
+}
+
 /* Direct messages: a VT that fails for good takes its sender log with
  * it, and a receiver resumed from an image older than a message it had
  * of it waits at that message's fixed position. The holders of its
@@ -99,29 +124,21 @@ static void s_logged(pc_deployer *d, dep_vc *vc, pc_msg *m)
         return; /* not asked, or answered already */
     pc_rbuf r;
     pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
-    const void *part = NULL;
-    size_t plen = 0;
-    pc_get_blob(&r, &part, &plen);
     pc_cx_image im = {0};
-    const char *why = NULL;
-    if (pc_rbuf_done(&r) && plen && pc_cx_image_decode(part, plen, RT_CH_MAX_MSG, &im, &why))
-        pc_rbuf_fail(&r, why ? why : "deployer out of memory");
-    if (pc_rbuf_done(&r) && plen && im.vt != vt->id)
+    bool none = !s_get_cx(&r, &im) && pc_rbuf_done(&r);
+    if (pc_rbuf_done(&r) && !none && im.vt != vt->id)
         pc_rbuf_fail(&r, "the causal state of another VT");
     vt->log_wait--;
-    if (!pc_rbuf_done(&r) || !plen) {
+    if (!pc_rbuf_done(&r) || none) {
         pc_log(vt->log_wait ? PC_LOG_INFO : PC_LOG_WARN,
                "VC %016llx VT %llu: no sender log from %s (%s)%s", (unsigned long long)vc->id,
-               (unsigned long long)vt->id, m->from, plen ? pc_rbuf_why(&r) : "no image held",
+               (unsigned long long)vt->id, m->from, none ? "no image held" : pc_rbuf_why(&r),
                vt->log_wait ? "" : ": what it sent after its last image held is lost");
         pc_cx_image_clear(&im);
         return;
     }
     vt->log_wait = 0;
-    if (pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog))
-        pc_log(PC_LOG_ERROR,
-               "VC %016llx VT %llu: no memory to keep what it sent for receivers that resume",
-               (unsigned long long)vc->id, (unsigned long long)vt->id);
+    s_keep_left(vc, vt->id, &im, false);
     pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu failed: %zu messages of its image %u.%llu kept",
            (unsigned long long)vc->id, (unsigned long long)vt->id, im.nlog, m->h.epoch,
            (unsigned long long)m->h.seq);
@@ -597,14 +614,9 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     pc_get_blob(&r, &res, &len);
     uint32_t nmarks = r.off < r.len ? pc_get_count(&r, 16) : 0; /* direct messages: its last */
     pc_get_raw(&r, &marks, (size_t)nmarks * 16);
-    const void *part = NULL; /* and its sender log */
-    size_t plen = 0;
+    pc_cx_image im = {0}; /* and its sender log */
     if (r.off < r.len)
-        pc_get_blob(&r, &part, &plen);
-    pc_cx_image im = {0};
-    const char *why = NULL;
-    if (pc_rbuf_done(&r) && plen && pc_cx_image_decode(part, plen, RT_CH_MAX_MSG, &im, &why))
-        pc_rbuf_fail(&r, why ? why : "deployer out of memory");
+        s_get_cx(&r, &im);
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
                m->from, pc_rbuf_why(&r));
@@ -612,12 +624,8 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     }
     if (vc->direct) {
         pc_mm_vt_last_sent(vc->mm, vt->id, marks, nmarks);
-        if (im.vt == vt->id && (pc_mm_vt_left(vc->mm, vt->id, im.log, im.nlog) ||
-                                pc_mm_vt_had(vc->mm, vt->id, im.cons, im.ncons)))
-            pc_log(PC_LOG_ERROR,
-                   "VC %016llx VT %llu: no memory to keep what it sent for receivers that "
-                   "resume",
-                   (unsigned long long)vc->id, (unsigned long long)vt->id);
+        if (im.vt == vt->id)
+            s_keep_left(vc, vt->id, &im, true);
     }
     pc_cx_image_clear(&im);
     s_finish(d, vc, vt, err, detail, res, len);

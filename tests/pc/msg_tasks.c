@@ -26,6 +26,14 @@ uint64_t msg_a2a_bad(int what, long r, long s, long got, uint64_t detail)
            (uint64_t)(s & 0xff) << 32 | (uint64_t)(got & 0xff) << 24 | (detail & 0xffffff);
 }
 
+const char *msg_a2a_bad_name(unsigned what)
+{
+    static const char *const names[] = {"?",       "configuration", "send",
+                                        "receive", "sender place",  "sender id",
+                                        "round",   "length",        "word"};
+    return what < sizeof names / sizeof *names ? names[what] : "?";
+}
+
 uint64_t msg_a2a_expect(const msg_cfg *c)
 {
     uint64_t sum = 0;

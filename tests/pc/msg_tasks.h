@@ -44,6 +44,9 @@ enum {
 };
 uint64_t msg_a2a_bad(int what, long r, long s, long got, uint64_t detail);
 
+/* The name of check `what` (MSG_BAD_*), "?" for another number. */
+const char *msg_a2a_bad_name(unsigned what);
+
 /* The global "big" of pc_bigcount: MSG_BIG_WORDS words, word 0 the count
  * c and word i (i > 0) msg_big_word(c, i). */
 #define MSG_BIG_WORDS 2048 /* 16 KiB: a value that goes by reference */

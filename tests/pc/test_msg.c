@@ -325,17 +325,12 @@ static void t_a2a(void **state)
         uint64_t *sum = s_join(vc, cfg.ids[i], sizeof(uint64_t));
         msg_cfg c = cfg;
         c.me = i;
-        if (*sum >> 52 == 0xBAD) {
-            static const char *what[] = {"?",       "configuration", "send",
-                                         "receive", "sender place",  "sender id",
-                                         "round",   "length",        "word"};
-            unsigned k = (unsigned)(*sum >> 48 & 0xf);
+        if (*sum >> 52 == 0xBAD)
             fail_msg("VT at place %d: bad %s in round %u from place %u after %u messages "
                      "(detail %llu)",
-                     i, what[k < 9 ? k : 0], (unsigned)(*sum >> 40 & 0xff),
-                     (unsigned)(*sum >> 32 & 0xff), (unsigned)(*sum >> 24 & 0xff),
-                     (unsigned long long)(*sum & 0xffffff));
-        }
+                     i, msg_a2a_bad_name((unsigned)(*sum >> 48 & 0xf)),
+                     (unsigned)(*sum >> 40 & 0xff), (unsigned)(*sum >> 32 & 0xff),
+                     (unsigned)(*sum >> 24 & 0xff), (unsigned long long)(*sum & 0xffffff));
         if (*sum != msg_a2a_expect(&c))
             fail_msg("VT at place %d: checksum %016llx, not %016llx", i, (unsigned long long)*sum,
                      (unsigned long long)msg_a2a_expect(&c));
