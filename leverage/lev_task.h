@@ -153,6 +153,24 @@ LEV_API int lev_global_unlock(const char *name, const void *value, size_t len);
  * LEV_EINVAL; LEV_ENOMEM. */
 LEV_API int lev_global_read(const char *name, void **value, size_t *len);
 
+/* Sets `name` to a copy of value[len] if `version` is above the version
+ * of its value, without its lock and without waiting: a commit whose
+ * writer needs no answer (a value written once, or one that only moves
+ * forward, such as a state after its Nth step with version N). The
+ * deployer applies puts and unlocks of a variable one at a time, in the
+ * order they reach it; a put waits there while another VT holds the
+ * lock. A variable's version is the highest one a put applied to it (0
+ * until then; unlocks and lev_global_set leave it as it is), so a put
+ * repeated, or one that arrives after a higher one, changes nothing.
+ * It is an output of the VT like a report: exactly once, even when the
+ * VT ends or fails for good before it is applied. A VT that locks the
+ * variable after receiving a message this VT sent after the put sees
+ * it (or a later value); so does a read, unless a lock holder that was
+ * ahead of the put has not unlocked yet. 0; LEV_EINVAL (bad name, version 0, value
+ * NULL with len > 0); LEV_EBUSY (this VT holds a lock: put after the
+ * unlock); LEV_ERANGE (above the value limit); LEV_ENOMEM. */
+LEV_API int lev_global_put(const char *name, const void *value, size_t len, uint64_t version);
+
 /* Sets the result of the calling virtual thread (a copy of buf; a second
  * call replaces the first) and ends it. Ending is done by the code around
  * the call: in a checkpointable function levpp follows the call with

@@ -465,7 +465,9 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
 {
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
-    if (h->direct && out->kind == RT_OUT_UNLOCK) /* before it can be acknowledged */
+    /* what it sends after a commit waits for the commit's acknowledgement,
+     * so that a receiver that then reads the variable sees it */
+    if (h->direct && (out->kind == RT_OUT_UNLOCK || out->kind == RT_OUT_PUT))
         pc_xh_direct_unlock(h, r->id, out->seq);
     /* with direct messages the deployer has no use for the positions a
      * VT consumed (they are the executors'), and a receive that empties

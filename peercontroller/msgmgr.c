@@ -370,8 +370,25 @@ static void s_client_reply(pc_msgmgr *mm, uint16_t type, uint64_t seq, int err, 
     pc_wbuf_free(&b);
 }
 
+/* A VT's put (lev_global_put): applied if its version is above the
+ * variable's; true if it was. */
+static bool s_put(pc_msgmgr *mm, mm_glob *g, uint64_t version, const void *val, size_t len)
+{
+    if (version <= g->version) {
+        mm->puts_stale++;
+        return false;
+    }
+    if (s_set_value(g, val, len)) {
+        pc_log(PC_LOG_ERROR, "deployer out of memory: put of '%s' lost", g->name);
+        return false;
+    }
+    g->version = version;
+    mm->puts++;
+    return true;
+}
+
 /* Gives a free lock to its next waiter: a VT gets a grant in its stream,
- * a client's set is applied at once. */
+ * a client's set and a VT's put are applied at once. */
 static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
 {
     while (!g->owner && g->wq) {
@@ -379,7 +396,9 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
         g->wq = w->next;
         if (!g->wq)
             g->wtail = &g->wq;
-        if (!w->vt) {
+        if (w->version) {
+            s_put(mm, g, w->version, w->val, w->len);
+        } else if (!w->vt) {
             int rc = s_set_value(g, w->val, w->len);
             s_client_reply(mm, PC_C_GSET_OK, w->seq, rc, rc ? "deployer out of memory" : "");
         } else {
@@ -397,7 +416,8 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
     }
 }
 
-static int s_enqueue(mm_glob *g, uint64_t vt, uint64_t seq, const void *val, size_t len)
+static int s_enqueue(mm_glob *g, uint64_t vt, uint64_t seq, uint64_t version, const void *val,
+                     size_t len)
 {
     mm_waiter *w = calloc(1, sizeof *w);
     uint8_t *copy = len ? malloc(len) : NULL;
@@ -408,7 +428,7 @@ static int s_enqueue(mm_glob *g, uint64_t vt, uint64_t seq, const void *val, siz
     }
     if (len)
         memcpy(copy, val, len);
-    *w = (mm_waiter){.vt = vt, .seq = seq, .val = copy, .len = len};
+    *w = (mm_waiter){.vt = vt, .seq = seq, .version = version, .val = copy, .len = len};
     *g->wtail = w;
     g->wtail = &w->next;
     return 0;
@@ -498,7 +518,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
             s_append(mm, v, RT_IN_ERROR, 0, seq, LEV_EBUSY, NULL, 0, false);
             break;
         }
-        if (s_enqueue(g, id, seq, NULL, 0))
+        if (s_enqueue(g, id, seq, 0, NULL, 0))
             s_append(mm, v, RT_IN_ERROR, 0, seq, LEV_ENOMEM, NULL, 0, false);
         s_grant_next(mm, g);
         break;
@@ -522,6 +542,29 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
     }
     case RT_OUT_READ: {
         s_append_value(mm, v, RT_IN_READ, seq, s_glob(mm, o->name, false));
+        break;
+    }
+    case RT_OUT_PUT: {
+        /* the runtime refuses all of these; a hostile or damaged host may not */
+        mm_glob *g = *o->name && o->ref && o->len <= mm->o.max_value && !v->lock
+                         ? s_glob(mm, o->name, true)
+                         : NULL;
+        if (!g) {
+            pc_log(PC_LOG_WARN, "VC %016llx VT %llu: put of '%s' dropped (%s)",
+                   (unsigned long long)mm->o.vc, (unsigned long long)id, o->name,
+                   !*o->name                  ? "no name"
+                   : !o->ref                  ? "version 0"
+                   : o->len > mm->o.max_value ? "above the value limit"
+                   : v->lock                  ? "it holds a lock"
+                                              : "deployer out of memory");
+            break;
+        }
+        if (g->owner || g->wq) { /* after the holder and those before it */
+            if (s_enqueue(g, id, seq, o->ref, o->data, o->len))
+                pc_log(PC_LOG_ERROR, "deployer out of memory: put of '%s' lost", o->name);
+        } else if (s_put(mm, g, o->ref, o->data, o->len) && o->len >= mm->o.ref_min && host) {
+            s_copy_note(mm, host, s_glob_hash(g)); /* it went up through its host (worker.c) */
+        }
         break;
     }
     case RT_OUT_TIMEOUT:
@@ -805,12 +848,13 @@ void pc_mm_vt_ended_with(pc_msgmgr *mm, uint64_t id, int err)
     s_unlock(mm, v);
     v->ended = true;
     s_log_free(v);
-    /* its waiting lock requests go */
+    /* its waiting lock requests go (its puts stay: they were outputs it
+     * made, taken like its reports) */
     for (mm_glob *g = mm->globs; g; g = g->next) {
         mm_waiter **pp = &g->wq, *last = NULL;
         while (*pp) {
             mm_waiter *w = *pp;
-            if (w->vt == id) {
+            if (w->vt == id && !w->version) {
                 *pp = w->next;
                 free(w->val);
                 free(w);
@@ -943,7 +987,7 @@ void pc_mm_client(pc_msgmgr *mm, pc_msg *m)
         return;
     }
     mm_glob *g = s_glob(mm, name, true);
-    if (!g || s_enqueue(g, 0, m->h.seq, data, len)) {
+    if (!g || s_enqueue(g, 0, m->h.seq, 0, data, len)) {
         s_client_reply(mm, 0, m->h.seq, LEV_ENOMEM, "deployer out of memory");
         return;
     }
@@ -1024,11 +1068,13 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
     pc_json_fmt(j,
                 ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu},"
                 "\"global_copies\":{\"by_reference\":%llu,\"bytes_saved\":%llu,\"misses\":%llu},"
-                "\"determinants\":{\"checked\":%llu,\"contradicting\":%llu},\"globals\":[",
+                "\"determinants\":{\"checked\":%llu,\"contradicting\":%llu},"
+                "\"puts\":{\"applied\":%llu,\"stale\":%llu},\"globals\":[",
                 (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
                 (unsigned long long)mm->held_back, (unsigned long long)mm->by_ref,
                 (unsigned long long)mm->ref_bytes, (unsigned long long)mm->misses,
-                (unsigned long long)mm->dets, (unsigned long long)mm->det_bad);
+                (unsigned long long)mm->dets, (unsigned long long)mm->det_bad,
+                (unsigned long long)mm->puts, (unsigned long long)mm->puts_stale);
     bool first = true;
     for (mm_glob *g = mm->globs; g; g = g->next) {
         int waiters = 0;
@@ -1036,8 +1082,8 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
             waiters++;
         pc_json_fmt(j, "%s{\"name\":", first ? "" : ",");
         pc_json_str(j, g->name);
-        pc_json_fmt(j, ",\"bytes\":%zu,\"owner\":%llu,\"waiters\":%d}", g->len,
-                    (unsigned long long)g->owner, waiters);
+        pc_json_fmt(j, ",\"bytes\":%zu,\"version\":%llu,\"owner\":%llu,\"waiters\":%d}", g->len,
+                    (unsigned long long)g->version, (unsigned long long)g->owner, waiters);
         first = false;
     }
     pc_json_fmt(j, "]");

@@ -89,6 +89,7 @@ typedef struct mm_vt {
 typedef struct mm_waiter {
     struct mm_waiter *next;
     uint64_t vt, seq; /* vt 0: the client, seq its request's */
+    uint64_t version; /* a VT's put (lev_global_put): its version; 0: a lock */
     uint8_t *val;
     size_t len;
 } mm_waiter;
@@ -101,7 +102,8 @@ struct mm_glob {
     bool set;
     bool hashed; /* hash is that of val (computed when first needed) */
     uint8_t hash[PC_HASH_LEN];
-    uint64_t owner; /* VT holding the lock, 0: free */
+    uint64_t version; /* the highest version a put applied (0: none) */
+    uint64_t owner;   /* VT holding the lock, 0: free */
     mm_waiter *wq, **wtail;
 };
 
@@ -111,7 +113,8 @@ struct pc_msgmgr {
     size_t nvts, capvts;
     mm_glob *globs;
     uint64_t delivered, dups, held_back;
-    uint64_t *due; /* VTs whose acknowledgement goes at the next pc_mm_flush */
+    uint64_t puts, puts_stale; /* puts applied; those whose version was not above */
+    uint64_t *due;             /* VTs whose acknowledgement goes at the next pc_mm_flush */
     size_t ndue, capdue;
     mm_copy copies[MM_COPIES];
     size_t ncopies;

@@ -389,13 +389,14 @@ static void s_copy_in(wk_vc *v, const pc_buf *body)
         s_copy_keep(v, data, len);
 }
 
-/* An output of a VT going up (X_OUT): an unlock's new value is kept. */
+/* An output of a VT going up (X_OUT): an unlock's or a put's new value
+ * is kept. */
 static void s_copy_out(wk_vc *v, const uint8_t *payload, size_t n)
 {
     pc_rbuf r;
     pc_rbuf_init(&r, payload, n);
     uint8_t kind = pc_get_u8(&r);
-    if (kind != RT_OUT_UNLOCK)
+    if (kind != RT_OUT_UNLOCK && kind != RT_OUT_PUT)
         return;
     pc_get_u64(&r);
     pc_get_u64(&r);

@@ -311,6 +311,7 @@ static int s_check_runtime_visible(void)
         {"lev_global_lock", (void (*)(void))lev_global_lock},
         {"lev_global_unlock", (void (*)(void))lev_global_unlock},
         {"lev_global_read", (void (*)(void))lev_global_read},
+        {"lev_global_put", (void (*)(void))lev_global_put},
         {"lev_send_try", (void (*)(void))lev_send_try},
         {"lev_recv_try", (void (*)(void))lev_recv_try},
         {"lev_global_lock_try", (void (*)(void))lev_global_lock_try},

@@ -632,11 +632,13 @@ static void s_load_outs(s_rd *r, rt_chan *ch)
         o->ref = s_get(r, 8, "output ref");
         at = r->b.off;
         o->kind = (uint8_t)s_get(r, 1, "output kind");
-        if (!r->err && (o->kind < RT_OUT_MSG || o->kind >= RT_OUT_CONSUMED)) {
+        if (!r->err &&
+            (o->kind < RT_OUT_MSG || o->kind == RT_OUT_CONSUMED || o->kind > RT_OUT_PUT)) {
             s_bad(r, at, "output kind", "is unknown");
         }
         o->keep = (uint8_t)s_get(r, 1, "output keep");
-        bool named = o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK || o->kind == RT_OUT_READ;
+        bool named = o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK || o->kind == RT_OUT_READ ||
+                     o->kind == RT_OUT_PUT;
         at = r->b.off;
         if (named) {
             o->name = s_get_name(r, "output name length", "output name");

@@ -96,22 +96,24 @@ typedef struct rt_in {
 } rt_in;
 
 typedef enum rt_out_kind {
-    RT_OUT_MSG = 1,     /* data to `to` */
-    RT_OUT_REPORT = 2,  /* a partial result for the client */
-    RT_OUT_LOCK = 3,    /* lock `name`; answered by RT_IN_GRANT ref = seq */
-    RT_OUT_UNLOCK = 4,  /* set `name` to data (keep: `keep` 1) and unlock it */
-    RT_OUT_READ = 5,    /* snapshot of `name`; answered by RT_IN_READ ref = seq */
-    RT_OUT_TIMEOUT = 6, /* receive `ref` passed its deadline: ask for RT_IN_TIMEOUT */
-    RT_OUT_CONSUMED = 7 /* not numbered (seq 0), not kept: inputs up to `ref` are consumed */
+    RT_OUT_MSG = 1,      /* data to `to` */
+    RT_OUT_REPORT = 2,   /* a partial result for the client */
+    RT_OUT_LOCK = 3,     /* lock `name`; answered by RT_IN_GRANT ref = seq */
+    RT_OUT_UNLOCK = 4,   /* set `name` to data (keep: `keep` 1) and unlock it */
+    RT_OUT_READ = 5,     /* snapshot of `name`; answered by RT_IN_READ ref = seq */
+    RT_OUT_TIMEOUT = 6,  /* receive `ref` passed its deadline: ask for RT_IN_TIMEOUT */
+    RT_OUT_CONSUMED = 7, /* not numbered (seq 0), not kept: inputs up to `ref` are consumed */
+    RT_OUT_PUT = 8       /* set `name` to data if version `ref` is above its own; no lock */
 } rt_out_kind;
 
 typedef struct rt_out {
     uint64_t seq;     /* the VT's output number, from 1 (0: RT_OUT_CONSUMED) */
     uint64_t to;      /* RT_OUT_MSG */
-    uint64_t ref;     /* RT_OUT_TIMEOUT: receive number; RT_OUT_CONSUMED: input position */
+    uint64_t ref;     /* RT_OUT_TIMEOUT: receive number; RT_OUT_CONSUMED: input position;
+                         RT_OUT_PUT: the value's version (not 0) */
     uint8_t kind;     /* rt_out_kind */
     uint8_t keep;     /* RT_OUT_UNLOCK: keep the value the lock gave */
-    const char *name; /* LOCK, UNLOCK, READ: 1..LEV_NAME_MAX bytes, NUL-terminated */
+    const char *name; /* LOCK, UNLOCK, READ, PUT: 1..LEV_NAME_MAX bytes, NUL-terminated */
     const void *data;
     size_t len;
 } rt_out;

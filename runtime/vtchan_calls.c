@@ -1,5 +1,5 @@
 /* vtchan_calls.c - the calls a task makes over its VT's channels
- * (lev_task.h: lev_send, lev_recv, lev_global_lock/unlock/read; lev_abi.h:
+ * (lev_task.h: lev_send, lev_recv, lev_global_lock/unlock/read/put; lev_abi.h:
  * their lev_*_try forms for checkpointable code) and reports as outputs.
  * A _try that cannot complete returns LEV_BLOCKED having noted what the
  * VT waits for; the plain forms wait on the calling OS thread.
@@ -416,6 +416,32 @@ int lev_global_unlock(const char *name, const void *value, size_t len)
         return s_leave(&c, LEV_ENOMEM);
     free(c.ch->locks[k]);
     c.ch->locks[k] = c.ch->locks[--c.ch->nlocks];
+    return s_leave(&c, 0);
+}
+
+int lev_global_put(const char *name, const void *value, size_t len, uint64_t version)
+{
+    s_call c;
+    int rc = s_enter(NULL, "lev_global_put", &c);
+    if (!rc)
+        rc = s_check_name("lev_global_put", name);
+    if (rc)
+        return rc;
+    if (!version)
+        return rt_err(LEV_EINVAL, "lev_global_put: \"%s\": version 0 (versions start at 1)", name);
+    if (!value && len)
+        return rt_err(LEV_EINVAL, "lev_global_put: \"%s\": NULL value of %zu bytes", name, len);
+    size_t max = c.h->max_value ? c.h->max_value : RT_CH_MAX_VALUE;
+    if (len > max)
+        return rt_err(LEV_ERANGE, "lev_global_put: %zu bytes above the value limit of %zu", len,
+                      max);
+    pthread_mutex_lock(&c.ch->mu);
+    if (c.ch->nlocks)
+        return s_leave(&c, rt_err(LEV_EBUSY, "lev_global_put: \"%s\": this VT holds \"%s\"", name,
+                                  c.ch->locks[0]));
+    rt_out o = {.kind = RT_OUT_PUT, .name = name, .ref = version, .data = value, .len = len};
+    if (s_emit_locked(&c, &o))
+        return s_leave(&c, LEV_ENOMEM);
     return s_leave(&c, 0);
 }
 

@@ -85,7 +85,8 @@ enum {
     OP_GATE = 7,   /* yield until g_flag[a] */
     OP_READ = 8,   /* read "g<a>" */
     OP_PRECV = 9,  /* as OP_RECV with the plain lev_recv (untransformed code) */
-    OP_PINC = 10   /* as OP_INC with the plain lev_global_lock */
+    OP_PINC = 10,  /* as OP_INC with the plain lev_global_lock */
+    OP_PUT = 11    /* put "g<a>" := b with version c (logs the code) */
 };
 
 typedef struct op {
@@ -233,6 +234,12 @@ static int script__run(lev_ctx *vt, void *frame)
             s_log(self, lev_global_unlock(name, &n, sizeof n), 0, n);
             break;
         }
+        case OP_PUT: {
+            int64_t n = OP.b;
+            s_name(name, OP.a);
+            s_log(self, lev_global_put(name, &n, sizeof n, (uint64_t)OP.c), 0, n);
+            break;
+        }
         case OP_PRECV:
             for (; fr->k < OP.c; fr->k++) {
                 uint64_t from = (uint64_t)OP.a;
@@ -326,7 +333,9 @@ typedef struct h_vt {
 typedef struct h_glob {
     int64_t v;
     bool set;
-    int holder; /* slot, or -1 */
+    uint64_t version; /* of the last put applied */
+    int puts;         /* puts seen */
+    int holder;       /* slot, or -1 */
     int wslot[NWAIT];
     uint64_t wref[NWAIT];
     int nw;
@@ -337,7 +346,7 @@ static struct hub {
     pthread_cond_t cv;
     h_vt v[NSLOTS];
     h_glob g[NGLOB];
-    bool hold_msg_acks; /* messages are acknowledged by the test */
+    bool hold_msg_acks; /* messages (and puts) are acknowledged by the test */
     int deliver_errors;
 } H = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -452,6 +461,17 @@ static void h_apply(int slot, const rt_out *o)
         h_append(slot, RT_IN_READ, 0, o->seq, &g->v, g->set ? sizeof g->v : 0, !g->set);
         break;
     }
+    case RT_OUT_PUT: {
+        h_glob *g = h_glob_of(o->name);
+        g->puts++;
+        assert_true(o->ref > 0);
+        if (o->ref > g->version) {
+            g->v = s_val(o->data, o->len);
+            g->set = true;
+            g->version = o->ref;
+        }
+        break;
+    }
     case RT_OUT_TIMEOUT:
         hv->ntimeouts++;
         h_append(slot, RT_IN_TIMEOUT, 0, o->ref, NULL, 0, false);
@@ -479,7 +499,8 @@ static void h_out(rt_vt *vt, const rt_out *o, void *ud)
         hv->have = o->seq;
         h_apply(slot, o);
     }
-    if (o->kind != RT_OUT_CONSUMED && !(H.hold_msg_acks && o->kind == RT_OUT_MSG))
+    if (o->kind != RT_OUT_CONSUMED &&
+        !(H.hold_msg_acks && (o->kind == RT_OUT_MSG || o->kind == RT_OUT_PUT)))
         rt_ch_ack(vt, hv->have);
     pthread_cond_broadcast(&H.cv);
     pthread_mutex_unlock(&H.mu);
@@ -1015,6 +1036,63 @@ static void test_capture_after_unlock(void **state)
     rt_vt_destroy(&b);
 }
 
+/* lev_global_put: an output with its version, applied by the host only
+ * above the version it has; refused under a lock and with version 0; an
+ * unacknowledged put travels in the channel state and is sent again. */
+static void test_put(void **state)
+{
+    (void)state;
+    rt_exec *ex = s_exec(1, &s_host);
+    const op prog[] = {{OP_PUT, 0, 5, 2},  {OP_PUT, 0, 7, 1},  {OP_PUT, 0, 9, 3},
+                       {OP_LOCK, 1, 0, 0}, {OP_PUT, 0, 11, 4}, {OP_UNLOCK, 1, 1, 0},
+                       {OP_PUT, 0, 13, 0}, {OP_GATE, 1, 0, 0}};
+    rt_vt *a = s_spawn(ex, 0, prog, N(prog));
+    assert_true(s_wait_log(0, 7));
+    const int want[] = {0, 0, 0, 0, LEV_EBUSY, 0, LEV_EINVAL};
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(g_log[0][i].rc, want[i]);
+    pthread_mutex_lock(&H.mu);
+    assert_int_equal(H.g[0].puts, 3);
+    assert_int_equal(H.g[0].v, 9);
+    assert_int_equal(H.g[0].version, 3);
+    H.hold_msg_acks = true; /* the next put stays in the outbox */
+    pthread_mutex_unlock(&H.mu);
+    atomic_store(&g_flag[1], 1);
+    s_done(ex, a);
+    /* outside a VT */
+    int64_t n = 1;
+    assert_int_equal(lev_global_put("g0", &n, sizeof n, 1), LEV_ENOVT);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&a);
+
+    /* an unacknowledged put in the channel state: saved, loaded, the same bytes */
+    ex = s_exec(1, &s_host);
+    const op prog2[] = {{OP_PUT, 2, 21, 8}, {OP_GATE, 2, 0, 0}};
+    rt_vt *b = s_spawn(ex, 1, prog2, N(prog2));
+    assert_true(s_wait_log(1, 1));
+    assert_int_equal(g_log[1][0].rc, 0);
+    uint8_t *buf = NULL, *buf2 = NULL;
+    size_t len = 0, len2 = 0;
+    assert_int_equal(rt_ch_save(b, &buf, &len), 0);
+    rt_vt *c = s_new(4, prog2, 1);
+    assert_int_equal(rt_ch_load(c, buf, len), 0);
+    assert_int_equal(rt_ch_save(c, &buf2, &len2), 0);
+    assert_int_equal(len2, len);
+    assert_memory_equal(buf2, buf, len);
+    free(buf);
+    free(buf2);
+    atomic_store(&g_flag[2], 1);
+    pthread_mutex_lock(&H.mu);
+    assert_int_equal(H.g[2].puts, 1);
+    assert_int_equal(H.g[2].v, 21);
+    assert_int_equal(H.g[2].version, 8);
+    pthread_mutex_unlock(&H.mu);
+    s_done(ex, b);
+    rt_exec_destroy(&ex);
+    rt_vt_destroy(&b);
+    rt_vt_destroy(&c);
+}
+
 /* The portable state: a round trip gives the same bytes; every
  * truncation and damaged counts are refused naming the field. */
 static void test_save_load(void **state)
@@ -1229,6 +1307,7 @@ int main(void)
         cmocka_unit_test_setup(test_direct_wait, s_setup),
         cmocka_unit_test_setup(test_lock_counter, s_setup),
         cmocka_unit_test_setup(test_capture_after_unlock, s_setup),
+        cmocka_unit_test_setup(test_put, s_setup),
         cmocka_unit_test_setup(test_save_load, s_setup),
         cmocka_unit_test_setup(test_replay, s_setup),
         cmocka_unit_test_setup(test_parked_capture, s_setup),

@@ -2,7 +2,8 @@
  * genetic algorithm (tsp_job.h) while any is left. It claims each unit
  * from the schedule (global variable tsp.sched, tsp_tasks.h), reads the
  * island's state and its migrant from global variables, runs the epoch
- * (ga.c, made mobile by levpp with this file) and commits the new state.
+ * (ga.c, made mobile by levpp with this file) and commits the new state
+ * and its migrant with versioned puts, which do not wait.
  * Which VT runs which unit, and when, does not change the result.
  */
 #include <stddef.h>
@@ -205,24 +206,15 @@ static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch)
     return 0;
 }
 
-/* Sets global variable `name` to value[len] unless it already holds what
- * the other copy of the unit committed: a migrant (written once), or an
- * island's state of this epoch or a later one (`state`). 0 or -1. */
-static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t len, int state,
-                        int32_t island, int32_t epoch)
+/* Commits value[len] to global variable `name` with a versioned put,
+ * which does not wait: a migrant (written once: version 1) or an island's
+ * state (version: its epochs), so the other copy of a backed-up unit, and
+ * a slow copy after a later epoch, change nothing. The VT's next lock of
+ * the schedule reaches the deployer after it. 0 or -1. */
+static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t len,
+                        uint64_t version, int32_t island, int32_t epoch)
 {
-    void *old = NULL;
-    size_t oldlen = 0;
-    int rc = lev_global_lock(name, &old, &oldlen);
-    if (rc) {
-        s_fail(v, rc, "cannot lock a variable to commit", island, epoch);
-        free(old);
-        return -1;
-    }
-    int newer = old && (!state ||
-                        (oldlen == v->sbytes && ga_island_epochs(old) >= ga_island_epochs(value)));
-    rc = lev_global_unlock(name, newer ? NULL : value, newer ? 0 : len);
-    free(old);
+    int rc = lev_global_put(name, value, len, version);
     if (rc) {
         s_fail(v, rc, "cannot commit a variable", island, epoch);
         return -1;
@@ -327,10 +319,11 @@ static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, tsp_done *d)
     int64_t best = ga_island_best(v->w, v->state, v->best);
     char name[48];
     snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
-    if (s_commit_var(v, name, v->state, v->sbytes, 1, island, epoch))
+    if (s_commit_var(v, name, v->state, v->sbytes, (uint64_t)ga_island_epochs(v->state), island,
+                     epoch))
         return -1;
     snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)island, (int)epoch);
-    if (s_commit_var(v, name, v->best, (size_t)v->job->n * sizeof *v->best, 0, island, epoch))
+    if (s_commit_var(v, name, v->best, (size_t)v->job->n * sizeof *v->best, 1, island, epoch))
         return -1;
     *d = (tsp_done){island, epoch, best};
     return 0;

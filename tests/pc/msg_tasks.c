@@ -1,11 +1,13 @@
 /* msg_tasks.c - the task sources of the message and global variable
  * tests: a token ring, an all-to-all exchange with checksums, a shared
  * counter, a VT that echoes its client's message, one whose first
- * receive times out, and VTs that wait for others that fail or end. Every
+ * receive times out, VTs that wait for others that fail or end, and
+ * versioned puts of global variables. Every
  * result is a pure function of what the client
  * sends, however often a VT is captured, lost, restarted or moved. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -487,4 +489,108 @@ LEV_TASK void pc_end_lock(const void *arg, size_t len)
     }
     free(v);
     lev_return(&res, sizeof res);
+}
+
+/* Argument: msg_put_arg. For i = 1..times: puts i into "put.s<slot>"
+ * (version i) and i * nslots + slot into "put.max" (the same number as
+ * its version, so puts of the VTs interleave and the highest wins); every
+ * 25th time locks "put.s<slot>" and checks that it holds i (a VT's puts
+ * reach the deployer before its lock). After the puts of round `gate` it
+ * waits for a message from the client. Ends with a put of version 1 into
+ * "put.max", which never applies. */
+LEV_TASK void pc_put(const void *arg, size_t len)
+{
+    msg_put_res res = {0, 0, 0};
+    msg_put_arg a;
+    if (len != sizeof a) {
+        res.bad_at = -1;
+        lev_return(&res, sizeof res);
+        return;
+    }
+    memcpy(&a, arg, sizeof a);
+    char mine[32];
+    snprintf(mine, sizeof mine, "put.s%ld", a.slot);
+    for (long i = 1; i <= a.times && !res.bad_at; i++) {
+        long mx = i * a.nslots + a.slot;
+        if (lev_global_put(mine, &i, sizeof i, (uint64_t)i) ||
+            lev_global_put("put.max", &mx, sizeof mx, (uint64_t)mx)) {
+            res.bad_at = i;
+            break;
+        }
+        if (i == a.gate) {
+            uint64_t from = LEV_CLIENT;
+            void *m = NULL;
+            size_t n = 0;
+            if (lev_recv(&from, &m, &n, -1))
+                res.bad_at = i;
+            free(m);
+        }
+        if (i % 25)
+            continue;
+        void *v = NULL;
+        size_t n = 0;
+        long got = -1;
+        if (lev_global_lock(mine, &v, &n) || n != sizeof got) {
+            res.bad_at = i;
+        } else {
+            memcpy(&got, v, sizeof got);
+            if (got != i) {
+                res.bad_at = i;
+                res.got = got;
+            }
+        }
+        free(v);
+        if (lev_global_unlock(mine, NULL, 0))
+            res.bad_at = i;
+    }
+    long zero = 0;
+    if (!res.bad_at && lev_global_put("put.max", &zero, sizeof zero, 1))
+        res.bad_at = a.times + 1;
+    res.done = res.bad_at ? 0 : a.times;
+    lev_return(&res, sizeof res);
+}
+
+/* Locks "put.w", waits for a message from the client, then
+ * unlocks "put.w" leaving its value as it was. Returns 0, or the code of
+ * the call that failed. */
+LEV_TASK void pc_put_holder(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    void *v = NULL, *m = NULL;
+    size_t n = 0;
+    uint64_t from = LEV_CLIENT;
+    int rc = lev_global_lock("put.w", &v, &n);
+    free(v);
+    if (!rc)
+        rc = lev_recv(&from, &m, &n, -1);
+    free(m);
+    if (!rc)
+        rc = lev_global_unlock("put.w", NULL, 0);
+    int32_t r = rc;
+    lev_return(&r, sizeof r);
+}
+
+/* Puts 77 into "put.w" (version 5), then makes the puts that are
+ * refused. Returns their codes: that put, version 0, an empty name, a
+ * value NULL with a length, and a put while holding "put.e". */
+LEV_TASK void pc_put_once(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    long v77 = 77;
+    int32_t r[5];
+    r[0] = lev_global_put("put.w", &v77, sizeof v77, 5);
+    r[1] = lev_global_put("put.w", &v77, sizeof v77, 0);
+    r[2] = lev_global_put("", &v77, sizeof v77, 6);
+    r[3] = lev_global_put("put.w", NULL, 8, 6);
+    void *v = NULL;
+    size_t n = 0;
+    r[4] = lev_global_lock("put.e", &v, &n);
+    free(v);
+    if (!r[4]) {
+        r[4] = lev_global_put("put.w", &v77, sizeof v77, 7);
+        lev_global_unlock("put.e", NULL, 0);
+    }
+    lev_return(r, sizeof r);
 }

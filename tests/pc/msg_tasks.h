@@ -66,4 +66,15 @@ typedef struct msg_end_res {
     uint64_t from[5];                                /* *from after each */
 } msg_end_res;
 
+/* pc_put's argument and result. */
+typedef struct msg_put_arg {
+    long times, slot, nslots;
+    long gate; /* after this round's puts, wait for a message from the client (0: none) */
+} msg_put_arg;
+typedef struct msg_put_res {
+    long done;   /* times, or 0 when a check failed */
+    long bad_at; /* the round whose check failed (0: none) */
+    long got;    /* what its lock read, when that was wrong */
+} msg_put_res;
+
 #endif

@@ -668,13 +668,114 @@ static void t_errors(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
-/* The global "end_lock" has the field and value ctx says ("owner":2). */
-static bool s_end_lock(const char *js, void *ctx)
+/* What a global variable's entry in the status must have. */
+typedef struct want_glob {
+    const char *name, *has; /* e.g. "put.w" and "\"owner\":2" */
+} want_glob;
+
+static bool s_glob_has(const char *js, void *ctx)
 {
-    const char *g = strstr(js, "{\"name\":\"end_lock\"");
+    const want_glob *w = ctx;
+    char key[96];
+    snprintf(key, sizeof key, "{\"name\":\"%s\"", w->name);
+    const char *g = strstr(js, key);
     const char *end = g ? strchr(g, '}') : NULL;
-    const char *w = g ? strstr(g, (const char *)ctx) : NULL;
-    return w && w < end;
+    const char *f = g ? strstr(g, w->has) : NULL;
+    return f && f < end;
+}
+
+/* The long in global `name` (-1 when it is not a long). */
+static long s_get_long(lev_vc *vc, const char *name)
+{
+    void *v = NULL;
+    size_t n = 0;
+    assert_int_equal(lev_global_get(vc, name, &v, &n), 0);
+    long c = -1;
+    if (n == sizeof c)
+        memcpy(&c, v, sizeof c);
+    free(v);
+    return c;
+}
+
+/* Versioned puts (lev_global_put). 6 VTs put 400 rising versions into a
+ * variable each and into one they share, checking under the lock every
+ * 25th time that their own puts came first; the worker of the first is
+ * killed while it waits halfway. Each variable ends at its highest version, and every
+ * put was taken exactly once: those applied and those whose version was
+ * not above add up to the puts made. Then a put that waits behind
+ * another VT's lock is applied after that VT's unlock, though the VT
+ * that made it has ended; and the refused puts give their codes. */
+static void t_puts(void **state)
+{
+    (void)state;
+    enum { VTS = 6 };
+    mesh m;
+    s_mesh(&m, 4);
+    mesh_reports rep;
+    lev_vc *vc = s_open(&m, 3, 200, &rep);
+    long times = 400;
+    lev_vt_id id[VTS];
+    for (long i = 0; i < VTS; i++) {
+        msg_put_arg a = {times, i, VTS, i ? 0 : times / 2};
+        assert_int_equal(lev_vt_start(vc, "pc_put", &a, sizeof a, &id[i]), 0);
+    }
+    /* the first VT waits halfway (bounded in count and time); its
+     * worker is killed there, and it goes on elsewhere */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 1000000 && s_get_long(vc, "put.s0") < times / 2; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 > LIMIT)
+            fail_msg("\"put.s0\" did not reach %ld", times / 2);
+    }
+    s_kill_host(&m, id[0]);
+    s_send(vc, id[0], "go", 2);
+    char *js;
+    for (int i = 0; i < VTS; i++) {
+        msg_put_res *r = s_join(vc, id[i], sizeof *r);
+        if (r->done != times)
+            fail_msg("VT %llu: its check of round %ld failed (its lock read %ld)",
+                     (unsigned long long)id[i], r->bad_at, r->got);
+        free(r);
+        char name[32];
+        snprintf(name, sizeof name, "put.s%d", i);
+        assert_int_equal(s_get_long(vc, name), times);
+    }
+    assert_int_equal(s_get_long(vc, "put.max"), times * VTS + VTS - 1);
+    js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    long long applied = js_obj_sum(js, "puts", "applied");
+    long long stale = js_obj_sum(js, "puts", "stale");
+    free(js);
+    if (applied + stale != VTS * (2 * times + 1) || applied < VTS * times || stale < VTS)
+        fail_msg("puts: %lld applied and %lld stale, not %ld made", applied, stale,
+                 VTS * (2 * times + 1));
+    s_dets_agree(&m, false);
+
+    /* a put behind a lock, from a VT that ends before the unlock */
+    lev_vt_id holder, once;
+    assert_int_equal(lev_vt_start(vc, "pc_put_holder", NULL, 0, &holder), 0);
+    char owner[48];
+    snprintf(owner, sizeof owner, "\"owner\":%llu", (unsigned long long)holder);
+    want_glob held = {"put.w", owner};
+    assert_true(mesh_wait(m.p[0].ep, s_glob_has, &held, LIMIT));
+    assert_int_equal(lev_vt_start(vc, "pc_put_once", NULL, 0, &once), 0);
+    int32_t *codes = s_join(vc, once, 5 * sizeof(int32_t));
+    const int32_t want[5] = {0, LEV_EINVAL, LEV_EINVAL, LEV_EINVAL, LEV_EBUSY};
+    for (int i = 0; i < 5; i++)
+        if (codes[i] != want[i])
+            fail_msg("put %d of pc_put_once returned %d, not %d", i, codes[i], want[i]);
+    free(codes);
+    want_glob queued = {"put.w", "\"waiters\":1}"};
+    assert_true(mesh_wait(m.p[0].ep, s_glob_has, &queued, LIMIT));
+    assert_int_equal(s_get_long(vc, "put.w"), -1); /* not set while the lock is held */
+    s_send(vc, holder, "go", 2);
+    int32_t *hr = s_join(vc, holder, sizeof(int32_t));
+    assert_int_equal(*hr, 0);
+    free(hr);
+    assert_int_equal(s_get_long(vc, "put.w"), 77);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    mesh_stop_all(m.p, m.n);
 }
 
 /* A VT fails for good (it crashes its executor, and the crash limit is
@@ -706,12 +807,14 @@ static void t_ended(void **state)
     }
     char owner[64]; /* place 0 holds the lock (its reports would wait for the unlock) */
     snprintf(owner, sizeof owner, "\"owner\":%llu,", (unsigned long long)cfg.ids[0]);
-    assert_true(mesh_wait(m.p[0].ep, s_end_lock, owner, LIMIT));
+    want_glob owned = {"end_lock", owner};
+    assert_true(mesh_wait(m.p[0].ep, s_glob_has, &owned, LIMIT));
     assert_true(mesh_wait_reports(&rep, cfg.ids[1], 1, LIMIT)); /* place 1 has its hello */
     assert_int_equal(rep.last[cfg.ids[1]], 0);
     cfg.me = 2;
     s_send(vc, cfg.ids[2], &cfg, sizeof cfg);
-    assert_true(mesh_wait(m.p[0].ep, s_end_lock, "\"waiters\":1}", LIMIT));
+    want_glob waited = {"end_lock", "\"waiters\":1}"};
+    assert_true(mesh_wait(m.p[0].ep, s_glob_has, &waited, LIMIT));
     s_send(vc, cfg.ids[0], "gate", 5);
     void *res = NULL;
     size_t len = 0;
@@ -755,7 +858,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_ring),   cmocka_unit_test(t_a2a),     cmocka_unit_test(t_counter),
         cmocka_unit_test(t_copies), cmocka_unit_test(t_blocked), cmocka_unit_test(t_timeout),
         cmocka_unit_test(t_errors), cmocka_unit_test(t_stream),  cmocka_unit_test(t_ended),
-        cmocka_unit_test(t_flood),
+        cmocka_unit_test(t_flood),  cmocka_unit_test(t_puts),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

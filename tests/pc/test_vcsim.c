@@ -185,6 +185,24 @@ static void t_mixed(void **state)
             800, 200);
 }
 
+/* Versioned puts (lev_global_put) beside the counter's lock: crashes,
+ * restarts, pauses, loss, duplication and reordering, two of them within
+ * one checkpoint interval; "pmax" ends at the last round's put of the
+ * highest VT id, whatever was lost and replayed. */
+static void t_puts(void **state)
+{
+    (void)state;
+    s_seeds("puts",
+            (vs_opts){.peers = 5,
+                      .vts = 8,
+                      .puts = true,
+                      .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP |
+                               VS_F_REORDER,
+                      .faults = 2,
+                      .within_ckpt = true},
+            1000, 100);
+}
+
 /* A peer of another mesh takes over a crashed peer's endpoint. */
 static void t_takeover(void **state)
 {
@@ -298,7 +316,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_stall_crash), cmocka_unit_test(t_two_crashes),
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
         cmocka_unit_test(t_mixed),       cmocka_unit_test(t_takeover),
-        cmocka_unit_test(t_found),
+        cmocka_unit_test(t_puts),        cmocka_unit_test(t_found),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

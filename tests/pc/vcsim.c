@@ -59,6 +59,7 @@ typedef struct vs_fault {
 typedef struct vs_client {
     vs_node node; /* its endpoint, as a sender */
     int phase;    /* 0: waits for the mesh, 1: opening, 2: running, 3: reading, 4: done */
+    bool pmax;    /* reading "pmax" (vs_opts.puts), after the counter */
     uint64_t vc, seq, next_ping;
     int nvts, started, results;
     uint64_t *ids;
@@ -778,10 +779,31 @@ static void s_client_on_msg(vs_world *w, pc_msg *m)
         uint64_t v = 0;
         for (size_t k = 0; k < len && k < 8; k++)
             v |= (uint64_t)((const uint8_t *)val)[k] << (8 * k);
-        uint64_t want = (uint64_t)c->nvts * (uint64_t)rounds;
-        if (!w->r->failed && (!set || v != want))
-            vs_violation(w, "the global counter is %llu, expected %llu (an update lost or twice)",
-                         (unsigned long long)v, (unsigned long long)want);
+        if (c->pmax) { /* the highest put: the last round of the highest VT id */
+            uint64_t top = 0;
+            for (int i = 0; i < c->nvts; i++)
+                if (c->ids[i] > top)
+                    top = c->ids[i];
+            uint64_t want = (uint64_t)rounds << 16 | top;
+            if (!w->r->failed && (!set || v != want))
+                vs_violation(w, "\"pmax\" is %llx, expected %llx (a put lost)",
+                             (unsigned long long)v, (unsigned long long)want);
+        } else {
+            uint64_t want = (uint64_t)c->nvts * (uint64_t)rounds;
+            if (!w->r->failed && (!set || v != want))
+                vs_violation(w,
+                             "the global counter is %llu, expected %llu (an update lost or twice)",
+                             (unsigned long long)v, (unsigned long long)want);
+            if (w->o.puts) {
+                c->pmax = true;
+                pc_wbuf b;
+                pc_wbuf_init(&b);
+                pc_put_str(&b, "pmax");
+                s_client_send(w, PC_C_GGET, 0, &b, NULL);
+                pc_wbuf_free(&b);
+                return;
+            }
+        }
         c->phase = 4;
         s_client_send(w, PC_C_CLOSE, 0, NULL, NULL);
         return;

@@ -4,7 +4,8 @@
  * placement.c with msgmgr.c and the delegator), worker (worker.c) and
  * checkpoint holder (holder.c) through a simulated pc_env, whose
  * executors are model ones: their VTs are model tasks that compute,
- * checkpoint, send, receive, lock a global variable, report and end; and
+ * checkpoint, send, receive, lock a global variable, put into another,
+ * report and end; and
  * a client on peer 0 that opens a VC, starts the VTs and checks
  * everything that comes back.
  *
@@ -64,6 +65,8 @@ typedef struct vs_opts {
     int crashes;         /* what a crash (VS_F_CRASH) is: VS_CRASH_EITHER (0), _PROCESS, _HOST */
     uint64_t horizon_ms; /* the run's limit of simulated time (liveness); 0: 600000 */
     int trace;           /* 1: print the run's events; 2: and the peers' logs */
+    bool puts;           /* each round also puts into "pmax" (lev_global_put), with
+                          * version and value round << 16 | VT id */
 } vs_opts;
 
 #define VS_WHY_MAX 1024

@@ -37,7 +37,7 @@
 #define MW_STALE_MS 2000         /* an unacknowledged outbox is sent again after */
 #define MW_IMG_MAGIC 0x4D495356u /* "VSIM" */
 
-enum { PH_COMPUTE, PH_SEND, PH_RECV, PH_LOCK, PH_UNLOCK, PH_REPORT, PH_END };
+enum { PH_COMPUTE, PH_SEND, PH_RECV, PH_LOCK, PH_UNLOCK, PH_REPORT, PH_END, PH_PUT };
 
 typedef struct mw_in {
     uint64_t d, from, ref;
@@ -217,7 +217,9 @@ static void s_out_send(vs_mexec *x, mw_vt *t, const mw_out *o)
     pc_put_u64(&b, o->to);
     pc_put_u64(&b, o->ref);
     pc_put_u8(&b, 0);
-    pc_put_str(&b, o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK ? "ctr" : "");
+    pc_put_str(&b, o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK ? "ctr"
+                   : o->kind == RT_OUT_PUT                            ? "pmax"
+                                                                      : "");
     uint8_t val[8];
     for (int i = 0; i < 8; i++)
         val[i] = (uint8_t)(o->val >> (8 * i));
@@ -235,7 +237,12 @@ static uint64_t s_output(vs_mexec *x, mw_vt *t, uint8_t kind, uint64_t to, uint6
         abort();
     t->s.out = n;
     mw_out *o = &n[t->s.nout++];
-    *o = (mw_out){.seq = ++t->s.out_seq, .to = to, .val = val, .kind = kind, .has_val = has_val};
+    *o = (mw_out){.seq = ++t->s.out_seq,
+                  .to = to,
+                  .ref = kind == RT_OUT_PUT ? val : 0, /* a put's version is its value */
+                  .val = val,
+                  .kind = kind,
+                  .has_val = has_val};
     s_out_send(x, t, o);
     return o->seq;
 }
@@ -382,6 +389,10 @@ static void s_step(vs_mexec *x, mw_vt *t, const vs_opts *o)
         case PH_UNLOCK:
             s_output(x, t, RT_OUT_UNLOCK, 0, s->lock_val + 1, true);
             s->lock_req = 0;
+            s->phase = o->puts ? PH_PUT : PH_REPORT;
+            break;
+        case PH_PUT:
+            s_output(x, t, RT_OUT_PUT, 0, (uint64_t)(s->round + 1) << 16 | t->id, true);
             s->phase = PH_REPORT;
             break;
         case PH_REPORT:
