@@ -279,10 +279,13 @@ mesh_run() {
     fi
     # units run twice (backups of the tail): work beyond the sequential run
     backups=$({ grep -o '[0-9]* run twice as backups' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
+    # migrants read from their global variables (a round trip each; the
+    # others came in messages)
+    migreads=$({ grep -o '[0-9]* migrants read' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     note="hosts=$hosts/$w rate:vts=$place util=$(
         IFS=/
         echo "${util[*]}"
-    )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?}"
+    )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?} migreads=${migreads:-?}"
     echo "$r,$k,${qs//,//},$(size_of "$b"),mesh,0,,$sec,${best:-},$rc,$note" >>"$RUNS"
     printf '  mesh %-18s %8.2f s  best %s  (%s)\n' "$qs" "$sec" "${best:--}" "$note" >&2
     [[ $hosts == "$w" || $hosts == "?" ]] ||

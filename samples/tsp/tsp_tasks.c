@@ -3,7 +3,9 @@
  * from the schedule (global variable tsp.sched, tsp_tasks.h), reads the
  * island's state and its migrant from global variables, runs the epoch
  * (ga.c, made mobile by levpp with this file) and commits the new state
- * and its migrant with versioned puts, which do not wait.
+ * and its migrant with versioned puts, which do not wait. It also sends
+ * the migrant to the VT likely to need it (tsp_tasks.h), which then need
+ * not read it.
  * Which VT runs which unit, and when, does not change the result.
  */
 #include <stddef.h>
@@ -19,6 +21,12 @@
 
 enum { PICK_UNIT, PICK_BACKUP, PICK_WAIT, PICK_DONE };
 
+/* A migrant a VT has: one it made, or one sent to it (tsp_mig_msg). */
+typedef struct tsp_mig {
+    int32_t island, epoch; /* epoch -1: none */
+    int32_t *tour;
+} tsp_mig;
+
 /* What one VT knows while it works. */
 typedef struct tsp_vt {
     const tsp_job *job;
@@ -29,6 +37,7 @@ typedef struct tsp_vt {
     int32_t *best; /* its best tour after the unit */
     int32_t held;  /* the island in state (after held_epoch epochs); -1 none */
     int32_t held_epoch;
+    tsp_mig *migs; /* per island: its newest migrant this VT has */
     tsp_result res;
 } tsp_vt;
 
@@ -149,6 +158,84 @@ static int s_is_tour(const int32_t *tour, int32_t n)
     return ok;
 }
 
+/* Keeps tour (n int32) as island's migrant of `epoch` unless a newer one
+ * is kept. */
+static void s_mig_keep(tsp_vt *v, int32_t island, int32_t epoch, const int32_t *tour)
+{
+    tsp_mig *m = &v->migs[island];
+    if (m->epoch >= epoch)
+        return;
+    if (!m->tour && !(m->tour = malloc((size_t)v->job->n * sizeof *m->tour)))
+        return; /* (the unit reads the global instead) */
+    memcpy(m->tour, tour, (size_t)v->job->n * sizeof *m->tour);
+    m->island = island;
+    m->epoch = epoch;
+}
+
+/* A message received: a migrant (tsp_mig_msg) is kept; a wake is not.
+ * Whether it was a migrant. */
+static int s_mig_msg(tsp_vt *v, const void *buf, size_t len)
+{
+    tsp_mig_msg h;
+    size_t tour = (size_t)v->job->n * sizeof(int32_t);
+    if (len != sizeof h + tour)
+        return 0;
+    memcpy(&h, buf, sizeof h);
+    if (h.island < 0 || h.island >= v->job->islands || h.epoch < 0 || h.epoch >= v->job->epochs)
+        return 0;
+    s_mig_keep(v, h.island, h.epoch, (const int32_t *)((const char *)buf + sizeof h));
+    return 1;
+}
+
+/* A heap copy of island's migrant of `epoch` if this VT has it; NULL. */
+static int32_t *s_mig_copy(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    tsp_mig *m = &v->migs[island];
+    if (m->epoch != epoch || !m->tour)
+        return NULL;
+    int32_t *t = malloc((size_t)v->job->n * sizeof *t);
+    if (t)
+        memcpy(t, m->tour, (size_t)v->job->n * sizeof *t);
+    return t;
+}
+
+/* Receives from VT `from`, which sent it island's migrant of `epoch`,
+ * until that migrant comes (keeping the others, skipping wakes); NULL
+ * if `from` ended or failed first (the unit then reads the global). */
+static int32_t *s_mig_recv(tsp_vt *v, uint64_t from, int32_t island, int32_t epoch)
+{
+    for (int i = 0; i < 4 * TSP_WAITERS_MAX; i++) {
+        uint64_t f = from;
+        void *buf = NULL;
+        size_t len = 0;
+        int rc = lev_recv(&f, &buf, &len, -1);
+        if (!rc)
+            s_mig_msg(v, buf, len);
+        free(buf);
+        if (rc)
+            return NULL;
+        int32_t *t = s_mig_copy(v, island, epoch);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+/* Sends tour, island's migrant of `epoch`, to VT `to` (tsp_mig_msg). A
+ * failed send changes nothing: the receiver reads the global instead. */
+static void s_mig_send(tsp_vt *v, uint64_t to, int32_t island, int32_t epoch, const int32_t *tour)
+{
+    size_t n = (size_t)v->job->n * sizeof *tour;
+    tsp_mig_msg h = {island, epoch};
+    char *buf = malloc(sizeof h + n);
+    if (!buf)
+        return;
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, tour, n);
+    lev_send(to, buf, sizeof h + n);
+    free(buf);
+}
+
 /* Loads v->state with island's state before `epoch`. Returns 1, 0 when
  * the island is already past that epoch (a backup committed it), or -1. */
 static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
@@ -184,17 +271,26 @@ static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
 }
 
 /* Runs unit (island, epoch) on v->state: its migrant, then the epoch.
- * 0, or -1 with the VT's error set. */
-static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch)
+ * The migrant is one this VT has, or the one VT mig_from sent it (0:
+ * none sent), or else read from its global variable. 0, or -1 with the
+ * VT's error set. */
+static int s_run_unit(tsp_vt *v, int32_t island, int32_t epoch, uint64_t mig_from)
 {
     int32_t k = v->job->islands, n = v->job->n;
     int32_t *mig = NULL;
     if (epoch > 0) { /* (one island is its own neighbour) */
-        char name[48];
-        snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)((island + k - 1) % k), (int)(epoch - 1));
-        mig = s_read(v, name, (size_t)n * sizeof *mig, island, epoch);
-        if (!mig)
-            return -1;
+        int32_t src = (island + k - 1) % k;
+        mig = s_mig_copy(v, src, epoch - 1);
+        if (!mig && mig_from)
+            mig = s_mig_recv(v, mig_from, src, epoch - 1);
+        if (!mig) {
+            char name[48];
+            snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)src, (int)(epoch - 1));
+            mig = s_read(v, name, (size_t)n * sizeof *mig, island, epoch);
+            if (!mig)
+                return -1;
+            v->res.mig_reads++;
+        }
         if (!s_is_tour(mig, n)) {
             s_fail(v, -1, "the migrant is not a tour", island, epoch);
             free(mig);
@@ -233,7 +329,8 @@ typedef struct tsp_done {
  * epoch goes to *epoch. After the unlock it reports progress and wakes the
  * VTs that waited for units. Returns the PICK_ kind, or -1 with the VT's
  * error set. */
-static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int32_t *epoch)
+static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int32_t *epoch,
+                   uint64_t *mig_from)
 {
     void *val = NULL;
     size_t len = 0;
@@ -252,12 +349,22 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         return -1;
     }
     int first = 0;
+    uint64_t mig_to = 0;
     if (d->island >= 0) {
         tsp_slot *sl = &s_slots(s)[d->island];
         first = sl->done == d->epoch;
         if (first) {
             sl->done = d->epoch + 1;
             sl->owner = sl->backup = 0;
+            sl->last = v->self;
+            /* its migrant, to the VT likely to run the unit that needs it */
+            tsp_slot *c = &s_slots(s)[(d->island + 1) % s->islands];
+            uint64_t to = c->owner ? c->owner : c->last;
+            if (s->islands > 1 && d->epoch + 1 < s->epochs && to && to != v->self) {
+                c->mig_to = mig_to = to;
+                c->mig_from = v->self;
+                c->mig_epoch = d->epoch;
+            }
             s->units_done++;
             if (s->best < 0 || d->best < s->best) {
                 s->best = d->best;
@@ -274,8 +381,13 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
     tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, d->island, d->epoch,
                       d->best};
     int kind = s_pick(s, v->self, stuck, v->held, island);
-    if (kind == PICK_UNIT || kind == PICK_BACKUP)
-        *epoch = s_slots(s)[*island].done;
+    *mig_from = 0;
+    if (kind == PICK_UNIT || kind == PICK_BACKUP) {
+        const tsp_slot *u = &s_slots(s)[*island];
+        *epoch = u->done;
+        if (u->mig_to == v->self && u->mig_epoch == u->done - 1)
+            *mig_from = u->mig_from;
+    }
     rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
     free(val);
     if (rc) {
@@ -286,19 +398,24 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         v->res.units++;
         lev_report(&p, sizeof p);
     }
+    if (mig_to) /* (it wakes its receiver, if that waits) */
+        s_mig_send(v, mig_to, d->island, d->epoch, v->best);
     for (int32_t i = 0; i < nwake; i++)
-        if (wake[i] != v->self)
+        if (wake[i] != v->self && wake[i] != mig_to)
             lev_send(wake[i], "w", 1);
     return kind;
 }
 
-/* Waits for a wake message or TSP_WAIT_MS; returns 1 if none came. */
-static int s_wait(void)
+/* Waits for a wake message (or a migrant, which is kept) or
+ * TSP_WAIT_MS; returns 1 if none came. */
+static int s_wait(tsp_vt *v)
 {
     uint64_t from = LEV_ANY;
     void *buf = NULL;
     size_t len = 0;
     int rc = lev_recv(&from, &buf, &len, TSP_WAIT_MS);
+    if (!rc)
+        s_mig_msg(v, buf, len);
     free(buf);
     return rc == LEV_ETIMEDOUT;
 }
@@ -306,17 +423,18 @@ static int s_wait(void)
 /* Runs one claimed unit from its island's state to the commit of the
  * state and the migrant; d says what to mark done in the schedule (island
  * -1 when the other copy of the unit had committed it already). 0 or -1. */
-static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, tsp_done *d)
+static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, uint64_t mig_from, tsp_done *d)
 {
     d->island = -1;
     int r = s_load_island(v, island, epoch);
     if (r <= 0)
         return r;
-    if (s_run_unit(v, island, epoch))
+    if (s_run_unit(v, island, epoch, mig_from))
         return -1;
     v->held = island;
     v->held_epoch = epoch + 1;
     int64_t best = ga_island_best(v->w, v->state, v->best);
+    s_mig_keep(v, island, epoch, v->best); /* for when it runs the next island's unit */
     char name[48];
     snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
     if (s_commit_var(v, name, v->state, v->sbytes, (uint64_t)ga_island_epochs(v->state), island,
@@ -350,29 +468,36 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
         v.sbytes = ga_island_bytes(v.w);
         v.state = malloc(v.sbytes);
         v.best = malloc((size_t)v.job->n * sizeof *v.best);
+        v.migs = calloc((size_t)v.job->islands, sizeof *v.migs);
+        for (int32_t i = 0; v.migs && i < v.job->islands; i++)
+            v.migs[i].epoch = -1;
     }
-    if (!v.w || !v.state || !v.best) {
+    if (!v.w || !v.state || !v.best || !v.migs) {
         s_fail(&v, -1, "out of memory for the island", -1, -1);
     } else {
         int stuck = 0;
         tsp_done d = {-1, -1, -1};
         for (;;) {
             int32_t island = -1, epoch = -1;
-            int kind = s_sched(&v, &d, stuck, &island, &epoch);
+            uint64_t mig_from = 0;
+            int kind = s_sched(&v, &d, stuck, &island, &epoch, &mig_from);
             d.island = -1;
             stuck = 0;
             if (kind < 0 || kind == PICK_DONE)
                 break;
             if (kind == PICK_WAIT) {
-                stuck = s_wait();
+                stuck = s_wait(&v);
                 continue;
             }
             if (kind == PICK_BACKUP)
                 v.res.backups++;
-            if (s_unit(&v, island, epoch, &d) < 0)
+            if (s_unit(&v, island, epoch, mig_from, &d) < 0)
                 break;
         }
     }
+    for (int32_t i = 0; v.migs && i < v.job->islands; i++)
+        free(v.migs[i].tour);
+    free(v.migs);
     free(v.state);
     free(v.best);
     ga_world_destroy(&v.w);

@@ -16,18 +16,29 @@
 
 #define TSP_TASK "tsp_worker"
 #define TSP_SCHED_VAR "tsp.sched"
-#define TSP_SCHED_MAGIC 0x48435354u /* "TSCH" */
+#define TSP_SCHED_MAGIC 0x32435354u /* "TSC2" */
 #define TSP_WAITERS_MAX 64
 #define TSP_WAIT_MS 2000
 
 /* One island's line of the schedule. */
 typedef struct tsp_slot {
-    int32_t done; /* epochs done (the next unit is (island, done)) */
-    int32_t pad;
-    uint64_t owner;   /* VT running unit (island, done); 0: none */
-    uint64_t backup;  /* VT running it again to finish sooner; 0: none */
-    uint64_t claimed; /* claim number of owner (older claims first) */
+    int32_t done;      /* epochs done (the next unit is (island, done)) */
+    int32_t mig_epoch; /* mig_to: the epoch of the migrant sent */
+    uint64_t owner;    /* VT running unit (island, done); 0: none */
+    uint64_t backup;   /* VT running it again to finish sooner; 0: none */
+    uint64_t claimed;  /* claim number of owner (older claims first) */
+    uint64_t last;     /* VT that committed the island's last epoch; 0: none */
+    uint64_t mig_to;   /* VT sent island-1's migrant of epoch mig_epoch as a */
+    uint64_t mig_from; /* message (tsp_mig_msg) by VT mig_from; 0: none */
 } tsp_slot;
+
+/* The message that carries a migrant to the VT likely to run the unit
+ * that needs it (the one holding the next island's state): this header,
+ * then the tour (n int32). The same tour as global tsp.mig.I.E, which a
+ * VT reads when no such message was sent to it. */
+typedef struct tsp_mig_msg {
+    int32_t island, epoch;
+} tsp_mig_msg;
 
 /* The schedule (global variable tsp.sched), which the client sets before
  * it starts the VTs: this header, then one tsp_slot per island.
@@ -39,7 +50,12 @@ typedef struct tsp_slot {
  * claimed unit again as its backup: units are deterministic, so the first
  * of the two to commit wins and the other's commit changes nothing. This
  * ends a run as soon as its fastest VTs can, and finishes the unit of a
- * VT that failed for good. */
+ * VT that failed for good.
+ *
+ * The VT that commits unit (I, E) first also sends its migrant to the VT
+ * likely to run unit (I+1, E+1) (that island's runner, else the VT that
+ * committed its last epoch) and notes it in slot I+1: on a network with
+ * long round trips, that unit then waits for the schedule's lock only. */
 typedef struct tsp_sched {
     uint32_t magic;
     int32_t islands;
@@ -68,8 +84,8 @@ typedef struct tsp_progress {
 typedef struct tsp_result {
     int32_t err;
     int32_t units;
-    int32_t backups; /* units it ran as a backup */
-    int32_t pad;
+    int32_t backups;   /* units it ran as a backup */
+    int32_t mig_reads; /* migrants it read from their global variable */
     char why[160];
 } tsp_result;
 

@@ -239,7 +239,30 @@ static void t_embedded(void **state)
     assert_int_equal(len, s_seq(INSTANCE));
 }
 
-/* On a mesh of 3 loopback peers: the same best length. */
+/* The counts of lev-tsp's `units N committed by V VTs, B run twice as
+ * backups, R migrants read ...` line in file `path`: units and reads. */
+static void s_units_line(const char *path, int *units, int *reads)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[1024];
+    *units = *reads = -1;
+    while (fgets(buf, sizeof buf, f)) {
+        int v, b;
+        if (sscanf(buf, "units %d committed by %d VTs, %d run twice as backups, %d migrants read",
+                   units, &v, &b, reads) == 4)
+            break;
+    }
+    fclose(f);
+    if (*units < 0 || *reads < 0) {
+        s_cat(path);
+        fail_msg("no line of units in %s", path);
+    }
+}
+
+/* On a mesh of 3 loopback peers: the same best length, and migrants went
+ * in messages to the VTs that needed them (not every one was read from
+ * its global variable). */
 static void t_mesh(void **state)
 {
     (void)state;
@@ -252,6 +275,10 @@ static void t_mesh(void **state)
     int64_t len = s_check_run(&r, s_run(&r, p[0].ep, args, 240000), INSTANCE);
     mesh_stop_all(p, 3);
     assert_int_equal(len, s_seq(INSTANCE));
+    int units, reads;
+    s_units_line(r.out, &units, &reads);
+    if (units != 80 || reads >= units)
+        fail_msg("%d units committed (80 expected), %d migrants read from globals", units, reads);
 }
 
 /* What the kill waits for: every VT of the run holds an image. */
