@@ -4,8 +4,8 @@
  * island's state and its migrant from global variables, runs the epoch
  * (ga.c, made mobile by levpp with this file) and commits the new state
  * and its migrant with versioned puts, which do not wait. It also sends
- * the migrant to the VT likely to need it (tsp_tasks.h), which then need
- * not read it.
+ * the migrant to the other VTs (tsp_tasks.h): the one that runs the unit
+ * that needs it then need not read it.
  * Which VT runs which unit, and when, does not change the result.
  */
 #include <stddef.h>
@@ -64,8 +64,8 @@ static const char *s_sched_bad(const tsp_sched *s, size_t len, const tsp_job *j)
         return "the schedule (tsp.sched) is missing or damaged";
     if (s->islands != j->islands || s->epochs != j->epochs || len != s_sched_bytes(j->islands))
         return "the schedule (tsp.sched) does not match the job";
-    if (s->nwait < 0 || s->nwait > TSP_WAITERS_MAX)
-        return "the schedule's list of waiting VTs is damaged";
+    if (s->nwait < 0 || s->nwait > TSP_WAITERS_MAX || s->nvts < 0 || s->nvts > TSP_WAITERS_MAX)
+        return "the schedule's lists of VTs are damaged";
     return NULL;
 }
 
@@ -222,7 +222,8 @@ static int32_t *s_mig_recv(tsp_vt *v, uint64_t from, int32_t island, int32_t epo
 }
 
 /* Sends tour, island's migrant of `epoch`, to VT `to` (tsp_mig_msg). A
- * failed send changes nothing: the receiver reads the global instead. */
+ * failed send changes nothing but a wait: the receiver reads the global
+ * once this VT has ended. */
 static void s_mig_send(tsp_vt *v, uint64_t to, int32_t island, int32_t epoch, const int32_t *tour)
 {
     size_t n = (size_t)v->job->n * sizeof *tour;
@@ -348,22 +349,33 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         free(val);
         return -1;
     }
+    int me = -1; /* this VT's place in s->vts */
+    for (int32_t i = 0; i < s->nvts; i++)
+        if (s->vts[i] == v->self)
+            me = i;
+    if (me < 0 && s->nvts < TSP_WAITERS_MAX) {
+        me = s->nvts;
+        s->vts[s->nvts++] = v->self;
+    }
     int first = 0;
-    uint64_t mig_to = 0;
+    uint64_t mig_to[TSP_WAITERS_MAX];
+    int32_t nmig = 0;
     if (d->island >= 0) {
         tsp_slot *sl = &s_slots(s)[d->island];
         first = sl->done == d->epoch;
         if (first) {
             sl->done = d->epoch + 1;
             sl->owner = sl->backup = 0;
-            sl->last = v->self;
-            /* its migrant, to the VT likely to run the unit that needs it */
+            /* its migrant, to the others: whichever runs the unit that
+             * needs it has it */
             tsp_slot *c = &s_slots(s)[(d->island + 1) % s->islands];
-            uint64_t to = c->owner ? c->owner : c->last;
-            if (s->islands > 1 && d->epoch + 1 < s->epochs && to && to != v->self) {
-                c->mig_to = mig_to = to;
+            if (s->islands > 1 && d->epoch + 1 < s->epochs && me >= 0) {
                 c->mig_from = v->self;
                 c->mig_epoch = d->epoch;
+                c->mig_sent = s->nvts;
+                for (int32_t i = 0; i < s->nvts; i++)
+                    if (s->vts[i] != v->self)
+                        mig_to[nmig++] = s->vts[i];
             }
             s->units_done++;
             if (s->best < 0 || d->best < s->best) {
@@ -385,8 +397,9 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
     if (kind == PICK_UNIT || kind == PICK_BACKUP) {
         const tsp_slot *u = &s_slots(s)[*island];
         *epoch = u->done;
-        if (u->mig_to == v->self && u->mig_epoch == u->done - 1)
-            *mig_from = u->mig_from;
+        if (u->mig_from && u->mig_from != v->self && u->mig_epoch == u->done - 1 && me >= 0 &&
+            me < u->mig_sent)
+            *mig_from = u->mig_from; /* (its own it keeps) */
     }
     rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
     free(val);
@@ -398,26 +411,29 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         v->res.units++;
         lev_report(&p, sizeof p);
     }
-    if (mig_to) /* (it wakes its receiver, if that waits) */
-        s_mig_send(v, mig_to, d->island, d->epoch, v->best);
+    for (int32_t i = 0; i < nmig; i++)
+        s_mig_send(v, mig_to[i], d->island, d->epoch, v->best);
     for (int32_t i = 0; i < nwake; i++)
-        if (wake[i] != v->self && wake[i] != mig_to)
+        if (wake[i] != v->self)
             lev_send(wake[i], "w", 1);
     return kind;
 }
 
-/* Waits for a wake message (or a migrant, which is kept) or
- * TSP_WAIT_MS; returns 1 if none came. */
+/* Waits for a wake message or TSP_WAIT_MS, keeping the migrants that
+ * come meanwhile (each starts the wait again); returns 1 if no wake came. */
 static int s_wait(tsp_vt *v)
 {
-    uint64_t from = LEV_ANY;
-    void *buf = NULL;
-    size_t len = 0;
-    int rc = lev_recv(&from, &buf, &len, TSP_WAIT_MS);
-    if (!rc)
-        s_mig_msg(v, buf, len);
-    free(buf);
-    return rc == LEV_ETIMEDOUT;
+    for (int i = 0; i < 4 * TSP_WAITERS_MAX; i++) {
+        uint64_t from = LEV_ANY;
+        void *buf = NULL;
+        size_t len = 0;
+        int rc = lev_recv(&from, &buf, &len, TSP_WAIT_MS);
+        int mig = !rc && s_mig_msg(v, buf, len);
+        free(buf);
+        if (!mig)
+            return rc == LEV_ETIMEDOUT;
+    }
+    return 0;
 }
 
 /* Runs one claimed unit from its island's state to the commit of the

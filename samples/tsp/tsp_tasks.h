@@ -23,17 +23,16 @@
 /* One island's line of the schedule. */
 typedef struct tsp_slot {
     int32_t done;      /* epochs done (the next unit is (island, done)) */
-    int32_t mig_epoch; /* mig_to: the epoch of the migrant sent */
+    int32_t mig_epoch; /* island-1's migrant of this epoch was sent */
     uint64_t owner;    /* VT running unit (island, done); 0: none */
     uint64_t backup;   /* VT running it again to finish sooner; 0: none */
     uint64_t claimed;  /* claim number of owner (older claims first) */
-    uint64_t last;     /* VT that committed the island's last epoch; 0: none */
-    uint64_t mig_to;   /* VT sent island-1's migrant of epoch mig_epoch as a */
-    uint64_t mig_from; /* message (tsp_mig_msg) by VT mig_from; 0: none */
+    uint64_t mig_from; /* ... by this VT (0: none), in a message (tsp_mig_msg) */
+    int32_t mig_sent;  /* ... to the first mig_sent VTs of tsp_sched.vts */
+    int32_t pad;
 } tsp_slot;
 
-/* The message that carries a migrant to the VT likely to run the unit
- * that needs it (the one holding the next island's state): this header,
+/* The message that carries a migrant to the other VTs: this header,
  * then the tour (n int32). The same tour as global tsp.mig.I.E, which a
  * VT reads when no such message was sent to it. */
 typedef struct tsp_mig_msg {
@@ -52,10 +51,10 @@ typedef struct tsp_mig_msg {
  * ends a run as soon as its fastest VTs can, and finishes the unit of a
  * VT that failed for good.
  *
- * The VT that commits unit (I, E) first also sends its migrant to the VT
- * likely to run unit (I+1, E+1) (that island's runner, else the VT that
- * committed its last epoch) and notes it in slot I+1: on a network with
- * long round trips, that unit then waits for the schedule's lock only. */
+ * The VT that commits unit (I, E) first also sends its migrant to every
+ * other VT of the schedule and notes it in slot I+1: on a network with
+ * long round trips, unit (I+1, E+1) then waits for the schedule's lock
+ * only, whichever VT runs it. */
 typedef struct tsp_sched {
     uint32_t magic;
     int32_t islands;
@@ -68,6 +67,9 @@ typedef struct tsp_sched {
     int64_t best;                      /* best length committed; -1 none */
     int32_t best_island;
     int32_t best_epoch;
+    int32_t nvts; /* VTs that have taken the schedule's lock, in order */
+    int32_t pad;
+    uint64_t vts[TSP_WAITERS_MAX]; /* ... to which migrants are sent */
 } tsp_sched;
 
 /* The report a VT sends after each unit it commits. */
