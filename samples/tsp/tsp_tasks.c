@@ -26,6 +26,7 @@ typedef struct tsp_mig {
     int32_t island, epoch; /* epoch -1: none */
     int32_t *tour;
 } tsp_mig;
+#define TSP_MIGS_PER_ISLAND 4 /* a VT keeps up to this many per island on average */
 
 /* What one VT knows while it works. */
 typedef struct tsp_vt {
@@ -37,7 +38,8 @@ typedef struct tsp_vt {
     int32_t *best; /* its best tour after the unit */
     int32_t held;  /* the island in state (after held_epoch epochs); -1 none */
     int32_t held_epoch;
-    tsp_mig *migs; /* per island: its newest migrant this VT has */
+    tsp_mig *migs; /* the migrants it has (islands x TSP_MIGS_PER_ISLAND) */
+    int32_t nmigs;
     tsp_result res;
 } tsp_vt;
 
@@ -158,11 +160,26 @@ static int s_is_tour(const int32_t *tour, int32_t n)
     return ok;
 }
 
-/* Keeps tour (n int32) as island's migrant of `epoch` unless a newer one
- * is kept. */
+/* The kept migrant of (island, epoch), or NULL. */
+static tsp_mig *s_mig_find(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    for (int32_t i = 0; i < v->nmigs; i++)
+        if (v->migs[i].epoch == epoch && v->migs[i].island == island)
+            return &v->migs[i];
+    return NULL;
+}
+
+/* Keeps tour (n int32) as island's migrant of `epoch`, in place of the
+ * one of the lowest epoch when full (the units of low epochs are done or
+ * will read their migrant). */
 static void s_mig_keep(tsp_vt *v, int32_t island, int32_t epoch, const int32_t *tour)
 {
-    tsp_mig *m = &v->migs[island];
+    if (s_mig_find(v, island, epoch))
+        return;
+    tsp_mig *m = &v->migs[0];
+    for (int32_t i = 1; i < v->nmigs; i++)
+        if (v->migs[i].epoch < m->epoch)
+            m = &v->migs[i];
     if (m->epoch >= epoch)
         return;
     if (!m->tour && !(m->tour = malloc((size_t)v->job->n * sizeof *m->tour)))
@@ -190,8 +207,8 @@ static int s_mig_msg(tsp_vt *v, const void *buf, size_t len)
 /* A heap copy of island's migrant of `epoch` if this VT has it; NULL. */
 static int32_t *s_mig_copy(tsp_vt *v, int32_t island, int32_t epoch)
 {
-    tsp_mig *m = &v->migs[island];
-    if (m->epoch != epoch || !m->tour)
+    tsp_mig *m = s_mig_find(v, island, epoch);
+    if (!m || !m->tour)
         return NULL;
     int32_t *t = malloc((size_t)v->job->n * sizeof *t);
     if (t)
@@ -370,9 +387,8 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
              * needs it has it */
             tsp_slot *c = &s_slots(s)[(d->island + 1) % s->islands];
             if (s->islands > 1 && d->epoch + 1 < s->epochs && me >= 0) {
-                c->mig_from = v->self;
-                c->mig_epoch = d->epoch;
-                c->mig_sent = s->nvts;
+                c->sent[d->epoch % TSP_MIG_SENT] =
+                    (tsp_sent){.from = v->self, .epoch = d->epoch, .sent = s->nvts};
                 for (int32_t i = 0; i < s->nvts; i++)
                     if (s->vts[i] != v->self)
                         mig_to[nmig++] = s->vts[i];
@@ -397,9 +413,10 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
     if (kind == PICK_UNIT || kind == PICK_BACKUP) {
         const tsp_slot *u = &s_slots(s)[*island];
         *epoch = u->done;
-        if (u->mig_from && u->mig_from != v->self && u->mig_epoch == u->done - 1 && me >= 0 &&
-            me < u->mig_sent)
-            *mig_from = u->mig_from; /* (its own it keeps) */
+        const tsp_sent *m = &u->sent[(u->done + TSP_MIG_SENT - 1) % TSP_MIG_SENT];
+        if (u->done > 0 && m->from && m->from != v->self && m->epoch == u->done - 1 && me >= 0 &&
+            me < m->sent)
+            *mig_from = m->from; /* (its own it keeps) */
     }
     rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
     free(val);
@@ -484,8 +501,9 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
         v.sbytes = ga_island_bytes(v.w);
         v.state = malloc(v.sbytes);
         v.best = malloc((size_t)v.job->n * sizeof *v.best);
-        v.migs = calloc((size_t)v.job->islands, sizeof *v.migs);
-        for (int32_t i = 0; v.migs && i < v.job->islands; i++)
+        v.nmigs = v.job->islands * TSP_MIGS_PER_ISLAND;
+        v.migs = calloc((size_t)v.nmigs, sizeof *v.migs);
+        for (int32_t i = 0; v.migs && i < v.nmigs; i++)
             v.migs[i].epoch = -1;
     }
     if (!v.w || !v.state || !v.best || !v.migs) {
@@ -511,7 +529,7 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
                 break;
         }
     }
-    for (int32_t i = 0; v.migs && i < v.job->islands; i++)
+    for (int32_t i = 0; v.migs && i < v.nmigs; i++)
         free(v.migs[i].tour);
     free(v.migs);
     free(v.state);

@@ -19,17 +19,25 @@
 #define TSP_SCHED_MAGIC 0x32435354u /* "TSC2" */
 #define TSP_WAITERS_MAX 64
 #define TSP_WAIT_MS 2000
+#define TSP_MIG_SENT 4 /* migrants sent remembered per island */
+
+/* A migrant sent in messages (tsp_mig_msg): island-1's of `epoch`, by
+ * VT `from` to the first `sent` VTs of tsp_sched.vts. */
+typedef struct tsp_sent {
+    uint64_t from; /* 0: none */
+    int32_t epoch;
+    int32_t sent;
+} tsp_sent;
 
 /* One island's line of the schedule. */
 typedef struct tsp_slot {
-    int32_t done;      /* epochs done (the next unit is (island, done)) */
-    int32_t mig_epoch; /* island-1's migrant of this epoch was sent */
-    uint64_t owner;    /* VT running unit (island, done); 0: none */
-    uint64_t backup;   /* VT running it again to finish sooner; 0: none */
-    uint64_t claimed;  /* claim number of owner (older claims first) */
-    uint64_t mig_from; /* ... by this VT (0: none), in a message (tsp_mig_msg) */
-    int32_t mig_sent;  /* ... to the first mig_sent VTs of tsp_sched.vts */
+    int32_t done; /* epochs done (the next unit is (island, done)) */
     int32_t pad;
+    uint64_t owner;   /* VT running unit (island, done); 0: none */
+    uint64_t backup;  /* VT running it again to finish sooner; 0: none */
+    uint64_t claimed; /* claim number of owner (older claims first) */
+    /* the last migrants sent for this island's units, at [epoch % TSP_MIG_SENT] */
+    tsp_sent sent[TSP_MIG_SENT];
 } tsp_slot;
 
 /* The message that carries a migrant to the other VTs: this header,
