@@ -249,7 +249,7 @@ int main(int argc, char **argv)
             return 1;
         }
 
-    int failed = 0, units = 0, backups = 0, mig_reads = 0;
+    int failed = 0, units = 0, backups = 0, mig_reads = 0, isl_reads = 0;
     double shown = 0;
     for (int i = 0; i < nvt;) {
         void *res = NULL;
@@ -267,6 +267,7 @@ int main(int argc, char **argv)
                     units += r.units;
                     backups += r.backups;
                     mig_reads += r.mig_reads;
+                    isl_reads += r.isl_reads;
                 }
             } else {
                 fprintf(stderr, PROG ": VT %" PRIu64 " ended with %s: %s\n", ids[i],
@@ -288,8 +289,8 @@ int main(int argc, char **argv)
      * work the mesh did beyond the sequential run; a migrant read is a
      * round trip a unit waited for */
     printf("units %d committed by %d VTs, %d run twice as backups, %d migrants read from "
-           "globals (the others came in messages)\n",
-           units, nvt, backups, mig_reads);
+           "globals (the others came in messages), %d island states read\n",
+           units, nvt, backups, mig_reads, isl_reads);
 
     int32_t *tour = malloc((size_t)inst.n * sizeof *tour);
     int64_t len = -1;

@@ -28,6 +28,14 @@ typedef struct tsp_mig {
 } tsp_mig;
 #define TSP_MIGS_PER_ISLAND 4 /* a VT keeps up to this many per island on average */
 
+/* An island's state a VT keeps after it moved to another island: if it
+ * comes back before anyone else ran that island, it need not read it. */
+typedef struct tsp_kept {
+    int32_t island, epochs; /* epochs -1: none */
+    void *state;            /* sbytes, or NULL until first used */
+} tsp_kept;
+#define TSP_STATES_KEPT 4
+
 /* What one VT knows while it works. */
 typedef struct tsp_vt {
     const tsp_job *job;
@@ -40,6 +48,7 @@ typedef struct tsp_vt {
     int32_t held_epoch;
     tsp_mig *migs; /* the migrants it has (islands x TSP_MIGS_PER_ISLAND) */
     int32_t nmigs;
+    tsp_kept kept[TSP_STATES_KEPT];
     tsp_result res;
 } tsp_vt;
 
@@ -71,16 +80,31 @@ static const char *s_sched_bad(const tsp_sched *s, size_t len, const tsp_job *j)
     return NULL;
 }
 
-/* Chooses the next unit for VT `me` in the locked schedule s and claims
- * it: PICK_UNIT or PICK_BACKUP with *island set, PICK_WAIT (registered as
- * a waiter when there is room) or PICK_DONE. The next unit of island
- * `held` (whose state the VT holds: no need to read it) comes first when it
- * is ready, then the ready unit of the lowest epoch. `stuck`: no wake came
- * during the last wait, so a claimed unit may be backed up before the end. */
-static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t held, int32_t *island)
+/* Whether VT v has island i's state after `epochs` epochs: the one it
+ * holds, or one it kept. */
+static int s_has_state(const tsp_vt *v, int32_t i, int32_t epochs)
+{
+    if (i == v->held && epochs == v->held_epoch)
+        return 1;
+    for (int j = 0; j < TSP_STATES_KEPT; j++)
+        if (v->kept[j].island == i && v->kept[j].epochs == epochs)
+            return 1;
+    return 0;
+}
+
+/* Chooses the next unit for VT v in the locked schedule s and claims it:
+ * PICK_UNIT or PICK_BACKUP with *island set, PICK_WAIT (registered as a
+ * waiter when there is room) or PICK_DONE. The next unit of the island
+ * the VT holds comes first when it is ready, then a ready unit whose
+ * island's state the VT kept (no need to read it) unless its epoch is
+ * more than one above the lowest ready one, then the ready unit of the
+ * lowest epoch. `stuck`: no wake came during the last wait, so a claimed
+ * unit may be backed up before the end. */
+static int s_pick(tsp_sched *s, const tsp_vt *v, int stuck, int32_t *island)
 {
     tsp_slot *sl = s_slots(s);
-    int32_t k = s->islands, pick = -1, open = 0, mine = -1;
+    uint64_t me = v->self;
+    int32_t k = s->islands, pick = -1, open = 0, mine = -1, kept = -1;
     for (int32_t i = 0; i < k; i++) {
         if (sl[i].done >= s->epochs)
             continue;
@@ -90,13 +114,17 @@ static int s_pick(tsp_sched *s, uint64_t me, int stuck, int32_t held, int32_t *i
         int32_t prev = (i + k - 1) % k;
         if (sl[i].done > 0 && k > 1 && sl[prev].done < sl[i].done)
             continue; /* not ready: its migrant does not exist yet */
-        if (i == held)
+        if (i == v->held)
             mine = i;
+        else if (s_has_state(v, i, sl[i].done) && (kept < 0 || sl[i].done < sl[kept].done))
+            kept = i;
         if (pick < 0 || sl[i].done < sl[pick].done)
             pick = i;
     }
     if (mine >= 0)
         pick = mine;
+    else if (kept >= 0 && sl[kept].done <= sl[pick].done + 1)
+        pick = kept;
     if (pick >= 0) {
         sl[pick].owner = me;
         sl[pick].backup = 0;
@@ -254,21 +282,62 @@ static void s_mig_send(tsp_vt *v, uint64_t to, int32_t island, int32_t epoch, co
     free(buf);
 }
 
+/* Before v->state takes another island: keeps the one it holds (in place
+ * of the one of `island` or, else, of the fewest epochs) and takes
+ * island's state after `epoch` epochs if it was kept. 1 if it was; 0. */
+static int s_swap_state(tsp_vt *v, int32_t island, int32_t epoch)
+{
+    tsp_kept *slot = NULL, *hit = NULL;
+    for (int j = 0; j < TSP_STATES_KEPT; j++) {
+        tsp_kept *e = &v->kept[j];
+        if (e->island == island && e->epochs == epoch)
+            hit = e;
+        else if (!slot || e->epochs < slot->epochs)
+            slot = e;
+    }
+    if (hit) { /* the two trade places */
+        void *cur = v->state;
+        v->state = hit->state;
+        hit->state = cur;
+        hit->island = v->held;
+        hit->epochs = v->held >= 0 ? v->held_epoch : -1;
+        return 1;
+    }
+    if (v->held < 0 || !slot)
+        return 0;
+    if (!slot->state && !(slot->state = malloc(v->sbytes)))
+        return 0; /* (it is read again if needed) */
+    void *cur = v->state;
+    v->state = slot->state;
+    slot->state = cur;
+    slot->island = v->held;
+    slot->epochs = v->held_epoch;
+    return 0;
+}
+
 /* Loads v->state with island's state before `epoch`. Returns 1, 0 when
  * the island is already past that epoch (a backup committed it), or -1. */
 static int s_load_island(tsp_vt *v, int32_t island, int32_t epoch)
 {
+    if (island == v->held && epoch == v->held_epoch)
+        return 1; /* this VT ran the island's last epoch: it has its state */
+    int kept = s_swap_state(v, island, epoch);
+    v->held = -1; /* v->state is being replaced */
+    if (kept) {
+        v->held = island;
+        v->held_epoch = epoch;
+        return 1;
+    }
     if (epoch == 0) {
         ga_island_init(v->w, v->state, v->job->seed, island);
         return 1;
     }
-    if (island == v->held && epoch == v->held_epoch)
-        return 1; /* this VT ran the island's last epoch: it has its state */
     char name[48];
     snprintf(name, sizeof name, "tsp.isl.%d", (int)island);
     void *val = s_read(v, name, v->sbytes, island, epoch);
     if (!val)
         return -1;
+    v->res.isl_reads++;
     const char *why = NULL;
     int r = 1;
     if (ga_island_check(v->w, val, v->sbytes, &why) != 0) {
@@ -408,7 +477,7 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         s->nwait = 0;
     tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, d->island, d->epoch,
                       d->best};
-    int kind = s_pick(s, v->self, stuck, v->held, island);
+    int kind = s_pick(s, v, stuck, island);
     *mig_from = 0;
     if (kind == PICK_UNIT || kind == PICK_BACKUP) {
         const tsp_slot *u = &s_slots(s)[*island];
@@ -501,6 +570,8 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
         v.sbytes = ga_island_bytes(v.w);
         v.state = malloc(v.sbytes);
         v.best = malloc((size_t)v.job->n * sizeof *v.best);
+        for (int j = 0; j < TSP_STATES_KEPT; j++)
+            v.kept[j] = (tsp_kept){-1, -1, NULL};
         v.nmigs = v.job->islands * TSP_MIGS_PER_ISLAND;
         v.migs = calloc((size_t)v.nmigs, sizeof *v.migs);
         for (int32_t i = 0; v.migs && i < v.nmigs; i++)
@@ -531,6 +602,8 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
     }
     for (int32_t i = 0; v.migs && i < v.nmigs; i++)
         free(v.migs[i].tour);
+    for (int j = 0; j < TSP_STATES_KEPT; j++)
+        free(v.kept[j].state);
     free(v.migs);
     free(v.state);
     free(v.best);

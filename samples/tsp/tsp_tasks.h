@@ -96,6 +96,8 @@ typedef struct tsp_result {
     int32_t units;
     int32_t backups;   /* units it ran as a backup */
     int32_t mig_reads; /* migrants it read from their global variable */
+    int32_t isl_reads; /* island states it read from their global variable */
+    int32_t pad;
     char why[160];
 } tsp_result;
 
