@@ -11,7 +11,13 @@
  *   throughput  messages per second of a one-way stream of 1 KiB
  *               messages with one answer at the end, against libzmq's;
  *   lock        lock + read + update + unlock round trips per second of
- *               8 VTs on one variable.
+ *               8 VTs on one variable;
+ *   switches    context switches per round trip and per streamed message,
+ *               summed over every thread of the processes taking part
+ *               (this one, the levpeers, their executors, the libzmq
+ *               child): each wake-up of a waiting thread costs one, so
+ *               this counts the hand-offs a message makes on its way.
+ *               The pair's start and join and the warm-up are included.
  *
  *   bench_msg [ROUNDS] [SIZE]
  *
@@ -19,6 +25,7 @@
  * prints the medians and their ratios. Executors run at normal priority
  * (LEV_EXEC_NICE=0).
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -132,6 +139,76 @@ static int64_t s_pair(lev_vc *vc, const char *ep, const char *task, long n, long
     return t;
 }
 
+/* Whether pid is `root` or descends from it (bounded walk up the parents). */
+static bool s_descends(long pid, long root)
+{
+    for (int i = 0; i < 64 && pid > 1; i++) {
+        if (pid == root)
+            return true;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return false;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+        char state;
+        if (!p || sscanf(p + 1, " %c %ld", &state, &pid) != 2)
+            return false;
+    }
+    return false;
+}
+
+/* Context switches, voluntary and not, of every thread of process pid. */
+static uint64_t s_proc_switches(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    uint64_t sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char st[400], line[128];
+        snprintf(st, sizeof st, "%s/%s/status", path, e->d_name);
+        FILE *f = fopen(st, "r");
+        if (!f)
+            continue;
+        unsigned long long v;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+                sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+                sum += v;
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+/* Context switches of this process and all its descendants. */
+static uint64_t s_switches(void)
+{
+    long self = (long)getpid();
+    uint64_t sum = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!*end && pid > 0 && s_descends(pid, self))
+            sum += s_proc_switches(pid);
+    }
+    closedir(d);
+    return sum;
+}
+
 static bool s_alive(const char *js, void *ctx)
 {
     return js_count(js, "\"state\":\"alive\"") >= *(int *)ctx;
@@ -181,15 +258,32 @@ int main(int argc, char **argv)
            *sl = calloc((size_t)rounds, sizeof(double));
     double *ld = calloc((size_t)rounds, sizeof(double)),
            *sd = calloc((size_t)rounds, sizeof(double));
+    double *w[6]; /* switches: round trip (libzmq, relayed, direct), stream (the same) */
+    for (int i = 0; i < 6; i++)
+        w[i] = calloc((size_t)rounds, sizeof(double));
+    const double pp = (double)(PP_N + PP_N / 10), st = (double)(ST_N + ST_N / 10);
     for (int r = 0; r < rounds; r++) {
+        uint64_t c0 = s_switches();
         lz[r] = zb_pingpong(&z, PP_N, PP_N / 10, (size_t)size) / PP_N * 1e6;
+        uint64_t c1 = s_switches();
         ll[r] = (double)s_pair(vc, s_p[0].ep, "bm_pingpong", PP_N, PP_N / 10, size) * 1e-3 / PP_N;
+        uint64_t c2 = s_switches();
         ld[r] =
             (double)s_pair(vd, s_p[NP - 1].ep, "bm_pingpong", PP_N, PP_N / 10, size) * 1e-3 / PP_N;
+        uint64_t c3 = s_switches();
         sz[r] = ST_N / zb_stream(&z, ST_N, (size_t)size);
+        uint64_t c4 = s_switches();
         sl[r] = ST_N / ((double)s_pair(vc, s_p[0].ep, "bm_stream", ST_N, ST_N / 10, size) * 1e-9);
+        uint64_t c5 = s_switches();
         sd[r] =
             ST_N / ((double)s_pair(vd, s_p[NP - 1].ep, "bm_stream", ST_N, ST_N / 10, size) * 1e-9);
+        uint64_t c6 = s_switches();
+        w[0][r] = (double)(c1 - c0) / pp;
+        w[1][r] = (double)(c2 - c1) / pp;
+        w[2][r] = (double)(c3 - c2) / pp;
+        w[3][r] = (double)(c4 - c3) / st;
+        w[4][r] = (double)(c5 - c4) / st;
+        w[5][r] = (double)(c6 - c5) / st;
     }
     zb_down(&z);
     printf("messages of %ld bytes, %d rounds alternating, medians (VTs on two different "
@@ -206,6 +300,15 @@ int main(int argc, char **argv)
            mld / mlz);
     printf("| stream (msgs/s) | %.0f | %.0f | %.1f%% | %.0f | %.1f%% |\n", msz, msl,
            100 * msl / msz, msd, 100 * msd / msz);
+    double mw[6];
+    for (int i = 0; i < 6; i++) {
+        mw[i] = bench_median(w[i], rounds);
+        free(w[i]);
+    }
+    printf("| context switches per round trip | %.1f | %.1f | %.2fx | %.1f | %.2fx |\n", mw[0],
+           mw[1], mw[1] / mw[0], mw[2], mw[2] / mw[0]);
+    printf("| context switches per streamed message | %.2f | %.2f | %.2fx | %.2f | %.2fx |\n",
+           mw[3], mw[4], mw[4] / mw[3], mw[5], mw[5] / mw[3]);
     /* 8 VTs contending for one lock */
     double *lk = calloc((size_t)rounds, sizeof(double));
     for (int r = 0; r < rounds; r++) {
