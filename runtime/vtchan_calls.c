@@ -391,18 +391,30 @@ static int s_request(s_call *c, bool lock, const char *name, void **value, size_
     return s_leave(c, s_blocked_locked(c, bk, park));
 }
 
+/* A commit (an unlock or a put) from the calling VT: enters as s_enter
+ * and checks the name. s_check_value: len within the value limit. */
+static int s_enter_named(const char *what, const char *name, s_call *c)
+{
+    int rc = s_enter(NULL, what, c);
+    return rc ? rc : s_check_name(what, name);
+}
+
+static int s_check_value(const s_call *c, const char *what, size_t len)
+{
+    size_t max = c->h->max_value ? c->h->max_value : RT_CH_MAX_VALUE;
+    if (len > max)
+        return rt_err(LEV_ERANGE, "%s: %zu bytes above the value limit of %zu", what, len, max);
+    return 0;
+}
+
 int lev_global_unlock(const char *name, const void *value, size_t len)
 {
     s_call c;
-    int rc = s_enter(NULL, "lev_global_unlock", &c);
-    if (!rc)
-        rc = s_check_name("lev_global_unlock", name);
+    int rc = s_enter_named("lev_global_unlock", name, &c);
+    if (!rc && value)
+        rc = s_check_value(&c, "lev_global_unlock", len);
     if (rc)
         return rc;
-    size_t max = c.h->max_value ? c.h->max_value : RT_CH_MAX_VALUE;
-    if (value && len > max)
-        return rt_err(LEV_ERANGE, "lev_global_unlock: %zu bytes above the value limit of %zu", len,
-                      max);
     pthread_mutex_lock(&c.ch->mu);
     ssize_t k = s_lock_index_locked(c.ch, name);
     if (k < 0)
@@ -422,19 +434,15 @@ int lev_global_unlock(const char *name, const void *value, size_t len)
 int lev_global_put(const char *name, const void *value, size_t len, uint64_t version)
 {
     s_call c;
-    int rc = s_enter(NULL, "lev_global_put", &c);
-    if (!rc)
-        rc = s_check_name("lev_global_put", name);
+    int rc = s_enter_named("lev_global_put", name, &c);
     if (rc)
         return rc;
     if (!version)
         return rt_err(LEV_EINVAL, "lev_global_put: \"%s\": version 0 (versions start at 1)", name);
     if (!value && len)
         return rt_err(LEV_EINVAL, "lev_global_put: \"%s\": NULL value of %zu bytes", name, len);
-    size_t max = c.h->max_value ? c.h->max_value : RT_CH_MAX_VALUE;
-    if (len > max)
-        return rt_err(LEV_ERANGE, "lev_global_put: %zu bytes above the value limit of %zu", len,
-                      max);
+    if ((rc = s_check_value(&c, "lev_global_put", len)) != 0)
+        return rc;
     pthread_mutex_lock(&c.ch->mu);
     if (c.ch->nlocks)
         return s_leave(&c, rt_err(LEV_EBUSY, "lev_global_put: \"%s\": this VT holds \"%s\"", name,
