@@ -100,15 +100,42 @@ int pp_tok_is(const pp_file *f, unsigned i, const char *s)
     return f->toks[i].e - f->toks[i].b == n && !memcmp(f->text + f->toks[i].b, s, n);
 }
 
+/* Whether statement c, whose last token is a `}`, ends with a block (or
+ * another construct that takes no `;`, such as a nested function), not
+ * with an expression whose compound literal or initializer list closes
+ * there and whose `;` follows: an expression statement, a `return`, or
+ * either as the last statement of an unbraced for, while, if, switch,
+ * label or case (`for (...) if (x) a[i] = (T){...};`). */
+static int s_ends_in_block(CXCursor c)
+{
+    for (int depth = 0; depth < 1024; depth++) {
+        enum CXCursorKind k = pp_kind(c);
+        if (clang_isExpression(k) || k == CXCursor_ReturnStmt)
+            return 0;
+        if (k != CXCursor_ForStmt && k != CXCursor_WhileStmt && k != CXCursor_IfStmt &&
+            k != CXCursor_SwitchStmt && k != CXCursor_LabelStmt && k != CXCursor_CaseStmt &&
+            k != CXCursor_DefaultStmt)
+            return 1;
+        pp_kids kids = pp_children(c);
+        if (!kids.n) {
+            free(kids.v);
+            return 1;
+        }
+        c = kids.v[kids.n - 1]; /* the body, the else branch, the sub-statement */
+        free(kids.v);
+    }
+    return 1;
+}
+
 /* End offset of a statement, including its ';'. */
 unsigned pp_stmt_end(const pp_file *f, CXCursor c)
 {
     unsigned e = pp_end(c);
     unsigned i = pp_tok_from(f, e);
-    /* a block ends at its `}`; an expression ending in a compound
-     * literal's `}` goes on to its `;` */
+    /* a block ends at its `}`; a statement ending in a compound literal's
+     * `}` goes on to its `;` */
     if (i > 0 && f->toks[i - 1].e == e &&
-        (pp_tok_is(f, i - 1, ";") || (pp_tok_is(f, i - 1, "}") && !clang_isExpression(pp_kind(c)))))
+        (pp_tok_is(f, i - 1, ";") || (pp_tok_is(f, i - 1, "}") && s_ends_in_block(c))))
         return e;
     if (pp_tok_is(f, i, ";"))
         return f->toks[i].e;

@@ -109,6 +109,9 @@ static const gen_form s_forms[] = {
     {"literal", "a = ((struct pair){f(k), b}).x + ((struct pair){b, 3}).y;"},
     {"literal_array", "a = ((int[]){b, h(k), 3})[b & 1 ? 1 : 2];"},
     {"literal_designated", "p = (struct pair){.y = f(k), .x = b}, a = p.x - p.y;"},
+    /* ... whose `}` ends the statement, its `;` after it */
+    {"literal_last", "p = (struct pair){f(k), p.x + b};"},
+    {"literal_last_plain", "p = (struct pair){.y = p.x, .x = b + k};"},
     /* statement expressions */
     {"stmt_expr", "a = ({ int t = f(k); t + b; });"},
     {"stmt_expr_void", "({ b++; a = f(b); });"},
