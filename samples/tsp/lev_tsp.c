@@ -18,6 +18,7 @@
 #include "leverage.h"
 #include "tsp_cli.h"
 #include "tsp_job.h"
+#include "tsp_sched.h"
 #include "tsp_tasks.h"
 #include "tsplib.h"
 
@@ -109,14 +110,10 @@ static void s_progress(const tsp_opts *o, const tsp_instance *inst, const tsp_jo
 /* The schedule of a new run: every island at epoch 0, nothing claimed. */
 static tsp_sched *s_sched_new(const tsp_job *job, size_t *len)
 {
-    *len = sizeof(tsp_sched) + (size_t)job->islands * sizeof(tsp_slot);
-    tsp_sched *s = calloc(1, *len);
-    if (!s)
-        return NULL;
-    s->magic = TSP_SCHED_MAGIC;
-    s->islands = job->islands;
-    s->epochs = job->epochs;
-    s->best = -1;
+    *len = tsp_sched_bytes(job->islands);
+    tsp_sched *s = malloc(*len);
+    if (s)
+        tsp_sched_init(s, job->islands, job->epochs);
     return s;
 }
 
@@ -249,7 +246,7 @@ int main(int argc, char **argv)
             return 1;
         }
 
-    int failed = 0, units = 0, backups = 0, mig_reads = 0, isl_reads = 0;
+    int failed = 0, units = 0, backups = 0, mig_reads = 0, isl_reads = 0, ahead = 0;
     double shown = 0;
     for (int i = 0; i < nvt;) {
         void *res = NULL;
@@ -268,6 +265,7 @@ int main(int argc, char **argv)
                     backups += r.backups;
                     mig_reads += r.mig_reads;
                     isl_reads += r.isl_reads;
+                    ahead += r.ahead;
                 }
             } else {
                 fprintf(stderr, PROG ": VT %" PRIu64 " ended with %s: %s\n", ids[i],
@@ -287,10 +285,11 @@ int main(int argc, char **argv)
     s_progress(&o, &inst, job, &w, vc, t0, 1);
     /* what the VTs ran: a unit run twice (a backup, to end sooner) is
      * work the mesh did beyond the sequential run; a migrant read is a
-     * round trip a unit waited for */
+     * round trip a unit waited for, a unit claimed ahead one it did not */
     printf("units %d committed by %d VTs, %d run twice as backups, %d migrants read from "
-           "globals (the others came in messages), %d island states read\n",
-           units, nvt, backups, mig_reads, isl_reads);
+           "globals (the others came in messages), %d island states read, %d units claimed "
+           "ahead (one lock for two)\n",
+           units, nvt, backups, mig_reads, isl_reads, ahead);
 
     int32_t *tour = malloc((size_t)inst.n * sizeof *tour);
     int64_t len = -1;

@@ -5,8 +5,10 @@
  * (ga.c, made mobile by levpp with this file) and commits the new state
  * and its migrant with versioned puts, which do not wait. It also sends
  * the migrant to the other VTs (tsp_tasks.h): the one that runs the unit
- * that needs it then need not read it.
- * Which VT runs which unit, and when, does not change the result.
+ * that needs it then need not read it. While many units are left it may
+ * claim two at a lock and run the second without taking the lock again
+ * (tsp_sched.h decides). Which VT runs which unit, and when, does not
+ * change the result.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -17,9 +19,8 @@
 #include "ga.h"
 #include "lev_task.h"
 #include "tsp_job.h"
+#include "tsp_sched.h"
 #include "tsp_tasks.h"
-
-enum { PICK_UNIT, PICK_BACKUP, PICK_WAIT, PICK_DONE };
 
 /* A migrant a VT has: one it made, or one sent to it (tsp_mig_msg). */
 typedef struct tsp_mig {
@@ -36,6 +37,13 @@ typedef struct tsp_kept {
 } tsp_kept;
 #define TSP_STATES_KEPT 4
 
+/* What a VT did with its last unit, for the schedule. */
+typedef struct tsp_done {
+    int32_t island, epoch; /* island -1: nothing to commit */
+    int64_t best;          /* its island's best length after it */
+    int32_t *tour;         /* a copy of its migrant (n int32), to send */
+} tsp_done;
+
 /* What one VT knows while it works. */
 typedef struct tsp_vt {
     const tsp_job *job;
@@ -49,15 +57,11 @@ typedef struct tsp_vt {
     tsp_mig *migs; /* the migrants it has (islands x TSP_MIGS_PER_ISLAND) */
     int32_t nmigs;
     tsp_kept kept[TSP_STATES_KEPT];
+    tsp_claim ahead;  /* a second unit claimed at the last lock (island -1: none) */
+    tsp_done pend[2]; /* units run since the last lock, marked done at the next */
+    int32_t npend;
     tsp_result res;
 } tsp_vt;
-
-static tsp_slot *s_slots(tsp_sched *s) { return (tsp_slot *)(s + 1); }
-
-static size_t s_sched_bytes(int32_t islands)
-{
-    return sizeof(tsp_sched) + (size_t)islands * sizeof(tsp_slot);
-}
 
 /* Sets the VT's error (the first one stays). */
 static void s_fail(tsp_vt *v, int err, const char *what, int32_t island, int32_t epoch)
@@ -68,90 +72,17 @@ static void s_fail(tsp_vt *v, int err, const char *what, int32_t island, int32_t
     snprintf(v->res.why, sizeof v->res.why, "unit (%d, %d): %s", (int)island, (int)epoch, what);
 }
 
-/* Checks that the schedule s[len] fits this job; NULL or why not. */
-static const char *s_sched_bad(const tsp_sched *s, size_t len, const tsp_job *j)
+/* What v has of islands' states, for the schedule: the held one first,
+ * then the kept ones. */
+static tsp_asker s_asker(const tsp_vt *v, int32_t me, tsp_have have[1 + TSP_STATES_KEPT])
 {
-    if (!s || len < sizeof *s || s->magic != TSP_SCHED_MAGIC)
-        return "the schedule (tsp.sched) is missing or damaged";
-    if (s->islands != j->islands || s->epochs != j->epochs || len != s_sched_bytes(j->islands))
-        return "the schedule (tsp.sched) does not match the job";
-    if (s->nwait < 0 || s->nwait > TSP_WAITERS_MAX || s->nvts < 0 || s->nvts > TSP_WAITERS_MAX)
-        return "the schedule's lists of VTs are damaged";
-    return NULL;
-}
-
-/* Whether VT v has island i's state after `epochs` epochs: the one it
- * holds, or one it kept. */
-static int s_has_state(const tsp_vt *v, int32_t i, int32_t epochs)
-{
-    if (i == v->held && epochs == v->held_epoch)
-        return 1;
+    int32_t n = 0;
+    if (v->held >= 0)
+        have[n++] = (tsp_have){v->held, v->held_epoch};
     for (int j = 0; j < TSP_STATES_KEPT; j++)
-        if (v->kept[j].island == i && v->kept[j].epochs == epochs)
-            return 1;
-    return 0;
-}
-
-/* Chooses the next unit for VT v in the locked schedule s and claims it:
- * PICK_UNIT or PICK_BACKUP with *island set, PICK_WAIT (registered as a
- * waiter when there is room) or PICK_DONE. The next unit of the island
- * the VT holds comes first when it is ready, then a ready unit whose
- * island's state the VT kept (no need to read it) unless its epoch is
- * more than one above the lowest ready one, then the ready unit of the
- * lowest epoch. `stuck`: no wake came during the last wait, so a claimed
- * unit may be backed up before the end. */
-static int s_pick(tsp_sched *s, const tsp_vt *v, int stuck, int32_t *island)
-{
-    tsp_slot *sl = s_slots(s);
-    uint64_t me = v->self;
-    int32_t k = s->islands, pick = -1, open = 0, mine = -1, kept = -1;
-    for (int32_t i = 0; i < k; i++) {
-        if (sl[i].done >= s->epochs)
-            continue;
-        if (sl[i].owner)
-            continue;
-        open++;
-        int32_t prev = (i + k - 1) % k;
-        if (sl[i].done > 0 && k > 1 && sl[prev].done < sl[i].done)
-            continue; /* not ready: its migrant does not exist yet */
-        if (i == v->held)
-            mine = i;
-        else if (s_has_state(v, i, sl[i].done) && (kept < 0 || sl[i].done < sl[kept].done))
-            kept = i;
-        if (pick < 0 || sl[i].done < sl[pick].done)
-            pick = i;
-    }
-    if (mine >= 0)
-        pick = mine;
-    else if (kept >= 0 && sl[kept].done <= sl[pick].done + 1)
-        pick = kept;
-    if (pick >= 0) {
-        sl[pick].owner = me;
-        sl[pick].backup = 0;
-        sl[pick].claimed = ++s->claims;
-        *island = pick;
-        return PICK_UNIT;
-    }
-    if (open == 0 || stuck) {
-        for (int32_t i = 0; i < k; i++)
-            if (sl[i].done < s->epochs && sl[i].owner && sl[i].owner != me && !sl[i].backup &&
-                (pick < 0 || sl[i].claimed < sl[pick].claimed))
-                pick = i;
-        if (pick >= 0) {
-            sl[pick].backup = me;
-            s->backups++;
-            *island = pick;
-            return PICK_BACKUP;
-        }
-    }
-    if (open == 0)
-        return PICK_DONE; /* every unit left runs, backed up: nothing to add */
-    int known = 0;
-    for (int32_t i = 0; i < s->nwait; i++)
-        known |= s->waiters[i] == me;
-    if (!known && s->nwait < TSP_WAITERS_MAX)
-        s->waiters[s->nwait++] = me;
-    return PICK_WAIT;
+        if (v->kept[j].island >= 0 && v->kept[j].state)
+            have[n++] = (tsp_have){v->kept[j].island, v->kept[j].epochs};
+    return (tsp_asker){.self = v->self, .me = me, .held = v->held, .have = have, .nhave = n};
 }
 
 /* Reads global variable `name` and checks it holds `want` bytes; returns
@@ -405,20 +336,16 @@ static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t l
     return 0;
 }
 
-/* What a VT did with its last unit, for the schedule. */
-typedef struct tsp_done {
-    int32_t island, epoch; /* island -1: nothing to commit */
-    int64_t best;          /* its island's best length after it */
-} tsp_done;
-
-/* One step of the schedule, under its lock: marks unit d done if this VT
- * is the first to commit it, then picks the VT's next unit (s_pick), whose
- * epoch goes to *epoch. After the unlock it reports progress and wakes the
- * VTs that waited for units. Returns the PICK_ kind, or -1 with the VT's
- * error set. */
-static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int32_t *epoch,
-                   uint64_t *mig_from)
+/* One step of the schedule, under its lock: marks the units the VT ran
+ * since its last lock done (those it is the first to commit), then picks
+ * its next unit (tsp_sched_pick) and, when it may, a second one to run
+ * after it without the lock (tsp_sched_pick_ahead, kept in v->ahead).
+ * After the unlock it reports progress, sends the migrants of the units
+ * it marked, and wakes the VTs that waited for units. Returns the
+ * TSP_PICK_ kind with *c set for a unit, or -1 with the VT's error set. */
+static int s_sched(tsp_vt *v, int stuck, tsp_claim *c)
 {
+    const tsp_done *d = v->npend ? &v->pend[0] : &(tsp_done){-1, -1, -1, NULL};
     void *val = NULL;
     size_t len = 0;
     int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
@@ -428,77 +355,60 @@ static int s_sched(tsp_vt *v, const tsp_done *d, int stuck, int32_t *island, int
         return -1;
     }
     tsp_sched *s = val;
-    const char *bad = s_sched_bad(s, len, v->job);
+    const char *bad = tsp_sched_bad(s, len, v->job->islands, v->job->epochs);
     if (bad) {
         s_fail(v, -1, bad, d->island, d->epoch);
         lev_global_unlock(TSP_SCHED_VAR, NULL, 0);
         free(val);
         return -1;
     }
-    int me = -1; /* this VT's place in s->vts */
-    for (int32_t i = 0; i < s->nvts; i++)
-        if (s->vts[i] == v->self)
-            me = i;
-    if (me < 0 && s->nvts < TSP_WAITERS_MAX) {
-        me = s->nvts;
-        s->vts[s->nvts++] = v->self;
+    tsp_have have[1 + TSP_STATES_KEPT];
+    tsp_asker a = s_asker(v, tsp_sched_join(s, v->self), have);
+    tsp_done first[2];
+    tsp_progress p[2];
+    int32_t nfirst = 0;
+    for (int32_t i = 0; i < v->npend; i++) {
+        const tsp_done *u = &v->pend[i];
+        if (!tsp_sched_done(s, &a, u->island, u->epoch, u->best)) {
+            free(u->tour);
+            continue;
+        }
+        first[nfirst] = *u;
+        p[nfirst++] = (tsp_progress){
+            s->units_done, (int64_t)s->islands * s->epochs, s->best, u->island, u->epoch, u->best};
     }
-    int first = 0;
+    v->npend = 0;
+    /* its migrants, to the others: whichever runs the unit that needs one
+     * has it */
     uint64_t mig_to[TSP_WAITERS_MAX];
     int32_t nmig = 0;
-    if (d->island >= 0) {
-        tsp_slot *sl = &s_slots(s)[d->island];
-        first = sl->done == d->epoch;
-        if (first) {
-            sl->done = d->epoch + 1;
-            sl->owner = sl->backup = 0;
-            /* its migrant, to the others: whichever runs the unit that
-             * needs it has it */
-            tsp_slot *c = &s_slots(s)[(d->island + 1) % s->islands];
-            if (s->islands > 1 && d->epoch + 1 < s->epochs && me >= 0) {
-                c->sent[d->epoch % TSP_MIG_SENT] =
-                    (tsp_sent){.from = v->self, .epoch = d->epoch, .sent = s->nvts};
-                for (int32_t i = 0; i < s->nvts; i++)
-                    if (s->vts[i] != v->self)
-                        mig_to[nmig++] = s->vts[i];
-            }
-            s->units_done++;
-            if (s->best < 0 || d->best < s->best) {
-                s->best = d->best;
-                s->best_island = d->island;
-                s->best_epoch = d->epoch;
-            }
-        }
-    }
+    if (nfirst && s->islands > 1 && a.me >= 0)
+        for (int32_t i = 0; i < s->nvts; i++)
+            if (s->vts[i] != v->self)
+                mig_to[nmig++] = s->vts[i];
     uint64_t wake[TSP_WAITERS_MAX];
-    int32_t nwake = first ? s->nwait : 0;
+    int32_t nwake = nfirst ? s->nwait : 0;
     memcpy(wake, s->waiters, (size_t)nwake * sizeof wake[0]);
-    if (first)
+    if (nfirst)
         s->nwait = 0;
-    tsp_progress p = {s->units_done, (int64_t)s->islands * s->epochs, s->best, d->island, d->epoch,
-                      d->best};
-    int kind = s_pick(s, v, stuck, island);
-    *mig_from = 0;
-    if (kind == PICK_UNIT || kind == PICK_BACKUP) {
-        const tsp_slot *u = &s_slots(s)[*island];
-        *epoch = u->done;
-        const tsp_sent *m = &u->sent[(u->done + TSP_MIG_SENT - 1) % TSP_MIG_SENT];
-        if (u->done > 0 && m->from && m->from != v->self && m->epoch == u->done - 1 && me >= 0 &&
-            me < m->sent)
-            *mig_from = m->from; /* (its own it keeps) */
-    }
+    int kind = tsp_sched_pick(s, &a, stuck, c);
+    v->ahead.island = -1;
+    if (kind == TSP_PICK_UNIT && tsp_sched_pick_ahead(s, &a, c, &v->ahead))
+        v->res.ahead++;
     rc = lev_global_unlock(TSP_SCHED_VAR, s, len);
     free(val);
     if (rc) {
         s_fail(v, rc, "cannot update the schedule", d->island, d->epoch);
         return -1;
     }
-    if (first) {
+    for (int32_t f = 0; f < nfirst; f++) {
         v->res.units++;
-        lev_report(&p, sizeof p);
+        lev_report(&p[f], sizeof p[f]);
+        /* (the last epoch's migrant no unit needs) */
+        for (int32_t i = 0; first[f].epoch + 1 < v->job->epochs && i < nmig; i++)
+            s_mig_send(v, mig_to[i], first[f].island, first[f].epoch, first[f].tour);
+        free(first[f].tour);
     }
-    for (int32_t i = 0; i < nmig; i++)
-        s_mig_send(v, mig_to[i], d->island, d->epoch, v->best);
     for (int32_t i = 0; i < nwake; i++)
         if (wake[i] != v->self)
             lev_send(wake[i], "w", 1);
@@ -524,7 +434,8 @@ static int s_wait(tsp_vt *v)
 
 /* Runs one claimed unit from its island's state to the commit of the
  * state and the migrant; d says what to mark done in the schedule (island
- * -1 when the other copy of the unit had committed it already). 0 or -1. */
+ * -1 when the other copy of the unit had committed it already), with a
+ * copy of the migrant to send. 0 or -1. */
 static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, uint64_t mig_from, tsp_done *d)
 {
     d->island = -1;
@@ -545,7 +456,13 @@ static int s_unit(tsp_vt *v, int32_t island, int32_t epoch, uint64_t mig_from, t
     snprintf(name, sizeof name, "tsp.mig.%d.%d", (int)island, (int)epoch);
     if (s_commit_var(v, name, v->best, (size_t)v->job->n * sizeof *v->best, 1, island, epoch))
         return -1;
-    *d = (tsp_done){island, epoch, best};
+    int32_t *tour = malloc((size_t)v->job->n * sizeof *tour);
+    if (!tour) {
+        s_fail(v, -1, "out of memory for the migrant", island, epoch);
+        return -1;
+    }
+    memcpy(tour, v->best, (size_t)v->job->n * sizeof *tour);
+    *d = (tsp_done){island, epoch, best, tour};
     return 0;
 }
 
@@ -581,25 +498,33 @@ LEV_TASK void tsp_worker(const void *arg, size_t len)
         s_fail(&v, -1, "out of memory for the island", -1, -1);
     } else {
         int stuck = 0;
-        tsp_done d = {-1, -1, -1};
+        v.ahead.island = -1;
         for (;;) {
-            int32_t island = -1, epoch = -1;
-            uint64_t mig_from = 0;
-            int kind = s_sched(&v, &d, stuck, &island, &epoch, &mig_from);
-            d.island = -1;
-            stuck = 0;
-            if (kind < 0 || kind == PICK_DONE)
+            tsp_claim c = v.ahead;
+            int kind = TSP_PICK_UNIT;
+            if (c.island >= 0) { /* claimed with the last unit: no lock */
+                v.ahead.island = -1;
+            } else {
+                kind = s_sched(&v, stuck, &c);
+                stuck = 0;
+            }
+            if (kind < 0 || kind == TSP_PICK_DONE)
                 break;
-            if (kind == PICK_WAIT) {
+            if (kind == TSP_PICK_WAIT) {
                 stuck = s_wait(&v);
                 continue;
             }
-            if (kind == PICK_BACKUP)
+            if (kind == TSP_PICK_BACKUP)
                 v.res.backups++;
-            if (s_unit(&v, island, epoch, mig_from, &d) < 0)
+            tsp_done d;
+            if (s_unit(&v, c.island, c.epoch, c.mig_from, &d) < 0)
                 break;
+            if (d.island >= 0)
+                v.pend[v.npend++] = d;
         }
     }
+    for (int32_t i = 0; i < v.npend; i++)
+        free(v.pend[i].tour);
     for (int32_t i = 0; v.migs && i < v.nmigs; i++)
         free(v.migs[i].tour);
     for (int j = 0; j < TSP_STATES_KEPT; j++)

@@ -57,7 +57,9 @@ typedef struct tsp_mig_msg {
  * claimed unit again as its backup: units are deterministic, so the first
  * of the two to commit wins and the other's commit changes nothing. This
  * ends a run as soon as its fastest VTs can, and finishes the unit of a
- * VT that failed for good.
+ * VT that failed for good. While many units are left, a VT may claim a
+ * second unit with the first and run it without taking the lock again
+ * (tsp_sched_pick_ahead in tsp_sched.h): one round trip for two units.
  *
  * The VT that commits unit (I, E) first also sends its migrant to every
  * other VT of the schedule and notes it in slot I+1: on a network with
@@ -97,7 +99,7 @@ typedef struct tsp_result {
     int32_t backups;   /* units it ran as a backup */
     int32_t mig_reads; /* migrants it read from their global variable */
     int32_t isl_reads; /* island states it read from their global variable */
-    int32_t pad;
+    int32_t ahead;     /* units it claimed ahead, with the one before (no lock) */
     char why[160];
 } tsp_result;
 
