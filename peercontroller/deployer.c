@@ -976,6 +976,10 @@ void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state o
 
 uint64_t pc_deployer_tick(pc_deployer *d, uint64_t now)
 {
+    if (!d->vcs) { /* nothing to watch: no wake-up (a VC opened ticks at once) */
+        d->next_tick = 0;
+        return UINT64_MAX;
+    }
     if (now < d->next_tick)
         return d->next_tick;
     d->next_tick = now + DEP_TICK_MS;
