@@ -474,6 +474,16 @@ static const field s_recovery_fields[] = {{"barriers", 'n', false, 0, NULL},
                                           {"max_barrier_ms", 'n', false, 0, NULL},
                                           {"fixed_positions", 'n', false, 0, NULL},
                                           {NULL, 0, false, 0, NULL}};
+static const field s_msgs_fields[] = {{"delivered", 'n', false, 0, NULL},
+                                      {"duplicates", 'n', false, 0, NULL},
+                                      {"held_back", 'n', false, 0, NULL},
+                                      {NULL, 0, false, 0, NULL}};
+static const field s_puts_fields[] = {
+    {"applied", 'n', false, 0, NULL}, {"stale", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
+static const field s_glob_fields[] = {
+    {"name", 's', true, 0, NULL},     {"bytes", 'n', false, 0, NULL},
+    {"version", 'n', false, 0, NULL}, {"owner", 'n', false, 0, NULL},
+    {"waiters", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
 static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"client", 's', false, 0, NULL},
                                     {"quota", 'n', false, 0, NULL},
@@ -483,6 +493,9 @@ static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"vts", 'a', true, 'o', s_vt_fields},
                                     {"placement", 'a', false, 'o', s_load_fields},
                                     {"recovery", 'o', false, 0, s_recovery_fields},
+                                    {"messages", 'o', false, 0, s_msgs_fields},
+                                    {"puts", 'o', false, 0, s_puts_fields},
+                                    {"globals", 'a', false, 'o', s_glob_fields},
                                     {NULL, 0, false, 0, NULL}};
 static const field s_exec_fields[] = {{"vc", 's', false, 0, NULL},
                                       {"deployer", 's', false, 0, NULL},
@@ -815,6 +828,25 @@ static void s_print_vc(const jv *vc)
         printf("  recovery: %s barriers (last %s ms, longest %s ms), %s positions fixed\n", nb,
                s_num(rec, "last_barrier_ms", b[1], 32), s_num(rec, "max_barrier_ms", b[2], 32),
                s_num(rec, "fixed_positions", b[3], 32));
+    const jv *msgs = s_jget(vc, "messages"), *puts = s_jget(vc, "puts");
+    if (msgs && puts)
+        printf("  messages: %s delivered, %s duplicates dropped, %s held under a lock; puts: %s "
+               "applied, %s not above the version\n",
+               s_num(msgs, "delivered", b[0], 32), s_num(msgs, "duplicates", b[1], 32),
+               s_num(msgs, "held_back", b[2], 32), s_num(puts, "applied", b[3], 32),
+               s_num(puts, "stale", b[4], 32));
+    const jv *globs = s_jget(vc, "globals");
+    if (globs && globs->n) {
+        size_t locked = 0;
+        double waiting = 0;
+        for (size_t i = 0; i < globs->n; i++) {
+            const jv *o = s_jget(globs->v[i], "owner"), *w = s_jget(globs->v[i], "waiters");
+            locked += o && o->t == J_NUM && o->num != 0;
+            waiting += w && w->t == J_NUM ? w->num : 0;
+        }
+        printf("  global variables: %zu, %zu locked, %.0f requests waiting (each in --json)\n",
+               globs->n, locked, waiting);
+    }
     const jv *vts = s_jget(vc, "vts");
     if (!vts->n) {
         printf("  no virtual threads\n");

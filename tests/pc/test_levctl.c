@@ -187,7 +187,7 @@ static void t_unreachable(void **state)
 typedef struct mesh {
     fake_peer *a, *b;
     char d[PC_ENDPOINT_MAX];
-    char doc_a[4096], doc_b[4096];
+    char doc_a[8192], doc_b[8192];
 } mesh;
 
 static const char *s_vc_a =
@@ -195,6 +195,10 @@ static const char *s_vc_a =
     "\"replicas\":1,\"workers\":[\"%s\"],\"placement\":[{\"worker\":\"%s\",\"cores\":4,"
     "\"rate\":4321,\"vts\":1,\"executor\":7}],\"recovery\":{\"barriers\":2,"
     "\"last_barrier_ms\":15,\"max_barrier_ms\":40,\"fixed_positions\":9},"
+    "\"messages\":{\"delivered\":71,\"duplicates\":3,\"held_back\":5},"
+    "\"puts\":{\"applied\":40,\"stale\":2},\"globals\":[{\"name\":\"g\",\"bytes\":8,"
+    "\"version\":0,\"owner\":2,\"waiters\":3},{\"name\":\"h\",\"bytes\":1,\"version\":7,"
+    "\"owner\":0,\"waiters\":0}],"
     "\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
     "\"state\":\"running\",\"host\":\"%s\",\"placed\":\"a free core\",\"epoch\":1,"
     "\"checkpoint_age_ms\":340,"
@@ -204,7 +208,7 @@ static const char *s_vc_a =
 
 static void s_mesh_new(mesh *m)
 {
-    char vc_a[1024];
+    char vc_a[2048];
     m->a = fp_new(FP_NORMAL);
     m->b = fp_new(FP_NORMAL);
     fp_dead_endpoint(m->d);
@@ -260,6 +264,9 @@ static void t_report(void **state)
     s_has(r->out, "WORKER");      /* the placement table: cores, rate, VTs, executor */
     s_has(r->out, "EXEC");
     s_has(r->out, "recovery: 2 barriers (last 15 ms, longest 40 ms), 9 positions fixed");
+    s_has(r->out, "messages: 71 delivered, 3 duplicates dropped, 5 held under a lock; puts: 40 "
+                  "applied, 2 not above the version");
+    s_has(r->out, "global variables: 2, 1 locked, 3 requests waiting");
     s_has(r->out, "4321");
     s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");
@@ -367,6 +374,10 @@ static void t_malformed(void **state)
         {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[{\"id\":\"a\",\"vts\":[{\"id\":\"x\"}]}]}",
          "vcs[0].vts[0].id is not a number"},
         {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[],\"held\":[]}", "held is not an object"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[{\"id\":\"a\",\"vts\":[],\"globals\":[{}]}]}",
+         "vcs[0].globals[0].name is missing"},
+        {"{\"peer\":\"p\",\"peers\":[],\"vcs\":[{\"id\":\"a\",\"vts\":[],\"puts\":[]}]}",
+         "vcs[0].puts is not an object"},
         {"{\"peer\":\"p\",\"peers\":[", "unexpected end at byte 21"},
         {"{\"peer\":\"p\" \"peers\":[]}", "expected a string key, ',' or '}' at byte 12"},
         {"{\"peer\":\"a\\qb\"}", "bad escape inside a string"},
