@@ -266,7 +266,7 @@ mesh_run() {
         ev_log "lev-tsp on the mesh failed (status $rc):"
         tail -n 5 "$EV_TMP/mesh.err" >&2
     fi
-    local resumed backups
+    local resumed backups ahead
     resumed=$({ grep -o '[0-9]* VT(s) resumed' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     # a run that resumed a VT keeps its peers' logs (warnings: a lost
     # worker names why; none means a move, which logs at info)
@@ -282,10 +282,12 @@ mesh_run() {
     # migrants read from their global variables (a round trip each; the
     # others came in messages)
     migreads=$({ grep -o '[0-9]* migrants read' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
+    # units claimed with the one before at the same lock (no round trip)
+    ahead=$({ grep -o '[0-9]* units claimed ahead' "$EV_TMP/mesh.out" || true; } | tail -n 1 | cut -d' ' -f1)
     note="hosts=$hosts/$w rate:vts=$place util=$(
         IFS=/
         echo "${util[*]}"
-    )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?} migreads=${migreads:-?}"
+    )% client_cpu=${ccpu}s resumed=${resumed:-0} backups=${backups:-?} migreads=${migreads:-?} ahead=${ahead:-?}"
     echo "$r,$k,${qs//,//},$(size_of "$b"),mesh,0,,$sec,${best:-},$rc,$note" >>"$RUNS"
     printf '  mesh %-18s %8.2f s  best %s  (%s)\n' "$qs" "$sec" "${best:--}" "$note" >&2
     [[ $hosts == "$w" || $hosts == "?" ]] ||
