@@ -345,7 +345,8 @@ static int s_commit_var(tsp_vt *v, const char *name, const void *value, size_t l
  * TSP_PICK_ kind with *c set for a unit, or -1 with the VT's error set. */
 static int s_sched(tsp_vt *v, int stuck, tsp_claim *c)
 {
-    const tsp_done *d = v->npend ? &v->pend[0] : &(tsp_done){-1, -1, -1, NULL};
+    tsp_done none = {-1, -1, -1, NULL};
+    const tsp_done *d = v->npend ? &v->pend[0] : &none; /* (for the errors' text) */
     void *val = NULL;
     size_t len = 0;
     int rc = lev_global_lock(TSP_SCHED_VAR, &val, &len);
@@ -399,6 +400,8 @@ static int s_sched(tsp_vt *v, int stuck, tsp_claim *c)
     free(val);
     if (rc) {
         s_fail(v, rc, "cannot update the schedule", d->island, d->epoch);
+        for (int32_t f = 0; f < nfirst; f++)
+            free(first[f].tour);
         return -1;
     }
     for (int32_t f = 0; f < nfirst; f++) {
