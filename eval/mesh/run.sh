@@ -7,6 +7,8 @@
 # starts"; eval/rate/README.md for placement). Takes a few minutes.
 #
 #   eval/mesh/run.sh [recovery|shipping|handover|starts|placement|all] [ROUNDS]
+#   eval/mesh/run.sh resume [ROUNDS]   the hand-over of an image to resume
+#                                     (bench_resume: bytes against a memfd)
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/ at the top
 # of the source tree).
@@ -15,6 +17,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 . eval/build.sh
+if [[ ${1:-} == resume ]]; then
+    eval_build bench_resume
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    "$BUILD/eval/bench_resume" "${@:2}"
+    exit
+fi
 eval_build bench_mesh levpeer
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 "$BUILD/eval/bench_mesh" "$@"
