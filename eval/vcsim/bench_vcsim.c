@@ -104,6 +104,14 @@ int main(int argc, char **argv)
                         VS_F_PARTITION | VS_F_REORDER,
                .faults = 2,
                .within_ckpt = true}},
+        {.name = "reads",
+         .o = {.peers = 5,
+               .vts = 8,
+               .reads = true,
+               .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP |
+                        VS_F_PARTITION | VS_F_REORDER,
+               .faults = 2,
+               .within_ckpt = true}},
     };
     int nsc = (int)(sizeof sc / sizeof sc[0]);
     uint64_t faults[VS_F_KINDS] = {0}, combos[VS_F_KINDS][VS_F_KINDS] = {{0}};

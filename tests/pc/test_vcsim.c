@@ -28,8 +28,9 @@ static bool s_have_seed;
 /* Runs `seeds` seeds of a scenario from `first`; fails on the first seed
  * whose run breaks an invariant. Returns the images holders made from
  * patches over the runs. */
-static uint64_t s_refs;             /* inputs by reference over the last s_seeds */
-static uint64_t s_fixed, s_flushed; /* fixed positions checked and barrier answers, likewise */
+static uint64_t s_refs;                 /* inputs by reference over the last s_seeds */
+static uint64_t s_reads, s_reads_again; /* reads answered, and answered to a later copy */
+static uint64_t s_fixed, s_flushed;     /* fixed positions checked and barrier answers, likewise */
 
 static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
 {
@@ -45,7 +46,7 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         return r.patched;
     }
     uint64_t sim = 0, failed = 0, patched = 0, refs = 0, misses = 0, dets = 0, fixed = 0,
-             flushed = 0, places = 0, barriers = 0, trims = 0;
+             flushed = 0, places = 0, barriers = 0, trims = 0, reads = 0, reads_again = 0;
     for (int i = 0; i < seeds; i++) {
         o.seed = first + (uint64_t)i;
         if (!vs_run(&o, &r)) {
@@ -64,7 +65,11 @@ static uint64_t s_seeds(const char *name, vs_opts o, uint64_t first, int seeds)
         places += r.places;
         barriers += r.barriers;
         trims += r.trims;
+        reads += r.reads;
+        reads_again += r.reads_again;
     }
+    s_reads = reads;
+    s_reads_again = reads_again;
     s_refs = refs;
     s_fixed = fixed;
     s_flushed = flushed;
@@ -203,6 +208,32 @@ static void t_puts(void **state)
             1000, 100);
 }
 
+/* Reads of the counter beside its lock (lev_global_read): crashes,
+ * restarts, pauses, loss, duplication and reordering, two of them within
+ * one checkpoint interval. A read never returns less than the VT's own
+ * last write or its previous read, and a VT resumed from an image gets
+ * from each read it makes again what its lost copy got (vcsim.c,
+ * vs_read_seen). */
+static void t_reads(void **state)
+{
+    (void)state;
+    s_seeds("reads",
+            (vs_opts){.peers = 5,
+                      .vts = 8,
+                      .reads = true,
+                      .kinds = VS_F_CRASH | VS_F_RESTART | VS_F_PAUSE | VS_F_LOSS | VS_F_DUP |
+                               VS_F_REORDER,
+                      .faults = 2,
+                      .within_ckpt = true},
+            1200, 100);
+    /* every round read, and reads made again by resumed copies checked */
+    if (s_reads < 100 * 8 * 12 || !s_reads_again)
+        fail_msg("reads: %llu answered, %llu made again", (unsigned long long)s_reads,
+                 (unsigned long long)s_reads_again);
+    fprintf(stderr, "reads: %llu answered, %llu of them to a VT's later copy\n",
+            (unsigned long long)s_reads, (unsigned long long)s_reads_again);
+}
+
 /* A peer of another mesh takes over a crashed peer's endpoint. */
 static void t_takeover(void **state)
 {
@@ -317,6 +348,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_one_replica), cmocka_unit_test(t_network),
         cmocka_unit_test(t_mixed),       cmocka_unit_test(t_takeover),
         cmocka_unit_test(t_puts),        cmocka_unit_test(t_found),
+        cmocka_unit_test(t_reads),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

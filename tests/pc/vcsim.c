@@ -85,6 +85,13 @@ struct vs_world {
         size_t n, cap;
     } * inputs;
     size_t ninputs;
+    /* per VT (index id): the answer + 1 of each read, by output number
+     * (0: not answered yet) */
+    struct {
+        uint64_t *v;
+        size_t n;
+    } * reads;
+    size_t nreads;
     /* the newest recovery barrier (the run has one VC): its number, its
      * fences, the nodes sent its W_FLUSH and those that answered */
     struct {
@@ -135,6 +142,38 @@ void vs_violation(vs_world *w, const char *fmt, ...)
     va_end(ap);
     if (w->o.trace)
         fprintf(stderr, "[%8llu] VIOLATION %s\n", (unsigned long long)w->now, w->r->why);
+}
+
+void vs_read_seen(vs_world *w, uint64_t vt, uint64_t seq, uint64_t value)
+{
+    w->r->reads++;
+    if (vt >= w->nreads) {
+        void *more = realloc(w->reads, (vt + 1) * sizeof *w->reads);
+        if (!more)
+            abort();
+        w->reads = more;
+        memset(w->reads + w->nreads, 0, (vt + 1 - w->nreads) * sizeof *w->reads);
+        w->nreads = vt + 1;
+    }
+    if (seq >= w->reads[vt].n) {
+        size_t n = seq + 64;
+        uint64_t *more = realloc(w->reads[vt].v, n * sizeof *more);
+        if (!more)
+            abort();
+        memset(more + w->reads[vt].n, 0, (n - w->reads[vt].n) * sizeof *more);
+        w->reads[vt].v = more;
+        w->reads[vt].n = n;
+    }
+    uint64_t *at = &w->reads[vt].v[seq];
+    if (!*at) {
+        *at = value + 1;
+        return;
+    }
+    w->r->reads_again++;
+    if (*at != value + 1)
+        vs_violation(w, "VT %llu's read (output %llu) returned %llu; an earlier copy got %llu",
+                     (unsigned long long)vt, (unsigned long long)seq, (unsigned long long)value,
+                     (unsigned long long)(*at - 1));
 }
 
 void vs_trace(vs_world *w, const char *fmt, ...)
@@ -1025,6 +1064,9 @@ static void s_world_free(vs_world *w)
     for (size_t i = 0; i < w->ninputs; i++)
         free(w->inputs[i].at);
     free(w->inputs);
+    for (size_t i = 0; i < w->nreads; i++)
+        free(w->reads[i].v);
+    free(w->reads);
 }
 
 bool vs_run(const vs_opts *o, vs_report *r)

@@ -67,6 +67,9 @@ typedef struct vs_opts {
     int trace;           /* 1: print the run's events; 2: and the peers' logs */
     bool puts;           /* each round also puts into "pmax" (lev_global_put), with
                           * version and value round << 16 | VT id */
+    bool reads;          /* each round, after its unlock, also reads the counter
+                          * (lev_global_read): never below the VT's own last write nor
+                          * its previous read, and the same in every copy of the VT */
 } vs_opts;
 
 #define VS_WHY_MAX 1024
@@ -96,6 +99,8 @@ typedef struct vs_report {
     uint64_t places;       /* news of where VTs run sent to workers (W_PLACE) */
     uint64_t barriers;     /* recovery barriers started (W_FLUSH numbers) */
     uint64_t trims;        /* sender logs trimmed to a stable image (W_TRIM) */
+    uint64_t reads;        /* reads of the counter answered (vs_opts.reads) */
+    uint64_t reads_again;  /* of those, answers to a read a VT's earlier copy made, checked */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's

@@ -37,7 +37,7 @@
 #define MW_STALE_MS 2000         /* an unacknowledged outbox is sent again after */
 #define MW_IMG_MAGIC 0x4D495356u /* "VSIM" */
 
-enum { PH_COMPUTE, PH_SEND, PH_RECV, PH_LOCK, PH_UNLOCK, PH_REPORT, PH_END, PH_PUT };
+enum { PH_COMPUTE, PH_SEND, PH_RECV, PH_LOCK, PH_UNLOCK, PH_REPORT, PH_END, PH_PUT, PH_READ };
 
 typedef struct mw_in {
     uint64_t d, from, ref;
@@ -56,6 +56,7 @@ typedef struct mw_out {
 typedef struct mw_state {
     uint32_t round, phase;
     uint64_t acc, work_left_us, out_seq, lock_req, lock_val, next_in, recv_no;
+    uint64_t read_req, last_read; /* vs_opts.reads: the read in progress, the last answer */
     mw_in *in;
     uint32_t nin;
     mw_out *out;
@@ -217,9 +218,10 @@ static void s_out_send(vs_mexec *x, mw_vt *t, const mw_out *o)
     pc_put_u64(&b, o->to);
     pc_put_u64(&b, o->ref);
     pc_put_u8(&b, 0);
-    pc_put_str(&b, o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK ? "ctr"
-                   : o->kind == RT_OUT_PUT                            ? "pmax"
-                                                                      : "");
+    pc_put_str(&b, o->kind == RT_OUT_LOCK || o->kind == RT_OUT_UNLOCK || o->kind == RT_OUT_READ
+                       ? "ctr"
+                   : o->kind == RT_OUT_PUT ? "pmax"
+                                           : "");
     uint8_t val[8];
     for (int i = 0; i < 8; i++)
         val[i] = (uint8_t)(o->val >> (8 * i));
@@ -389,12 +391,44 @@ static void s_step(vs_mexec *x, mw_vt *t, const vs_opts *o)
         case PH_UNLOCK:
             s_output(x, t, RT_OUT_UNLOCK, 0, s->lock_val + 1, true);
             s->lock_req = 0;
-            s->phase = o->puts ? PH_PUT : PH_REPORT;
+            s->phase = o->puts ? PH_PUT : o->reads ? PH_READ : PH_REPORT;
             break;
         case PH_PUT:
             s_output(x, t, RT_OUT_PUT, 0, (uint64_t)(s->round + 1) << 16 | t->id, true);
+            s->phase = o->reads ? PH_READ : PH_REPORT;
+            break;
+        case PH_READ: {
+            if (!s->read_req) {
+                s->read_req = s_output(x, t, RT_OUT_READ, 0, 0, false);
+                return;
+            }
+            mw_in *hit = NULL;
+            for (uint32_t i = 0; i < s->nin && !hit; i++)
+                if (!s->in[i].taken && s->in[i].ref == s->read_req &&
+                    (s->in[i].kind == RT_IN_READ || s->in[i].kind == RT_IN_ERROR))
+                    hit = &s->in[i];
+            if (!hit)
+                return;
+            mw_in got = *hit; /* the stream is compacted below */
+            hit->taken = true;
+            s_consumed(x, t);
+            s_compact(t);
+            if (got.kind == RT_IN_ERROR) {
+                s_end(x, t, got.err ? got.err : LEV_EFAILED, "read refused");
+                return;
+            }
+            uint64_t v = got.novalue ? 0 : got.val;
+            vs_read_seen(x->n->w, t->id, s->read_req, v);
+            if (v < s->lock_val + 1 || v < s->last_read)
+                vs_violation(
+                    x->n->w, "VT %llu read the counter at %llu after writing %llu and reading %llu",
+                    (unsigned long long)t->id, (unsigned long long)v,
+                    (unsigned long long)(s->lock_val + 1), (unsigned long long)s->last_read);
+            s->last_read = v;
+            s->read_req = 0;
             s->phase = PH_REPORT;
             break;
+        }
         case PH_REPORT:
             s_output(x, t, RT_OUT_REPORT, 0, t->id << 32 | s->round, true);
             if (++s->round >= (uint32_t)s_rounds(o)) {
@@ -458,6 +492,8 @@ static void s_put_state(pc_wbuf *b, const mw_vt *t)
     pc_put_u64(b, s->lock_val);
     pc_put_u64(b, s->next_in);
     pc_put_u64(b, s->recv_no);
+    pc_put_u64(b, s->read_req);
+    pc_put_u64(b, s->last_read);
     pc_put_u32(b, s->nin);
     for (uint32_t i = 0; i < s->nin; i++) {
         const mw_in *in = &s->in[i];
@@ -503,6 +539,8 @@ static bool s_get_state(pc_rbuf *r, mw_state *s, uint64_t *id, uint32_t *epoch)
     s->lock_val = pc_get_u64(r);
     s->next_in = pc_get_u64(r);
     s->recv_no = pc_get_u64(r);
+    s->read_req = pc_get_u64(r);
+    s->last_read = pc_get_u64(r);
     s->nin = pc_get_u32(r);
     if (r->bad || s->nin > 100000)
         return false;

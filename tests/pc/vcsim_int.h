@@ -42,6 +42,11 @@ uint64_t vs_rand(vs_world *w);
 int vs_net_send(vs_node *n, const char *to, pc_hdr h, const void *body, size_t len, pc_buf *bulk);
 /* Records a violation of an invariant (the first one is kept). */
 void vs_violation(vs_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A model VT's read numbered seq (its output number) returned value: the
+ * answer to a read is the same in every copy of the VT (a resumed copy
+ * takes it from the log), or the world has a violation. */
+void vs_read_seen(vs_world *w, uint64_t vt, uint64_t seq, uint64_t value);
 /* Prints a trace line when tracing. */
 void vs_trace(vs_world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The run's report, for counting. */
