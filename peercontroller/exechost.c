@@ -29,6 +29,7 @@
 #include "exechost_private.h"
 #include "executor.h"
 #include "image.h"
+#include "imgslot.h"
 #include "lev_errors.h"
 #include "lev_task.h"
 #include "modmgr.h"
@@ -416,15 +417,10 @@ static void s_run(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
     free(task);
 }
 
-static void s_resume(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
+/* Restores the VT of envelope env[envlen] (X_RESUME's bytes, or the
+ * resume slot's mapping: nothing of it is kept) and starts it. */
+static void s_resume_env(xh_host *h, const pc_hdr *req, const void *env, size_t envlen)
 {
-    const void *env;
-    size_t envlen;
-    pc_get_blob(rb, &env, &envlen);
-    if (!pc_rbuf_done(rb)) {
-        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", pc_rbuf_why(rb)));
-        return;
-    }
     const uint8_t *chan, *img, *cx;
     size_t clen, len, cxlen;
     const char *bad = NULL;
@@ -465,6 +461,34 @@ static void s_resume(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
         s_failed(h, req, rc);
     else
         s_start(h, req, vt, cx, cxlen);
+}
+
+static void s_resume(xh_host *h, const pc_hdr *req, pc_rbuf *rb)
+{
+    const void *env;
+    size_t envlen;
+    pc_get_blob(rb, &env, &envlen);
+    if (!pc_rbuf_done(rb)) {
+        s_failed(h, req, rt_err(LEV_EINVAL, "malformed RESUME: %s", pc_rbuf_why(rb)));
+        return;
+    }
+    s_resume_env(h, req, env, envlen);
+}
+
+/* X_RESUME_SLOT: the envelope in the daemon's resume slot (imgslot.h),
+ * read from this executor's mapping of it; the slot goes back to the
+ * daemon whatever came of it. */
+static void s_resume_slot(xh_host *h, const pc_hdr *req, const uint8_t *payload)
+{
+    int fd = pc_chan_take_fd(h->chan); /* (one that came with it, named or not) */
+    uint64_t len = 0;
+    const char *why = NULL;
+    const uint8_t *env = pc_rslot_take(&h->rs, payload, req->len, fd, &len, &why);
+    if (env)
+        s_resume_env(h, req, env, (size_t)len);
+    else
+        s_failed(h, req, rt_err(LEV_EIMAGE, "the image to resume (RESUME_SLOT): %s", why));
+    pc_xh_queue(h, pc_xh_out_new(PC_X_RESUME_FREE, req->vt, req->epoch, 0));
 }
 
 /* Sends a VT's outbox again (one that ended has left the runtime's
@@ -621,6 +645,9 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
     case PC_X_RESUME:
         s_resume(h, req, &rb);
         break;
+    case PC_X_RESUME_SLOT:
+        s_resume_slot(h, req, payload);
+        break;
     case PC_X_STOP:
     case PC_X_CANCEL:
         if (!pc_rbuf_done(&rb)) { /* they carry no payload */
@@ -773,6 +800,7 @@ static void s_shutdown(xh_host *h)
         close(h->wake_fd);
     pc_chan_destroy(&h->chan);
     pc_slots_destroy(&h->slots); /* the daemon's mappings stay until it drops them */
+    pc_rslot_unmap(&h->rs);
     free(h->mods);
     pthread_cond_destroy(&h->out_cv);
     pthread_mutex_destroy(&h->mu);

@@ -131,6 +131,7 @@ typedef struct xh_host {
     xh_vtrec *reap;   /* VTs that ended, for the main thread */
     rt_ch_host chost; /* the VTs' channels go out through pc_xh_on_output */
     pc_slots *slots;  /* periodic images lent in shared memory; NULL: as bytes */
+    pc_rslot_map rs;  /* the daemon's resume slot, mapped (main thread) */
     pthread_t sender;
     bool sender_started;
 

@@ -161,6 +161,13 @@ int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, 
     return x->stopped ? LEV_EPEER : pc_chan_send_later(x->chan, h, iov, n);
 }
 
+int pc_execs_send_fd(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, int n, int fd)
+{
+    (void)e;
+    pc_exec *x = handle;
+    return x->stopped ? LEV_EPEER : pc_chan_send_fd(x->chan, h, iov, n, fd);
+}
+
 /* Gives x back the slots whose images the worker no longer holds. */
 static void s_slots_back(pc_exec *x)
 {

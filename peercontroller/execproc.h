@@ -33,6 +33,10 @@ int pc_execs_start(pc_execs *e, void **handle, int *pid);
  * write. */
 int pc_execs_send(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, int n);
 
+/* Sends one record at once (after those put off) with descriptor fd
+ * passed along (the caller keeps its own); 0, or LEV_EPEER. */
+int pc_execs_send_fd(pc_execs *e, void *handle, pc_hdr h, const struct iovec *iov, int n, int fd);
+
 /* Writes every executor's records put off; the peer calls it before it
  * waits again. */
 void pc_execs_flush(pc_execs *e);

@@ -1,6 +1,7 @@
 /* imgslot.c - periodic images lent by an executor to its daemon in shared
  * memory (imgslot.h): the executor's pool of memfd slots, and the
- * daemon's mappings of them, whose buffers give a slot back when they go.
+ * daemon's mappings of them, whose buffers give a slot back when they go;
+ * and the daemon's resume slot with the executor's mapping of it.
  */
 #define _GNU_SOURCE
 #include "imgslot.h"
@@ -382,4 +383,115 @@ int pc_slotmaps_returned(pc_slotmaps *m, uint32_t *ids, int cap)
         }
     }
     return k;
+}
+
+/* ===================================================================
+ * The resume slot (X_RESUME_SLOT)
+ * =================================================================== */
+
+void pc_rslot_init(pc_rslot *s) { *s = (pc_rslot){.fd = -1}; }
+
+void pc_rslot_close(pc_rslot *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    pc_rslot_init(s);
+}
+
+int pc_rslot_fill(pc_rslot *s, const void *data, size_t len, uint8_t *rec, int *fd)
+{
+    if (s->lent || !len)
+        return -1;
+    if (s->fd < 0) {
+        s->fd = memfd_create("lev-resume", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (s->fd < 0)
+            return -1;
+        if (fcntl(s->fd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+            pc_rslot_close(s);
+            return -1;
+        }
+        s->size = 0;
+        s->mapped = false;
+    }
+    if (s->size < len) { /* grown by whole MiB: the executor maps it anew */
+        uint64_t size = ((uint64_t)len + S_ROUND - 1) / S_ROUND * S_ROUND;
+        if (ftruncate(s->fd, (off_t)size))
+            return -1;
+        s->size = size;
+        s->mapped = false;
+    }
+    const uint8_t *p = data;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(s->fd, p + done, len - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        done += (size_t)n;
+    }
+    rt_le64_put(rec, s->size);
+    rt_le64_put(rec + 8, len);
+    rec[16] = !s->mapped;
+    *fd = s->mapped ? -1 : s->fd;
+    s->mapped = true;
+    s->lent = true;
+    return 0;
+}
+
+void pc_rslot_back(pc_rslot *s) { s->lent = false; }
+
+void pc_rslot_reset(pc_rslot *s)
+{
+    s->mapped = false;
+    s->lent = false;
+}
+
+const uint8_t *pc_rslot_take(pc_rslot_map *m, const uint8_t *p, size_t n, int fd, uint64_t *len,
+                             const char **why)
+{
+    const uint8_t *out = NULL;
+    uint64_t size = n == PC_RSLOT_REC_LEN ? rt_le64_get(p) : 0;
+    *len = n == PC_RSLOT_REC_LEN ? rt_le64_get(p + 8) : 0;
+    bool along = n == PC_RSLOT_REC_LEN && p[16];
+    struct stat st;
+    int seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
+    if (n != PC_RSLOT_REC_LEN)
+        *why = "its record is malformed";
+    else if (along != (fd >= 0))
+        *why =
+            along ? "the record names a memfd and none came" : "a memfd came that it does not name";
+    else if (along && (seals < 0 || !(seals & F_SEAL_SHRINK)))
+        *why = "its descriptor is not a memfd sealed against shrinking";
+    else if (along &&
+             (size == 0 || size > SIZE_MAX || fstat(fd, &st) || (uint64_t)st.st_size < size))
+        *why = "its memfd is smaller than the record's size";
+    else if (!along && (!m->base || m->size != size))
+        *why = m->base ? "it came without its memfd at another size" : "its memfd never came";
+    else if (*len == 0 || *len > size)
+        *why = "its length is 0 or past the slot";
+    else
+        out = p; /* (accepted; mapped below) */
+    if (out && along) {
+        void *base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) {
+            *why = "its memfd cannot be mapped";
+            out = NULL;
+        } else {
+            pc_rslot_unmap(m);
+            m->base = base;
+            m->size = size;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return out ? m->base : NULL;
+}
+
+void pc_rslot_unmap(pc_rslot_map *m)
+{
+    if (m->base)
+        munmap((void *)m->base, (size_t)m->size);
+    m->base = NULL;
+    m->size = 0;
 }

@@ -1,6 +1,8 @@
 /* imgslot.h - periodic images lent by an executor to its worker daemon in
  * shared memory (imgslot.c), so that an image crosses from the executor
- * to the daemon without a copy through the channel's socket.
+ * to the daemon without a copy through the channel's socket; and the
+ * daemon's resume slot, through which an image to resume crosses the
+ * other way (at the end).
  *
  * The executor keeps a pool of slots (pc_slots), each a memfd sealed
  * against shrinking and mapped once. A capture writes its image straight
@@ -111,5 +113,60 @@ pc_buf *pc_slotmaps_take(pc_slotmaps *m, const uint8_t *p, size_t n, int fd, con
 /* Puts in ids (up to cap) the slots whose buffers all went since the
  * last call, to give back; their count. */
 int pc_slotmaps_returned(pc_slotmaps *m, uint32_t *ids, int cap);
+
+/* ===== An image to resume, from the daemon to its executor =====
+ * The daemon keeps one resume slot per executor: a memfd sealed against
+ * shrinking, grown as images need and written with each envelope to
+ * resume; it lends it with an X_RESUME_SLOT record (the memfd passed
+ * along when the executor has not mapped it at that size) until the
+ * executor, having restored the VT from its mapping, gives it back
+ * (X_RESUME_FREE). An image that comes while the slot is lent, or where
+ * memfds cannot be made, goes as bytes (X_RESUME). Made once and reused,
+ * the slot costs no page of the image's size per resume on either side
+ * (eval/mesh/bench_resume.c). */
+
+typedef struct pc_rslot {
+    int fd;        /* -1 until made */
+    uint64_t size; /* the memfd's size */
+    bool mapped;   /* the executor mapped it at this size */
+    bool lent;     /* written and not given back yet */
+} pc_rslot;
+
+#define PC_RSLOT_REC_LEN 17 /* X_RESUME_SLOT's payload: u64 size, u64 len, u8 memfd along */
+
+void pc_rslot_init(pc_rslot *s);
+void pc_rslot_close(pc_rslot *s);
+
+/* Writes data[len] at the start of s (made or grown first) and fills rec
+ * (PC_RSLOT_REC_LEN bytes) for its X_RESUME_SLOT record; *fd is the memfd
+ * to pass along with it, or -1 when the executor has it mapped. s is then
+ * lent. 0, or -1 when s is lent already or the memfd cannot be made or
+ * written (send the image as bytes). */
+int pc_rslot_fill(pc_rslot *s, const void *data, size_t len, uint8_t *rec, int *fd);
+
+/* The executor gave s back (X_RESUME_FREE). */
+void pc_rslot_back(pc_rslot *s);
+
+/* The executor is new (started again, or gone): it has no mapping, and
+ * nothing is lent to it. */
+void pc_rslot_reset(pc_rslot *s);
+
+/* The executor's mapping of its daemon's resume slot. */
+typedef struct pc_rslot_map {
+    const uint8_t *base;
+    uint64_t size;
+} pc_rslot_map;
+
+/* The envelope an X_RESUME_SLOT record (payload p of n bytes) lends, at
+ * the start of m's mapping, mapped anew from fd when the record says the
+ * memfd came along (fd: the one that came, or -1; it is closed either
+ * way); *len its length. NULL with *why when refused: a malformed record,
+ * a memfd said and none came, or one not sealed against shrinking or
+ * smaller than the record's size, a slot never mapped or mapped at
+ * another size, a length of 0 or past the slot. */
+const uint8_t *pc_rslot_take(pc_rslot_map *m, const uint8_t *p, size_t n, int fd, uint64_t *len,
+                             const char **why);
+
+void pc_rslot_unmap(pc_rslot_map *m);
 
 #endif

@@ -90,6 +90,11 @@ static int s_env_exec_send(void *ud, void *x, pc_hdr h, const struct iovec *iov,
     return pc_execs_send(((pc_peer *)ud)->execs, x, h, iov, n);
 }
 
+static int s_env_exec_send_fd(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n, int fd)
+{
+    return pc_execs_send_fd(((pc_peer *)ud)->execs, x, h, iov, n, fd);
+}
+
 static void s_env_exec_stop(void *ud, void *x) { pc_execs_stop(((pc_peer *)ud)->execs, x); }
 
 static int s_env_image_id(void *ud, const uint8_t *img, size_t len, uint64_t *vt, uint32_t *epoch)
@@ -493,6 +498,7 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
                       .image_id = s_env_image_id,
                       .exec_start = s_env_exec_start,
                       .exec_send = s_env_exec_send,
+                      .exec_send_fd = s_env_exec_send_fd,
                       .exec_stop = s_env_exec_stop,
                       .ud = p};
     p->wake[0] = p->wake[1] = -1;

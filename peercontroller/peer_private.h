@@ -54,6 +54,10 @@ typedef struct pc_env {
      * these calls. */
     int (*exec_start)(void *ud, void **x, int *pid);
     int (*exec_send)(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n);
+    /* As exec_send, at once, with descriptor fd passed along (the caller
+     * keeps its own); NULL where executors take no descriptors (the
+     * worker then sends images to resume as bytes). */
+    int (*exec_send_fd)(void *ud, void *x, pc_hdr h, const struct iovec *iov, int n, int fd);
     void (*exec_stop)(void *ud, void *x);
     void *ud;
 } pc_env;

@@ -59,7 +59,8 @@
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \
     X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
     X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P") X(X_TRIM, "M")    \
-    X(X_LINK, "s") X(X_LINKS, "L") X(X_STATS, "u64 u64 u64 u64 u64 u64 u64") X(X_STALL, "D")
+    X(X_LINK, "s") X(X_LINKS, "L") X(X_STATS, "u64 u64 u64 u64 u64 u64 u64") X(X_STALL, "D")          \
+    X(X_RESUME_SLOT, "u64 u64 u8") X(X_RESUME_FREE, "")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)

@@ -216,6 +216,10 @@ typedef enum pc_type {
                                  * credits sent, credits received */
     PC_X_STALL = 0x0620,        /* exec -> daemon, direct messages: hdr.vt/epoch; D the fixed
                                  * position the VT has waited at since its last look -> W_STALL */
+    PC_X_RESUME_SLOT = 0x0621,  /* daemon -> exec: as X_RESUME, the image in the daemon's resume
+                                 * slot (imgslot.h): u64 slot size, u64 length, u8 its memfd
+                                 * passed along (SCM_RIGHTS) -> X_RESUME_FREE */
+    PC_X_RESUME_FREE = 0x0622,  /* exec -> daemon: the resume slot may be written again */
 } pc_type;
 
 /* W_ENROL's flags: the VC's VTs send their messages to each other's

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gcopy.h"
+#include "imgslot.h"
 #include "lev_errors.h"
 #include "lev_task.h"
 #include "log.h"
@@ -84,6 +85,7 @@ typedef struct wk_vc {
     size_t nplace, capplace;
     bool direct;                /* its VTs' messages go between executors (PC_ENROL_DIRECT) */
     pc_buf *links;              /* the last W_LINKS, for an executor started anew */
+    pc_rslot rs;                /* images to resume go to the executor through it */
     uint64_t xstats[WK_XSTATS]; /* the executor's last X_STATS */
 } wk_vc;
 
@@ -95,6 +97,7 @@ struct pc_worker {
     uint64_t images, image_bytes;  /* periodic images, and their bytes */
     uint64_t sent_bytes;           /* bytes sent to holders for them (patches count their own) */
     uint64_t lent;                 /* of those images, the ones lent in shared memory */
+    uint64_t resumes_slot;         /* images to resume lent in the resume slot */
     uint64_t ref_hits, ref_misses; /* inputs whose value came from a copy here, or did not */
     uint64_t ref_bytes;            /* the value bytes of those hits, which did not travel */
 };
@@ -246,6 +249,7 @@ static void s_exec_kill(pc_worker *w, wk_vc *v)
     v->x = NULL;
     v->pid = 0;
     v->xstate = X_NONE;
+    pc_rslot_reset(&v->rs);
 }
 
 /* Starts the VC's executor and has it load the module. 0 or an error. */
@@ -309,6 +313,7 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why, int signal)
     v->x = NULL; /* the env has stopped it */
     v->pid = 0;
     v->xstate = X_NONE;
+    pc_rslot_reset(&v->rs);
     /* Before the worker was ever accepted, an executor that dies is a
      * refusal; after, a restarted one that dies (even before it confirmed
      * the module: a VT may crash it first) loses its VTs like any other. */
@@ -350,6 +355,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
     free(v->place);
     pc_buf_drop(&v->links);
     pc_gcopies_destroy(&v->copies);
+    pc_rslot_close(&v->rs);
     free(v);
 }
 
@@ -502,6 +508,7 @@ static void s_enrol(pc_worker *w, pc_msg *m)
         } else {
             v->vc = m->h.vc;
             v->xno = PC_XNO_NONE;
+            pc_rslot_init(&v->rs);
             pc_ep_copy(v->deployer, deployer);
             memcpy(v->hash, hash, PC_HASH_LEN);
             v->ckpt_ms = ckpt;
@@ -628,9 +635,26 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     wk_vt *t = s_incarnation(w, v, m, &tmp);
     if (!t)
         return;
+    /* through the resume slot (imgslot.h) unless it is lent, memfds fail,
+     * descriptors cannot pass, or LEV_IMAGE_SLOTS=0; else as bytes */
+    size_t n = pc_buf_len(m->bulk);
+    const char *slots = getenv("LEV_IMAGE_SLOTS");
+    uint8_t rec[PC_RSLOT_REC_LEN];
+    int fd = -1;
+    if (v->x && w->p->env.exec_send_fd && !(slots && !strcmp(slots, "0")) &&
+        !pc_rslot_fill(&v->rs, pc_buf_data(m->bulk), n, rec, &fd)) {
+        pc_hdr h = pc_hdr_make(PC_X_RESUME_SLOT, v->vc, m->h.vt, m->h.epoch, reports);
+        struct iovec io = {rec, sizeof rec};
+        if (fd >= 0)
+            w->p->env.exec_send_fd(w->p->env.ud, v->x, h, &io, 1, fd);
+        else
+            s_xsend(w, v, h, &io, 1);
+        w->resumes_slot++;
+        return;
+    }
     uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
-    rt_le32_put(len, (uint32_t)pc_buf_len(m->bulk));
-    struct iovec io[2] = {{len, 4}, {(void *)pc_buf_data(m->bulk), pc_buf_len(m->bulk)}};
+    rt_le32_put(len, (uint32_t)n);
+    struct iovec io[2] = {{len, 4}, {(void *)pc_buf_data(m->bulk), n}};
     s_xsend(w, v, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
 }
 
@@ -923,6 +947,9 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
     case PC_X_READY:
         v->xstate = X_READY;
         break;
+    case PC_X_RESUME_FREE:
+        pc_rslot_back(&v->rs);
+        break;
     case PC_X_STATS: {
         pc_rbuf r;
         pc_rbuf_init(&r, payload, h->len);
@@ -1103,9 +1130,12 @@ uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
 
 void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *j)
 {
-    pc_json_fmt(j, "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu,\"lent\":%llu}",
+    pc_json_fmt(j,
+                "{\"images\":%llu,\"bytes\":%llu,\"sent_bytes\":%llu,\"lent\":%llu,"
+                "\"resumes_in_slot\":%llu}",
                 (unsigned long long)w->images, (unsigned long long)w->image_bytes,
-                (unsigned long long)w->sent_bytes, (unsigned long long)w->lent);
+                (unsigned long long)w->sent_bytes, (unsigned long long)w->lent,
+                (unsigned long long)w->resumes_slot);
 }
 
 void pc_worker_copies_status(pc_worker *w, pc_wbuf *j)

@@ -2,24 +2,25 @@
  * daemon to its executor, in one process: a daemon thread and an
  * executor thread over a socketpair channel (chan.h).
  *
- *   bytes  what levpeer does (X_RESUME, peercontroller/worker.c and
- *          exechost.c): the envelope through the channel's socket, read
- *          into a buffer of its size by the executor;
+ *   bytes  what levpeer falls back to (X_RESUME): the envelope through
+ *          the channel's socket, read into a buffer of its size by the
+ *          executor;
  *   memfd  the alternative, measured and not taken: the envelope written
  *          into a new memfd sealed against change, the descriptor passed
  *          with the record (SCM_RIGHTS), the executor mapping it, as
  *          periodic images go the other way (imgslot.h). One copy fewer,
  *          but every hand-over makes its shared-memory pages anew;
- *   pool   the same with one memfd made and mapped once and written
- *          again for each hand-over, as a pool of slots would be (the
- *          first hand-over's cost left out).
+ *   slot   what levpeer does when it can (X_RESUME_SLOT, imgslot.h): the
+ *          daemon's resume slot, one memfd made and mapped once and
+ *          written again for each hand-over (the first hand-over, which
+ *          makes and maps it, left out).
  *
  * The process keeps freed memory as an executor does (mallopt, as in
  * exechost.c), so a buffer of the image's size is reused from one
  * hand-over to the next. The executor then reads every byte once, as a
- * restore does. For each
- * size, rounds alternate the two ways; the table gives the median wall
- * time of a hand-over and the CPU time of both threads per hand-over.
+ * restore does. For each size, rounds alternate the three ways; the table
+ * gives the median wall time of a hand-over and the CPU time of both
+ * threads per hand-over.
  *
  *   bench_resume [ROUNDS]   (default 7)
  */
@@ -42,14 +43,15 @@
 
 #include "bytes.h"
 #include "chan.h"
+#include "imgslot.h"
 #include "wire.h"
 
-enum { WAY_BYTES, WAY_MEMFD, WAY_POOL, WAYS };
+enum { WAY_BYTES, WAY_MEMFD, WAY_SLOT, WAYS };
 
-/* WAY_POOL: one memfd per size, made and mapped once, written again for
- * each hand-over (as a pool of slots would be). */
-static int g_pool_fd = -1;
-static const uint8_t *g_pool_map;
+/* WAY_SLOT: the daemon's resume slot and the executor's mapping of it
+ * (imgslot.h), kept from one hand-over to the next as levpeer keeps them. */
+static pc_rslot g_rs;
+static pc_rslot_map g_map;
 
 typedef struct job {
     pc_chan *exec; /* the executor's end */
@@ -130,8 +132,15 @@ static void *s_exec(void *arg)
     }
     if (h.seq == WAY_BYTES) {
         j->sum = s_read_all(payload + 4, h.len - 4);
-    } else if (h.seq == WAY_POOL) {
-        j->sum = s_read_all(g_pool_map, (size_t)rt_le64_get(payload));
+    } else if (h.type == PC_X_RESUME_SLOT) {
+        uint64_t len = 0;
+        const char *bad = NULL;
+        const uint8_t *p =
+            pc_rslot_take(&g_map, payload, h.len, pc_chan_take_fd(j->exec), &len, &bad);
+        if (!p)
+            j->err = 1;
+        else
+            j->sum = s_read_all(p, (size_t)len);
     } else {
         int fd = pc_chan_take_fd(j->exec);
         uint64_t len = rt_le64_get(payload);
@@ -172,19 +181,14 @@ static double s_once(const uint8_t *env, size_t len, int way, double *cpu)
         rt_le32_put(l4, (uint32_t)len);
         struct iovec io[2] = {{l4, 4}, {(void *)env, len}};
         rc = pc_chan_send(daemon, pc_hdr_make(PC_X_RESUME, 0, 2, 1, WAY_BYTES), io, 2);
-    } else if (way == WAY_POOL) {
-        uint8_t l8[8];
-        rt_le64_put(l8, len);
-        struct iovec io = {l8, 8};
-        size_t done = 0;
-        while (done < len) {
-            ssize_t n = pwrite(g_pool_fd, env + done, len - done, (off_t)done);
-            if (n <= 0)
-                break;
-            done += (size_t)n;
-        }
-        rc = done < len ? -1
-                        : pc_chan_send(daemon, pc_hdr_make(PC_X_RESUME, 0, 2, 1, WAY_POOL), &io, 1);
+    } else if (way == WAY_SLOT) {
+        uint8_t rec[PC_RSLOT_REC_LEN];
+        int fd = -1;
+        struct iovec io = {rec, sizeof rec};
+        pc_hdr hs = pc_hdr_make(PC_X_RESUME_SLOT, 0, 2, 1, WAY_SLOT);
+        rc = pc_rslot_fill(&g_rs, env, len, rec, &fd) ? -1
+             : fd >= 0                                ? pc_chan_send_fd(daemon, hs, &io, 1, fd)
+                                                      : pc_chan_send(daemon, hs, &io, 1);
     } else {
         int fd = s_memfd(env, len);
         uint8_t l8[8];
@@ -197,12 +201,13 @@ static double s_once(const uint8_t *env, size_t len, int way, double *cpu)
             close(fd);
     }
     pthread_join(t, NULL);
+    pc_rslot_back(&g_rs); /* (X_RESUME_FREE) */
     double wall = s_now() - t0;
     *cpu = s_cpu() - c0;
     if (rc || j.err || j.sum != s_read_all(env, len)) {
         fprintf(stderr, "bench_resume: the %s hand-over of %zu bytes failed\n",
                 way == WAY_BYTES  ? "bytes"
-                : way == WAY_POOL ? "pool"
+                : way == WAY_SLOT ? "slot"
                                   : "memfd",
                 len);
         exit(1);
@@ -235,7 +240,7 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     static const size_t mib[] = {1, 16, 64};
-    static const char *const names[WAYS] = {"bytes", "memfd", "pool"};
+    static const char *const names[WAYS] = {"bytes", "memfd", "slot"};
     printf("image to resume, daemon to executor: %d rounds, the ways alternating, medians\n\n",
            rounds);
     printf("| envelope | way | wall | / bytes | CPU | / bytes |\n| --- | --- | --- | --- | --- | "
@@ -247,19 +252,9 @@ int main(int argc, char **argv)
             return 1;
         for (size_t i = 0; i < len; i++)
             env[i] = (uint8_t)(i * 2654435761u >> 13);
-        g_pool_fd = memfd_create("bench-pool", MFD_CLOEXEC); /* made and mapped once */
-        if (g_pool_fd < 0 || ftruncate(g_pool_fd, (off_t)len)) {
-            perror("bench_resume: memfd");
-            return 1;
-        }
-        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, g_pool_fd, 0);
-        if (map == MAP_FAILED) {
-            perror("bench_resume: mmap");
-            return 1;
-        }
-        g_pool_map = map;
+        pc_rslot_init(&g_rs);
         double w[WAYS][1000], c[WAYS][1000], dummy;
-        s_once(env, len, WAY_POOL, &dummy); /* the pool's pages made */
+        s_once(env, len, WAY_SLOT, &dummy); /* the slot made, grown and mapped */
         for (int r = 0; r < rounds; r++)
             for (int k = 0; k < WAYS; k++) {
                 int way = (r + k) % WAYS;
@@ -271,8 +266,8 @@ int main(int argc, char **argv)
             printf("| %zu MiB | %s | %.2f ms | %.2f | %.2f ms | %.2f |\n", mib[s], names[way],
                    wm * 1e3, wm / wb, cm * 1e3, cm / cb);
         }
-        munmap(map, len);
-        close(g_pool_fd);
+        pc_rslot_close(&g_rs);
+        pc_rslot_unmap(&g_map);
         free(env);
     }
     return 0;

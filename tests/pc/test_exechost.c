@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,6 +81,7 @@ typedef struct s_exe {
     pc_slotmaps *maps;  /* the image slots it lends, mapped as a daemon maps them */
     int lent, as_bytes; /* periodic images that came in slots, and as bytes */
     int stops_lent;     /* images of a STOP that came in slots */
+    int slot_frees;     /* the resume slot given back (X_RESUME_FREE) */
 } s_exe;
 
 static const char *g_slots_env; /* LEV_IMAGE_SLOTS of the executors started (NULL: unset) */
@@ -119,7 +121,7 @@ static void s_adopt(s_exe *e, pid_t pid, int fd)
     assert_non_null(e->c);
     e->maps = pc_slotmaps_new();
     assert_non_null(e->maps);
-    e->lent = e->as_bytes = e->stops_lent = 0;
+    e->lent = e->as_bytes = e->stops_lent = e->slot_frees = 0;
     pc_hdr h;
     uint8_t *p = NULL;
     assert_int_equal(pc_test_recv(e->c, &h, &p, NULL, LIMIT_MS), 1);
@@ -355,10 +357,12 @@ static void s_expect(s_exe *e, uint16_t type, uint64_t vt, s_seen *seen, pc_hdr 
         bool is_report = h->type == PC_X_OUT && s_out_kind(h, *p, &d, &dl) == RT_OUT_REPORT;
         if ((h->type == type || (type == PC_X_REPORT && is_report)) && (!vt || h->vt == vt))
             return;
-        if (h->type != PC_X_IMAGE && h->type != PC_X_OUT && h->type != PC_X_RESYNC)
+        e->slot_frees += h->type == PC_X_RESUME_FREE;
+        if (h->type != PC_X_IMAGE && h->type != PC_X_OUT && h->type != PC_X_RESYNC &&
+            h->type != PC_X_RESUME_FREE)
             fail_msg("waiting for %s of VT %llu, got %s of VT %llu", pc_type_name(type),
                      (unsigned long long)vt, pc_type_name(h->type), (unsigned long long)h->vt);
-        if (seen && h->vt == vt)
+        if (seen && h->vt == vt && h->type != PC_X_RESUME_FREE)
             s_note(seen, h, *p);
         free(*p);
     }
@@ -443,6 +447,31 @@ static void s_resume(s_exe *e, uint64_t vt, uint32_t epoch, const uint8_t *img, 
     pc_wbuf_init(&w);
     pc_put_blob(&w, img, len);
     s_send(e, pc_hdr_make(PC_X_RESUME, 0, vt, epoch, 0), &w);
+}
+
+/* As a worker daemon resumes through its resume slot (imgslot.h): img
+ * written into rs (made or grown), X_RESUME_SLOT with the memfd when the
+ * executor has not mapped it at that size. */
+static void s_resume_slot(s_exe *e, pc_rslot *rs, uint64_t vt, uint32_t epoch, const uint8_t *img,
+                          size_t len)
+{
+    uint8_t rec[PC_RSLOT_REC_LEN];
+    int fd = -1;
+    assert_int_equal(pc_rslot_fill(rs, img, len, rec, &fd), 0);
+    struct iovec io = {rec, sizeof rec};
+    pc_hdr h = pc_hdr_make(PC_X_RESUME_SLOT, 0, vt, epoch, 0);
+    assert_int_equal(fd >= 0 ? pc_chan_send_fd(e->c, h, &io, 1, fd) : pc_chan_send(e->c, h, &io, 1),
+                     0);
+}
+
+/* An X_RESUME_SLOT record as given: rec[n], with fd passed along (-1: none). */
+static void s_resume_slot_raw(s_exe *e, uint64_t vt, uint32_t epoch, const uint8_t *rec, size_t n,
+                              int fd)
+{
+    struct iovec io = {(void *)rec, n};
+    pc_hdr h = pc_hdr_make(PC_X_RESUME_SLOT, 0, vt, epoch, 0);
+    assert_int_equal(fd >= 0 ? pc_chan_send_fd(e->c, h, &io, 1, fd) : pc_chan_send(e->c, h, &io, 1),
+                     0);
 }
 
 /* Reads the err and detail that start a payload; the reader goes on. */
@@ -739,6 +768,140 @@ static void t_big_resume(void **state)
     (void)state;
     long arg[3] = {16, SPIN_STEPS, SPIN_WORK / 4};
     s_images_resume("pc_big", arg, sizeof arg, s_straight("pc_big", arg, sizeof arg));
+}
+
+/* Resumes through the resume slot, as a worker daemon does: the memfd
+ * goes along the first time and when the slot grew, not between; the
+ * slot comes back after each (X_RESUME_FREE); the results are the
+ * straight ones. */
+static void t_resume_slot(void **state)
+{
+    (void)state;
+    long arg[2] = {SPIN_STEPS, SPIN_WORK};
+    long big[3] = {16, SPIN_STEPS, SPIN_WORK / 4};
+    uint8_t *img[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    uint64_t straight[2] = {s_spin_straight(), s_straight("pc_big", big, sizeof big)};
+    for (int k = 0; k < 2; k++) { /* an image of pc_spin, then one of pc_big (16 MiB) */
+        s_exe e;
+        s_ready(&e, 10, 1);
+        s_run(&e, 42, 3, k ? "pc_big" : "pc_spin", k ? (void *)big : (void *)arg,
+              k ? sizeof big : sizeof arg);
+        s_seen seen = {.keep = true, .keep_from = 4};
+        assert_true(s_done_u64(&e, 42, 3, &seen) == straight[k]);
+        assert_non_null(seen.img);
+        img[k] = seen.img;
+        len[k] = seen.img_len;
+        s_finish(&e);
+    }
+    assert_true(len[1] > len[0] + ((size_t)1 << 20)); /* the slot grows for the second */
+    s_exe e;
+    s_ready(&e, 0, 1);
+    pc_rslot rs;
+    pc_rslot_init(&rs);
+    int order[3] = {0, 0, 1}; /* memfd along, none (mapped), along again (grown) */
+    for (int i = 0; i < 3; i++) {
+        int k = order[i];
+        bool along = !rs.mapped || rs.size < len[k];
+        s_resume_slot(&e, &rs, 42, (uint32_t)(10 + i), img[k], len[k]);
+        s_seen after = {0};
+        assert_true(s_done_u64(&e, 42, (uint32_t)(10 + i), &after) == straight[k]);
+        pc_hdr h;
+        uint8_t *p;
+        if (e.slot_frees == i) /* it came after the DONE */
+            s_expect(&e, PC_X_RESUME_FREE, 42, NULL, &h, &p), free(p), e.slot_frees++;
+        assert_int_equal(e.slot_frees, i + 1);
+        pc_rslot_back(&rs);
+        assert_true(i != 1 || !along);
+        assert_true(i == 1 || along);
+    }
+    pc_rslot_close(&rs);
+    s_finish(&e);
+    free(img[0]);
+    free(img[1]);
+}
+
+/* X_RESUME_SLOT refused, the VT failed with the reason and the slot given
+ * back each time: a slot never mapped, a memfd named and none came, one
+ * that came unnamed, one not sealed against shrinking, one smaller than
+ * the record says, a length past the slot, a malformed record; then a
+ * good one resumes. */
+static void t_resume_slot_bad(void **state)
+{
+    (void)state;
+    s_exe e;
+    s_start(&e, "0");
+    s_config(&e, 5, 1);
+    char detail[512];
+    assert_int_equal(s_module(&e, -1, detail, sizeof detail), 0);
+    s_run_spin(&e, 9, 1);
+    s_seen seen = {.keep = true};
+    uint64_t straight = s_done_u64(&e, 9, 1, &seen);
+    assert_non_null(seen.img);
+    uint8_t rec[PC_RSLOT_REC_LEN];
+    rt_le64_put(rec, (uint64_t)1 << 20);
+    rt_le64_put(rec + 8, seen.img_len);
+    rec[16] = 0;
+    struct {
+        int fd_kind; /* 0 none, 1 a sealed memfd of 1 MiB, 2 unsealed, 3 of 4 KiB */
+        uint8_t along;
+        uint64_t len;
+        size_t n;
+        const char *says;
+    } bad[] = {
+        {0, 0, seen.img_len, PC_RSLOT_REC_LEN, "its memfd never came"},
+        {0, 1, seen.img_len, PC_RSLOT_REC_LEN, "the record names a memfd and none came"},
+        {1, 0, seen.img_len, PC_RSLOT_REC_LEN, "a memfd came that it does not name"},
+        {2, 1, seen.img_len, PC_RSLOT_REC_LEN, "not a memfd sealed against shrinking"},
+        {3, 1, seen.img_len, PC_RSLOT_REC_LEN, "smaller than the record's size"},
+        {1, 1, ((uint64_t)1 << 20) + 1, PC_RSLOT_REC_LEN, "its length is 0 or past the slot"},
+        {0, 0, seen.img_len, PC_RSLOT_REC_LEN - 1, "its record is malformed"},
+    };
+    int frees = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int fd = -1;
+        if (bad[i].fd_kind) {
+            fd = memfd_create("test-slot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            assert_true(fd >= 0);
+            assert_int_equal(ftruncate(fd, bad[i].fd_kind == 3 ? 4096 : (off_t)1 << 20), 0);
+            if (bad[i].fd_kind != 2)
+                assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+        }
+        rt_le64_put(rec + 8, bad[i].len);
+        rec[16] = bad[i].along;
+        s_resume_slot_raw(&e, 9, 2, rec, bad[i].n, fd);
+        if (fd >= 0)
+            close(fd);
+        s_expect_failed(&e, 9, LEV_EIMAGE, bad[i].says);
+        pc_hdr h;
+        uint8_t *p;
+        s_expect(&e, PC_X_RESUME_FREE, 9, NULL, &h, &p);
+        free(p);
+        frees++;
+    }
+    /* damage in the image is found in the mapping as in bytes */
+    pc_rslot rs;
+    pc_rslot_init(&rs);
+    seen.img[seen.img_len / 2] ^= 0x11;
+    s_resume_slot(&e, &rs, 9, 2, seen.img, seen.img_len);
+    seen.img[seen.img_len / 2] ^= 0x11;
+    s_expect_failed(&e, 9, LEV_EIMAGE, "");
+    pc_hdr h;
+    uint8_t *p;
+    s_expect(&e, PC_X_RESUME_FREE, 9, NULL, &h, &p);
+    free(p);
+    pc_rslot_back(&rs);
+    /* a slot that is lent is not written again */
+    uint8_t r2[PC_RSLOT_REC_LEN];
+    int fd2 = -1;
+    s_resume_slot(&e, &rs, 9, 2, seen.img, seen.img_len);
+    assert_int_equal(pc_rslot_fill(&rs, seen.img, seen.img_len, r2, &fd2), -1);
+    s_seen after = {0};
+    assert_true(s_done_u64(&e, 9, 2, &after) == straight);
+    pc_rslot_close(&rs);
+    assert_int_equal(frees, (int)(sizeof bad / sizeof *bad));
+    s_finish(&e);
+    free(seen.img);
 }
 
 static void t_resume_bad(void **state)
@@ -1142,6 +1305,8 @@ int main(void)
         cmocka_unit_test(t_done_waits_for_ack),
         cmocka_unit_test(t_barrier),
         cmocka_unit_test(t_images_resume),
+        cmocka_unit_test(t_resume_slot),
+        cmocka_unit_test(t_resume_slot_bad),
         cmocka_unit_test(t_images_as_bytes),
         cmocka_unit_test(t_big_resume),
         cmocka_unit_test(t_resume_bad),

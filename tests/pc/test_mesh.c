@@ -295,9 +295,42 @@ static lev_vc_stats s_stats(lev_vc *vc)
     return st;
 }
 
+/* The count `key` of status js's "image_shipping" (peer i's). */
+static long long s_shipping(const char *js, int i, const char *key)
+{
+    long long n = js_obj_sum(js, "image_shipping", key);
+    if (n == INT64_MIN)
+        fail_msg("peer %d: no image_shipping.%s in its status", i, key);
+    return n;
+}
+
+/* Peer i's status document (the caller frees it). */
+static char *s_status_of(const mesh *m, int i)
+{
+    char *js = mesh_status(m->p[i].ep, LIMIT);
+    assert_non_null(js);
+    return js;
+}
+
+/* The images to resume that the live peers lent their executors in their
+ * resume slots (status "image_shipping": resumes_in_slot). */
+static long long s_resumes_in_slot(const mesh *m)
+{
+    long long all = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (!m->p[i].pid)
+            continue;
+        char *js = s_status_of(m, i);
+        all += s_shipping(js, i, "resumes_in_slot");
+        free(js);
+    }
+    return all;
+}
+
 /* kill -9 of a worker mid-run: its VTs resume elsewhere from their
- * newest images, the quota is refilled, every result is right; the VC's
- * counts show the lost worker, the images and the resumes. */
+ * newest images (lent to their new executors in the workers' resume
+ * slots), the quota is refilled, every result is right; the VC's counts
+ * show the lost worker, the images and the resumes. */
 static void t_kill_worker(void **state)
 {
     (void)state;
@@ -320,6 +353,10 @@ static void t_kill_worker(void **state)
     assert_true(st.checkpoints >= 6); /* every VT had an image held before the kill */
     assert_true(st.resumes >= 1);     /* VT 2 at least, from its held image */
     assert_true(st.lost_peers >= 1);
+    long long in_slot = s_resumes_in_slot(&m);
+    if (in_slot < 1 || in_slot > (long long)st.resumes)
+        fail_msg("%lld resumes lent in a resume slot, of %llu", in_slot,
+                 (unsigned long long)st.resumes);
     s_join_all(&r);
     st = s_stats(r.vc);
     assert_int_equal(st.vts, 0);
@@ -351,15 +388,12 @@ static long long s_all_lent(const mesh *m)
     for (int i = 0; i < m->n; i++) {
         if (!m->p[i].pid)
             continue;
-        char *js = mesh_status(m->p[i].ep, LIMIT);
-        assert_non_null(js);
-        long long images = js_obj_sum(js, "image_shipping", "images");
-        long long lent = js_obj_sum(js, "image_shipping", "lent");
-        assert_true(images != INT64_MIN && lent != INT64_MIN);
+        char *js = s_status_of(m, i); /* both counts from one document */
+        long long images = s_shipping(js, i, "images"), lent = s_shipping(js, i, "lent");
+        free(js);
         if (lent != images)
             fail_msg("peer %d: %lld of %lld images lent in shared memory", i, lent, images);
         all += images;
-        free(js);
     }
     return all;
 }
