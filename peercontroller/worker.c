@@ -6,7 +6,8 @@
  * over as a live image. The executors (processes or threads, execproc.c;
  * model ones in the simulator) are reached only through the peer's env:
  * exec_start, exec_send, exec_stop in; pc_worker_exec_record and
- * pc_worker_exec_ended back.
+ * pc_worker_exec_ended back. Its state is in worker_private.h, and the
+ * images of its VTs in worker_images.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,89 +19,10 @@
 #include "lev_task.h"
 #include "log.h"
 #include "modmgr.h"
-#include "patch.h"
 #include "peer_private.h"
 #include "vec.h"
 #include "vtchan.h"
-
-#define WK_HOLDERS_MAX 4
-#define WK_DONE_KEEP 64 /* ends of VTs kept per VC, to send again if lost */
-#define WK_XSTATS 7     /* the counters of X_STATS (wire.h) */
-
-enum { X_NONE, X_STARTING, X_READY };
-
-typedef struct wk_vt {
-    uint64_t id;
-    uint32_t epoch;
-    uint64_t ckpt; /* images of this epoch sent to holders */
-    int nh;
-    char holders[WK_HOLDERS_MAX][PC_ENDPOINT_MAX];
-    pc_buf *last;               /* the image sent last (image number ckpt), NULL: none */
-    bool hbase[WK_HOLDERS_MAX]; /* holder i was sent `last`: patches against it may go */
-} wk_vt;
-
-/* The end of a VT as it was sent (W_DONE or W_PLACE_ERR), kept to be sent
- * again while the deployer still speaks to the VT as running (the first
- * was lost on the way). */
-typedef struct wk_done {
-    uint64_t vt;
-    uint32_t epoch;
-    uint16_t type;
-    uint8_t *payload;
-    size_t len;
-} wk_done;
-
-/* Where a VT of the VC runs: its incarnation and its executor's number. */
-typedef struct wk_place {
-    uint64_t vt;
-    uint32_t epoch;
-    int32_t x;
-} wk_place;
-
-typedef struct wk_vc {
-    struct wk_vc *next;
-    uint64_t vc;
-    char deployer[PC_ENDPOINT_MAX];
-    uint8_t hash[PC_HASH_LEN];
-    uint64_t digest;
-    int ckpt_ms;
-    bool accepted;      /* the deployer was told the module loaded: it uses this worker */
-    uint64_t orphan_ms; /* when its deployer was declared dead (0: it is not) */
-    void *x;            /* its executor (the env's handle), or NULL */
-    int pid;            /* the executor's process, or 0 (a thread, or a model) */
-    int xstate;
-    uint64_t crash_vt;
-    int crash_sig;
-    wk_vt *vts;
-    int nvts;
-    size_t capvts;
-    wk_done done[WK_DONE_KEEP]; /* a ring: the newest ends */
-    int done_next;
-    pc_gcopies *copies; /* values of global variables its VTs were sent or committed */
-    /* W_PLACE: its executor's number and where the VC's VTs run, kept so
-     * that an executor started anew learns them (X_PLACE) */
-    uint64_t xno;
-    uint32_t xinc;
-    wk_place *place;
-    size_t nplace, capplace;
-    bool direct;                /* its VTs' messages go between executors (PC_ENROL_DIRECT) */
-    pc_buf *links;              /* the last W_LINKS, for an executor started anew */
-    pc_rslot rs;                /* images to resume go to the executor through it */
-    uint64_t xstats[WK_XSTATS]; /* the executor's last X_STATS */
-} wk_vc;
-
-struct pc_worker {
-    pc_peer *p;
-    pc_modmgr *mm;
-    wk_vc *vcs;
-    bool leaving;
-    uint64_t images, image_bytes;  /* periodic images, and their bytes */
-    uint64_t sent_bytes;           /* bytes sent to holders for them (patches count their own) */
-    uint64_t lent;                 /* of those images, the ones lent in shared memory */
-    uint64_t resumes_slot;         /* images to resume lent in the resume slot */
-    uint64_t ref_hits, ref_misses; /* inputs whose value came from a copy here, or did not */
-    uint64_t ref_bytes;            /* the value bytes of those hits, which did not travel */
-};
+#include "worker_private.h"
 
 /* ===================================================================
  * Helpers
@@ -114,7 +36,7 @@ static wk_vc *s_vc(pc_worker *w, uint64_t id)
     return NULL;
 }
 
-static wk_vt *s_vt(wk_vc *v, uint64_t id)
+wk_vt *pc_wk_vt(wk_vc *v, uint64_t id)
 {
     for (int i = 0; i < v->nvts; i++)
         if (v->vts[i].id == id)
@@ -122,7 +44,7 @@ static wk_vt *s_vt(wk_vc *v, uint64_t id)
     return NULL;
 }
 
-static void s_vt_forget(wk_vc *v, uint64_t id)
+void pc_wk_vt_forget(wk_vc *v, uint64_t id)
 {
     for (int i = 0; i < v->nvts; i++)
         if (v->vts[i].id == id) {
@@ -143,7 +65,7 @@ static void s_vts_clear(wk_vc *v)
 /* The VT's record for a new incarnation (an older one is replaced). */
 static wk_vt *s_vt_track(wk_vc *v, uint64_t id, uint32_t epoch)
 {
-    wk_vt *t = s_vt(v, id);
+    wk_vt *t = pc_wk_vt(v, id);
     if (!t) {
         if (RT_VEC_RESERVE(v->vts, v->capvts, (size_t)v->nvts, 1))
             return NULL;
@@ -173,8 +95,8 @@ static void s_read_holders(pc_rbuf *r, wk_vt *t)
     }
 }
 
-static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
-                            uint64_t seq, const void *body, size_t len, pc_buf *bulk)
+void pc_wk_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, uint32_t epoch,
+                         uint64_t seq, const void *body, size_t len, pc_buf *bulk)
 {
     pc_peer_send_raw(w->p, v->deployer, pc_hdr_make(type, v->vc, vt, epoch, seq), body, len, bulk);
 }
@@ -184,7 +106,7 @@ static void s_send_deployer(pc_worker *w, wk_vc *v, uint16_t type, uint64_t vt, 
  * =================================================================== */
 
 /* Sends a record to the VC's executor; 0 or an error. */
-static int s_xsend(pc_worker *w, wk_vc *v, pc_hdr h, const struct iovec *iov, int n)
+int pc_wk_xsend(pc_worker *w, wk_vc *v, pc_hdr h, const struct iovec *iov, int n)
 {
     return v->x ? w->p->env.exec_send(w->p->env.ud, v->x, h, iov, n) : LEV_EPEER;
 }
@@ -194,7 +116,7 @@ static int s_xsend_buf(pc_worker *w, wk_vc *v, pc_hdr h, const pc_wbuf *b)
     if (b && b->err)
         return b->err;
     struct iovec io = {b ? b->data : NULL, b ? b->len : 0};
-    return s_xsend(w, v, h, &io, io.iov_len ? 1 : 0);
+    return pc_wk_xsend(w, v, h, &io, io.iov_len ? 1 : 0);
 }
 
 /* The placements kept for the VC, to its executor (one started anew). */
@@ -238,7 +160,7 @@ static void s_place(pc_worker *w, wk_vc *v, const pc_msg *m)
     v->xno = m->h.seq;
     v->xinc = m->h.epoch;
     struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
-    s_xsend(w, v, pc_hdr_make(PC_X_PLACE, v->vc, 0, v->xinc, v->xno), &io, io.iov_len ? 1 : 0);
+    pc_wk_xsend(w, v, pc_hdr_make(PC_X_PLACE, v->vc, 0, v->xinc, v->xno), &io, io.iov_len ? 1 : 0);
 }
 
 /* Stops the VC's executor (nothing more comes from it). */
@@ -284,7 +206,7 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
     pc_put_u64(&b, v->digest);
     pc_put_u32(&b, (uint32_t)modlen);
     struct iovec io[2] = {{b.data, b.len}, {(void *)mod, modlen}};
-    rc = b.err ? b.err : s_xsend(w, v, pc_hdr_make(PC_X_MODULE, v->vc, 0, 0, 0), io, 2);
+    rc = b.err ? b.err : pc_wk_xsend(w, v, pc_hdr_make(PC_X_MODULE, v->vc, 0, 0, 0), io, 2);
     pc_wbuf_free(&b);
     pc_log(PC_LOG_INFO, "VC %016llx: executor started (%s %d)", (unsigned long long)v->vc,
            v->pid ? "process" : "thread", (int)v->pid);
@@ -292,7 +214,7 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
         s_place_all(w, v);
     if (!rc && v->links) {
         struct iovec io = {(void *)pc_buf_data(v->links), pc_buf_len(v->links)};
-        s_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
+        pc_wk_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
     }
     return rc;
 }
@@ -331,7 +253,7 @@ static void s_exec_dead(pc_worker *w, wk_vc *v, const char *why, int signal)
         pc_put_u32(&b, v->vts[i].epoch);
     }
     if (!b.err)
-        s_send_deployer(w, v, PC_W_LOST, 0, 0, 0, b.data, b.len, NULL);
+        pc_wk_send_deployer(w, v, PC_W_LOST, 0, 0, 0, b.data, b.len, NULL);
     pc_wbuf_free(&b);
     s_vts_clear(v);
 }
@@ -433,7 +355,7 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
     pc_buf *val = pc_rbuf_done(&r) ? pc_gcopies_get(v->copies, hash, len) : NULL;
     if (!val) {
         w->ref_misses++;
-        s_send_deployer(w, v, PC_W_IN_MISS, m->h.vt, m->h.epoch, m->h.seq, NULL, 0, NULL);
+        pc_wk_send_deployer(w, v, PC_W_IN_MISS, m->h.vt, m->h.epoch, m->h.seq, NULL, 0, NULL);
         return;
     }
     w->ref_hits++;
@@ -442,7 +364,7 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
     rt_le32_put(blen, len);
     struct iovec io[3] = {
         {(void *)fields, WK_IN_FIELDS}, {blen, 4}, {(void *)pc_buf_data(val), len}};
-    s_xsend(w, v, pc_hdr_make(PC_X_IN, v->vc, m->h.vt, m->h.epoch, m->h.seq), io, 3);
+    pc_wk_xsend(w, v, pc_hdr_make(PC_X_IN, v->vc, m->h.vt, m->h.epoch, m->h.seq), io, 3);
     pc_buf_drop(&val);
 }
 
@@ -572,7 +494,7 @@ static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
  * PLACE_ERR with LEV_EBUSY, and places it elsewhere). */
 static wk_vt *s_incarnation(pc_worker *w, wk_vc *v, const pc_msg *m, const wk_vt *holders)
 {
-    const wk_vt *cur = s_vt(v, m->h.vt);
+    const wk_vt *cur = pc_wk_vt(v, m->h.vt);
     if (cur && cur->epoch >= m->h.epoch) {
         /* a duplicate, or overtaken on the way by the placement of a newer
          * incarnation: that one stays */
@@ -588,7 +510,7 @@ static wk_vt *s_incarnation(pc_worker *w, wk_vc *v, const pc_msg *m, const wk_vt
         pc_wbuf_init(&b);
         pc_put_i32(&b, LEV_EBUSY);
         pc_put_str(&b, "cannot start an executor here");
-        s_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
+        pc_wk_send_deployer(w, v, PC_W_PLACE_ERR, m->h.vt, m->h.epoch, 0, b.data, b.len, NULL);
         pc_wbuf_free(&b);
         return NULL;
     }
@@ -617,7 +539,7 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     if (!t)
         return;
     struct iovec io = {(void *)pc_buf_data(m->body), args_end};
-    s_xsend(w, v, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
+    pc_wk_xsend(w, v, pc_hdr_make(PC_X_RUN, v->vc, m->h.vt, m->h.epoch, 0), &io, 1);
 }
 
 static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
@@ -635,27 +557,13 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     wk_vt *t = s_incarnation(w, v, m, &tmp);
     if (!t)
         return;
-    /* through the resume slot (imgslot.h) unless it is lent, memfds fail,
-     * descriptors cannot pass, or LEV_IMAGE_SLOTS=0; else as bytes */
+    if (pc_wk_resume_slot(w, v, m, reports))
+        return; /* (else as bytes) */
     size_t n = pc_buf_len(m->bulk);
-    const char *slots = getenv("LEV_IMAGE_SLOTS");
-    uint8_t rec[PC_RSLOT_REC_LEN];
-    int fd = -1;
-    if (v->x && w->p->env.exec_send_fd && !(slots && !strcmp(slots, "0")) &&
-        !pc_rslot_fill(&v->rs, pc_buf_data(m->bulk), n, rec, &fd)) {
-        pc_hdr h = pc_hdr_make(PC_X_RESUME_SLOT, v->vc, m->h.vt, m->h.epoch, reports);
-        struct iovec io = {rec, sizeof rec};
-        if (fd >= 0)
-            w->p->env.exec_send_fd(w->p->env.ud, v->x, h, &io, 1, fd);
-        else
-            s_xsend(w, v, h, &io, 1);
-        w->resumes_slot++;
-        return;
-    }
     uint8_t len[4]; /* X_RESUME's b image: its length, then the bulk frame as it is */
     rt_le32_put(len, (uint32_t)n);
     struct iovec io[2] = {{len, 4}, {(void *)pc_buf_data(m->bulk), n}};
-    s_xsend(w, v, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
+    pc_wk_xsend(w, v, pc_hdr_make(PC_X_RESUME, v->vc, m->h.vt, m->h.epoch, reports), io, 2);
 }
 
 void pc_worker_on_msg(pc_worker *w, pc_msg *m)
@@ -667,7 +575,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     wk_vc *v = s_vc(w, m->h.vc);
     if (v && m->h.type == PC_W_FULL) {
         /* a holder that could not apply a patch: whole images to it */
-        wk_vt *t = s_vt(v, m->h.vt);
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
         for (int i = 0; t && t->epoch == m->h.epoch && i < t->nh; i++)
             if (!strcmp(t->holders[i], m->from))
                 t->hbase[i] = false;
@@ -694,7 +602,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         s_resume(w, v, m);
         return;
     case PC_W_HOLDERS: {
-        wk_vt *t = s_vt(v, m->h.vt);
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
         pc_rbuf r;
         pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
         wk_vt tmp;
@@ -721,12 +629,12 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             s_vc_drop(w, v, "fenced: this worker was taken for lost");
             return;
         }
-        s_xsend(w, v, pc_hdr_make(PC_X_CANCEL, v->vc, m->h.vt, m->h.epoch, 0), NULL, 0);
-        wk_vt *t = s_vt(v, m->h.vt);
+        pc_wk_xsend(w, v, pc_hdr_make(PC_X_CANCEL, v->vc, m->h.vt, m->h.epoch, 0), NULL, 0);
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
         if (t && t->epoch < m->h.epoch) {
             pc_log(PC_LOG_INFO, "VC %016llx VT %llu epoch %u fenced (now epoch %u elsewhere)",
                    (unsigned long long)v->vc, (unsigned long long)t->id, t->epoch, m->h.epoch);
-            s_vt_forget(v, t->id);
+            pc_wk_vt_forget(v, t->id);
         }
         return;
     case PC_W_CLOSE:
@@ -739,35 +647,37 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         pc_buf_drop(&v->links);
         v->links = pc_buf_take(&m->body);
         struct iovec io = {(void *)pc_buf_data(v->links), pc_buf_len(v->links)};
-        s_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
+        pc_wk_xsend(w, v, pc_hdr_make(PC_X_LINKS, v->vc, 0, 0, 0), &io, io.iov_len ? 1 : 0);
         return;
     }
     case PC_W_TRIM: { /* for the sender logs of the VTs here, whichever VT it names */
         struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
-        s_xsend(w, v, pc_hdr_make(PC_X_TRIM, v->vc, m->h.vt, 0, 0), &io, io.iov_len ? 1 : 0);
+        pc_wk_xsend(w, v, pc_hdr_make(PC_X_TRIM, v->vc, m->h.vt, 0, 0), &io, io.iov_len ? 1 : 0);
         return;
     }
     case PC_W_FLUSH:
         /* the recovery barrier: the executor answers after its last
          * determinants; with none running here, nothing is held */
         if (!v->x) {
-            s_send_deployer(w, v, PC_W_FLUSHED, 0, 0, m->h.seq, NULL, 0, NULL);
+            pc_wk_send_deployer(w, v, PC_W_FLUSHED, 0, 0, m->h.seq, NULL, 0, NULL);
         } else {
             struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
-            s_xsend(w, v, pc_hdr_make(PC_X_FLUSH, v->vc, 0, 0, m->h.seq), &io, io.iov_len ? 1 : 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_FLUSH, v->vc, 0, 0, m->h.seq), &io,
+                        io.iov_len ? 1 : 0);
         }
         return;
     case PC_W_MIGRATE: {
         /* the deployer moves the VT to a less loaded worker: captured and
          * stopped in one step, its image goes back (W_STOPPED) */
-        wk_vt *t = s_vt(v, m->h.vt);
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
         if (t && t->epoch == m->h.epoch && !pc_buf_len(m->body))
-            s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, t->id, 0, 0), NULL, 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, t->id, 0, 0), NULL, 0);
         return;
     }
     case PC_W_STABLE:
         if (v->direct) { /* of any VT: its determinants ride on the messages sent here */
-            s_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL, 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL,
+                        0);
             return;
         }
         /* fall through */
@@ -776,13 +686,14 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_FIX:
     case PC_W_ACK: {
         /* a VT's inputs and acknowledgements, to its executor as they are */
-        wk_vt *t = s_vt(v, m->h.vt);
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
         if (!t) {
             /* an incarnation that ended here: its end was lost, it goes again */
             for (int i = 0; i < WK_DONE_KEEP; i++) {
                 wk_done *d = &v->done[i];
                 if (d->vt == m->h.vt && d->epoch == m->h.epoch) {
-                    s_send_deployer(w, v, d->type, d->vt, d->epoch, 0, d->payload, d->len, NULL);
+                    pc_wk_send_deployer(w, v, d->type, d->vt, d->epoch, 0, d->payload, d->len,
+                                        NULL);
                     break;
                 }
             }
@@ -805,22 +716,23 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             return;
         }
         if (m->h.type == PC_W_STABLE) {
-            s_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL, 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_STABLE, v->vc, m->h.vt, m->h.epoch, m->h.seq), NULL,
+                        0);
             return;
         }
         if (m->h.type == PC_W_FIX) {
             struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
-            s_xsend(w, v, pc_hdr_make(PC_X_FIX, v->vc, m->h.vt, m->h.epoch, 0), &io,
-                    io.iov_len ? 1 : 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_FIX, v->vc, m->h.vt, m->h.epoch, 0), &io,
+                        io.iov_len ? 1 : 0);
             return;
         }
         if (m->h.type == PC_W_IN)
             s_copy_in(v, m->body);
         struct iovec io = {(void *)pc_buf_data(m->body), pc_buf_len(m->body)};
-        s_xsend(w, v,
-                pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt, m->h.epoch,
-                            m->h.seq),
-                &io, io.iov_len ? 1 : 0);
+        pc_wk_xsend(w, v,
+                    pc_hdr_make(m->h.type == PC_W_IN ? PC_X_IN : PC_X_ACK, v->vc, m->h.vt,
+                                m->h.epoch, m->h.seq),
+                    &io, io.iov_len ? 1 : 0);
         return;
     }
     default:
@@ -832,116 +744,9 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
  * The executors' messages
  * =================================================================== */
 
-/* A periodic image (its envelope, taken): to every holder of the VT,
- * without copies: whole, or as a patch to a holder that was sent the
- * image before it. */
-static void s_image_buf(pc_worker *w, wk_vc *v, const pc_hdr *h, pc_buf *image, bool lent)
-{
-    wk_vt *t = s_vt(v, h->vt);
-    if (!t || t->epoch != h->epoch || !t->nh) {
-        pc_buf_drop(&image);
-        return;
-    }
-    size_t len = pc_buf_len(image);
-    /* a holder that has the image sent last gets the blocks that changed */
-    bool any = false;
-    for (int i = 0; i < t->nh; i++)
-        any |= t->hbase[i];
-    pc_buf *patch = any && t->last ? pc_patch_make(t->last, image) : NULL;
-    w->images++;
-    w->lent += lent;
-    w->image_bytes += len;
-    pc_wbuf b, pb;
-    pc_wbuf_init(&b);
-    pc_put_str(&b, v->deployer);
-    pc_put_u64(&b, h->seq);
-    pc_wbuf_init(&pb);
-    pc_put_raw(&pb, b.data, b.len);
-    pc_put_u64(&pb, t->ckpt);
-    pc_put_u64(&pb, len);
-    t->ckpt++;
-    for (int i = 0; i < t->nh; i++) {
-        bool p = patch && t->hbase[i] && !pb.err;
-        pc_peer_send(w->p, t->holders[i],
-                     pc_hdr_make(p ? PC_H_PATCH : PC_H_HOLD, v->vc, t->id, t->epoch, t->ckpt),
-                     p ? &pb : &b, pc_buf_ref(p ? patch : image));
-        w->sent_bytes += p ? pc_buf_len(patch) : len;
-        t->hbase[i] = true;
-    }
-    pc_wbuf_free(&b);
-    pc_wbuf_free(&pb);
-    pc_buf_drop(&patch);
-    pc_buf_drop(&t->last);
-    t->last = image;
-}
-
-/* A periodic image as bytes (X_IMAGE): its envelope, in the payload. */
-static void s_image(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
-{
-    pc_rbuf r;
-    pc_rbuf_init(&r, payload, h->len);
-    const void *img = NULL;
-    size_t len = 0;
-    pc_get_blob(&r, &img, &len);
-    if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed IMAGE from the executor: %s",
-               (unsigned long long)v->vc, pc_rbuf_why(&r));
-        free(payload);
-        return;
-    }
-    pc_buf *image = pc_buf_wrap(img, len, free, payload);
-    if (!image)
-        free(payload);
-    else
-        s_image_buf(w, v, h, image, false);
-}
-
-/* A VT handed over by capture-and-stop: its image (taken; NULL with err
- * when the stop failed) goes to the deployer. */
-static void s_stopped_buf(pc_worker *w, wk_vc *v, const pc_hdr *h, int32_t err, pc_buf *image)
-{
-    wk_vt *t = s_vt(v, h->vt);
-    if (!t || t->epoch != h->epoch) {
-        pc_buf_drop(&image);
-        return;
-    }
-    pc_wbuf b;
-    pc_wbuf_init(&b);
-    pc_put_i32(&b, err);
-    pc_put_u64(&b, h->seq);
-    if (err)
-        pc_buf_drop(&image);
-    s_send_deployer(w, v, PC_W_STOPPED, h->vt, h->epoch, 0, b.data, b.len, image);
-    pc_wbuf_free(&b);
-    s_vt_forget(v, h->vt);
-}
-
-/* STOPPED as bytes: err, detail, the image in the payload. */
-static void s_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
-{
-    pc_rbuf r;
-    pc_rbuf_init(&r, payload, h->len);
-    int32_t err = pc_get_i32(&r);
-    char detail[256];
-    pc_get_str(&r, detail, sizeof detail);
-    const void *img = NULL;
-    size_t len = 0;
-    pc_get_blob(&r, &img, &len);
-    if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed STOPPED from the executor: %s",
-               (unsigned long long)v->vc, pc_rbuf_why(&r));
-        free(payload);
-        return;
-    }
-    pc_buf *image = !err && len ? pc_buf_wrap(img, len, free, payload) : NULL;
-    if (!image)
-        free(payload);
-    s_stopped_buf(w, v, h, err, image);
-}
-
 static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
 {
-    wk_vt *t = h->vt ? s_vt(v, h->vt) : NULL;
+    wk_vt *t = h->vt ? pc_wk_vt(v, h->vt) : NULL;
     bool current = t && t->epoch == h->epoch;
     switch (h->type) {
     case PC_X_READY:
@@ -964,7 +769,7 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         break;
     }
     case PC_X_LINK: /* the deployer checks the number and incarnation */
-        s_send_deployer(w, v, PC_W_LINK, 0, h->epoch, h->seq, payload, h->len, NULL);
+        pc_wk_send_deployer(w, v, PC_W_LINK, 0, h->epoch, h->seq, payload, h->len, NULL);
         break;
     case PC_X_MODULE_OK: {
         pc_rbuf r;
@@ -978,18 +783,18 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         break;
     }
     case PC_X_IMAGE:
-        s_image(w, v, h, payload);
+        pc_wk_image(w, v, h, payload);
         return;
     case PC_X_STOPPED:
-        s_stopped(w, v, h, payload);
+        pc_wk_stopped(w, v, h, payload);
         return;
     case PC_X_DONE:
     case PC_X_FAILED:
         if (current) {
             uint16_t type = h->type == PC_X_DONE ? PC_W_DONE : PC_W_PLACE_ERR;
-            s_send_deployer(w, v, type, h->vt, h->epoch, 0, payload, h->len, NULL);
+            pc_wk_send_deployer(w, v, type, h->vt, h->epoch, 0, payload, h->len, NULL);
             s_done_keep(v, type, h, payload);
-            s_vt_forget(v, h->vt);
+            pc_wk_vt_forget(v, h->vt);
         }
         break;
     case PC_X_OUT:
@@ -997,18 +802,18 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         if (current && h->type == PC_X_OUT)
             s_copy_out(v, payload, h->len);
         if (current)
-            s_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
-                            h->seq, payload, h->len, NULL);
+            pc_wk_send_deployer(w, v, h->type == PC_X_OUT ? PC_W_OUT : PC_W_RESYNC, h->vt, h->epoch,
+                                h->seq, payload, h->len, NULL);
         break;
     case PC_X_STALL:
         if (current)
-            s_send_deployer(w, v, PC_W_STALL, h->vt, h->epoch, 0, payload, h->len, NULL);
+            pc_wk_send_deployer(w, v, PC_W_STALL, h->vt, h->epoch, 0, payload, h->len, NULL);
         break;
     case PC_X_DET: /* for VTs of this executor; the deployer checks which */
-        s_send_deployer(w, v, PC_W_DET, 0, 0, 0, payload, h->len, NULL);
+        pc_wk_send_deployer(w, v, PC_W_DET, 0, 0, 0, payload, h->len, NULL);
         break;
     case PC_X_FLUSHED: /* after its last X_DET, so after its last W_DET */
-        s_send_deployer(w, v, PC_W_FLUSHED, 0, 0, h->seq, NULL, 0, NULL);
+        pc_wk_send_deployer(w, v, PC_W_FLUSHED, 0, 0, h->seq, NULL, 0, NULL);
         break;
     case PC_X_CRASH: {
         pc_rbuf r;
@@ -1062,9 +867,9 @@ void pc_worker_exec_image(pc_worker *w, void *x, const pc_hdr *h, pc_buf *image,
         pc_log(PC_LOG_WARN, "VC %016llx: refused an image of VT %llu from the executor: %s",
                (unsigned long long)v->vc, (unsigned long long)h->vt, why ? why : "-");
     if (v && h->type == PC_X_STOPPED_SLOT) /* refused: the stop failed, its held image serves */
-        s_stopped_buf(w, v, h, image ? 0 : LEV_EIMAGE, image);
+        pc_wk_stopped_buf(w, v, h, image ? 0 : LEV_EIMAGE, image);
     else if (v && image)
-        s_image_buf(w, v, h, image, true);
+        pc_wk_image_buf(w, v, h, image, true);
     else
         pc_buf_drop(&image);
 }
@@ -1106,7 +911,7 @@ void pc_worker_leave(pc_worker *w)
     w->leaving = true;
     for (wk_vc *v = w->vcs; v; v = v->next)
         if (v->x && v->nvts)
-            s_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, 0, 0, 0), NULL, 0);
+            pc_wk_xsend(w, v, pc_hdr_make(PC_X_STOP, v->vc, 0, 0, 0), NULL, 0);
 }
 
 uint32_t pc_worker_load(const pc_worker *w)
