@@ -6,6 +6,7 @@
  * TSPLIB TOUR file and an SVG picture. The result is the same as
  * lev-tsp-seq's for the same options, on any mesh.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +30,8 @@ typedef struct tsp_watch {
     pthread_mutex_t mu;
     tsp_progress last; /* the newest progress report */
     int64_t reports;
+    FILE *trace; /* --trace-file, or NULL */
+    double t0;   /* when the run started (s_now) */
 } tsp_watch;
 
 static double s_now(void)
@@ -40,7 +43,6 @@ static double s_now(void)
 
 static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
 {
-    (void)vt;
     tsp_watch *w = ctx;
     tsp_progress p;
     if (len != sizeof p)
@@ -50,6 +52,9 @@ static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
     if (p.units_done > w->last.units_done)
         w->last = p;
     w->reports++;
+    if (w->trace) /* each report is a unit its VT committed first */
+        fprintf(w->trace, "%.3f %" PRIu64 " %d %d %" PRId64 "\n", s_now() - w->t0, (uint64_t)vt,
+                (int)p.island, (int)p.epoch, p.units_done);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -208,6 +213,14 @@ int main(int argc, char **argv)
         tsp_free(&inst);
         return 2;
     }
+    FILE *trace = NULL;
+    if (o.trace_file && !(trace = fopen(o.trace_file, "w"))) {
+        fprintf(stderr, PROG ": --trace-file: cannot write '%s': %s\n", o.trace_file,
+                strerror(errno));
+        free(job);
+        tsp_free(&inst);
+        return 2;
+    }
 
     double t0 = s_now();
     lev_vc_options vo;
@@ -221,7 +234,7 @@ int main(int argc, char **argv)
                 lev_errdetail());
         return 1;
     }
-    tsp_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    tsp_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER, .trace = trace, .t0 = t0};
     lev_vc_on_report(vc, s_on_report, &w);
     size_t slen = 0;
     tsp_sched *sched = s_sched_new(job, &slen);
@@ -296,7 +309,12 @@ int main(int argc, char **argv)
     rc = !tour || s_best(vc, &inst, job, tour, &len) ? 1 : 0;
     if (rc == 0 && failed)
         fprintf(stderr, PROG ": %d VT(s) failed; the others finished every unit\n", failed);
-    lev_vc_close(&vc);
+    lev_vc_close(&vc); /* (no report comes after it) */
+    if (trace && fclose(trace) != 0 && rc == 0) {
+        fprintf(stderr, PROG ": --trace-file: cannot write '%s': %s\n", o.trace_file,
+                strerror(errno));
+        rc = 1;
+    }
     if (rc == 0)
         rc = tsp_cli_finish(&o, &inst, tour, len);
     free(tour);

@@ -29,13 +29,13 @@ static void s_usage(FILE *f, const char *prog, unsigned flags)
             "  --quiet           no progress lines\n",
             prog);
     if (flags & TSP_CLI_DISTRIBUTED)
-        fprintf(f,
-                "  --vts V           virtual threads (default: one per core the workers offer,\n"
-                "                    at most one per island)\n"
-                "  --workers W       quota of workers of the virtual computer (default: all)\n"
-                "  --checkpoint-ms MS  checkpoint period of the VTs (default 2000; 0: none)\n"
-                "  --progress-file FILE  keep `UNITS_DONE UNITS_TOTAL BEST SECONDS` in FILE\n"
-                "Runs on the levpeer named by LEV_PEER, else on a peer embedded in the process.\n");
+        fprintf(f, "  --vts V           virtual threads (default: one per core the workers offer,\n"
+                   "                    at most one per island)\n"
+                   "  --workers W       quota of workers of the virtual computer (default: all)\n"
+                   "  --checkpoint-ms MS  checkpoint period of the VTs (default 2000; 0: none)\n"
+                   "  --progress-file FILE  keep `UNITS_DONE UNITS_TOTAL BEST SECONDS` in FILE\n"
+                   "  --trace-file FILE  a line per unit committed, as it is reported:\n"
+                   "                    `SECONDS VT ISLAND EPOCH UNITS_DONE`\n");
     fprintf(f, "  --help            this text\n"
                "The last line printed is `best LENGTH gap PCT%% tour FILE`.\n");
     if (flags & TSP_CLI_DISTRIBUTED)
@@ -76,7 +76,8 @@ enum {
     O_VTS,
     O_CKPT,
     O_WORKERS,
-    O_PROGRESS
+    O_PROGRESS,
+    O_TRACE
 };
 static const struct {
     const char *name;
@@ -95,6 +96,7 @@ static const struct {
     [O_CKPT] = {"checkpoint-ms", 1, 0, 86400000},
     [O_WORKERS] = {"workers", 1, 0, 4096},
     [O_PROGRESS] = {"progress-file", 1, 1, 0},
+    [O_TRACE] = {"trace-file", 1, 1, 0},
 };
 
 /* Stores the value v of option k into o. */
@@ -133,6 +135,9 @@ static void s_set(tsp_opts *o, int k, const char *v, int64_t num)
         break;
     case O_PROGRESS:
         o->progress_file = v;
+        break;
+    case O_TRACE:
+        o->trace_file = v;
         break;
     default:
         o->checkpoint_ms = (int32_t)num;

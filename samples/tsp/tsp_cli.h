@@ -8,7 +8,7 @@
  *        [--epoch-gens G] [--tour-out FILE] [--svg FILE] [--optimum L]
  *        [--quiet] [--help]
  *   lev-tsp only: [--vts V] [--workers W] [--checkpoint-ms MS]
- *                 [--progress-file FILE]
+ *                 [--progress-file FILE] [--trace-file FILE]
  *
  * Exit statuses: 0 done, 1 internal failure, 2 bad usage or bad input.
  */
@@ -42,6 +42,7 @@ typedef struct tsp_opts {
     int32_t checkpoint_ms;     /* lev-tsp --checkpoint-ms: -1 = the VC's default, 0 = none */
     int32_t workers;           /* lev-tsp --workers: the VC's quota of workers; 0 = all */
     const char *progress_file; /* lev-tsp --progress-file */
+    const char *trace_file;    /* lev-tsp --trace-file */
 } tsp_opts;
 
 /* Parses argv into *o (prog names the program in messages and usage;

@@ -260,9 +260,41 @@ static void s_units_line(const char *path, int *units, int *reads)
     }
 }
 
+/* The trace of a run (--trace-file): one well-formed line per unit,
+ * `SECONDS VT ISLAND EPOCH UNITS_DONE`, the units done 1..units once each,
+ * seconds that never go back, VTs and islands in range. */
+static void s_check_trace(const char *path, int units, int islands, int vts)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *seen = calloc((size_t)units + 1, 1);
+    assert_non_null(seen);
+    char line[256];
+    int n = 0;
+    double last = 0;
+    while (fgets(line, sizeof line, f)) {
+        double t;
+        unsigned long long vt;
+        int island, epoch;
+        long long done;
+        char extra;
+        if (sscanf(line, "%lf %llu %d %d %lld %c", &t, &vt, &island, &epoch, &done, &extra) != 5 ||
+            t < last || vt < 2 || vt >= 2 + (unsigned long long)vts || island < 0 ||
+            island >= islands || epoch < 0 || done < 1 || done > units || seen[done])
+            fail_msg("trace line %d is wrong: %s", n + 1, line);
+        seen[done] = 1;
+        last = t;
+        n++;
+    }
+    fclose(f);
+    free(seen);
+    if (n != units)
+        fail_msg("%d trace lines for %d units", n, units);
+}
+
 /* On a mesh of 3 loopback peers: the same best length, and migrants went
  * in messages to the VTs that needed them (not every one was read from
- * its global variable). */
+ * its global variable); --trace-file gives one line per unit. */
 static void t_mesh(void **state)
 {
     (void)state;
@@ -270,8 +302,9 @@ static void t_mesh(void **state)
     s_mesh(p, 2, "1");
     run r;
     const char *tour = s_path("%s/mesh.tour", s_dir), *svg = s_path("%s/mesh.svg", s_dir);
-    const char *args[] = {LEVTSP_PATH, INSTANCE, RUN_OPTS, "--tour-out", tour,
-                          "--svg",     svg,      "--vts",  "3",          NULL};
+    const char *trace = s_path("%s/mesh.trace", s_dir);
+    const char *args[] = {LEVTSP_PATH, INSTANCE, RUN_OPTS, "--tour-out",   tour,  "--svg",
+                          svg,         "--vts",  "3",      "--trace-file", trace, NULL};
     int64_t len = s_check_run(&r, s_run(&r, p[0].ep, args, 240000), INSTANCE);
     mesh_stop_all(p, 3);
     assert_int_equal(len, s_seq(INSTANCE));
@@ -279,6 +312,7 @@ static void t_mesh(void **state)
     s_units_line(r.out, &units, &reads);
     if (units != 80 || reads >= units)
         fail_msg("%d units committed (80 expected), %d migrants read from globals", units, reads);
+    s_check_trace(trace, units, 4, 3);
 }
 
 /* What the kill waits for: every VT of the run holds an image. */
@@ -411,6 +445,8 @@ static void t_bad_input(void **state)
         {badtype, NULL, NULL, "EXPLICIT"},
         {INSTANCE, "--budget", "-3", "--budget"},
         {INSTANCE, "--islands", "x", "--islands"},
+        {INSTANCE, "--trace-file", DATA_DIR "/no-such-dir/t.trace", "--trace-file"},
+        {INSTANCE, "--trace-file", "", "--trace-file"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run r;
