@@ -14,7 +14,7 @@
 #                      [--stop-min S] [--stop-max S] [--stop-every S] [--kill-every S]
 #                      [--period-ms MS] [--probe-timeout-ms MS] [--suspect-ms MS]
 #                      [--checkpoint-ms MS] [--only KINDS] [--timeout S]
-#                      [--bin DIR] [--out DIR] [--force] [--help]
+#                      [--traces DIR] [--bin DIR] [--out DIR] [--force] [--help]
 #
 #   --rounds N          rounds, each a fault-free, a transient and a
 #                       definitive run, interleaved (default 2); medians
@@ -35,6 +35,9 @@
 #   --checkpoint-ms MS  checkpoint period of the VTs (default 2000)
 #   --only KINDS        comma list of free, transient, definitive
 #   --timeout S         a run still going after S s fails (default 900)
+#   --traces DIR        keep each run's lev-tsp --trace-file (a line per
+#                       unit: seconds, VT, island, epoch, units done) and
+#                       its faults as DIR/roundR-KIND.{trace,faults}
 #   --bin DIR, --out DIR, --force   as figure4.sh
 set -euo pipefail
 
@@ -52,7 +55,7 @@ ROUNDS=2 WORKERS=4 QUOTA=0.45 BUDGET=320000
 INSTANCE=samples/tsp/data/pr1002.tsp ISLANDS=8 EPOCH_GENS=1000 SEED=1
 STOP_MIN=2 STOP_MAX=3 STOP_EVERY=6 KILL_EVERY=15
 PERIOD_MS=200 PROBE_MS=80 SUSPECT_MS=3500 CHECKPOINT_MS=2000
-ONLY=free,transient,definitive TIMEOUT=900
+ONLY=free,transient,definitive TIMEOUT=900 TRACES=
 BIN='' OUT=eval/results FORCE=0
 CMDLINE="eval/tsp/faults.sh${*:+ $*}"
 while (($#)); do
@@ -75,6 +78,7 @@ while (($#)); do
     --checkpoint-ms) CHECKPOINT_MS=${2:?}; shift ;;
     --only) ONLY=${2:?}; shift ;;
     --timeout) TIMEOUT=${2:?}; shift ;;
+    --traces) TRACES=${2:?}; shift ;;
     --bin) BIN=${2:?}; shift ;;
     --out) OUT=${2:?}; shift ;;
     --force) FORCE=1 ;;
@@ -105,6 +109,7 @@ ev_packages jq
 ev_programs "$BIN"
 cg_setup
 mkdir -p "$OUT"
+[[ -z $TRACES ]] || mkdir -p "$TRACES"
 RUNS=$EV_TMP/runs.csv
 echo "round,kind,seconds,best,tour_length,rc,faults,lost_peers,resumed" >"$RUNS"
 FAULTLOG=$EV_TMP/schedule.log
@@ -216,7 +221,8 @@ run() {
     ev_spawn client "$EV_TMP/run.out" "$EV_TMP/run.err" env LEV_PEER="$MESH_CLIENT" \
         "$LEVTSP" "$INSTANCE" --seed "$SEED" --budget "$BUDGET" --islands "$ISLANDS" \
         --epoch-gens "$EPOCH_GENS" --vts "$WORKERS" --workers "$WORKERS" \
-        --checkpoint-ms "$CHECKPOINT_MS" --quiet --tour-out "$EV_TMP/run.tour" --svg "$EV_TMP/run.svg"
+        --checkpoint-ms "$CHECKPOINT_MS" --quiet --tour-out "$EV_TMP/run.tour" --svg "$EV_TMP/run.svg" \
+        ${TRACES:+--trace-file "$TRACES/round$r-$kind.trace"}
     pid=$EV_PID
     case $kind in
     transient) transient "$t0" "$pid" & inj=$! ;;
@@ -238,6 +244,7 @@ run() {
         kill -TERM "$inj" 2>/dev/null || true
         wait "$inj" 2>/dev/null || true
     fi
+    [[ -z $TRACES ]] || cp "$EV_TMP/faults" "$TRACES/round$r-$kind.faults"
     mesh_stop
     best=$(ev_best "$EV_TMP/run.out")
     len=$(ev_tour_length "$INSTANCE" "$EV_TMP/run.tour" 2>>"$EV_TMP/run.err" || echo invalid)
