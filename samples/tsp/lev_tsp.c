@@ -60,6 +60,16 @@ static void s_on_report(lev_vt_id vt, const void *buf, size_t len, void *ctx)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* A run given up: the VC closed (no report comes after it), then the
+ * trace file. Returns the exit status, 1. */
+static int s_abandon(lev_vc **vc, FILE *trace)
+{
+    lev_vc_close(vc);
+    if (trace)
+        fclose(trace);
+    return 1;
+}
+
 /* Writes `UNITS_DONE UNITS_TOTAL BEST ELAPSED_S` to path, atomically (a
  * temporary file renamed), for scripts that watch the run. */
 static void s_progress_file(const char *path, const tsp_progress *p, int64_t total, double elapsed)
@@ -234,7 +244,7 @@ int main(int argc, char **argv)
     if ((rc = lev_vc_open(&vc, &vo))) {
         fprintf(stderr, PROG ": cannot open a virtual computer: %s: %s\n", lev_strerror(rc),
                 lev_errdetail());
-        return 1;
+        return s_abandon(&vc, trace);
     }
     tsp_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER, .trace = trace, .t0 = t0};
     lev_vc_on_report(vc, s_on_report, &w);
@@ -243,13 +253,13 @@ int main(int argc, char **argv)
     if (!sched || (rc = lev_global_set(vc, TSP_SCHED_VAR, sched, slen))) {
         fprintf(stderr, PROG ": cannot set the schedule: %s: %s\n", lev_strerror(rc),
                 lev_errdetail());
-        return 1;
+        return s_abandon(&vc, trace);
     }
     free(sched);
     int nvt = s_vts(&o, job, vc);
     lev_vt_id *ids = calloc((size_t)nvt, sizeof *ids);
     if (!ids)
-        return 1;
+        return s_abandon(&vc, trace);
     if (!o.quiet)
         printf("%s: %d cities, %d islands x %d epochs x %d generations, %d VTs, seed %" PRIu64 "\n",
                inst.name, (int)inst.n, (int)job->islands, (int)job->epochs, (int)job->ga.gens, nvt,
@@ -258,7 +268,7 @@ int main(int argc, char **argv)
         if ((rc = lev_vt_start(vc, TSP_TASK, job, joblen, &ids[i]))) {
             fprintf(stderr, PROG ": cannot start a VT: %s: %s\n", lev_strerror(rc),
                     lev_errdetail());
-            return 1;
+            return s_abandon(&vc, trace);
         }
 
     int failed = 0, units = 0, backups = 0, mig_reads = 0, isl_reads = 0, ahead = 0;
