@@ -818,14 +818,6 @@ static void s_keep_image_memory(void)
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
-/* Periodic images are lent in shared memory unless LEV_IMAGE_SLOTS=0
- * (they then go through the channel as bytes). */
-static bool s_use_slots(void)
-{
-    const char *env = getenv("LEV_IMAGE_SLOTS");
-    return !env || strcmp(env, "0") != 0;
-}
-
 int pc_exechost_run(int fd, bool own_process)
 {
     if (own_process) {
@@ -845,7 +837,7 @@ int pc_exechost_run(int fd, bool own_process)
     if (!cx)
         cx = pc_xh_direct_init(&h);
     h.chan = pc_chan_new(fd, 0);
-    h.slots = s_use_slots() ? pc_slots_new() : NULL;
+    h.slots = pc_slots_wanted() ? pc_slots_new() : NULL; /* (else images go as bytes) */
     h.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int rc = 1;
     if (!h.chan || h.wake_fd < 0 || cx) {

@@ -32,6 +32,12 @@
  * The record of a lent slot
  * =================================================================== */
 
+bool pc_slots_wanted(void)
+{
+    const char *env = getenv("LEV_IMAGE_SLOTS");
+    return !env || strcmp(env, "0") != 0;
+}
+
 void pc_slot_lend_encode(const pc_slot_lend *l, uint8_t *out)
 {
     rt_le32_put(out, l->slot);
@@ -450,7 +456,7 @@ void pc_rslot_reset(pc_rslot *s)
 const uint8_t *pc_rslot_take(pc_rslot_map *m, const uint8_t *p, size_t n, int fd, uint64_t *len,
                              const char **why)
 {
-    const uint8_t *out = NULL;
+    bool ok = false;
     uint64_t size = n == PC_RSLOT_REC_LEN ? rt_le64_get(p) : 0;
     *len = n == PC_RSLOT_REC_LEN ? rt_le64_get(p + 8) : 0;
     bool along = n == PC_RSLOT_REC_LEN && p[16];
@@ -471,12 +477,12 @@ const uint8_t *pc_rslot_take(pc_rslot_map *m, const uint8_t *p, size_t n, int fd
     else if (*len == 0 || *len > size)
         *why = "its length is 0 or past the slot";
     else
-        out = p; /* (accepted; mapped below) */
-    if (out && along) {
+        ok = true;
+    if (ok && along) { /* mapped anew */
         void *base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
         if (base == MAP_FAILED) {
             *why = "its memfd cannot be mapped";
-            out = NULL;
+            ok = false;
         } else {
             pc_rslot_unmap(m);
             m->base = base;
@@ -485,7 +491,7 @@ const uint8_t *pc_rslot_take(pc_rslot_map *m, const uint8_t *p, size_t n, int fd
     }
     if (fd >= 0)
         close(fd);
-    return out ? m->base : NULL;
+    return ok ? m->base : NULL;
 }
 
 void pc_rslot_unmap(pc_rslot_map *m)

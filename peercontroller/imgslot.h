@@ -37,6 +37,10 @@
 #define PC_SLOT_IMAGE_OFF 4096u   /* where an image starts in its slot */
 #define PC_SLOT_SLACK (64u << 10) /* room made after an image for its channel state */
 
+/* Whether images may go in shared memory, both ways: unless
+ * LEV_IMAGE_SLOTS=0 in the environment (then as bytes, for comparison). */
+bool pc_slots_wanted(void);
+
 /* ===== The executor's side (thread-safe) ===== */
 
 typedef struct pc_slots pc_slots;

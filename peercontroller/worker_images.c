@@ -125,10 +125,9 @@ void pc_wk_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload)
  * it as bytes). */
 bool pc_wk_resume_slot(pc_worker *w, wk_vc *v, const pc_msg *m, uint64_t reports)
 {
-    const char *slots = getenv("LEV_IMAGE_SLOTS");
     uint8_t rec[PC_RSLOT_REC_LEN];
     int fd = -1;
-    if (!v->x || !w->p->env.exec_send_fd || (slots && !strcmp(slots, "0")) ||
+    if (!v->x || !w->p->env.exec_send_fd || !pc_slots_wanted() ||
         pc_rslot_fill(&v->rs, pc_buf_data(m->bulk), pc_buf_len(m->bulk), rec, &fd))
         return false;
     pc_hdr h = pc_hdr_make(PC_X_RESUME_SLOT, v->vc, m->h.vt, m->h.epoch, reports);
