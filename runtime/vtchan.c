@@ -16,8 +16,8 @@
 #include "vec.h"
 #include "vtchan_private.h"
 
-#define S_MAGIC 0x4843564Cu   /* "LVCH" */
-#define S_VERSION 2u          /* 2: the set of ended VTs; version 1 (without it) still loads */
+#define S_MAGIC 0x4843564Cu /* "LVCH" */
+#define S_VERSION 3u        /* 2: the set of ended VTs; 3: the reads answered ahead of their log */
 #define S_MAX_DATA (1u << 30) /* bound of one entry's bytes in the portable form */
 
 /* ===================================================================
@@ -48,6 +48,7 @@ static void s_chan_free(rt_chan *ch)
     free(ch->locks);
     free(ch->missing);
     free(ch->ended);
+    free(ch->ahead);
     pthread_cond_destroy(&ch->cv);
     pthread_mutex_destroy(&ch->mu);
     free(ch);
@@ -215,7 +216,13 @@ int rt_ch_deliver(rt_vt *vt, const rt_in *in)
         return rt_err(LEV_ERANGE, "rt_ch_deliver: position %llu, expected %llu",
                       (unsigned long long)in->d, (unsigned long long)want);
     }
-    if (in->kind == RT_IN_ENDED) { /* into the set, with its position */
+    size_t ahead = ch->nahead;
+    for (size_t i = 0; in->kind == RT_IN_READ && i < ch->nahead; i++)
+        if (ch->ahead[i] == in->ref)
+            ahead = i;
+    if (ahead < ch->nahead) { /* the read took its answer from the host: passed over */
+        ch->ahead[ahead] = ch->ahead[--ch->nahead];
+    } else if (in->kind == RT_IN_ENDED) { /* into the set, with its position */
         if (!s_note_end_locked(ch, in)) {
             pthread_mutex_unlock(&ch->mu);
             return rt_err(LEV_ENOMEM, "rt_ch_deliver: no memory for the set of ended VTs");
@@ -253,6 +260,49 @@ uint64_t rt_ch_next_in(rt_vt *vt)
     uint64_t d = ch->next_d;
     pthread_mutex_unlock(&ch->mu);
     return d;
+}
+
+int rt_ch_read_answer(rt_vt *vt, uint64_t seq, uint64_t rev, const void *data, size_t len)
+{
+    if (!vt || !seq || !rev || (len && !data) || len > S_MAX_DATA)
+        return rt_err(LEV_EINVAL, "rt_ch_read_answer: %s",
+                      !vt                ? "NULL VT"
+                      : !seq             ? "read number 0"
+                      : !rev             ? "revision 0"
+                      : len > S_MAX_DATA ? "value above the entry bound"
+                                         : "data NULL with a length");
+    rt_chan *ch = rt_ch_get(vt);
+    if (!ch)
+        return rt_err(LEV_ENOMEM, "rt_ch_read_answer: no memory for the channel state");
+    pthread_mutex_lock(&ch->mu);
+    rt_ch_out *o = NULL;
+    for (size_t i = 0; i < ch->nout && !o; i++)
+        if (ch->out[i].seq == seq)
+            o = &ch->out[i];
+    bool logged = false;
+    for (size_t i = 0; i < ch->nin && !logged; i++)
+        logged = ch->in[i].kind == RT_IN_READ && ch->in[i].ref == seq;
+    void *copy = NULL;
+    if (!o || o->kind != RT_OUT_READ || o->ref || logged) {
+        pthread_mutex_unlock(&ch->mu);
+        return 1; /* taken already, answered already, or not a read */
+    }
+    if (!s_dup(data, len, &copy)) {
+        pthread_mutex_unlock(&ch->mu);
+        return rt_err(LEV_ENOMEM, "rt_ch_read_answer: no memory for %zu bytes", len);
+    }
+    free(o->data);
+    o->data = copy;
+    o->len = len;
+    o->ref = rev;
+    ch->gen++;
+    bool wake = ch->waiting && ch->bk == RT_BK_READ && ch->bk_ref == seq;
+    if (wake)
+        ch->waiting = false;
+    pthread_cond_broadcast(&ch->cv);
+    pthread_mutex_unlock(&ch->mu);
+    s_notify(vt, wake);
+    return 0;
 }
 
 void rt_ch_ack(rt_vt *vt, uint64_t seq)
@@ -468,6 +518,9 @@ int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len)
         rt_put_u64(&b, ch->ended[i].d);
         rt_put_i32(&b, ch->ended[i].err);
     }
+    rt_put_u32(&b, (uint32_t)ch->nahead);
+    for (size_t i = 0; i < ch->nahead; i++)
+        rt_put_u64(&b, ch->ahead[i]);
     pthread_mutex_unlock(&ch->mu);
     if (b.err) {
         int err = b.err;
@@ -688,6 +741,31 @@ static void s_load_ended(s_rd *r, rt_chan *ch)
     }
 }
 
+/* The reads answered ahead of their log (version 3): output numbers
+ * not 0, each once, none beyond the output counter. */
+static void s_load_ahead(s_rd *r, rt_chan *ch)
+{
+    size_t n = s_get_count(r, 8, "ahead count");
+    if (!r->err && n) {
+        ch->ahead = calloc(n, sizeof *ch->ahead);
+        if (!ch->ahead)
+            r->err = rt_err(LEV_ENOMEM, "channel state: no memory for %zu reads", n);
+        ch->cahead = n;
+    }
+    for (size_t i = 0; i < n && !r->err; i++) {
+        size_t at = r->b.off;
+        uint64_t seq = s_get(r, 8, "ahead read number");
+        bool twice = false;
+        for (size_t k = 0; k < i; k++)
+            twice |= ch->ahead[k] == seq;
+        if (!r->err && (!seq || seq > ch->out_seq || twice)) {
+            s_bad(r, at, "ahead read number", "is 0, beyond the output counter, or there twice");
+        }
+        if (!r->err)
+            ch->ahead[ch->nahead++] = seq;
+    }
+}
+
 static void s_load_sets(s_rd *r, rt_chan *ch)
 {
     size_t n = s_get_count(r, 3, "lock count");
@@ -731,7 +809,7 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     uint32_t ver = (uint32_t)s_get(&r, 4, "version");
     if (r.err)
         return r.err;
-    if (ver != S_VERSION && ver != 1)
+    if (ver < 1 || ver > S_VERSION)
         return rt_err(LEV_EVERSION,
                       "channel state: version %u at offset 4 (this runtime reads 1 to %u)", ver,
                       S_VERSION);
@@ -761,6 +839,8 @@ int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len)
     s_load_sets(&r, ch);
     if (ver >= 2)
         s_load_ended(&r, ch);
+    if (ver >= 3)
+        s_load_ahead(&r, ch);
     if (!r.err && !rt_rbuf_done(&r.b))
         s_bad(&r, r.b.off, "end", "is followed by extra bytes");
     if (r.err) {

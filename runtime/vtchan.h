@@ -32,6 +32,12 @@
  *                   says nothing about the others (nor the client);
  *   lock / read     take the RT_IN_GRANT / RT_IN_READ (or RT_IN_ERROR)
  *                   whose `ref` is the output number of their request;
+ *                   a read may instead take the answer its host gave
+ *                   ahead of the log (rt_ch_read_answer): its number then
+ *                   joins the set of reads answered ahead, and the logged
+ *                   RT_IN_READ for it is passed over on delivery (the set
+ *                   travels in the channel state, so a VT resumed from an
+ *                   image taken after the read does the same);
  *   RT_IN_VOID      (a grant the deployer took back) is passed over.
  * RT_IN_ENDED and RT_IN_VOID are taken off the stream on delivery; an
  * RT_IN_ENDED goes into the VT's set of ended VTs with its position, so
@@ -110,7 +116,9 @@ typedef struct rt_out {
     uint64_t seq;     /* the VT's output number, from 1 (0: RT_OUT_CONSUMED) */
     uint64_t to;      /* RT_OUT_MSG */
     uint64_t ref;     /* RT_OUT_TIMEOUT: receive number; RT_OUT_CONSUMED: input position;
-                         RT_OUT_PUT: the value's version (not 0) */
+                         RT_OUT_PUT: the value's version (not 0); RT_OUT_READ: the
+                         revision its host answered it at (0: not answered), and data
+                         the value it answered with */
     uint8_t kind;     /* rt_out_kind */
     uint8_t keep;     /* RT_OUT_UNLOCK: keep the value the lock gave */
     const char *name; /* LOCK, UNLOCK, READ, PUT: 1..LEV_NAME_MAX bytes, NUL-terminated */
@@ -155,6 +163,17 @@ typedef struct rt_ch_host {
  * LEV_ENOMEM. */
 int rt_ch_deliver(rt_vt *vt, const rt_in *in);
 
+/* The read numbered `seq` answered by the host ahead of its log, at
+ * revision `rev` (not 0) of the variable, with its value (an unset
+ * variable is never answered so): kept on the read's outbox entry, whose
+ * resends carry it (rt_out.ref, data), until the host acknowledges the
+ * read; the read returns it, unless the logged RT_IN_READ is in the
+ * stream first (it holds the same value: the log records the answer the
+ * host gave). 0 when kept; 1 when dropped (no read numbered `seq` in the
+ * outbox, already answered, or its logged answer came); LEV_EINVAL,
+ * LEV_ENOMEM. */
+int rt_ch_read_answer(rt_vt *vt, uint64_t seq, uint64_t rev, const void *data, size_t len);
+
 /* The position of the next input the VT expects (1 for a new VT). */
 uint64_t rt_ch_next_in(rt_vt *vt);
 
@@ -181,14 +200,16 @@ bool rt_ch_capture_ok(rt_vt *vt);
 
 /* The channel state of the VT in portable form (little-endian, versioned;
  * unconsumed inputs, outbox, counters, the blocking call in progress with
- * its remaining time, the VTs known missing or ended). Caller owns *buf
+ * its remaining time, the VTs known missing or ended, the reads answered
+ * ahead of their log). Caller owns *buf
  * (free()). 0 or LEV_ENOMEM. */
 int rt_ch_save(rt_vt *vt, uint8_t **buf, size_t *len);
 
 /* Replaces the channel state of a VT that is not spawned with a saved
- * one (this version's form, or version 1's, which had no set of ended
- * VTs). 0, or LEV_EIMAGE for damaged bytes (the detail names the field and
- * offset), LEV_EVERSION, LEV_ENOMEM; the VT's state is unchanged then. */
+ * one (this version's form; version 2's, which had no set of reads
+ * answered ahead; or version 1's, which had no set of ended VTs). 0, or LEV_EIMAGE for damaged
+ * bytes (the detail names the field and offset), LEV_EVERSION, LEV_ENOMEM; the VT's state is
+ * unchanged then. */
 int rt_ch_load(rt_vt *vt, const uint8_t *buf, size_t len);
 
 /* What the executor and the VT's own calls use (not for hosts). */

@@ -388,6 +388,21 @@ static int s_request(s_call *c, bool lock, const char *name, void **value, size_
         s_consume_locked(c, i);
         return s_leave(c, rc);
     }
+    const rt_ch_out *o = NULL; /* a read answered by the host (rt_ch_read_answer) */
+    for (size_t i = 0; !lock && i < ch->nout && !o; i++)
+        if (ch->out[i].seq == ch->bk_ref && ch->out[i].kind == RT_OUT_READ && ch->out[i].ref)
+            o = &ch->out[i];
+    if (o) {
+        const rt_ch_in e = {.data = o->data, .len = o->len};
+        if (RT_VEC_RESERVE(ch->ahead, ch->cahead, ch->nahead, 1) ||
+            !s_heap_copy(c, &e, value, len)) {
+            ch->bk = RT_BK_NONE;
+            return s_leave(c, rt_err(LEV_ENOMEM, "%s: no memory", what));
+        }
+        ch->ahead[ch->nahead++] = ch->bk_ref; /* its logged answer is passed over */
+        ch->bk = RT_BK_NONE;
+        return s_leave(c, 0);
+    }
     return s_leave(c, s_blocked_locked(c, bk, park));
 }
 

@@ -59,6 +59,9 @@ typedef struct rt_chan {
     size_t nmissing, cmissing;
     rt_ch_end *ended; /* VTs known ended, in stream order (RT_IN_ENDED) */
     size_t nended, cended;
+    uint64_t *ahead; /* reads taken from an answer at the host (rt_ch_read_answer)
+                      * whose logged RT_IN_READ has not come: passed over when it does */
+    size_t nahead, cahead;
     /* the blocking call in progress */
     uint8_t bk;         /* RT_BK_* */
     uint8_t bk_timeout; /* RT_BK_RECV: RT_OUT_TIMEOUT emitted */

@@ -1136,9 +1136,9 @@ static void test_save_load(void **state)
     assert_int_equal(rt_ch_load(c, buf, len), LEV_EIMAGE);
     assert_non_null(strstr(lev_errdetail(), "magic"));
     buf[0] ^= 1;
-    buf[4] = 3;
+    buf[4] = 4;
     assert_int_equal(rt_ch_load(c, buf, len), LEV_EVERSION);
-    buf[4] = 2;
+    buf[4] = 3;
     assert_int_equal(rt_ch_load(c, buf, len), 0);
     free(buf);
     atomic_store(&g_flag[3], 1);
