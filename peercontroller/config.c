@@ -13,7 +13,7 @@
 #include "log.h"
 #include "wire.h"
 
-enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_MESSAGES, K_CONFIG };
+enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_MESSAGES, K_READS, K_CONFIG };
 
 typedef struct s_key {
     const char *name;
@@ -54,6 +54,8 @@ static const s_key s_keys[] = {
     {"log-level", K_LEVEL, OFF(log_level), 0, 0, "debug, info, warn or error"},
     {"messages", K_MESSAGES, OFF(peer.direct), 0, 0,
      "relay (default) or direct: how the VCs it deploys carry their VTs' messages"},
+    {"reads", K_READS, OFF(peer.reads_deployer), 0, 0,
+     "near (default) or deployer: where the VCs it deploys answer their VTs' global reads"},
     {"config", K_CONFIG, 0, 0, 0, "read settings from FILE (name = value per line)"},
 };
 
@@ -142,6 +144,11 @@ static int s_set(pc_config *c, const char *name, const char *val, int depth)
         if (strcmp(val, "relay") && strcmp(val, "direct"))
             return s_bad("--messages: '%s' is not relay or direct%s", val, "");
         c->peer.direct = !strcmp(val, "direct");
+        return 0;
+    case K_READS:
+        if (strcmp(val, "near") && strcmp(val, "deployer"))
+            return s_bad("--reads: '%s' is not near or deployer%s", val, "");
+        c->peer.reads_deployer = !strcmp(val, "deployer");
         return 0;
     default:
         return s_read_file(c, val, depth + 1);

@@ -346,7 +346,8 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .where = vc->where,
                      .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
                      .ref_min = d->p->o.global_ref_min,
-                     .direct = d->p->o.direct};
+                     .direct = d->p->o.direct,
+                     .reads_near = !d->p->o.direct && !d->p->o.reads_deployer};
     if (pc_mm_new(&vc->mm, &mo) || pc_dep_barrier_init(vc)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);

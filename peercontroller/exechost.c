@@ -664,6 +664,20 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
     case PC_X_ACK:
         s_chan_in(h, req, &rb);
         break;
+    case PC_X_READ_AT: { /* a read answered at the worker, ahead of its log */
+        uint64_t rev = pc_get_u64(&rb);
+        const void *data = NULL;
+        size_t len = 0;
+        pc_get_blob(&rb, &data, &len);
+        xh_vtrec *r = s_live_find(h, req->vt);
+        if (!pc_rbuf_done(&rb) || !rev || !req->seq)
+            fprintf(stderr, "levpeer executor: malformed READ_AT for virtual thread %llu: %s\n",
+                    (unsigned long long)req->vt,
+                    pc_rbuf_done(&rb) ? "revision or read number 0" : pc_rbuf_why(&rb));
+        else if (r && r->epoch == req->epoch && !r->draining)
+            rt_ch_read_answer(r->vt, req->seq, rev, data, len); /* 1: not waiting for it */
+        break;
+    }
     case PC_X_STABLE:
         if (pc_rbuf_done(&rb))
             pc_xh_cx_stable(h, req->vt, req->seq);

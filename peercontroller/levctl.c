@@ -481,9 +481,17 @@ static const field s_msgs_fields[] = {{"delivered", 'n', false, 0, NULL},
 static const field s_puts_fields[] = {
     {"applied", 'n', false, 0, NULL}, {"stale", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
 static const field s_glob_fields[] = {
-    {"name", 's', true, 0, NULL},     {"bytes", 'n', false, 0, NULL},
-    {"version", 'n', false, 0, NULL}, {"owner", 'n', false, 0, NULL},
-    {"waiters", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
+    {"name", 's', true, 0, NULL},         {"bytes", 'n', false, 0, NULL},
+    {"version", 'n', false, 0, NULL},     {"revision", 'n', false, 0, NULL},
+    {"owner", 'n', false, 0, NULL},       {"waiters", 'n', false, 0, NULL},
+    {"subscribers", 'n', false, 0, NULL}, {NULL, 0, false, 0, NULL}};
+static const field s_reads_fields[] = {{"answered_at_workers", 'n', false, 0, NULL},
+                                       {"asked_again", 'n', false, 0, NULL},
+                                       {"pushes", 'n', false, 0, NULL},
+                                       {"push_bytes", 'n', false, 0, NULL},
+                                       {"subscribed", 'n', false, 0, NULL},
+                                       {"unsubscribed", 'n', false, 0, NULL},
+                                       {NULL, 0, false, 0, NULL}};
 static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"client", 's', false, 0, NULL},
                                     {"quota", 'n', false, 0, NULL},
@@ -495,6 +503,7 @@ static const field s_vc_fields[] = {{"id", 's', true, 0, NULL},
                                     {"recovery", 'o', false, 0, s_recovery_fields},
                                     {"messages", 'o', false, 0, s_msgs_fields},
                                     {"puts", 'o', false, 0, s_puts_fields},
+                                    {"global_reads", 'o', false, 0, s_reads_fields},
                                     {"globals", 'a', false, 'o', s_glob_fields},
                                     {NULL, 0, false, 0, NULL}};
 static const field s_exec_fields[] = {{"vc", 's', false, 0, NULL},
@@ -847,6 +856,14 @@ static void s_print_vc(const jv *vc)
         printf("  global variables: %zu, %zu locked, %.0f requests waiting (each in --json)\n",
                globs->n, locked, waiting);
     }
+    const jv *rd = s_jget(vc, "global_reads");
+    if (rd && (strcmp(s_num(rd, "answered_at_workers", b[0], 32), "0") ||
+               strcmp(s_num(rd, "pushes", b[1], 32), "0")))
+        printf("  global reads: %s answered at the workers (%s asked again); %s changes pushed "
+               "(%s bytes whole) to %s subscriptions, %s dropped\n",
+               s_num(rd, "answered_at_workers", b[0], 32), s_num(rd, "asked_again", b[1], 32),
+               s_num(rd, "pushes", b[2], 32), s_num(rd, "push_bytes", b[3], 32),
+               s_num(rd, "subscribed", b[4], 32), s_num(rd, "unsubscribed", b[5], 32));
     const jv *vts = s_jget(vc, "vts");
     if (!vts->n) {
         printf("  no virtual threads\n");

@@ -37,7 +37,7 @@ mm_vt *pc_mm_vt_of(pc_msgmgr *mm, uint64_t id)
  * =================================================================== */
 
 /* The pair (host, hash), or NULL. */
-static mm_copy *s_copy_find(pc_msgmgr *mm, const char *host, const uint8_t *hash)
+mm_copy *pc_mm_copy_find(pc_msgmgr *mm, const char *host, const uint8_t *hash)
 {
     for (size_t i = 0; i < mm->ncopies; i++)
         if (!memcmp(mm->copies[i].hash, hash, PC_HASH_LEN) && !strcmp(mm->copies[i].host, host))
@@ -46,9 +46,9 @@ static mm_copy *s_copy_find(pc_msgmgr *mm, const char *host, const uint8_t *hash
 }
 
 /* Host has (or now gets) the value of that hash. */
-static void s_copy_note(pc_msgmgr *mm, const char *host, const uint8_t *hash)
+void pc_mm_copy_note(pc_msgmgr *mm, const char *host, const uint8_t *hash)
 {
-    mm_copy *c = s_copy_find(mm, host, hash);
+    mm_copy *c = pc_mm_copy_find(mm, host, hash);
     if (!c && mm->ncopies < MM_COPIES)
         c = &mm->copies[mm->ncopies++];
     if (!c) { /* the least recently used pair makes room */
@@ -64,13 +64,13 @@ static void s_copy_note(pc_msgmgr *mm, const char *host, const uint8_t *hash)
 
 static void s_copy_forget(pc_msgmgr *mm, const char *host, const uint8_t *hash)
 {
-    mm_copy *c = s_copy_find(mm, host, hash);
+    mm_copy *c = pc_mm_copy_find(mm, host, hash);
     if (c)
         *c = mm->copies[--mm->ncopies];
 }
 
 /* The hash of g's value (computed once per value). */
-static const uint8_t *s_glob_hash(mm_glob *g)
+const uint8_t *pc_mm_glob_hash(mm_glob *g)
 {
     if (!g->hashed) {
         pc_module_hash(g->val, g->len, g->hash);
@@ -88,7 +88,7 @@ static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
     const char *host = pc_resolver_get(mm->o.where, pc_mm_id(mm, v), &epoch);
     if (!host || !v->synced)
         return;
-    mm_copy *c = !whole && e->hashed ? s_copy_find(mm, host, e->hash) : NULL;
+    mm_copy *c = !whole && e->hashed ? pc_mm_copy_find(mm, host, e->hash) : NULL;
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_u8(&b, e->kind);
@@ -107,7 +107,7 @@ static void s_send_in_as(pc_msgmgr *mm, mm_vt *v, const mm_in *e, bool whole)
     } else {
         pc_put_blob(&b, e->data, e->len);
         if (e->hashed)
-            s_copy_note(mm, host, e->hash); /* the host keeps it (worker.c) */
+            pc_mm_copy_note(mm, host, e->hash); /* the host keeps it (worker.c) */
     }
     pc_peer_send(mm->o.p, host,
                  pc_hdr_make(c ? PC_W_IN_REF : PC_W_IN, mm->o.vc, pc_mm_id(mm, v), epoch, e->d), &b,
@@ -235,7 +235,7 @@ static int s_append_value(pc_msgmgr *mm, mm_vt *v, uint8_t kind, uint64_t seq, m
 {
     bool some = g && g->set && g->len >= mm->o.ref_min;
     return s_append_h(mm, v, kind, 0, seq, 0, g ? g->val : NULL, g ? g->len : 0, !g || !g->set,
-                      some ? s_glob_hash(g) : NULL);
+                      some ? pc_mm_glob_hash(g) : NULL);
 }
 
 static uint64_t s_backlog(const mm_vt *v)
@@ -349,11 +349,12 @@ static int s_set_value(mm_glob *g, const void *val, size_t len)
         return LEV_ENOMEM;
     if (len)
         memcpy(copy, val, len);
-    free(g->val);
+    pc_mm_glob_keep(g);
     g->val = copy;
     g->len = len;
     g->set = true;
     g->hashed = false;
+    g->rev++;
     return 0;
 }
 
@@ -397,10 +398,13 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
         if (!g->wq)
             g->wtail = &g->wq;
         if (w->version) {
-            s_put(mm, g, w->version, w->val, w->len);
+            if (s_put(mm, g, w->version, w->val, w->len))
+                pc_mm_glob_push(mm, g);
         } else if (!w->vt) {
             int rc = s_set_value(g, w->val, w->len);
             s_client_reply(mm, PC_C_GSET_OK, w->seq, rc, rc ? "deployer out of memory" : "");
+            if (!rc)
+                pc_mm_glob_push(mm, g);
         } else {
             mm_vt *v = pc_mm_vt_of(mm, w->vt);
             if (v && !v->ended) {
@@ -456,6 +460,11 @@ typedef struct mm_out {
     char name[LEV_NAME_MAX + 1];
     const void *data;
     size_t len;
+    /* a READ answered at the worker (ref: the revision): the value it
+     * was answered with, and its hash */
+    const void *rval;
+    size_t rlen;
+    uint8_t rhash[PC_HASH_LEN];
 } mm_out;
 
 static bool s_read_out(pc_msg *m, mm_out *o)
@@ -468,6 +477,8 @@ static bool s_read_out(pc_msg *m, mm_out *o)
     o->keep = pc_get_u8(&r);
     pc_get_str(&r, o->name, sizeof o->name);
     pc_get_blob(&r, &o->data, &o->len);
+    o->rval = NULL;
+    o->rlen = 0;
     if (!pc_rbuf_done(&r)) {
         pc_log(PC_LOG_WARN, "dropped OUT of VT %llu from %s: %s", (unsigned long long)m->h.vt,
                m->from, pc_rbuf_why(&r));
@@ -532,16 +543,27 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
         }
         if (!o->keep && o->len > mm->o.max_value)
             break;
-        if (!o->keep && s_set_value(g, o->data, o->len))
+        if (!o->keep && s_set_value(g, o->data, o->len)) {
             pc_log(PC_LOG_ERROR, "deployer out of memory: update of '%s' lost", o->name);
-        else if (!o->keep && o->len >= mm->o.ref_min && host)
-            s_copy_note(mm, host, s_glob_hash(g)); /* it went up through its host (worker.c) */
+        } else if (!o->keep) {
+            if (o->len >= mm->o.ref_min && host) /* it went up through its host (worker.c) */
+                pc_mm_copy_note(mm, host, pc_mm_glob_hash(g));
+            pc_mm_glob_push(mm, g); /* before what it held back, and before its ack */
+        }
         s_release_held(mm, v);
         s_unlock(mm, v);
         break;
     }
     case RT_OUT_READ: {
-        s_append_value(mm, v, RT_IN_READ, seq, s_glob(mm, o->name, false));
+        mm_glob *g = s_glob(mm, o->name, false);
+        if (o->rval) { /* answered at its worker: logged with the value it was answered with */
+            mm->reads_near++;
+            s_append_h(mm, v, RT_IN_READ, 0, seq, 0, o->rval, o->rlen, false,
+                       o->rlen >= mm->o.ref_min ? o->rhash : NULL);
+        } else {
+            s_append_value(mm, v, RT_IN_READ, seq, g);
+        }
+        pc_mm_glob_reader(mm, g, host);
         break;
     }
     case RT_OUT_PUT: {
@@ -562,8 +584,10 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
         if (g->owner || g->wq) { /* after the holder and those before it */
             if (s_enqueue(g, id, seq, o->ref, o->data, o->len))
                 pc_log(PC_LOG_ERROR, "deployer out of memory: put of '%s' lost", o->name);
-        } else if (s_put(mm, g, o->ref, o->data, o->len) && o->len >= mm->o.ref_min && host) {
-            s_copy_note(mm, host, s_glob_hash(g)); /* it went up through its host (worker.c) */
+        } else if (s_put(mm, g, o->ref, o->data, o->len)) {
+            if (o->len >= mm->o.ref_min && host) /* it went up through its host (worker.c) */
+                pc_mm_copy_note(mm, host, pc_mm_glob_hash(g));
+            pc_mm_glob_push(mm, g);
         }
         break;
     }
@@ -623,6 +647,31 @@ static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
     s_append(mm, v, RT_IN_BOUNCE, o->to, 0, LEV_ENOVT, NULL, 0, false);
 }
 
+/* A read answered at its worker (o->ref its revision): finds the value
+ * it was answered with, given whole or by hash (keep 1: the hash and u32
+ * length), into o->rval; false if it is gone (or the reference is
+ * malformed). */
+static bool s_read_value(pc_msgmgr *mm, mm_vt *v, mm_out *o)
+{
+    if (o->keep != 1) { /* whole: as its outbox kept it */
+        if (o->len > mm->o.max_value || !o->len)
+            return false;
+        o->rval = o->data;
+        o->rlen = o->len;
+        pc_module_hash(o->data, o->len, o->rhash);
+        return true;
+    }
+    if (o->len != PC_HASH_LEN + 4)
+        return false;
+    bool found = false;
+    size_t len = rt_le32_get((const uint8_t *)o->data + PC_HASH_LEN);
+    o->rval = pc_mm_glob_at(mm, s_glob(mm, o->name, false), o->ref, o->data, len, &found);
+    o->rlen = found ? len : 0;
+    memcpy(o->rhash, o->data, PC_HASH_LEN);
+    (void)v;
+    return found;
+}
+
 void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
 {
     mm_vt *v = pc_mm_vt_of(mm, m->h.vt);
@@ -658,6 +707,16 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
         }
         return;
     }
+    if (o.kind == RT_OUT_READ && o.ref && !s_read_value(mm, v, &o)) {
+        /* answered at its worker from a revision no longer here: the
+         * executor's outbox, which holds the value, is asked for again */
+        mm->reads_again++;
+        if (v->gap_asked != v->accepted + 1) {
+            v->gap_asked = v->accepted + 1;
+            s_ack(mm, v, true);
+        }
+        return;
+    }
     v->accepted = seq;
     v->gap_asked = 0;
     s_take(mm, v, &o, seq, m->from);
@@ -680,6 +739,7 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m)
         return LEV_EFAILED;
     }
     v->synced = true;
+    pc_mm_reads_from(mm, v, m->from, m->h.epoch);
     for (size_t i = 0; i < v->nlog; i++)
         if (v->log[i].d >= from)
             s_send_in(mm, v, &v->log[i]);
@@ -1039,6 +1099,7 @@ void pc_mm_destroy(pc_msgmgr **mm_p)
         }
         free(g->name);
         free(g->val);
+        pc_mm_glob_free_reads(g);
         free(g);
     }
     free(mm);
@@ -1069,12 +1130,18 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
                 ",\"messages\":{\"delivered\":%llu,\"duplicates\":%llu,\"held_back\":%llu},"
                 "\"global_copies\":{\"by_reference\":%llu,\"bytes_saved\":%llu,\"misses\":%llu},"
                 "\"determinants\":{\"checked\":%llu,\"contradicting\":%llu},"
-                "\"puts\":{\"applied\":%llu,\"stale\":%llu},\"globals\":[",
+                "\"puts\":{\"applied\":%llu,\"stale\":%llu},"
+                "\"global_reads\":{\"answered_at_workers\":%llu,\"asked_again\":%llu,"
+                "\"pushes\":%llu,\"push_bytes\":%llu,\"subscribed\":%llu,"
+                "\"unsubscribed\":%llu},\"globals\":[",
                 (unsigned long long)mm->delivered, (unsigned long long)mm->dups,
                 (unsigned long long)mm->held_back, (unsigned long long)mm->by_ref,
                 (unsigned long long)mm->ref_bytes, (unsigned long long)mm->misses,
                 (unsigned long long)mm->dets, (unsigned long long)mm->det_bad,
-                (unsigned long long)mm->puts, (unsigned long long)mm->puts_stale);
+                (unsigned long long)mm->puts, (unsigned long long)mm->puts_stale,
+                (unsigned long long)mm->reads_near, (unsigned long long)mm->reads_again,
+                (unsigned long long)mm->pushes, (unsigned long long)mm->push_bytes,
+                (unsigned long long)mm->subscribed, (unsigned long long)mm->unsubscribed);
     bool first = true;
     for (mm_glob *g = mm->globs; g; g = g->next) {
         int waiters = 0;
@@ -1082,8 +1149,11 @@ void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
             waiters++;
         pc_json_fmt(j, "%s{\"name\":", first ? "" : ",");
         pc_json_str(j, g->name);
-        pc_json_fmt(j, ",\"bytes\":%zu,\"version\":%llu,\"owner\":%llu,\"waiters\":%d}", g->len,
-                    (unsigned long long)g->version, (unsigned long long)g->owner, waiters);
+        pc_json_fmt(j,
+                    ",\"bytes\":%zu,\"version\":%llu,\"revision\":%llu,\"owner\":%llu,"
+                    "\"waiters\":%d,\"subscribers\":%zu}",
+                    g->len, (unsigned long long)g->version, (unsigned long long)g->rev,
+                    (unsigned long long)g->owner, waiters, g->nsubs);
         first = false;
     }
     pc_json_fmt(j, "]");

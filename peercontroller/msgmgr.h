@@ -50,6 +50,8 @@ typedef struct pc_mm_opts {
                                * here hold the deployer's own inputs, its channel 0,
                                * numbered by position in it; the executors give the
                                * positions in the VTs' streams */
+    bool reads_near;          /* workers answer global reads from copies kept up to
+                               * date (msgmgr_reads.c); not with direct messages */
 } pc_mm_opts;
 
 /* 0 or LEV_ENOMEM; caller owns *out. */

@@ -14,6 +14,9 @@
 #include "msgmgr.h"
 
 #define MM_COPIES 256 /* (worker, value) pairs remembered */
+#define MM_HIST 8     /* earlier values of a variable kept while workers answer its reads */
+#define MM_SUBS 32    /* workers subscribed to one variable */
+#define MM_UNREAD 16  /* changes pushed to a worker with no read from it: it is dropped */
 
 /* One logged input, with its channel: message cseq from VT cfrom, or
  * from the deployer itself (cfrom 0: everything but a VT's message). */
@@ -54,6 +57,19 @@ typedef struct mm_relay {
 } mm_relay;
 
 typedef struct mm_glob mm_glob;
+
+/* Reads answered near the reader (msgmgr_reads.c): an earlier value of a
+ * variable, and a worker subscribed to its changes. */
+typedef struct mm_rev {
+    uint64_t rev;
+    uint8_t *val;
+    size_t len;
+} mm_rev;
+
+typedef struct mm_sub {
+    char host[PC_ENDPOINT_MAX];
+    uint32_t unread; /* changes pushed since a read of its VTs */
+} mm_sub;
 
 typedef struct mm_vt {
     bool used, ended, synced;
@@ -105,6 +121,11 @@ struct mm_glob {
     uint64_t version; /* the highest version a put applied (0: none) */
     uint64_t owner;   /* VT holding the lock, 0: free */
     mm_waiter *wq, **wtail;
+    uint64_t rev;         /* raised by every change of its value */
+    mm_rev hist[MM_HIST]; /* the values of earlier revisions, oldest first, kept while it */
+    size_t nhist;         /* has subscribers: a worker may have answered from them */
+    mm_sub *subs;         /* the workers answering its reads */
+    size_t nsubs, capsubs;
 };
 
 struct pc_msgmgr {
@@ -121,6 +142,10 @@ struct pc_msgmgr {
     uint64_t copy_clock;
     uint64_t by_ref, ref_bytes, misses; /* inputs sent by reference, their value bytes; misses */
     uint64_t dets, det_bad;             /* determinants checked; those contradicting the log */
+    uint64_t reads_near, reads_again;   /* reads the workers answered; those whose value was
+                                         * gone here (their outbox was asked for again) */
+    uint64_t pushes, push_bytes;        /* W_GLOB sent, the value bytes they carried whole */
+    uint64_t subscribed, unsubscribed;
 };
 
 /* VT id's record, or NULL; its id. */
@@ -133,6 +158,32 @@ static inline uint64_t pc_mm_id(const pc_msgmgr *mm, const mm_vt *v)
 /* The last number given on the channel from `from` (0: the deployer)
  * to v, or NULL on exhaustion. */
 uint64_t *pc_mm_chan(mm_vt *v, uint64_t from);
+
+/* Copies of global values at the workers (msgmgr.c): whether host has
+ * the value of that hash, as far as the deployer knows (NULL: no); host
+ * has it now; the hash of g's value. */
+mm_copy *pc_mm_copy_find(pc_msgmgr *mm, const char *host, const uint8_t *hash);
+void pc_mm_copy_note(pc_msgmgr *mm, const char *host, const uint8_t *hash);
+const uint8_t *pc_mm_glob_hash(mm_glob *g);
+
+/* Reads answered near the reader (msgmgr_reads.c, docs/GLOBAL_READS.md).
+ * pc_mm_glob_reader: a read of g was answered for a VT on host (here or
+ * there): host subscribes to g, and is sent its value, or stays one.
+ * pc_mm_glob_keep: g's value is about to be replaced: kept as an earlier
+ * revision while g has subscribers, else freed (g->val is NULL after).
+ * pc_mm_glob_push: g changed: every subscriber is sent the change.
+ * pc_mm_glob_at: g's value at revision rev if its hash is `hash` and its
+ * length len, else NULL (*found says which).
+ * pc_mm_glob_free_reads: frees g's earlier values and subscribers.
+ * pc_mm_reads_from: v's new incarnation on host asked for its inputs:
+ * the host may answer its reads numbered above what the deployer has. */
+void pc_mm_glob_reader(pc_msgmgr *mm, mm_glob *g, const char *host);
+void pc_mm_glob_keep(mm_glob *g);
+void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g);
+const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint8_t *hash,
+                             size_t len, bool *found);
+void pc_mm_glob_free_reads(mm_glob *g);
+void pc_mm_reads_from(pc_msgmgr *mm, mm_vt *v, const char *host, uint32_t epoch);
 
 /* Direct messages (msgmgr_direct.c): an ended sender's message kept for
  * v, to v's host. */

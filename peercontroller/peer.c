@@ -178,7 +178,7 @@ pc_role pc_msg_role(uint16_t t)
             t == PC_W_FENCE || t == PC_W_CLOSE || t == PC_W_HOLDERS || t == PC_W_IN ||
             t == PC_W_ACK || t == PC_W_MIGRATE || t == PC_W_FULL || t == PC_W_IN_REF ||
             t == PC_W_STABLE || t == PC_W_FLUSH || t == PC_W_FIX || t == PC_W_PLACE ||
-            t == PC_W_TRIM || t == PC_W_LINKS)
+            t == PC_W_TRIM || t == PC_W_LINKS || t == PC_W_GLOB || t == PC_W_READS_FROM)
             return PC_ROLE_WORKER;
         return PC_ROLE_DEPLOYER;
     case 0x04:

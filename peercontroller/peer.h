@@ -34,6 +34,8 @@ typedef struct pc_peer_opts {
                                    * that has a copy of them (W_IN_REF); 0: 1024 */
     bool direct;                  /* the VCs it deploys send their VTs' messages between
                                    * executors directly (docs/DIRECT_MESSAGES.md) */
+    bool reads_deployer;          /* the VCs it deploys answer every global read at the
+                                   * deployer (docs/GLOBAL_READS.md: not near the reader) */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

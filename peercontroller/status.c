@@ -126,6 +126,8 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
     pc_worker_ckpt_status(p->wk, j);
     pc_json_fmt(j, ",\"global_copies\":");
     pc_worker_copies_status(p->wk, j);
+    pc_json_fmt(j, ",\"global_reads\":");
+    pc_worker_reads_status(p->wk, j);
     pc_json_fmt(j, ",\"held\":");
     pc_holder_status(p->hold, j);
     pc_json_fmt(j, "}");

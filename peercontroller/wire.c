@@ -48,6 +48,7 @@
     X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
     X(W_STABLE, "") X(W_FLUSH, "V") X(W_FLUSHED, "") X(W_FIX, "D") X(W_PLACE, "P")            \
     X(W_TRIM, "M") X(W_LINK, "s") X(W_LINKS, "L") X(W_STALL, "D")                            \
+    X(W_GLOB, "s u8 b") X(W_READS_FROM, "")                                           \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64 M D") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F") X(H_LOG, "") X(H_LOGGED, "b")                \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
@@ -60,7 +61,7 @@
     X(X_SLOT_FREE, "u32") X(X_STOPPED_SLOT, "u32 u8 u64 u64 u64") X(X_DET, "D")               \
     X(X_STABLE, "") X(X_FLUSH, "V") X(X_FLUSHED, "") X(X_FIX, "D") X(X_PLACE, "P") X(X_TRIM, "M")    \
     X(X_LINK, "s") X(X_LINKS, "L") X(X_STATS, "u64 u64 u64 u64 u64 u64 u64") X(X_STALL, "D")          \
-    X(X_RESUME_SLOT, "u64 u64 u8") X(X_RESUME_FREE, "")
+    X(X_RESUME_SLOT, "u64 u64 u8") X(X_RESUME_FREE, "") X(X_READ_AT, "u64 b")
 // clang-format on
 
 const char *pc_type_name(uint16_t type)

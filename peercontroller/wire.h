@@ -103,7 +103,10 @@ typedef enum pc_type {
     PC_W_HOLDERS = 0x030E,   /* deployer -> worker: hdr.vc/vt; u32 n, n x s holder */
     /* a VT's channels (runtime/vtchan.h), relayed by the worker to and from its executor */
     PC_W_OUT = 0x030F,     /* worker -> deployer: hdr.vc/vt/epoch, seq = output number (0 for
-                            * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data */
+                            * CONSUMED); u8 kind, u64 to, u64 ref, u8 keep, s name, b data;
+                            * a READ's ref is the revision it was answered at by the worker
+                            * (0: not answered), its data the value, or with keep 1 the
+                            * value's h BLAKE2b-256 and u32 length */
     PC_W_ACK = 0x0310,     /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs up to here;
                             * u8 resend (1: an output after seq was lost: send the outbox
                             * again), or no payload */
@@ -149,6 +152,14 @@ typedef enum pc_type {
                             * receives (entry k: executor k; "": none) */
     PC_W_STALL = 0x0321,   /* worker -> deployer: hdr.vc/vt/epoch; D the fixed position the VT
                             * has waited at since the executor's last look (X_STALL) */
+    /* global reads answered near the reader (docs/GLOBAL_READS.md) */
+    PC_W_GLOB = 0x0322,       /* deployer -> worker: hdr.vc, seq = the variable's revision;
+                               * s name, u8 form (PC_GLOB_*), b by form: the value (WHOLE),
+                               * the BLAKE2b-256 and u32 length of a value the worker has
+                               * (REF), nothing (the others) */
+    PC_W_READS_FROM = 0x0323, /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs of the VT
+                               * the deployer has when its incarnation resyncs: the worker
+                               * answers only its reads numbered above */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;
@@ -220,7 +231,16 @@ typedef enum pc_type {
                                  * slot (imgslot.h): u64 slot size, u64 length, u8 its memfd
                                  * passed along (SCM_RIGHTS) -> X_RESUME_FREE */
     PC_X_RESUME_FREE = 0x0622,  /* exec -> daemon: the resume slot may be written again */
+    PC_X_READ_AT = 0x0623,      /* daemon -> exec: hdr.vt/epoch, seq = a read's output number;
+                                 * u64 revision, b value: the read answered at the worker */
 } pc_type;
+
+/* W_GLOB's forms: the new value whole, or by the hash of a copy the
+ * worker has; changed, with no value (above PC_GLOB_PUSH_MAX, unless the
+ * worker has a copy): the worker drops its copy; DROP: no longer a
+ * subscriber, the copy goes. */
+enum { PC_GLOB_WHOLE = 0, PC_GLOB_REF = 1, PC_GLOB_CHANGED = 2, PC_GLOB_DROP = 3 };
+#define PC_GLOB_PUSH_MAX (16u << 10) /* larger values are pushed as changed only */
 
 /* W_ENROL's flags: the VC's VTs send their messages to each other's
  * executors directly (docs/DIRECT_MESSAGES.md), not through the deployer. */

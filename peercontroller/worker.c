@@ -46,6 +46,7 @@ wk_vt *pc_wk_vt(wk_vc *v, uint64_t id)
 
 void pc_wk_vt_forget(wk_vc *v, uint64_t id)
 {
+    pc_wk_reads_forget(v, id);
     for (int i = 0; i < v->nvts; i++)
         if (v->vts[i].id == id) {
             pc_buf_drop(&v->vts[i].last);
@@ -276,6 +277,7 @@ static void s_vc_drop(pc_worker *w, wk_vc *v, const char *why)
     free(v->vts);
     free(v->place);
     pc_buf_drop(&v->links);
+    pc_wk_reads_free(v);
     pc_gcopies_destroy(&v->copies);
     pc_rslot_close(&v->rs);
     free(v);
@@ -587,7 +589,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         /* A deployer that takes this peer for a worker of a VC it does not
          * serve (it restarted on the same endpoint, or dropped the VC) is
          * told, so that it recovers the VTs it thinks run here. */
-        if (!v && m->h.type != PC_W_FENCE && m->h.type != PC_W_CLOSE && m->h.type != PC_W_RESUME)
+        if (!v && m->h.type != PC_W_FENCE && m->h.type != PC_W_CLOSE && m->h.type != PC_W_RESUME &&
+            m->h.type != PC_W_GLOB)
             pc_peer_send(w->p, m->from, pc_hdr_make(PC_W_UNKNOWN, m->h.vc, 0, 0, 0), NULL, NULL);
         return;
     }
@@ -640,6 +643,17 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
     case PC_W_CLOSE:
         s_vc_drop(w, v, "closed by its deployer");
         return;
+    case PC_W_GLOB:
+        pc_wk_glob(w, v, m);
+        return;
+    case PC_W_READS_FROM: {
+        wk_vt *t = pc_wk_vt(v, m->h.vt);
+        if (t && t->epoch == m->h.epoch) {
+            t->reads_ok = true;
+            t->reads_from = m->h.seq;
+        }
+        return;
+    }
     case PC_W_PLACE:
         s_place(w, v, m);
         return;
@@ -710,6 +724,7 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
                 pc_log(PC_LOG_WARN, "dropped ACK from %s: %s", m->from, pc_rbuf_why(&r));
                 return;
             }
+            pc_wk_reads_acked(v, t->id, m->h.seq);
         }
         if (m->h.type == PC_W_IN_REF) {
             s_in_ref(w, v, m);
@@ -799,6 +814,8 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         break;
     case PC_X_OUT:
     case PC_X_RESYNC:
+        if (current && h->type == PC_X_OUT && pc_wk_read_out(w, v, t, h, payload))
+            break; /* answered here */
         if (current && h->type == PC_X_OUT)
             s_copy_out(v, payload, h->len);
         if (current)

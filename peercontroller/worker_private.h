@@ -30,6 +30,8 @@ typedef struct wk_vt {
     char holders[WK_HOLDERS_MAX][PC_ENDPOINT_MAX];
     pc_buf *last;               /* the image sent last (image number ckpt), NULL: none */
     bool hbase[WK_HOLDERS_MAX]; /* holder i was sent `last`: patches against it may go */
+    bool reads_ok;              /* W_READS_FROM came: its reads above reads_from may be */
+    uint64_t reads_from;        /* answered here (worker_reads.c) */
 } wk_vt;
 
 /* The end of a VT as it was sent (W_DONE or W_PLACE_ERR), kept to be sent
@@ -49,6 +51,8 @@ typedef struct wk_place {
     uint32_t epoch;
     int32_t x;
 } wk_place;
+
+typedef struct wk_reads wk_reads; /* worker_reads.c */
 
 typedef struct wk_vc {
     struct wk_vc *next;
@@ -80,6 +84,7 @@ typedef struct wk_vc {
     pc_buf *links;              /* the last W_LINKS, for an executor started anew */
     pc_rslot rs;                /* images to resume go to the executor through it */
     uint64_t xstats[WK_XSTATS]; /* the executor's last X_STATS */
+    wk_reads *reads;            /* versioned copies, writes and answers (worker_reads.c) */
 } wk_vc;
 
 struct pc_worker {
@@ -93,6 +98,8 @@ struct pc_worker {
     uint64_t resumes_slot;         /* images to resume lent in the resume slot */
     uint64_t ref_hits, ref_misses; /* inputs whose value came from a copy here, or did not */
     uint64_t ref_bytes;            /* the value bytes of those hits, which did not travel */
+    uint64_t reads_here;           /* reads answered from a versioned copy here */
+    uint64_t glob_pushes;          /* W_GLOB received */
 };
 
 /* worker.c */
@@ -126,5 +133,22 @@ void pc_wk_stopped_buf(pc_worker *w, wk_vc *v, const pc_hdr *h, int32_t err, pc_
 void pc_wk_stopped(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload);
 
 bool pc_wk_resume_slot(pc_worker *w, wk_vc *v, const pc_msg *m, uint64_t reports);
+
+/* worker_reads.c (docs/GLOBAL_READS.md) */
+
+/* W_GLOB: a change of a variable this worker's VTs read. */
+void pc_wk_glob(pc_worker *w, wk_vc *v, const pc_msg *m);
+
+/* X_OUT of t (current incarnation): true when it was a read answered
+ * here (the executor told, the deployer sent it marked): not to be sent
+ * up as it is. An unlock or a put is noted (false). */
+bool pc_wk_read_out(pc_worker *w, wk_vc *v, wk_vt *t, const pc_hdr *h, const uint8_t *payload);
+
+/* The deployer has VT vt's outputs up to seq (W_ACK); VT vt left. */
+void pc_wk_reads_acked(wk_vc *v, uint64_t vt, uint64_t seq);
+void pc_wk_reads_forget(wk_vc *v, uint64_t vt);
+
+/* Frees v's copies, writes and answers. */
+void pc_wk_reads_free(wk_vc *v);
 
 #endif

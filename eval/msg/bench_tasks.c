@@ -1,5 +1,6 @@
-/* bench_tasks.c - the tasks of bench_msg: a ping-pong and a stream
- * between two VTs, and VTs contending for one global variable's lock.
+/* bench_tasks.c - the tasks of bench_msg and bench_reads: a ping-pong
+ * and a stream between two VTs, VTs contending for one global variable's
+ * lock, and a VT reading one.
  * Each times itself (a clock read breaks piecewise determinism, which a
  * benchmark that is not interrupted does not need) and returns the
  * elapsed nanoseconds. */
@@ -128,6 +129,31 @@ LEV_TASK void bm_lock(const void *arg, size_t len)
             break;
     }
     if (i == times)
+        t = bm_ns() - t0;
+    lev_return(&t, sizeof t);
+}
+
+/* Argument: long n, long warm. Reads the global "rb" warm + n times,
+ * timing the last n. Returns the elapsed time, or -1 when a read failed
+ * or brought no value. */
+LEV_TASK void bm_read(const void *arg, size_t len)
+{
+    long a[2] = {0, 0};
+    if (len == sizeof a)
+        memcpy(a, arg, sizeof a);
+    int64_t t0 = 0, t = -1;
+    long i = 0;
+    for (; i < a[0] + a[1]; i++) {
+        if (i == a[1])
+            t0 = bm_ns();
+        void *v = NULL;
+        size_t n = 0;
+        int rc = lev_global_read("rb", &v, &n);
+        free(v);
+        if (rc || !n)
+            break;
+    }
+    if (i == a[0] + a[1])
         t = bm_ns() - t0;
     lev_return(&t, sizeof t);
 }

@@ -594,3 +594,105 @@ LEV_TASK void pc_put_once(const void *arg, size_t len)
     }
     lev_return(r, sizeof r);
 }
+
+/* Reads one long of global `name` into *v; false on a failed call or a
+ * value that is not a long. */
+static int msg_read_long(const char *name, long *v)
+{
+    void *p = NULL;
+    size_t n = 0;
+    int ok = !lev_global_read(name, &p, &n) && n == sizeof *v;
+    if (ok)
+        memcpy(v, p, sizeof *v);
+    free(p);
+    return ok;
+}
+
+/* Notes the first failed check of pc_reads. */
+static void msg_read_bad(msg_read_res *res, long r, int what, long got, long want)
+{
+    if (res->bad_at)
+        return;
+    res->bad_at = r;
+    res->what = what;
+    res->got = got;
+    res->want = want;
+}
+
+/* A VT of a ring whose reads are checked against what they promise
+ * (msg_cfg from the client; docs/GLOBAL_READS.md). Each round: adds one
+ * to "rd.ctr" under its lock, then reads it (its own write, and never
+ * less than its previous read); puts the round in its own "rd.p<me>" and
+ * reads it back; sends the round to the next place; takes the previous
+ * place's round and reads its "rd.p" (never older than what the message
+ * says was put before it was sent); reads "rd.cfg" (MSG_READ_CFG, set by
+ * the client) three times. Returns a msg_read_res. */
+LEV_TASK void pc_reads(const void *arg, size_t len)
+{
+    (void)arg;
+    (void)len;
+    msg_read_res res = {0, 0, 0, 0, 0};
+    msg_cfg c;
+    if (!msg_get_cfg(&c) || c.n < 2) {
+        msg_read_bad(&res, -1, MSG_READ_CALL, 0, 0);
+        lev_return(&res, sizeof res);
+        return;
+    }
+    char mine[32], prev[32];
+    long pp = (c.me + c.n - 1) % c.n;
+    snprintf(mine, sizeof mine, "rd.p%ld", c.me);
+    snprintf(prev, sizeof prev, "rd.p%ld", pp);
+    long last = 0; /* its last read of "rd.ctr" */
+    for (long r = 1; r <= c.rounds && !res.bad_at; r++) {
+        void *p = NULL;
+        size_t n = 0;
+        long ctr = -1, v = -1;
+        if (lev_global_lock("rd.ctr", &p, &n) || n != sizeof ctr) {
+            free(p);
+            msg_read_bad(&res, r, MSG_READ_CALL, 1, 0);
+            break;
+        }
+        memcpy(&ctr, p, sizeof ctr);
+        free(p);
+        ctr++;
+        if (lev_global_unlock("rd.ctr", &ctr, sizeof ctr) || !msg_read_long("rd.ctr", &v)) {
+            msg_read_bad(&res, r, MSG_READ_CALL, 2, 0);
+            break;
+        }
+        if (v < ctr)
+            msg_read_bad(&res, r, MSG_READ_OWN, v, ctr);
+        if (v < last)
+            msg_read_bad(&res, r, MSG_READ_OLDER, v, last);
+        last = v;
+        if (lev_global_put(mine, &r, sizeof r, (uint64_t)r) || !msg_read_long(mine, &v)) {
+            msg_read_bad(&res, r, MSG_READ_CALL, 3, 0);
+            break;
+        }
+        if (v < r)
+            msg_read_bad(&res, r, MSG_READ_OWN, v, r);
+        uint64_t from = c.ids[pp];
+        if (lev_send(c.ids[(c.me + 1) % c.n], &r, sizeof r) || lev_recv(&from, &p, &n, -1) ||
+            n != sizeof v) {
+            free(p);
+            msg_read_bad(&res, r, MSG_READ_CALL, 4, 0);
+            break;
+        }
+        long told = -1;
+        memcpy(&told, p, sizeof told);
+        free(p);
+        if (!msg_read_long(prev, &v)) {
+            msg_read_bad(&res, r, MSG_READ_CALL, 5, 0);
+            break;
+        }
+        if (v < told)
+            msg_read_bad(&res, r, MSG_READ_CAUSAL, v, told);
+        for (int k = 0; k < 3; k++) {
+            if (!msg_read_long("rd.cfg", &v))
+                msg_read_bad(&res, r, MSG_READ_CALL, 6, 0);
+            else if (v != MSG_READ_CFG)
+                msg_read_bad(&res, r, MSG_READ_CFGV, v, MSG_READ_CFG);
+        }
+    }
+    res.done = res.bad_at ? 0 : c.rounds;
+    lev_return(&res, sizeof res);
+}

@@ -77,4 +77,20 @@ typedef struct msg_put_res {
     long got;    /* what its lock read, when that was wrong */
 } msg_put_res;
 
+/* pc_reads's result, and its checks. */
+#define MSG_READ_CFG 4242L /* the client's value of "rd.cfg" */
+enum {
+    MSG_READ_CALL = 1, /* a call failed (got: which) */
+    MSG_READ_OWN,      /* a read older than the VT's own write */
+    MSG_READ_OLDER,    /* a read older than its previous read */
+    MSG_READ_CAUSAL,   /* older than a put the VT had been told of */
+    MSG_READ_CFGV      /* "rd.cfg" not the client's value */
+};
+typedef struct msg_read_res {
+    long done;   /* its rounds, or 0 when a check failed */
+    long bad_at; /* the round of the first failed check (0: none) */
+    long what;   /* MSG_READ_* */
+    long got, want;
+} msg_read_res;
+
 #endif

@@ -196,7 +196,9 @@ static const char *s_vc_a =
     "\"rate\":4321,\"vts\":1,\"executor\":7}],\"recovery\":{\"barriers\":2,"
     "\"last_barrier_ms\":15,\"max_barrier_ms\":40,\"fixed_positions\":9},"
     "\"messages\":{\"delivered\":71,\"duplicates\":3,\"held_back\":5},"
-    "\"puts\":{\"applied\":40,\"stale\":2},\"globals\":[{\"name\":\"g\",\"bytes\":8,"
+    "\"puts\":{\"applied\":40,\"stale\":2},\"global_reads\":{\"answered_at_workers\":12,"
+    "\"asked_again\":1,\"pushes\":30,\"push_bytes\":960,\"subscribed\":4,\"unsubscribed\":2},"
+    "\"globals\":[{\"name\":\"g\",\"bytes\":8,"
     "\"version\":0,\"owner\":2,\"waiters\":3},{\"name\":\"h\",\"bytes\":1,\"version\":7,"
     "\"owner\":0,\"waiters\":0}],"
     "\"vts\":[{\"id\":2,\"task\":\"pc_spin\","
@@ -267,6 +269,8 @@ static void t_report(void **state)
     s_has(r->out, "messages: 71 delivered, 3 duplicates dropped, 5 held under a lock; puts: 40 "
                   "applied, 2 not above the version");
     s_has(r->out, "global variables: 2, 1 locked, 3 requests waiting");
+    s_has(r->out, "global reads: 12 answered at the workers (1 asked again); 30 changes pushed "
+                  "(960 bytes whole) to 4 subscriptions, 2 dropped");
     s_has(r->out, "4321");
     s_has(r->out, "none"); /* checkpoint age -1: no image yet */
     s_has(r->out, "café 😀");

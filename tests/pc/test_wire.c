@@ -98,7 +98,7 @@ static void t_hdr_bad(void **state)
     memcpy(bad, b, PC_HDR_LEN);
     bad[4] = 2; /* version 2 */
     s_bad_hdr(bad, PC_HDR_LEN, LEV_EVERSION, "version");
-    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x0623, 0xFFFF};
+    uint16_t unknown[] = {0, 0x0100, 0x0107, 0x0600, 0x0624, 0xFFFF};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         memcpy(bad, b, PC_HDR_LEN);
         bad[6] = (uint8_t)unknown[i];

@@ -101,6 +101,7 @@ typedef struct vs_report {
     uint64_t trims;        /* sender logs trimmed to a stable image (W_TRIM) */
     uint64_t reads;        /* reads of the counter answered (vs_opts.reads) */
     uint64_t reads_again;  /* of those, answers to a read a VT's earlier copy made, checked */
+    uint64_t reads_near;   /* of those, answered by the VT's worker ahead of the log */
 } vs_report;
 
 /* Runs one VC to its end (or to the horizon) and checks it: each VT's
