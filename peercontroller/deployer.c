@@ -347,7 +347,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
                      .ref_min = d->p->o.global_ref_min,
                      .direct = d->p->o.direct,
-                     .reads_near = !d->p->o.direct && !d->p->o.reads_deployer};
+                     .reads_near = !d->p->o.reads_deployer};
     if (pc_mm_new(&vc->mm, &mo) || pc_dep_barrier_init(vc)) {
         uint64_t seq = m->h.seq;
         s_vc_free(vc);
@@ -915,6 +915,10 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     case PC_W_DET:
         if (wi >= 0)
             s_dets(vc, m);
+        return;
+    case PC_W_GLOB_ACK:
+        if (wi >= 0)
+            pc_mm_on_glob_ack(vc->mm, m);
         return;
     case PC_W_FLUSHED:
         if (wi >= 0)

@@ -674,8 +674,14 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
             fprintf(stderr, "levpeer executor: malformed READ_AT for virtual thread %llu: %s\n",
                     (unsigned long long)req->vt,
                     pc_rbuf_done(&rb) ? "revision or read number 0" : pc_rbuf_why(&rb));
-        else if (r && r->epoch == req->epoch && !r->draining)
+        else if (r && r->epoch == req->epoch && !r->draining) {
+            /* with direct messages, what the VT sends after it waits until
+             * the deployer has logged the answer (held first: the VT may
+             * send as soon as it has it) */
+            if (h->direct)
+                pc_xh_direct_unlock(h, r->id, req->seq);
             rt_ch_read_answer(r->vt, req->seq, rev, data, len); /* 1: not waiting for it */
+        }
         break;
     }
     case PC_X_STABLE:

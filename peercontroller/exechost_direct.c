@@ -243,7 +243,8 @@ void pc_xh_direct_unlock(xh_host *h, uint64_t id, uint64_t seq)
     pthread_mutex_lock(&h->cx_mu);
     xd_hosted *x = s_hosted(h, id);
     if (x && seq > x->acked) {
-        x->unlock_seq = seq;
+        if (seq > x->unlock_seq) /* never lowered: a later commit may wait already */
+            x->unlock_seq = seq;
     } else if (x) {
         /* acknowledged already: a resumed VT sends its outbox again on
          * its own thread, and the deployer's acknowledgement of the

@@ -138,6 +138,9 @@ static void s_ack(pc_msgmgr *mm, mm_vt *v, bool resend)
     uint32_t epoch = 0;
     const char *host = pc_resolver_get(mm->o.where, pc_mm_id(mm, v), &epoch);
     v->acked = v->accepted;
+    for (size_t i = 0; i < v->ngw; i++) /* a commit subscribers have not all taken */
+        if (v->gw[i].seq <= v->acked)
+            v->acked = v->gw[i].seq - 1;
     if (!host || !v->synced)
         return;
     pc_wbuf b;
@@ -162,6 +165,8 @@ static void s_send_ack(pc_msgmgr *mm, mm_vt *v)
     v->ack_due = true;
     mm->due[mm->ndue++] = pc_mm_id(mm, v);
 }
+
+void pc_mm_send_ack(pc_msgmgr *mm, mm_vt *v) { s_send_ack(mm, v); }
 
 void pc_mm_flush(pc_msgmgr *mm)
 {
@@ -399,12 +404,12 @@ static void s_grant_next(pc_msgmgr *mm, mm_glob *g)
             g->wtail = &g->wq;
         if (w->version) {
             if (s_put(mm, g, w->version, w->val, w->len))
-                pc_mm_glob_push(mm, g);
+                pc_mm_glob_push(mm, g, NULL, 0); /* its output was taken before */
         } else if (!w->vt) {
             int rc = s_set_value(g, w->val, w->len);
             s_client_reply(mm, PC_C_GSET_OK, w->seq, rc, rc ? "deployer out of memory" : "");
             if (!rc)
-                pc_mm_glob_push(mm, g);
+                pc_mm_glob_push(mm, g, NULL, 0);
         } else {
             mm_vt *v = pc_mm_vt_of(mm, w->vt);
             if (v && !v->ended) {
@@ -548,7 +553,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
         } else if (!o->keep) {
             if (o->len >= mm->o.ref_min && host) /* it went up through its host (worker.c) */
                 pc_mm_copy_note(mm, host, pc_mm_glob_hash(g));
-            pc_mm_glob_push(mm, g); /* before what it held back, and before its ack */
+            pc_mm_glob_push(mm, g, v, seq); /* before what it held back, and before its ack */
         }
         s_release_held(mm, v);
         s_unlock(mm, v);
@@ -587,7 +592,7 @@ static void s_take(pc_msgmgr *mm, mm_vt *v, const mm_out *o, uint64_t seq, const
         } else if (s_put(mm, g, o->ref, o->data, o->len)) {
             if (o->len >= mm->o.ref_min && host) /* it went up through its host (worker.c) */
                 pc_mm_copy_note(mm, host, pc_mm_glob_hash(g));
-            pc_mm_glob_push(mm, g);
+            pc_mm_glob_push(mm, g, v, seq);
         }
         break;
     }
@@ -874,6 +879,9 @@ void pc_mm_vt_lost(pc_msgmgr *mm, uint64_t id)
 
 static void s_log_free(mm_vt *v)
 {
+    free(v->gw); /* its commits' waits go with it */
+    v->gw = NULL;
+    v->ngw = v->capgw = 0;
     for (size_t i = 0; i < v->nlog; i++)
         free(v->log[i].data);
     free(v->log);

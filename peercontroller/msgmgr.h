@@ -51,7 +51,7 @@ typedef struct pc_mm_opts {
                                * numbered by position in it; the executors give the
                                * positions in the VTs' streams */
     bool reads_near;          /* workers answer global reads from copies kept up to
-                               * date (msgmgr_reads.c); not with direct messages */
+                               * date (msgmgr_reads.c) */
 } pc_mm_opts;
 
 /* 0 or LEV_ENOMEM; caller owns *out. */
@@ -133,6 +133,15 @@ int pc_mm_on_resync(pc_msgmgr *mm, pc_msg *m);
  * hash (W_IN_REF); that input goes again whole, and the deployer no
  * longer counts on that copy. */
 void pc_mm_on_miss(pc_msgmgr *mm, pc_msg *m);
+
+/* Global reads near the reader (msgmgr_reads.c), direct messages:
+ * W_GLOB_ACK from a subscriber (the deployer checked it is a worker of
+ * the VC); the writers whose acknowledgement waited for it get it. */
+void pc_mm_on_glob_ack(pc_msgmgr *mm, pc_msg *m);
+
+/* The worker at host is gone from the VC: its subscriptions go, and no
+ * writer waits for it any more. */
+void pc_mm_host_gone(pc_msgmgr *mm, const char *host);
 
 /* W_DET's determinants, from the worker at `from`, checked against the log
  * (a contradiction is logged and counted: the executors' ordering of

@@ -68,8 +68,20 @@ typedef struct mm_rev {
 
 typedef struct mm_sub {
     char host[PC_ENDPOINT_MAX];
-    uint32_t unread; /* changes pushed since a read of its VTs */
-} mm_sub;
+    uint32_t unread;   /* changes pushed since a read of its VTs */
+    uint64_t acked;    /* direct messages: the revision it acknowledged (W_GLOB_ACK) */
+    uint64_t drop_rev; /* dropping (not 0): sent PC_GLOB_DROP at this revision, it stays */
+} mm_sub;              /* until it acknowledges that */
+
+/* Direct messages: a VT's commit (output seq) that changed a variable to
+ * revision rev, which a subscriber has not acknowledged yet: the VT's
+ * acknowledgement stops below seq, and with it its direct sends after
+ * the commit (exechost_direct.c), so that no receiver gets a message
+ * sent after it before its worker has the change. */
+typedef struct mm_gwait {
+    mm_glob *g;
+    uint64_t rev, seq;
+} mm_gwait;
 
 typedef struct mm_vt {
     bool used, ended, synced;
@@ -97,6 +109,8 @@ typedef struct mm_vt {
     size_t nbounced, capbounced;
     pc_cx_mark *had; /* direct messages, once it ended: per channel to it, how far it had it */
     size_t nhad;
+    mm_gwait *gw; /* direct messages: its commits subscribers have not all taken */
+    size_t ngw, capgw;
     uint64_t det_wm;   /* its executors' determinants agree with the log up to here */
     uint64_t det_sent; /* the watermark its host was last told (W_STABLE) */
 } mm_vt;
@@ -171,7 +185,9 @@ const uint8_t *pc_mm_glob_hash(mm_glob *g);
  * there): host subscribes to g, and is sent its value, or stays one.
  * pc_mm_glob_keep: g's value is about to be replaced: kept as an earlier
  * revision while g has subscribers, else freed (g->val is NULL after).
- * pc_mm_glob_push: g changed: every subscriber is sent the change.
+ * pc_mm_glob_push: g changed (by output seq of writer, or NULL): every
+ * subscriber is sent the change; with direct messages, the writer's
+ * acknowledgement waits until each has taken it.
  * pc_mm_glob_at: g's value at revision rev if its hash is `hash` and its
  * length len, else NULL (*found says which).
  * pc_mm_glob_free_reads: frees g's earlier values and subscribers.
@@ -179,11 +195,14 @@ const uint8_t *pc_mm_glob_hash(mm_glob *g);
  * the host may answer its reads numbered above what the deployer has. */
 void pc_mm_glob_reader(pc_msgmgr *mm, mm_glob *g, const char *host);
 void pc_mm_glob_keep(mm_glob *g);
-void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g);
+void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g, mm_vt *writer, uint64_t seq);
 const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint8_t *hash,
                              size_t len, bool *found);
 void pc_mm_glob_free_reads(mm_glob *g);
 void pc_mm_reads_from(pc_msgmgr *mm, mm_vt *v, const char *host, uint32_t epoch);
+
+/* msgmgr.c: v's acknowledgement goes at the next pc_mm_flush. */
+void pc_mm_send_ack(pc_msgmgr *mm, mm_vt *v);
 
 /* Direct messages (msgmgr_direct.c): an ended sender's message kept for
  * v, to v's host. */

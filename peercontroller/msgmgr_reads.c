@@ -12,10 +12,18 @@
  * after the change (a message a writer sent after its unlock, the
  * acknowledgement of the unlock): what the worker answers is never older
  * than what a read at the deployer would have been once those came.
+ *
+ * With direct messages a writer's messages do not pass the deployer, so
+ * the subscribers acknowledge each push (W_GLOB_ACK) and the writer's
+ * acknowledgement of its commit waits until all have (mm_gwait): its
+ * direct sends after the commit wait for that acknowledgement
+ * (exechost_direct.c). A subscriber dropped there stays one until it
+ * acknowledges the drop; one whose worker is gone stops counting.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "lev_task.h"
 #include "log.h"
 #include "modmgr.h"
 #include "msgmgr_private.h"
@@ -75,6 +83,7 @@ void pc_mm_glob_reader(pc_msgmgr *mm, mm_glob *g, const char *host)
     s = &g->subs[g->nsubs++];
     memset(s, 0, sizeof *s);
     pc_ep_copy(s->host, host);
+    s->acked = g->rev; /* what it is sent now is current: no earlier commit waits for it */
     mm->subscribed++;
     s_push(mm, g, host, PC_GLOB_WHOLE); /* by reference: the read's answer brought it */
 }
@@ -95,19 +104,57 @@ void pc_mm_glob_keep(mm_glob *g)
     g->val = NULL;
 }
 
-void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g)
+/* Whether every subscriber of g has taken revision rev. */
+static bool s_taken(const mm_glob *g, uint64_t rev)
+{
+    for (size_t i = 0; i < g->nsubs; i++)
+        if (g->subs[i].drop_rev || g->subs[i].acked < rev)
+            return false;
+    return true;
+}
+
+/* Direct messages: the writers whose commits of g every subscriber has
+ * taken now get their acknowledgement. */
+static void s_gwait_check(pc_msgmgr *mm, mm_glob *g)
+{
+    for (size_t i = 0; i < mm->nvts; i++) {
+        mm_vt *v = &mm->vts[i];
+        size_t before = v->ngw;
+        for (size_t k = 0; v->used && k < v->ngw;)
+            if (v->gw[k].g == g && s_taken(g, v->gw[k].rev))
+                v->gw[k] = v->gw[--v->ngw];
+            else
+                k++;
+        if (v->ngw != before && !v->ended)
+            pc_mm_send_ack(mm, v);
+    }
+}
+
+void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g, mm_vt *writer, uint64_t seq)
 {
     for (size_t i = 0; i < g->nsubs;) {
         mm_sub *s = &g->subs[i];
+        if (s->drop_rev) { /* dropped: waits for the acknowledgement of that */
+            i++;
+            continue;
+        }
         if (++s->unread > MM_UNREAD) { /* its VTs stopped reading it */
             s_push(mm, g, s->host, PC_GLOB_DROP);
-            *s = g->subs[--g->nsubs];
             mm->unsubscribed++;
+            if (mm->o.direct) {
+                s->drop_rev = g->rev;
+                i++;
+            } else {
+                *s = g->subs[--g->nsubs];
+            }
             continue;
         }
         s_push(mm, g, s->host, PC_GLOB_WHOLE);
         i++;
     }
+    if (mm->o.direct && writer && !s_taken(g, g->rev) &&
+        !RT_VEC_RESERVE(writer->gw, writer->capgw, writer->ngw, 1))
+        writer->gw[writer->ngw++] = (mm_gwait){.g = g, .rev = g->rev, .seq = seq};
     if (!g->nsubs) {
         for (size_t i = 0; i < g->nhist; i++)
             free(g->hist[i].val);
@@ -136,6 +183,46 @@ const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint
     }
     (void)mm;
     return NULL;
+}
+
+/* Removes subscriber i of g. */
+static void s_unsub(mm_glob *g, size_t i) { g->subs[i] = g->subs[--g->nsubs]; }
+
+static mm_glob *s_glob_named(pc_msgmgr *mm, const char *name)
+{
+    for (mm_glob *g = mm->globs; g; g = g->next)
+        if (!strcmp(g->name, name))
+            return g;
+    return NULL;
+}
+
+void pc_mm_on_glob_ack(pc_msgmgr *mm, pc_msg *m)
+{
+    pc_rbuf r;
+    pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
+    char name[LEV_NAME_MAX + 1];
+    pc_get_str(&r, name, sizeof name);
+    mm_glob *g = pc_rbuf_done(&r) ? s_glob_named(mm, name) : NULL;
+    mm_sub *s = g ? s_sub(g, m->from) : NULL;
+    if (!s)
+        return; /* not (or no longer) a subscriber */
+    if (m->h.seq > s->acked)
+        s->acked = m->h.seq;
+    if (s->drop_rev && s->acked >= s->drop_rev)
+        s_unsub(g, (size_t)(s - g->subs));
+    s_gwait_check(mm, g);
+}
+
+void pc_mm_host_gone(pc_msgmgr *mm, const char *host)
+{
+    for (mm_glob *g = mm->globs; g; g = g->next) {
+        mm_sub *s = s_sub(g, host);
+        if (!s)
+            continue;
+        s_unsub(g, (size_t)(s - g->subs));
+        mm->unsubscribed++;
+        s_gwait_check(mm, g);
+    }
 }
 
 void pc_mm_glob_free_reads(mm_glob *g)

@@ -555,6 +555,7 @@ bool pc_dep_worker_gone(pc_deployer *d, dep_vc *vc, int wi)
     w->state = W_GONE;
     w->since_ms = pc_peer_now(d->p);
     pc_dep_barrier_worker_gone(vc, wi);
+    pc_mm_host_gone(vc->mm, w->ep); /* no writer waits for its copies any more */
     return was_active;
 }
 

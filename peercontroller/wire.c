@@ -48,7 +48,7 @@
     X(W_IN_REF, "u8 u8 u64 u64 i32 u64 u64 h u32") X(W_IN_MISS, "") X(W_DET, "D")             \
     X(W_STABLE, "") X(W_FLUSH, "V") X(W_FLUSHED, "") X(W_FIX, "D") X(W_PLACE, "P")            \
     X(W_TRIM, "M") X(W_LINK, "s") X(W_LINKS, "L") X(W_STALL, "D")                            \
-    X(W_GLOB, "s u8 b") X(W_READS_FROM, "")                                           \
+    X(W_GLOB, "s u8 b") X(W_READS_FROM, "") X(W_GLOB_ACK, "s")                                           \
     X(H_HOLD, "s u64 +F") X(H_HELD, "u64 u64 M D") X(H_SEND, "s L") X(H_MISSING, "")              \
     X(H_DROP, "") X(H_PATCH, "s u64 u64 u64 +F") X(H_LOG, "") X(H_LOGGED, "b")                \
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \

@@ -160,6 +160,8 @@ typedef enum pc_type {
     PC_W_READS_FROM = 0x0323, /* deployer -> worker: hdr.vc/vt/epoch, seq = outputs of the VT
                                * the deployer has when its incarnation resyncs: the worker
                                * answers only its reads numbered above */
+    PC_W_GLOB_ACK = 0x0324,   /* worker -> deployer, direct messages: hdr.vc, seq = the
+                               * revision of a W_GLOB taken; s name */
 
     /* checkpoint holders */
     PC_H_HOLD = 0x0401,    /* worker -> holder: hdr.vc/vt/epoch/seq; s deployer, u64 next_in;

@@ -592,6 +592,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         if (!v && m->h.type != PC_W_FENCE && m->h.type != PC_W_CLOSE && m->h.type != PC_W_RESUME &&
             m->h.type != PC_W_GLOB)
             pc_peer_send(w->p, m->from, pc_hdr_make(PC_W_UNKNOWN, m->h.vc, 0, 0, 0), NULL, NULL);
+        if (!v && m->h.type == PC_W_GLOB)
+            pc_wk_glob_ack(w, m); /* it has no copy: nothing to wait for here */
         return;
     }
     switch (m->h.type) {

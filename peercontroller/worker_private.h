@@ -136,8 +136,12 @@ bool pc_wk_resume_slot(pc_worker *w, wk_vc *v, const pc_msg *m, uint64_t reports
 
 /* worker_reads.c (docs/GLOBAL_READS.md) */
 
-/* W_GLOB: a change of a variable this worker's VTs read. */
+/* W_GLOB: a change of a variable this worker's VTs read; acknowledged
+ * (W_GLOB_ACK) in a VC with direct messages. pc_wk_glob_ack: the
+ * acknowledgement alone (a W_GLOB of a VC this worker does not serve, so
+ * that its deployer does not wait for it). */
 void pc_wk_glob(pc_worker *w, wk_vc *v, const pc_msg *m);
+void pc_wk_glob_ack(pc_worker *w, const pc_msg *m);
 
 /* X_OUT of t (current incarnation): true when it was a read answered
  * here (the executor told, the deployer sent it marked): not to be sent

@@ -83,6 +83,20 @@ void pc_wk_reads_free(wk_vc *v)
     v->reads = NULL;
 }
 
+void pc_wk_glob_ack(pc_worker *w, const pc_msg *m)
+{
+    pc_rbuf rb;
+    pc_rbuf_init(&rb, pc_buf_data(m->body), pc_buf_len(m->body));
+    char name[LEV_NAME_MAX + 1];
+    if (!pc_get_str(&rb, name, sizeof name))
+        return;
+    pc_wbuf b;
+    pc_wbuf_init(&b);
+    pc_put_str(&b, name);
+    pc_peer_send(w->p, m->from, pc_hdr_make(PC_W_GLOB_ACK, m->h.vc, 0, 0, m->h.seq), &b, NULL);
+    pc_wbuf_free(&b);
+}
+
 void pc_wk_glob(pc_worker *w, wk_vc *v, const pc_msg *m)
 {
     pc_rbuf rb;
@@ -101,6 +115,8 @@ void pc_wk_glob(pc_worker *w, wk_vc *v, const pc_msg *m)
         return;
     }
     w->glob_pushes++;
+    if (v->direct) /* the writer's direct messages wait until every subscriber has it */
+        pc_wk_glob_ack(w, m);
     wk_reads *r = s_reads(v);
     wk_glob *g = s_glob(r, name);
     if (form == PC_GLOB_DROP) {
@@ -204,7 +220,7 @@ bool pc_wk_read_out(pc_worker *w, wk_vc *v, wk_vt *t, const pc_hdr *h, const uin
         s_write(v, t->id, h->seq, name);
         return false;
     }
-    if (kind != RT_OUT_READ || ref || v->direct || !t->reads_ok || h->seq <= t->reads_from)
+    if (kind != RT_OUT_READ || ref || !t->reads_ok || h->seq <= t->reads_from)
         return false; /* answered already (it goes up whole), or the deployer answers */
     wk_reads *r = v->reads;
     for (size_t i = 0; r && i < r->nans; i++)

@@ -283,9 +283,10 @@ int rt_ch_read_answer(rt_vt *vt, uint64_t seq, uint64_t rev, const void *data, s
     for (size_t i = 0; i < ch->nin && !logged; i++)
         logged = ch->in[i].kind == RT_IN_READ && ch->in[i].ref == seq;
     void *copy = NULL;
-    if (!o || o->kind != RT_OUT_READ || o->ref || logged) {
+    if (!o || o->kind != RT_OUT_READ || o->ref || logged || ch->bk != RT_BK_READ ||
+        ch->bk_ref != seq) {
         pthread_mutex_unlock(&ch->mu);
-        return 1; /* taken already, answered already, or not a read */
+        return 1; /* not the read the VT waits in, answered already, or its log came */
     }
     if (!s_dup(data, len, &copy)) {
         pthread_mutex_unlock(&ch->mu);

@@ -169,9 +169,9 @@ int rt_ch_deliver(rt_vt *vt, const rt_in *in);
  * resends carry it (rt_out.ref, data), until the host acknowledges the
  * read; the read returns it, unless the logged RT_IN_READ is in the
  * stream first (it holds the same value: the log records the answer the
- * host gave). 0 when kept; 1 when dropped (no read numbered `seq` in the
- * outbox, already answered, or its logged answer came); LEV_EINVAL,
- * LEV_ENOMEM. */
+ * host gave). 0 when kept; 1 when dropped (the VT does not wait in a
+ * read numbered `seq`: it took an answer already, or there is no such
+ * read; or its logged answer came); LEV_EINVAL, LEV_ENOMEM. */
 int rt_ch_read_answer(rt_vt *vt, uint64_t seq, uint64_t rev, const void *data, size_t len);
 
 /* The position of the next input the VT expects (1 for a new VT). */

@@ -264,10 +264,12 @@ static uint64_t s_output(vs_mexec *x, mw_vt *t, uint8_t kind, uint64_t to, uint6
 }
 
 /* The answer of read `seq` from the worker (rt_ch_read_answer's rule):
- * kept on the read's outbox entry unless it is answered already or its
- * logged answer came. */
+ * kept on the read's outbox entry if the VT waits in that read, it is
+ * not answered already, and its logged answer has not come. */
 static void s_read_at(mw_vt *t, uint64_t seq, uint64_t rev, const uint8_t *val)
 {
+    if (t->s.read_req != seq)
+        return; /* not the read it waits in */
     for (uint32_t i = 0; i < t->s.nin; i++)
         if (t->s.in[i].kind == RT_IN_READ && t->s.in[i].ref == seq)
             return;
