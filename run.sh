@@ -7,7 +7,9 @@
 #                            of levpeers, one worker killed mid-run
 #                            (samples/tsp/demo.sh)
 #   ./run.sh test            build (build/), run the test suite; then build
-#                            with ASan+UBSan (build-asan/) and run it again
+#                            with ASan+UBSan (build-asan/) and run it again;
+#                            then the fuzzing harnesses with clang
+#                            (build-fuzz/), a short run each
 #
 # Needs no standard input; exits non-zero on any failure.
 set -euo pipefail
@@ -16,11 +18,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 
 # Debian packages for building and testing (the install test uses
 # pkg-config, and nm and objdump from binutils; the style test uses
-# clang-format and cppcheck, Debian 12's versions 14 and 2.10).
+# clang-format and cppcheck, Debian 12's versions 14 and 2.10; the
+# fuzzing harnesses clang and its libFuzzer runtime).
 PACKAGES=(
     cmake gcc make pkg-config binutils git
     libgc-dev libtpl-dev libzmq3-dev libczmq-dev libsodium-dev libclang-19-dev libcmocka-dev
-    clang-format cppcheck
+    clang-format cppcheck clang libclang-rt-14-dev
 )
 
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -88,6 +91,12 @@ cmd_test() {
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
     build build-asan -DLEV_SANITIZE=ON
     run_ctest build-asan
+
+    # the libFuzzer harnesses (tests/fuzz), built with clang: a short run each
+    CC=clang cmake -S . -B build-fuzz -DLEV_FUZZ=ON
+    cmake --build build-fuzz -j"$JOBS" --target fuzz_all
+    ctest --test-dir build-fuzz -L fuzz --output-on-failure --no-tests=error -j2 \
+        --timeout "$TEST_TIMEOUT"
 }
 
 (($# >= 1)) || usage

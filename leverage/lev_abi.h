@@ -321,13 +321,15 @@ LEV_API void lev_frame_pop_slow(lev_ctx *vt, void *frame);
 LEV_INLINE void *lev_frame_push(lev_ctx *vt, size_t size, uint32_t fn)
 {
     char *p = vt->sp;
-    char *np = p + LEV_FRAME_SIZE(size);
-    if (LEV_UNLIKELY(np > vt->limit)) {
+    /* in integers: before its first frame a VT has no chunk (sp NULL),
+     * and a pointer past a chunk's end may not be formed */
+    uintptr_t np = (uintptr_t)p + LEV_FRAME_SIZE(size);
+    if (LEV_UNLIKELY(np > (uintptr_t)vt->limit)) {
         p = (char *)lev_frame_push_slow(vt, size);
         if (!p)
             return NULL;
     } else {
-        vt->sp = np;
+        vt->sp = (char *)np;
     }
     ((lev_frame *)p)->fn = fn;
     ((lev_frame *)p)->pc = 0;

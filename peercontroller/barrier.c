@@ -233,7 +233,7 @@ void pc_dep_barrier_tick(pc_deployer *d, dep_vc *vc, uint64_t now)
 void pc_dep_on_flushed(pc_deployer *d, dep_vc *vc, const pc_msg *m, int wi)
 {
     if (pc_buf_len(m->body)) {
-        pc_log(PC_LOG_WARN, "dropped FLUSHED from %s: trailing bytes", m->from);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped FLUSHED from %s: trailing bytes", m->from);
         return;
     }
     dep_worker *w = &vc->w[wi];

@@ -448,8 +448,8 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
     }
     dep_vc *vc = s_vc(d, m->h.vc);
     if (!vc || strcmp(vc->client, m->from)) {
-        pc_log(PC_LOG_WARN, "dropped %s from %s: no VC %016llx of that client here",
-               pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped %s from %s: no VC %016llx of that client here",
+                   pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
         s_client_error(d, m->from, m->h.vc, m->h.seq, LEV_EINVAL, "no such virtual computer");
         return;
     }
@@ -470,8 +470,8 @@ static void s_client_msg(pc_deployer *d, pc_msg *m)
         s_vc_close(d, vc, "closed by its client");
         pc_peer_send(d->p, m->from, pc_hdr_make(PC_C_CLOSED, id, 0, 0, m->h.seq), NULL, NULL);
     } else {
-        pc_log(PC_LOG_WARN, "dropped %s from client %s: not a request", pc_type_name(m->h.type),
-               m->from);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped %s from client %s: not a request",
+                   pc_type_name(m->h.type), m->from);
     }
 }
 
@@ -486,14 +486,16 @@ static dep_vt *s_current(pc_deployer *d, dep_vc *vc, pc_msg *m, bool from_host)
 {
     dep_vt *vt = s_vt(vc, m->h.vt);
     if (!vt) {
-        pc_log(PC_LOG_WARN, "dropped %s from %s: no VT %llu in VC %016llx", pc_type_name(m->h.type),
-               m->from, (unsigned long long)m->h.vt, (unsigned long long)vc->id);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped %s from %s: no VT %llu in VC %016llx",
+                   pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vt,
+                   (unsigned long long)vc->id);
         return NULL;
     }
     bool host_ok = !from_host || (vt->host >= 0 && !strcmp(vc->w[vt->host].ep, m->from));
     if (m->h.epoch != vt->epoch || !host_ok) {
-        pc_log(PC_LOG_INFO, "refused %s of VT %llu epoch %u from %s: current epoch %u",
-               pc_type_name(m->h.type), (unsigned long long)vt->id, m->h.epoch, m->from, vt->epoch);
+        pc_log_src(PC_LOG_INFO, m->from, "refused %s of VT %llu epoch %u from %s: current epoch %u",
+                   pc_type_name(m->h.type), (unsigned long long)vt->id, m->h.epoch, m->from,
+                   vt->epoch);
         if (m->h.epoch < vt->epoch && from_host)
             pc_peer_send(d->p, m->from, dep_hdr(PC_W_FENCE, vc, vt, 0), NULL, NULL);
         return NULL;
@@ -518,8 +520,8 @@ static void s_stall(pc_deployer *d, dep_vc *vc, pc_msg *m)
     const char *why = NULL;
     if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &at, &n, &why) || n != 1 ||
         at[0].vt != t->id) {
-        pc_log(PC_LOG_WARN, "dropped STALL from %s: %s", m->from,
-               why ? why : "not one position of its VT");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped STALL from %s: %s", m->from,
+                   why ? why : "not one position of its VT");
         free(at);
         return;
     }
@@ -619,8 +621,8 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (r.off < r.len)
         s_get_cx(&r, &im);
     if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "dropped DONE of VT %llu from %s: %s", (unsigned long long)vt->id,
-               m->from, pc_rbuf_why(&r));
+        pc_log_src(PC_LOG_WARN, m->from, "dropped DONE of VT %llu from %s: %s",
+                   (unsigned long long)vt->id, m->from, pc_rbuf_why(&r));
         return;
     }
     if (vc->direct) {
@@ -654,8 +656,8 @@ static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
     if (!r.bad && pc_cx_dets_decode(rest, restlen, &dets, &nd, &why))
         pc_rbuf_fail(&r, why ? why : "deployer out of memory");
     if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "dropped HELD of VT %llu from %s: %s", (unsigned long long)vt->id,
-               m->from, pc_rbuf_why(&r));
+        pc_log_src(PC_LOG_WARN, m->from, "dropped HELD of VT %llu from %s: %s",
+                   (unsigned long long)vt->id, m->from, pc_rbuf_why(&r));
         free(dets);
         return;
     }
@@ -717,11 +719,11 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     uint64_t next_in = pc_get_u64(&r);
     if (!pc_rbuf_done(&r) || err > 0) {
         /* its VTs move when the worker is declared left or dead */
-        pc_log(PC_LOG_WARN, "dropped STOPPED of VT %llu from %s: %s", (unsigned long long)vt->id,
-               m->from,
-               r.bad     ? r.why
-               : err > 0 ? "error code above zero"
-                         : "trailing bytes");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped STOPPED of VT %llu from %s: %s",
+                   (unsigned long long)vt->id, m->from,
+                   r.bad     ? r.why
+                   : err > 0 ? "error code above zero"
+                             : "trailing bytes");
         return;
     }
     /* a move the deployer asked for (the worker stays), or a leave */
@@ -737,8 +739,9 @@ static void s_stopped(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
         vt->image = pc_buf_take(&m->bulk);
         vt->image_next_in = next_in;
     }
-    pc_log(PC_LOG_INFO, "VC %016llx VT %llu migrating from %s (%s)", (unsigned long long)vc->id,
-           (unsigned long long)vt->id, m->from, err ? lev_strerror(err) : "live image");
+    pc_log_src(PC_LOG_INFO, m->from, "VC %016llx VT %llu migrating from %s (%s)",
+               (unsigned long long)vc->id, (unsigned long long)vt->id, m->from,
+               err ? lev_strerror(err) : "live image");
     if (!moved)
         pc_dep_enrol(d, vc, pc_peer_now(d->p));
     pc_dep_place(d, vc, vt);
@@ -772,7 +775,7 @@ static void s_lost(pc_deployer *d, dep_vc *vc, pc_msg *m, int wi)
     const void *list = NULL;
     pc_get_raw(&r, &list, (size_t)n * 12);
     if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "dropped LOST from %s: %s", m->from, pc_rbuf_why(&r));
+        pc_log_src(PC_LOG_WARN, m->from, "dropped LOST from %s: %s", m->from, pc_rbuf_why(&r));
         return;
     }
     for (int i = 0; i < vc->nvts; i++) {
@@ -856,8 +859,8 @@ static void s_dets(dep_vc *vc, const pc_msg *m)
     size_t n = 0;
     const char *why = NULL;
     if (pc_cx_dets_decode(pc_buf_data(m->body), pc_buf_len(m->body), &dets, &n, &why)) {
-        pc_log(PC_LOG_WARN, "dropped DET from %s: %s", m->from,
-               why ? why : "deployer out of memory");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped DET from %s: %s", m->from,
+                   why ? why : "deployer out of memory");
         return;
     }
     pc_dep_dets(vc, dets, n);
@@ -873,8 +876,8 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     }
     dep_vc *vc = s_vc(d, m->h.vc);
     if (!vc) {
-        pc_log(PC_LOG_DEBUG, "dropped %s from %s: no VC %016llx here", pc_type_name(m->h.type),
-               m->from, (unsigned long long)m->h.vc);
+        pc_log_src(PC_LOG_DEBUG, m->from, "dropped %s from %s: no VC %016llx here",
+                   pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
         return;
     }
     int wi = pc_dep_worker(vc, m->from);
@@ -954,8 +957,8 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
             s_stall(d, vc, m);
         return;
     default:
-        pc_log(PC_LOG_WARN, "dropped %s from %s: not for a deployer", pc_type_name(m->h.type),
-               m->from);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped %s from %s: not for a deployer",
+                   pc_type_name(m->h.type), m->from);
     }
 }
 

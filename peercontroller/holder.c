@@ -85,8 +85,8 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     if (!why && (im.vt != m->h.vt || im.epoch > m->h.epoch))
         why = "causal state of another VT or incarnation than the image";
     if (why) {
-        pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_log_src(PC_LOG_WARN, m->from, "refused image of VC %016llx VT %llu from %s: %s",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
         pc_cx_image_clear(&im);
         pc_buf_drop(env);
         return;
@@ -158,8 +158,8 @@ static void s_hold(pc_holder *h, pc_msg *m)
     uint64_t next_in = 0;
     const char *why = s_head(m, deployer, &next_in, NULL, NULL);
     if (why) {
-        pc_log(PC_LOG_WARN, "refused image of VC %016llx VT %llu from %s: %s",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_log_src(PC_LOG_WARN, m->from, "refused image of VC %016llx VT %llu from %s: %s",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
         return;
     }
     pc_buf *env = pc_buf_take(&m->bulk);
@@ -178,9 +178,10 @@ static void s_patch(pc_holder *h, pc_msg *m)
             return; /* a stale patch arriving late */
         /* not the base it was made against (one was lost, or this holder
          * is new to the VT): whole images from now on */
-        pc_log(PC_LOG_DEBUG, "VC %016llx VT %llu: patch from %s against image %llu, not held",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from,
-               (unsigned long long)base);
+        pc_log_src(PC_LOG_DEBUG, m->from,
+                   "VC %016llx VT %llu: patch from %s against image %llu, not held",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from,
+                   (unsigned long long)base);
         pc_peer_send(h->p, m->from, pc_hdr_make(PC_W_FULL, m->h.vc, m->h.vt, m->h.epoch, m->h.seq),
                      NULL, NULL);
         return;
@@ -188,8 +189,8 @@ static void s_patch(pc_holder *h, pc_msg *m)
     pc_buf *env =
         why ? NULL : pc_patch_apply(e->img, pc_buf_data(m->bulk), pc_buf_len(m->bulk), len, &why);
     if (!env) {
-        pc_log(PC_LOG_WARN, "refused image patch of VC %016llx VT %llu from %s: %s",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
+        pc_log_src(PC_LOG_WARN, m->from, "refused image patch of VC %016llx VT %llu from %s: %s",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
         pc_peer_send(h->p, m->from, pc_hdr_make(PC_W_FULL, m->h.vc, m->h.vt, m->h.epoch, m->h.seq),
                      NULL, NULL);
         return;
@@ -217,8 +218,9 @@ static void s_send(pc_holder *h, pc_msg *m)
     bool ok = pc_rbuf_done(&r);
     hd_img *e = *s_find(h, m->h.vc, m->h.vt);
     if (e && strcmp(e->deployer, m->from)) {
-        pc_log(PC_LOG_WARN, "refused SEND of VC %016llx VT %llu from %s: not its deployer",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
+        pc_log_src(PC_LOG_WARN, m->from,
+                   "refused SEND of VC %016llx VT %llu from %s: not its deployer",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
         return;
     }
     if (!ok || !e || !pc_endpoint_valid(target)) {
@@ -247,8 +249,9 @@ static void s_log(pc_holder *h, pc_msg *m)
 {
     hd_img *e = *s_find(h, m->h.vc, m->h.vt);
     if (e && strcmp(e->deployer, m->from)) {
-        pc_log(PC_LOG_WARN, "refused LOG of VC %016llx VT %llu from %s: not its deployer",
-               (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
+        pc_log_src(PC_LOG_WARN, m->from,
+                   "refused LOG of VC %016llx VT %llu from %s: not its deployer",
+                   (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from);
         return;
     }
     const uint8_t *chan = NULL, *img = NULL, *cx = NULL;
@@ -292,8 +295,8 @@ void pc_holder_on_msg(pc_holder *h, pc_msg *m)
         }
         return;
     default:
-        pc_log(PC_LOG_WARN, "dropped %s from %s: not for a holder", pc_type_name(m->h.type),
-               m->from);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped %s from %s: not for a holder",
+                   pc_type_name(m->h.type), m->from);
     }
 }
 

@@ -485,8 +485,8 @@ static bool s_read_out(pc_msg *m, mm_out *o)
     o->rval = NULL;
     o->rlen = 0;
     if (!pc_rbuf_done(&r)) {
-        pc_log(PC_LOG_WARN, "dropped OUT of VT %llu from %s: %s", (unsigned long long)m->h.vt,
-               m->from, pc_rbuf_why(&r));
+        pc_log_src(PC_LOG_WARN, m->from, "dropped OUT of VT %llu from %s: %s",
+                   (unsigned long long)m->h.vt, m->from, pc_rbuf_why(&r));
         return false;
     }
     return true;

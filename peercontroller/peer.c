@@ -199,7 +199,7 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
         pc_msg_check(&m->h, pc_buf_data(m->body), pc_buf_len(m->body), pc_buf_len(m->bulk), &bad)) {
         /* read whole against its fields before anything acts on it */
         p->refused++;
-        pc_log(PC_LOG_WARN, "refused %s from %s: %s", pc_type_name(t), m->from, bad);
+        pc_log_src(PC_LOG_WARN, m->from, "refused %s from %s: %s", pc_type_name(t), m->from, bad);
         return;
     }
     switch (pc_msg_role(t)) {
@@ -207,8 +207,8 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
         const char *why = NULL;
         if (pc_members_recv(p->mem, pc_now_ms(), m->from, t, pc_buf_data(m->body),
                             pc_buf_len(m->body), &why) < 0)
-            pc_log(PC_LOG_WARN, "dropped %s from %s: %s", pc_type_name(t), m->from,
-                   why ? why : "malformed");
+            pc_log_src(PC_LOG_WARN, m->from, "dropped %s from %s: %s", pc_type_name(t), m->from,
+                       why ? why : "malformed");
         return;
     }
     case PC_ROLE_DEPLOYER:
@@ -226,8 +226,9 @@ static void s_dispatch(pc_peer *p, pc_msg *m)
     case PC_ROLE_NONE:
         break;
     }
-    pc_log(PC_LOG_WARN, "dropped %s from %s: not a message a peer takes from the network",
-           pc_type_name(t), m->from);
+    pc_log_src(PC_LOG_WARN, m->from,
+               "dropped %s from %s: not a message a peer takes from the network", pc_type_name(t),
+               m->from);
 }
 
 /* ===================================================================
@@ -376,6 +377,7 @@ static void *s_thread(void *arg)
         /* what the messages handled last time left due (one ack per burst) */
         pc_deployer_flush(p->dep);
         pc_execs_flush(p->execs);
+        pc_log_tick(false); /* the counts of lines a flood had dropped */
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
         items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};
@@ -407,8 +409,8 @@ static void *s_thread(void *arg)
                 if (r == 0)
                     break;
                 if (r < 0) {
-                    pc_log(PC_LOG_WARN, "dropped a message from %s: %s", m.from[0] ? m.from : "?",
-                           why ? why : "malformed");
+                    pc_log_src(PC_LOG_WARN, m.from, "dropped a message from %s: %s",
+                               m.from[0] ? m.from : "?", why ? why : "malformed");
                     continue;
                 }
                 s_dispatch(p, &m);
@@ -416,6 +418,7 @@ static void *s_thread(void *arg)
             }
         }
     }
+    pc_log_tick(true); /* the counts of lines dropped, whatever their window */
     if (p->rate_busy)
         pthread_join(p->rate_thread, NULL);
     p->rate_busy = false;

@@ -404,8 +404,8 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     uint8_t flags = pc_get_u8(&r);
     (void)size;
     if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
-        pc_log(PC_LOG_WARN, "dropped ENROL from %s: %s", m->from,
-               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad deployer or VC");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped ENROL from %s: %s", m->from,
+                   !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad deployer or VC");
         return;
     }
     int err = 0;
@@ -533,8 +533,8 @@ static void s_run(pc_worker *w, wk_vc *v, pc_msg *m)
     wk_vt tmp;
     s_read_holders(&r, &tmp);
     if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch) {
-        pc_log(PC_LOG_WARN, "dropped RUN from %s: %s", m->from,
-               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped RUN from %s: %s", m->from,
+                   !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
     wk_vt *t = s_incarnation(w, v, m, &tmp);
@@ -552,8 +552,8 @@ static void s_resume(pc_worker *w, wk_vc *v, pc_msg *m)
     s_read_holders(&r, &tmp);
     uint64_t reports = pc_get_u64(&r);
     if (!pc_rbuf_done(&r) || m->h.vt < 2 || !m->h.epoch || !pc_buf_len(m->bulk)) {
-        pc_log(PC_LOG_WARN, "dropped RESUME from %s: %s", m->from,
-               !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
+        pc_log_src(PC_LOG_WARN, m->from, "dropped RESUME from %s: %s", m->from,
+                   !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "bad VT");
         return;
     }
     wk_vt *t = s_incarnation(w, v, m, &tmp);
@@ -584,8 +584,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         return;
     }
     if (!v || (strcmp(v->deployer, m->from) && m->h.type != PC_W_RESUME)) {
-        pc_log(PC_LOG_DEBUG, "dropped %s from %s: not enrolled in VC %016llx",
-               pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        pc_log_src(PC_LOG_DEBUG, m->from, "dropped %s from %s: not enrolled in VC %016llx",
+                   pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
         /* A deployer that takes this peer for a worker of a VC it does not
          * serve (it restarted on the same endpoint, or dropped the VC) is
          * told, so that it recovers the VTs it thinks run here. */
@@ -613,7 +613,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         wk_vt tmp;
         s_read_holders(&r, &tmp);
         if (!pc_rbuf_done(&r)) {
-            pc_log(PC_LOG_WARN, "dropped HOLDERS from %s: %s", m->from, pc_rbuf_why(&r));
+            pc_log_src(PC_LOG_WARN, m->from, "dropped HOLDERS from %s: %s", m->from,
+                       pc_rbuf_why(&r));
             return;
         }
         if (t) {
@@ -723,7 +724,8 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
             if (r.len && pc_get_u8(&r) > 1)
                 pc_rbuf_fail(&r, "resend flag neither 0 nor 1");
             if (!pc_rbuf_done(&r)) {
-                pc_log(PC_LOG_WARN, "dropped ACK from %s: %s", m->from, pc_rbuf_why(&r));
+                pc_log_src(PC_LOG_WARN, m->from, "dropped ACK from %s: %s", m->from,
+                           pc_rbuf_why(&r));
                 return;
             }
             pc_wk_reads_acked(v, t->id, m->h.seq);

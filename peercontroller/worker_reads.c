@@ -109,9 +109,9 @@ void pc_wk_glob(pc_worker *w, wk_vc *v, const pc_msg *m)
     pc_get_blob(&rb, &data, &len);
     if (!pc_rbuf_done(&rb) || !*name || form > PC_GLOB_DROP ||
         (form == PC_GLOB_REF && len != PC_HASH_LEN + 4)) {
-        pc_log(PC_LOG_WARN, "VC %016llx: dropped a malformed GLOB from %s: %s",
-               (unsigned long long)v->vc, m->from,
-               pc_rbuf_done(&rb) ? "bad name, form or reference" : pc_rbuf_why(&rb));
+        pc_log_src(PC_LOG_WARN, m->from, "VC %016llx: dropped a malformed GLOB from %s: %s",
+                   (unsigned long long)v->vc, m->from,
+                   pc_rbuf_done(&rb) ? "bad name, form or reference" : pc_rbuf_why(&rb));
         return;
     }
     w->glob_pushes++;

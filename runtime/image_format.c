@@ -290,8 +290,10 @@ int rt_img_read_header(const uint8_t *img, size_t len, rt_img_header *h, size_t 
         return rt_err(LEV_EIMAGE, "image body is %zu bytes, the header says %llu%s", len - hs,
                       (unsigned long long)h->len[IMG_L_BODY],
                       len - hs < h->len[IMG_L_BODY] ? " (truncated)" : "");
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* the fuzzers reach what it guards */
     if (rt_img_checksum(h, img + hs, len - hs) != h->len[IMG_L_SUM])
         return rt_err(LEV_EIMAGE, "image checksum does not match (damaged)");
+#endif
     *hsz = hs;
     return 0;
 }

@@ -30,6 +30,7 @@
 #include <zmq.h>
 
 #include "leverage.h"
+#include "log.h"
 #include "mesh.h"
 #include "pc_tasks.h"
 #include "wire.h"
@@ -987,6 +988,72 @@ static void t_bad_input(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+/* Lines of p's log holding text. */
+static int s_log_count(const mesh_peer *p, const char *text)
+{
+    FILE *f = fopen(p->log, "r");
+    char line[4096];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* A flood of bad messages from one source (frames of a bad magic, and
+ * well-formed requests refused): the log holds at most PC_LOG_SRC_LINES
+ * lines of each kind from it and, once the peer stops, the counts of the
+ * rest; no line holds a control byte; the peer keeps serving. (Escaping
+ * itself: test_log.c.) */
+static void t_log_flood(void **state)
+{
+    (void)state;
+    mesh m;
+    memset(&m, 0, sizeof m);
+    s_peer(&m, 0, "1", NULL);
+    const char *ep = m.p[0].ep;
+    void *z = zmq_ctx_new();
+    void *s = zmq_socket(z, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, "test:flood", 10);
+    assert_int_equal(zmq_connect(s, ep), 0);
+    const int n = 3000;
+    uint8_t bad[PC_HDR_LEN], stall[PC_HDR_LEN];
+    pc_hdr h = pc_hdr_make(PC_C_PING, 0, 0, 0, 0);
+    h.magic = 0x12345678u;
+    pc_hdr_encode(&h, bad);
+    pc_hdr hs = pc_hdr_make(PC_W_STALL, 77, 3, 1, 0); /* a stall of no VT: refused whole */
+    pc_hdr_encode(&hs, stall);
+    for (int i = 0; i < n; i++) {
+        zmq_send(s, bad, sizeof bad, 0);
+        zmq_send(s, stall, sizeof stall, 0);
+    }
+    zmq_close(s);
+    const void *f[1] = {"x"};
+    size_t l[1] = {1};
+    s_send_then_status(z, ep, f, l, 1); /* after the flood: it still answers */
+    zmq_ctx_term(z);
+    mesh_signal(&m.p[0], SIGTERM);
+    assert_true(mesh_reap(&m.p[0], LIMIT));
+    int magic = s_log_count(&m.p[0], "bad magic"), refused = s_log_count(&m.p[0], "W_STALL");
+    fprintf(stderr, "log: %d lines of a bad magic, %d of a refused stall, %d counts told\n", magic,
+            refused, s_log_count(&m.p[0], "more lines like"));
+    if (magic < 1 || magic > PC_LOG_SRC_LINES + 1 || refused < 1 || refused > PC_LOG_SRC_LINES + 1)
+        fail_msg("%d and %d lines of %d bad messages each", magic, refused, n);
+    assert_true(s_log_has(&m.p[0], "more lines like"));
+    FILE *lf = fopen(m.p[0].log, "r");
+    char line[4096];
+    while (lf && fgets(line, sizeof line, lf))
+        for (const char *p = line; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\n')
+                fail_msg("a control byte 0x%02x in the log: %s", (unsigned char)*p, line);
+    if (lf)
+        fclose(lf);
+    mesh_stop_all(m.p, m.n);
+}
+
 static bool s_measured_again(const char *js, void *ctx)
 {
     (void)ctx;
@@ -1057,14 +1124,15 @@ int main(int argc, char **argv)
      * busy machine would starve them for as long as they run. */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_kill_worker),  cmocka_unit_test(t_kill_holder),
-        cmocka_unit_test(t_stop_cont),    cmocka_unit_test(t_sigterm),
-        cmocka_unit_test(t_join_midrun),  cmocka_unit_test(t_crash_limit),
-        cmocka_unit_test(t_bad_worker),   cmocka_unit_test(t_deployer_lost),
-        cmocka_unit_test(t_gossip32),     cmocka_unit_test(t_bad_input),
-        cmocka_unit_test(t_config),       cmocka_unit_test(t_stall_holder_kill),
-        cmocka_unit_test(t_kill_two),     cmocka_unit_test(t_stall_no_fence),
-        cmocka_unit_test(t_faster_joins), cmocka_unit_test(t_rate_again),
+        cmocka_unit_test(t_kill_worker),       cmocka_unit_test(t_kill_holder),
+        cmocka_unit_test(t_stop_cont),         cmocka_unit_test(t_sigterm),
+        cmocka_unit_test(t_join_midrun),       cmocka_unit_test(t_crash_limit),
+        cmocka_unit_test(t_bad_worker),        cmocka_unit_test(t_deployer_lost),
+        cmocka_unit_test(t_gossip32),          cmocka_unit_test(t_bad_input),
+        cmocka_unit_test(t_log_flood),         cmocka_unit_test(t_config),
+        cmocka_unit_test(t_stall_holder_kill), cmocka_unit_test(t_kill_two),
+        cmocka_unit_test(t_stall_no_fence),    cmocka_unit_test(t_faster_joins),
+        cmocka_unit_test(t_rate_again),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
