@@ -383,6 +383,23 @@ static int s_parse(const char *path, char *text, tsp_instance *inst, char *err, 
     return 0;
 }
 
+/* Refuses a coordinate whose distances, or a tour's length, would not
+ * fit an int64_t: beyond +-TSP_COORD_MAX in the plane, beyond +-360
+ * (DDD.MM degrees) for GEO. 0, or -1 with the error naming the node. */
+static int s_bounds(const char *path, const tsp_instance *inst, char *err, size_t errlen)
+{
+    double max = inst->metric == TSP_GEO ? 360.0 : TSP_COORD_MAX;
+    for (int32_t i = 0; i < inst->n; i++)
+        for (int k = 0; k < 2; k++)
+            if (fabs(inst->xy[2 * i + k]) > max)
+                return s_fail(err, errlen,
+                              "%s: NODE_COORD_SECTION: node %d: %s coordinate %g is beyond "
+                              "+-%g%s",
+                              path, (int)i + 1, k ? "y" : "x", inst->xy[2 * i + k], max,
+                              inst->metric == TSP_GEO ? " (GEO: degrees.minutes)" : "");
+    return 0;
+}
+
 int tsp_load(const char *path, tsp_instance *inst, char *err, size_t errlen)
 {
     memset(inst, 0, sizeof *inst);
@@ -393,6 +410,8 @@ int tsp_load(const char *path, tsp_instance *inst, char *err, size_t errlen)
         return -1;
     int rc = s_parse(path, text, inst, err, errlen);
     free(text);
+    if (rc == 0)
+        rc = s_bounds(path, inst, err, errlen);
     if (rc == 0 && s_geo_prepare(inst) != 0)
         rc = s_fail(err, errlen, "%s: out of memory", path);
     if (rc != 0) {

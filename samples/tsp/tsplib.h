@@ -20,13 +20,18 @@ typedef struct tsp_instance {
     double *geo;     /* GEO only: n (latitude, longitude) in radians */
 } tsp_instance;
 
+/* The largest coordinate a planar instance may have: its distances, and
+ * a tour's length, then fit an int64_t (GEO's are bounded by +-360). */
+#define TSP_COORD_MAX 1e9
+
 /* Reads the TSPLIB file at path into *inst (TYPE TSP, EDGE_WEIGHT_TYPE
  * EUC_2D, CEIL_2D, ATT or GEO, NODE_COORD_SECTION; headers as `KEY: v` or
  * `KEY : v`; an OPTIMUM header line is taken as the known optimum, else
  * the built-in table of TSPLIB's published optima by NAME). Returns 0, or
  * -1 with a sentence in err[errlen] naming the file, the line and the
  * field at fault ("st70.tsp:5: EDGE_WEIGHT_TYPE: EXPLICIT is not
- * supported (EUC_2D, CEIL_2D, ATT, GEO)"); *inst is then empty. */
+ * supported (EUC_2D, CEIL_2D, ATT, GEO)"; a coordinate beyond the
+ * bounds above names its node); *inst is then empty. */
 int tsp_load(const char *path, tsp_instance *inst, char *err, size_t errlen);
 
 /* Makes a random EUC_2D instance of n cities (n >= 5) uniform in a square

@@ -1,8 +1,10 @@
 /* fuzz_tsplib.c - the TSP sample's TSPLIB reader on any bytes
  * (samples/tsp/tsplib.h): an instance (tsp_load) and a tour against a
  * known instance (tsp_tour_read). A refusal leaves the instance empty and
- * names its cause; a taken instance has only finite coordinates and a
- * taken tour visits every city once. Input: u8 which (even: instance,
+ * names its cause; a taken instance has only finite coordinates within
+ * its bounds, and the length of a tour through it is computed (UBSan
+ * sees any conversion that would not fit); a taken tour visits every
+ * city once. Input: u8 which (even: instance,
  * odd: tour), then the file's bytes (written to a memfd, read by path).
  */
 #define _GNU_SOURCE
@@ -50,8 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
             const double *xy = tsp_coords(&inst);
             for (int32_t i = 0; i < 2 * inst.n; i++)
-                if (!isfinite(xy[i]))
-                    fuzz_fail("tsp_load", "a coordinate that is not finite");
+                if (!isfinite(xy[i]) || fabs(inst.xy[i]) > TSP_COORD_MAX)
+                    fuzz_fail("tsp_load", "a coordinate that is not finite or not bounded");
+            int32_t *tour = malloc((size_t)inst.n * sizeof *tour);
+            for (int32_t i = 0; tour && i < inst.n; i++)
+                tour[i] = i;
+            if (tour) /* every distance, and their sum, within an int64_t */
+                tsp_tour_length(&inst, tour);
+            free(tour);
             tsp_free(&inst);
         }
     } else {

@@ -156,6 +156,30 @@ static void t_bad_inputs(void **state)
               "more.tsp:11: NODE_COORD_SECTION: more nodes than DIMENSION (5)");
     s_refused("unknown.tsp", "NAME: x\nCOLOUR: blue\n", "unknown.tsp:2: COLOUR: unknown keyword");
     s_refused("nocoords.tsp", HEAD5 "EOF\n", "nocoords.tsp: NODE_COORD_SECTION is missing");
+    /* coordinates whose distances or tour lengths would not fit an int64_t
+     * (found by fuzz_tsplib: a GEO value of 3.6e97 cast to an integer) */
+    const char *big[] = {"1e10", "-1e10", "9.3e18", "3.55e97", "1000000001"};
+    const char *metrics[] = {"EUC_2D", "CEIL_2D", "ATT"};
+    for (size_t m = 0; m < 3; m++)
+        for (size_t b = 0; b < sizeof big / sizeof *big; b++)
+            for (int axis = 0; axis < 2; axis++) {
+                char text[512], want[128];
+                snprintf(text, sizeof text,
+                         "NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: %s\nNODE_COORD_SECTION\n"
+                         "1 0 0\n2 1 1\n3 %s %s\n4 3 3\n5 4 4\nEOF\n",
+                         metrics[m], axis ? "2" : big[b], axis ? big[b] : "2");
+                snprintf(want, sizeof want, "node 3: %s coordinate|is beyond +-1e+09",
+                         axis ? "y" : "x");
+                s_refused("far.tsp", text, want);
+            }
+    s_refused("geo.tsp",
+              "NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: GEO\nNODE_COORD_SECTION\n1 0 0\n"
+              "2 1 1\n3 2 3.55e97\n4 3 3\n5 4 4\nEOF\n",
+              "geo.tsp: NODE_COORD_SECTION: node 3: y coordinate 3.55e+97 is beyond +-360 (GEO");
+    s_refused("geo2.tsp",
+              "NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: GEO\nNODE_COORD_SECTION\n1 0 0\n"
+              "2 1 1\n3 -360.5 3\n4 3 3\n5 4 4\nEOF\n",
+              "node 3: x coordinate -360.5 is beyond +-360");
 }
 
 static void t_formats_accepted(void **state)
