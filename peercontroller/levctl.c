@@ -16,6 +16,7 @@
 
 #include <zmq.h>
 
+#include "auth.h"
 #include "status.h"
 #include "vec.h"
 #include "wire.h"
@@ -28,11 +29,14 @@
 
 static const char s_usage[] =
     "usage: levctl status [--peer ENDPOINT] [--json] [--timeout MS]\n"
+    "       levctl keygen NAME\n"
     "  Shows the mesh a levpeer belongs to: its peers, and the virtual computers\n"
     "  deployed on every peer that is alive, with their virtual threads.\n"
     "  --peer ENDPOINT  the levpeer to ask (default: $LEV_PEER)\n"
     "  --json           print one merged JSON document instead of a report\n"
-    "  --timeout MS     how long to wait for each answer (default: 3000)\n";
+    "  --timeout MS     how long to wait for each answer (default: 3000)\n"
+    "  keygen NAME writes a new CurveZMQ key pair to NAME.key (mode 0600; it\n"
+    "  replaces no file) and its public key to NAME.pub, and prints the latter.\n";
 
 /* ===================================================================
  * JSON values
@@ -989,6 +993,23 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(s_usage, stdout);
         return 0;
+    }
+    if (!strcmp(argv[1], "keygen")) {
+        if (argc != 3 || !*argv[2])
+            return s_bad_usage("keygen takes one NAME");
+        pc_keypair k;
+        char err[512];
+        if (pc_key_generate(&k)) {
+            fprintf(stderr, "levctl: this libzmq has no CurveZMQ\n");
+            return 1;
+        }
+        if (pc_key_write(argv[2], &k, err, sizeof err)) {
+            fprintf(stderr, "levctl: %s\n", err);
+            return 1;
+        }
+        printf("%s.key: key pair (keep it secret)\n%s.pub: public key %s\n", argv[2], argv[2],
+               k.pub);
+        return fflush(stdout) ? 1 : 0;
     }
     if (strcmp(argv[1], "status")) {
         char why[128];

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "auth.h"
 #include "fake_peer.h"
 #include "status.h"
 #ifdef LEVPEER_PATH
@@ -119,6 +120,37 @@ static void s_has(const char *text, const char *part)
  * =================================================================== */
 
 /* Bad arguments: the usage and exit status 2; --help: the usage, 0. */
+/* keygen writes a pair (private) and its public half, prints the key,
+ * and replaces no file; auth.h reads both back. */
+static void t_keygen(void **state)
+{
+    (void)state;
+    char dir[64], base[128], path[160];
+    snprintf(dir, sizeof dir, "/tmp/lev-test-keygen-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/alice", dir);
+    run *r = s_levctl((const char *[]){"keygen", base, NULL});
+    assert_int_equal(r->status, 0);
+    s_has(r->out, "alice.pub: public key ");
+    pc_keypair k;
+    char err[256];
+    snprintf(path, sizeof path, "%s.key", base);
+    assert_int_equal(pc_key_read(path, &k, err, sizeof err), 0);
+    assert_int_equal(strlen(k.sec), PC_KEY_Z85);
+    s_has(r->out, k.pub);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 077, 0);
+    free(r);
+    r = s_levctl((const char *[]){"keygen", base, NULL});
+    assert_int_equal(r->status, 1);
+    s_has(r->err, "alice.key: cannot create it: a file is there already (not replaced)");
+    free(r);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void t_usage(void **state)
 {
     (void)state;
@@ -134,6 +166,8 @@ static void t_usage(void **state)
         {{"status", "--timeout", "0", NULL}, "--timeout '0' is not a positive number"},
         {{"status", "--timeout", "5x", NULL}, "--timeout '5x'"},
         {{"status", "--jason", NULL}, "unknown argument '--jason'"},
+        {{"keygen", NULL}, "keygen takes one NAME"},
+        {{"keygen", "a", "b", NULL}, "keygen takes one NAME"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         run *r = s_levctl(bad[i].a);
@@ -483,9 +517,9 @@ int main(void)
     /* executors at normal priority: at SCHED_IDLE a busy machine starves them */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_usage),       cmocka_unit_test(t_unreachable),
-        cmocka_unit_test(t_report),      cmocka_unit_test(t_json),
-        cmocka_unit_test(t_json_escape), cmocka_unit_test(t_malformed),
+        cmocka_unit_test(t_usage),     cmocka_unit_test(t_keygen), cmocka_unit_test(t_unreachable),
+        cmocka_unit_test(t_report),    cmocka_unit_test(t_json),   cmocka_unit_test(t_json_escape),
+        cmocka_unit_test(t_malformed),
 #ifdef LEVPEER_PATH
         cmocka_unit_test(t_real_mesh),
 #endif
