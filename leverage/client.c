@@ -135,8 +135,8 @@ static int s_request(lev_vc *vc, uint16_t type, uint16_t want, lev_vt_id vt, pc_
     while (!rc && !reply->done && s_wait(vc, wait_ms < 0 ? NULL : &deadline))
         ;
     if (!rc && !reply->done)
-        rc = rt_err(LEV_EPEER, "levpeer at %s did not answer %s within %d ms", vc->endpoint,
-                    pc_type_name(type), wait_ms);
+        rc = rt_err(LEV_EPEER, "levpeer at %s did not answer %s within %d ms%s", vc->endpoint,
+                    pc_type_name(type), wait_ms, cl_keys_hint());
     else if (!rc && reply->err)
         rc = rt_err(reply->err, "%s", reply->detail);
     cl_call_unlink(vc, reply);

@@ -15,7 +15,7 @@
 #include "lev_client.h"
 #include "wire.h"
 
-#define CL_DETAIL_MAX 256u       /* bytes of an error detail kept for a caller */
+#define CL_DETAIL_MAX 384u       /* bytes of an error detail kept for a caller */
 #define CL_TASK_MAX 255u         /* bytes of a task name, and of a global's */
 #define CL_DATA_MAX (1ull << 31) /* bytes of a message or value the client sends */
 #define CL_VT_BUCKETS 256u       /* buckets of a VC's table of VTs */
@@ -112,6 +112,10 @@ int cl_io_start(lev_vc *vc);
  * frame 2 without a copy (they must outlive the process's sends; NULL: no
  * frame). 0, LEV_ENOMEM, LEV_ERANGE (over 4 GiB), LEV_EPEER. */
 int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t bulk_len);
+
+/* What an error about a silent peer adds when the client uses keys
+ * (LEV_MESH_KEY): that the peer may have refused its key; else "". */
+const char *cl_keys_hint(void);
 
 /* Stops the VC's thread and closes its sockets; accepts a VC never
  * started. False if the thread could not be told to stop (it may still

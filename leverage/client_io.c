@@ -17,6 +17,7 @@
 #include <sodium.h>
 #include <zmq.h>
 
+#include "auth.h"
 #include "client_int.h"
 #include "embed.h"
 #include "rt.h"
@@ -108,6 +109,31 @@ static bool s_opt(void *sock, int opt, int v)
     return zmq_setsockopt(sock, opt, &v, sizeof v) == 0;
 }
 
+/* CurveZMQ to a mesh with keys (peercontroller/auth.h): LEV_MESH_KEY
+ * names the mesh's public key (NAME.pub, or the pair NAME.key), and
+ * LEV_CLIENT_KEY this client's key pair, which the mesh must admit (by
+ * default the mesh's pair, when LEV_MESH_KEY names it). Neither set: no
+ * CurveZMQ. 0, or LEV_EINVAL naming the file and what is wrong. */
+static int s_curve(void *sock)
+{
+    pc_keypair m, c;
+    char err[512];
+    int rc = pc_client_keys(&m, &c, err, sizeof err);
+    if (rc < 0)
+        return rt_err(LEV_EINVAL, "%s", err);
+    if (rc && pc_auth_connect(sock, &c, m.pub))
+        return rt_err(LEV_EINVAL, "the keys are not ones libzmq takes");
+    return 0;
+}
+
+const char *cl_keys_hint(void)
+{
+    const char *k = getenv("LEV_MESH_KEY");
+    return k && *k ? " (with keys: the peer may have refused this client's key; its log "
+                     "names the address it refused)"
+                   : "";
+}
+
 /* Creates the DEALER that talks to the peer, with its routing id
  * "client:<pid>:<random hex>", and connects it. */
 static int s_dealer(lev_vc *vc, void *ctx)
@@ -124,6 +150,9 @@ static int s_dealer(lev_vc *vc, void *ctx)
         zmq_setsockopt(vc->dealer, ZMQ_ROUTING_ID, rid, (size_t)n) ||
         zmq_setsockopt(vc->dealer, ZMQ_MAXMSGSIZE, &max, sizeof max))
         return rt_err(LEV_ENOMEM, "cannot create a socket: %s", zmq_strerror(errno));
+    int rc = s_curve(vc->dealer);
+    if (rc)
+        return rc;
     if (zmq_connect(vc->dealer, vc->endpoint))
         return rt_err(LEV_EINVAL, "malformed peer endpoint '%s': %s", vc->endpoint,
                       zmq_strerror(errno));
@@ -645,7 +674,8 @@ static void s_lose(lev_vc *vc, uint64_t silent_ms)
     pthread_mutex_lock(&vc->mu);
     vc->lost = true;
     snprintf(vc->lost_detail, sizeof vc->lost_detail,
-             "levpeer at %s unreachable (no answer for %" PRIu64 " ms)", vc->endpoint, silent_ms);
+             "levpeer at %s unreachable (no answer for %" PRIu64 " ms)%s", vc->endpoint, silent_ms,
+             cl_keys_hint());
     while (vc->calls) {
         cl_call *c = vc->calls;
         cl_call_unlink(vc, c);

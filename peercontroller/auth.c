@@ -326,6 +326,30 @@ void pc_auth_on_zap(pc_auth *a)
     }
 }
 
+int pc_client_keys(pc_keypair *mesh, pc_keypair *mine, char *err, size_t cap)
+{
+    const char *m = getenv("LEV_MESH_KEY"), *c = getenv("LEV_CLIENT_KEY");
+    char why[448];
+    if ((!m || !*m) && (!c || !*c))
+        return 0;
+    if (!m || !*m)
+        return s_err(err, cap, LEV_EINVAL, "%s%.0d: %s", "LEV_CLIENT_KEY", 0,
+                     "is set but not LEV_MESH_KEY (the mesh's key)");
+    if (pc_key_read(m, mesh, why, sizeof why))
+        return s_err(err, cap, LEV_EINVAL, "%s%.0d: %s", "LEV_MESH_KEY", 0, why);
+    if (c && *c) {
+        if (pc_key_read(c, mine, why, sizeof why))
+            return s_err(err, cap, LEV_EINVAL, "%s%.0d: %s", "LEV_CLIENT_KEY", 0, why);
+    } else {
+        *mine = *mesh;
+    }
+    if (!mine->sec[0])
+        return s_err(err, cap, LEV_EINVAL, "%s%.0d: %s", c && *c ? c : m, 0,
+                     "a public key only: the client's key pair (NAME.key) is needed, in "
+                     "LEV_CLIENT_KEY");
+    return 1;
+}
+
 int pc_auth_serve(void *sock, const pc_keypair *own)
 {
     int one = 1;

@@ -60,6 +60,13 @@ size_t pc_auth_count(const pc_auth *a);
 /* Connections refused so far (each address is logged once). */
 uint64_t pc_auth_refused(const pc_auth *a);
 
+/* A client's keys for a mesh that has them: $LEV_MESH_KEY names the
+ * mesh's public key (NAME.pub, or its pair NAME.key), $LEV_CLIENT_KEY the
+ * client's pair (by default the mesh's pair, when $LEV_MESH_KEY names
+ * it). 0 when neither is set (no CurveZMQ); 1 with *mesh and *mine
+ * filled; LEV_EINVAL with err saying which variable and file is wrong. */
+int pc_client_keys(pc_keypair *mesh, pc_keypair *mine, char *err, size_t cap);
+
 /* Makes sock a CURVE server with the key pair `own` (before bind), or a
  * CURVE client with the key pair `mine` to a server whose public key is
  * `server` (before connect). 0 or LEV_EINVAL (a key libzmq refuses). */

@@ -54,6 +54,12 @@ static const s_key s_keys[] = {
     {"log-level", K_LEVEL, OFF(log_level), 0, 0, "debug, info, warn or error"},
     {"messages", K_MESSAGES, OFF(peer.direct), 0, 0,
      "relay (default) or direct: how the VCs it deploys carry their VTs' messages"},
+    {"key", K_PATH, OFF(key), 0, 0,
+     "the mesh's key pair (levctl keygen NAME: NAME.key): CurveZMQ on every connection, "
+     "peers and clients admitted by key (default: $LEV_KEY; none: no authentication)"},
+    {"authorized-keys", K_PATH, OFF(authorized), 0, 0,
+     "with --key, the public keys admitted besides the mesh's: a file of keys or a directory "
+     "of .pub files (default: $LEV_AUTHORIZED_KEYS)"},
     {"reads", K_READS, OFF(peer.reads_deployer), 0, 0,
      "near (default) or deployer: where the VCs it deploys answer their VTs' global reads"},
     {"config", K_CONFIG, 0, 0, 0, "read settings from FILE (name = value per line)"},
@@ -219,6 +225,16 @@ int pc_config_parse(pc_config *c, int argc, char **argv)
     c->peer.listen = c->listen[0] ? c->listen : "tcp://127.0.0.1:0";
     c->peer.advertise = c->advertise[0] ? c->advertise : NULL;
     c->peer.data_dir = c->data_dir[0] ? c->data_dir : NULL;
+    const char *ek = getenv("LEV_KEY"), *ea = getenv("LEV_AUTHORIZED_KEYS");
+    if (!c->key[0] && ek && strlen(ek) < sizeof c->key)
+        strcpy(c->key, ek);
+    if (!c->authorized[0] && ea && strlen(ea) < sizeof c->authorized)
+        strcpy(c->authorized, ea);
+    if (c->authorized[0] && !c->key[0])
+        return s_bad("--authorized-keys '%s' without --key (the mesh's key pair)%s", c->authorized,
+                     "");
+    c->peer.key = c->key[0] ? c->key : NULL;
+    c->peer.authorized_keys = c->authorized[0] ? c->authorized : NULL;
     c->peer.executor_program = c->exec_prog[0] ? c->exec_prog : NULL;
     return 0;
 }

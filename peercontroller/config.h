@@ -18,6 +18,8 @@ typedef struct pc_config {
     char join[PC_JOIN_MAX][PC_ENDPOINT_MAX];
     char data_dir[4096];
     char exec_prog[4096];
+    char key[4096];        /* --key, else $LEV_KEY */
+    char authorized[4096]; /* --authorized-keys, else $LEV_AUTHORIZED_KEYS */
 } pc_config;
 
 /* Fills *c from argv (argv[0] is the program). 0; 1 when --help was asked

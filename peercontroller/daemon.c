@@ -65,11 +65,11 @@ int pc_daemon_main(int argc, char **argv)
     rc = pc_peer_new(&p, &c.peer);
     if (rc) {
         fprintf(stderr, "levpeer: cannot start: %s: %s\n", lev_strerror(rc), lev_errdetail());
-        return 1;
+        return rc == LEV_EINVAL ? 2 : 1;
     }
-    if (!s_loopback(c.peer.listen))
+    if (!s_loopback(c.peer.listen) && !c.peer.key)
         pc_log(PC_LOG_WARN,
-               "listening on %s: without authentication the mesh is open to "
+               "listening on %s: without authentication (--key) the mesh is open to "
                "anyone who can reach this address",
                c.peer.listen);
     printf("%s\n", pc_peer_endpoint(p));

@@ -601,6 +601,25 @@ static uint64_t s_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* CurveZMQ keys for a mesh that has them: LEV_MESH_KEY (the mesh's
+ * public key, or its pair) and LEV_CLIENT_KEY (this client's pair; by
+ * default the mesh's pair), as for every client (leverage/client_io.c). */
+static pc_keypair s_mesh_key, s_my_key;
+static bool s_curve;
+
+/* Reads them; 0, or 2 after saying what is wrong. */
+static int s_load_keys(void)
+{
+    char err[512];
+    int rc = pc_client_keys(&s_mesh_key, &s_my_key, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "levctl: %s\n", err);
+        return 2;
+    }
+    s_curve = rc == 1;
+    return 0;
+}
+
 /* Sends S_STATUS to q's peer over a new DEALER, whose routing id is
  * printable ("levctl:<pid>:<seq>": a peer keeps ids as text); on failure
  * q is done. */
@@ -613,7 +632,8 @@ static void s_ask(void *ctx, query *q, uint64_t seq)
     q->sock = zmq_socket(ctx, ZMQ_DEALER);
     if (!q->sock || zmq_setsockopt(q->sock, ZMQ_LINGER, &zero, sizeof zero) ||
         zmq_setsockopt(q->sock, ZMQ_ROUTING_ID, rid, (size_t)n) ||
-        zmq_setsockopt(q->sock, ZMQ_MAXMSGSIZE, &max, sizeof max)) {
+        zmq_setsockopt(q->sock, ZMQ_MAXMSGSIZE, &max, sizeof max) ||
+        (s_curve && pc_auth_connect(q->sock, &s_my_key, s_mesh_key.pub))) {
         snprintf(q->err, sizeof q->err, "cannot create a socket: %s", zmq_strerror(errno));
         q->done = true;
         return;
@@ -1051,5 +1071,8 @@ int main(int argc, char **argv)
     }
     if (!peer || !*peer)
         return s_bad_usage("no peer given (--peer or LEV_PEER)");
+    int krc = s_load_keys();
+    if (krc)
+        return krc;
     return s_status(peer, json, timeout_ms);
 }

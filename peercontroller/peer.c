@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "peer.h"
+#include "auth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -381,9 +382,11 @@ static void *s_thread(void *arg)
 
         items[0] = (zmq_pollitem_t){.socket = pc_transport_socket(p->tr), .events = ZMQ_POLLIN};
         items[1] = (zmq_pollitem_t){.fd = p->wake[0], .events = ZMQ_POLLIN};
-        int nx = pc_execs_poll_items(p->execs, items + 2, PC_POLL_MAX - 2);
-        int np = pc_portprobe_poll_items(p->probe, items + 2 + nx, PC_POLL_MAX - 2 - nx);
+        int nx = pc_execs_poll_items(p->execs, items + 2, PC_POLL_MAX - 3);
+        int np = pc_portprobe_poll_items(p->probe, items + 2 + nx, PC_POLL_MAX - 3 - nx);
         int n = 2 + nx + np;
+        if (p->auth) /* connections wait for its answers */
+            items[n++] = (zmq_pollitem_t){.socket = pc_auth_socket(p->auth), .events = ZMQ_POLLIN};
         now = pc_now_ms();
         long wait = next > now ? (long)(next - now) : 0;
         if (p->leaving && wait > 20)
@@ -401,6 +404,8 @@ static void *s_thread(void *arg)
             pc_execs_on_ready(p->execs, items + 2, nx);
         if (np)
             pc_portprobe_on_ready(p->probe, items + 2 + nx, np);
+        if (p->auth && items[n - 1].revents)
+            pc_auth_on_zap(p->auth);
         if (items[0].revents & ZMQ_POLLIN) {
             for (int i = 0; i < PC_RECV_BURST; i++) {
                 pc_msg m;
@@ -448,6 +453,8 @@ static void s_free(pc_peer *p)
     pc_portprobe_destroy(&p->probe);
     pc_members_destroy(&p->mem);
     pc_transport_destroy(&p->tr, p->leaving ? 2000 : 0);
+    pc_auth_destroy(&p->auth);
+    free(p->curve);
     if (p->zctx)
         zmq_ctx_term(p->zctx);
     if (p->wake[0] >= 0)
@@ -478,6 +485,28 @@ static void s_fill_self(pc_peer *p)
     uint16_t one = 1;
     p->self.big_endian = *(uint8_t *)&one == 0;
     p->self.version = PC_WIRE_VERSION;
+}
+
+/* The mesh's key pair and the ZAP handler admitting the authorised
+ * keys (auth.h). 0, or LEV_EINVAL with the detail naming the file. */
+static int s_keys(pc_peer *p, const pc_peer_opts *o)
+{
+    char err[512];
+    p->curve = calloc(1, sizeof *p->curve);
+    if (!p->curve)
+        return LEV_ENOMEM;
+    int rc = pc_key_read(o->key, p->curve, err, sizeof err);
+    if (!rc && !p->curve->sec[0]) {
+        snprintf(err, sizeof err, "%s: a public key only; the mesh's key pair (NAME.key) is needed",
+                 o->key);
+        rc = LEV_EINVAL;
+    }
+    if (!rc)
+        rc = pc_auth_new(&p->auth, p->zctx, p->curve, o->authorized_keys, err, sizeof err);
+    if (rc)
+        return rt_err(rc == LEV_ENOMEM ? rc : LEV_EINVAL, "keys: %s", err);
+    pc_log(PC_LOG_INFO, "CurveZMQ on: %zu public keys admitted", pc_auth_count(p->auth));
+    return 0;
 }
 
 int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
@@ -527,8 +556,10 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     if (!p->zctx || pipe2(p->wake, O_NONBLOCK | O_CLOEXEC))
         goto fail;
     zmq_ctx_set(p->zctx, ZMQ_BLOCKY, 0);
+    if (o->key && (rc = s_keys(p, o)))
+        goto fail;
     rc = pc_transport_new(&p->tr, p->zctx, o->listen ? o->listen : "tcp://127.0.0.1:0",
-                          o->advertise, p->o.max_msg);
+                          o->advertise, p->o.max_msg, p->curve);
     if (rc)
         goto fail;
     s_fill_self(p);

@@ -36,6 +36,10 @@ typedef struct pc_peer_opts {
                                    * executors directly (docs/DIRECT_MESSAGES.md) */
     bool reads_deployer;          /* the VCs it deploys answer every global read at the
                                    * deployer (docs/GLOBAL_READS.md: not near the reader) */
+    const char *key;              /* the mesh's key pair (auth.h: NAME.key): CurveZMQ on every
+                                   * connection; NULL: none */
+    const char *authorized_keys;  /* with key: the public keys admitted besides the mesh's
+                                   * (a file, or a directory of .pub files) */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

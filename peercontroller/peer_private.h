@@ -87,6 +87,8 @@ struct pc_peer {
     pc_capacity cap;            /* what this machine offers: CPUs, quota, rates (capacity.c) */
     uint64_t vc_counter;        /* VC ids: this peer's salt and a counter */
     uint64_t refused;           /* messages refused: their payload did not match their type */
+    struct pc_keypair *curve;   /* the mesh's key pair (o.key), or NULL */
+    struct pc_auth *auth;       /* its ZAP handler, or NULL */
     uint64_t started_ms;
 
     pthread_t thread;

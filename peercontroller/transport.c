@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "auth.h"
 #include "lev_errors.h"
 #include "log.h"
 #include "rt.h"
@@ -39,6 +40,7 @@ struct pc_transport {
     size_t max_msg;
     s_proxy *proxies;
     pc_transport_stats st;
+    const pc_keypair *curve; /* the mesh's key pair, or NULL */
 };
 
 /* Sets an int socket option, ignoring failure (options this libzmq lacks). */
@@ -61,7 +63,7 @@ static void s_local_addr(char *out, size_t cap)
 }
 
 int pc_transport_new(pc_transport **out, void *zctx, const char *listen, const char *advertise,
-                     size_t max_msg)
+                     size_t max_msg, const pc_keypair *curve)
 {
     *out = NULL;
     if (!pc_endpoint_valid(listen))
@@ -73,10 +75,16 @@ int pc_transport_new(pc_transport **out, void *zctx, const char *listen, const c
         return LEV_ENOMEM;
     t->zctx = zctx;
     t->max_msg = max_msg;
+    t->curve = curve;
     t->router = zmq_socket(zctx, ZMQ_ROUTER);
     if (!t->router) {
         free(t);
         return rt_err(LEV_EPEER, "cannot create a socket: %s", zmq_strerror(errno));
+    }
+    if (curve && pc_auth_serve(t->router, curve)) {
+        zmq_close(t->router);
+        free(t);
+        return rt_err(LEV_EINVAL, "the mesh's key pair is not one libzmq takes");
     }
     s_opt(t->router, ZMQ_LINGER, 0);
     s_opt(t->router, ZMQ_ROUTER_HANDOVER, 1);
@@ -141,7 +149,9 @@ static void *s_proxy_sock(pc_transport *t, const char *to)
     if (!p)
         return NULL;
     p->sock = zmq_socket(t->zctx, ZMQ_DEALER);
-    if (!p->sock) {
+    if (!p->sock || (t->curve && pc_auth_connect(p->sock, t->curve, t->curve->pub))) {
+        if (p->sock)
+            zmq_close(p->sock);
         free(p);
         return NULL;
     }

@@ -28,13 +28,18 @@ typedef struct pc_transport_stats {
     uint64_t received, sent, dropped_in, dropped_out;
 } pc_transport_stats;
 
+struct pc_keypair;
+
 /* Binds the ROUTER on `listen` (tcp://HOST:PORT, port 0: any) and names
  * this peer `advertise`, or the bound endpoint (a wildcard host replaced
  * by this machine's first non-loopback address). max_msg bounds what is
- * accepted (ZMQ_MAXMSGSIZE). 0, LEV_EINVAL (bad endpoint), LEV_EPEER
- * (cannot bind: the detail says why), LEV_ENOMEM. */
+ * accepted (ZMQ_MAXMSGSIZE). curve: the mesh's key pair (auth.h, kept by
+ * the caller), or NULL: no CurveZMQ; with it the ROUTER is a CURVE server
+ * (the ZAP handler of zctx, pc_auth, admits keys) and every DEALER
+ * connects as a CURVE client with it. 0, LEV_EINVAL (bad endpoint or
+ * key), LEV_EPEER (cannot bind: the detail says why), LEV_ENOMEM. */
 int pc_transport_new(pc_transport **out, void *zctx, const char *listen, const char *advertise,
-                     size_t max_msg);
+                     size_t max_msg, const struct pc_keypair *curve);
 
 /* Closes every socket (queued messages to peers get linger_ms to leave)
  * and frees; accepts NULL. */

@@ -3,6 +3,7 @@
  * bounded in time and count. */
 #define _GNU_SOURCE
 #include "mesh.h"
+#include "auth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,9 +149,20 @@ static void *s_ctx(void)
     return ctx;
 }
 
+/* As a client: CurveZMQ with the keys LEV_MESH_KEY and LEV_CLIENT_KEY
+ * name (peercontroller/auth.h), when they are set. */
+static void s_keys(void *s)
+{
+    pc_keypair m, c;
+    char err[512];
+    if (pc_client_keys(&m, &c, err, sizeof err) == 1)
+        pc_auth_connect(s, &c, m.pub);
+}
+
 char *mesh_status(const char *ep, int limit_ms)
 {
     void *s = zmq_socket(s_ctx(), ZMQ_DEALER);
+    s_keys(s);
     int zero = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
     char id[64];

@@ -46,7 +46,8 @@ bool mesh_reap(mesh_peer *p, int limit_ms);
 void mesh_stop_all(mesh_peer *v, int n);
 
 /* The status document of the peer at ep (malloc'd JSON), or NULL when it
- * does not answer within limit_ms. */
+ * does not answer within limit_ms. With LEV_MESH_KEY (and LEV_CLIENT_KEY)
+ * set, asked as a client of a mesh with keys (CurveZMQ). */
 char *mesh_status(const char *ep, int limit_ms);
 
 /* Sends raw frames (each with its length) to ep through a fresh DEALER. */

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include <cmocka.h>
 #include <zmq.h>
 
+#include "auth.h"
 #include "leverage.h"
 #include "log.h"
 #include "mesh.h"
@@ -988,6 +990,123 @@ static void t_bad_input(void **state)
     mesh_stop_all(m.p, m.n);
 }
 
+static int s_log_count(const mesh_peer *p, const char *text);
+
+/* A key pair written to s_dir/NAME.key and NAME.pub; its public key. */
+static void s_keygen(const char *name, pc_keypair *k)
+{
+    char base[sizeof s_dir + 64], err[256];
+    snprintf(base, sizeof base, "%s/%s", s_dir, name);
+    assert_int_equal(pc_key_generate(k), 0);
+    if (pc_key_write(base, k, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+static bool s_has_peer(const char *js, void *ctx) { return strstr(js, (const char *)ctx) != NULL; }
+
+/* A mesh with keys (--key, --authorized-keys): its peers find each other
+ * and run a VC for a client whose key it admits; a client with no keys,
+ * or with a key it does not admit, is refused (lev_vc_open fails saying
+ * so), its address logged once however often it tried; a peer of
+ * another mesh's key never joins; levctl and the status need the keys
+ * too. A key file that is not one stops levpeer with status 2. */
+static void t_keys(void **state)
+{
+    (void)state;
+    pc_keypair mesh_k, alice, mallory, other;
+    s_keygen("mesh", &mesh_k);
+    s_keygen("alice", &alice);
+    s_keygen("mallory", &mallory);
+    s_keygen("other", &other);
+    char keys[sizeof s_dir + 16], path[sizeof s_dir + 64], meshkey[sizeof s_dir + 32];
+    snprintf(keys, sizeof keys, "%s/admitted", s_dir);
+    assert_int_equal(mkdir(keys, 0700), 0);
+    snprintf(path, sizeof path, "%s/admitted/alice.pub", s_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "public-key = %s\n", alice.pub);
+    fclose(f);
+    snprintf(meshkey, sizeof meshkey, "%s/mesh.key", s_dir);
+    mesh m;
+    memset(&m, 0, sizeof m);
+    const char *extra[] = {"--key", meshkey, "--authorized-keys", keys, NULL};
+    setenv("LEV_MESH_KEY", meshkey, 1); /* the test's own status queries */
+    s_peer(&m, 0, "-1", extra);
+    s_peer(&m, 1, "1", extra);
+    want_alive two = {2};
+    assert_true(mesh_wait(m.p[0].ep, s_alive, &two, LIMIT));
+    /* alice's client runs a VT */
+    char alicekey[sizeof s_dir + 32];
+    snprintf(alicekey, sizeof alicekey, "%s/alice.key", s_dir);
+    setenv("LEV_CLIENT_KEY", alicekey, 1);
+    lev_vc_options o = {.workers = 1, .peer = m.p[0].ep};
+    lev_vc *vc = NULL;
+    int rc = lev_vc_open(&vc, &o);
+    if (rc)
+        fail_msg("alice: lev_vc_open: %s: %s", lev_strerror(rc), lev_errdetail());
+    long n = 1000, *sum = NULL;
+    size_t len = 0;
+    lev_vt_id id;
+    assert_int_equal(lev_vt_start(vc, "pc_sum", &n, sizeof n, &id), 0);
+    assert_int_equal(lev_vt_join(vc, id, (void **)&sum, &len, LIMIT), 0);
+    assert_int_equal(*sum, 499500);
+    free(sum);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    /* mallory's key is not admitted; no key at all is not either */
+    setenv("LEV_PEER_TIMEOUT_MS", "1500", 1);
+    char malkey[sizeof s_dir + 32];
+    snprintf(malkey, sizeof malkey, "%s/mallory.key", s_dir);
+    setenv("LEV_CLIENT_KEY", malkey, 1);
+    for (int i = 0; i < 2; i++) {
+        rc = lev_vc_open(&vc, &o);
+        assert_int_equal(rc, LEV_EPEER);
+        if (!strstr(lev_errdetail(), "the peer may have refused this client's key"))
+            fail_msg("mallory: %s", lev_errdetail());
+    }
+    unsetenv("LEV_CLIENT_KEY");
+    unsetenv("LEV_MESH_KEY");
+    assert_int_equal(lev_vc_open(&vc, &o), LEV_EPEER);
+    assert_null(mesh_status(m.p[0].ep, 1000)); /* nor the status */
+    unsetenv("LEV_PEER_TIMEOUT_MS");
+    setenv("LEV_MESH_KEY", meshkey, 1);
+    /* a peer of another mesh's key */
+    char otherkey[sizeof s_dir + 32];
+    snprintf(otherkey, sizeof otherkey, "%s/other.key", s_dir);
+    const char *stranger[] = {"--key", otherkey, NULL};
+    s_peer(&m, 2, "1", stranger);
+    /* it is refused (logged), and after a VC ran to its end it still is
+     * not in the mesh */
+    assert_true(s_log_has(&m.p[0], "its key is not authorised"));
+    lev_vc_options o2 = {.workers = 1, .peer = m.p[0].ep};
+    assert_int_equal(lev_vc_open(&vc, &o2), 0);
+    assert_int_equal(lev_vt_start(vc, "pc_sum", &n, sizeof n, &id), 0);
+    assert_int_equal(lev_vt_join(vc, id, (void **)&sum, &len, LIMIT), 0);
+    free(sum);
+    assert_int_equal(lev_vc_close(&vc), 0);
+    char *js = mesh_status(m.p[0].ep, LIMIT);
+    assert_non_null(js);
+    assert_false(s_has_peer(js, m.p[2].ep));
+    free(js);
+    /* mallory's two clients, refused more than once each (zmq retries),
+     * logged once for their address */
+    if (s_log_count(&m.p[0], "refused a connection from") > 2)
+        fail_msg("refusals logged %d times", s_log_count(&m.p[0], "refused a connection from"));
+    /* a public key where the pair is needed: status 2, the file named */
+    char pubonly[sizeof s_dir + 32];
+    snprintf(pubonly, sizeof pubonly, "%s/mesh.pub", s_dir);
+    const char *bad[] = {"--key", pubonly, NULL};
+    mesh_peer b;
+    memset(&b, 0, sizeof b);
+    const char *args[] = {"--listen", mesh_listen(), "--key", pubonly, NULL};
+    (void)bad;
+    assert_int_not_equal(mesh_start(&b, LEVPEER_PATH, s_dir, 5000, args), 0);
+    assert_true(mesh_reap(&b, LIMIT));
+    assert_true(WIFEXITED(b.status) && WEXITSTATUS(b.status) == 2);
+    assert_true(s_log_has(&b, "mesh.pub: a public key only"));
+    unsetenv("LEV_MESH_KEY");
+    mesh_stop_all(m.p, m.n);
+}
+
 /* Lines of p's log holding text. */
 static int s_log_count(const mesh_peer *p, const char *text)
 {
@@ -1124,15 +1243,15 @@ int main(int argc, char **argv)
      * busy machine would starve them for as long as they run. */
     setenv("LEV_EXEC_NICE", "0", 0);
     const struct CMUnitTest all[] = {
-        cmocka_unit_test(t_kill_worker),       cmocka_unit_test(t_kill_holder),
-        cmocka_unit_test(t_stop_cont),         cmocka_unit_test(t_sigterm),
-        cmocka_unit_test(t_join_midrun),       cmocka_unit_test(t_crash_limit),
-        cmocka_unit_test(t_bad_worker),        cmocka_unit_test(t_deployer_lost),
-        cmocka_unit_test(t_gossip32),          cmocka_unit_test(t_bad_input),
-        cmocka_unit_test(t_log_flood),         cmocka_unit_test(t_config),
-        cmocka_unit_test(t_stall_holder_kill), cmocka_unit_test(t_kill_two),
-        cmocka_unit_test(t_stall_no_fence),    cmocka_unit_test(t_faster_joins),
-        cmocka_unit_test(t_rate_again),
+        cmocka_unit_test(t_kill_worker),  cmocka_unit_test(t_kill_holder),
+        cmocka_unit_test(t_stop_cont),    cmocka_unit_test(t_sigterm),
+        cmocka_unit_test(t_join_midrun),  cmocka_unit_test(t_crash_limit),
+        cmocka_unit_test(t_bad_worker),   cmocka_unit_test(t_deployer_lost),
+        cmocka_unit_test(t_gossip32),     cmocka_unit_test(t_bad_input),
+        cmocka_unit_test(t_log_flood),    cmocka_unit_test(t_keys),
+        cmocka_unit_test(t_config),       cmocka_unit_test(t_stall_holder_kill),
+        cmocka_unit_test(t_kill_two),     cmocka_unit_test(t_stall_no_fence),
+        cmocka_unit_test(t_faster_joins), cmocka_unit_test(t_rate_again),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
