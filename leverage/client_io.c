@@ -112,15 +112,21 @@ static bool s_opt(void *sock, int opt, int v)
 /* CurveZMQ to a mesh with keys (peercontroller/auth.h): LEV_MESH_KEY
  * names the mesh's public key (NAME.pub, or the pair NAME.key), and
  * LEV_CLIENT_KEY this client's key pair, which the mesh must admit (by
- * default the mesh's pair, when LEV_MESH_KEY names it). Neither set: no
- * CurveZMQ. 0, or LEV_EINVAL naming the file and what is wrong. */
-static int s_curve(void *sock)
+ * default the mesh's pair, when LEV_MESH_KEY names it). Neither set: the
+ * embedded peer's own pair when endpoint is that peer and it has keys
+ * (embed.h), else no CurveZMQ. 0, or LEV_EINVAL naming the file and what
+ * is wrong. */
+static int s_curve(void *sock, const char *endpoint)
 {
     pc_keypair m, c;
     char err[512];
     int rc = pc_client_keys(&m, &c, err, sizeof err);
     if (rc < 0)
         return rt_err(LEV_EINVAL, "%s", err);
+    if (!rc && pc_embed_keys(endpoint, &c)) { /* this process's own peer */
+        m = c;
+        rc = 1;
+    }
     if (rc && pc_auth_connect(sock, &c, m.pub))
         return rt_err(LEV_EINVAL, "the keys are not ones libzmq takes");
     return 0;
@@ -150,7 +156,7 @@ static int s_dealer(lev_vc *vc, void *ctx)
         zmq_setsockopt(vc->dealer, ZMQ_ROUTING_ID, rid, (size_t)n) ||
         zmq_setsockopt(vc->dealer, ZMQ_MAXMSGSIZE, &max, sizeof max))
         return rt_err(LEV_ENOMEM, "cannot create a socket: %s", zmq_strerror(errno));
-    int rc = s_curve(vc->dealer);
+    int rc = s_curve(vc->dealer, vc->endpoint);
     if (rc)
         return rc;
     if (zmq_connect(vc->dealer, vc->endpoint))

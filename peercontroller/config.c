@@ -13,7 +13,19 @@
 #include "log.h"
 #include "wire.h"
 
-enum { K_STR, K_PATH, K_INT, K_SIZE, K_HEX, K_JOIN, K_LEVEL, K_MESSAGES, K_READS, K_CONFIG };
+enum {
+    K_STR,
+    K_PATH,
+    K_INT,
+    K_SIZE,
+    K_HEX,
+    K_JOIN,
+    K_LEVEL,
+    K_MESSAGES,
+    K_READS,
+    K_FLAG,
+    K_CONFIG
+};
 
 typedef struct s_key {
     const char *name;
@@ -60,6 +72,9 @@ static const s_key s_keys[] = {
     {"authorized-keys", K_PATH, OFF(authorized), 0, 0,
      "with --key, the public keys admitted besides the mesh's: a file of keys or a directory "
      "of .pub files (default: $LEV_AUTHORIZED_KEYS)"},
+    {"insecure", K_FLAG, OFF(insecure), 0, 0,
+     "run without keys: no authentication, no encryption, and anyone who reaches the port "
+     "runs code here (also $LEV_INSECURE=1; a flag, or `insecure = 1` in a config file)"},
     {"reads", K_READS, OFF(peer.reads_deployer), 0, 0,
      "near (default) or deployer: where the VCs it deploys answer their VTs' global reads"},
     {"config", K_CONFIG, 0, 0, 0, "read settings from FILE (name = value per line)"},
@@ -151,6 +166,11 @@ static int s_set(pc_config *c, const char *name, const char *val, int depth)
             return s_bad("--messages: '%s' is not relay or direct%s", val, "");
         c->peer.direct = !strcmp(val, "direct");
         return 0;
+    case K_FLAG:
+        if (strcmp(val, "1") && strcmp(val, "0") && strcmp(val, "true") && strcmp(val, "false"))
+            return s_bad("--%s: '%s' is not 1, 0, true or false", name, val);
+        *(int *)(base + k->off) = !strcmp(val, "1") || !strcmp(val, "true");
+        return 0;
     case K_READS:
         if (strcmp(val, "near") && strcmp(val, "deployer"))
             return s_bad("--reads: '%s' is not near or deployer%s", val, "");
@@ -217,7 +237,10 @@ int pc_config_parse(pc_config *c, int argc, char **argv)
             return s_bad("unknown setting '%s'%s", a, "");
         memcpy(name, a + 2, n);
         name[n] = '\0';
-        val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        if (!eq && !strcmp(name, "insecure"))
+            val = "1"; /* a flag on the command line */
+        else
+            val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
         int rc = s_set(c, name, val, 0);
         if (rc)
             return rc;
@@ -233,6 +256,9 @@ int pc_config_parse(pc_config *c, int argc, char **argv)
     if (c->authorized[0] && !c->key[0])
         return s_bad("--authorized-keys '%s' without --key (the mesh's key pair)%s", c->authorized,
                      "");
+    const char *ei = getenv("LEV_INSECURE");
+    if (ei && !strcmp(ei, "1"))
+        c->insecure = 1;
     c->peer.key = c->key[0] ? c->key : NULL;
     c->peer.authorized_keys = c->authorized[0] ? c->authorized : NULL;
     c->peer.executor_program = c->exec_prog[0] ? c->exec_prog : NULL;

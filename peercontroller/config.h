@@ -20,6 +20,7 @@ typedef struct pc_config {
     char exec_prog[4096];
     char key[4096];        /* --key, else $LEV_KEY */
     char authorized[4096]; /* --authorized-keys, else $LEV_AUTHORIZED_KEYS */
+    int insecure;          /* --insecure (or $LEV_INSECURE=1): no keys, knowingly */
 } pc_config;
 
 /* Fills *c from argv (argv[0] is the program). 0; 1 when --help was asked

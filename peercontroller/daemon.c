@@ -48,6 +48,16 @@ int pc_daemon_main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     if (c.log_level >= 0)
         pc_log_set_level((pc_log_level)c.log_level);
+    if (!c.peer.key && !c.insecure) {
+        fprintf(stderr,
+                "levpeer: no keys: a mesh without them runs code for anyone who reaches its "
+                "port.\n"
+                "  Make the mesh's key pair with `levctl keygen NAME`, then start every peer "
+                "with\n"
+                "  --key NAME.key (and --authorized-keys for the clients' public keys);\n"
+                "  or pass --insecure (or LEV_INSECURE=1) to run without them.\n");
+        return 2;
+    }
 
     /* The signals are taken by sigwait on this thread only. */
     sigset_t set;
@@ -67,11 +77,11 @@ int pc_daemon_main(int argc, char **argv)
         fprintf(stderr, "levpeer: cannot start: %s: %s\n", lev_strerror(rc), lev_errdetail());
         return rc == LEV_EINVAL ? 2 : 1;
     }
-    if (!s_loopback(c.peer.listen) && !c.peer.key)
+    if (!c.peer.key)
         pc_log(PC_LOG_WARN,
-               "listening on %s: without authentication (--key) the mesh is open to "
-               "anyone who can reach this address",
-               c.peer.listen);
+               "INSECURE (--insecure): no keys, so no authentication and no encryption: anyone "
+               "who can reach %s%s runs code here",
+               c.peer.listen, s_loopback(c.peer.listen) ? " (this machine's users)" : "");
     printf("%s\n", pc_peer_endpoint(p));
     fflush(stdout);
 

@@ -495,7 +495,11 @@ static int s_keys(pc_peer *p, const pc_peer_opts *o)
     p->curve = calloc(1, sizeof *p->curve);
     if (!p->curve)
         return LEV_ENOMEM;
-    int rc = pc_key_read(o->key, p->curve, err, sizeof err);
+    int rc = 0;
+    if (o->key)
+        rc = pc_key_read(o->key, p->curve, err, sizeof err);
+    else
+        *p->curve = *o->key_pair;
     if (!rc && !p->curve->sec[0]) {
         snprintf(err, sizeof err, "%s: a public key only; the mesh's key pair (NAME.key) is needed",
                  o->key);
@@ -556,7 +560,7 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
     if (!p->zctx || pipe2(p->wake, O_NONBLOCK | O_CLOEXEC))
         goto fail;
     zmq_ctx_set(p->zctx, ZMQ_BLOCKY, 0);
-    if (o->key && (rc = s_keys(p, o)))
+    if ((o->key || o->key_pair) && (rc = s_keys(p, o)))
         goto fail;
     rc = pc_transport_new(&p->tr, p->zctx, o->listen ? o->listen : "tcp://127.0.0.1:0",
                           o->advertise, p->o.max_msg, p->curve);

@@ -21,25 +21,27 @@ typedef struct pc_peer_opts {
     const char *advertise;         /* endpoint others reach it at; NULL: the bound one */
     const char *join[PC_JOIN_MAX]; /* seeds */
     int njoin;
-    int cores;                    /* offered; <0: none (client only); 0: online cores */
-    int rate;                     /* work units/s per core; 0: measure at start */
-    pc_members_opts members;      /* failure suspicion settings */
-    const char *data_dir;         /* module cache and held images on disk; NULL: memory only */
-    size_t max_msg;               /* ZMQ_MAXMSGSIZE; 0: 1 GiB */
-    int crash_limit;              /* executor crashes before a VT fails; 0: 3 */
-    int client_timeout_ms;        /* a silent client's VCs are closed after; 0: 10000 */
-    bool embedded;                /* inside a client: executors are threads, not processes */
-    const char *executor_program; /* program run as `PROG --executor --fd N`; NULL: this one */
-    size_t global_ref_min;        /* global values this large go by reference to a worker
-                                   * that has a copy of them (W_IN_REF); 0: 1024 */
-    bool direct;                  /* the VCs it deploys send their VTs' messages between
-                                   * executors directly (docs/DIRECT_MESSAGES.md) */
-    bool reads_deployer;          /* the VCs it deploys answer every global read at the
-                                   * deployer (docs/GLOBAL_READS.md: not near the reader) */
-    const char *key;              /* the mesh's key pair (auth.h: NAME.key): CurveZMQ on every
-                                   * connection; NULL: none */
-    const char *authorized_keys;  /* with key: the public keys admitted besides the mesh's
-                                   * (a file, or a directory of .pub files) */
+    int cores;                         /* offered; <0: none (client only); 0: online cores */
+    int rate;                          /* work units/s per core; 0: measure at start */
+    pc_members_opts members;           /* failure suspicion settings */
+    const char *data_dir;              /* module cache and held images on disk; NULL: memory only */
+    size_t max_msg;                    /* ZMQ_MAXMSGSIZE; 0: 1 GiB */
+    int crash_limit;                   /* executor crashes before a VT fails; 0: 3 */
+    int client_timeout_ms;             /* a silent client's VCs are closed after; 0: 10000 */
+    bool embedded;                     /* inside a client: executors are threads, not processes */
+    const char *executor_program;      /* program run as `PROG --executor --fd N`; NULL: this one */
+    size_t global_ref_min;             /* global values this large go by reference to a worker
+                                        * that has a copy of them (W_IN_REF); 0: 1024 */
+    bool direct;                       /* the VCs it deploys send their VTs' messages between
+                                        * executors directly (docs/DIRECT_MESSAGES.md) */
+    bool reads_deployer;               /* the VCs it deploys answer every global read at the
+                                        * deployer (docs/GLOBAL_READS.md: not near the reader) */
+    const char *key;                   /* the mesh's key pair (auth.h: NAME.key): CurveZMQ on every
+                                        * connection; NULL: none */
+    const char *authorized_keys;       /* with key: the public keys admitted besides the mesh's
+                                        * (a file, or a directory of .pub files) */
+    const struct pc_keypair *key_pair; /* instead of key: the pair itself (an embedded
+                                        * peer's, made for the process) */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

@@ -381,6 +381,9 @@ ev_median() {
 # A loopback mesh of levpeers
 # ---------------------------------------------------------------------
 
+# The evaluation's meshes run without keys (levpeer refuses to unless told,
+# and CurveZMQ's own cost is measured apart): LEV_INSECURE=1 for each.
+export LEV_INSECURE=1
 MESH_OPTS=()     # extra options for every levpeer
 MESH_NET_DELAY=  # one-way delay between peers in ms (a lagrelay in front of each); empty: none
 MESH_NET_RATE=0  # Mbit/s of each direction of a connection between peers (0: unpaced)

@@ -9,8 +9,10 @@
 #
 # INSTANCE defaults to the sample's pr1002.tsp (1,002 cities). The mesh: one peer for the
 # client (it deploys, offers no core) and LEV_DEMO_WORKERS (default 3)
-# workers of one core each, on loopback. The tour and its picture go to
-# BUILD_DIR/tsp-demo/.
+# workers of one core each, on loopback, with keys: every connection is
+# CurveZMQ with the demo's mesh key pair (made once with `levctl keygen`
+# in BUILD_DIR/tsp-demo/keys/), which the client uses too. The tour and
+# its picture go to BUILD_DIR/tsp-demo/.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,7 +30,9 @@ for p in "$levpeer" "$levctl" "$levtsp"; do
 done
 
 out=$build/tsp-demo
-mkdir -p "$out"
+mkdir -p "$out/keys"
+[[ -f $out/keys/mesh.key ]] || "$levctl" keygen "$out/keys/mesh" >/dev/null
+export LEV_MESH_KEY=$out/keys/mesh.key # lev-tsp's and levctl's keys: the mesh's own pair
 run=$(mktemp -d)
 pids=()
 cleanup() {
@@ -50,8 +54,9 @@ trap cleanup EXIT
 start_peer() {
     local name=$1 i
     shift
-    "$levpeer" --listen tcp://127.0.0.1:0 --period-ms 300 --probe-timeout-ms 250 \
-        --suspect-ms 900 --log-level warn "$@" >"$run/$name.out" 2>"$run/$name.log" &
+    "$levpeer" --listen tcp://127.0.0.1:0 --key "$LEV_MESH_KEY" --period-ms 300 \
+        --probe-timeout-ms 250 --suspect-ms 900 --log-level warn "$@" \
+        >"$run/$name.out" 2>"$run/$name.log" &
     pids+=($!)
     echo $! >"$run/$name.pid"
     disown $! # its death by the killer is no news
@@ -73,7 +78,7 @@ for ((w = 1; w <= workers; w++)); do
     start_peer "worker$w" --cores 1 --join "$client"
     worker_pid[$endpoint]=$(cat "$run/worker$w.pid")
 done
-echo "demo: a mesh of $((workers + 1)) levpeers on loopback: the client's peer $client and $workers workers of one core each"
+echo "demo: a mesh of $((workers + 1)) levpeers on loopback, CurveZMQ with the key pair in $out/keys: the client's peer $client and $workers workers of one core each"
 
 # The killer: once a third of the run's units are done and every VT holds
 # a checkpoint, it kills the worker that runs the most VTs.

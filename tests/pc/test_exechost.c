@@ -1232,6 +1232,22 @@ static void t_bad_args(void **state)
     assert_non_null(strstr(err, "cannot read '/nonexistent/levpeer.conf'"));
     assert_int_equal(s_levpeer((char *[]){"levpeer", "stray", NULL}, err, sizeof err), 2);
     assert_non_null(strstr(err, "unexpected argument 'stray'"));
+    /* no keys and no --insecure: refused, saying how to make keys */
+    unsetenv("LEV_INSECURE");
+    unsetenv("LEV_KEY");
+    assert_int_equal(
+        s_levpeer((char *[]){"levpeer", "--listen", "tcp://127.0.0.1:0", NULL}, err, sizeof err),
+        2);
+    assert_non_null(strstr(err, "no keys"));
+    assert_non_null(strstr(err, "levctl keygen NAME"));
+    assert_non_null(strstr(err, "--insecure"));
+    assert_int_equal(s_levpeer((char *[]){"levpeer", "--insecure=maybe", NULL}, err, sizeof err),
+                     2);
+    assert_non_null(strstr(err, "--insecure: 'maybe' is not 1, 0, true or false"));
+    assert_int_equal(
+        s_levpeer((char *[]){"levpeer", "--key", "/nonexistent/mesh.key", NULL}, err, sizeof err),
+        2);
+    assert_non_null(strstr(err, "/nonexistent/mesh.key"));
     assert_int_equal(s_levpeer((char *[]){"levpeer", "--executor", NULL}, err, sizeof err), 2);
     assert_non_null(strstr(err, "usage"));
     assert_int_equal(
