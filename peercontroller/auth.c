@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,25 @@ int pc_client_keys(pc_keypair *mesh, pc_keypair *mine, char *err, size_t cap)
                      "a public key only: the client's key pair (NAME.key) is needed, in "
                      "LEV_CLIENT_KEY");
     return 1;
+}
+
+int pc_key_derive_links(const pc_keypair *mesh, pc_keypair *out)
+{
+    uint8_t sec[32], seed[crypto_box_SEEDBYTES], pk[crypto_box_PUBLICKEYBYTES],
+        sk[crypto_box_SECRETKEYBYTES];
+    static const char purpose[] = "leverage executor links v1";
+    memset(out, 0, sizeof *out);
+    if (!mesh->sec[0] || !zmq_z85_decode(sec, mesh->sec))
+        return LEV_EINVAL;
+    crypto_generichash(seed, sizeof seed, (const uint8_t *)purpose, sizeof purpose - 1, sec,
+                       sizeof sec);
+    crypto_box_seed_keypair(pk, sk, seed);
+    zmq_z85_encode(out->pub, pk, sizeof pk);
+    zmq_z85_encode(out->sec, sk, sizeof sk);
+    sodium_memzero(sec, sizeof sec);
+    sodium_memzero(seed, sizeof seed);
+    sodium_memzero(sk, sizeof sk);
+    return 0;
 }
 
 int pc_auth_serve(void *sock, const pc_keypair *own)

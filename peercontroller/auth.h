@@ -67,6 +67,13 @@ uint64_t pc_auth_refused(const pc_auth *a);
  * filled; LEV_EINVAL with err saying which variable and file is wrong. */
 int pc_client_keys(pc_keypair *mesh, pc_keypair *mine, char *err, size_t cap);
 
+/* The key pair of the mesh's executor links (direct messages), derived
+ * from the mesh's secret: only a holder of that secret knows its public
+ * key, which a CURVE client must know to connect, so the executors' own
+ * ports admit none but the mesh's executors without a ZAP handler of
+ * their own. 0, or LEV_EINVAL (mesh has no secret). */
+int pc_key_derive_links(const pc_keypair *mesh, pc_keypair *out);
+
 /* Makes sock a CURVE server with the key pair `own` (before bind), or a
  * CURVE client with the key pair `mine` to a server whose public key is
  * `server` (before connect). 0 or LEV_EINVAL (a key libzmq refuses). */

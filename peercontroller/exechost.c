@@ -335,8 +335,13 @@ static void s_config(xh_host *h, pc_rbuf *rb)
 {
     int ck = pc_get_i32(rb), threads = pc_get_i32(rb);
     char host[PC_ENDPOINT_MAX];
+    pc_keypair key;
+    memset(&key, 0, sizeof key);
     pc_get_str(rb, host, sizeof host);
-    if (!pc_rbuf_done(rb)) {
+    pc_get_str(rb, key.pub, sizeof key.pub);
+    pc_get_str(rb, key.sec, sizeof key.sec);
+    if (!pc_rbuf_done(rb) || strlen(key.pub) != strlen(key.sec) ||
+        (key.pub[0] && strlen(key.pub) != PC_KEY_Z85)) {
         fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", pc_rbuf_why(rb));
         return;
     }
@@ -351,6 +356,7 @@ static void s_config(xh_host *h, pc_rbuf *rb)
     /* an address to receive on: the VC's messages go between executors */
     h->direct = host[0] != '\0';
     memcpy(h->link_host, host, sizeof host);
+    h->link_key = key; /* "": no keys */
     h->chost.send = h->direct ? pc_xh_direct_send : NULL;
     h->chost.taken = h->direct ? pc_xh_direct_taken : NULL;
 }

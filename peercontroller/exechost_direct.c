@@ -410,7 +410,8 @@ void pc_xh_direct_placed(xh_host *h, uint64_t self, uint32_t inc)
     if (!h->zctx)
         h->zctx = zmq_ctx_new();
     if (h->zctx)
-        rc = pc_xlink_new(&h->xl, h->zctx, (int)self, inc, h->link_host, RT_CH_MAX_MSG + 4096, ep);
+        rc = pc_xlink_new(&h->xl, h->zctx, (int)self, inc, h->link_host, RT_CH_MAX_MSG + 4096,
+                          h->link_key.pub[0] ? &h->link_key : NULL, ep);
     for (int k = 0; !rc && k < PC_CX_PEERS; k++)
         if (k != (int)self && h->xl_eps[k][0] && !pc_xlink_peer(h->xl, k, h->xl_eps[k]))
             pc_cx_resend_peer(h->cx, k);

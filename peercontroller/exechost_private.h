@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "causal.h"
 #include "chan.h"
 #include "executor.h"
@@ -149,6 +150,7 @@ typedef struct xh_host {
      * reads (main thread) */
     bool direct;                     /* X_CONFIG named an address: the VC's messages go here */
     char link_host[PC_ENDPOINT_MAX]; /* that address */
+    pc_keypair link_key;             /* the links' CurveZMQ pair (auth.h), pub "" for none */
     void *zctx;                      /* libzmq's, made with the link */
     pc_xlink *xl;          /* the links, once the executor has a number; replaced under rd_mu too */
     pthread_mutex_t rd_mu; /* the ROUTER's reads: the main thread's or an idle worker's */

@@ -54,7 +54,7 @@
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
     X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
     X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b M? b?") X(X_REPORT, "b") X(X_STOP, "")      \
-    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32 s")        \
+    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32 s s s")        \
     X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
     X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \

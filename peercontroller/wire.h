@@ -203,7 +203,8 @@ typedef enum pc_type {
     PC_X_CRASH = 0x060C,      /* exec -> daemon, from its fault handler: hdr.vt; i32 signal */
     PC_X_CONFIG = 0x060D,     /* daemon -> exec: i32 checkpoint_ms, i32 threads, s the numeric
                                * IPv4 address to receive direct messages on ("": the VC's
-                               * messages go through its deployer) */
+                               * messages go through its deployer), s s the public and secret
+                               * key of the mesh's executor links (auth.h; "" "": no keys) */
     PC_X_FAILED = 0x060E,     /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
     PC_X_OUT = 0x060F,        /* exec -> daemon: as W_OUT */
     PC_X_ACK = 0x0610,        /* daemon -> exec: as W_ACK */

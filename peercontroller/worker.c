@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "gcopy.h"
 #include "imgslot.h"
 #include "lev_errors.h"
@@ -200,6 +201,12 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
         pc_log(PC_LOG_WARN, "VC %016llx: no address for direct messages in %s",
                (unsigned long long)v->vc, pc_peer_endpoint(w->p));
     pc_put_str(&b, host);
+    pc_keypair lk; /* a mesh with keys: its executors' links are CurveZMQ too */
+    memset(&lk, 0, sizeof lk);
+    if (w->p->curve)
+        pc_key_derive_links(w->p->curve, &lk);
+    pc_put_str(&b, lk.pub);
+    pc_put_str(&b, lk.sec);
     s_xsend_buf(w, v, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
     pc_wbuf_free(&b);
     pc_wbuf_init(&b);

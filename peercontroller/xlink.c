@@ -4,6 +4,7 @@
  * that are refused.
  */
 #include "xlink.h"
+#include "auth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,12 +34,13 @@ struct pc_xlink {
     uint8_t id[XL_ID_LEN];
     xl_peer peers[PC_XLINK_PEERS];
     pc_xlink_stats st;
+    const pc_keypair *curve; /* the mesh's links pair (kept by the caller), or NULL */
 };
 
 static void s_opt(void *sock, int opt, int v) { (void)zmq_setsockopt(sock, opt, &v, sizeof v); }
 
 int pc_xlink_new(pc_xlink **out, void *zctx, int self, uint32_t inc, const char *host,
-                 size_t max_frame, char ep[PC_ENDPOINT_MAX])
+                 size_t max_frame, const pc_keypair *curve, char ep[PC_ENDPOINT_MAX])
 {
     *out = NULL;
     struct in_addr a;
@@ -53,6 +55,7 @@ int pc_xlink_new(pc_xlink **out, void *zctx, int self, uint32_t inc, const char 
     x->zctx = zctx;
     x->self = self;
     x->inc = inc;
+    x->curve = curve;
     x->id[0] = 'x';
     x->id[1] = (uint8_t)self;
     for (int i = 0; i < 4; i++)
@@ -61,6 +64,11 @@ int pc_xlink_new(pc_xlink **out, void *zctx, int self, uint32_t inc, const char 
     if (!x->router) {
         free(x);
         return rt_err(LEV_EPEER, "executor links: cannot create a socket: %s", zmq_strerror(errno));
+    }
+    if (curve && pc_auth_serve(x->router, curve)) {
+        zmq_close(x->router);
+        free(x);
+        return rt_err(LEV_EINVAL, "executor links: a key libzmq does not take");
     }
     s_opt(x->router, ZMQ_LINGER, 0);
     s_opt(x->router, ZMQ_ROUTER_HANDOVER, 1); /* an executor that connects again takes its id */
@@ -116,6 +124,10 @@ int pc_xlink_peer(pc_xlink *x, int peer, const char *ep)
     p->sock = zmq_socket(x->zctx, ZMQ_DEALER);
     if (!p->sock)
         return rt_err(LEV_EPEER, "executor links: cannot create a socket: %s", zmq_strerror(errno));
+    if (x->curve && pc_auth_connect(p->sock, x->curve, x->curve->pub)) {
+        s_peer_close(p);
+        return rt_err(LEV_EINVAL, "executor links: a key libzmq does not take");
+    }
     zmq_setsockopt(p->sock, ZMQ_ROUTING_ID, x->id, XL_ID_LEN);
     s_opt(p->sock, ZMQ_LINGER, 0);
     s_opt(p->sock, ZMQ_SNDHWM, XL_SNDHWM);

@@ -40,10 +40,14 @@ typedef struct pc_xlink_stats {
  * `inc` (> 0), its ROUTER bound on `host` (a numeric IPv4 address) at a
  * port the system picks; *ep gets the endpoint to tell the others.
  * max_frame bounds a received frame (ZMQ_MAXMSGSIZE: a connection that
- * sends more is closed). 0, LEV_EINVAL (self, inc or host out of range),
- * LEV_EPEER (cannot bind: the detail says why), LEV_ENOMEM. */
+ * sends more is closed). curve: the links' key pair of a mesh with keys
+ * (auth.h, pc_key_derive_links; kept by the caller), or NULL: every link
+ * CurveZMQ with it, as server and as client. 0, LEV_EINVAL (self, inc or
+ * host out of range), LEV_EPEER (cannot bind: the detail says why),
+ * LEV_ENOMEM. */
+struct pc_keypair;
 int pc_xlink_new(pc_xlink **out, void *zctx, int self, uint32_t inc, const char *host,
-                 size_t max_frame, char ep[PC_ENDPOINT_MAX]);
+                 size_t max_frame, const struct pc_keypair *curve, char ep[PC_ENDPOINT_MAX]);
 
 /* Closes every socket, dropping what is queued; accepts NULL, sets *x_p
  * NULL. */

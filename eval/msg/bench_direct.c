@@ -596,8 +596,8 @@ static void s_receiver(void *ctx, const char *dep_ep, int fd, size_t size)
     e.size = size;
     if (s_own) {
         char ep[PC_ENDPOINT_MAX];
-        if (pc_xlink_new(&e.xl, ctx, 1, 1, "127.0.0.1", 0, ep) || pc_xlink_peer(e.xl, 0, s_a_ep) ||
-            write(fd, ep, strlen(ep) + 1) < 0)
+        if (pc_xlink_new(&e.xl, ctx, 1, 1, "127.0.0.1", 0, NULL, ep) ||
+            pc_xlink_peer(e.xl, 0, s_a_ep) || write(fd, ep, strlen(ep) + 1) < 0)
             s_die("executor B's links");
         e.peer = pc_xlink_socket(e.xl);
     } else {
@@ -746,7 +746,7 @@ int main(int argc, char **argv)
     /* own: A's ROUTER is bound before B starts, so that B can connect to it */
     void *actx = s_own ? zmq_ctx_new() : NULL;
     pc_xlink *axl = NULL;
-    if (s_own && pc_xlink_new(&axl, actx, 0, 1, "127.0.0.1", 0, s_a_ep))
+    if (s_own && pc_xlink_new(&axl, actx, 0, 1, "127.0.0.1", 0, NULL, s_a_ep))
         s_die("executor A's links");
     pid_t b = s_fork_child(true, dep_ep, (size_t)size, peer_ep);
     void *ctx = s_own ? actx : zmq_ctx_new();

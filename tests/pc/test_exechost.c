@@ -190,6 +190,8 @@ static void s_config(s_exe *e, int checkpoint_ms, int threads)
     pc_put_i32(&w, checkpoint_ms);
     pc_put_i32(&w, threads);
     pc_put_str(&w, ""); /* messages through the deployer */
+    pc_put_str(&w, ""); /* no keys */
+    pc_put_str(&w, "");
     s_send(e, pc_hdr_make(PC_X_CONFIG, 0, 0, 0, 0), &w);
 }
 

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "auth.h"
 #include "leverage.h"
 #include "mesh.h"
 #include "msg_tasks.h"
@@ -62,11 +63,34 @@ static const char *s_messages(void)
     return e && !strcmp(e, "direct") ? "direct" : "relay";
 }
 
+/* LEV_TEST_KEYS=1: the mesh has keys (every connection CurveZMQ, the
+ * executors' links too); the test is its client with the mesh's pair.
+ * The path of that pair, made once, or NULL. */
+static const char *s_keys(void)
+{
+    static char path[sizeof s_dir + 16];
+    const char *e = getenv("LEV_TEST_KEYS");
+    if (!e || strcmp(e, "1"))
+        return NULL;
+    if (!path[0]) {
+        char base[sizeof s_dir + 8], err[256];
+        pc_keypair k;
+        snprintf(base, sizeof base, "%s/mesh", s_dir);
+        assert_int_equal(pc_key_generate(&k), 0);
+        if (pc_key_write(base, &k, err, sizeof err))
+            fail_msg("%s", err);
+        snprintf(path, sizeof path, "%s.key", base);
+        setenv("LEV_MESH_KEY", path, 1);
+    }
+    return path;
+}
+
 /* A deployer-only peer and `workers` peers of one core each, all seen
  * alive by the first. */
 static void s_mesh(mesh *m, int workers)
 {
     memset(m, 0, sizeof *m);
+    const char *key = s_keys();
     for (int i = 0; i <= workers; i++) {
         /* LEV_TEST_LOG=debug: the peers' logs (in the test's directory) say more */
         const char *lvl = getenv("LEV_TEST_LOG") ? getenv("LEV_TEST_LOG") : "info";
@@ -90,11 +114,13 @@ static void s_mesh(mesh *m, int workers)
                               s_crash_limit,
                               "--messages",
                               s_messages(),
+                              key ? "--key" : NULL,
+                              key,
                               "--join",
                               m->p[0].ep,
                               NULL};
         if (i == 0)
-            args[16] = NULL;
+            args[18] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;

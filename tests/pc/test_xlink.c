@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zmq.h>
 
+#include "auth.h"
 #include "lev_errors.h"
 #include "rt.h"
 #include "xlink.h"
@@ -54,7 +55,7 @@ static void s_read_until(pc_xlink *x, got *g, int want, uint64_t drops)
 static pc_xlink *s_link(void *ctx, int self, uint32_t inc, char ep[PC_ENDPOINT_MAX])
 {
     pc_xlink *x = NULL;
-    assert_int_equal(pc_xlink_new(&x, ctx, self, inc, "127.0.0.1", 1 << 20, ep), 0);
+    assert_int_equal(pc_xlink_new(&x, ctx, self, inc, "127.0.0.1", 1 << 20, NULL, ep), 0);
     assert_non_null(x);
     assert_true(pc_endpoint_valid(ep));
     return x;
@@ -146,14 +147,15 @@ static void t_bad_args(void **state)
     void *ctx = zmq_ctx_new();
     char ep[PC_ENDPOINT_MAX];
     pc_xlink *x = NULL;
-    assert_int_equal(pc_xlink_new(&x, ctx, 64, 1, "127.0.0.1", 0, ep), LEV_EINVAL);
+    assert_int_equal(pc_xlink_new(&x, ctx, 64, 1, "127.0.0.1", 0, NULL, ep), LEV_EINVAL);
     assert_non_null(strstr(lev_errdetail(), "executor 64"));
-    assert_int_equal(pc_xlink_new(&x, ctx, -1, 1, "127.0.0.1", 0, ep), LEV_EINVAL);
-    assert_int_equal(pc_xlink_new(&x, ctx, 0, 0, "127.0.0.1", 0, ep), LEV_EINVAL);
-    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, "localhost", 0, ep), LEV_EINVAL);
+    assert_int_equal(pc_xlink_new(&x, ctx, -1, 1, "127.0.0.1", 0, NULL, ep), LEV_EINVAL);
+    assert_int_equal(pc_xlink_new(&x, ctx, 0, 0, "127.0.0.1", 0, NULL, ep), LEV_EINVAL);
+    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, "localhost", 0, NULL, ep), LEV_EINVAL);
     assert_non_null(strstr(lev_errdetail(), "localhost"));
-    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, NULL, 0, ep), LEV_EINVAL);
-    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, "192.0.2.1", 0, ep), LEV_EPEER); /* not ours */
+    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, NULL, 0, NULL, ep), LEV_EINVAL);
+    assert_int_equal(pc_xlink_new(&x, ctx, 0, 1, "192.0.2.1", 0, NULL, ep),
+                     LEV_EPEER); /* not ours */
     assert_non_null(strstr(lev_errdetail(), "cannot listen"));
     assert_null(x);
     x = s_link(ctx, 3, 1, ep);
@@ -210,13 +212,62 @@ static void t_strangers(void **state)
     zmq_ctx_term(ctx);
 }
 
+/* Links of a mesh with keys (the pair derived from the mesh's secret,
+ * auth.h): its executors exchange frames; a plain connection, and one
+ * that knows only the mesh's public key (as any of its clients does),
+ * never get a frame through. */
+static void t_keys(void **state)
+{
+    (void)state;
+    void *ctx = zmq_ctx_new();
+    pc_keypair mesh, links, links2, client;
+    assert_int_equal(pc_key_generate(&mesh), 0);
+    assert_int_equal(pc_key_derive_links(&mesh, &links), 0);
+    assert_int_equal(pc_key_derive_links(&mesh, &links2), 0);
+    assert_string_equal(links.pub, links2.pub); /* the same for every holder of the secret */
+    assert_string_not_equal(links.pub, mesh.pub);
+    pc_keypair pub_only = mesh;
+    pub_only.sec[0] = 0;
+    assert_int_equal(pc_key_derive_links(&pub_only, &links2), LEV_EINVAL);
+    char ea[PC_ENDPOINT_MAX], eb[PC_ENDPOINT_MAX];
+    pc_xlink *a = NULL, *b = NULL;
+    assert_int_equal(pc_xlink_new(&a, ctx, 1, 1, "127.0.0.1", 1 << 20, &links, ea), 0);
+    assert_int_equal(pc_xlink_new(&b, ctx, 2, 1, "127.0.0.1", 1 << 20, &links, eb), 0);
+    assert_int_equal(pc_xlink_peer(a, 2, eb), 0);
+    /* strangers first: a plain DEALER, and a CURVE one with the mesh's
+     * public key as the server's */
+    assert_int_equal(pc_key_generate(&client), 0);
+    void *s[2];
+    for (int i = 0; i < 2; i++) {
+        s[i] = zmq_socket(ctx, ZMQ_DEALER);
+        int zero = 0;
+        zmq_setsockopt(s[i], ZMQ_LINGER, &zero, sizeof zero);
+        zmq_setsockopt(s[i], ZMQ_ROUTING_ID, "x\x01\x01\x00\x00\x00", 6);
+        if (i)
+            assert_int_equal(pc_auth_connect(s[i], &client, mesh.pub), 0);
+        assert_int_equal(zmq_connect(s[i], eb), 0);
+        uint32_t v = 99;
+        zmq_send(s[i], &v, sizeof v, ZMQ_DONTWAIT);
+    }
+    for (uint32_t i = 0; i < 100; i++)
+        assert_int_equal(pc_xlink_send(a, 2, &i, sizeof i), 0);
+    static got g;
+    memset(&g, 0, sizeof g);
+    s_read_until(b, &g, 100, 0);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(g.val[i], (uint32_t)i); /* no 99 among them */
+    for (int i = 0; i < 2; i++)
+        zmq_close(s[i]);
+    pc_xlink_destroy(&a);
+    pc_xlink_destroy(&b);
+    zmq_ctx_term(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_exchange),
-        cmocka_unit_test(t_moved),
-        cmocka_unit_test(t_bad_args),
-        cmocka_unit_test(t_strangers),
+        cmocka_unit_test(t_exchange),  cmocka_unit_test(t_moved), cmocka_unit_test(t_bad_args),
+        cmocka_unit_test(t_strangers), cmocka_unit_test(t_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -916,7 +916,7 @@ int vs_mexec_send(vs_mexec *x, pc_hdr h, const struct iovec *iov, int n)
     const vs_opts *o = vs_world_opts(x->n->w);
     mw_vt *t = h.vt ? s_vt(x, h.vt) : NULL;
     switch (h.type) {
-    case PC_X_CONFIG: {
+    case PC_X_CONFIG: { /* then the address and keys of direct messages: not modelled */
         int32_t ckpt = pc_get_i32(&r);
         pc_get_i32(&r);
         x->ckpt_ms = ckpt > 0 ? ckpt : 2000;
