@@ -114,13 +114,17 @@ static void s_mesh(mesh *m, int workers)
                               s_crash_limit,
                               "--messages",
                               s_messages(),
-                              key ? "--key" : NULL,
-                              key,
                               "--join",
                               m->p[0].ep,
+                              NULL,
+                              NULL,
                               NULL};
-        if (i == 0)
-            args[18] = NULL;
+        int n = i ? 18 : 16; /* the first has no one to join */
+        if (key) {
+            args[n++] = "--key";
+            args[n++] = key;
+        }
+        args[n] = NULL;
         if (mesh_start(&m->p[i], LEVPEER_PATH, s_dir, LIMIT, args))
             fail_msg("levpeer %d did not start", i);
         m->n = i + 1;
