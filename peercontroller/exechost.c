@@ -685,7 +685,7 @@ static void s_handle(xh_host *h, const pc_hdr *req, const uint8_t *payload)
              * the deployer has logged the answer (held first: the VT may
              * send as soon as it has it) */
             if (h->direct)
-                pc_xh_direct_unlock(h, r->id, req->seq);
+                pc_xh_direct_hold(h, r->id, req->seq);
             rt_ch_read_answer(r->vt, req->seq, rev, data, len); /* 1: not waiting for it */
         }
         break;

@@ -210,7 +210,7 @@ int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void
     bool locked = !rt_ch_capture_ok(vt);
     pthread_mutex_lock(&h->cx_mu);
     xd_hosted *x = s_hosted(h, vt->id);
-    bool held = locked || (x && x->unlock_seq);
+    bool held = locked || (x && x->hold_seq);
     /* flow control: held messages wait for the unlock, not for room */
     if (!held && !pc_cx_may_send(h->cx, vt->id, to)) {
         pthread_mutex_unlock(&h->cx_mu);
@@ -238,13 +238,13 @@ int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void
     return 0;
 }
 
-void pc_xh_direct_unlock(xh_host *h, uint64_t id, uint64_t seq)
+void pc_xh_direct_hold(xh_host *h, uint64_t id, uint64_t seq)
 {
     pthread_mutex_lock(&h->cx_mu);
     xd_hosted *x = s_hosted(h, id);
     if (x && seq > x->acked) {
-        if (seq > x->unlock_seq) /* never lowered: a later commit may wait already */
-            x->unlock_seq = seq;
+        if (seq > x->hold_seq) /* never lowered: a later output may hold already */
+            x->hold_seq = seq;
     } else if (x) {
         /* acknowledged already: a resumed VT sends its outbox again on
          * its own thread, and the deployer's acknowledgement of the
@@ -262,8 +262,8 @@ void pc_xh_direct_ack(xh_host *h, rt_vt *vt, uint64_t seq)
     xd_hosted *x = s_hosted(h, vt->id);
     if (x && seq > x->acked)
         x->acked = seq;
-    if (x && x->unlock_seq && seq >= x->unlock_seq) {
-        x->unlock_seq = 0;
+    if (x && x->hold_seq && seq >= x->hold_seq) {
+        x->hold_seq = 0;
         pc_cx_release(h->cx, vt->id);
         pc_xh_direct_settle_locked(h);
     }
@@ -546,7 +546,7 @@ void pc_xh_direct_read(xh_host *h) { s_try_read(h); }
 static size_t s_held_release(xh_host *h, const xd_hosted *x, pc_cx_msg *first)
 {
     size_t held = pc_cx_held(h->cx, x->id, first);
-    if (held && !x->unlock_seq && !rt_ch_oldest_out(x->vt) && rt_ch_capture_ok(x->vt)) {
+    if (held && !x->hold_seq && !rt_ch_oldest_out(x->vt) && rt_ch_capture_ok(x->vt)) {
         pc_cx_release(h->cx, x->id);
         pc_xh_direct_settle_locked(h);
         held = 0;
@@ -571,7 +571,7 @@ static bool s_tell_waits(xh_host *h, xd_hosted *x, pc_cx_det *stall)
                 "levpeer executor: virtual thread %llu holds %zu messages (the first, %llu to "
                 "%llu) until its unlock (output %llu; acknowledged up to %llu)\n",
                 (unsigned long long)x->id, held, (unsigned long long)first.seq,
-                (unsigned long long)first.to, (unsigned long long)x->unlock_seq,
+                (unsigned long long)first.to, (unsigned long long)x->hold_seq,
                 (unsigned long long)x->acked);
     } else if (held_at.vt != x->held_at.vt || held_at.seq != x->held_at.seq) {
         x->held_at = held_at;

@@ -468,7 +468,7 @@ void pc_xh_on_output(rt_vt *vt, const rt_out *out, void *ud)
     /* what it sends after a commit waits for the commit's acknowledgement,
      * so that a receiver that then reads the variable sees it */
     if (h->direct && (out->kind == RT_OUT_UNLOCK || out->kind == RT_OUT_PUT))
-        pc_xh_direct_unlock(h, r->id, out->seq);
+        pc_xh_direct_hold(h, r->id, out->seq);
     /* with direct messages the deployer has no use for the positions a
      * VT consumed (they are the executors'), and a receive that empties
      * the stream would send one per message */

@@ -48,12 +48,12 @@ typedef struct xh_vtrec {
 typedef struct xd_hosted {
     uint64_t id;
     rt_vt *vt;
-    uint64_t acked;      /* its outputs acknowledged up to here */
-    uint64_t unlock_seq; /* its UNLOCK not yet acknowledged (0: none): what it sends is held */
-    uint64_t stall_pos;  /* the fixed position it waited at, at the last look (0: none) */
-    bool stall_told;     /* and that was said */
-    pc_cx_mark held_at;  /* the first message it held at the last look: (to, seq), 0s: none */
-    bool held_told;      /* and that was said */
+    uint64_t acked;     /* its outputs acknowledged up to here */
+    uint64_t hold_seq;  /* its UNLOCK not yet acknowledged (0: none): what it sends is held */
+    uint64_t stall_pos; /* the fixed position it waited at, at the last look (0: none) */
+    bool stall_told;    /* and that was said */
+    pc_cx_mark held_at; /* the first message it held at the last look: (to, seq), 0s: none */
+    bool held_told;     /* and that was said */
 } xd_hosted;
 
 /* A message the engine sent to a VT of this executor, taken once the
@@ -284,10 +284,12 @@ void pc_xh_direct_taken(rt_vt *vt, uint64_t from, uint64_t seq, void *ud);
 /* rt_ch_host.send: a VT's message into the engine (ud: the host). */
 int pc_xh_direct_send(rt_vt *vt, uint64_t to, const void *data, size_t len, void *ud);
 
-/* VT id's UNLOCK, output seq, went out: what it sends is held until
- * acknowledged. pc_xh_direct_ack: its outputs are acknowledged up to seq
- * (rt_ch_ack, and held messages released). */
-void pc_xh_direct_unlock(xh_host *h, uint64_t id, uint64_t seq);
+/* VT id's output seq must be acknowledged before anything it sends
+ * after it is seen (a commit, or a read answered at its worker): what it
+ * sends is held until then (never an earlier hold's end).
+ * pc_xh_direct_ack: its outputs are acknowledged up to seq (rt_ch_ack,
+ * and held messages released). */
+void pc_xh_direct_hold(xh_host *h, uint64_t id, uint64_t seq);
 void pc_xh_direct_ack(xh_host *h, rt_vt *vt, uint64_t seq);
 
 /* VT id ended: what it held goes, and its DONE's head gets the number of

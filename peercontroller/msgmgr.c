@@ -347,6 +347,8 @@ static mm_glob *s_glob(pc_msgmgr *mm, const char *name, bool create)
     return g;
 }
 
+mm_glob *pc_mm_glob(pc_msgmgr *mm, const char *name) { return s_glob(mm, name, false); }
+
 static int s_set_value(mm_glob *g, const void *val, size_t len)
 {
     uint8_t *copy = len ? malloc(len) : NULL;
@@ -656,7 +658,7 @@ static void s_probe(pc_msgmgr *mm, mm_vt *v, const mm_out *o)
  * it was answered with, given whole or by hash (keep 1: the hash and u32
  * length), into o->rval; false if it is gone (or the reference is
  * malformed). */
-static bool s_read_value(pc_msgmgr *mm, mm_vt *v, mm_out *o)
+static bool s_read_value(pc_msgmgr *mm, mm_out *o)
 {
     if (o->keep != 1) { /* whole: as its outbox kept it */
         if (o->len > mm->o.max_value || !o->len)
@@ -670,10 +672,9 @@ static bool s_read_value(pc_msgmgr *mm, mm_vt *v, mm_out *o)
         return false;
     bool found = false;
     size_t len = rt_le32_get((const uint8_t *)o->data + PC_HASH_LEN);
-    o->rval = pc_mm_glob_at(mm, s_glob(mm, o->name, false), o->ref, o->data, len, &found);
+    o->rval = pc_mm_glob_at(s_glob(mm, o->name, false), o->ref, o->data, len, &found);
     o->rlen = found ? len : 0;
     memcpy(o->rhash, o->data, PC_HASH_LEN);
-    (void)v;
     return found;
 }
 
@@ -712,7 +713,7 @@ void pc_mm_on_out(pc_msgmgr *mm, pc_msg *m)
         }
         return;
     }
-    if (o.kind == RT_OUT_READ && o.ref && !s_read_value(mm, v, &o)) {
+    if (o.kind == RT_OUT_READ && o.ref && !s_read_value(mm, &o)) {
         /* answered at its worker from a revision no longer here: the
          * executor's outbox, which holds the value, is asked for again */
         mm->reads_again++;

@@ -196,8 +196,11 @@ const uint8_t *pc_mm_glob_hash(mm_glob *g);
 void pc_mm_glob_reader(pc_msgmgr *mm, mm_glob *g, const char *host);
 void pc_mm_glob_keep(mm_glob *g);
 void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g, mm_vt *writer, uint64_t seq);
-const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint8_t *hash,
-                             size_t len, bool *found);
+const uint8_t *pc_mm_glob_at(mm_glob *g, uint64_t rev, const uint8_t *hash, size_t len,
+                             bool *found);
+
+/* msgmgr.c: the variable named `name`, or NULL. */
+mm_glob *pc_mm_glob(pc_msgmgr *mm, const char *name);
 void pc_mm_glob_free_reads(mm_glob *g);
 void pc_mm_reads_from(pc_msgmgr *mm, mm_vt *v, const char *host, uint32_t epoch);
 

@@ -162,8 +162,7 @@ void pc_mm_glob_push(pc_msgmgr *mm, mm_glob *g, mm_vt *writer, uint64_t seq)
     }
 }
 
-const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint8_t *hash,
-                             size_t len, bool *found)
+const uint8_t *pc_mm_glob_at(mm_glob *g, uint64_t rev, const uint8_t *hash, size_t len, bool *found)
 {
     uint8_t h[PC_HASH_LEN];
     *found = false;
@@ -181,20 +180,11 @@ const uint8_t *pc_mm_glob_at(pc_msgmgr *mm, mm_glob *g, uint64_t rev, const uint
         *found = !memcmp(h, hash, PC_HASH_LEN);
         return *found ? r->val : NULL;
     }
-    (void)mm;
     return NULL;
 }
 
 /* Removes subscriber i of g. */
 static void s_unsub(mm_glob *g, size_t i) { g->subs[i] = g->subs[--g->nsubs]; }
-
-static mm_glob *s_glob_named(pc_msgmgr *mm, const char *name)
-{
-    for (mm_glob *g = mm->globs; g; g = g->next)
-        if (!strcmp(g->name, name))
-            return g;
-    return NULL;
-}
 
 void pc_mm_on_glob_ack(pc_msgmgr *mm, pc_msg *m)
 {
@@ -202,7 +192,7 @@ void pc_mm_on_glob_ack(pc_msgmgr *mm, pc_msg *m)
     pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
     char name[LEV_NAME_MAX + 1];
     pc_get_str(&r, name, sizeof name);
-    mm_glob *g = pc_rbuf_done(&r) ? s_glob_named(mm, name) : NULL;
+    mm_glob *g = pc_rbuf_done(&r) ? pc_mm_glob(mm, name) : NULL;
     mm_sub *s = g ? s_sub(g, m->from) : NULL;
     if (!s)
         return; /* not (or no longer) a subscriber */
