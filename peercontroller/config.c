@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ static const s_key s_keys[] = {
     {"mesh", K_HEX, OFF(peer.members.mesh_id), 0, 0,
      "the mesh's id, 1 to 16 hex digits (default: the seed's, or drawn)"},
     {"max-msg", K_SIZE, OFF(peer.max_msg), 4096, 1L << 32, "largest message accepted, in bytes"},
+    {"max-vts", K_INT, OFF(peer.limits.vts), 1, 1L << 24,
+     "VTs one VC may start, per VC this peer deploys (default 65536)"},
+    {"max-vt-memory", K_SIZE, OFF(peer.limits.vt_memory), 4096, 1L << 40,
+     "bytes of one VT's state (its checkpoint image; K, M, G suffixes; default 1G)"},
+    {"max-value", K_SIZE, OFF(peer.limits.value), 1, 1L << 20,
+     "bytes of one global variable's value (default and most 1M)"},
+    {"module-cache", K_SIZE, OFF(peer.limits.module_cache), 1L << 20, 1L << 42,
+     "bytes of task modules kept, on disk and in memory (default 1G)"},
+    {"module-cache-age", K_INT, OFF(peer.limits.module_age_s), 1, 1L << 30,
+     "seconds an unused module stays cached (default 2592000: 30 days)"},
     {"crash-limit", K_INT, OFF(peer.crash_limit), 1, 1000, "executor crashes before a VT fails"},
     {"client-timeout-ms", K_INT, OFF(peer.client_timeout_ms), 100, 86400000,
      "a silent client's VCs are closed after"},
@@ -138,6 +149,14 @@ static int s_set(pc_config *c, const char *name, const char *val, int depth)
         char *end;
         errno = 0;
         long long v = strtoll(val, &end, 10);
+        if (!errno && end != val && k->kind == K_SIZE && *end) { /* K, M, G (KiB, MiB, GiB) */
+            int sh = strchr("kK", *end)   ? 10
+                     : strchr("mM", *end) ? 20
+                     : strchr("gG", *end) ? 30
+                                          : 0;
+            if (sh && (!end[1] || !strcmp(end + 1, "iB")) && v >= 0 && v <= (LLONG_MAX >> sh))
+                v <<= sh, end = "";
+        }
         if (errno || end == val || *end)
             return s_bad("--%s: '%s' is not a number", name, val);
         if (v < k->min || v > k->max)

@@ -217,6 +217,10 @@ static void s_send_enrol(pc_deployer *d, dep_vc *vc, dep_worker *w, uint64_t now
     pc_put_i32(&b, vc->ckpt_ms);
     pc_put_u64(&b, pc_members_mesh_id(d->p->mem)); /* a peer of another mesh refuses */
     pc_put_u8(&b, vc->direct ? PC_ENROL_DIRECT : 0);
+    /* the VC's limits: the worker holds its VTs to them (and to its own) */
+    pc_put_u64(&b, d->p->o.limits.vt_memory);
+    pc_put_u64(&b, pc_mm_max_msg(vc->mm));
+    pc_put_u64(&b, d->p->o.limits.value);
     w->state = W_ENROLLING;
     w->since_ms = now;
     pc_peer_send(d->p, w->ep, dep_hdr(PC_W_ENROL, vc, NULL, 0), &b, NULL);
@@ -345,6 +349,7 @@ static void s_open(pc_deployer *d, pc_msg *m)
                      .client = vc->client,
                      .where = vc->where,
                      .max_msg = max_msg < RT_CH_MAX_MSG ? max_msg : RT_CH_MAX_MSG,
+                     .max_value = d->p->o.limits.value,
                      .ref_min = d->p->o.global_ref_min,
                      .direct = d->p->o.direct,
                      .reads_near = !d->p->o.reads_deployer};
@@ -377,6 +382,15 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
         free(task);
         s_client_error(d, m->from, vc->id, m->h.seq, LEV_EINVAL,
                        !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "start: no task name");
+        return;
+    }
+    if (vc->nvts >= d->p->o.limits.vts) {
+        free(task);
+        char why[160];
+        snprintf(why, sizeof why,
+                 "the VC has started %d VTs, the most its deployer allows (levpeer --max-vts)",
+                 vc->nvts);
+        s_client_error(d, m->from, vc->id, m->h.seq, LEV_ERANGE, why);
         return;
     }
     if (RT_VEC_RESERVE(vc->vts, vc->capvts, (size_t)vc->nvts, 1)) {
@@ -636,6 +650,13 @@ static void s_done(pc_deployer *d, dep_vc *vc, pc_msg *m)
 
 static void s_held(pc_deployer *d, dep_vc *vc, pc_msg *m)
 {
+    if (!s_vt(vc, m->h.vt)) { /* nor of a VT the VC does not have */
+        if (m->h.vt)
+            pc_peer_send(d->p, m->from, pc_hdr_make(PC_H_DROP, vc->id, m->h.vt, 0, 0), NULL, NULL);
+        pc_log_src(PC_LOG_WARN, m->from, "dropped HELD from %s: no VT %llu in VC %016llx", m->from,
+                   (unsigned long long)m->h.vt, (unsigned long long)vc->id);
+        return;
+    }
     dep_vt *vt = s_current(d, vc, m, false);
     if (!vt)
         return;
@@ -878,6 +899,8 @@ void pc_deployer_on_msg(pc_deployer *d, pc_msg *m)
     if (!vc) {
         pc_log_src(PC_LOG_DEBUG, m->from, "dropped %s from %s: no VC %016llx here",
                    pc_type_name(m->h.type), m->from, (unsigned long long)m->h.vc);
+        if (m->h.type == PC_H_HELD) /* a holder keeps no image of a VC no one deploys */
+            pc_peer_send(d->p, m->from, pc_hdr_make(PC_H_DROP, m->h.vc, 0, 0, 0), NULL, NULL);
         return;
     }
     int wi = pc_dep_worker(vc, m->from);

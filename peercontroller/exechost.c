@@ -340,6 +340,7 @@ static void s_config(xh_host *h, pc_rbuf *rb)
     pc_get_str(rb, host, sizeof host);
     pc_get_str(rb, key.pub, sizeof key.pub);
     pc_get_str(rb, key.sec, sizeof key.sec);
+    uint64_t lim_state = pc_get_u64(rb), lim_msg = pc_get_u64(rb), lim_value = pc_get_u64(rb);
     if (!pc_rbuf_done(rb) || strlen(key.pub) != strlen(key.sec) ||
         (key.pub[0] && strlen(key.pub) != PC_KEY_Z85)) {
         fprintf(stderr, "levpeer executor: malformed CONFIG: %s\n", pc_rbuf_why(rb));
@@ -357,6 +358,9 @@ static void s_config(xh_host *h, pc_rbuf *rb)
     h->direct = host[0] != '\0';
     memcpy(h->link_host, host, sizeof host);
     h->link_key = key; /* "": no keys */
+    h->lim_state = lim_state;
+    h->chost.max_msg = lim_msg < RT_CH_MAX_MSG ? (size_t)lim_msg : 0;
+    h->chost.max_value = lim_value < RT_CH_MAX_VALUE ? (size_t)lim_value : 0;
     h->chost.send = h->direct ? pc_xh_direct_send : NULL;
     h->chost.taken = h->direct ? pc_xh_direct_taken : NULL;
 }

@@ -282,6 +282,8 @@ void pc_xh_on_done(rt_vt *vt, void *ud)
         } else {
             int err = vt->state == RT_VT_DONE ? 0 : vt->err ? vt->err : LEV_EFAILED;
             const char *detail = !err ? "" : vt->errdetail ? vt->errdetail : lev_strerror(err);
+            if (err && r->fail_err) /* canceled here for a limit */
+                err = r->fail_err, detail = r->fail_detail;
             o = s_out_end(PC_X_DONE, r, err, detail, vt->result, vt->result_len);
             vt->result = NULL; /* taken: the record frees it */
             vt->result_len = 0;
@@ -404,12 +406,52 @@ static xh_out *s_stopped_out(xh_host *h, rt_vt *vt, uint8_t *img, size_t len, ui
     return o;
 }
 
+/* A VT whose state outgrew the VC's limit fails with LEV_ERANGE, which its
+ * client sees: its image goes nowhere, and it is canceled with that
+ * error for its DONE. True if so (img given back). */
+static bool s_over_limit(xh_host *h, rt_vt *vt, uint8_t *img, size_t len)
+{
+    xh_vtrec *r = vt->host;
+    if (!h->lim_state || len <= h->lim_state)
+        return false;
+    s_img_free(h, img);
+    bool first = false;
+    pthread_mutex_lock(&h->mu);
+    if (!r->fail_err) {
+        first = true;
+        r->fail_err = LEV_ERANGE;
+        snprintf(r->fail_detail, sizeof r->fail_detail,
+                 "its state (a checkpoint image of %zu bytes) is above the VC's limit of %llu "
+                 "bytes per VT (levpeer --max-vt-memory)",
+                 len, (unsigned long long)h->lim_state);
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (first) {
+        fprintf(stderr, "levpeer executor: virtual thread %llu fails: %s\n",
+                (unsigned long long)r->id, r->fail_detail);
+        if (vt->capture_why != RT_WANT_STOP) /* a stop ends it anyway */
+            rt_exec_cancel(vt);
+    }
+    return true;
+}
+
 void pc_xh_on_image(rt_vt *vt, uint8_t *img, size_t len, void *ud)
 {
     xh_host *h = ud;
     xh_vtrec *r = vt->host;
     uint64_t next_in = 0;
     bool stop = vt->capture_why == RT_WANT_STOP;
+    if (s_over_limit(h, vt, img, len)) {
+        if (stop) { /* it ends with the stop: its end is its error */
+            xh_out *o = s_out_end(PC_X_DONE, r, r->fail_err, r->fail_detail, NULL, 0);
+            pthread_mutex_lock(&h->mu);
+            if (r->stop_out)
+                pc_xh_out_free(r->stop_out);
+            r->stop_out = o;
+            pthread_mutex_unlock(&h->mu);
+        }
+        return;
+    }
     int slot = pc_slots_find(h->slots, img);
     xh_out *o = stop && slot < 0 ? s_stopped_out(h, vt, img, len, &next_in)
                                  : s_image_out(h, vt, img, len, slot, &next_in);

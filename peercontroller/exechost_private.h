@@ -41,6 +41,8 @@ typedef struct xh_vtrec {
     struct xh_out *stop_out; /* the STOPPED record of the image taken for the STOP */
     struct xh_out *end;      /* its DONE, queued once its outbox is empty (s_reap) */
     bool warned;             /* a failed periodic checkpoint was printed */
+    int fail_err;            /* it was canceled for this (a limit), which its DONE says */
+    char fail_detail[160];
 } xh_vtrec;
 
 /* Direct messages (exechost_direct.c): a VT hosted here, as its
@@ -129,10 +131,11 @@ typedef struct xh_host {
     bool qstop;            /* the sender drains the queue and ends */
     bool writing;          /* a thread writes a record on the channel */
     bool send_failed;
-    xh_vtrec *reap;   /* VTs that ended, for the main thread */
-    rt_ch_host chost; /* the VTs' channels go out through pc_xh_on_output */
-    pc_slots *slots;  /* periodic images lent in shared memory; NULL: as bytes */
-    pc_rslot_map rs;  /* the daemon's resume slot, mapped (main thread) */
+    xh_vtrec *reap;     /* VTs that ended, for the main thread */
+    rt_ch_host chost;   /* the VTs' channels go out through pc_xh_on_output */
+    uint64_t lim_state; /* bytes of a VT's image beyond which it fails (0: none) */
+    pc_slots *slots;    /* periodic images lent in shared memory; NULL: as bytes */
+    pc_rslot_map rs;    /* the daemon's resume slot, mapped (main thread) */
     pthread_t sender;
     bool sender_started;
 

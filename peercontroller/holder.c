@@ -70,10 +70,16 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     const char *why = NULL;
     const uint8_t *chan, *img, *cx = NULL;
     size_t clen, ilen, cxlen = 0;
-    if (pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &cx, &cxlen,
-                     &why) &&
-        h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch))
-        why = "not a valid image"; /* (a bad envelope set why) */
+    char big[128];
+    bool split = pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &cx,
+                              &cxlen, &why); /* (a bad envelope sets why) */
+    if (split && ilen > h->p->o.limits.vt_memory) {
+        snprintf(big, sizeof big, "%zu bytes, above this peer's limit of %zu per VT", ilen,
+                 h->p->o.limits.vt_memory);
+        why = big;
+    } else if (split && h->p->env.image_id(h->p->env.ud, img, ilen, &img_vt, &img_epoch)) {
+        why = "not a valid image";
+    }
     if (!why && (img_vt != m->h.vt || img_epoch != m->h.epoch))
         why = "image of another VT or epoch than the message says";
     /* its causal state: what the deployer learns from the image */
@@ -136,8 +142,8 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
 
 /* Reads H_HOLD's or H_PATCH's "s deployer, u64 next_in" (and H_PATCH's
  * "u64 base_seq, u64 length"); NULL, or why the body is bad. */
-static const char *s_head(const pc_msg *m, char *deployer, uint64_t *next_in, uint64_t *base,
-                          uint64_t *len)
+static const char *s_head(pc_holder *h, const pc_msg *m, char *deployer, uint64_t *next_in,
+                          uint64_t *base, uint64_t *len)
 {
     pc_rbuf r;
     pc_rbuf_init(&r, pc_buf_data(m->body), pc_buf_len(m->body));
@@ -147,16 +153,23 @@ static const char *s_head(const pc_msg *m, char *deployer, uint64_t *next_in, ui
         *base = pc_get_u64(&r);
         *len = pc_get_u64(&r);
     }
-    return !pc_rbuf_done(&r)              ? pc_rbuf_why(&r)
-           : !pc_endpoint_valid(deployer) ? "no valid deployer endpoint"
-                                          : NULL;
+    if (!pc_rbuf_done(&r))
+        return pc_rbuf_why(&r);
+    if (!pc_endpoint_valid(deployer))
+        return "no valid deployer endpoint";
+    /* a VC this holder serves has a deployer in the mesh, which answers
+     * HELD for a VC or VT it does not know with DROP */
+    const pc_member *dm = pc_peer_member(h->p, deployer);
+    if (!dm || (dm->state != PC_MEMBER_ALIVE && dm->state != PC_MEMBER_SUSPECT))
+        return "its deployer is not a live peer of this mesh";
+    return NULL;
 }
 
 static void s_hold(pc_holder *h, pc_msg *m)
 {
     char deployer[PC_ENDPOINT_MAX];
     uint64_t next_in = 0;
-    const char *why = s_head(m, deployer, &next_in, NULL, NULL);
+    const char *why = s_head(h, m, deployer, &next_in, NULL, NULL);
     if (why) {
         pc_log_src(PC_LOG_WARN, m->from, "refused image of VC %016llx VT %llu from %s: %s",
                    (unsigned long long)m->h.vc, (unsigned long long)m->h.vt, m->from, why);
@@ -171,7 +184,7 @@ static void s_patch(pc_holder *h, pc_msg *m)
 {
     char deployer[PC_ENDPOINT_MAX];
     uint64_t next_in = 0, base = 0, len = 0;
-    const char *why = s_head(m, deployer, &next_in, &base, &len);
+    const char *why = s_head(h, m, deployer, &next_in, &base, &len);
     hd_img *e = why ? NULL : *s_find(h, m->h.vc, m->h.vt);
     if (!why && (!e || e->epoch != m->h.epoch || e->seq != base || strcmp(e->deployer, deployer))) {
         if (e && e->epoch == m->h.epoch && e->seq >= m->h.seq)

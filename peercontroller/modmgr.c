@@ -1,11 +1,13 @@
 /* modmgr.c - the module manager (modmgr.h): task modules cached by the
  * BLAKE2b-256 hash of their bytes, in memory and in DIR/modules/<hex>.so,
- * checked against their hash whenever they come in; and the architecture
- * of a module's ELF header against this machine's.
+ * checked against their hash whenever they come in, and evicted by size
+ * and age (a file's modification time is when it was last used); and the
+ * architecture of a module's ELF header against this machine's.
  */
 #define _GNU_SOURCE
 #include "modmgr.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lev_errors.h"
 #include "rt.h"
+#include "vec.h"
 
 #define S_FILE_MAX ((size_t)1 << 30) /* a module file read back from disk */
 
@@ -27,6 +31,7 @@ typedef struct s_entry {
     uint8_t hash[PC_HASH_LEN];
     uint8_t *bytes; /* malloc'd */
     size_t len;
+    int64_t used_s; /* when it was last put or got (wall clock, s) */
 } s_entry;
 
 struct pc_modmgr {
@@ -35,7 +40,13 @@ struct pc_modmgr {
     char *dir;     /* data_dir/modules, or NULL */
     bool warned;   /* a disk write failure was printed */
     unsigned tmp_seq;
+    size_t max_bytes;          /* the cache's size (0: no bound) */
+    int64_t max_age_s;         /* and age of a module unused (0: none) */
+    uint64_t evicted, refused; /* modules evicted, and too large to cache */
+    size_t held, held_bytes;   /* modules cached, and their bytes, at the last eviction */
 };
+
+static int64_t s_now_s(void) { return (int64_t)time(NULL); }
 
 static pthread_once_t s_sodium_once = PTHREAD_ONCE_INIT;
 
@@ -127,6 +138,7 @@ static s_entry *s_add(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN], uint8_t *b
     memcpy(e->hash, hash, PC_HASH_LEN);
     e->bytes = bytes;
     e->len = len;
+    e->used_s = s_now_s();
     e->next = mm->list;
     mm->list = e;
     return e;
@@ -203,6 +215,14 @@ int pc_modmgr_put(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN], const void *by
     }
     int rc = 0;
     pthread_mutex_lock(&mm->mu);
+    if (mm->max_bytes && len > mm->max_bytes && !s_find(mm, hash)) {
+        mm->refused++;
+        pthread_mutex_unlock(&mm->mu);
+        return rt_err(LEV_ERANGE,
+                      "a module of %zu bytes is above this peer's module cache of %zu bytes "
+                      "(levpeer --module-cache)",
+                      len, mm->max_bytes);
+    }
     if (!s_find(mm, hash)) {
         uint8_t *copy = malloc(len);
         s_entry *e = NULL;
@@ -284,6 +304,8 @@ static int s_get_locked(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN], s_entry 
                         hex, len);
         } else if (!(*out = s_add(mm, hash, b, len))) {
             rc = LEV_ENOMEM;
+        } else {
+            (*out)->used_s = 0; /* its file's time is of its last use: renewed by the get */
         }
     }
     free(path);
@@ -301,6 +323,14 @@ int pc_modmgr_get(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN], const uint8_t 
     if (!rc) {
         *bytes = e->bytes;
         *len = e->len;
+        int64_t now = s_now_s();
+        if (mm->dir && now - e->used_s >= 60) { /* its file's age says when it was used */
+            char *path = s_path(mm, hash, "");
+            if (path)
+                utimensat(AT_FDCWD, path, NULL, 0);
+            free(path);
+        }
+        e->used_s = now;
     }
     pthread_mutex_unlock(&mm->mu);
     return rc;
@@ -311,6 +341,149 @@ bool pc_modmgr_has(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN])
     const uint8_t *b;
     size_t n;
     return pc_modmgr_get(mm, hash, &b, &n) == 0;
+}
+
+/* ===================================================================
+ * Eviction
+ * =================================================================== */
+
+void pc_modmgr_limit(pc_modmgr *mm, size_t max_bytes, int max_age_s)
+{
+    if (!mm)
+        return;
+    pthread_mutex_lock(&mm->mu);
+    mm->max_bytes = max_bytes;
+    mm->max_age_s = max_age_s > 0 ? max_age_s : 0;
+    pthread_mutex_unlock(&mm->mu);
+}
+
+/* A cached module, in memory or on disk or both. */
+typedef struct s_cand {
+    uint8_t hash[PC_HASH_LEN];
+    size_t len;
+    int64_t used_s;
+    s_entry *mem; /* or NULL */
+    bool disk;
+} s_cand;
+
+/* The hash of a cache file's name ("<64 hex digits>.so"); false if it is
+ * not one (temporary files, anything else). */
+static bool s_name_hash(const char *name, uint8_t out[PC_HASH_LEN])
+{
+    size_t hexlen = 2 * PC_HASH_LEN;
+    if (strlen(name) != hexlen + 3 || strcmp(name + hexlen, ".so"))
+        return false;
+    size_t got = 0;
+    return sodium_hex2bin(out, PC_HASH_LEN, name, hexlen, NULL, &got, NULL) == 0 &&
+           got == PC_HASH_LEN;
+}
+
+/* Under mm->mu: every cached module (*out malloc'd; NULL with 0 when
+ * there is none, or no memory: nothing is evicted then). */
+static size_t s_candidates(pc_modmgr *mm, s_cand **out)
+{
+    size_t n = 0, cap = 0;
+    s_cand *c = NULL;
+    for (s_entry *e = mm->list; e; e = e->next) {
+        if (RT_VEC_RESERVE(c, cap, n, 1))
+            goto fail;
+        c[n++] = (s_cand){.len = e->len, .used_s = e->used_s, .mem = e};
+        memcpy(c[n - 1].hash, e->hash, PC_HASH_LEN);
+    }
+    DIR *d = mm->dir ? opendir(mm->dir) : NULL;
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+        uint8_t hash[PC_HASH_LEN];
+        struct stat st;
+        if (!s_name_hash(de->d_name, hash) || fstatat(dirfd(d), de->d_name, &st, 0) ||
+            !S_ISREG(st.st_mode))
+            continue;
+        size_t i = 0;
+        while (i < n && memcmp(c[i].hash, hash, PC_HASH_LEN))
+            i++;
+        if (i == n) {
+            if (RT_VEC_RESERVE(c, cap, n, 1)) {
+                closedir(d);
+                goto fail;
+            }
+            c[n++] = (s_cand){.len = (size_t)st.st_size, .used_s = (int64_t)st.st_mtime};
+            memcpy(c[i].hash, hash, PC_HASH_LEN);
+        } else if ((int64_t)st.st_mtime > c[i].used_s) {
+            c[i].used_s = (int64_t)st.st_mtime;
+        }
+        c[i].disk = true;
+    }
+    if (d)
+        closedir(d);
+    *out = c;
+    return n;
+fail:
+    free(c);
+    *out = NULL;
+    return 0;
+}
+
+static int s_by_use(const void *a, const void *b)
+{
+    const s_cand *x = a, *y = b;
+    return (x->used_s > y->used_s) - (x->used_s < y->used_s);
+}
+
+size_t pc_modmgr_evict(pc_modmgr *mm, const uint8_t (*keep)[PC_HASH_LEN], size_t nkeep)
+{
+    if (!mm)
+        return 0;
+    pthread_mutex_lock(&mm->mu);
+    s_cand *c = NULL;
+    size_t n = s_candidates(mm, &c), total = 0, held = 0, gone = 0;
+    for (size_t i = 0; i < n; i++)
+        total += c[i].len;
+    qsort(c, n, sizeof *c, s_by_use); /* the least recently used first */
+    int64_t now = s_now_s();
+    for (size_t i = 0; i < n; i++) {
+        bool kept = false;
+        for (size_t k = 0; k < nkeep && !kept; k++)
+            kept = !memcmp(keep[k], c[i].hash, PC_HASH_LEN);
+        bool old = mm->max_age_s && now - c[i].used_s > mm->max_age_s;
+        if (kept || !(old || (mm->max_bytes && total > mm->max_bytes))) {
+            held++;
+            continue;
+        }
+        if (c[i].disk) {
+            char *path = s_path(mm, c[i].hash, "");
+            if (path)
+                unlink(path);
+            free(path);
+        }
+        for (s_entry **pp = &mm->list; c[i].mem && *pp; pp = &(*pp)->next)
+            if (*pp == c[i].mem) {
+                *pp = c[i].mem->next;
+                free(c[i].mem->bytes);
+                free(c[i].mem);
+                break;
+            }
+        total -= c[i].len;
+        gone++;
+    }
+    mm->evicted += gone;
+    mm->held = held;
+    mm->held_bytes = total;
+    pthread_mutex_unlock(&mm->mu);
+    free(c);
+    return gone;
+}
+
+void pc_modmgr_status(pc_modmgr *mm, pc_modmgr_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!mm)
+        return;
+    pthread_mutex_lock(&mm->mu);
+    st->held = mm->held;
+    st->bytes = mm->held_bytes;
+    st->evicted = mm->evicted;
+    st->refused = mm->refused;
+    st->max_bytes = mm->max_bytes;
+    pthread_mutex_unlock(&mm->mu);
 }
 
 /* ===================================================================

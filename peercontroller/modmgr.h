@@ -64,6 +64,24 @@ bool pc_modmgr_has(pc_modmgr *mm, const uint8_t hash[PC_HASH_LEN]);
  * Architecture of a module
  * =================================================================== */
 
+/* Bounds the cache: max_bytes of modules (0: none; a larger module is
+ * refused by put with LEV_ERANGE), and a module unused for max_age_s
+ * seconds is evicted (0: never). */
+void pc_modmgr_limit(pc_modmgr *mm, size_t max_bytes, int max_age_s);
+
+/* Evicts, from memory and disk, the modules unused for longer than the
+ * age bound, then the least recently used while the cache is above its
+ * size; never one of keep[0..nkeep) (the modules of VCs served now).
+ * Returns how many were evicted. */
+size_t pc_modmgr_evict(pc_modmgr *mm, const uint8_t (*keep)[PC_HASH_LEN], size_t nkeep);
+
+typedef struct pc_modmgr_stats {
+    size_t held, bytes;        /* modules cached and their bytes (at the last eviction) */
+    uint64_t evicted, refused; /* evicted so far, and refused for their size */
+    size_t max_bytes;
+} pc_modmgr_stats;
+void pc_modmgr_status(pc_modmgr *mm, pc_modmgr_stats *st);
+
 /* The architecture of this machine as modules name it ("x86_64",
  * "aarch64", ...): a static string. */
 const char *pc_arch_self(void);

@@ -1133,6 +1133,8 @@ void pc_mm_vt_status(pc_msgmgr *mm, uint64_t id, pc_wbuf *j)
 
 uint64_t pc_mm_delivered(const pc_msgmgr *mm) { return mm->delivered; }
 
+size_t pc_mm_max_msg(const pc_msgmgr *mm) { return mm->o.max_msg; }
+
 void pc_mm_status(pc_msgmgr *mm, pc_wbuf *j)
 {
     pc_json_fmt(j,

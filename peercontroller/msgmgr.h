@@ -166,6 +166,9 @@ void pc_mm_flush(pc_msgmgr *mm);
  * one whose outputs stopped at a gap is asked again to re-send them. */
 void pc_mm_tick(pc_msgmgr *mm);
 
+/* The largest message a VT of the VC may send, in bytes. */
+size_t pc_mm_max_msg(const pc_msgmgr *mm);
+
 /* Messages delivered to VTs so far (from VTs and the client), each once. */
 uint64_t pc_mm_delivered(const pc_msgmgr *mm);
 

@@ -28,6 +28,7 @@
 #include "portprobe.h"
 #include "rt.h"
 #include "transport.h"
+#include "vtchan.h"
 
 #define PC_POLL_MAX 256
 #define PC_RECV_BURST 256 /* messages handled before the timers run again */
@@ -552,6 +553,12 @@ int pc_peer_new(pc_peer **out, const pc_peer_opts *o)
         p->o.max_msg = (size_t)1 << 30;
     if (!p->o.crash_limit)
         p->o.crash_limit = 3;
+    pc_limits *l = &p->o.limits;
+    l->vts = l->vts ? l->vts : PC_LIMIT_VTS;
+    l->vt_memory = l->vt_memory ? l->vt_memory : PC_LIMIT_VT_MEMORY;
+    l->value = l->value && l->value < RT_CH_MAX_VALUE ? l->value : RT_CH_MAX_VALUE;
+    l->module_cache = l->module_cache ? l->module_cache : PC_LIMIT_MODULE_CACHE;
+    l->module_age_s = l->module_age_s ? l->module_age_s : PC_LIMIT_MODULE_AGE_S;
     if (!p->o.client_timeout_ms)
         p->o.client_timeout_ms = 10000;
 

@@ -16,6 +16,22 @@
 
 #define PC_JOIN_MAX 16
 
+/* What one virtual computer may use (README.md, "Limits"): a deployer
+ * applies its own to the VCs it deploys, and a worker or holder the
+ * lower of the VC's and its own. 0 takes the default. */
+typedef struct pc_limits {
+    int vts;             /* VTs a VC may start; 0: 65536 */
+    size_t vt_memory;    /* bytes of one VT's state, its checkpoint image; 0: 1 GiB */
+    size_t value;        /* bytes of a global variable's value; 0: 1 MiB */
+    size_t module_cache; /* bytes of task modules cached, on disk and in memory; 0: 1 GiB */
+    int module_age_s;    /* a module unused this long leaves the cache; 0: 30 days */
+} pc_limits;
+
+#define PC_LIMIT_VTS 65536
+#define PC_LIMIT_VT_MEMORY ((size_t)1 << 30)
+#define PC_LIMIT_MODULE_CACHE ((size_t)1 << 30)
+#define PC_LIMIT_MODULE_AGE_S (30 * 86400)
+
 typedef struct pc_peer_opts {
     const char *listen;            /* tcp://HOST:PORT (port 0: any); NULL: tcp://127.0.0.1:0 */
     const char *advertise;         /* endpoint others reach it at; NULL: the bound one */
@@ -42,6 +58,7 @@ typedef struct pc_peer_opts {
                                         * (a file, or a directory of .pub files) */
     const struct pc_keypair *key_pair; /* instead of key: the pair itself (an embedded
                                         * peer's, made for the process) */
+    pc_limits limits;                  /* per VC */
 } pc_peer_opts;
 
 typedef struct pc_peer pc_peer;

@@ -181,6 +181,9 @@ void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *json);
 /* The copies of global values this worker keeps for its VTs (gcopy.h):
  * how many, their bytes, and the inputs that named one it had or not. */
 void pc_worker_copies_status(pc_worker *w, pc_wbuf *json);
+
+/* Appends the module cache's counts: {"cached":N,"bytes":N,...}. */
+void pc_worker_modules_status(pc_worker *w, pc_wbuf *json);
 /* Reads answered at this worker (worker_reads.c): {"answered", "versioned_copies",
  * "pushes"}. */
 void pc_worker_reads_status(pc_worker *w, pc_wbuf *json);

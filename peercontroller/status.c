@@ -124,6 +124,8 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
     pc_worker_status(p->wk, j);
     pc_json_fmt(j, "],\"image_shipping\":");
     pc_worker_ckpt_status(p->wk, j);
+    pc_json_fmt(j, ",\"modules\":");
+    pc_worker_modules_status(p->wk, j);
     pc_json_fmt(j, ",\"global_copies\":");
     pc_worker_copies_status(p->wk, j);
     pc_json_fmt(j, ",\"global_reads\":");

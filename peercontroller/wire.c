@@ -38,7 +38,7 @@
     X(C_RESULT, "i32 s b") X(C_REPORT, "b") X(C_SEND, "b") X(C_GSET, "s b") X(C_GGET, "s")    \
     X(C_SENT, "") X(C_GSET_OK, "") X(C_GVALUE, "u8 b") X(C_STATS, "")                         \
     X(C_STATS_REPLY, "u32 u32 u32 u32 u64 u64 u64 u64 u64")                                   \
-    X(W_ENROL, "s h u64 s i32 u64 u8") X(W_ENROLLED, "i32 u8 u32") X(W_MODULE, "h u64 +F")       \
+    X(W_ENROL, "s h u64 s i32 u64 u8 u64 u64 u64") X(W_ENROLLED, "i32 u8 u32") X(W_MODULE, "h u64 +F")       \
     X(W_MODULE_OK, "i32 s") X(W_RUN, "s b L") X(W_RESUME, "L u64 +F") X(W_DONE, "i32 s b M? b?")    \
     X(W_REPORT, "b") X(W_STOPPED, "i32 u64 +F?") X(W_FENCE, "") X(W_CLOSE, "")                \
     X(W_LOST, "u64 i32 V") X(W_PLACE_ERR, "i32 s") X(W_HOLDERS, "L")                          \
@@ -54,7 +54,7 @@
     X(S_STATUS, "") X(S_STATUS_REPLY, "s")                                                    \
     X(X_READY, "i32") X(X_MODULE, "h u64 b") X(X_MODULE_OK, "i32 s") X(X_RUN, "s b")          \
     X(X_RESUME, "b") X(X_IMAGE, "b") X(X_DONE, "i32 s b M? b?") X(X_REPORT, "b") X(X_STOP, "")      \
-    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32 s s s")        \
+    X(X_STOPPED, "i32 s b") X(X_CANCEL, "") X(X_CRASH, "i32") X(X_CONFIG, "i32 i32 s s s u64 u64 u64")        \
     X(X_FAILED, "i32 s") X(X_OUT, "u8 u64 u64 u8 s b") X(X_ACK, "u8?")                        \
     X(X_IN, "u8 u8 u64 u64 i32 u64 u64 b") X(X_RESYNC, "")                                    \
     X(X_IMAGE_SLOT, "u32 u8 u64 u64 u64")                                                     \

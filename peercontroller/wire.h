@@ -82,8 +82,9 @@ typedef enum pc_type {
 
     /* deployer <-> worker */
     PC_W_ENROL = 0x0301,     /* hdr.vc; s deployer, h module hash, u64 module size, s arch,
-                              * i32 checkpoint_ms, u64 mesh id, u8 flags (PC_ENROL_DIRECT)
-                              * -> ENROLLED */
+                              * i32 checkpoint_ms, u64 mesh id, u8 flags (PC_ENROL_DIRECT),
+                              * the VC's limits: u64 bytes of a VT's state, of a message,
+                              * of a global value -> ENROLLED */
     PC_W_ENROLLED = 0x0302,  /* i32 err (LEV_EPEER: another mesh), u8 has module, u32 cores */
     PC_W_MODULE = 0x0303,    /* hdr.vc; h hash; F module bytes -> MODULE_OK */
     PC_W_MODULE_OK = 0x0304, /* i32 err, s detail */
@@ -204,7 +205,9 @@ typedef enum pc_type {
     PC_X_CONFIG = 0x060D,     /* daemon -> exec: i32 checkpoint_ms, i32 threads, s the numeric
                                * IPv4 address to receive direct messages on ("": the VC's
                                * messages go through its deployer), s s the public and secret
-                               * key of the mesh's executor links (auth.h; "" "": no keys) */
+                               * key of the mesh's executor links (auth.h; "" "": no keys),
+                               * the VC's limits: u64 bytes of a VT's state (its image), of a
+                               * message, of a global value */
     PC_X_FAILED = 0x060E,     /* exec -> daemon: hdr.vt/epoch; i32 err, s detail: did not start */
     PC_X_OUT = 0x060F,        /* exec -> daemon: as W_OUT */
     PC_X_ACK = 0x0610,        /* daemon -> exec: as W_ACK */

@@ -207,6 +207,9 @@ static int s_exec_start(pc_worker *w, wk_vc *v)
         pc_key_derive_links(w->p->curve, &lk);
     pc_put_str(&b, lk.pub);
     pc_put_str(&b, lk.sec);
+    pc_put_u64(&b, v->lim_state);
+    pc_put_u64(&b, v->lim_msg);
+    pc_put_u64(&b, v->lim_value);
     s_xsend_buf(w, v, pc_hdr_make(PC_X_CONFIG, v->vc, 0, 0, 0), &b);
     pc_wbuf_free(&b);
     pc_wbuf_init(&b);
@@ -409,6 +412,9 @@ static void s_enrol(pc_worker *w, pc_msg *m)
     int32_t ckpt = pc_get_i32(&r);
     uint64_t mesh = pc_get_u64(&r);
     uint8_t flags = pc_get_u8(&r);
+    uint64_t lim[3]; /* the VC's: a VT's state, a message, a value */
+    for (int i = 0; i < 3; i++)
+        lim[i] = pc_get_u64(&r);
     (void)size;
     if (!pc_rbuf_done(&r) || !pc_endpoint_valid(deployer) || !m->h.vc) {
         pc_log_src(PC_LOG_WARN, m->from, "dropped ENROL from %s: %s", m->from,
@@ -444,6 +450,10 @@ static void s_enrol(pc_worker *w, pc_msg *m)
             memcpy(v->hash, hash, PC_HASH_LEN);
             v->ckpt_ms = ckpt;
             v->direct = flags & PC_ENROL_DIRECT;
+            const pc_limits *own = &w->p->o.limits;
+            v->lim_state = lim[0] && lim[0] < own->vt_memory ? lim[0] : own->vt_memory;
+            v->lim_msg = lim[1] && lim[1] < RT_CH_MAX_MSG ? lim[1] : RT_CH_MAX_MSG;
+            v->lim_value = lim[2] && lim[2] < own->value ? lim[2] : own->value;
             v->next = w->vcs;
             w->vcs = v;
         }
@@ -493,6 +503,8 @@ static void s_module(pc_worker *w, wk_vc *v, pc_msg *m)
         rc = pc_modmgr_put(w->mm, v->hash, pc_buf_data(m->bulk), pc_buf_len(m->bulk));
     if (!rc)
         rc = s_exec_ensure(w, v);
+    if (!rc)
+        w->evict_due = true; /* the cache grew: the next tick bounds it */
     if (rc)
         s_module_reply(w, v, rc, lev_errdetail());
 }
@@ -950,6 +962,24 @@ uint32_t pc_worker_load(const pc_worker *w)
     return n;
 }
 
+/* Evicts cached modules beyond the cache's bounds, but none of the VCs
+ * this peer serves. */
+static void s_evict(pc_worker *w)
+{
+    uint8_t(*keep)[PC_HASH_LEN] = NULL;
+    size_t n = 0, cap = 0;
+    for (const wk_vc *v = w->vcs; v; v = v->next)
+        if (!RT_VEC_RESERVE(keep, cap, n, 1))
+            memcpy(keep[n++], v->hash, PC_HASH_LEN);
+        else
+            goto out; /* no memory: nothing is evicted */
+    size_t gone = pc_modmgr_evict(w->mm, (const uint8_t(*)[PC_HASH_LEN])keep, n);
+    if (gone)
+        pc_log(PC_LOG_INFO, "module cache: %zu module(s) evicted (size or age)", gone);
+out:
+    free(keep);
+}
+
 uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
 {
     uint64_t grace = (uint64_t)w->p->o.client_timeout_ms;
@@ -957,6 +987,11 @@ uint64_t pc_worker_tick(pc_worker *w, uint64_t now)
         next = v->next;
         if (v->orphan_ms && now - v->orphan_ms >= grace)
             s_vc_drop(w, v, "its deployer is gone");
+    }
+    if (w->evict_due || now - w->evict_ms >= 60000) {
+        w->evict_due = false;
+        w->evict_ms = now;
+        s_evict(w);
     }
     return now + 1000;
 }
@@ -969,6 +1004,17 @@ void pc_worker_ckpt_status(pc_worker *w, pc_wbuf *j)
                 (unsigned long long)w->images, (unsigned long long)w->image_bytes,
                 (unsigned long long)w->sent_bytes, (unsigned long long)w->lent,
                 (unsigned long long)w->resumes_slot);
+}
+
+void pc_worker_modules_status(pc_worker *w, pc_wbuf *j)
+{
+    pc_modmgr_stats st;
+    pc_modmgr_status(w->mm, &st);
+    pc_json_fmt(j,
+                "{\"cached\":%zu,\"bytes\":%zu,\"limit\":%zu,\"evicted\":%llu,"
+                "\"refused\":%llu}",
+                st.held, st.bytes, st.max_bytes, (unsigned long long)st.evicted,
+                (unsigned long long)st.refused);
 }
 
 void pc_worker_copies_status(pc_worker *w, pc_wbuf *j)
@@ -1015,6 +1061,10 @@ int pc_worker_new(pc_worker **out, pc_peer *p)
         return LEV_ENOMEM;
     w->p = p;
     int rc = pc_modmgr_new(&w->mm, p->o.data_dir);
+    if (!rc) {
+        pc_modmgr_limit(w->mm, p->o.limits.module_cache, p->o.limits.module_age_s);
+        s_evict(w); /* what an earlier run left above the bounds */
+    }
     if (rc) {
         free(w);
         return rc;

@@ -85,6 +85,8 @@ typedef struct wk_vc {
     pc_rslot rs;                /* images to resume go to the executor through it */
     uint64_t xstats[WK_XSTATS]; /* the executor's last X_STATS */
     wk_reads *reads;            /* versioned copies, writes and answers (worker_reads.c) */
+    uint64_t lim_state, lim_msg, lim_value; /* bytes of a VT's state, a message, a value:
+                                             * the lower of the VC's and this peer's */
 } wk_vc;
 
 struct pc_worker {
@@ -100,6 +102,8 @@ struct pc_worker {
     uint64_t ref_bytes;            /* the value bytes of those hits, which did not travel */
     uint64_t reads_here;           /* reads answered from a versioned copy here */
     uint64_t glob_pushes;          /* W_GLOB received */
+    bool evict_due;                /* a module came in: the cache is bounded at the next tick */
+    uint64_t evict_ms;             /* the last bounding */
 };
 
 /* worker.c */

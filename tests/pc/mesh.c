@@ -203,6 +203,26 @@ char *mesh_status(const char *ep, int limit_ms)
     return out;
 }
 
+bool mesh_log_holds(const mesh_peer *p, const char *text)
+{
+    FILE *f = fopen(p->log, "r");
+    char line[1024];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+bool mesh_log_has(const mesh_peer *p, const char *text)
+{
+    bool found = mesh_log_holds(p, text);
+    if (!found)
+        fprintf(stderr, "log of %s lacks '%s'\n", p->ep, text);
+    return found;
+}
+
 void mesh_send_raw(const char *ep, const void *const *frames, const size_t *lens, int n)
 {
     void *s = zmq_socket(s_ctx(), ZMQ_DEALER);

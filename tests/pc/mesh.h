@@ -106,6 +106,13 @@ void js_peer_state(const char *json, const char *ep, char *out, size_t cap);
 
 /* ---- added for the fault tests ---- */
 
+/* Whether a line of the peer's log holds text (if not, says so on
+ * standard error). */
+bool mesh_log_has(const mesh_peer *p, const char *text);
+
+/* The same, quietly (a condition to wait for). */
+bool mesh_log_holds(const mesh_peer *p, const char *text);
+
 /* Prints the last `lines` lines of the peer's log to standard error. */
 void mesh_print_log_tail(const mesh_peer *p, int lines);
 

@@ -1,7 +1,8 @@
 /* pc_tasks.c - the task sources of the peer controller's tests, built by
  * leverage_add_tasks into a task module that the tests ship to executor
  * processes: a sum, a long deterministic computation that reports its
- * progress, one that crashes its executor, and one with a large live heap.
+ * progress, one that crashes its executor, one with a large live heap, and
+ * one that runs a shell command (what whoever reaches a peer may ask).
  * Every result is a pure function of the argument, however often the VT
  * is captured, stopped, restored or moved. */
 #include <stddef.h>
@@ -124,4 +125,16 @@ LEV_TASK void pc_big(const void *arg, size_t len)
     }
     free(chunks);
     lev_return(&x, sizeof x);
+}
+
+/* Argument: a shell command line (at most 511 bytes). Runs it with
+ * system() and returns its wait status as an int. */
+LEV_TASK void pc_system(const void *arg, size_t len)
+{
+    char cmd[512];
+    size_t n = len < sizeof cmd - 1 ? len : sizeof cmd - 1;
+    memcpy(cmd, arg, n);
+    cmd[n] = '\0';
+    int st = system(cmd);
+    lev_return(&st, sizeof st);
 }

@@ -183,6 +183,8 @@ static void s_send(s_exe *e, pc_hdr h, pc_wbuf *w)
     pc_wbuf_free(w);
 }
 
+static uint64_t g_lim_state; /* the VC's limit on a VT's image of the next CONFIG (0: none) */
+
 static void s_config(s_exe *e, int checkpoint_ms, int threads)
 {
     pc_wbuf w;
@@ -192,6 +194,9 @@ static void s_config(s_exe *e, int checkpoint_ms, int threads)
     pc_put_str(&w, ""); /* messages through the deployer */
     pc_put_str(&w, ""); /* no keys */
     pc_put_str(&w, "");
+    pc_put_u64(&w, g_lim_state);
+    pc_put_u64(&w, 0); /* the runtime's bounds on messages and values */
+    pc_put_u64(&w, 0);
     s_send(e, pc_hdr_make(PC_X_CONFIG, 0, 0, 0, 0), &w);
 }
 
@@ -1036,6 +1041,35 @@ static void t_cancel(void **state)
     s_finish(&e);
 }
 
+/* A VT whose state outgrows the VC's limit: its first checkpoint image
+ * above it is not sent, and the VT ends with LEV_ERANGE, its detail naming
+ * the limit and the option; a VT within it in the same executor ends
+ * well. */
+static void t_state_limit(void **state)
+{
+    (void)state;
+    s_exe e;
+    g_lim_state = 1 << 20;
+    s_ready(&e, 20, 2);
+    g_lim_state = 0;
+    long arg[3] = {8, SPIN_STEPS, SPIN_WORK}; /* 8 MiB of heap */
+    s_run(&e, 40, 1, "pc_big", arg, sizeof arg);
+    pc_hdr h;
+    uint8_t *p;
+    s_seen seen = {0};
+    s_expect(&e, PC_X_DONE, 40, &seen, &h, &p);
+    assert_int_equal(seen.images, 0);
+    pc_rbuf r;
+    char detail[512];
+    int err = s_err_detail(&r, &h, p, detail, sizeof detail);
+    free(p);
+    if (err != LEV_ERANGE || !strstr(detail, "above the VC's limit of 1048576 bytes per VT") ||
+        !strstr(detail, "--max-vt-memory"))
+        fail_msg("expected DONE with LEV_ERANGE and the limit, got %d: %s", err, detail);
+    s_sum(&e, 41, 1000);
+    s_finish(&e);
+}
+
 static void t_crash(void **state)
 {
     (void)state;
@@ -1318,6 +1352,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_ready_and_exit),
+        cmocka_unit_test(t_state_limit),
         cmocka_unit_test(t_module),
         cmocka_unit_test(t_run),
         cmocka_unit_test(t_done_waits_for_ack),

@@ -873,20 +873,6 @@ static void s_bad(void *zctx, const char *ep, uint32_t magic, uint16_t version, 
     s_send_then_status(zctx, ep, f, l, body ? 2 : 1);
 }
 
-static bool s_log_has(const mesh_peer *p, const char *text)
-{
-    FILE *f = fopen(p->log, "r");
-    char line[1024];
-    bool found = false;
-    while (f && !found && fgets(line, sizeof line, f))
-        found = strstr(line, text) != NULL;
-    if (f)
-        fclose(f);
-    if (!found)
-        fprintf(stderr, "log of %s lacks '%s'\n", p->ep, text);
-    return found;
-}
-
 /* Malformed, truncated, oversized, unknown-version and misaddressed
  * messages are dropped with a logged reason; the peer keeps serving. */
 static void t_bad_input(void **state)
@@ -970,23 +956,23 @@ static void t_bad_input(void **state)
     free(js);
     zmq_ctx_term(z);
 
-    assert_true(s_log_has(&m.p[0], "header frame is not 40 bytes"));
-    assert_true(s_log_has(&m.p[0], "bad magic"));
-    assert_true(s_log_has(&m.p[0], "unknown protocol version"));
-    assert_true(s_log_has(&m.p[0], "unknown message type"));
-    assert_true(s_log_has(&m.p[0], "header length does not match"));
-    assert_true(s_log_has(&m.p[0], "refused C_START"));
-    assert_true(s_log_has(&m.p[0], "refused W_DONE"));
-    assert_true(s_log_has(&m.p[0], "refused W_STALL"));
-    assert_true(s_log_has(&m.p[0], "no VC 0000000000067933"));
-    assert_true(s_log_has(&m.p[0], "no VC 0000000000067934"));
-    assert_true(s_log_has(&m.p[0], "no VC 0000000000067932"));
-    assert_true(s_log_has(&m.p[0], "dropped M_PING"));
-    assert_true(s_log_has(&m.p[0], "dropped X_RUN"));
-    assert_true(s_log_has(&m.p[0], "refused W_IN_REF"));
-    assert_true(s_log_has(&m.p[0], "dropped X_IMAGE_SLOT"));
-    assert_true(s_log_has(&m.p[0], "not an image envelope"));
-    assert_true(s_log_has(&m.p[0], "against image 7, not held"));
+    assert_true(mesh_log_has(&m.p[0], "header frame is not 40 bytes"));
+    assert_true(mesh_log_has(&m.p[0], "bad magic"));
+    assert_true(mesh_log_has(&m.p[0], "unknown protocol version"));
+    assert_true(mesh_log_has(&m.p[0], "unknown message type"));
+    assert_true(mesh_log_has(&m.p[0], "header length does not match"));
+    assert_true(mesh_log_has(&m.p[0], "refused C_START"));
+    assert_true(mesh_log_has(&m.p[0], "refused W_DONE"));
+    assert_true(mesh_log_has(&m.p[0], "refused W_STALL"));
+    assert_true(mesh_log_has(&m.p[0], "no VC 0000000000067933"));
+    assert_true(mesh_log_has(&m.p[0], "no VC 0000000000067934"));
+    assert_true(mesh_log_has(&m.p[0], "no VC 0000000000067932"));
+    assert_true(mesh_log_has(&m.p[0], "dropped M_PING"));
+    assert_true(mesh_log_has(&m.p[0], "dropped X_RUN"));
+    assert_true(mesh_log_has(&m.p[0], "refused W_IN_REF"));
+    assert_true(mesh_log_has(&m.p[0], "dropped X_IMAGE_SLOT"));
+    assert_true(mesh_log_has(&m.p[0], "not an image envelope"));
+    assert_true(mesh_log_has(&m.p[0], "against image 7, not held"));
     mesh_stop_all(m.p, m.n);
 }
 
@@ -1076,7 +1062,7 @@ static void t_keys(void **state)
     s_peer(&m, 2, "1", stranger);
     /* it is refused (logged), and after a VC ran to its end it still is
      * not in the mesh */
-    assert_true(s_log_has(&m.p[0], "its key is not authorised"));
+    assert_true(mesh_log_has(&m.p[0], "its key is not authorised"));
     lev_vc_options o2 = {.workers = 1, .peer = m.p[0].ep};
     assert_int_equal(lev_vc_open(&vc, &o2), 0);
     assert_int_equal(lev_vt_start(vc, "pc_sum", &n, sizeof n, &id), 0);
@@ -1102,7 +1088,7 @@ static void t_keys(void **state)
     assert_int_not_equal(mesh_start(&b, LEVPEER_PATH, s_dir, 5000, args), 0);
     assert_true(mesh_reap(&b, LIMIT));
     assert_true(WIFEXITED(b.status) && WEXITSTATUS(b.status) == 2);
-    assert_true(s_log_has(&b, "mesh.pub: a public key only"));
+    assert_true(mesh_log_has(&b, "mesh.pub: a public key only"));
     unsetenv("LEV_MESH_KEY");
     mesh_stop_all(m.p, m.n);
 }
@@ -1161,7 +1147,7 @@ static void t_log_flood(void **state)
             refused, s_log_count(&m.p[0], "more lines like"));
     if (magic < 1 || magic > PC_LOG_SRC_LINES + 1 || refused < 1 || refused > PC_LOG_SRC_LINES + 1)
         fail_msg("%d and %d lines of %d bad messages each", magic, refused, n);
-    assert_true(s_log_has(&m.p[0], "more lines like"));
+    assert_true(mesh_log_has(&m.p[0], "more lines like"));
     FILE *lf = fopen(m.p[0].log, "r");
     char line[4096];
     while (lf && fgets(line, sizeof line, lf))

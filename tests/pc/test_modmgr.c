@@ -1,8 +1,11 @@
 /* test_modmgr.c - the module manager (modmgr.c), with the task module
  * built from pc_tasks.c: put and get by BLAKE2b hash in memory and on
  * disk, damaged bytes and a damaged cache file refused, a data directory
- * that cannot be made; the architecture a module was built for, read
- * from its ELF header, and the check that refuses another one.
+ * that cannot be made; the cache bounded by size (the least recently
+ * used first, by its file's time) and by age, never evicting a module in
+ * use, and a module larger than the cache refused; the architecture a
+ * module was built for, read from its ELF header, and the check that
+ * refuses another one.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -12,11 +15,13 @@
 
 #include <dirent.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -136,6 +141,107 @@ static void t_modmgr_disk(void **state)
     assert_null(mm);
 }
 
+/* Module i of the eviction test: 3000 bytes, its hash, its file. */
+typedef struct s_blob {
+    uint8_t bytes[3000], hash[PC_HASH_LEN];
+    char file[700];
+} s_blob;
+
+/* Sets a file's times to `ago` seconds before now. */
+static void s_age(const char *file, int ago)
+{
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= ago;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, file, t, 0), 0);
+}
+
+static void t_modmgr_evict(void **state)
+{
+    (void)state;
+    char dir[512], mods[600], hex[2 * PC_HASH_LEN + 1];
+    snprintf(dir, sizeof dir, "%s/modevict.%d", PC_WORK_DIR, (int)getpid());
+    mkdir(PC_WORK_DIR, 0777);
+    snprintf(mods, sizeof mods, "%s/modules", dir);
+    static s_blob b[3];
+    pc_modmgr *mm = NULL;
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+    for (int i = 0; i < 3; i++) {
+        memset(b[i].bytes, 'a' + i, sizeof b[i].bytes);
+        pc_module_hash(b[i].bytes, sizeof b[i].bytes, b[i].hash);
+        pc_module_hash_hex(b[i].hash, hex);
+        snprintf(b[i].file, sizeof b[i].file, "%s/%s.so", mods, hex);
+        assert_int_equal(pc_modmgr_put(mm, b[i].hash, b[i].bytes, sizeof b[i].bytes), 0);
+        s_age(b[i].file, 300 - 100 * i); /* used 300, 200 and 100 s ago */
+    }
+    pc_modmgr_destroy(&mm); /* a new manager knows them by their files */
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+
+    /* By size: 9000 bytes above 7000, the least recently used goes. */
+    pc_modmgr_limit(mm, 7000, 0);
+    assert_int_equal(pc_modmgr_evict(mm, NULL, 0), 1);
+    assert_int_equal(access(b[0].file, F_OK), -1);
+    assert_int_equal(access(b[1].file, F_OK), 0);
+    assert_int_equal(access(b[2].file, F_OK), 0);
+    pc_modmgr_stats st;
+    pc_modmgr_status(mm, &st);
+    assert_int_equal(st.held, 2);
+    assert_int_equal(st.bytes, 6000);
+    assert_int_equal(st.evicted, 1);
+    assert_int_equal(pc_modmgr_evict(mm, NULL, 0), 0); /* within bounds now */
+
+    /* A module in use stays, though it is the oldest. */
+    pc_modmgr_limit(mm, 3000, 0);
+    const uint8_t(*keep)[PC_HASH_LEN] = (const uint8_t(*)[PC_HASH_LEN])b[1].hash;
+    assert_int_equal(pc_modmgr_evict(mm, keep, 1), 1);
+    assert_int_equal(access(b[1].file, F_OK), 0);
+    assert_int_equal(access(b[2].file, F_OK), -1);
+    assert_false(pc_modmgr_has(mm, b[2].hash));
+
+    /* A get makes a module recent again (its file's time). */
+    const uint8_t *got;
+    size_t n;
+    s_age(b[1].file, 120);
+    assert_int_equal(pc_modmgr_get(mm, b[1].hash, &got, &n), 0);
+    struct stat sb;
+    assert_int_equal(stat(b[1].file, &sb), 0);
+    assert_true(sb.st_mtime > time(NULL) - 60);
+
+    /* By age: unused for longer than the bound, it goes, in memory too. */
+    pc_modmgr_limit(mm, (size_t)1 << 30, 60);
+    assert_int_equal(pc_modmgr_evict(mm, NULL, 0), 0);
+    pc_modmgr_destroy(&mm);
+    s_age(b[1].file, 120);
+    assert_int_equal(pc_modmgr_new(&mm, dir), 0);
+    pc_modmgr_limit(mm, (size_t)1 << 30, 60);
+    assert_int_equal(pc_modmgr_evict(mm, NULL, 0), 1);
+    assert_false(pc_modmgr_has(mm, b[1].hash));
+    assert_int_equal(s_entries(mods), 0);
+
+    /* A module larger than the whole cache is refused, by name. */
+    pc_modmgr_limit(mm, 1000, 0);
+    assert_int_equal(pc_modmgr_put(mm, b[0].hash, b[0].bytes, sizeof b[0].bytes), LEV_ERANGE);
+    assert_non_null(strstr(lev_errdetail(), "--module-cache"));
+    pc_modmgr_status(mm, &st);
+    assert_int_equal(st.refused, 1);
+    assert_false(pc_modmgr_has(mm, b[0].hash));
+
+    /* Without a directory, memory is bounded the same way. */
+    pc_modmgr_destroy(&mm);
+    assert_int_equal(pc_modmgr_new(&mm, NULL), 0);
+    pc_modmgr_limit(mm, 7000, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pc_modmgr_put(mm, b[i].hash, b[i].bytes, sizeof b[i].bytes), 0);
+    assert_int_equal(pc_modmgr_evict(mm, NULL, 0), 1);
+    pc_modmgr_status(mm, &st);
+    assert_int_equal(st.held, 2);
+    assert_int_equal(st.bytes, 6000);
+    pc_modmgr_destroy(&mm);
+    rmdir(mods);
+    rmdir(dir);
+}
+
 static void t_arch(void **state)
 {
     (void)state;
@@ -202,6 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_modmgr_memory),
         cmocka_unit_test(t_modmgr_disk),
+        cmocka_unit_test(t_modmgr_evict),
         cmocka_unit_test(t_arch),
     };
     return cmocka_run_group_tests(tests, s_setup, s_teardown);

@@ -799,6 +799,9 @@ static void t_msg_check(void **state)
     pc_put_i32(&b, 2000);
     pc_put_u64(&b, 42);
     pc_put_u8(&b, PC_ENROL_DIRECT);
+    pc_put_u64(&b, 1 << 30); /* the VC's limits */
+    pc_put_u64(&b, 1 << 24);
+    pc_put_u64(&b, 1 << 20);
     assert_int_equal(s_check(PC_W_ENROL, &b, 0, &why), 0);
     for (size_t cut = 0; cut < b.len; cut++) {
         pc_hdr h = pc_hdr_make(PC_W_ENROL, 1, 0, 0, 0);
