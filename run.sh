@@ -24,6 +24,7 @@ PACKAGES=(
     cmake gcc make pkg-config binutils git
     libgc-dev libtpl-dev libzmq3-dev libczmq-dev libsodium-dev libclang-19-dev libcmocka-dev
     clang-format cppcheck clang libclang-rt-14-dev
+    iproute2 iptables libnetfilter-queue-dev
 )
 
 JOBS=$(nproc 2>/dev/null || echo 2)

@@ -384,7 +384,7 @@ static void s_start(pc_deployer *d, dep_vc *vc, pc_msg *m)
                        !pc_rbuf_done(&r) ? pc_rbuf_why(&r) : "start: no task name");
         return;
     }
-    if (vc->nvts >= d->p->o.limits.vts) {
+    if (d->p->o.limits.vts && vc->nvts >= d->p->o.limits.vts) {
         free(task);
         char why[160];
         snprintf(why, sizeof why,

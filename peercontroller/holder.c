@@ -73,7 +73,7 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     char big[128];
     bool split = pc_env_split(pc_buf_data(*env), pc_buf_len(*env), &chan, &clen, &img, &ilen, &cx,
                               &cxlen, &why); /* (a bad envelope sets why) */
-    if (split && ilen > h->p->o.limits.vt_memory) {
+    if (split && h->p->o.limits.vt_memory && ilen > h->p->o.limits.vt_memory) {
         snprintf(big, sizeof big, "%zu bytes, above this peer's limit of %zu per VT", ilen,
                  h->p->o.limits.vt_memory);
         why = big;

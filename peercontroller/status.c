@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "auth.h"
 #include "peer_private.h"
 
 void pc_json_fmt(pc_wbuf *w, const char *fmt, ...)
@@ -112,6 +113,11 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
     }
     free(v);
     pc_json_fmt(j, "],\"rate_measurements\":%d", p->rate_runs);
+    /* keys: whether the mesh has them, the public keys admitted, and the
+     * connections refused for their key */
+    pc_json_fmt(j, ",\"auth\":{\"keys\":%s,\"admitted\":%zu,\"refused\":%llu}",
+                p->auth ? "true" : "false", pc_auth_count(p->auth),
+                (unsigned long long)pc_auth_refused(p->auth));
     pc_members_stats ms;
     pc_members_stats_get(p->mem, &ms);
     pc_json_fmt(j,

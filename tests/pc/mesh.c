@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,12 @@ const char *mesh_listen(void)
 int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
                const char *const *args)
 {
+    return mesh_start_in(p, NULL, levpeer, dir, limit_ms, args);
+}
+
+int mesh_start_in(mesh_peer *p, const char *netns, const char *levpeer, const char *dir,
+                  int limit_ms, const char *const *args)
+{
     static int serial;
     memset(p, 0, sizeof *p);
     snprintf(p->log, sizeof p->log, "%s/peer%d-%d.log", dir, (int)getpid(), serial++);
@@ -70,6 +77,14 @@ int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() == 1)
             _exit(127);
+        if (netns) { /* into the network namespace `ip netns add` made */
+            char path[256];
+            snprintf(path, sizeof path, "/run/netns/%s", netns);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0 || setns(fd, CLONE_NEWNET))
+                _exit(126);
+            close(fd);
+        }
         /* a test's mesh runs without keys (levpeer refuses to unless told),
          * but for one given --key */
         bool keys = false;

@@ -38,6 +38,11 @@ int mesh_start(mesh_peer *p, const char *levpeer, const char *dir, int limit_ms,
 /* Sends sig to the peer. */
 void mesh_signal(mesh_peer *p, int sig);
 
+/* mesh_start, with the peer in the network namespace `netns` (a name of
+ * `ip netns`; NULL: this process's). */
+int mesh_start_in(mesh_peer *p, const char *netns, const char *levpeer, const char *dir,
+                  int limit_ms, const char *const *args);
+
 /* Waits at most limit_ms for the peer to exit; true if it did (status in
  * p->status). */
 bool mesh_reap(mesh_peer *p, int limit_ms);

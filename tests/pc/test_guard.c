@@ -150,8 +150,14 @@ static void t_stranger(void **state)
     setenv("LEV_PEER_TIMEOUT_MS", "3000", 1);
     assert_int_equal(access(after, F_OK), -1); /* nothing ran */
     assert_true(mesh_log_has(&p[0], "its key is not authorised"));
-    /* the mesh's own key is admitted */
     setenv("LEV_MESH_KEY", meshkey, 1);
+    char *js = mesh_status(p[0].ep, LIMIT); /* the refused key is counted */
+    assert_non_null(js);
+    const char *auth = strstr(js, "\"auth\":{\"keys\":true,\"admitted\":1,\"refused\":");
+    if (!auth || atoll(auth + strlen("\"auth\":{\"keys\":true,\"admitted\":1,\"refused\":")) < 1)
+        fail_msg("auth counts: %s", js);
+    free(js);
+    /* the mesh's own key is admitted */
     assert_int_equal(s_run_system(p[0].ep, cmd, &st), 0);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     assert_int_equal(access(after, F_OK), 0);
