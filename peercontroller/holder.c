@@ -125,6 +125,14 @@ static void s_keep(pc_holder *h, const pc_msg *m, const char *deployer, uint64_t
     e->seq = m->h.seq;
     e->next_in = next_in;
     pc_ep_copy(e->deployer, deployer);
+    /* from a deployer taken for dead: an orphan from now, unless it
+     * comes back (pc_holder_on_member) */
+    const pc_member *dm = pc_peer_member(h->p, deployer);
+    uint64_t now = pc_peer_now(h->p);
+    if (dm && dm->state == PC_MEMBER_DEAD)
+        e->orphan_ms = e->orphan_ms ? e->orphan_ms : now ? now : 1;
+    else
+        e->orphan_ms = 0;
     pc_wbuf b;
     pc_wbuf_init(&b);
     pc_put_u64(&b, pc_buf_len(e->img));
@@ -158,10 +166,12 @@ static const char *s_head(pc_holder *h, const pc_msg *m, char *deployer, uint64_
     if (!pc_endpoint_valid(deployer))
         return "no valid deployer endpoint";
     /* a VC this holder serves has a deployer in the mesh, which answers
-     * HELD for a VC or VT it does not know with DROP */
+     * HELD for a VC or VT it does not know with DROP. One taken for dead
+     * may be so falsely (a stall, a partition): its images are kept, as
+     * an orphan's (pc_holder_on_member) */
     const pc_member *dm = pc_peer_member(h->p, deployer);
-    if (!dm || (dm->state != PC_MEMBER_ALIVE && dm->state != PC_MEMBER_SUSPECT))
-        return "its deployer is not a live peer of this mesh";
+    if (!dm || dm->state == PC_MEMBER_LEFT)
+        return "its deployer is no peer of this mesh";
     return NULL;
 }
 

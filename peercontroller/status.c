@@ -115,7 +115,7 @@ void pc_status_json(pc_peer *p, pc_wbuf *j)
     pc_json_fmt(j, "],\"rate_measurements\":%d", p->rate_runs);
     /* keys: whether the mesh has them, the public keys admitted, and the
      * connections refused for their key */
-    pc_json_fmt(j, ",\"auth\":{\"keys\":%s,\"admitted\":%zu,\"refused\":%llu}",
+    pc_json_fmt(j, ",\"auth\":{\"keys\":%s,\"admitted\":%zu,\"refused_keys\":%llu}",
                 p->auth ? "true" : "false", pc_auth_count(p->auth),
                 (unsigned long long)pc_auth_refused(p->auth));
     pc_members_stats ms;

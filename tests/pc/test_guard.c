@@ -11,7 +11,8 @@
  *     LEV_ERANGE, which its client's join returns with the limit named;
  *     the worker's module cache shows in the status.
  *   - holder: a holder refuses an image whose deployer is no peer of the
- *     mesh, and one above its limit of a VT's state; it keeps none.
+ *     mesh (or left it), and one above its limit of a VT's state; it
+ *     keeps none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,8 +154,9 @@ static void t_stranger(void **state)
     setenv("LEV_MESH_KEY", meshkey, 1);
     char *js = mesh_status(p[0].ep, LIMIT); /* the refused key is counted */
     assert_non_null(js);
-    const char *auth = strstr(js, "\"auth\":{\"keys\":true,\"admitted\":1,\"refused\":");
-    if (!auth || atoll(auth + strlen("\"auth\":{\"keys\":true,\"admitted\":1,\"refused\":")) < 1)
+    const char *auth = strstr(js, "\"auth\":{\"keys\":true,\"admitted\":1,\"refused_keys\":");
+    if (!auth ||
+        atoll(auth + strlen("\"auth\":{\"keys\":true,\"admitted\":1,\"refused_keys\":")) < 1)
         fail_msg("auth counts: %s", js);
     free(js);
     /* the mesh's own key is admitted */
@@ -247,7 +249,7 @@ static void t_holder(void **state)
     const char *lim[] = {"--max-vt-memory", "64K", NULL};
     s_mesh(p, lim);
     s_hold(p[1].ep, "tcp://127.0.0.1:9", 100);
-    const void *no_deployer[2] = {&p[1], "its deployer is not a live peer of this mesh"};
+    const void *no_deployer[2] = {&p[1], "its deployer is no peer of this mesh"};
     assert_true(mesh_wait(p[1].ep, s_logged, no_deployer, LIMIT));
     s_hold(p[1].ep, p[0].ep, 100000);
     const void *too_big[2] = {&p[1], "above this peer's limit of 65536 per VT"};
