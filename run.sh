@@ -9,7 +9,9 @@
 #   ./run.sh test            build (build/), run the test suite; then build
 #                            with ASan+UBSan (build-asan/) and run it again;
 #                            then the fuzzing harnesses with clang
-#                            (build-fuzz/), a short run each
+#                            (build-fuzz/), a short run each; then the
+#                            threaded parts under ThreadSanitizer
+#                            (build-tsan/)
 #
 # Needs no standard input; exits non-zero on any failure.
 set -euo pipefail
@@ -97,6 +99,13 @@ cmd_test() {
     CC=clang cmake -S . -B build-fuzz -DLEV_FUZZ=ON
     cmake --build build-fuzz -j"$JOBS" --target fuzz_all
     ctest --test-dir build-fuzz -L fuzz --output-on-failure --no-tests=error -j2 \
+        --timeout "$TEST_TIMEOUT"
+
+    # the threaded parts (executor, daemon, client) under ThreadSanitizer:
+    # the tests labelled tsan; each test sets its TSAN_OPTIONS
+    cmake -S . -B build-tsan -DLEV_WERROR=ON -DLEV_TSAN=ON
+    cmake --build build-tsan -j"$JOBS" --target tsan_all
+    ctest --test-dir build-tsan -L tsan --output-on-failure --no-tests=error -j2 \
         --timeout "$TEST_TIMEOUT"
 }
 

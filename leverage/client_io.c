@@ -21,6 +21,7 @@
 #include "client_int.h"
 #include "embed.h"
 #include "rt.h"
+#include "tsan_sync.h"
 
 #define CL_MAX_MSG (1LL << 30) /* ZMQ_MAXMSGSIZE of a VC's socket */
 #define CL_MAX_PARTS 4         /* frames of a message from the peer we read */
@@ -218,6 +219,7 @@ bool cl_io_on_thread(const lev_vc *vc)
 static void s_free_data(void *data, void *hint)
 {
     (void)hint;
+    LEV_TSAN_RECEIVED(); /* on ZeroMQ's thread */
     free(data);
 }
 
@@ -251,6 +253,7 @@ int cl_io_send(lev_vc *vc, pc_hdr h, pc_wbuf *payload, const void *bulk, size_t 
 
     int rc = 0, i = 0;
     pthread_mutex_lock(&vc->tx_mu);
+    LEV_TSAN_SENT();
     for (; i < n && !rc; i++)
         if (zmq_msg_send(&parts[i], vc->tx, i + 1 < n ? ZMQ_SNDMORE : 0) < 0)
             rc = rt_err(LEV_EPEER, "cannot hand the %s message to the VC's thread: %s",
@@ -266,6 +269,7 @@ bool cl_io_stop(lev_vc *vc)
     if (vc->running) {
         int sent = -1;
         pthread_mutex_lock(&vc->tx_mu);
+        LEV_TSAN_SENT();
         for (int i = 0; i < 100 && sent < 0; i++)
             sent = zmq_send(vc->tx, "", 0, 0); /* an empty frame: stop */
         pthread_mutex_unlock(&vc->tx_mu);
@@ -574,6 +578,7 @@ static int s_recv_parts(void *sock, zmq_msg_t *parts, int max, int *kept)
             zmq_msg_close(&m);
             break;
         }
+        LEV_TSAN_RECEIVED();
         more = zmq_msg_more(&m);
         total++;
         if (*kept < max) {
@@ -647,6 +652,7 @@ static int s_forward(lev_vc *vc)
     int sent = 0;
     bool stop = n == 1 && zmq_msg_size(&parts[0]) == 0;
     if (!stop && !pc_hdr_decode(zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), &h, NULL)) {
+        LEV_TSAN_SENT();
         for (; sent < n; sent++)
             if (zmq_msg_send(&parts[sent], vc->dealer,
                              ZMQ_DONTWAIT | (sent + 1 < n ? ZMQ_SNDMORE : 0)) < 0)
@@ -671,6 +677,7 @@ static void s_ping(lev_vc *vc)
     pthread_mutex_unlock(&vc->mu);
     uint8_t hb[PC_HDR_LEN];
     pc_hdr_encode(&h, hb);
+    LEV_TSAN_SENT();
     zmq_send(vc->dealer, hb, PC_HDR_LEN, ZMQ_DONTWAIT);
 }
 

@@ -19,6 +19,7 @@
 
 #include "lev_errors.h"
 #include "log.h"
+#include "tsan_sync.h"
 #include "vec.h"
 
 #define S_ZAP_ENDPOINT "inproc://zeromq.zap.01"
@@ -269,6 +270,7 @@ static void s_zap_one(pc_auth *a)
             zmq_msg_close(&f[n]);
             break;
         }
+        LEV_TSAN_RECEIVED();
         more = zmq_msg_more(&f[n]);
         n++;
     }
@@ -306,6 +308,7 @@ static void s_zap_one(pc_auth *a)
     }
     const char *code = ok ? "200" : "400";
     const char *text = ok ? "OK" : "not authorised";
+    LEV_TSAN_SENT();
     zmq_send(a->zap, "1.0", 3, ZMQ_SNDMORE);
     zmq_send(a->zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
     zmq_send(a->zap, code, 3, ZMQ_SNDMORE);

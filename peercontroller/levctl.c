@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "status.h"
+#include "tsan_sync.h"
 #include "vec.h"
 #include "wire.h"
 
@@ -647,6 +648,7 @@ static void s_ask(void *ctx, query *q, uint64_t seq)
     pc_hdr h = pc_hdr_make(PC_S_STATUS, 0, 0, 0, seq);
     uint8_t hb[PC_HDR_LEN];
     pc_hdr_encode(&h, hb);
+    LEV_TSAN_SENT();
     zmq_send(q->sock, hb, PC_HDR_LEN, ZMQ_DONTWAIT);
 }
 
@@ -663,6 +665,7 @@ static void s_read_reply(query *q, uint64_t seq)
             zmq_msg_close(&m);
             break;
         }
+        LEV_TSAN_RECEIVED();
         more = zmq_msg_more(&m);
         total++;
         if (n < 2) {

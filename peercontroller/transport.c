@@ -19,6 +19,7 @@
 #include "lev_errors.h"
 #include "log.h"
 #include "rt.h"
+#include "tsan_sync.h"
 
 /* Messages queued per peer before drops. What a drop loses comes again:
  * a VT's outputs and inputs are numbered and re-sent on a gap (msgmgr.c),
@@ -231,6 +232,7 @@ static size_t s_id_bytes(const char *text, uint8_t *out, size_t cap)
 /* zmq_send of one frame, retried on EINTR; 0 or -1. */
 static int s_send_frame(void *sock, const void *p, size_t n, int flags)
 {
+    LEV_TSAN_SENT();
     for (int tries = 0; tries < 100; tries++) {
         if (zmq_send(sock, p, n, flags | ZMQ_DONTWAIT) >= 0)
             return 0;
@@ -244,6 +246,7 @@ static int s_send_frame(void *sock, const void *p, size_t n, int flags)
 static void s_sent(void *data, void *hint)
 {
     (void)data;
+    LEV_TSAN_RECEIVED(); /* on ZeroMQ's thread */
     pc_buf *b = hint;
     pc_buf_drop(&b);
 }
@@ -258,6 +261,7 @@ static int s_send_bulk(void *sock, pc_buf *b)
         return -1;
     }
     int rc = -1;
+    LEV_TSAN_SENT();
     for (int tries = 0; tries < 100; tries++) {
         rc = zmq_msg_send(&msg, sock, ZMQ_DONTWAIT) >= 0 ? 0 : -1;
         if (!rc || errno != EINTR)
@@ -319,8 +323,10 @@ int pc_transport_send(pc_transport *t, const char *to, pc_hdr h, const pc_wbuf *
 static int s_recv_frame(void *sock, zmq_msg_t *msg, int flags)
 {
     for (int tries = 0; tries < 100; tries++) {
-        if (zmq_msg_recv(msg, sock, flags) >= 0)
+        if (zmq_msg_recv(msg, sock, flags) >= 0) {
+            LEV_TSAN_RECEIVED();
             return 0;
+        }
         if (errno != EINTR)
             return -1;
     }

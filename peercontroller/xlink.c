@@ -16,6 +16,7 @@
 
 #include "lev_errors.h"
 #include "rt.h"
+#include "tsan_sync.h"
 
 /* Frames queued per executor before drops: far more than a VT's window
  * of unacknowledged messages, so that a drop means a link that is down. */
@@ -146,6 +147,7 @@ int pc_xlink_peer(pc_xlink *x, int peer, const char *ep)
 int pc_xlink_send(pc_xlink *x, int peer, const void *p, size_t n)
 {
     xl_peer *l = peer >= 0 && peer < PC_XLINK_PEERS ? &x->peers[peer] : NULL;
+    LEV_TSAN_SENT();
     if (!l || !l->sock || zmq_send(l->sock, p, n, ZMQ_DONTWAIT) < 0) {
         x->st.dropped_out++;
         return LEV_EPEER;
@@ -179,6 +181,7 @@ int pc_xlink_read(pc_xlink *x, int max, pc_xlink_on on, void *ud)
             zmq_msg_close(&id);
             return e == EAGAIN || e == EINTR ? got : LEV_EPEER;
         }
+        LEV_TSAN_RECEIVED();
         bool more = zmq_msg_more(&id);
         zmq_msg_init(&body);
         bool whole = more && zmq_msg_recv(&body, x->router, 0) >= 0;

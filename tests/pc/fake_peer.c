@@ -17,6 +17,7 @@
 
 #include "lev_errors.h"
 #include "taskmod.h"
+#include "tsan_sync.h"
 
 #define FP_MAX_PARTS 5
 
@@ -71,6 +72,7 @@ uint64_t fp_now_ms(void)
 /* Sends frames to the last client: its routing id, then the n frames. */
 static void s_send_frames(fake_peer *fp, int n, const void *const *p, const size_t *len)
 {
+    LEV_TSAN_SENT();
     zmq_send(fp->sock, fp->rid, fp->rid_len, ZMQ_SNDMORE);
     for (int i = 0; i < n; i++)
         zmq_send(fp->sock, p[i], len[i], i + 1 < n ? ZMQ_SNDMORE : 0);
@@ -535,6 +537,7 @@ static void s_serve_one(fake_peer *fp)
             zmq_msg_close(&m);
             break;
         }
+        LEV_TSAN_RECEIVED();
         more = zmq_msg_more(&m);
         if (n < FP_MAX_PARTS) {
             zmq_msg_init(&parts[n]);
