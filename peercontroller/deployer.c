@@ -997,8 +997,14 @@ void pc_deployer_on_member(pc_deployer *d, const pc_member *m, pc_member_state o
              * restarted) is enrolled again at once, not after the retry
              * delay: the VTs recovered meanwhile spread back onto it */
             int wi = pc_dep_worker(vc, m->rec.endpoint);
-            if (wi >= 0 && vc->w[wi].state == W_GONE && old != PC_MEMBER_ALIVE)
+            if (wi >= 0 && vc->w[wi].state == W_GONE && old != PC_MEMBER_ALIVE) {
                 vc->w[wi].since_ms = now > DEP_REFUSED_RETRY_MS ? now - DEP_REFUSED_RETRY_MS : 0;
+                /* the fence sent when it was lost went nowhere if it was cut
+                 * off: its copies of the VTs recovered since would run on
+                 * (until they next said something) */
+                pc_peer_send(d->p, m->rec.endpoint, pc_hdr_make(PC_W_FENCE, vc->id, 0, 0, 0), NULL,
+                             NULL);
+            }
             pc_dep_enrol(d, vc, now); /* a newcomer may fill the quota */
         }
         pc_dep_on_member(d, vc, m);
