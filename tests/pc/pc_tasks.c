@@ -138,3 +138,29 @@ LEV_TASK void pc_system(const void *arg, size_t len)
     int st = system(cmd);
     lev_return(&st, sizeof st);
 }
+
+/* Argument: long kind, long to, long bytes. Kind 0 commits a value of
+ * `bytes` bytes to the global variable "probe"; kind 1 sends a message
+ * of `bytes` bytes to VT `to`. Returns the call's result as an int: 0,
+ * or the error the VC's limits give. */
+LEV_TASK void pc_probe(const void *arg, size_t len)
+{
+    const long *a = arg;
+    int rc = LEV_EINVAL;
+    long bytes = len == 3 * sizeof(long) ? a[2] : -1;
+    char *buf = bytes >= 0 ? calloc(1, (size_t)bytes + 1) : NULL;
+    if (buf && a[0] == 0) {
+        void *old = NULL;
+        size_t n = 0;
+        rc = lev_global_lock("probe", &old, &n);
+        free(old);
+        if (!rc)
+            rc = lev_global_unlock("probe", buf, (size_t)bytes);
+        if (rc) /* the lock is given back whatever the value did */
+            lev_global_unlock("probe", NULL, 0);
+    } else if (buf && a[0] == 1) {
+        rc = lev_send((uint64_t)a[1], buf, (size_t)bytes);
+    }
+    free(buf);
+    lev_return(&rc, sizeof rc);
+}

@@ -9,7 +9,9 @@
  *   - limits: a VC's deployer refuses a VT beyond --max-vts, naming the
  *     limit; a VT whose state outgrows --max-vt-memory fails with
  *     LEV_ERANGE, which its client's join returns with the limit named;
- *     the worker's module cache shows in the status.
+ *     a value above --max-value and a message above --max-msg are
+ *     refused to the VT with LEV_ERANGE, while smaller ones go; the
+ *     worker's module cache shows in the status.
  *   - holder: a holder refuses an image whose deployer is no peer of the
  *     mesh (or left it), and one above its limit of a VT's state; it
  *     keeps none.
@@ -171,7 +173,8 @@ static void t_limits(void **state)
 {
     (void)state;
     mesh_peer p[2];
-    const char *lim[] = {"--max-vts", "2", "--max-vt-memory", "1M", NULL};
+    const char *lim[] = {
+        "--max-vts", "2", "--max-vt-memory", "1M", "--max-value", "1K", "--max-msg", "1M", NULL};
     s_mesh(p, lim);
     lev_vc_options o = {.workers = 1, .peer = p[0].ep, .checkpoint_ms = 50};
     lev_vc *vc = NULL;
@@ -201,6 +204,22 @@ static void t_limits(void **state)
         fail_msg("pc_big: %s: %s", lev_strerror(rc), lev_errdetail());
     free(res);
     assert_int_equal(lev_vc_close(&vc), 0);
+    /* a value and a message, within the limits and above them */
+    const long probes[4][2] = {{0, 1024}, {0, 1025}, {1, 1000000}, {1, 1045000}};
+    const int want[4] = {0, LEV_ERANGE, 0, LEV_ERANGE};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(lev_vc_open(&vc, &o), 0);
+        long spin[2] = {1, 1};
+        assert_int_equal(lev_vt_start(vc, "pc_spin", spin, sizeof spin, &a), 0);
+        long arg3[3] = {probes[i][0], (long)a, probes[i][1]};
+        assert_int_equal(lev_vt_start(vc, "pc_probe", arg3, sizeof arg3, &b), 0);
+        int *got = NULL;
+        assert_int_equal(lev_vt_join(vc, b, (void **)&got, &len, LIMIT), 0);
+        if (*got != want[i])
+            fail_msg("probe %d (%ld bytes): %d, not %d", i, probes[i][1], *got, want[i]);
+        free(got);
+        assert_int_equal(lev_vc_close(&vc), 0);
+    }
     char *js = mesh_status(p[1].ep, LIMIT);
     assert_non_null(js);
     if (!strstr(js, "\"modules\":{\"cached\":1,"))
