@@ -437,7 +437,8 @@ size_t pc_modmgr_evict(pc_modmgr *mm, const uint8_t (*keep)[PC_HASH_LEN], size_t
     size_t n = s_candidates(mm, &c), total = 0, held = 0, gone = 0;
     for (size_t i = 0; i < n; i++)
         total += c[i].len;
-    qsort(c, n, sizeof *c, s_by_use); /* the least recently used first */
+    if (n) /* the least recently used first */
+        qsort(c, n, sizeof *c, s_by_use);
     int64_t now = s_now_s();
     for (size_t i = 0; i < n; i++) {
         bool kept = false;
