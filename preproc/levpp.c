@@ -1,5 +1,5 @@
 /* levpp.c - the Leverage pre-processor's command line: option parsing,
- * reading and parsing the inputs, and main, which runs the passes in
+ * reading and parsing the inputs, and pp_main, which runs the passes in
  * order (see preproc/README.md for the output shape).
  */
 #include <clang-c/CXCompilationDatabase.h>
@@ -407,7 +407,7 @@ static int pp_read_inputs(const pp_options *o, CXIndex idx)
     return rc;
 }
 
-int main(int argc, char **argv)
+int pp_main(int argc, char **argv)
 {
     pp_options o = {0};
     int rc = pp_parse_args(argc, argv, &o);
