@@ -1,5 +1,5 @@
 /* levpp.c - the Leverage pre-processor's command line: option parsing,
- * reading and parsing the inputs, and main, which runs the passes in
+ * reading and parsing the inputs, and pp_main, which runs the passes in
  * order (see preproc/README.md for the output shape).
  */
 #include <clang-c/CXCompilationDatabase.h>
@@ -174,17 +174,30 @@ static int pp_parse_text(pp_file *f, CXIndex idx, const char **args, unsigned na
             sev = CXDiagnostic_Warning;
         }
         if (sev >= CXDiagnostic_Error && !quiet) {
-            CXFile df = NULL;
-            clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, NULL);
-            char *s = df ? pp_cxstring(clang_formatDiagnostic(
-                               d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn |
-                                      CXDiagnostic_DisplayOption))
-                         : pp_cxstring(clang_getDiagnosticSpelling(d));
-            /* No location (a bad flag, say): ours to say, with clang's words. */
-            if (df)
+            CXSourceLocation loc = clang_getDiagnosticLocation(d);
+            CXFile df = NULL, sf = NULL;
+            unsigned line, col;
+            clang_getExpansionLocation(loc, &df, &line, &col, NULL);
+            clang_getSpellingLocation(loc, &sf, NULL, NULL, NULL);
+            char *s = df && sf
+                          ? pp_cxstring(clang_formatDiagnostic(
+                                d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn |
+                                       CXDiagnostic_DisplayOption))
+                          : pp_cxstring(clang_getDiagnosticSpelling(d));
+            if (df && sf) {
                 fprintf(stderr, "%s\n", s);
-            else
+            } else if (df) {
+                /* Spelled in no file (a built-in macro such as
+                 * __PTRDIFF_TYPE__), where clang's own text names no
+                 * place: the place it is expanded at. */
+                char *name = pp_cxstring(clang_getFileName(df));
+                fprintf(stderr, "%s:%u:%u: %s: %s\n", name, line, col,
+                        sev == CXDiagnostic_Fatal ? "fatal error" : "error", s);
+                free(name);
+            } else {
+                /* No location (a bad flag, say): ours to say, with clang's words. */
                 pp_error_noloc(NULL, "%s", s);
+            }
             free(s);
         }
         bad |= sev >= CXDiagnostic_Error;
@@ -407,7 +420,7 @@ static int pp_read_inputs(const pp_options *o, CXIndex idx)
     return rc;
 }
 
-int main(int argc, char **argv)
+int pp_main(int argc, char **argv)
 {
     pp_options o = {0};
     int rc = pp_parse_args(argc, argv, &o);

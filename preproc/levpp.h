@@ -350,6 +350,11 @@ extern pp_ctx ctx;
 /* ===================================================================
  * Functions shared between the pass files, by the file that defines them
  * =================================================================== */
+/* levpp.c: the command line, run once: parses argv, runs the passes and
+ * writes the outputs; returns the exit status (0, 1 after an error, 2 on
+ * a usage error). Its state (ctx, and the statics of the passes) is
+ * neither reset nor freed: a second run needs a fresh process. */
+int pp_main(int argc, char **argv);
 /* pp_util.c */
 void *pp_xrealloc(void *p, size_t n);
 char *pp_strdup(const char *s);

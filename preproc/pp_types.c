@@ -380,7 +380,7 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
         *id = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_T_FNPTR" : "LEV_T_PTR";
         *size = pp_strdup("sizeof(void *)");
         return 0;
-    case CXType_Record:
+    case CXType_Record: {
         CXCursor member;
         if (pp_is_union(c) && !(pp_has_pointer(c) && pp_overlay(c, &member))) {
             if (pp_has_pointer(c)) {
@@ -404,12 +404,11 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
             *size = pp_strdup("1"); /* a trailing array: counted in bytes */
             return 0;
         }
-        {
-            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
-            *size = pp_fmt("sizeof(%s)", sp);
-            free(sp);
-        }
+        char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(pp_desugar(t))));
+        *size = pp_fmt("sizeof(%s)", sp);
+        free(sp);
         return 0;
+    }
     default:
         break;
     }
