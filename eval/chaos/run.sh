@@ -240,17 +240,25 @@ both) DEPLOYERS=("$RELAY" "$DIRECT") ;;
 esac
 W_EP=() DOWN_LINK=() PAUSED=() KILLED=()
 
-# peer_start NAME NS GROUP ENDPOINT ARGS...: a levpeer in namespace NS and
-# cgroup GROUP on ENDPOINT; sets EV_PID once it printed its endpoint
-# (bounded wait). Its log (NAME.log) gathers every life of the endpoint.
-peer_start() {
-    local name=$1 ns=$2 g=$3 ep=$4 got
+# peer_spawn NAME NS GROUP ENDPOINT ARGS...: starts a levpeer in namespace
+# NS and cgroup GROUP on ENDPOINT, without waiting; sets EV_PID. Its log
+# (NAME.log) gathers every life of the endpoint.
+peer_spawn() {
+    local name=$1 ns=$2 g=$3 ep=$4
     shift 4
     echo "=== $(date -u +%FT%T.%3NZ) levpeer starts on $ep" >>"$EV_TMP/$name.log"
     # shellcheck disable=SC2016 # $0, $@ and $LOG are the inner shell's
     ev_spawn "$g" "$EV_TMP/$name.out" "$EV_TMP/$name.err" ip netns exec "$ns" \
-        env "${KEY_ENV[@]}" sh -c 'exec "$0" "$@" 2>>"$LOG"' "$LEVPEER" --listen "$ep" "${PEER_OPTS[@]}" "$@"
+        env "${KEY_ENV[@]}" LOG="$EV_TMP/$name.log" sh -c 'exec "$0" "$@" 2>>"$LOG"' \
+        "$LEVPEER" --listen "$ep" "${PEER_OPTS[@]}" "$@"
     disown "$EV_PID"
+}
+
+# peer_start NAME NS GROUP ENDPOINT ARGS...: peer_spawn, then waits
+# (bounded) until it printed its endpoint.
+peer_start() {
+    local name=$1 ep=$4 got
+    peer_spawn "$@"
     got=$(ev_first_line "$EV_TMP/$name.out" "$EV_PID")
     [[ $got == "$ep" ]] || {
         tail -n 20 "$EV_TMP/$name.log" "$EV_TMP/$name.err" >&2
@@ -273,15 +281,13 @@ state_of() {
 }
 
 cg_group client max
-export LOG
-LOG=$EV_TMP/relay.log
 peer_start relay "$TAG-c" client "$RELAY" --cores -1 --messages relay
-LOG=$EV_TMP/direct.log
+DEPLOYER_PIDS=("$EV_PID")
 peer_start direct "$TAG-c" client "$DIRECT" --cores -1 --messages direct --join "$RELAY"
+DEPLOYER_PIDS+=("$EV_PID")
 for ((i = 1; i <= WORKERS; i++)); do
     cg_group "w$i" max
     W_EP[i]=tcp://$NET.$((10 + i)):7000
-    LOG=$EV_TMP/w$i.log
     peer_start "w$i" "$TAG-w$i" "w$i" "${W_EP[i]}" --cores 1 --join "$RELAY"
 done
 for ((i = 0; i < 150; i++)); do
@@ -377,14 +383,17 @@ w_kill() {
     PAUSED[$1]=
 }
 
-# w_start I: a new levpeer on worker I's endpoint.
+# w_start I: a new levpeer on worker I's endpoint (not waited for: the
+# fault's check finds out whether it came back).
 w_start() {
-    LOG=$EV_TMP/w$1.log
-    peer_start "w$1" "$TAG-w$1" "w$1" "${W_EP[$1]}" --cores 1 --join "$RELAY"
+    peer_spawn "w$1" "$TAG-w$1" "w$1" "${W_EP[$1]}" --cores 1 --join "$RELAY"
     KILLED[$1]=
 }
 
-# fault_start ID, fault_end ID, fault_check ID: the actions of a fault.
+# The actions of a fault (fault_start, fault_end, fault_check ID) take
+# milliseconds, so that one does not hold up another's time: a check only
+# starts the question to the relaying deployer, whose answer
+# (check_collect) comes while the run goes on.
 fault_start() {
     local f=$1 v=${FV[$1]} k=${FK[$1]}
     INJECTED[$k]=$((INJECTED[$k] + 1))
@@ -397,12 +406,12 @@ fault_start() {
     kill)
         w_kill "$v"
         KILLED[v]=1
-        say "fault $f: kill w$v (SIGKILL), down for ${FD[f]} ms"
+        say "fault $f: kill w$v (SIGKILL to its levpeer and executors), down for ${FD[f]} ms"
         ;;
     restart)
         w_kill "$v"
         w_start "$v"
-        say "fault $f: restart w$v (SIGKILL, a new levpeer on ${W_EP[v]})"
+        say "fault $f: restart w$v (SIGKILL, then a new levpeer on ${W_EP[v]})"
         ;;
     partition)
         link_set "w$v" down
@@ -432,18 +441,35 @@ fault_end() {
     esac
 }
 
+mkdir "$EV_TMP/checks"
 fault_check() {
-    local f=$1 v=${FV[$1]} k=${FK[$1]} st
-    st=$(state_of "${W_EP[v]}")
-    if [[ $st == alive || $st == suspect ]]; then
-        BACK[$k]=$((BACK[$k] + 1))
-        say "fault $f: w$v is back in the mesh ($st)"
-    else
-        REPAIRED[$k]=$((REPAIRED[$k] + 1))
-        say "fault $f: w$v NOT back in the mesh $((HEAL_MS / 1000)) s after its fault ended (the relaying deployer holds it $st): restarted"
-        w_kill "$v"
-        w_start "$v"
-    fi
+    local f=$1
+    ( st=$(state_of "${W_EP[FV[f]]}") && echo "$st" >"$EV_TMP/checks/$f.tmp" &&
+        mv "$EV_TMP/checks/$f.tmp" "$EV_TMP/checks/$f" ) &
+    CHECKS+=("$!")
+}
+
+# check_collect: acts on the answers of the checks that came: a worker
+# back in the mesh (alive, or suspect: it answers again) counts as back;
+# one that is not is restarted.
+check_collect() {
+    local c f v k st
+    for c in "$EV_TMP"/checks/*; do
+        f=${c##*/}
+        [[ $f =~ ^[0-9]+$ ]] || continue
+        st=$(cat "$c")
+        rm -f "$c"
+        v=${FV[f]} k=${FK[f]}
+        if [[ $st == alive || $st == suspect ]]; then
+            BACK[$k]=$((BACK[$k] + 1))
+            say "fault $f: w$v is back in the mesh ($st)"
+        else
+            REPAIRED[$k]=$((REPAIRED[$k] + 1))
+            say "fault $f: w$v NOT back in the mesh $((HEAL_MS / 1000)).$((HEAL_MS % 1000 / 100)) s after its fault ended (the relaying deployer holds it $st): restarted"
+            w_kill "$v"
+            w_start "$v"
+        fi
+    done
 }
 
 # end_all: ends every fault in progress (the soak's time is up).
@@ -456,11 +482,18 @@ end_all() {
     done
 }
 
-# ---------------------------------------------------------------------
-# Checks the deployers make: per VC, determinants that contradict the
-# log, fixes that could not be made, conflicts (0 unless the protocol is
-# broken) and duplicates dropped (outputs sent again after a rollback)
-# ---------------------------------------------------------------------
+# deployers_alive: both deployers run; if one does not (nothing here
+# stops them), the run is void: says so and sets INTERFERENCE.
+INTERFERENCE=
+deployers_alive() {
+    local p
+    for p in "${DEPLOYER_PIDS[@]}"; do
+        ev_alive "$p" && continue
+        [[ -n $INTERFERENCE ]] || say "a deployer (process $p) ended, which nothing in this run does: $(grep -h 'SIGTERM\|ERROR' "$EV_TMP/relay.log" "$EV_TMP/direct.log" | tail -n 2 | tr '\n' ' ')"
+        INTERFERENCE=1
+        return 1
+    done
+}
 
 # vc_poller: every 2 s, a line per VC of each deployer into vcs.tsv (VC
 # id, then those counts and the workers it lost), until killed.
@@ -559,29 +592,41 @@ EV_PIDS+=("$POLLER")
 # The run: each action at its time
 # ---------------------------------------------------------------------
 
-# wait_until MS: returns MS into the run, or at the end of the time.
+# wait_until MS: returns MS (plus the lag) into the run, or at the end of
+# the time, or once a deployer is gone; takes the checks' answers meanwhile.
 wait_until() {
     local i
     for ((i = 0; i < 1000000; i++)); do
-        (($(now_ms) < $1 && $(now_ms) < DEADLINE_MS)) || return 0
+        check_collect
+        deployers_alive || return 0
+        (($(now_ms) < $1 + LAG && $(now_ms) < DEADLINE_MS)) || return 0
         sleep 0.02
     done
 }
+# Each action at its time; an action late by L ms delays every later one
+# by L too (the lag), so that the lengths of faults and the gaps between
+# them stay as drawn.
+LAG=0 CHECKS=()
 while read -r at _ act f <&3; do
     wait_until "$at"
-    (($(now_ms) < DEADLINE_MS)) || break
+    if (($(now_ms) >= DEADLINE_MS)) || [[ -n $INTERFERENCE ]]; then break; fi
+    late=$(($(now_ms) - at - LAG))
+    ((late <= 100)) || LAG=$((LAG + late))
     "fault_$act" "$f"
 done 3<"$ACTIONS"
 wait_until "$DEADLINE_MS"
+((LAG == 0)) || say "the schedule ran $LAG ms behind its times by the end"
 say "time is up: the faults in progress end; the jobs running finish"
 end_all
-# Every worker back in the mesh (bounded), so that the last jobs run on
-# a sound mesh; one that is not is restarted.
+# The checks' last answers, then every worker back in the mesh (bounded),
+# so that the last jobs run on a sound mesh; one that is not is restarted.
+for p in "${CHECKS[@]}"; do wait "$p" 2>/dev/null || true; done
+check_collect
 for ((i = 1; i <= WORKERS; i++)); do
-    for ((j = 0; j < HEAL_MS / 100; j++)); do
-        st=$(state_of "${W_EP[i]}")
-        [[ $st == alive || $st == suspect ]] && break
-        sleep 0.1
+    t=$(now_ms)
+    while st=$(state_of "${W_EP[i]}") && [[ $st != alive && $st != suspect ]] &&
+        (($(now_ms) - t < HEAL_MS)); do
+        sleep 0.2
     done
     if [[ $st != alive && $st != suspect ]]; then
         REPAIRED[end]=$((${REPAIRED[end]:-0} + 1))
@@ -593,11 +638,12 @@ done
 # The jobs started before the end finish (bounded by their timeout).
 for ((i = 0; i < (JOB_TIMEOUT + 30) * 10; i++)); do
     ev_alive "$TSP_LOOP" || ev_alive "$RING" || break
+    deployers_alive || break
     sleep 0.1
 done
 for p in "$TSP_LOOP" "$RING"; do
     if ev_alive "$p"; then
-        ev_log "a job loop still runs $((JOB_TIMEOUT + 30)) s after the end: stopped"
+        [[ -n $INTERFERENCE ]] || ev_log "a job loop still runs $((JOB_TIMEOUT + 30)) s after the end: stopped"
         kill -KILL "$p" 2>/dev/null || true
     fi
 done
@@ -649,6 +695,9 @@ for k in kill pause restart partition; do
     repaired=$((repaired + REPAIRED[$k]))
 done
 failed=$((tsp_jobs - tsp_ok + ring_jobs - ring_ok))
+# nothing here sends SIGTERM before the summary: a levpeer that left on one
+# was stopped from outside this run
+outside=$(cat "$EV_TMP"/relay.log "$EV_TMP"/direct.log "$EV_TMP"/w*.log | grep -c 'SIGTERM: leaving' || true)
 broken=$((failed + ring_lost + ring_dup + rep_lost + rep_dup + contra + fixerr + confl))
 SUMMARY=$EV_TMP/summary.md
 {
@@ -688,6 +737,11 @@ SUMMARY=$EV_TMP/summary.md
     echo "and dropped as duplicates $dupdrop; orphan images dropped $orphans. Deaths the relaying deployer"
     echo "declared: $deaths, of which $unexplained no fault explains (a worker too slow to answer in time)."
     echo
+    if [[ -n $INTERFERENCE ]] || ((outside)); then
+        echo "**Void run:** $outside levpeers were stopped by a SIGTERM that did not come from this run"
+        echo "(another program on the machine), a deployer among them: $( [[ -n $INTERFERENCE ]] && echo yes || echo no)."
+        echo
+    fi
     echo "Schedule and faults as injected:"
     echo
     echo '```'
@@ -708,4 +762,8 @@ cat "$SUMMARY"
 ((repaired + ${REPAIRED[end]:-0} == 0)) ||
     ev_log "FINDING: $((repaired + ${REPAIRED[end]:-0})) workers were not back in the mesh after their fault and were restarted"
 ((unexplained == 0)) || ev_log "FINDING: $unexplained deaths no fault explains (see the faults' log)"
+if [[ -n $INTERFERENCE ]] || ((outside)); then
+    ev_log "VOID: levpeers were stopped from outside this run"
+    exit 1
+fi
 ((broken == 0 && ring_jobs + tsp_jobs > 0)) || { ev_log "FAILED: a job failed, or something was lost, duplicated or contradicted"; exit 1; }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# eval/curve/msg.sh - what CurveZMQ costs messages between VTs: two
+# loopback meshes side by side, each of two deployers (one relaying the
+# VTs' messages, one with --messages direct, whose executors send them to
+# each other) and two workers of one core, one mesh without keys
+# (LEV_INSECURE=1) and one with a mesh key pair (every connection
+# CurveZMQ, the executors' direct links too, the client admitted by key).
+# On each in turn, ROUNDS times, alternating which goes first, `bench_msg
+# pairs` (eval/msg/bench_msg.c) measures between two VTs on different
+# workers the round trip of a SIZE-byte message and the throughput of a
+# one-way stream of them, relayed and direct. Prints each round, then a
+# table of the medians with their ratios.
+#
+#   eval/curve/msg.sh [ROUNDS [SIZE]]       (default 5, 1024 bytes)
+#
+# Environment: LEV_EVAL_BUILD (build tree, default build-eval/).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+. eval/build.sh
+eval_build levpeer levctl bench_msg
+rounds=${1:-5}
+size=${2:-1024}
+if ! [[ $rounds =~ ^[0-9]+$ && $size =~ ^[0-9]+$ ]] || ((rounds < 1 || size < 1 || size > 1048576)); then
+    echo "usage: msg.sh [ROUNDS [SIZE (1..1048576)]]" >&2
+    exit 2
+fi
+levpeer=$BUILD/peercontroller/levpeer levctl=$BUILD/peercontroller/levctl
+bench=$BUILD/eval/bench_msg
+tmp=$(mktemp -d /tmp/lev-curve-msg-XXXXXX)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+"$levctl" keygen "$tmp/mesh" >/dev/null
+export LEV_EXEC_NICE=0 # executors at normal priority, as bench_msg's own meshes
+
+# peer NAME [ARGS...]: starts a levpeer, sets $ep once it is ready.
+peer() {
+    local name=$1 i
+    shift
+    "$levpeer" --listen tcp://127.0.0.1:0 --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
+    pids+=($!)
+    for ((i = 0; i < 200; i++)); do
+        ep=$(head -n1 "$tmp/$name.out" 2>/dev/null || true)
+        [[ $ep == tcp://* ]] && return 0
+        sleep 0.05
+    done
+    cat "$tmp/$name.log" >&2
+    exit 1
+}
+# mesh NAME [ARGS...]: a relaying deployer, two workers and a deployer
+# with --messages direct; sets $relay and $direct to the deployers.
+mesh() {
+    local name=$1
+    shift
+    peer "$name-relay" --cores -1 --messages relay "$@"
+    relay=$ep
+    peer "$name-w1" --cores 1 --join "$relay" "$@"
+    peer "$name-w2" --cores 1 --join "$relay" "$@"
+    peer "$name-direct" --cores -1 --messages direct --join "$relay" "$@"
+    direct=$ep
+}
+LEV_INSECURE=1 mesh plain
+plain_relay=$relay plain_direct=$direct
+mesh keyed --key "$tmp/mesh.key"
+keyed_relay=$relay keyed_direct=$direct
+# alive EP [KEY]: waits (bounded: 20 s) until that peer sees 4 peers alive.
+alive() {
+    local i n
+    for ((i = 0; i < 100; i++)); do
+        n=$(LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --json --timeout 1000 2>/dev/null |
+            grep -o '"state": *"alive"' | wc -l) || n=0
+        ((n >= 4)) && return 0
+        sleep 0.2
+    done
+    echo "msg.sh: the mesh of $1 did not form" >&2
+    exit 1
+}
+alive "$plain_relay"
+alive "$plain_direct"
+alive "$keyed_relay" "$tmp/mesh.key"
+alive "$keyed_direct" "$tmp/mesh.key"
+
+# run MESH: one round of bench_msg pairs on it; appends "MESH PATH MEASURE
+# VALUE" lines to $tmp/all.
+run() {
+    if [[ $1 == keyed ]]; then
+        LEV_MESH_KEY=$tmp/mesh.key "$bench" pairs 1 "$size" "$keyed_relay" "$keyed_direct" >"$tmp/run.out"
+    else
+        "$bench" pairs 1 "$size" "$plain_relay" "$plain_direct" >"$tmp/run.out"
+    fi
+    sed "s/^/$1 /" "$tmp/run.out" >>"$tmp/all"
+}
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "messages of $size bytes between two VTs on different workers; $rounds rounds, alternating"
+: >"$tmp/all"
+for ((r = 1; r <= rounds; r++)); do
+    if ((r % 2)); then run plain; run keyed; else run keyed; run plain; fi
+    tail -n 8 "$tmp/all" | awk -v r="$r" '{v[$1 " " $2 " " $3] = $4}
+        END {printf "round %d: round trip (us) relayed %s / %s, direct %s / %s; stream (msgs/s) relayed %s / %s, direct %s / %s (without keys / CurveZMQ)\n", r,
+             v["plain relay round_trip_us"], v["keyed relay round_trip_us"], v["plain direct round_trip_us"], v["keyed direct round_trip_us"],
+             v["plain relay stream_msgs_per_s"], v["keyed relay stream_msgs_per_s"], v["plain direct stream_msgs_per_s"], v["keyed direct stream_msgs_per_s"]}'
+done
+echo "load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| $size-byte messages, VT to VT on two workers, median of $rounds | without keys | CurveZMQ | ratio |"
+echo "|---|---|---|---|"
+# median MESH PATH MEASURE
+median() {
+    awk -v m="$1" -v p="$2" -v k="$3" '$1 == m && $2 == p && $3 == k {print $4}' "$tmp/all" | sort -g |
+        awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+for p in relay direct; do
+    a=$(median plain "$p" round_trip_us) b=$(median keyed "$p" round_trip_us)
+    awk -v p="$p" -v a="$a" -v b="$b" 'BEGIN {printf "| round trip, %s (us) | %.1f | %.1f | %.2fx |\n", (p == "relay" ? "relayed" : "direct"), a, b, b / a}'
+done
+for p in relay direct; do
+    a=$(median plain "$p" stream_msgs_per_s) b=$(median keyed "$p" stream_msgs_per_s)
+    awk -v p="$p" -v a="$a" -v b="$b" -v s="$size" 'BEGIN {printf "| stream, %s (msgs/s; MB/s) | %d; %.1f | %d; %.1f | %.2fx |\n", (p == "relay" ? "relayed" : "direct"), a, a * s / 1e6, b, b * s / 1e6, b / a}'
+done
