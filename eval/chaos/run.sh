@@ -197,9 +197,8 @@ ns_teardown() {
 chaos_cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
-    for ((i = 1; i <= WORKERS; i++)); do
-        if [[ -n ${DOWN_LINK[i]:-} ]]; then link_set "w$i" up 2>/dev/null || true; fi
-    done
+    # the faults' processes first, so that none acts on what goes next
+    for p in "${FPIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     ev_kill_all
     cg_teardown
     ns_teardown
@@ -238,7 +237,7 @@ relay) DEPLOYERS=("$RELAY") ;;
 direct) DEPLOYERS=("$DIRECT") ;;
 both) DEPLOYERS=("$RELAY" "$DIRECT") ;;
 esac
-W_EP=() DOWN_LINK=() PAUSED=() KILLED=()
+W_EP=() FPIDS=()
 
 # peer_spawn NAME NS GROUP ENDPOINT ARGS...: starts a levpeer in namespace
 # NS and cgroup GROUP on ENDPOINT, without waiting; sets EV_PID. Its log
@@ -309,9 +308,8 @@ draw() {
     RNG=$((RNG * 16807 % 2147483647))
     R=$(($1 + RNG % ($2 - $1 + 1)))
 }
-PLAN=$EV_TMP/schedule.txt ACTIONS=$EV_TMP/actions.txt
+PLAN=$EV_TMP/schedule.txt
 : >"$PLAN"
-: >"$ACTIONS.raw"
 declare -a BUSY FK FV FD FT
 for ((i = 1; i <= WORKERS; i++)); do BUSY[i]=0; done
 draw 3000 6000
@@ -345,13 +343,9 @@ while ((t < DUR_MS - 2000)); do
     BUSY[v]=$((t + d + SETTLE_MS))
     printf '%d %d.%03d s: %s w%d%s\n' "$nf" $((t / 1000)) $((t % 1000)) "$kind" "$v" \
         "$( ((d)) && printf ' for %d.%03d s' $((d / 1000)) $((d % 1000)))" >>"$PLAN"
-    echo "$t 0 start $nf" >>"$ACTIONS.raw"
-    ((d == 0)) || echo "$((t + d)) 1 end $nf" >>"$ACTIONS.raw"
-    echo "$((t + d + HEAL_MS)) 2 check $nf" >>"$ACTIONS.raw"
     draw 500 6000
     t=$((t + R))
 done
-sort -n -k1,1 -k2,2 -s "$ACTIONS.raw" >"$ACTIONS"
 
 # ---------------------------------------------------------------------
 # Faults
@@ -361,12 +355,22 @@ declare -A INJECTED BACK REPAIRED
 for k in kill pause restart partition; do INJECTED[$k]=0 BACK[$k]=0 REPAIRED[$k]=0; done
 FAULTLOG=$EV_TMP/faults.log
 : >"$FAULTLOG"
+mkdir "$EV_TMP/results"
 T0=
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000 - T0)); }
+# now: sets NOW to the milliseconds since the run started (no process).
+now() { NOW=$((${EPOCHREALTIME/./} / 1000 - T0)); }
 say() {
-    local ms
-    ms=$(now_ms)
-    printf '%d.%03d s  %s\n' $((ms / 1000)) $((ms % 1000)) "$*" | tee -a "$FAULTLOG" >&2
+    local NOW
+    now
+    printf '%d.%03d s  %s\n' $((NOW / 1000)) $((NOW % 1000)) "$*" >>"$FAULTLOG"
+    printf '%d.%03d s  %s\n' $((NOW / 1000)) $((NOW % 1000)) "$*" >&2
+}
+
+# alive PID: the process runs (a zombie counts as gone); no process started.
+alive() {
+    local _p _c st
+    read -r _p _c st _ 2>/dev/null <"/proc/$1/stat" || return 1
+    [[ $st != Z && $st != X ]]
 }
 
 # w_kill I: SIGKILL to every process of worker I (stopped first, so that
@@ -379,107 +383,67 @@ w_kill() {
         [[ -n $(cg_pids "$g") ]] || break
         sleep 0.05
     done
-    [[ -z $(cg_pids "$g") ]] || ev_die "worker $1's processes do not die"
-    PAUSED[$1]=
+    [[ -z $(cg_pids "$g") ]] || say "worker $1's processes do not die"
 }
 
 # w_start I: a new levpeer on worker I's endpoint (not waited for: the
 # fault's check finds out whether it came back).
-w_start() {
-    peer_spawn "w$1" "$TAG-w$1" "w$1" "${W_EP[$1]}" --cores 1 --join "$RELAY"
-    KILLED[$1]=
-}
+w_start() { peer_spawn "w$1" "$TAG-w$1" "w$1" "${W_EP[$1]}" --cores 1 --join "$RELAY"; }
 
-# The actions of a fault (fault_start, fault_end, fault_check ID) take
-# milliseconds, so that one does not hold up another's time: a check only
-# starts the question to the relaying deployer, whose answer
-# (check_collect) comes while the run goes on.
-fault_start() {
-    local f=$1 v=${FV[$1]} k=${FK[$1]}
-    INJECTED[$k]=$((INJECTED[$k] + 1))
+# fault_run ID: one fault, in a process of its own, so that its length
+# holds however late the others or the machine are: the fault, its
+# length, its end, then HEAL later the check that the relaying deployer
+# sees the worker in the mesh again (alive, or suspect: it answers
+# again); a worker that is not is restarted. The outcome goes to
+# results/ID ("back STATE" or "restarted STATE"). SIGTERM (the time is
+# up) ends the fault at once, without the check.
+fault_run() {
+    local f=$1 v=${FV[$1]} k=${FK[$1]} d=${FD[$1]} st ended=0
+    set +e # (a subshell: a failed step is said, and the fault still ends)
+    fault_end() {
+        ((ended)) && return 0
+        ended=1
+        case $k in
+        pause) cg_signal "w$v" CONT && say "fault $f: w$v goes on (SIGCONT)" ;;
+        kill) w_start "$v" && say "fault $f: w$v starts again on ${W_EP[v]}" ;;
+        partition) link_set "w$v" up && say "fault $f: w$v's link up" ;;
+        esac
+    }
+    trap 'fault_end; exit 0' TERM
     case $k in
     pause)
         cg_signal "w$v" STOP
-        PAUSED[v]=1
-        say "fault $f: pause w$v (SIGSTOP to its levpeer and executors) for ${FD[f]} ms"
+        say "fault $f: pause w$v (SIGSTOP to its levpeer and executors) for $d ms"
         ;;
     kill)
         w_kill "$v"
-        KILLED[v]=1
-        say "fault $f: kill w$v (SIGKILL to its levpeer and executors), down for ${FD[f]} ms"
+        say "fault $f: kill w$v (SIGKILL to its levpeer and executors), down for $d ms"
         ;;
     restart)
         w_kill "$v"
         w_start "$v"
+        ended=1
         say "fault $f: restart w$v (SIGKILL, then a new levpeer on ${W_EP[v]})"
         ;;
     partition)
         link_set "w$v" down
-        DOWN_LINK[v]=1
-        say "fault $f: partition w$v (its link down) for ${FD[f]} ms"
+        say "fault $f: partition w$v (its link down) for $d ms"
         ;;
     esac
-}
-
-fault_end() {
-    local f=$1 v=${FV[$1]}
-    case ${FK[$f]} in
-    pause)
-        cg_signal "w$v" CONT
-        PAUSED[v]=
-        say "fault $f: w$v goes on (SIGCONT)"
-        ;;
-    kill)
+    ev_sleep "$((d / 1000)).$(printf %03d $((d % 1000)))"
+    fault_end
+    ev_sleep "$((HEAL_MS / 1000)).$(printf %03d $((HEAL_MS % 1000)))"
+    trap - TERM
+    st=$(state_of "${W_EP[v]}")
+    if [[ $st == alive || $st == suspect ]]; then
+        say "fault $f: w$v is back in the mesh ($st)"
+        echo "back $st" >"$EV_TMP/results/$f"
+    else
+        say "fault $f: w$v NOT back in the mesh $((HEAL_MS / 1000)).$((HEAL_MS % 1000 / 100)) s after its fault ended (the relaying deployer holds it $st): restarted"
+        w_kill "$v"
         w_start "$v"
-        say "fault $f: w$v starts again on ${W_EP[v]}"
-        ;;
-    partition)
-        link_set "w$v" up
-        DOWN_LINK[v]=
-        say "fault $f: w$v's link up"
-        ;;
-    esac
-}
-
-mkdir "$EV_TMP/checks"
-fault_check() {
-    local f=$1
-    ( st=$(state_of "${W_EP[FV[f]]}") && echo "$st" >"$EV_TMP/checks/$f.tmp" &&
-        mv "$EV_TMP/checks/$f.tmp" "$EV_TMP/checks/$f" ) &
-    CHECKS+=("$!")
-}
-
-# check_collect: acts on the answers of the checks that came: a worker
-# back in the mesh (alive, or suspect: it answers again) counts as back;
-# one that is not is restarted.
-check_collect() {
-    local c f v k st
-    for c in "$EV_TMP"/checks/*; do
-        f=${c##*/}
-        [[ $f =~ ^[0-9]+$ ]] || continue
-        st=$(cat "$c")
-        rm -f "$c"
-        v=${FV[f]} k=${FK[f]}
-        if [[ $st == alive || $st == suspect ]]; then
-            BACK[$k]=$((BACK[$k] + 1))
-            say "fault $f: w$v is back in the mesh ($st)"
-        else
-            REPAIRED[$k]=$((REPAIRED[$k] + 1))
-            say "fault $f: w$v NOT back in the mesh $((HEAL_MS / 1000)).$((HEAL_MS % 1000 / 100)) s after its fault ended (the relaying deployer holds it $st): restarted"
-            w_kill "$v"
-            w_start "$v"
-        fi
-    done
-}
-
-# end_all: ends every fault in progress (the soak's time is up).
-end_all() {
-    local i
-    for ((i = 1; i <= WORKERS; i++)); do
-        if [[ -n ${PAUSED[i]:-} ]]; then cg_signal "w$i" CONT; PAUSED[i]=; say "end: w$i goes on"; fi
-        if [[ -n ${DOWN_LINK[i]:-} ]]; then link_set "w$i" up; DOWN_LINK[i]=; say "end: w$i's link up"; fi
-        if [[ -n ${KILLED[i]:-} ]]; then w_start "$i"; say "end: w$i starts again"; fi
-    done
+        echo "restarted $st" >"$EV_TMP/results/$f"
+    fi
 }
 
 # deployers_alive: both deployers run; if one does not (nothing here
@@ -488,23 +452,26 @@ INTERFERENCE=
 deployers_alive() {
     local p
     for p in "${DEPLOYER_PIDS[@]}"; do
-        ev_alive "$p" && continue
+        alive "$p" && continue
         [[ -n $INTERFERENCE ]] || say "a deployer (process $p) ended, which nothing in this run does: $(grep -h 'SIGTERM\|ERROR' "$EV_TMP/relay.log" "$EV_TMP/direct.log" | tail -n 2 | tr '\n' ' ')"
         INTERFERENCE=1
         return 1
     done
 }
 
-# vc_poller: every 2 s, a line per VC of each deployer into vcs.tsv (VC
-# id, then those counts and the workers it lost), until killed.
+# vc_poller: every 2 s, a line per VC of each deployer into vcs.txt (VC
+# id, then those counts and the workers it lost), until killed; the last
+# status of each deployer stays in status-N.json (kept by --keep).
 vc_poller() {
-    local ep i
+    local i n
     for ((i = 0; i < 100000; i++)); do
-        for ep in "${DEPLOYERS[@]}"; do
-            status "$ep" | jq -r '.vcs[]? | [.id, .determinants.contradicting // 0,
+        for ((n = 0; n < ${#DEPLOYERS[@]}; n++)); do
+            status "${DEPLOYERS[n]}" >"$EV_TMP/status-$n.tmp"
+            [[ -s $EV_TMP/status-$n.tmp ]] && mv "$EV_TMP/status-$n.tmp" "$EV_TMP/status-$n.json"
+            jq -r '.vcs[]? | [.id, .determinants.contradicting // 0,
                 .recovery.fix_errors // 0, .recovery.conflicts // 0, .messages.duplicates // 0,
                 .recovery.orphan_images // 0, .lost_workers // 0] | map(tostring) | join(" ")' \
-                2>/dev/null >>"$EV_TMP/vcs.txt" || true
+                "$EV_TMP/status-$n.json" 2>/dev/null >>"$EV_TMP/vcs.txt" || true
         done
         sleep 2
     done
@@ -538,11 +505,12 @@ DEADLINE_MS=$DUR_MS
 # checked against WANT; a line per job in tsp.log.
 tsp_loop() {
     local j=0 ep pid rc i best len units lost resumed ok why t1 secs
-    while ((j < 1000 && $(now_ms) < DEADLINE_MS)); do
+    while now && ((j < 1000 && NOW < DEADLINE_MS)); do
         j=$((j + 1))
         ep=${DEPLOYERS[(j - 1) % ${#DEPLOYERS[@]}]}
         rm -f "$EV_TMP/tsp.tour"
-        t1=$(now_ms)
+        now
+        t1=$NOW
         ev_spawn client "$EV_TMP/tsp.out" "$EV_TMP/tsp.err" ip netns exec "$TAG-c" env "${KEY_ENV[@]}" \
             LEV_PEER="$ep" "$LEVTSP" "$INSTANCE" "${TSP_OPTS[@]}" --vts "$TSP_VTS" --workers "$TSP_VTS" \
             --checkpoint-ms "$CHECKPOINT_MS" --quiet --tour-out "$EV_TMP/tsp.tour" --svg "$EV_TMP/tsp.svg"
@@ -553,7 +521,8 @@ tsp_loop() {
         done
         if ev_alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
         wait "$pid" || rc=$?
-        secs=$(($(now_ms) - t1))
+        now
+        secs=$((NOW - t1))
         best=$(ev_best "$EV_TMP/tsp.out")
         len=$(ev_tour_length "$INSTANCE" "$EV_TMP/tsp.tour" 2>/dev/null || echo invalid)
         units=$(grep -o '^units [0-9]*' "$EV_TMP/tsp.out" | awk '{print $2}' || true)
@@ -592,40 +561,59 @@ EV_PIDS+=("$POLLER")
 # The run: each action at its time
 # ---------------------------------------------------------------------
 
-# wait_until MS: returns MS (plus the lag) into the run, or at the end of
-# the time, or once a deployer is gone; takes the checks' answers meanwhile.
-wait_until() {
-    local i
-    for ((i = 0; i < 1000000; i++)); do
-        check_collect
-        deployers_alive || return 0
-        (($(now_ms) < $1 + LAG && $(now_ms) < DEADLINE_MS)) || return 0
-        sleep 0.02
-    done
+# Each fault starts at its time; one that starts L ms late delays every
+# later one by L too (the lag), so that the gaps between faults, and so
+# how many overlap, stay as drawn.
+LAG=0 FPIDS=() HELD=0
+exec {NAPFD}<> <(:) # nap: a 20 ms wait that starts no process
+nap() {
+    local prev=$NOW
+    read -rt 0.02 -u "$NAPFD" _ || true
+    now
+    ((NOW - prev <= HELD)) || HELD=$((NOW - prev))
 }
-# Each action at its time; an action late by L ms delays every later one
-# by L too (the lag), so that the lengths of faults and the gaps between
-# them stay as drawn.
-LAG=0 CHECKS=()
-while read -r at _ act f <&3; do
-    wait_until "$at"
-    if (($(now_ms) >= DEADLINE_MS)) || [[ -n $INTERFERENCE ]]; then break; fi
-    late=$(($(now_ms) - at - LAG))
+for ((f = 1; f <= nf; f++)); do
+    for ((i = 0; i < 10000000; i++)); do
+        now
+        ((NOW < FT[f] + LAG && NOW < DEADLINE_MS)) || break
+        deployers_alive || break
+        nap
+    done
+    if ((NOW >= DEADLINE_MS)) || [[ -n $INTERFERENCE ]]; then break; fi
+    late=$((NOW - FT[f] - LAG))
     ((late <= 100)) || LAG=$((LAG + late))
-    "fault_$act" "$f"
-done 3<"$ACTIONS"
-wait_until "$DEADLINE_MS"
-((LAG == 0)) || say "the schedule ran $LAG ms behind its times by the end"
+    INJECTED[${FK[f]}]=$((INJECTED[${FK[f]}] + 1))
+    fault_run "$f" &
+    FPIDS[f]=$!
+done
+for ((i = 0; i < 10000000; i++)); do
+    now
+    ((NOW < DEADLINE_MS)) || break
+    deployers_alive || break
+    nap
+done
+((LAG == 0)) || say "the schedule ran $LAG ms behind its times by the end (the injector was held up $HELD ms at most between two looks at the clock)"
 say "time is up: the faults in progress end; the jobs running finish"
-end_all
-# The checks' last answers, then every worker back in the mesh (bounded),
-# so that the last jobs run on a sound mesh; one that is not is restarted.
-for p in "${CHECKS[@]}"; do wait "$p" 2>/dev/null || true; done
-check_collect
+for p in "${FPIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+for p in "${FPIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+for r in "$EV_TMP"/results/*; do
+    [[ -f $r ]] || continue
+    f=${r##*/}
+    read -r outcome _ <"$r"
+    if [[ $outcome == back ]]; then
+        BACK[${FK[f]}]=$((BACK[${FK[f]}] + 1))
+    else
+        REPAIRED[${FK[f]}]=$((REPAIRED[${FK[f]}] + 1))
+    fi
+done
+# Every worker back in the mesh (bounded), so that the last jobs run on a
+# sound mesh; one that is not is restarted.
 for ((i = 1; i <= WORKERS; i++)); do
-    t=$(now_ms)
-    while st=$(state_of "${W_EP[i]}") && [[ $st != alive && $st != suspect ]] &&
-        (($(now_ms) - t < HEAL_MS)); do
+    now
+    t=$NOW
+    while st=$(state_of "${W_EP[i]}") && [[ $st != alive && $st != suspect ]]; do
+        now
+        ((NOW - t < HEAL_MS)) || break
         sleep 0.2
     done
     if [[ $st != alive && $st != suspect ]]; then
@@ -637,12 +625,12 @@ for ((i = 1; i <= WORKERS; i++)); do
 done
 # The jobs started before the end finish (bounded by their timeout).
 for ((i = 0; i < (JOB_TIMEOUT + 30) * 10; i++)); do
-    ev_alive "$TSP_LOOP" || ev_alive "$RING" || break
+    alive "$TSP_LOOP" || alive "$RING" || break
     deployers_alive || break
     sleep 0.1
 done
 for p in "$TSP_LOOP" "$RING"; do
-    if ev_alive "$p"; then
+    if alive "$p"; then
         [[ -n $INTERFERENCE ]] || ev_log "a job loop still runs $((JOB_TIMEOUT + 30)) s after the end: stopped"
         kill -KILL "$p" 2>/dev/null || true
     fi
@@ -652,7 +640,8 @@ wait "$RING" 2>/dev/null || ring_rc=$?
 wait "$TSP_LOOP" 2>/dev/null || true
 kill "$POLLER" 2>/dev/null || true
 wait "$POLLER" 2>/dev/null || true
-END_MS=$(now_ms)
+now
+END_MS=$NOW
 
 # ---------------------------------------------------------------------
 # Deaths the relaying deployer declared that no fault explains (a peer
@@ -716,12 +705,12 @@ SUMMARY=$EV_TMP/summary.md
     echo "Faults for $DURATION s, at most $MAXF workers under a fault at once (each until $((SETTLE_MS / 1000)).$((SETTLE_MS % 1000 / 100)) s after"
     echo "its end); the run took $((END_MS / 1000)) s with the jobs' fault-free ends."
     echo
-    echo "| fault | injected | back in the mesh by itself | not back, restarted |"
-    echo "|---|---|---|---|"
+    echo "| fault | injected | back in the mesh by itself | not back, restarted | not checked (time up) |"
+    echo "|---|---|---|---|---|"
     for k in kill pause restart partition; do
-        echo "| $k | ${INJECTED[$k]} | ${BACK[$k]} | ${REPAIRED[$k]} |"
+        echo "| $k | ${INJECTED[$k]} | ${BACK[$k]} | ${REPAIRED[$k]} | $((INJECTED[$k] - BACK[$k] - REPAIRED[$k])) |"
     done
-    echo "| all | $injected | $back | $repaired |"
+    echo "| all | $injected | $back | $repaired | $((injected - back - repaired)) |"
     echo
     echo "Faults still in progress when the time was up ended then; the workers not back in the mesh"
     echo "$((HEAL_MS / 1000)).$((HEAL_MS % 1000 / 100)) s later were restarted: ${REPAIRED[end]:-0}."
