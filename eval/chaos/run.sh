@@ -467,7 +467,8 @@ vc_poller() {
     for ((i = 0; i < 100000; i++)); do
         for ((n = 0; n < ${#DEPLOYERS[@]}; n++)); do
             status "${DEPLOYERS[n]}" >"$EV_TMP/status-$n.tmp"
-            [[ -s $EV_TMP/status-$n.tmp ]] && mv "$EV_TMP/status-$n.tmp" "$EV_TMP/status-$n.json"
+            [[ -s $EV_TMP/status-$n.tmp ]] || continue
+            mv "$EV_TMP/status-$n.tmp" "$EV_TMP/status-$n.json"
             jq -r '.vcs[]? | [.id, .determinants.contradicting // 0,
                 .recovery.fix_errors // 0, .recovery.conflicts // 0, .messages.duplicates // 0,
                 .recovery.orphan_images // 0, .lost_workers // 0] | map(tostring) | join(" ")' \
