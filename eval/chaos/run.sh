@@ -408,6 +408,8 @@ fault_run() {
         kill) w_start "$v" && say "fault $f: w$v starts again on ${W_EP[v]}" ;;
         partition) link_set "w$v" up && say "fault $f: w$v's link up" ;;
         esac
+        now
+        echo "$NOW" >"$EV_TMP/results/$f.ended"
     }
     trap 'fault_end; exit 0' TERM
     case $k in
@@ -422,8 +424,8 @@ fault_run() {
     restart)
         w_kill "$v"
         w_start "$v"
-        ended=1
         say "fault $f: restart w$v (SIGKILL, then a new levpeer on ${W_EP[v]})"
+        fault_end
         ;;
     partition)
         link_set "w$v" down
@@ -443,6 +445,8 @@ fault_run() {
         w_kill "$v"
         w_start "$v"
         echo "restarted $st" >"$EV_TMP/results/$f"
+        now # the worker is under a fault again: counted from now as from an end
+        echo "$((NOW - HEAL_MS))" >"$EV_TMP/results/$f.ended"
     fi
 }
 
@@ -563,8 +567,24 @@ EV_PIDS+=("$POLLER")
 # ---------------------------------------------------------------------
 
 # Each fault starts at its time; one that starts L ms late delays every
-# later one by L too (the lag), so that the gaps between faults, and so
-# how many overlap, stay as drawn.
+# later one by L too (the lag), so that the gaps between faults stay as
+# drawn. The rules hold on the times as they come, not only as drawn (a
+# busy machine may stretch a fault): a fault waits while its worker, or
+# --max-faults workers, are under a fault that has not ended, or ended
+# less than SETTLE ago (results/ID.ended holds when each ended).
+# sound_now F: fault F may start now.
+sound_now() {
+    local g e
+    local -A busy=()
+    for ((g = 1; g < $1; g++)); do
+        if [[ -r $EV_TMP/results/$g.ended ]]; then
+            read -r e <"$EV_TMP/results/$g.ended"
+            ((e + SETTLE_MS > NOW)) || continue
+        fi
+        busy[${FV[g]}]=1
+    done
+    ((${#busy[@]} < MAXF)) && [[ -z ${busy[${FV[$1]}]:-} ]]
+}
 LAG=0 FPIDS=() HELD=0
 exec {NAPFD}<> <(:) # nap: a 20 ms wait that starts no process
 nap() {
@@ -576,7 +596,8 @@ nap() {
 for ((f = 1; f <= nf; f++)); do
     for ((i = 0; i < 10000000; i++)); do
         now
-        ((NOW < FT[f] + LAG && NOW < DEADLINE_MS)) || break
+        ((NOW < DEADLINE_MS)) || break
+        if ((NOW >= FT[f] + LAG)) && sound_now "$f"; then break; fi
         deployers_alive || break
         nap
     done
