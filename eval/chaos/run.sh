@@ -35,7 +35,7 @@
 #   --rounds R         rounds of a ring of 6 VTs (default 5000)
 #   --suspect-ms MS    every levpeer's --suspect-ms (default 3500)
 #   --checkpoint-ms MS the jobs' checkpoint interval (default 2000)
-#   --job-timeout S    a job not over after S s fails as lost (default 300)
+#   --job-timeout S    a job not over after S s fails as lost (default 150)
 #   --out FILE         also write the summary (markdown) to FILE
 #   --keep DIR         keep the peers' logs, the schedule and the jobs'
 #                      outputs in DIR
@@ -86,7 +86,7 @@ usage() {
 
 DURATION=180 SEED=${CHAOS_SEED:-} WORKERS=5 KINDS=kill,pause,restart,partition MAXF=2
 MESSAGES=both INSECURE=0 BUDGET=128000 ROUNDS=5000 SUSPECT_MS=3500 CHECKPOINT_MS=2000
-JOB_TIMEOUT=300 OUTFILE="" KEEP=""
+JOB_TIMEOUT=150 OUTFILE="" KEEP=""
 INSTANCE=samples/tsp/data/pr1002.tsp ISLANDS=8 EPOCH_GENS=1000 TSP_VTS=3 RING_VTS=6
 CMDLINE="eval/chaos/run.sh${*:+ $*}"
 while (($#)); do
@@ -549,14 +549,17 @@ tsp_loop() {
 tsp_loop &
 TSP_LOOP=$!
 EV_PIDS+=("$TSP_LOOP")
+# a ring client per deployer: a ring that hangs on one path stops no other
 RING_ARGS=(--seconds "$DURATION" --vts "$RING_VTS" --rounds "$ROUNDS" --workers 3
     --checkpoint-ms "$CHECKPOINT_MS" --job-timeout "$JOB_TIMEOUT")
-for ep in "${DEPLOYERS[@]}"; do RING_ARGS+=(--peer "$ep"); done
-ev_spawn client "$EV_TMP/ring.log" "$EV_TMP/ring.err" ip netns exec "$TAG-c" env "${KEY_ENV[@]}" \
-    "$CHAOSRING" "${RING_ARGS[@]}"
-RING=$EV_PID
-tail -n +1 -f "$EV_TMP/ring.log" --pid "$RING" >&2 &
-EV_PIDS+=("$!")
+RINGS=()
+for ((n = 0; n < ${#DEPLOYERS[@]}; n++)); do
+    ev_spawn client "$EV_TMP/ring-$n.log" "$EV_TMP/ring-$n.err" ip netns exec "$TAG-c" env "${KEY_ENV[@]}" \
+        "$CHAOSRING" "${RING_ARGS[@]}" --peer "${DEPLOYERS[n]}"
+    RINGS+=("$EV_PID")
+    tail -n +1 -f "$EV_TMP/ring-$n.log" --pid "$EV_PID" >&2 &
+    EV_PIDS+=("$!")
+done
 : >"$EV_TMP/vcs.txt"
 vc_poller &
 POLLER=$!
@@ -585,7 +588,7 @@ sound_now() {
     done
     ((${#busy[@]} < MAXF)) && [[ -z ${busy[${FV[$1]}]:-} ]]
 }
-LAG=0 FPIDS=() HELD=0
+LAG=0 FPIDS=() HELD=0 STARTED=()
 exec {NAPFD}<> <(:) # nap: a 20 ms wait that starts no process
 nap() {
     local prev=$NOW
@@ -605,6 +608,7 @@ for ((f = 1; f <= nf; f++)); do
     late=$((NOW - FT[f] - LAG))
     ((late <= 100)) || LAG=$((LAG + late))
     INJECTED[${FK[f]}]=$((INJECTED[${FK[f]}] + 1))
+    STARTED[f]=$NOW
     fault_run "$f" &
     FPIDS[f]=$!
 done
@@ -647,19 +651,19 @@ for ((i = 1; i <= WORKERS; i++)); do
 done
 # The jobs started before the end finish (bounded by their timeout).
 for ((i = 0; i < (JOB_TIMEOUT + 30) * 10; i++)); do
-    alive "$TSP_LOOP" || alive "$RING" || break
+    left=0
+    for p in "$TSP_LOOP" "${RINGS[@]}"; do if alive "$p"; then left=1; fi; done
+    ((left)) || break
     deployers_alive || break
     sleep 0.1
 done
-for p in "$TSP_LOOP" "$RING"; do
+for p in "$TSP_LOOP" "${RINGS[@]}"; do
     if alive "$p"; then
         [[ -n $INTERFERENCE ]] || ev_log "a job loop still runs $((JOB_TIMEOUT + 30)) s after the end: stopped"
         kill -KILL "$p" 2>/dev/null || true
     fi
+    wait "$p" 2>/dev/null || true
 done
-ring_rc=0
-wait "$RING" 2>/dev/null || ring_rc=$?
-wait "$TSP_LOOP" 2>/dev/null || true
 kill "$POLLER" 2>/dev/null || true
 wait "$POLLER" 2>/dev/null || true
 now
@@ -675,9 +679,11 @@ while read -r ts ep; do
     ms=$(($(date -u -d "$ts" +%s%3N) - T0))
     deaths=$((deaths + 1))
     known=0
-    for ((f = 1; f <= nf; f++)); do
+    for f in "${!STARTED[@]}"; do # the faults as they came
         [[ ${W_EP[FV[f]]} == "$ep" ]] || continue
-        ((ms >= FT[f] && ms <= FT[f] + FD[f] + SETTLE_MS)) && known=1
+        e=$END_MS
+        if [[ -r $EV_TMP/results/$f.ended ]]; then read -r e <"$EV_TMP/results/$f.ended"; fi
+        ((ms >= STARTED[f] && ms <= e + SETTLE_MS)) && known=1
     done
     if ((!known)); then
         unexplained=$((unexplained + 1))
@@ -692,9 +698,15 @@ done < <(awk '/ peer tcp:.* -> dead/ { ep = $0; sub(/.* peer /, "", ep); sub(/:[
 
 tsp_jobs=$(grep -c '^tsp job' "$EV_TMP/tsp.log" || true)
 tsp_ok=$(grep -c '^tsp job [0-9]* on [^ ]*: ok' "$EV_TMP/tsp.log" || true)
-ring_sum=$(grep '^ring: ' "$EV_TMP/ring.log" || echo "ring: no summary (status $ring_rc)")
-read -r ring_jobs ring_ok ring_tok ring_dup ring_lost rep_dup rep_lost < <(echo "$ring_sum" |
-    sed -E 's/^ring: ([0-9]+) jobs, ([0-9]+) exact, [0-9]+ failed; tokens ([0-9]+)\/[0-9]+, duplicated ([0-9]+), lost ([0-9]+); reports [0-9]+\/[0-9]+, duplicated ([0-9]+), lost ([0-9]+)$/\1 \2 \3 \4 \5 \6 \7/;t;s/.*/0 0 0 0 0 0 0/')
+# the rings, from their job lines (a ring client stopped prints no summary)
+cat "$EV_TMP"/ring-*.log | grep '^ring job' >"$EV_TMP/rings.log" || true
+read -r ring_jobs ring_ok ring_tok ring_dup ring_lost rep_dup rep_lost < <(awk '
+    { jobs++; if ($0 ~ /: ok: /) ok++
+      match($0, /tokens [0-9]+\/[0-9]+/); split(substr($0, RSTART + 7, RLENGTH - 7), t, "/"); tok += t[1]; lost += t[2] - t[1]
+      match($0, /duplicated [0-9]+, skipped/); dup += substr($0, RSTART + 11, RLENGTH - 20)
+      match($0, /reports [0-9]+\/[0-9]+, duplicated [0-9]+, missing [0-9]+/); split(substr($0, RSTART, RLENGTH), r, /[ ,\/]+/)
+      rdup += r[5]; rlost += r[7] }
+    END { printf "%d %d %d %d %d %d %d\n", jobs, ok, tok, dup, lost, rdup, rlost }' "$EV_TMP/rings.log")
 # the last line of each VC, summed over the VCs
 read -r nvcs contra fixerr confl dupdrop orphans vclost < <(awk '{last[$1] = $0}
     END {for (v in last) {n++; split(last[v], f, " "); for (i = 1; i <= 6; i++) s[i] += f[i + 1]}
@@ -765,7 +777,7 @@ SUMMARY=$EV_TMP/summary.md
     echo
     echo '```'
     cat "$EV_TMP/tsp.log"
-    grep '^ring' "$EV_TMP/ring.log" || true
+    cat "$EV_TMP/rings.log"
     echo '```'
 } >"$SUMMARY"
 cat "$SUMMARY"
