@@ -143,6 +143,18 @@ ev_programs ""
 eval_build chaos_ring >&2
 CHAOSRING=$BUILD/eval/chaos_ring
 cg_setup
+# cgroups here only group a peer's processes (to signal them together):
+# the run takes the default CPU weight (lib.sh raises it for the quotas
+# of faults.sh), and the injector, this shell and the faults' processes,
+# sits in a group of its own weighted ten times a peer's, so that it runs
+# at its times however busy the mesh keeps the machine.
+cg_group injector max
+if [[ $CG_MODE == v1 ]]; then
+    echo 1024 >"$CG_BASE/cpu.shares" && echo 10240 >"$CG_BASE/injector/cpu.shares"
+else
+    echo 100 >"$CG_BASE/cpu.weight" && echo 1000 >"$CG_BASE/injector/cpu.weight"
+fi
+echo $$ >"$CG_BASE/injector/cgroup.procs"
 
 # ---------------------------------------------------------------------
 # Network: a namespace per peer, all on one bridge
@@ -202,6 +214,8 @@ chaos_cleanup() {
     trap - EXIT INT TERM HUP
     # the faults' processes first, so that none acts on what goes next
     for p in "${FPIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    # this shell out of the injector's group, which goes with the others
+    if [[ -n $CG_BASE ]]; then echo $$ >"${CG_BASE%/*}/cgroup.procs" 2>/dev/null || true; fi
     ev_kill_all
     cg_teardown
     ns_teardown
@@ -567,9 +581,8 @@ done
 vc_poller &
 POLLER=$!
 EV_PIDS+=("$POLLER")
-# The injector and the faults' processes run before the mesh (nice -10):
-# on a machine kept busy by the mesh and the jobs, a pause or a partition
-# then lasts as drawn; the levpeers they start again run at nice 0 as the
+# The injector and the faults' processes also run before the rest of their
+# group (nice -10); the levpeers they start again run at nice 0 as the
 # others (peer_spawn).
 renice -n -10 -p $$ >/dev/null || ev_log "cannot raise the injector's priority: faults may last longer than drawn"
 
