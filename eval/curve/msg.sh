@@ -83,10 +83,17 @@ alive "$keyed_direct" "$tmp/mesh.key"
 # run MESH: one round of bench_msg pairs on it; appends "MESH PATH MEASURE
 # VALUE" lines to $tmp/all.
 run() {
+    local rc=0
     if [[ $1 == keyed ]]; then
-        LEV_MESH_KEY=$tmp/mesh.key "$bench" pairs 1 "$size" "$keyed_relay" "$keyed_direct" >"$tmp/run.out"
+        LEV_MESH_KEY=$tmp/mesh.key "$bench" pairs 1 "$size" "$keyed_relay" "$keyed_direct" >"$tmp/run.out" || rc=$?
     else
-        "$bench" pairs 1 "$size" "$plain_relay" "$plain_direct" >"$tmp/run.out"
+        "$bench" pairs 1 "$size" "$plain_relay" "$plain_direct" >"$tmp/run.out" || rc=$?
+    fi
+    if ((rc)); then
+        echo "msg.sh: bench_msg failed on the mesh $1 (status $rc) after:" >&2
+        cat "$tmp/run.out" >&2
+        for f in "$tmp/$1"-*.log; do echo "== ${f##*/}" && tail -n 5 "$f"; done >&2
+        exit 1
     fi
     sed "s/^/$1 /" "$tmp/run.out" >>"$tmp/all"
 }
