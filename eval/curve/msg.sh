@@ -13,7 +13,13 @@
 #
 #   eval/curve/msg.sh [ROUNDS [SIZE]]       (default 5, 1024 bytes)
 #
-# Environment: LEV_EVAL_BUILD (build tree, default build-eval/).
+# The largest resident size of a levpeer of each mesh is printed too, and
+# the run stops when one passes LEV_MSG_RSS_MB (default 4096): on the
+# direct path a worker's daemon has grown by gigabytes over a few streams
+# (eval/README.md, "What CurveZMQ costs the TSP job and messages").
+#
+# Environment: LEV_EVAL_BUILD (build tree, default build-eval/),
+# LEV_MSG_RSS_MB.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -31,14 +37,17 @@ tmp=$(mktemp -d /tmp/lev-curve-msg-XXXXXX)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 "$levctl" keygen "$tmp/mesh" >/dev/null
+rss_limit=${LEV_MSG_RSS_MB:-4096}
 export LEV_EXEC_NICE=0 # executors at normal priority, as bench_msg's own meshes
 
 # peer NAME [ARGS...]: starts a levpeer, sets $ep once it is ready.
+declare -A mesh_of rss_max
 peer() {
     local name=$1 i
     shift
     "$levpeer" --listen tcp://127.0.0.1:0 --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
     pids+=($!)
+    mesh_of[$!]=${name%%-*}
     for ((i = 0; i < 200; i++)); do
         ep=$(head -n1 "$tmp/$name.out" 2>/dev/null || true)
         [[ $ep == tcp://* ]] && return 0
@@ -96,6 +105,22 @@ run() {
         exit 1
     fi
     sed "s/^/$1 /" "$tmp/run.out" >>"$tmp/all"
+    rss_check
+}
+# rss_check: the largest resident size of each mesh's levpeers so far, in
+# MB; stops the run past the limit (a daemon that grows without bound
+# would take the machine's memory).
+rss_check() {
+    local p m k
+    for p in "${pids[@]}"; do
+        m=$(($(ps -o rss= -p "$p" 2>/dev/null || echo 0) / 1024))
+        k=${mesh_of[$p]}
+        ((m <= ${rss_max[$k]:-0})) || rss_max[$k]=$m
+        if ((m > rss_limit)); then
+            echo "msg.sh: a levpeer of the mesh $k holds $m MB (over $rss_limit MB): stopped" >&2
+            exit 1
+        fi
+    done
 }
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "messages of $size bytes between two VTs on different workers; $rounds rounds, alternating"
@@ -107,7 +132,7 @@ for ((r = 1; r <= rounds; r++)); do
              v["plain relay round_trip_us"], v["keyed relay round_trip_us"], v["plain direct round_trip_us"], v["keyed direct round_trip_us"],
              v["plain relay stream_msgs_per_s"], v["keyed relay stream_msgs_per_s"], v["plain direct stream_msgs_per_s"], v["keyed direct stream_msgs_per_s"]}'
 done
-echo "load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load at end $(cut -d' ' -f1-3 /proc/loadavg); largest levpeer resident size: without keys ${rss_max[plain]:-?} MB, CurveZMQ ${rss_max[keyed]:-?} MB"
 echo
 echo "| $size-byte messages, VT to VT on two workers, median of $rounds | without keys | CurveZMQ | ratio |"
 echo "|---|---|---|---|"
