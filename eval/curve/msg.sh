@@ -5,18 +5,20 @@
 # each other) and two workers of one core, one mesh without keys
 # (LEV_INSECURE=1) and one with a mesh key pair (every connection
 # CurveZMQ, the executors' direct links too, the client admitted by key).
-# On each in turn, ROUNDS times, alternating which goes first, `bench_msg
-# pairs` (eval/msg/bench_msg.c) measures between two VTs on different
-# workers the round trip of a SIZE-byte message and the throughput of a
-# one-way stream of them, relayed and direct. Prints each round, then a
-# table of the medians with their ratios.
+# ROUNDS times, both meshes are started afresh and `bench_msg pairs`
+# (eval/msg/bench_msg.c) runs on each in turn, alternating which goes
+# first: between two VTs on different workers, the round trip of a
+# SIZE-byte message and the throughput of a one-way stream of them,
+# relayed and direct. Prints each round, then a table of the medians with
+# their ratios.
 #
 #   eval/curve/msg.sh [ROUNDS [SIZE]]       (default 5, 1024 bytes)
 #
-# The largest resident size of a levpeer of each mesh is printed too, and
-# the run stops when one passes LEV_MSG_RSS_MB (default 4096): on the
-# direct path a worker's daemon has grown by gigabytes over a few streams
-# (eval/README.md, "What CurveZMQ costs the TSP job and messages").
+# Fresh meshes each round, because on the direct path a worker's daemon
+# grows by a gigabyte or more with each stream and keeps it (eval/README.md,
+# "What CurveZMQ costs the TSP job and messages"). The largest resident
+# size of a levpeer of each mesh is printed, and the run stops if one
+# passes LEV_MSG_RSS_MB (default 4096).
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/),
 # LEV_MSG_RSS_MB.
@@ -68,10 +70,6 @@ mesh() {
     peer "$name-direct" --cores -1 --messages direct --join "$relay" "$@"
     direct=$ep
 }
-LEV_INSECURE=1 mesh plain
-plain_relay=$relay plain_direct=$direct
-mesh keyed --key "$tmp/mesh.key"
-keyed_relay=$relay keyed_direct=$direct
 # alive EP [KEY]: waits (bounded: 20 s) until that peer sees 4 peers alive.
 alive() {
     local i n
@@ -84,10 +82,29 @@ alive() {
     echo "msg.sh: the mesh of $1 did not form" >&2
     exit 1
 }
-alive "$plain_relay"
-alive "$plain_direct"
-alive "$keyed_relay" "$tmp/mesh.key"
-alive "$keyed_direct" "$tmp/mesh.key"
+# meshes_up, meshes_down: both meshes started, and once formed their
+# deployers in $plain_relay...; stopped (SIGTERM, then SIGKILL after 5 s).
+meshes_up() {
+    LEV_INSECURE=1 mesh plain
+    plain_relay=$relay plain_direct=$direct
+    mesh keyed --key "$tmp/mesh.key"
+    keyed_relay=$relay keyed_direct=$direct
+    alive "$plain_relay"
+    alive "$plain_direct"
+    alive "$keyed_relay" "$tmp/mesh.key"
+    alive "$keyed_direct" "$tmp/mesh.key"
+}
+meshes_down() {
+    local p i
+    kill "${pids[@]}" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "${pids[@]}" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    pids=()
+}
 
 # run MESH: one round of bench_msg pairs on it; appends "MESH PATH MEASURE
 # VALUE" lines to $tmp/all.
@@ -126,7 +143,9 @@ echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load $(
 echo "messages of $size bytes between two VTs on different workers; $rounds rounds, alternating"
 : >"$tmp/all"
 for ((r = 1; r <= rounds; r++)); do
+    meshes_up
     if ((r % 2)); then run plain; run keyed; else run keyed; run plain; fi
+    meshes_down
     tail -n 8 "$tmp/all" | awk -v r="$r" '{v[$1 " " $2 " " $3] = $4}
         END {printf "round %d: round trip (us) relayed %s / %s, direct %s / %s; stream (msgs/s) relayed %s / %s, direct %s / %s (without keys / CurveZMQ)\n", r,
              v["plain relay round_trip_us"], v["keyed relay round_trip_us"], v["plain direct round_trip_us"], v["keyed direct round_trip_us"],
