@@ -18,7 +18,7 @@
 # grows by a gigabyte or more with each stream and keeps it (eval/README.md,
 # "What CurveZMQ costs the TSP job and messages"). The largest resident
 # size of a levpeer of each mesh is printed, and the run stops if one
-# passes LEV_MSG_RSS_MB (default 4096).
+# passes LEV_MSG_RSS_MB (default 8192).
 #
 # Environment: LEV_EVAL_BUILD (build tree, default build-eval/),
 # LEV_MSG_RSS_MB.
@@ -39,7 +39,7 @@ tmp=$(mktemp -d /tmp/lev-curve-msg-XXXXXX)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 "$levctl" keygen "$tmp/mesh" >/dev/null
-rss_limit=${LEV_MSG_RSS_MB:-4096}
+rss_limit=${LEV_MSG_RSS_MB:-8192}
 export LEV_EXEC_NICE=0 # executors at normal priority, as bench_msg's own meshes
 
 # peer NAME [ARGS...]: starts a levpeer, sets $ep once it is ready.
@@ -70,16 +70,17 @@ mesh() {
     peer "$name-direct" --cores -1 --messages direct --join "$relay" "$@"
     direct=$ep
 }
-# alive EP [KEY]: waits (bounded: 20 s) until that peer sees 4 peers alive.
+# alive EP [KEY]: waits (bounded: 30 s) until that peer sees 4 peers alive.
 alive() {
     local i n
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 150; i++)); do
         n=$(LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --json --timeout 1000 2>/dev/null |
             grep -o '"state": *"alive"' | wc -l) || n=0
         ((n >= 4)) && return 0
         sleep 0.2
     done
-    echo "msg.sh: the mesh of $1 did not form" >&2
+    echo "msg.sh: the mesh of $1 did not form; it sees:" >&2
+    LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --timeout 1000 >&2 || true
     exit 1
 }
 # meshes_up, meshes_down: both meshes started, and once formed their
