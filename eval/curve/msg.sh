@@ -29,8 +29,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval_build levpeer levctl bench_msg
 rounds=${1:-5}
 size=${2:-1024}
-if ! [[ $rounds =~ ^[0-9]+$ && $size =~ ^[0-9]+$ ]] || ((rounds < 1 || size < 1 || size > 1048576)); then
-    echo "usage: msg.sh [ROUNDS [SIZE (1..1048576)]]" >&2
+if ! [[ $rounds =~ ^[0-9]+$ && $size =~ ^[0-9]+$ ]] || ((rounds < 1 || rounds > 250 || size < 1 || size > 1048576)); then
+    echo "usage: msg.sh [ROUNDS (1..250) [SIZE (1..1048576)]]" >&2
     exit 2
 fi
 levpeer=$BUILD/peercontroller/levpeer levctl=$BUILD/peercontroller/levctl
@@ -47,7 +47,7 @@ declare -A mesh_of rss_max
 peer() {
     local name=$1 i
     shift
-    "$levpeer" --listen tcp://127.0.0.1:0 --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
+    "$levpeer" --listen "tcp://$host:0" --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
     pids+=($!)
     mesh_of[$!]=${name%%-*}
     for ((i = 0; i < 200; i++)); do
@@ -83,11 +83,17 @@ alive() {
     LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --timeout 1000 >&2 || true
     exit 1
 }
-# meshes_up, meshes_down: both meshes started, and once formed their
-# deployers in $plain_relay...; stopped (SIGTERM, then SIGKILL after 5 s).
+# meshes_up R, meshes_down: both meshes of round R started, and once
+# formed their deployers in $plain_relay...; stopped (SIGTERM, then
+# SIGKILL after 5 s). Each mesh of each round has a loopback address of
+# its own (127.0.R.1, 127.0.R.2): a port a stopped peer frees can then not
+# be taken by a peer of a later mesh, which the stopped mesh's last
+# messages or reconnections would reach.
 meshes_up() {
+    host=127.0.$1.1
     LEV_INSECURE=1 mesh plain
     plain_relay=$relay plain_direct=$direct
+    host=127.0.$1.2
     mesh keyed --key "$tmp/mesh.key"
     keyed_relay=$relay keyed_direct=$direct
     alive "$plain_relay"
@@ -144,7 +150,7 @@ echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load $(
 echo "messages of $size bytes between two VTs on different workers; $rounds rounds, alternating"
 : >"$tmp/all"
 for ((r = 1; r <= rounds; r++)); do
-    meshes_up
+    meshes_up "$r"
     if ((r % 2)); then run plain; run keyed; else run keyed; run plain; fi
     meshes_down
     tail -n 8 "$tmp/all" | awk -v r="$r" '{v[$1 " " $2 " " $3] = $4}
