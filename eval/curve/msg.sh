@@ -37,7 +37,7 @@ levpeer=$BUILD/peercontroller/levpeer levctl=$BUILD/peercontroller/levctl
 bench=$BUILD/eval/bench_msg
 tmp=$(mktemp -d /tmp/lev-curve-msg-XXXXXX)
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 "$levctl" keygen "$tmp/mesh" >/dev/null
 rss_limit=${LEV_MSG_RSS_MB:-8192}
 export LEV_EXEC_NICE=0 # executors at normal priority, as bench_msg's own meshes
