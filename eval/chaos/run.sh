@@ -57,11 +57,18 @@
 #     partition (its link down) lasts 0.5-8 s, far below the 30 s after
 #     which membership forgets a dead peer;
 #   - faults start 0.5-6 s apart (two may fall in one checkpoint
-#     interval), the first 3-6 s in, none in the last 2 s.
-# HEAL after a fault ends the script checks that the client's peer sees
+#     interval), the first 3-6 s in, none in the last 2 s;
+#   - the rules hold on the times as they come: a fault whose worker, or
+#     two workers, are still under a fault waits, and every later fault
+#     waits as long (the lag, printed at the end).
+# HEAL after a fault ends the script checks that the relaying deployer sees
 # the worker in the mesh again (alive or suspect). A worker that is not
 # back is restarted (counted as "not back, restarted") so that the soak
 # stays inside the model; that is a finding, not a pass.
+#
+# Timing: each fault runs in a process of its own, and the injector in a
+# cgroup weighted ten times a peer's, at nice -10, so that a fault lasts as
+# drawn on a machine the mesh keeps busy.
 #
 # Partitions: every peer runs in a network namespace of its own, linked to
 # a bridge in another namespace by a veth pair; a partition sets the
@@ -83,7 +90,7 @@ EV_NAME=chaos
 unset LEV_INSECURE # lib.sh's meshes run without keys; this one has them
 
 usage() {
-    sed -n '14,36s/^# \{0,1\}//p' "$0"
+    sed -n '14,41s/^# \{0,1\}//p' "$0"
     exit "${1:-2}"
 }
 
