@@ -20,10 +20,19 @@
  *               The pair's start and join and the warm-up are included.
  *
  *   bench_msg [ROUNDS] [SIZE]
+ *   bench_msg pairs ROUNDS SIZE RELAY_EP DIRECT_EP
  *
  * Each comparison alternates the three sides ROUNDS times (default 5) and
  * prints the medians and their ratios. Executors run at normal priority
  * (LEV_EXEC_NICE=0).
+ *
+ * `pairs` runs only the VT-to-VT round trip and stream, ROUNDS times, on
+ * a mesh already running: a deployer that relays (RELAY_EP) and one with
+ * --messages direct (DIRECT_EP, or "-" for none), each beside the same
+ * two workers (the mesh has those four peers); with LEV_MESH_KEY set it
+ * is a client of a mesh with keys. It prints a line per measurement,
+ * "relay|direct round_trip_us|stream_msgs_per_s VALUE", for a script to
+ * gather (eval/curve/msg.sh: the same on meshes with and without keys).
  */
 #include <dirent.h>
 #include <signal.h>
@@ -214,8 +223,46 @@ static bool s_alive(const char *js, void *ctx)
     return js_count(js, "\"state\":\"alive\"") >= *(int *)ctx;
 }
 
+/* bench_msg pairs ROUNDS SIZE RELAY_EP DIRECT_EP (see the top). */
+static int s_pairs_main(int argc, char **argv)
+{
+    int rounds = argc == 6 ? atoi(argv[2]) : 0;
+    long size = argc == 6 ? atol(argv[3]) : 0;
+    if (rounds < 1 || size < 1 || size > (1 << 20)) {
+        fprintf(stderr, "usage: bench_msg pairs ROUNDS SIZE (1..1048576) RELAY_EP DIRECT_EP|-\n");
+        return 2;
+    }
+    const char *ep[2] = {argv[4], strcmp(argv[5], "-") ? argv[5] : NULL};
+    const char *name[2] = {"relay", "direct"};
+    lev_vc *vc[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        lev_vc_options o = {.workers = 2, .checkpoint_ms = 2000, .peer = ep[k]};
+        if (ep[k] && lev_vc_open(&vc[k], &o))
+            s_die(k ? "lev_vc_open (direct)" : "lev_vc_open");
+    }
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 2; k++)
+            if (vc[k]) {
+                double rt = (double)s_pair(vc[k], ep[k], "bm_pingpong", PP_N, PP_N / 10, size) *
+                            1e-3 / PP_N;
+                double st =
+                    ST_N /
+                    ((double)s_pair(vc[k], ep[k], "bm_stream", ST_N, ST_N / 10, size) * 1e-9);
+                printf("%s round_trip_us %.1f\n%s stream_msgs_per_s %.0f\n", name[k], rt, name[k],
+                       st);
+                fflush(stdout);
+            }
+    if (s_together)
+        fprintf(stderr, "bench_msg: %d pairs placed on one worker were run again\n", s_together);
+    lev_vc_close(&vc[0]);
+    lev_vc_close(&vc[1]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "pairs"))
+        return s_pairs_main(argc, argv);
     int rounds = argc > 1 ? atoi(argv[1]) : 5;
     long size = argc > 2 ? atol(argv[2]) : 1024;
     if (rounds < 1 || size < 1 || size > (1 << 20)) {
