@@ -757,6 +757,13 @@ static void s_sync_with(pc_members *m, const char *to)
         m->periods_to_sync = 1;
     m->periods_since_sync = 0;
     m->sync_base = m->n;
+    /* every other push-pull, one with a member taken for dead (not yet
+     * forgotten), if any: one cut off by a partition that healed then
+     * hears it is taken for dead and refutes, and this side hears it
+     * again (no one probes a dead member, and without this two sides
+     * with nothing to say to each other would forget each other) */
+    if (!to && m->ndown && s_below(m, 2) == 0 && s_pick(m, &i, 1, 1u << PC_MEMBER_DEAD, NULL))
+        to = m->nodes[i].m.rec.endpoint;
     if (!to && s_pick(m, &i, 1, 1u << PC_MEMBER_ALIVE, NULL))
         to = m->nodes[i].m.rec.endpoint;
     if (to) {

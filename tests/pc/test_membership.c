@@ -535,6 +535,45 @@ static void t_cut_off_peer(void **state)
     h_free(&net);
 }
 
+/* Drops what goes between peers below `split` and the others, from
+ * `from` until `until` ms: a partition into two sides. */
+typedef struct split {
+    int split;
+    uint64_t from, until;
+} split;
+
+static bool split_filter(void *ud, int from, int to, uint16_t type, uint64_t now)
+{
+    const split *c = ud;
+    (void)type;
+    return now >= c->from && now < c->until && (from < c->split) != (to < c->split);
+}
+
+/* A partition that heals with nothing else to say: peers 3 and 4 are cut
+ * off from 0, 1 and 2 for 8 s, so that each side takes the other for
+ * dead; once the cut is gone, the push-pulls with members taken for dead
+ * bring the mesh together again before dead_keep_ms (30 s) would have the
+ * sides forget each other. */
+static void t_partition_heals(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        msim *s = sim_mesh(5, seed, 10000, NULL);
+        uint64_t t0 = msim_now(s);
+        split c = {.split = 3, .from = t0, .until = t0 + 8000};
+        msim_set_filter(s, split_filter, &c);
+        msim_run(s, t0 + 8000, NULL, NULL); /* the cut lasts its 8 s */
+        for (int i = 0; i < 5; i++)         /* each side holds the other dead */
+            for (int k = 0; k < 5; k++)
+                if ((i < 3) != (k < 3))
+                    assert_int_equal(msim_state(s, i, k), PC_MEMBER_DEAD);
+        if (!msim_run(s, t0 + 8000 + 25000, c_converged, NULL))
+            fail_msg("seed %llu: the mesh did not come together again within 25 s of the heal",
+                     (unsigned long long)seed);
+        msim_destroy(&s);
+    }
+}
+
 /* A refused connection (pc_members_refused): a suspect of that instance
  * is DEAD at once, a member held ALIVE becomes SUSPECT, and a refusal of
  * an earlier life of the endpoint, or of a stranger, changes nothing. */
@@ -1394,6 +1433,7 @@ int main(void)
         cmocka_unit_test(t_mesh_id),
         cmocka_unit_test(t_suspicion_confirmed),
         cmocka_unit_test(t_cut_off_peer),
+        cmocka_unit_test(t_partition_heals),
         cmocka_unit_test(t_refused),
         cmocka_unit_test(t_port_probe),
         cmocka_unit_test(t_sync_large_view),
