@@ -381,12 +381,13 @@ static void s_in_ref(pc_worker *w, wk_vc *v, const pc_msg *m)
 }
 
 /* Keeps the end of a VT (the oldest kept is dropped). */
-static void s_done_keep(wk_vc *v, uint16_t type, const pc_hdr *h, const uint8_t *payload)
+static void s_done_keep(wk_vc *v, uint16_t type, const pc_hdr *h, const uint8_t *payload,
+                        uint64_t now)
 {
     wk_done *d = &v->done[v->done_next];
     v->done_next = (v->done_next + 1) % WK_DONE_KEEP;
     free(d->payload);
-    *d = (wk_done){.vt = h->vt, .epoch = h->epoch, .type = type};
+    *d = (wk_done){.vt = h->vt, .epoch = h->epoch, .type = type, .sent_ms = now};
     if (h->len && (d->payload = malloc(h->len))) {
         memcpy(d->payload, payload, h->len);
         d->len = h->len;
@@ -724,12 +725,21 @@ void pc_worker_on_msg(pc_worker *w, pc_msg *m)
         /* a VT's inputs and acknowledgements, to its executor as they are */
         wk_vt *t = pc_wk_vt(v, m->h.vt);
         if (!t) {
-            /* an incarnation that ended here: its end was lost, it goes again */
+            /* an incarnation that ended here: its end was lost (the
+             * deployer's inputs and its acknowledgements sent again say
+             * so), it goes again, at most once a second: it carries the
+             * VT's sender log, megabytes with direct messages, and such
+             * messages may come by the thousand meanwhile (each sending it
+             * again queued 3.5 GB in one worker of eval/curve/msg.sh) */
+            uint64_t now = pc_peer_now(w->p);
             for (int i = 0; i < WK_DONE_KEEP; i++) {
                 wk_done *d = &v->done[i];
                 if (d->vt == m->h.vt && d->epoch == m->h.epoch) {
-                    pc_wk_send_deployer(w, v, d->type, d->vt, d->epoch, 0, d->payload, d->len,
-                                        NULL);
+                    if (now - d->sent_ms >= 1000) {
+                        d->sent_ms = now;
+                        pc_wk_send_deployer(w, v, d->type, d->vt, d->epoch, 0, d->payload, d->len,
+                                            NULL);
+                    }
                     break;
                 }
             }
@@ -831,7 +841,7 @@ static void s_exec_msg(pc_worker *w, wk_vc *v, const pc_hdr *h, uint8_t *payload
         if (current) {
             uint16_t type = h->type == PC_X_DONE ? PC_W_DONE : PC_W_PLACE_ERR;
             pc_wk_send_deployer(w, v, type, h->vt, h->epoch, 0, payload, h->len, NULL);
-            s_done_keep(v, type, h, payload);
+            s_done_keep(v, type, h, payload, pc_peer_now(w->p));
             pc_wk_vt_forget(v, h->vt);
         }
         break;

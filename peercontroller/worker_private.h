@@ -43,6 +43,7 @@ typedef struct wk_done {
     uint16_t type;
     uint8_t *payload;
     size_t len;
+    uint64_t sent_ms; /* when it last went (again) */
 } wk_done;
 
 /* Where a VT of the VC runs: its incarnation and its executor's number. */
