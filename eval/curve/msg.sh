@@ -14,8 +14,8 @@
 #
 #   eval/curve/msg.sh [ROUNDS [SIZE]]       (default 5, 1024 bytes)
 #
-# Fresh meshes each round, because on the direct path a worker's daemon
-# grows by a gigabyte or more with each stream and keeps it (eval/README.md,
+# Fresh meshes each round, so that no round inherits another's state (a
+# worker's daemon once grew by gigabytes over a direct stream: eval/README.md,
 # "What CurveZMQ costs the TSP job and messages"). The largest resident
 # size of a levpeer of each mesh is printed, and the run stops if one
 # passes LEV_MSG_RSS_MB (default 8192).
