@@ -719,12 +719,43 @@ static void pp_expr_stmtexpr(pp_walk *w, CXCursor c, int flags, pp_unit *u, int 
     pp_expr_kids(w, c, flags | F_STMTEXPR, u);
 }
 
-/* Inline assembly, as a statement or inside a statement expression: its
- * effects on registers and memory cannot be captured. */
-void pp_refuse_asm(pp_walk *w, CXCursor c)
+/* Inline assembly, as a statement or inside a statement expression. It
+ * runs whole between two safe points, so what it does to registers is
+ * gone by the next one, and its operands are C lvalues and values that
+ * levpp renames like any other (a local moved into the frame is still an
+ * lvalue): it is taken. Refused, with their reason: `asm goto`, whose
+ * jumps to C labels would leave the frame's program counter behind, and
+ * Microsoft-style blocks, whose operands are not C expressions. Returns
+ * whether it was refused. */
+int pp_asm_refused(pp_walk *w, CXCursor c)
 {
-    pp_error(PP_LOC(c), "inline assembly in checkpointable function '%s' cannot be made mobile",
-             w->fn->name);
+    if (pp_kind(c) == CXCursor_MSAsmStmt) {
+        pp_error(PP_LOC(c),
+                 "Microsoft-style inline assembly in checkpointable function '%s' cannot be "
+                 "made mobile (its operands are not C expressions)",
+                 w->fn->name);
+        return 1;
+    }
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(w->f->tu, clang_getCursorExtent(c), &toks, &n);
+    int is_goto = 0;
+    for (unsigned i = 1; i < n && i < 6 && !is_goto; i++) { /* asm [volatile|inline] goto ( */
+        CXString s = clang_getTokenSpelling(w->f->tu, toks[i]);
+        const char *t = clang_getCString(s);
+        is_goto = t && !strcmp(t, "goto");
+        int stop = t && !strcmp(t, "(");
+        clang_disposeString(s);
+        if (stop)
+            break;
+    }
+    clang_disposeTokens(w->f->tu, toks, n);
+    if (is_goto)
+        pp_error(PP_LOC(c),
+                 "asm goto in checkpointable function '%s' cannot be made mobile (its jumps to "
+                 "C labels would leave the frame's program counter behind)",
+                 w->fn->name);
+    return is_goto;
 }
 
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
@@ -785,7 +816,8 @@ void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         return;
     case CXCursor_GCCAsmStmt:
     case CXCursor_MSAsmStmt:
-        pp_refuse_asm(w, c);
+        if (!pp_asm_refused(w, c))
+            pp_expr_kids(w, c, flags, u);
         return;
     default:
         pp_expr_kids(w, c, flags, u);

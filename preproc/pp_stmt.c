@@ -584,7 +584,13 @@ static void pp_stmt_in(pp_walk *w, CXCursor c, int depth)
         break;
     case CXCursor_GCCAsmStmt:
     case CXCursor_MSAsmStmt:
-        pp_refuse_asm(w, c);
+        if (!pp_asm_refused(w, c)) { /* its operands, as an expression's */
+            pp_unit u = {0};
+            for (unsigned i = 0; i < k.n; i++)
+                pp_expr(w, k.v[i], 0, &u);
+            pp_unit_wrap(w, &u, pp_begin(c), pp_stmt_end(f, c), depth);
+            pp_unit_free(&u);
+        }
         break;
     default:
         pp_other_stmt(w, c, depth);

@@ -603,6 +603,7 @@ void fuzz_seeds(void (*emit)(const char *name, const void *p, size_t n))
         {"tasks", '0', "tasks_run", {"tasks_a.c", "tasks_b.c"}},
         {"tasks_sum", '2', "tasks", {"tasks_sum.c"}},
         {"block", '0', "block", {"block.c"}},
+        {"inline_asm", '1', "corpus", {"inline_asm.c"}},
         /* refused, each for its reason */
         {"addr_derived", '1', "diag", {"addr_derived.c"}},
         {"anon_union_ptr", '1', "diag", {"anon_union_ptr.c"}},
@@ -618,7 +619,7 @@ void fuzz_seeds(void (*emit)(const char *name, const void *p, size_t n))
         {"flexible_nested", '1', "diag", {"flexible_nested.c"}},
         {"frame_name", '1', "diag", {"frame_name.c"}},
         {"heap_unnamed", '1', "diag", {"heap_unnamed.c"}},
-        {"inline_asm", '1', "diag", {"inline_asm.c"}},
+        {"asm_goto", '1', "diag", {"asm_goto.c"}},
         {"intptr_local", '1', "diag", {"intptr_local.c"}},
         {"intptr_memory", '1', "diag", {"intptr_memory.c"}},
         {"intptr_static", '1', "diag", {"intptr_static.c"}},

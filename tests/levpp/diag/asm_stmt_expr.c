@@ -1,4 +1,4 @@
-/* asm_stmt_expr.c - inline assembly inside a statement expression of a
+/* asm_stmt_expr.c - asm goto inside a statement expression of a
  * checkpointable function. */
 #include <stdio.h>
 
@@ -7,9 +7,10 @@ static int total(int n)
     int s = 0;
     for (int i = 0; i < n; i++)
         s += ({
-            __asm__ volatile("" ::: "memory");
+            __asm__ goto("" : : : : out);
             i;
         });
+out:
     return s;
 }
 
