@@ -42,21 +42,12 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$
 rss_limit=${LEV_MSG_RSS_MB:-8192}
 export LEV_EXEC_NICE=0 # executors at normal priority, as bench_msg's own meshes
 
-# peer NAME [ARGS...]: starts a levpeer, sets $ep once it is ready.
+. eval/curve/lib.sh
 declare -A mesh_of rss_max
+# peer NAME [ARGS...]: a levpeer on this round's $host, of mesh NAME's prefix.
 peer() {
-    local name=$1 i
-    shift
-    "$levpeer" --listen "tcp://$host:0" --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
-    pids+=($!)
-    mesh_of[$!]=${name%%-*}
-    for ((i = 0; i < 200; i++)); do
-        ep=$(head -n1 "$tmp/$name.out" 2>/dev/null || true)
-        [[ $ep == tcp://* ]] && return 0
-        sleep 0.05
-    done
-    cat "$tmp/$name.log" >&2
-    exit 1
+    curve_peer "$1" "$host" "${@:2}"
+    mesh_of[${pids[-1]}]=${1%%-*}
 }
 # mesh NAME [ARGS...]: a relaying deployer, two workers and a deployer
 # with --messages direct; sets $relay and $direct to the deployers.
@@ -69,19 +60,6 @@ mesh() {
     peer "$name-w2" --cores 1 --join "$relay" "$@"
     peer "$name-direct" --cores -1 --messages direct --join "$relay" "$@"
     direct=$ep
-}
-# alive EP [KEY]: waits (bounded: 30 s) until that peer sees 4 peers alive.
-alive() {
-    local i n
-    for ((i = 0; i < 150; i++)); do
-        n=$(LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --json --timeout 1000 2>/dev/null |
-            grep -o '"state": *"alive"' | wc -l) || n=0
-        ((n >= 4)) && return 0
-        sleep 0.2
-    done
-    echo "msg.sh: the mesh of $1 did not form; it sees:" >&2
-    LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --timeout 1000 >&2 || true
-    exit 1
 }
 # meshes_up R, meshes_down: both meshes of round R started, and once
 # formed their deployers in $plain_relay...; stopped (SIGTERM, then
@@ -96,10 +74,10 @@ meshes_up() {
     host=127.0.$1.2
     mesh keyed --key "$tmp/mesh.key"
     keyed_relay=$relay keyed_direct=$direct
-    alive "$plain_relay"
-    alive "$plain_direct"
-    alive "$keyed_relay" "$tmp/mesh.key"
-    alive "$keyed_direct" "$tmp/mesh.key"
+    curve_alive "$plain_relay" 4
+    curve_alive "$plain_direct" 4
+    curve_alive "$keyed_relay" 4 "$tmp/mesh.key"
+    curve_alive "$keyed_direct" 4 "$tmp/mesh.key"
 }
 meshes_down() {
     local p i

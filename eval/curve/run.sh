@@ -24,42 +24,17 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 "$levctl" keygen "$tmp/mesh" >/dev/null
 
-# peer NAME [ARGS...]: starts a levpeer, sets $ep once it is ready.
-peer() {
-    local name=$1 i
-    shift
-    "$levpeer" --listen tcp://127.0.0.1:0 --log-level warn "$@" >"$tmp/$name.out" 2>"$tmp/$name.log" &
-    pids+=($!)
-    for ((i = 0; i < 200; i++)); do
-        ep=$(head -n1 "$tmp/$name.out" 2>/dev/null || true)
-        [[ $ep == tcp://* ]] && return 0
-        sleep 0.05
-    done
-    cat "$tmp/$name.log" >&2
-    exit 1
-}
-LEV_INSECURE=1 peer plain --cores -1
+. eval/curve/lib.sh
+LEV_INSECURE=1 curve_peer plain 127.0.0.1 --cores -1
 plain=$ep
-LEV_INSECURE=1 peer plain1 --cores 1 --join "$plain"
-LEV_INSECURE=1 peer plain2 --cores 1 --join "$plain"
-peer keyed --cores -1 --key "$tmp/mesh.key"
+LEV_INSECURE=1 curve_peer plain1 127.0.0.1 --cores 1 --join "$plain"
+LEV_INSECURE=1 curve_peer plain2 127.0.0.1 --cores 1 --join "$plain"
+curve_peer keyed 127.0.0.1 --cores -1 --key "$tmp/mesh.key"
 keyed=$ep
-peer keyed1 --cores 1 --key "$tmp/mesh.key" --join "$keyed"
-peer keyed2 --cores 1 --key "$tmp/mesh.key" --join "$keyed"
-# alive MESH_EP [KEY]: waits (bounded: 20 s) until that peer sees 3 peers alive.
-alive() {
-    local i n
-    for ((i = 0; i < 100; i++)); do
-        n=$(LEV_MESH_KEY=${2:-} "$levctl" status --peer "$1" --json --timeout 1000 2>/dev/null |
-            grep -o '"state": *"alive"' | wc -l) || n=0
-        ((n >= 3)) && return 0
-        sleep 0.2
-    done
-    echo "run.sh: the mesh of $1 did not form" >&2
-    exit 1
-}
-alive "$plain"
-alive "$keyed" "$tmp/mesh.key"
+curve_peer keyed1 127.0.0.1 --cores 1 --key "$tmp/mesh.key" --join "$keyed"
+curve_peer keyed2 127.0.0.1 --cores 1 --key "$tmp/mesh.key" --join "$keyed"
+curve_alive "$plain" 3
+curve_alive "$keyed" 3 "$tmp/mesh.key"
 
 # run MESH: one lev-tsp job on it; prints its wall time in s.
 run() {

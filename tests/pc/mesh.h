@@ -111,6 +111,17 @@ void js_peer_state(const char *json, const char *ep, char *out, size_t cap);
 
 /* ---- added for the fault tests ---- */
 
+/* The work directory of a test program: TMPDIR (else /tmp)/lev-NAME-XXXXXX,
+ * made, into dir. 0, or -1 if it cannot be made. */
+int mesh_workdir(char *dir, size_t cap, const char *name);
+
+struct CMUnitTest;
+/* Runs a test program's n tests (only those argv[1] names, if given)
+ * and, when every one passed, removes its work directory dir. The
+ * program's exit status. */
+int mesh_run_tests(const struct CMUnitTest *tests, size_t n, int argc, char **argv,
+                   const char *dir);
+
 /* Whether a line of the peer's log holds text (if not, says so on
  * standard error). */
 bool mesh_log_has(const mesh_peer *p, const char *text);

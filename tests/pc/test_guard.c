@@ -283,9 +283,7 @@ static void t_holder(void **state)
 
 int main(int argc, char **argv)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s_dir, sizeof s_dir, "%s/lev-guard-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(s_dir))
+    if (mesh_workdir(s_dir, sizeof s_dir, "guard"))
         return 1;
     setenv("LEV_PEER_TIMEOUT_MS", "3000", 0);
     setenv("LEV_EXEC_NICE", "0", 0);
@@ -294,14 +292,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_limits),
         cmocka_unit_test(t_holder),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
-    int rc = cmocka_run_group_tests(all, NULL, NULL);
-    if (!rc) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-        if (system(cmd))
-            rc = 1;
-    }
-    return rc;
+    return mesh_run_tests(all, sizeof all / sizeof *all, argc, argv, s_dir);
 }

@@ -1219,9 +1219,7 @@ int main(int argc, char **argv)
     const char *w = getenv("LEV_TEST_WORK");
     if (w && atol(w) > 0)
         s_work = atol(w);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s_dir, sizeof s_dir, "%s/lev-mesh-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(s_dir))
+    if (mesh_workdir(s_dir, sizeof s_dir, "mesh"))
         return 1;
     setenv("LEV_PEER_TIMEOUT_MS", "3000", 0);
     /* Executors at normal priority: at SCHED_IDLE (their default, the
@@ -1239,14 +1237,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_kill_two),     cmocka_unit_test(t_stall_no_fence),
         cmocka_unit_test(t_faster_joins), cmocka_unit_test(t_rate_again),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
-    int rc = cmocka_run_group_tests(all, NULL, NULL);
-    if (!rc) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-        if (system(cmd))
-            rc = 1;
-    }
-    return rc;
+    return mesh_run_tests(all, sizeof all / sizeof *all, argc, argv, s_dir);
 }

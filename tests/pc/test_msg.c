@@ -958,9 +958,7 @@ static void t_ended(void **state)
 
 int main(int argc, char **argv)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s_dir, sizeof s_dir, "%s/lev-msg-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(s_dir))
+    if (mesh_workdir(s_dir, sizeof s_dir, "msg"))
         return 1;
     const char *seed = getenv("LEV_TEST_SEED");
     s_seed = seed ? (unsigned)atol(seed) : (unsigned)time(NULL) ^ (unsigned)getpid();
@@ -976,14 +974,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_errors), cmocka_unit_test(t_stream),  cmocka_unit_test(t_ended),
         cmocka_unit_test(t_flood),  cmocka_unit_test(t_puts),    cmocka_unit_test(t_reads),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
-    int rc = cmocka_run_group_tests(all, NULL, NULL);
-    if (!rc) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-        if (system(cmd))
-            rc = 1;
-    }
-    return rc;
+    return mesh_run_tests(all, sizeof all / sizeof *all, argc, argv, s_dir);
 }

@@ -467,9 +467,7 @@ static void t_bad_input(void **state)
 
 int main(int argc, char **argv)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(s_dir, sizeof s_dir, "%s/lev-tsp-XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(s_dir))
+    if (mesh_workdir(s_dir, sizeof s_dir, "tsp"))
         return 1;
     setenv("LEV_PEER_TIMEOUT_MS", "5000", 0);
     setenv("LEV_EXEC_NICE", "0", 0);
@@ -479,14 +477,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(t_kill),
         cmocka_unit_test(t_bad_input),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
-    int rc = cmocka_run_group_tests(all, NULL, NULL);
-    if (!rc) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-        if (system(cmd))
-            rc = 1;
-    }
-    return rc;
+    return mesh_run_tests(all, sizeof all / sizeof *all, argc, argv, s_dir);
 }
