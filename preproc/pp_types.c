@@ -52,6 +52,7 @@ static char *pp_spell_builtins(char *sp)
 /* A declaration of `name` with type t (top-level qualifiers dropped). */
 char *pp_decl(CXType t, const char *name)
 {
+    CXType qual = t;
     t = clang_getUnqualifiedType(t);
     CXType d = pp_desugar(t);
     switch (d.kind) {
@@ -104,6 +105,19 @@ char *pp_decl(CXType t, const char *name)
         break;
     }
     char *sp = pp_spell_builtins(pp_cxstring(clang_getTypeSpelling(t)));
+    if (pp_bad_spelling(sp)) {
+        /* a typedef of a qualified unnamed type (`typedef const struct
+         * {...} T;`), which dropping the qualifiers desugared: T keeps
+         * them, and a copy of such a type goes through memcpy
+         * (pp_copy_into) */
+        char *qs = pp_spell_builtins(pp_cxstring(clang_getTypeSpelling(qual)));
+        if (!pp_bad_spelling(qs)) {
+            free(sp);
+            sp = qs;
+        } else {
+            free(qs);
+        }
+    }
     if (strstr(sp, "typeof") && !strstr(sp, "__builtin_va_list")) {
         /* __typeof__(expr) may name locals that are not where this goes */
         CXType c = clang_getCanonicalType(t);
