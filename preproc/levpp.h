@@ -480,6 +480,7 @@ void pp_names_probe(CXIndex idx, const char **args, unsigned nargs);
 void pp_names_check(void);
 void pp_tls_check(void);
 void pp_tls_prelude(pp_buf *o);
+int pp_tls_defined_away(const char *kw);
 char *pp_copy_into(const char *dst, const char *src, CXType t);
 void pp_put_copy(pp_buf *b, const char *dst, const char *src, CXType t);
 /* pp_frame.c: what parameter i (declared type at) of function type ft

@@ -411,7 +411,8 @@ static void pp_guard_word(pp_buf *o, const char *name, size_t len, int push)
 static void pp_guard_keywords(pp_buf *o, unsigned fi, int push, int own)
 {
     for (size_t i = 0; i < sizeof pp_keywords / sizeof *pp_keywords; i++)
-        pp_guard_word(o, pp_keywords[i], strlen(pp_keywords[i]), push);
+        if (!pp_tls_defined_away(pp_keywords[i])) /* levpp's code keeps it too */
+            pp_guard_word(o, pp_keywords[i], strlen(pp_keywords[i]), push);
     const pp_file *f = &ctx.files[fi];
     if (!own)
         return;

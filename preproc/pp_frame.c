@@ -181,9 +181,21 @@ typedef struct pp_vars_scan {
  * unexpanded, or of a type no declaration can name, stays where it is
  * (on the native stack: a capture that finds a pointer to it fails,
  * naming the variable that holds it). */
+/* The frame variable of compound literal lit, or -1. By its place: a
+ * cursor reached through a declaration's initialiser is not equal
+ * (clang_equalCursors) to the same node reached from the body. */
+static int pp_lit_find(pp_fn *fn, CXCursor lit)
+{
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (pp_kind(fn->vars[i].decl) == CXCursor_CompoundLiteralExpr &&
+            pp_begin(fn->vars[i].decl) == pp_begin(lit) && pp_end(fn->vars[i].decl) == pp_end(lit))
+            return (int)i;
+    return -1;
+}
+
 static void pp_lit_var(pp_fn *fn, CXCursor lit)
 {
-    if (pp_var_find(fn, lit) >= 0 || pp_in_macro(lit) || fn->file < 0)
+    if (pp_lit_find(fn, lit) >= 0 || pp_in_macro(lit) || fn->file < 0)
         return;
     pp_file *f = &ctx.files[fn->file];
     unsigned b = pp_begin(lit), e = pp_end(lit);
@@ -538,7 +550,7 @@ enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
         if (vi >= 0)
             rs->refs[vi]++;
     } else if (k == CXCursor_CompoundLiteralExpr) {
-        int vi = pp_var_find(rs->fn, c); /* one kept in the frame: pp_lit_var */
+        int vi = pp_lit_find(rs->fn, c); /* one kept in the frame: pp_lit_var */
         if (vi >= 0) {
             rs->refs[vi]++;
             rs->taken[vi] = 1;

@@ -36,6 +36,13 @@ void pp_tls_prelude(pp_buf *o)
                "#define thread_local\n#endif\n");
 }
 
+/* Whether the output defines keyword kw away (pp_tls_prelude). */
+int pp_tls_defined_away(const char *kw)
+{
+    return ctx.main_task && ctx.tls_seen &&
+           (!strcmp(kw, "_Thread_local") || !strcmp(kw, "__thread") || !strcmp(kw, "thread_local"));
+}
+
 /* Refuses thread-local variables in a --main-task program that starts
  * threads (pthread_create or thrd_create written in an input). */
 void pp_tls_check(void)
