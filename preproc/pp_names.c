@@ -209,6 +209,8 @@ static const char *const s_suffixes[] = {"run",    "resume", "spill",   "frame",
  * NULL. */
 static char *s_generated(const char *name)
 {
+    if (!strncmp(name, "lev__lit", 8) || !strncmp(name, "lev__unnamed", 12))
+        return NULL; /* written into the text before it is parsed (pp_filelit.c, pp_types.c) */
     if (!strncmp(name, "lev__", 5) || !strncmp(name, "LEV__", 5))
         return pp_strdup("levpp's output names its own things 'lev__...' and 'LEV__...'");
     for (unsigned i = 0; i < ctx.nmoved; i++)
