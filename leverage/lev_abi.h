@@ -467,8 +467,13 @@ typedef struct lev_alloc_hint {
 } lev_alloc_hint;
 
 /* The calling thread's hint, which the runtime takes at the hinted
- * allocation (set and restored inline: allocation wrappers are hot). */
+ * allocation (set and restored inline: allocation wrappers are hot).
+ * (The output of a --main-task program with thread-locals defines the
+ * keyword away before its text: this one stays the thread's.) */
+#pragma push_macro("__thread")
+#undef __thread
 LEV_API extern __thread lev_alloc_hint lev__hint __attribute__((tls_model("initial-exec")));
+#pragma pop_macro("__thread")
 
 /* Sets the hint; returns the previous one, for lev_hint_restore. */
 LEV_INLINE lev_alloc_hint lev_hint_set(const lev_module *m, uint32_t type)

@@ -7,12 +7,26 @@
 #ifndef LEV_TASK_H
 #define LEV_TASK_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* levpp's outputs define LEV_TASK_OUTPUT, and LEV_TASK_STDIO or
+ * LEV_TASK_TIME only where they call the stream or time functions below
+ * (the program then includes <stdio.h> or <time.h> itself): a program's
+ * own file-scope names, such as a global `time`, must not meet
+ * declarations of headers it did not include. Other code gets all. */
+#ifndef LEV_TASK_OUTPUT
+#define LEV_TASK_STDIO 1
+#define LEV_TASK_TIME 1
+#endif
+#ifdef LEV_TASK_STDIO
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/types.h>
+#endif
+#ifdef LEV_TASK_TIME
 #include <time.h>
+#endif
 
 #include "lev_abi.h"
 
@@ -247,8 +261,9 @@ LEV_API char *lev_strtok_r(char *s, const char *delim, char **save);
  * vasprintf and open_memstream in task sources into calls of these, with
  * the module's heap): what they return, or grow, is a heap object that
  * images carry. Same results and errors as the C library's. */
-LEV_API ssize_t lev_getdelim(const lev_module *, char **, size_t *, int, FILE *);
 LEV_API char *lev_strndup(const lev_module *, const char *, size_t);
+#ifdef LEV_TASK_STDIO
+LEV_API ssize_t lev_getdelim(const lev_module *, char **, size_t *, int, FILE *);
 LEV_API int lev_vasprintf(const lev_module *, char **, const char *, va_list);
 
 /* Streams that images carry (levpp renames fopen, freopen, fclose and
@@ -274,7 +289,9 @@ LEV_API int lev_fclose(FILE *);
  * are up to date after every write (the C library's only after fflush
  * and fclose). */
 LEV_API FILE *lev_open_memstream(const lev_module *, char **, size_t *);
+#endif /* LEV_TASK_STDIO */
 
+#ifdef LEV_TASK_TIME
 /* lev_time_state: what localtime, gmtime, asctime and ctime return,
  * in a travelling static instead of the C library's: the broken-down
  * time (its tm_zone pointing to lev_zone, a copy of the zone's name) and
@@ -300,6 +317,7 @@ LEV_API struct tm *lev_time_r(lev_time_state *, const time_t *, int);
 
 /* asctime(tm) into st->lev_text, which it returns. */
 LEV_API char *lev_asctime_r(lev_time_state *, const struct tm *);
+#endif /* LEV_TASK_TIME */
 
 /* lev_exit_state: the functions a program registered with atexit(), in
  * the order of registration, kept in a travelling static so that a

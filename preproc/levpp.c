@@ -413,6 +413,8 @@ static int pp_read_inputs(const pp_options *o, CXIndex idx)
             }
         if (!rc && pp_parse(&ctx.files[i], idx, args, na))
             rc = 1;
+        if (!rc && i == 0)
+            pp_names_probe(idx, args, na); /* what the outputs include */
         free(args);
     }
     if (db)
@@ -436,6 +438,8 @@ int pp_main(int argc, char **argv)
         pp_layout_frames();
         /* heap calls, string literals, statics of every input */
         pp_common_pass();
+        /* names of the program that would clash with the output's */
+        pp_names_check();
         /* refuse integers that may hold pointers across a safe point */
         pp_int_ptrs();
         /* the sites and lowered expressions of each body; lazy frames */

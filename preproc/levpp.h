@@ -185,7 +185,9 @@ typedef struct pp_ctx {
     pp_static *statics;
     unsigned nstatics, capstatics;
     int main_task, auto_poll;
-    const char *cc; /* --cc: whose preprocessor expands bodies */
+    int tls_seen;       /* a thread-local variable was registered (--main-task) */
+    CXCursor tls_first; /* the first one */
+    const char *cc;     /* --cc: whose preprocessor expands bodies */
     int errors;
     unsigned nlit, seq;
     int cur_file; /* the input being processed */
@@ -471,6 +473,16 @@ char *pp_var_ref(pp_fn *fn, int vi);
 enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_scalar(CXType t);
 int pp_local_ok(CXType t);
+int pp_assignable(CXType t);
+void pp_libc_header_defines(pp_buf *o, unsigned fi);
+/* pp_names.c */
+void pp_names_probe(CXIndex idx, const char **args, unsigned nargs);
+void pp_names_check(void);
+void pp_tls_check(void);
+void pp_tls_prelude(pp_buf *o);
+int pp_tls_defined_away(const char *kw);
+char *pp_copy_into(const char *dst, const char *src, CXType t);
+void pp_put_copy(pp_buf *b, const char *dst, const char *src, CXType t);
 /* pp_frame.c: what parameter i (declared type at) of function type ft
  * holds: the pointer an array or function parameter is adjusted to. */
 CXType pp_param_type(CXType ft, unsigned i, CXType at);

@@ -449,18 +449,26 @@ static void pp_rewrite(pp_fn *fn)
     } else {
         p = pp_run_proto(fn, -2);
         pp_printf(b,
-                  "%s\n{\n    struct %s__ret lev__x;\n    struct %s__frame *fr = "
+                  "%s\n{\n    struct %s__frame *fr = "
                   "lev_frame_push(vt, sizeof *fr, %s);\n    if (!fr) {\n"
                   "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
                   "        return (struct %s__ret){.rc = LEV_RUN_EXIT};\n    }\n",
-                  p, fn->cname, fn->cname, fn->idname, fn->name, fn->cname);
+                  p, fn->cname, fn->idname, fn->name, fn->cname);
         free(p);
-        for (unsigned i = 0; i < fn->nparams; i++)
-            pp_printf(b, "    fr->%s = lev__a%u;\n", fn->vars[i].field, i);
+        for (unsigned i = 0; i < fn->nparams; i++) {
+            char *dst = pp_fmt("fr->%s", fn->vars[i].field), *src = pp_fmt("lev__a%u", i);
+            char *cp = pp_copy_into(dst, src, fn->vars[i].type);
+            pp_printf(b, "    %s;\n", cp);
+            free(cp);
+            free(src);
+            free(dst);
+        }
+        /* initialised, not assigned: R may have a const member */
         pp_printf(b,
-                  "    lev__x = %s__resume(vt, fr);\n    if (lev__x.rc != LEV_RUN_UNWIND)\n"
+                  "    struct %s__ret lev__x = %s__resume(vt, fr);\n"
+                  "    if (lev__x.rc != LEV_RUN_UNWIND)\n"
                   "        lev_frame_pop(vt, fr);\n    return lev__x;\n}\n\n",
-                  fn->cname);
+                  fn->cname, fn->cname);
         p = fn->has_setjmp ? pp_setjmp_wrap(b, fn) : pp_run_proto(fn, 1);
         pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);
         free(p);

@@ -411,7 +411,8 @@ static void pp_guard_word(pp_buf *o, const char *name, size_t len, int push)
 static void pp_guard_keywords(pp_buf *o, unsigned fi, int push, int own)
 {
     for (size_t i = 0; i < sizeof pp_keywords / sizeof *pp_keywords; i++)
-        pp_guard_word(o, pp_keywords[i], strlen(pp_keywords[i]), push);
+        if (!pp_tls_defined_away(pp_keywords[i])) /* levpp's code keeps it too */
+            pp_guard_word(o, pp_keywords[i], strlen(pp_keywords[i]), push);
     const pp_file *f = &ctx.files[fi];
     if (!own)
         return;
@@ -450,11 +451,13 @@ static void pp_emit_source(pp_buf *o, unsigned fi, const char *vis)
     const char *outname = f->outname;
     pp_printf(o, "/* %s: written by levpp from %s; edit the source, not this file. */\n",
               pp_base(outname), pp_base(f->path));
+    pp_tls_prelude(o);
     pp_printf(o, "#line 1 \"%s\"\n", f->path);
     pp_render(o, f, 0, f->insert_at, 0, R_HEAD);
     pp_puts(o, "\n");
     pp_guard_keywords(o, fi, 1, 1);
     pp_printf(o, "#line %u \"%s\"\n", pp_lines_in(o) + 1, outname);
+    pp_libc_header_defines(o, fi);
     pp_puts(o, "#include \"lev_task.h\"\n\n");
     if (ctx.nfiles > 1)
         pp_puts(o, "#define PP_HIDDEN __attribute__((__visibility__(\"hidden\")))\n");

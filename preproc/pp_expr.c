@@ -855,7 +855,7 @@ static void pp_lowered(pp_walk *w, pp_site *s, pp_buf *b)
                 pp_puts(b, "\n} else {");
             pp_seqs(w, s->sub[i], b);
             if (t)
-                pp_printf(b, "\n%s = (%s);", t, x[i + 1]);
+                pp_put_copy(b, t, x[i + 1], w->fn->tmps[s->k - 1].type);
             else
                 pp_printf(b, "\n(void)(%s);", x[i + 1]);
         }
@@ -894,7 +894,11 @@ static void pp_lowered_gnu(pp_walk *w, pp_site *s, pp_buf *b)
             char *x = pp_render_str(w->f, s->op[1], 1);
             pp_puts(b, "\n{");
             pp_seqs(w, s->sub[0], b);
-            pp_printf(b, t ? "\n%s = (%s);\n}" : "\n%s(void)(%s);\n}", t ? t : "", x);
+            if (t)
+                pp_put_copy(b, t, x, w->fn->tmps[s->k - 1].type);
+            else
+                pp_printf(b, "\n(void)(%s);", x);
+            pp_puts(b, "\n}");
             free(x);
         }
         pp_puts(b, "\n}");
@@ -984,7 +988,11 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
               "    if (LEV_UNLIKELY(lev__cf != NULL)) {\n"
               "        switch (((lev_frame *)lev__cf)->fn) {\n",
               callee, callee, s->k, fn->name, ex);
-    const char *v = is_void ? "" : " lev__v = lev__x.v;";
+    /* R may have a const member: copied, never assigned */
+    int asg = is_void || pp_assignable(rt);
+    const char *v = is_void ? ""
+                    : asg   ? " lev__v = lev__x.v;"
+                            : " __builtin_memcpy(&lev__v, &lev__x.v, sizeof lev__v);";
     int *cand = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *cand);
     unsigned nc = 0;
     for (unsigned j = 0; j < ctx.nfns; j++)
@@ -1025,14 +1033,18 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
         pp_args_text(w, s->cur, b);
         pp_printf(b, ");\n        lev__rc = lev__x.rc;%s\n    }", v);
     }
-    pp_printf(b, " else {\n        %slev__fp(", is_void ? "" : "lev__v = ");
+    pp_printf(b, " else {\n        %slev__fp(",
+              is_void ? ""
+              : asg   ? "lev__v = "
+                      : "__typeof__(lev__v) lev__cv = ");
     pp_buf args = {0};
     pp_args_text(w, s->cur, &args);
     if (args.p)
         pp_puts(b, args.p + 2); /* without the first ", " */
     free(args.p);
+    pp_printf(b, ");\n%s        lev__rc = LEV_RUN_DONE;\n    }\n",
+              asg ? "" : "        __builtin_memcpy(&lev__v, &lev__cv, sizeof lev__v);\n");
     pp_printf(b,
-              ");\n        lev__rc = LEV_RUN_DONE;\n    }\n"
               "    if (LEV_UNLIKELY(lev__rc != LEV_RUN_DONE)) {\n"
               "        if (lev__rc == LEV_RUN_UNWIND)\n            goto lev__unwind_%u;\n"
               "        if (lev__cf)\n            lev_frame_pop(vt, lev__cf);\n",
@@ -1046,7 +1058,7 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
     free(rsv.p);
     if (!is_void) {
         char *r = pp_slot_ref('r', s->k, rt);
-        pp_printf(b, "    %s = lev__v;\n", r);
+        pp_put_copy(b, r, "lev__v", rt);
         free(r);
     }
     pp_puts(b, "}");
@@ -1103,21 +1115,21 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
          * the frame the runtime restored, and pops it. */
         char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
         pp_printf(b,
-                  "\n{\n    void *lev__cf = NULL;\n    struct %s__ret lev__x;\n"
+                  "\n{\n    void *lev__cf = NULL;\n"
                   "    if (0) {\n    lev__resume_%u: __attribute__((__unused__));\n"
                   "        lev__cf = lev_frame_callee(vt, fr, sizeof *fr);\n"
                   "        if (!lev__cf) {\n"
                   "            lev_vt_fail(vt, LEV_EFAILED, \"%s: no frame to resume\");\n"
                   "            %s\n        }\n    }\n",
-                  g->cname, s->k, fn->name, ex);
+                  s->k, fn->name, ex);
         free(ex);
         const char *x = cross ? "x" : "";
         char *rsv = pp_fmt("lev__reserve && %s__rsv", g->cname);
         pp_reserve(b, fn, rsv, 0); /* fresh: lev__cf is NULL where lev__reserve is 1 */
         pp_printf(b,
-                  "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev__x = %s__%sresume(vt, "
-                  "lev__cf);\n    else\n        lev__x = %s__%srun(vt",
-                  g->cname, x, g->cname, x);
+                  "    struct %s__ret lev__x = LEV_UNLIKELY(lev__cf != NULL)\n"
+                  "        ? %s__%sresume(vt, lev__cf)\n        : %s__%srun(vt",
+                  g->cname, g->cname, x, g->cname, x);
         for (int a = 0; a < nargs; a++) {
             char *txt = pp_render_str(w->f, clang_Cursor_getArgument(s->cur, (unsigned)a), 1);
             pp_printf(b, ", (%s)", txt);
@@ -1139,7 +1151,7 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
         free(rt);
         if (!g->ret_void) {
             char *r = pp_slot_ref('r', s->k, g->ret);
-            pp_printf(b, "    %s = lev__x.v;\n", r);
+            pp_put_copy(b, r, "lev__x.v", g->ret);
             free(r);
         }
         pp_puts(b, "}");

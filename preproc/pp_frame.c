@@ -169,6 +169,51 @@ typedef struct pp_vars_scan {
     pp_fn *fn;
 } pp_vars_scan;
 
+/* A compound literal of a checkpointable body whose address may be kept
+ * (`&(struct s){...}`, an array literal that decays, a member of one):
+ * its object lives in the frame, as a variable `lev__clN` of the
+ * literal's type, so pointers to it stay valid across safe points and
+ * travel. The resumable body initialises the field where the literal is
+ * evaluated, each time, from the literal as written, and uses the field:
+ * `(*({ __builtin_memcpy((void *)&fr->lev__clN, &(T){...}, sizeof
+ * fr->lev__clN); &fr->lev__clN; }))`, an lvalue of the literal's type.
+ * The native body keeps it. A literal written by a macro that stays
+ * unexpanded, or of a type no declaration can name, stays where it is
+ * (on the native stack: a capture that finds a pointer to it fails,
+ * naming the variable that holds it). */
+/* The frame variable of compound literal lit, or -1. By its place: a
+ * cursor reached through a declaration's initialiser is not equal
+ * (clang_equalCursors) to the same node reached from the body. */
+static int pp_lit_find(pp_fn *fn, CXCursor lit)
+{
+    for (unsigned i = 0; i < fn->nvars; i++)
+        if (pp_kind(fn->vars[i].decl) == CXCursor_CompoundLiteralExpr &&
+            pp_begin(fn->vars[i].decl) == pp_begin(lit) && pp_end(fn->vars[i].decl) == pp_end(lit))
+            return (int)i;
+    return -1;
+}
+
+static void pp_lit_var(pp_fn *fn, CXCursor lit)
+{
+    if (pp_lit_find(fn, lit) >= 0 || pp_in_macro(lit) || fn->file < 0)
+        return;
+    pp_file *f = &ctx.files[fn->file];
+    unsigned b = pp_begin(lit), e = pp_end(lit);
+    CXType t = clang_getCursorType(lit);
+    char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
+    int ok = b < e && e <= f->len && f->text[b] == '(' && f->text[e - 1] == '}' &&
+             !pp_bad_spelling(sp) && clang_getCanonicalType(t).kind != CXType_VariableArray;
+    free(sp);
+    if (!ok)
+        return;
+    char *field = pp_fmt("lev__cl%u", fn->nvars);
+    pp_var_add(fn, lit, t, field);
+    pp_edit_add(f, b, b + 1, E_REPL, 0, 1,
+                pp_fmt("(*({ __builtin_memcpy((void *)&fr->%s, &(", field));
+    pp_edit_add(f, e - 1, e, E_REPL, 0, 1, pp_fmt("}, sizeof fr->%s); &fr->%s; }))", field, field));
+    free(field);
+}
+
 static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     pp_vars_scan *vc = pp_visit_state(d, PP_MAGIC_VARS);
@@ -182,19 +227,28 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
     if ((k == CXCursor_CompoundStmt && pp_in_macro(c)) ||
         (k == CXCursor_DeclStmt && pp_in_macro(c) && pp_kind(parent) == CXCursor_ForStmt))
         return CXChildVisit_Continue;
+    if (k == CXCursor_CompoundLiteralExpr &&
+        clang_getCanonicalType(clang_getCursorType(c)).kind == CXType_ConstantArray)
+        pp_lit_var(vc->fn, c); /* decays to a pointer */
+    if ((k == CXCursor_UnaryOperator &&
+         clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_AddrOf) ||
+        k == CXCursor_MemberRefExpr) {
+        /* &(T){...}, and (T){...}.m, whose address or array may be kept */
+        pp_kids kk = pp_children(c);
+        CXCursor o = kk.n >= 1 ? pp_strip(kk.v[0]) : clang_getNullCursor();
+        free(kk.v);
+        if (pp_kind(o) == CXCursor_CompoundLiteralExpr)
+            pp_lit_var(vc->fn, o);
+    }
     /* Locals declared by macros count too: the declaration statement then
      * refuses them ("declaration from a macro"), rather than leaving a C
      * local that would lose its value across a safe point. */
     if (k == CXCursor_VarDecl) {
         enum CX_StorageClass sc = clang_Cursor_getStorageClass(c);
         char *name = pp_cxstring(clang_getCursorSpelling(c));
-        if (sc == CX_SC_Static) {
-            /* moved to file scope by the common pass */
-        } else if (sc == CX_SC_Extern) {
-            pp_error(PP_LOC(c),
-                     "%s local '%s' in checkpointable function '%s' is not supported yet; "
-                     "move it to file scope",
-                     sc == CX_SC_Static ? "static" : "extern", name, vc->fn->name);
+        if (sc == CX_SC_Static || sc == CX_SC_Extern) {
+            /* static: moved to file scope by the common pass; extern:
+             * names a variable defined elsewhere, kept as written */
         } else if (pp_is_vm(clang_getCursorType(c))) {
             pp_vla shape;
             if (pp_vla_shape(vc->fn, c, clang_getCursorType(c), &shape) == 0) {
@@ -335,8 +389,9 @@ static void pp_layout(pp_fn *fn)
     if (fn->is_task && nargs != 2)
         pp_error(PP_LOC(c), "task entry '%s' must be 'void %s(const void *arg, size_t len)'",
                  fn->name, fn->name);
-    if (fn->is_main && nargs != 0 && nargs != 2)
-        pp_error(PP_LOC(c), "main must be 'int main(void)' or 'int main(int argc, char **argv)'");
+    if (fn->is_main && nargs != 0 && nargs != 2 && nargs != 3)
+        pp_error(PP_LOC(c), "main must be 'int main(void)', 'int main(int argc, char **argv)' "
+                            "or 'int main(int argc, char **argv, char **envp)'");
     static const char *const task_f[] = {"t.arg", "t.len"}, *const main_f[] = {"m.argc", "m.argv"};
     fn->nparams = nargs > 0 ? (unsigned)nargs : 0;
     for (int i = 0; i < nargs; i++) {
@@ -494,6 +549,12 @@ enum CXChildVisitResult pp_regs_cb(CXCursor c, CXCursor parent, CXClientData d)
         int vi = pp_var_find(rs->fn, clang_getCursorReferenced(c));
         if (vi >= 0)
             rs->refs[vi]++;
+    } else if (k == CXCursor_CompoundLiteralExpr) {
+        int vi = pp_lit_find(rs->fn, c); /* one kept in the frame: pp_lit_var */
+        if (vi >= 0) {
+            rs->refs[vi]++;
+            rs->taken[vi] = 1;
+        }
     } else if (k == CXCursor_UnaryOperator &&
                clang_getCursorUnaryOperatorKind(c) == CXUnaryOperator_AddrOf) {
         /* &x, and &s.m, &s.a[i] (down through members and subscripts of
@@ -529,7 +590,8 @@ int pp_scalar(CXType t)
     enum CXTypeKind k = ct.kind;
     return ((k >= CXType_Bool && k <= CXType_LongDouble) || k == CXType_Pointer ||
             k == CXType_Enum) &&
-           !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct);
+           !clang_isVolatileQualifiedType(t) && !clang_isVolatileQualifiedType(ct) &&
+           pp_assignable(t);
 }
 
 static enum CXVisitorResult pp_local_field_cb(CXCursor c, CXClientData d)
@@ -539,6 +601,69 @@ static enum CXVisitorResult pp_local_field_cb(CXCursor c, CXClientData d)
         return CXVisit_Break;
     }
     return CXVisit_Continue;
+}
+
+static enum CXVisitorResult pp_const_field_cb(CXCursor c, CXClientData d)
+{
+    CXType ft = clang_getCursorType(c);
+    if (clang_isConstQualifiedType(ft) || clang_isConstQualifiedType(clang_getCanonicalType(ft)) ||
+        !pp_assignable(ft)) {
+        *pp_visit_flag(d) = 1;
+        return CXVisit_Break;
+    }
+    return CXVisit_Continue;
+}
+
+/* Whether C lets an object of type t, its own qualifiers dropped (as
+ * its frame field declares it: pp_decl), be assigned as a whole: not
+ * const-qualified through a typedef, and for a struct
+ * or union, no member that is not (a const member, at any depth of
+ * nested records and arrays of them). Copies levpp makes of one that is
+ * not (pp_copy_into) go through memcpy. */
+int pp_assignable(CXType t)
+{
+    CXType u = clang_getUnqualifiedType(t);
+    char *sp = pp_cxstring(clang_getTypeSpelling(u));
+    int unnamed = pp_bad_spelling(sp); /* pp_decl spells t, qualifiers kept */
+    free(sp);
+    CXType ct = clang_getCanonicalType(unnamed ? t : u);
+    if (clang_isConstQualifiedType(ct))
+        return 0; /* a typedef of a const type */
+    while (ct.kind == CXType_ConstantArray || ct.kind == CXType_IncompleteArray ||
+           ct.kind == CXType_VariableArray) {
+        ct = clang_getCanonicalType(clang_getArrayElementType(ct));
+        if (clang_isConstQualifiedType(ct))
+            return 0;
+    }
+    if (ct.kind != CXType_Record)
+        return 1;
+    int bad = 0;
+    clang_Type_visitFields(ct, pp_const_field_cb, &bad);
+    return !bad;
+}
+
+/* The statement text copying src (an expression or a braced initialiser
+ * of dst's type) into dst (an lvalue) of type t: an assignment, or for a
+ * type C does not let be assigned (pp_assignable: a const member, a
+ * const typedef), a copy of its bytes through a temporary initialised
+ * with src. An expression (no `;`). */
+char *pp_copy_into(const char *dst, const char *src, CXType t)
+{
+    if (pp_assignable(t) && clang_getCanonicalType(t).kind != CXType_ConstantArray)
+        return pp_fmt("%s = %s", dst, src);
+    return pp_fmt("({ __typeof__(%s) lev__cv = %s; __builtin_memcpy((void *)&(%s), &lev__cv, "
+                  "sizeof lev__cv); })",
+                  dst, src, dst);
+}
+
+/* Appends `\nDST = (SRC);`, or its copy (pp_copy_into). */
+void pp_put_copy(pp_buf *b, const char *dst, const char *src, CXType t)
+{
+    char *x = pp_fmt("(%s)", src);
+    char *cp = pp_copy_into(dst, x, t);
+    pp_printf(b, "\n%s;", cp);
+    free(cp);
+    free(x);
 }
 
 /* Whether a variable of type t can live in a C local of the body: a
@@ -554,8 +679,8 @@ int pp_local_ok(CXType t)
         clang_isVolatileQualifiedType(ct))
         return 0;
     long long sz = clang_Type_getSizeOf(ct);
-    if (sz <= 0 || sz > 64)
-        return 0;
+    if (sz <= 0 || sz > 64 || !pp_assignable(t))
+        return 0; /* spilled and reloaded by assignment */
     int bad = 0;
     clang_Type_visitFields(ct, pp_local_field_cb, &bad);
     return !bad;

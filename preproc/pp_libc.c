@@ -713,6 +713,18 @@ static int pp_const_object(CXType t)
 /* Registers file-scope variable v as a static. */
 static void pp_static_var(CXCursor v)
 {
+    if (clang_getCursorTLSKind(v) != CXTLS_None) {
+        /* A thread-local has no address fixed at load time. In a task
+         * module it is the worker thread's, shared by the VTs that thread
+         * runs, and not registered: it does not travel, and a pointer to
+         * it kept across a safe point fails the capture. With
+         * --main-task the output makes it the program's own (pp_tls_*):
+         * a plain static from here on. */
+        if (!ctx.main_task)
+            return;
+        if (!ctx.tls_seen++)
+            ctx.tls_first = v;
+    }
     CXType t = clang_getCursorType(v);
     const char *moved = pp_moved_name(v);
     if (clang_getCanonicalType(t).kind == CXType_IncompleteArray)

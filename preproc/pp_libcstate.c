@@ -220,6 +220,19 @@ void pp_libc_statics(void)
 
 /* The statics and wrappers of the rewritten calls, in input fi's output
  * (the exit state also where main is, whose wrapper arms it). */
+/* The parts of lev_task.h that the output of input fi needs, defined
+ * before it is included: the stream wrappers need <stdio.h> (the
+ * program calls getline, fopen... and so includes it), the time state
+ * <time.h>; the first input holds every travelling state. */
+void pp_libc_header_defines(pp_buf *o, unsigned fi)
+{
+    pp_puts(o, "#define LEV_TASK_OUTPUT 1\n");
+    if (ctx.files[fi].uses_libc[PP_LIBC_HEAP])
+        pp_puts(o, "#define LEV_TASK_STDIO 1\n");
+    if (ctx.files[fi].uses_libc[PP_LIBC_TIME] || (!fi && pp_libc_used(PP_LIBC_TIME)))
+        pp_puts(o, "#define LEV_TASK_TIME 1\n");
+}
+
 void pp_libc_prelude(pp_buf *o, unsigned fi)
 {
     int multi = ctx.nfiles > 1;

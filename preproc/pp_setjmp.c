@@ -147,11 +147,11 @@ char *pp_setjmp_wrap(pp_buf *b, pp_fn *fn)
     char *rett = entry ? pp_strdup("int") : pp_fmt("struct %s__ret", fn->cname);
     pp_printf(b,
               "%s;\n\n%s\n{\n    lev_jmp_reg lev__j;\n    jmp_buf lev__jb;\n"
-              "    %s lev__x;\n    lev_jmp_enter(vt, &lev__j, %s, lev__jb);\n"
+              "    lev_jmp_enter(vt, &lev__j, %s, lev__jb);\n"
               "    (void)setjmp(lev__jb); /* again after a longjmp to the body */\n"
-              "    lev__x = %s__sjbody(vt, %s);\n    lev_jmp_leave(vt, &lev__j);\n"
+              "    %s lev__x = %s__sjbody(vt, %s);\n    lev_jmp_leave(vt, &lev__j);\n"
               "    return lev__x;\n}\n\n",
-              proto, outer, rett, arg, fn->cname, arg);
+              proto, outer, arg, rett, fn->cname, arg);
     free(rett);
     free(outer);
     return proto;

@@ -73,6 +73,13 @@ static char *pp_vla_decl(pp_walk *w, int vi)
 void pp_vla_params(pp_walk *w)
 {
     pp_buf b = {0};
+    if (w->fn->is_main && w->fn->nparams == 3) {
+        /* main's third parameter, the environment: the runtime lays it
+         * after argv's NULL, in the VT's heap, so it travels with argv */
+        char *env = pp_var_ref(w->fn, 2);
+        pp_printf(&b, "\n%s = (__typeof__(%s))(fr->m.argv + fr->m.argc + 1);", env, env);
+        free(env);
+    }
     for (unsigned i = 0; i < w->fn->nparams; i++) {
         pp_vla *vla = &w->fn->vars[i].vla;
         if (!vla->kind)
@@ -112,10 +119,12 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
     }
     int fndecls = k.n > 0;
     for (unsigned i = 0; i < k.n; i++)
-        fndecls &= pp_kind(k.v[i]) == CXCursor_FunctionDecl;
+        fndecls &= pp_kind(k.v[i]) == CXCursor_FunctionDecl ||
+                   (pp_kind(k.v[i]) == CXCursor_VarDecl &&
+                    clang_Cursor_getStorageClass(k.v[i]) == CX_SC_Extern);
     if (fndecls) {
         free(k.v);
-        return; /* `int f(char *);` in a block: no state, kept as written */
+        return; /* `int f(char *);`, `extern int g;` in a block: no state, kept as written */
     }
     pp_buf txt = {0};
     int any = 0, in_frame = 0, tags_moved = pp_tags_with_vars(c);
@@ -182,7 +191,12 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
         int braces = ik == CXCursor_InitListExpr;
         if (any)
             pp_puts(&txt, for_init ? ", " : " ");
-        if (ct.kind == CXType_ConstantArray)
+        if (!pp_assignable(w->fn->vars[vi].type) && ct.kind != CXType_ConstantArray) {
+            /* a const member: initialised in place of a temporary, copied */
+            char *cp = pp_copy_into(acc, it, w->fn->vars[vi].type);
+            pp_puts(&txt, cp);
+            free(cp);
+        } else if (ct.kind == CXType_ConstantArray)
             pp_printf(&txt,
                       "__builtin_memcpy((void *)&%s, &(__typeof__(fr->%s))%s%s%s, "
                       "sizeof(%s))",

@@ -49,23 +49,44 @@ static char *pp_spell_builtins(char *sp)
     return pp_spell_builtins(r);
 }
 
+static char *pp_decl_q(CXType t, const char *name, int unqual, const char *pre);
+
 /* A declaration of `name` with type t (top-level qualifiers dropped). */
-char *pp_decl(CXType t, const char *name)
+char *pp_decl(CXType t, const char *name) { return pp_decl_q(t, name, 1, ""); }
+
+/* pre with the qualifiers of array type t (`const int[3]` may carry
+ * them on the array, not on its element) that it does not hold yet. */
+static char *pp_array_quals(CXType t, const char *pre)
 {
-    t = clang_getUnqualifiedType(t);
+    int c = clang_isConstQualifiedType(t) && !strstr(pre, "const ");
+    int v = clang_isVolatileQualifiedType(t) && !strstr(pre, "volatile ");
+    return pp_fmt("%s%s%s", pre, c ? "const " : "", v ? "volatile " : "");
+}
+
+/* unqual: drop t's own qualifiers (and an array's elements'); a
+ * pointer's target keeps them. */
+static char *pp_decl_q(CXType t, const char *name, int unqual, const char *pre)
+{
+    CXType qual = t;
+    if (unqual)
+        t = clang_getUnqualifiedType(t);
     CXType d = pp_desugar(t);
     switch (d.kind) {
     case CXType_ConstantArray: {
         char *inner = name[0] == '*' ? pp_fmt("(%s)[%lld]", name, clang_getArraySize(d))
                                      : pp_fmt("%s[%lld]", name, clang_getArraySize(d));
-        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        char *q = unqual ? pp_strdup(pre) : pp_array_quals(t, pre);
+        char *r = pp_decl_q(clang_getArrayElementType(d), inner, unqual, q);
+        free(q);
         free(inner);
         return r;
     }
     case CXType_IncompleteArray:
     case CXType_VariableArray: { /* [] is compatible with any first dimension */
         char *inner = name[0] == '*' ? pp_fmt("(%s)[]", name) : pp_fmt("%s[]", name);
-        char *r = pp_decl(clang_getArrayElementType(d), inner);
+        char *q = unqual ? pp_strdup(pre) : pp_array_quals(t, pre);
+        char *r = pp_decl_q(clang_getArrayElementType(d), inner, unqual, q);
+        free(q);
         free(inner);
         return r;
     }
@@ -75,7 +96,7 @@ char *pp_decl(CXType t, const char *name)
             p.kind == CXType_ConstantArray || p.kind == CXType_IncompleteArray ||
             p.kind == CXType_VariableArray) {
             char *inner = pp_fmt("(*%s)", name);
-            char *r = pp_decl(clang_getPointeeType(d), inner);
+            char *r = pp_decl_q(clang_getPointeeType(d), inner, 0, "");
             free(inner);
             return r;
         }
@@ -104,6 +125,19 @@ char *pp_decl(CXType t, const char *name)
         break;
     }
     char *sp = pp_spell_builtins(pp_cxstring(clang_getTypeSpelling(t)));
+    if (pp_bad_spelling(sp)) {
+        /* a typedef of a qualified unnamed type (`typedef const struct
+         * {...} T;`), which dropping the qualifiers desugared: T keeps
+         * them, and a copy of such a type goes through memcpy
+         * (pp_copy_into) */
+        char *qs = pp_spell_builtins(pp_cxstring(clang_getTypeSpelling(qual)));
+        if (!pp_bad_spelling(qs)) {
+            free(sp);
+            sp = qs;
+        } else {
+            free(qs);
+        }
+    }
     if (strstr(sp, "typeof") && !strstr(sp, "__builtin_va_list")) {
         /* __typeof__(expr) may name locals that are not where this goes */
         CXType c = clang_getCanonicalType(t);
@@ -114,6 +148,13 @@ char *pp_decl(CXType t, const char *name)
         } else {
             free(cs);
         }
+    }
+    if (*pre) { /* an array's qualifiers, those the element lacks */
+        char *q =
+            pp_fmt("%s%s%s", strstr(pre, "const ") && !strstr(sp, "const") ? "const " : "",
+                   strstr(pre, "volatile ") && !strstr(sp, "volatile") ? "volatile " : "", sp);
+        free(sp);
+        sp = q;
     }
     char *r = pp_fmt("%s%s%s", sp, name[0] == '*' || sp[strlen(sp) - 1] == '*' ? "" : " ", name);
     if (name[0] == '*' && sp[strlen(sp) - 1] != '*') {

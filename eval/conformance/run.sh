@@ -11,7 +11,9 @@
 #   build      gcc -std=gnu11 -O1 and the WRONG_CODE errors of
 #              tests/levpp/driver_common.sh on levpp's output, against
 #              libleverage; a WRONG_CODE warning the original program
-#              itself draws from gcc stays a warning for that program
+#              itself draws from gcc stays a warning for that program;
+#              then clang -fsyntax-only with the WRONG_CODE errors, for
+#              a program clang takes so
 #   run        the transformed program plainly (60 s), then with
 #              LEV_TORTURE=1 (300 s: a capture and a restore at every safe
 #              point): standard output and exit status must be the native
@@ -26,7 +28,7 @@
 #                 runtime refused a capture and named why (a pointer into
 #                 the C library's memory, such as a FILE *, live at a safe
 #                 point): the program is not mobile there, and says so
-#   uncompilable  levpp accepted it, gcc rejected its output
+#   uncompilable  levpp accepted it, gcc or clang rejected its output
 #   wrong         output or status differs plainly or under torture
 #                 (crashes and runtime failures included)
 #   timed out     levpp, gcc or a transformed run hit its time limit
@@ -47,7 +49,8 @@
 # its programs), keeps every program's files in OUT/work/NNNNN/, and
 # prints the summary line and the share passed of the programs that pass
 # natively. Environment: NATIVE_LIMIT, LEVPP_LIMIT, BUILD_LIMIT, RUN_LIMIT,
-# TORTURE_LIMIT (seconds; defaults 10, 60, 120, 60, 300), CC (default gcc).
+# TORTURE_LIMIT (seconds; defaults 10, 60, 120, 60, 300), CC (default gcc),
+# CLANG (default clang).
 set -euo pipefail
 
 usage() {
@@ -61,6 +64,7 @@ BUILD_LIMIT=${BUILD_LIMIT:-120}
 RUN_LIMIT=${RUN_LIMIT:-60}
 TORTURE_LIMIT=${TORTURE_LIMIT:-300}
 CC=${CC:-gcc}
+CLANG=${CLANG:-clang}
 export LC_ALL=C # plain quotes in gcc's messages
 # As in tests/levpp/driver_common.sh: warnings that mean the code does
 # something other than its source says, errors when levpp's output is built.
@@ -158,6 +162,17 @@ worker() {
     124) result "timed out" "gcc: $(describe "$st" "$BUILD_LIMIT")" ;;
     *) result uncompilable "$(first_error lev.build)" ;;
     esac
+    # clang too, where it takes the original with the WRONG_CODE errors.
+    if "$CLANG" -std=gnu11 -fsyntax-only "${WRONG_CODE[@]}" "$name.c" >native.clang 2>&1; then
+        st=0
+        timeout -k 5 "$BUILD_LIMIT" "$CLANG" -std=gnu11 -fsyntax-only "${WRONG_CODE[@]}" \
+            "-I$INCLUDE" "$name.lev.c" >lev.clang 2>&1 || st=$?
+        case $st in
+        0) ;;
+        124) result "timed out" "clang: $(describe "$st" "$BUILD_LIMIT")" ;;
+        *) result uncompilable "clang: $(first_error lev.clang)" ;;
+        esac
+    fi
 
     transformed plain "$RUN_LIMIT" -u LEV_TORTURE
     transformed torture "$TORTURE_LIMIT" LEV_TORTURE=1
@@ -217,7 +232,7 @@ WORK=$OUT/work
 rm -rf "$WORK"
 mkdir -p "$WORK"
 unset LEV_TORTURE LEV_CHECKPOINT_FILE LEV_CHECKPOINT_MS LEV_RESUME
-export SUITE LEVPP LIB INCLUDE WORK CC NATIVE_LIMIT LEVPP_LIMIT BUILD_LIMIT RUN_LIMIT TORTURE_LIMIT
+export SUITE LEVPP LIB INCLUDE WORK CC CLANG NATIVE_LIMIT LEVPP_LIMIT BUILD_LIMIT RUN_LIMIT TORTURE_LIMIT
 
 names=()
 for f in "$SUITE"/*.c; do

@@ -39,6 +39,11 @@ CFLAGS=(-std=gnu11 -O2 -g -Wall -Wextra)
 WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-types
     -Werror=int-conversion -Werror=return-type)
 LINK=("$lib" "-Wl,-rpath,$(dirname "$lib")")
+# The second compiler levpp's output must satisfy: clang -fsyntax-only with
+# the WRONG_CODE errors, so that an output only one of gcc and clang
+# rejects is caught (run.sh installs clang; LEV_CLANG names another).
+CLANG=${LEV_CLANG:-clang}
+command -v "$CLANG" >/dev/null || { echo "$0: no $CLANG (the second compiler of levpp's output)" >&2; exit 2; }
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run_corpus.sh - differential tests of levpp. Each corpus program is built
 # natively and run; then transformed with `levpp --main-task`, built
-# against libleverage and run plainly, under LEV_TORTURE=1 and under
+# against libleverage (gcc with the WRONG_CODE errors of driver_common.sh;
+# clang -fsyntax-only with the same errors must accept it too) and run
+# plainly, under LEV_TORTURE=1 and under
 # LEV_TORTURE=7: standard output and exit status must equal the native
 # run's. A program whose source holds a line `levpp-test: resume ARGS...`
 # is also run with ARGS and a checkpoint file, killed with SIGKILL once a
@@ -267,6 +269,9 @@ check_program() {
     "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" \
         "${LINK[@]}" -o lev >lev-build.log 2>&1 ||
         { fail "build of levpp's output: $(grep -m5 -E 'error|undefined' lev-build.log)"; return 1; }
+    "$CLANG" -std=gnu11 -fsyntax-only "${WRONG_CODE[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" \
+        >lev-clang.log 2>&1 ||
+        { fail "clang on levpp's output: $(grep -m5 -E 'error' lev-clang.log)"; return 1; }
     local warnings
     warnings=$(grep -c 'warning:' lev-build.log || true)
 

@@ -1,5 +1,6 @@
-/* main_signature.c - with --main-task, main must have one of the two
- * standard forms. */
+/* main_signature.c - with --main-task, main must have one of the forms C
+ * and its compilers take: no parameters, argc and argv, or argc, argv and
+ * envp. */
 #include <stdio.h>
 
 int main(int argc)
