@@ -434,11 +434,31 @@ void pp_layout_frames(void)
  * which loops poll
  * =================================================================== */
 
+/* main's argv declared with another pointer type than the frame's
+ * `char **` (`const char *argv[]`, `char *const *argv`): the body names
+ * it through the frame field as an lvalue of the declared type, never in
+ * a C local of its own (which would be stored back into the field). */
+static int pp_argv_retyped(const pp_fn *fn, int vi)
+{
+    if (!fn->is_main || vi != 1 || fn->nparams < 2)
+        return 0;
+    char *s = pp_cxstring(clang_getTypeSpelling(clang_getCanonicalType(fn->vars[vi].type)));
+    int r = strcmp(s, "char **") != 0;
+    free(s);
+    return r;
+}
+
 /* How the resumable body names var vi: its C local (lev__vN_FIELD, N the
  * var's index, so that no two names meet) or its frame field. */
 char *pp_var_ref(pp_fn *fn, int vi)
 {
     pp_var *v = &fn->vars[vi];
+    if (pp_argv_retyped(fn, vi)) {
+        char *ty = pp_decl(v->type, "*");
+        char *r = pp_fmt("(*(%s)&fr->%s)", ty, v->field);
+        free(ty);
+        return r;
+    }
     if (v->vla.kind) {
         /* an lvalue of the declared type, its dimensions read from the
          * frame: the array on the heap, or the pointer field (declared
@@ -725,7 +745,7 @@ void pp_regs(pp_fn *fn)
         v->refs = rs.refs[i];
         int ok = pp_local_ok(v->type) ||
                  (i >= fn->nparams && pp_local_array_ok(v->type) && rs.plain[i] >= rs.refs[i]);
-        v->reg = ok && !v->vla.kind && rs.refs[i] && !rs.taken[i];
+        v->reg = ok && !v->vla.kind && rs.refs[i] && !rs.taken[i] && !pp_argv_retyped(fn, (int)i);
     }
     free(rs.refs);
     free(rs.taken);

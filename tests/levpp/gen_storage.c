@@ -310,27 +310,32 @@ static void s_names(const char *dir)
     s_close(o);
 }
 
-/* Every form of main: its name, its head, whether it has argc and argv. */
+/* Every form of main: its name, its head, whether it has argc and argv,
+ * and the pointer type its argv is passed on as (to a function that
+ * reaches a safe point). */
 static const struct {
     const char *name, *head;
     int args;
+    const char *argv_as;
 } s_mains[] = {
-    {"empty", "int main()", 0},
-    {"void", "int main(void)", 0},
-    {"extern", "extern int main(void)", 0},
-    {"argv", "int main(int argc, char **argv)", 1},
-    {"array", "int main(int argc, char *argv[])", 1},
-    {"unnamed", "int main(int, char **)", 0},
-    {"unnamed_argv", "int main(int argc, char **)", 2},
-    {"const_argv", "int main(int argc, const char *argv[])", 1},
-    {"const_ptr", "int main(int argc, char *const *argv)", 1},
-    {"const_const", "int main(const int argc, char const *const *const argv)", 1},
-    {"restrict", "int main(int argc, char **restrict argv)", 1},
-    {"static_dim", "int main(int argc, char *argv[static 1])", 1},
-    {"envp", "int main(int argc, char **argv, char **envp)", 3},
-    {"const_envp", "int main(int argc, const char *argv[], const char *const envp[])", 3},
-    {"kr", "int main(argc, argv)\nint argc;\nchar **argv;", 1},
-    {"kr_envp", "int main(argc, argv, envp)\nint argc;\nchar **argv;\nchar **envp;", 3},
+    {"empty", "int main()", 0, NULL},
+    {"void", "int main(void)", 0, NULL},
+    {"extern", "extern int main(void)", 0, NULL},
+    {"argv", "int main(int argc, char **argv)", 1, "char **"},
+    {"array", "int main(int argc, char *argv[])", 1, "char **"},
+    {"unnamed", "int main(int, char **)", 0, NULL},
+    {"unnamed_argv", "int main(int argc, char **)", 2, NULL},
+    {"const_argv", "int main(int argc, const char *argv[])", 1, "const char **"},
+    {"const_ptr", "int main(int argc, char *const *argv)", 1, "char *const *"},
+    {"const_const", "int main(const int argc, char const *const *const argv)", 1,
+     "const char *const *"},
+    {"restrict", "int main(int argc, char **restrict argv)", 1, "char **"},
+    {"static_dim", "int main(int argc, char *argv[static 1])", 1, "char **"},
+    {"envp", "int main(int argc, char **argv, char **envp)", 3, "char **"},
+    {"const_envp", "int main(int argc, const char *argv[], const char *const envp[])", 3,
+     "const char **"},
+    {"kr", "int main(argc, argv)\nint argc;\nchar **argv;", 1, "char **"},
+    {"kr_envp", "int main(argc, argv, envp)\nint argc;\nchar **argv;\nchar **envp;", 3, "char **"},
 };
 
 static void s_main_forms(const char *dir)
@@ -346,6 +351,12 @@ static void s_main_forms(const char *dir)
               "#ifndef HAVE_LEVERAGE\nstatic int lev_checkpoint(void) { return 0; }\n#endif\n\n"
               "static int step(int x)\n{\n    lev_checkpoint();\n    return x * 3 + 1;\n}\n\n",
               o);
+        if (s_mains[i].argv_as)
+            fprintf(o,
+                    "static int named(int n, %sv)\n{\n    int k = 0;\n"
+                    "    for (int i = 0; i < n; i++) {\n        lev_checkpoint();\n"
+                    "        k += v[i] != NULL && v[i][0] != '\\0';\n    }\n    return k;\n}\n\n",
+                    s_mains[i].argv_as);
         fprintf(o, "%s\n{\n    int t = 0;\n", s_mains[i].head);
         fputs("    for (int i = 0; i < 4; i++)\n        t += step(i);\n", o);
         if (s_mains[i].args >= 1)
@@ -355,6 +366,8 @@ static void s_main_forms(const char *dir)
                   "    printf(\"argv %d %s\\n\", argv[argc] == NULL, strrchr(argv[0], '/') ? "
                   "\"path\" : \"name\");\n",
                   o);
+        if (s_mains[i].argv_as)
+            fputs("    printf(\"named %d\\n\", named(argc, argv));\n", o);
         if (s_mains[i].args == 3)
             fputs("    int n = 0;\n    for (int e = 0; envp[e]; e++)\n"
                   "        n += strncmp(envp[e], \"PATH=\", 5) == 0;\n    lev_checkpoint();\n"
