@@ -372,7 +372,7 @@ enum {
 };
 
 /* Fast check: non-zero when the slow path must be consulted. */
-LEV_INLINE int lev_poll(lev_ctx *vt) { return LEV_UNLIKELY(vt->poll != 0); }
+LEV_INLINE int lev_poll(lev_ctx *vt) { return (int)LEV_UNLIKELY(vt->poll != 0); }
 
 /* Slow path of a safe point: returns 1 if the VT must unwind now (the
  * caller saves its state and returns LEV_RUN_UNWIND), 0 to go on. */
