@@ -318,6 +318,25 @@ LEV_API int lev_atexit_r(lev_exit_state *, void (*)(void));
  * it exits (once per process; a second call only changes st). */
 LEV_API void lev_exit_arm(lev_exit_state *);
 
+/* lev_stdio_state: where a --main-task program's standard streams stood
+ * at its newest capture, in a travelling static that levpp generates for
+ * every such program: how far it had consumed stdin (and the bytes it
+ * pushed back with ungetc), and which files stdout and stderr had written
+ * up to where once flushed. Written by each capture, read by a resume in
+ * a new process (runtime/stdstreams.c); the program never touches it.
+ * Plain words and bytes, so that it is carried like any other static. */
+#define LEV_STDIO_WORDS 16
+#define LEV_STDIO_BYTES 288
+typedef struct lev_stdio_state {
+    uint64_t lev_w[LEV_STDIO_WORDS];
+    unsigned char lev_b[LEV_STDIO_BYTES];
+} lev_stdio_state;
+
+/* Makes st the state that this process's captures write and that
+ * lev_main_run reads back when it resumes an image (called by the main
+ * levpp writes, before lev_main_run). */
+LEV_API void lev_stdio_arm(lev_stdio_state *);
+
 #ifdef __cplusplus
 }
 #endif
