@@ -203,10 +203,15 @@ LEV_API int lev_yield(void);
  *   LEV_CHECKPOINT_FILE=PATH  capture the VT every LEV_CHECKPOINT_MS
  *                             (default 1000) at a safe point and keep the
  *                             newest image in PATH (written to PATH.tmp,
- *                             synced, renamed);
+ *                             synced, renamed), stdout and stderr flushed
+ *                             before each image;
  *   LEV_RESUME=PATH           do not start main: continue the VT of the
  *                             image in PATH, with the argv and environment
- *                             recorded in it;
+ *                             recorded in it, stdin read on from where the
+ *                             program had consumed it (redirect it from
+ *                             the same file) and a stdout or stderr that
+ *                             is the same file as at the image cut back
+ *                             to its size then (lev_stdio_state below);
  *   LEV_TORTURE=N             capture and restore at new addresses,
  *                             the old memory poisoned, at every N-th
  *                             safe point.
