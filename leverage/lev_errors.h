@@ -18,7 +18,7 @@
     X(EPEER, -7, "peer unreachable or lost")                                                       \
     X(ECANCELED, -8, "virtual thread canceled")                                                    \
     X(EUNSUPPORTED, -9, "operation not supported")                                                 \
-    X(ECAPTURE, -10, "state cannot be captured (pointer to memory the runtime does not own)")      \
+    X(ECAPTURE, -10, "state cannot be captured")                                                   \
     X(EVERSION, -11, "checkpoint image format version not supported")                              \
     X(EIO, -12, "input/output error")                                                              \
     X(EBUSY, -13, "resource busy")                                                                 \

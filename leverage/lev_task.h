@@ -217,10 +217,15 @@ LEV_API int lev_yield(void);
  *   LEV_CHECKPOINT_FILE=PATH  capture the VT every LEV_CHECKPOINT_MS
  *                             (default 1000) at a safe point and keep the
  *                             newest image in PATH (written to PATH.tmp,
- *                             synced, renamed);
+ *                             synced, renamed), stdout and stderr flushed
+ *                             before each image;
  *   LEV_RESUME=PATH           do not start main: continue the VT of the
  *                             image in PATH, with the argv and environment
- *                             recorded in it;
+ *                             recorded in it, stdin read on from where the
+ *                             program had consumed it (redirect it from
+ *                             the same file) and a stdout or stderr that
+ *                             is the same file as at the image cut back
+ *                             to its size then (lev_stdio_state below);
  *   LEV_TORTURE=N             capture and restore at new addresses,
  *                             the old memory poisoned, at every N-th
  *                             safe point.
@@ -335,6 +340,25 @@ LEV_API int lev_atexit_r(lev_exit_state *, void (*)(void));
 /* Makes this process run st's functions, the last registered first, when
  * it exits (once per process; a second call only changes st). */
 LEV_API void lev_exit_arm(lev_exit_state *);
+
+/* lev_stdio_state: where a --main-task program's standard streams stood
+ * at its newest capture, in a travelling static that levpp generates for
+ * every such program: how far it had consumed stdin (and the bytes it
+ * pushed back with ungetc), and which files stdout and stderr had written
+ * up to where once flushed. Written by each capture, read by a resume in
+ * a new process (runtime/stdstreams.c); the program never touches it.
+ * Plain words and bytes, so that it is carried like any other static. */
+#define LEV_STDIO_WORDS 16
+#define LEV_STDIO_BYTES 288
+typedef struct lev_stdio_state {
+    uint64_t lev_w[LEV_STDIO_WORDS];
+    unsigned char lev_b[LEV_STDIO_BYTES];
+} lev_stdio_state;
+
+/* Makes st the state that this process's captures write and that
+ * lev_main_run reads back when it resumes an image (called by the main
+ * levpp writes, before lev_main_run). */
+LEV_API void lev_stdio_arm(lev_stdio_state *);
 
 #ifdef __cplusplus
 }

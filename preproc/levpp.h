@@ -50,9 +50,19 @@ typedef struct pp_tok {
 } pp_tok;
 
 /* The C library's hidden state that --main-task moves into travelling
- * statics (pp_libc.c): the rand family, strtok, atexit; and its calls that
- * return memory of its own, which become calls on the VT heap. */
-enum { PP_LIBC_RAND, PP_LIBC_STRTOK, PP_LIBC_EXIT, PP_LIBC_HEAP, PP_LIBC_TIME, PP_NLIBC };
+ * statics (pp_libcstate.c): the rand family, strtok, atexit, localtime;
+ * its calls that return memory of its own, which become calls on the VT
+ * heap; and where the standard streams stand (every --main-task program:
+ * the input that defines main). */
+enum {
+    PP_LIBC_RAND,
+    PP_LIBC_STRTOK,
+    PP_LIBC_EXIT,
+    PP_LIBC_HEAP,
+    PP_LIBC_TIME,
+    PP_LIBC_STDIO,
+    PP_NLIBC
+};
 
 typedef struct pp_file {
     const char *path;

@@ -2,7 +2,9 @@
  * which calls are renamed (the rand family, strtok, atexit, localtime and
  * its kin with --main-task; getline, strndup, asprintf and the streams in
  * every run) and which are refused, the generated travelling statics
- * behind them with their descriptors, and the wrappers each output gets.
+ * behind them with their descriptors, and the wrappers each output gets;
+ * and the state of the standard streams that every --main-task program
+ * carries (lev__stdio_state, armed by the main levpp writes).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +138,7 @@ static const struct {
      "static inline char *lev__ctime(const time_t *lev__t)\n"
      "{\n    struct tm *lev__tm = lev_time_r(&lev__time_state, lev__t, 1);\n"
      "    return lev__tm ? lev_asctime_r(&lev__time_state, lev__tm) : NULL;\n}\n"},
+    {"lev_stdio_state lev__stdio_state", "lev__stdio_state", "LEV__T_lev_stdio_state", ""},
 };
 
 /* Whether some input rewrote a call onto static k (PP_LIBC_*). */
@@ -192,7 +195,15 @@ void pp_libc_statics(void)
         {PP_LIBC_TIME, "lev_time_state", "lev_text", "LEV_K_B1", 32},
         {PP_LIBC_EXIT, "lev_exit_state", "lev_fn", "LEV_K_FNPTR", 32},
         {PP_LIBC_EXIT, "lev_exit_state", "lev_n", "LEV_K_B4", 1},
+        /* LEV_STDIO_WORDS, LEV_STDIO_BYTES */
+        {PP_LIBC_STDIO, "lev_stdio_state", "lev_w", "LEV_K_B8", 16},
+        {PP_LIBC_STDIO, "lev_stdio_state", "lev_b", "LEV_K_B1", 288},
     };
+    /* Where the standard streams stand travels with every --main-task
+     * program: the input that defines main holds the static. */
+    for (unsigned i = 0; ctx.main_task && i < ctx.nfns; i++)
+        if (ctx.fns[i].is_main && ctx.fns[i].file >= 0)
+            ctx.files[ctx.fns[i].file].uses_libc[PP_LIBC_STDIO] = 1;
     pp_type *ty = NULL;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (!pp_libc_used(rows[i].state))
@@ -253,8 +264,14 @@ void pp_libc_prelude(pp_buf *o, unsigned fi)
 }
 
 /* What the main levpp writes does before it runs the program: arm the
- * exit functions the program registers (and a resumed one had). */
+ * exit functions the program registers (and a resumed one had), and the
+ * state of the standard streams. */
 const char *pp_libc_main_setup(void)
 {
-    return pp_libc_used(PP_LIBC_EXIT) ? "    lev_exit_arm(&lev__exit_state);\n" : "";
+    int ex = pp_libc_used(PP_LIBC_EXIT), io = pp_libc_used(PP_LIBC_STDIO);
+    return ex && io ? "    lev_exit_arm(&lev__exit_state);\n"
+                      "    lev_stdio_arm(&lev__stdio_state);\n"
+           : ex     ? "    lev_exit_arm(&lev__exit_state);\n"
+           : io     ? "    lev_stdio_arm(&lev__stdio_state);\n"
+                    : "";
 }

@@ -813,7 +813,8 @@ static int s_poison(s_cap *c, rt_moved *gen)
 static int s_capture(rt_vt *vt, const rt_img_alloc *a, uint8_t **img, size_t *len, bool scribble,
                      rt_moved *gen)
 {
-    int rc = rt_streams_sync(vt->key);
+    /* A torture cycle (scribble) restores in this process. */
+    int rc = rt_streams_sync(vt->key, !scribble);
     if (rc)
         return rc;
     s_cap c;

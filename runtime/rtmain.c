@@ -5,7 +5,9 @@
  * argv and the environment go into the VT heap: one array of char *
  * (argv[0..argc-1], NULL, the environment strings, NULL) and one byte
  * object per string, so an image carries them and a resumed process gets
- * the same argv and environment back.
+ * the same argv and environment back. A resumed process's standard
+ * streams are put where the image's stood (rt_stdstreams_resume: stdin at
+ * the offset the program had consumed, stdout's file cut back).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include "lev_task.h"
 #include "module.h"
 #include "rt.h"
+#include "streams.h"
 #include "vt.h"
 
 extern char **environ;
@@ -324,6 +327,11 @@ int lev_main_run(const lev_module_desc *desc, uint32_t fn, int argc, char **argv
             goto out;
         }
         s_restore_env(m, rt_vt_bottom(vt));
+        rc = rt_stdstreams_resume();
+        if (rc) {
+            rc = s_fail(prog, "cannot resume from", resume_copy, rc);
+            goto out;
+        }
     } else {
         rc = s_start(m, fn, argc, argv, &vt);
         if (rc) {

@@ -11,9 +11,10 @@
  *
  * A capture first syncs the VT's streams (rt_streams_sync: each is
  * flushed and its offset, size and end-of-file flag written into its
- * record), then encodes a pointer to an open stream as a reference to its
- * record and a pointer to a closed one as dangling (rt_stream_lookup). A
- * restore asks for the stream of each record (rt_stream_revive):
+ * record; then the standard streams, stdstreams.c), then encodes a
+ * pointer to an open stream as a reference to its record and a pointer
+ * to a closed one as dangling (rt_stream_lookup). A restore asks for the
+ * stream of each record (rt_stream_revive):
  * - the same FILE when the stream is still open in this process (torture
  *   mode, a VT resumed where it ran), found by the identity the record
  *   keeps (this process's random nonce and a serial number);
@@ -445,7 +446,7 @@ static void s_sync_file(s_entry *e)
     info[RT_SI_FLAGS] = (info[RT_SI_FLAGS] & ~(uint64_t)S_F_EOF) | (feof(e->fp) ? S_F_EOF : 0);
 }
 
-int rt_streams_sync(uint64_t vt_key)
+int rt_streams_sync(uint64_t vt_key, bool portable)
 {
     static const char *const names[3] = {"stdin", "stdout", "stderr"};
     pthread_mutex_lock(&s_lock);
@@ -469,7 +470,7 @@ int rt_streams_sync(uint64_t vt_key)
             s_sync_file(e);
     }
     pthread_mutex_unlock(&s_lock);
-    return 0;
+    return rt_stdstreams_capture(portable);
 }
 
 int rt_stream_lookup(const void *p, void **rec)

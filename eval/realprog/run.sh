@@ -32,7 +32,7 @@ usage() {
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# await, lines_in, spawn, stop
+# await, lines_in, spawn, spawn_buffered, stop
 # shellcheck source=../../tests/levpp/proc_common.sh
 source "$top/tests/levpp/proc_common.sh"
 out='' build=$top/build cc=gcc reps=5 LIMIT=120 TORTURE_SPARSE=10000
@@ -206,11 +206,13 @@ args() {
 # ARGS and a checkpoint file, killed once an image newer than its third
 # line is on disk, resumed with LEV_RESUME in a new process and killed once
 # it has printed as many lines; its lines must be the native output from
-# a line between 4 and the kill on. Sets $cell.
+# a line between 4 and the kill on. The first run's output is fully
+# buffered, as into any file (a capture flushes it before the image), so
+# lines lost at the kill show. Sets $cell.
 resume_check() {
     local ck=$PWD/ck.img sum0='' killed_at n2 first='' at want
     rm -f "$ck"
-    spawn run1.out run1.err env LEV_CHECKPOINT_FILE="$ck" LEV_CHECKPOINT_MS=20 ./lev "$@"
+    spawn_buffered run1.out run1.err env LEV_CHECKPOINT_FILE="$ck" LEV_CHECKPOINT_MS=20 ./lev "$@"
     local run1=$pid
     three_lines_and_image() {
         { (($(lines_in run1.out) >= 3)) && [[ -s $ck ]]; } || ! kill -0 "$run1" 2>/dev/null

@@ -27,15 +27,28 @@ run() {
 lines_in() { if [[ -e $1 ]]; then wc -l <"$1"; else echo 0; fi; }
 
 # spawn OUT ERR CMD...: starts CMD in the background, its standard output
-# line-buffered so that every line printed is in OUT at once (a block-
-# buffered file would lose unflushed lines with the process, and a
-# checkpoint could then be newer than the output seen); sets $pid. stdbuf
-# preloads a library, which a sanitized program accepts only if told to.
+# line-buffered so that every line printed is in OUT at once (a process
+# that is not checkpointed keeps in its buffer what it printed last); sets
+# $pid. stdbuf preloads a library, which a sanitized program accepts only
+# if told to.
 spawn() {
     local out=$1 err=$2
     shift 2
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         stdbuf -oL "$@" >"$out" 2>"$err" </dev/null &
+    pid=$!
+}
+
+# spawn_buffered OUT ERR CMD...: spawn, with standard output fully
+# buffered into OUT, as a program's output to a file is: for a program
+# that writes checkpoints, which flush its standard streams before each
+# image is written, so that every line printed before an image on disk is
+# in OUT (the lines printed since may still be in the buffer, and die
+# with the process if it is killed).
+spawn_buffered() {
+    local out=$1 err=$2
+    shift 2
+    "$@" >"$out" 2>"$err" </dev/null &
     pid=$!
 }
 

@@ -33,6 +33,9 @@
 #           output, must abort (SIGABRT) plainly and under LEV_TORTURE=1,
 #           printing the text of its line `jumps-expects: TEXT` on
 #           standard error.
+#   stdio_out, stdio_in  the standard streams across a SIGKILL and a
+#           resume: every stream, kind of file and buffering (see
+#           stdio_checks.sh).
 #
 # usage: run_checks.sh OPTIONS CHECK...   (options as in run_corpus.sh)
 #   --levpp PATH  --cc CC  --lib PATH  --include DIRS  --flags FLAGS  --work DIR
@@ -42,7 +45,7 @@
 set -euo pipefail
 
 usage() {
-    sed -n '31,32s/^# \{0,1\}//p' "$0" >&2
+    sed -n '/^# usage:/,/^#   --levpp/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 
@@ -52,6 +55,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/driver_common.sh"
 # shellcheck source=proc_common.sh
 source "$here/proc_common.sh"
+# shellcheck source=stdio_checks.sh
+source "$here/stdio_checks.sh"
 
 failures=0
 fail() {
@@ -294,6 +299,8 @@ for check in "$@"; do
     moving) check_moving || true ;;
     exit) check_exit || true ;;
     jumps) check_jumps || true ;;
+    stdio_out) check_stdio_out || true ;;
+    stdio_in) check_stdio_in || true ;;
     *) fail "unknown check" || true ;;
     esac
     cd "$work"

@@ -10,7 +10,9 @@
 # checkpoint taken after its third line of output is on disk, and resumed
 # with LEV_RESUME in a new process, which is killed once it has printed as
 # many lines as the first run: its output must be exactly the native
-# output from the line after the checkpoint on. With ARGS a program must
+# output from the line after the checkpoint on, and the killed run must
+# have printed every line before it (its output is fully buffered, as
+# into any file: a capture flushes it). With ARGS a program must
 # never end by itself (e.g. a round count of 0 meaning "until killed"), so
 # no run depends on the machine's speed. Programs print only deterministic
 # text and flush where they may be killed.
@@ -135,7 +137,11 @@ resume_check() {
     local prog=$1
     shift
     local ck=$PWD/ck.img
-    spawn run1.out run1.err env LEV_CHECKPOINT_FILE="$ck" LEV_CHECKPOINT_MS=20 "$prog" "$@"
+    # Its output fully buffered, as to any file: what it printed before an
+    # image is in run1.out once the image is on disk (a capture writes the
+    # standard streams out first), so a resume that starts after the
+    # last line seen plus one means lines were lost.
+    spawn_buffered run1.out run1.err env LEV_CHECKPOINT_FILE="$ck" LEV_CHECKPOINT_MS=20 "$prog" "$@"
     local run1=$pid
     # Three lines, then an image written after them: the first image seen
     # once three lines are out may be older than them, so wait for the
