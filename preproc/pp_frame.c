@@ -87,6 +87,19 @@ static unsigned pp_bracket_exprs(pp_file *f, CXCursor v, CXCursor *out)
     return n;
 }
 
+/* Whether variable-length array v of element type elem needs more
+ * alignment than the VT heap gives its objects (16 bytes): its element
+ * type's, or an alignment specifier of its own other than a constant of
+ * at most 16. */
+static int pp_vla_overaligned(CXCursor v, CXType elem)
+{
+    if (clang_Type_getAlignOf(elem) > 16)
+        return 1;
+    long al;
+    free(pp_align_attrs(v, &al));
+    return al < 0 || al > 16;
+}
+
 /* The shape (pp_vla) of local v of variably modified type t in fn. 0; -1
  * after an error naming v and saying how to write it instead. */
 static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
@@ -134,6 +147,16 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
                  "be captured: only variable-length arrays (T a[n][m]) and pointers to arrays "
                  "whose first dimension only is variable (T (*p)[m]) are supported; use a 'T *' "
                  "and index it by hand",
+                 name, fn->name);
+        free(name);
+        return -1;
+    }
+    if (out->kind == PP_VLA_ARRAY && pp_vla_overaligned(v, out->elem)) {
+        pp_error(PP_LOC(v),
+                 "variable-length array '%s' in checkpointable function '%s' needs more than "
+                 "16-byte alignment: levpp keeps variable-length arrays on the VT heap, whose "
+                 "objects are aligned to 16 bytes; give it a constant size (frames keep any "
+                 "alignment)",
                  name, fn->name);
         free(name);
         return -1;
