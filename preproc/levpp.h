@@ -261,6 +261,7 @@ enum {
     PP_MAGIC_ATTRS,
     PP_MAGIC_USRS,
     PP_MAGIC_HDR_STATICS,
+    PP_MAGIC_LOCAL_NAME,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)

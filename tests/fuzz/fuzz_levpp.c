@@ -644,6 +644,7 @@ void fuzz_seeds(void (*emit)(const char *name, const void *p, size_t n))
         {"union_ptr_heap", '1', "diag", {"union_ptr_heap.c"}},
         {"unnamed_cond", '1', "diag", {"unnamed_cond.c"}},
         {"vla_overaligned", '1', "diag", {"vla_overaligned.c"}},
+        {"align_local_name", '1', "diag", {"align_local_name.c"}},
         {"vla_param_call", '1', "diag", {"vla_param_call.c"}},
         {"vla_shape", '1', "diag", {"vla_shape.c"}},
     };
