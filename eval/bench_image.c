@@ -79,10 +79,11 @@ static const lev_field_desc s_node_fields[] = {
     {"v", offsetof(struct node, v), LEV_K_B8, 1, 0},
     {"next", offsetof(struct node, next), LEV_K_PTR, 1, 0}};
 static const lev_field_desc s_f64_fields[] = {{"value", 0, LEV_K_B8, 1, 0}};
-static const lev_type_desc s_types[] = {{"frame big", sizeof(struct big_frame), 5, s_big_fields},
-                                        {"frame list", sizeof(struct list_frame), 4, s_list_fields},
-                                        {"struct node", sizeof(struct node), 2, s_node_fields},
-                                        {"double", sizeof(double), 1, s_f64_fields}};
+static const lev_type_desc s_types[] = {
+    {"frame big", sizeof(struct big_frame), 5, s_big_fields, _Alignof(struct big_frame)},
+    {"frame list", sizeof(struct list_frame), 4, s_list_fields, _Alignof(struct list_frame)},
+    {"struct node", sizeof(struct node), 2, s_node_fields, _Alignof(struct node)},
+    {"double", sizeof(double), 1, s_f64_fields, _Alignof(double)}};
 static const lev_fn_desc s_fns[] = {{"big", NULL, s_hold_run, T_BIGFR, LEV_FN_TASK},
                                     {"list", NULL, s_hold_run, T_LISTFR, LEV_FN_TASK}};
 static const lev_module_desc s_mdesc = {

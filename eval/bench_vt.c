@@ -75,9 +75,9 @@ static const lev_field_desc s_nest_fields[] = {
     {"i", offsetof(struct nest_frame, i), LEV_K_B8, 1, 0},
     {"r", offsetof(struct nest_frame, r), LEV_K_B8, 1, 0}};
 static const lev_type_desc s_types[] = {
-    {"frame idle", sizeof(struct idle_frame), 3, s_idle_fields},
-    {"frame spin", sizeof(struct spin_frame), 6, s_spin_fields},
-    {"frame nest", sizeof(struct nest_frame), 4, s_nest_fields}};
+    {"frame idle", sizeof(struct idle_frame), 3, s_idle_fields, _Alignof(struct idle_frame)},
+    {"frame spin", sizeof(struct spin_frame), 6, s_spin_fields, _Alignof(struct spin_frame)},
+    {"frame nest", sizeof(struct nest_frame), 4, s_nest_fields, _Alignof(struct nest_frame)}};
 static const lev_fn_desc s_fns[] = {{"idle", NULL, s_idle_run, T_IDLEFR, LEV_FN_TASK},
                                     {"spin", NULL, s_spin_run, T_SPINFR, LEV_FN_TASK},
                                     {"nest", NULL, NULL, T_NESTFR, 0}};

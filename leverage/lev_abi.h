@@ -20,7 +20,8 @@
  *
  * Frames live in the VT's frame arena (a chain of chunks the runtime
  * scans and walks) in call order, so that once a VT has unwound the chain
- * of frames in the arena is exactly its call stack. A function pushes its
+ * of frames in the arena is exactly its call stack (an over-aligned frame
+ * may have a gap below it, which the runtime skips). A function pushes its
  * frame with lev_frame_push() when it is called and pops it with
  * lev_frame_pop() when it returns; or, if its whole state fits in C
  * locals, it runs without one and gets it from lev_frame_spill() only if
@@ -63,8 +64,8 @@
  * Type descriptors
  * ===================================================================
  * Every object the runtime may have to capture (frames, heap objects,
- * travelling statics) is described by a lev_type_desc: its size and the
- * kind and offset of each field. Scalars are captured by width (1, 2, 4 or
+ * travelling statics) is described by a lev_type_desc: its size, its
+ * alignment and the kind and offset of each field. Scalars are captured by width (1, 2, 4 or
  * 8 bytes, byte order fixed on restore; floats as their IEEE bit pattern),
  * data pointers are swizzled into (object, offset) or (static symbol,
  * offset), function pointers into function ids. An integer that may hold
@@ -94,7 +95,7 @@
 extern "C" {
 #endif
 
-#define LEV_ABI_VERSION 2u
+#define LEV_ABI_VERSION 3u
 
 #if defined(__GNUC__)
 #define LEV_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -170,6 +171,10 @@ typedef struct lev_type_desc {
     uint32_t size;    /* sizeof */
     uint32_t nfields;
     const lev_field_desc *fields;
+    uint32_t align; /* _Alignof, a power of two; 0: at most LEV_FRAME_ALIGN. The
+                     * runtime lays frames of a frame type so aligned (pushed,
+                     * spilled, restored); images do not carry it, so a frame
+                     * is aligned as the module of the restoring process says */
 } lev_type_desc;
 
 typedef struct lev_ctx lev_ctx;
@@ -276,6 +281,8 @@ LEV_API int lev_task_module_load(uint64_t *hash);
 /* Frames                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Every frame starts at a multiple of LEV_FRAME_ALIGN, and at a multiple
+ * of its type's alignment when that is larger (lev_type_desc.align). */
 #define LEV_FRAME_ALIGN 16u
 #define LEV_FRAME_SIZE(sz) (((size_t)(sz) + (LEV_FRAME_ALIGN - 1)) & ~(size_t)(LEV_FRAME_ALIGN - 1))
 
@@ -313,19 +320,29 @@ struct lev_ctx {
 };
 
 LEV_API void *lev_frame_push_slow(lev_ctx *vt, size_t size);
+LEV_API void *lev_frame_push_aligned_slow(lev_ctx *vt, size_t size, size_t align);
 LEV_API void lev_frame_pop_slow(lev_ctx *vt, void *frame);
 
-/* Pushes a frame of `size` bytes (sizeof the frame struct), sets its
- * function id and pc 0; other fields are uninitialised. NULL: out of
- * memory (the caller fails the VT with LEV_ENOMEM). */
-LEV_INLINE void *lev_frame_push(lev_ctx *vt, size_t size, uint32_t fn)
+/* Pushes a frame of `size` bytes (sizeof the frame struct) whose type
+ * needs `align` bytes of alignment (_Alignof the frame struct, a power of
+ * two, a constant), sets its function id and pc 0; other fields are
+ * uninitialised. NULL: out of memory (the caller fails the VT with
+ * LEV_ENOMEM). Up to LEV_FRAME_ALIGN the test of alignment folds away;
+ * an over-aligned frame (a local of an _Alignas(64) struct, a 32-byte
+ * vector) is pushed inline when the top of the arena is aligned already
+ * (a frame's size is a multiple of its alignment, so recursive calls stay
+ * aligned), else by the runtime, which leaves a gap below it that the
+ * walks of the frames skip. */
+LEV_INLINE void *lev_frame_push_aligned(lev_ctx *vt, size_t size, size_t align, uint32_t fn)
 {
     char *p = vt->sp;
     /* in integers: before its first frame a VT has no chunk (sp NULL),
      * and a pointer past a chunk's end may not be formed */
     uintptr_t np = (uintptr_t)p + LEV_FRAME_SIZE(size);
-    if (LEV_UNLIKELY(np > (uintptr_t)vt->limit)) {
-        p = (char *)lev_frame_push_slow(vt, size);
+    int over = align > LEV_FRAME_ALIGN;
+    if (LEV_UNLIKELY((over && ((uintptr_t)p & (align - 1)) != 0) || np > (uintptr_t)vt->limit)) {
+        p = (char *)(over ? lev_frame_push_aligned_slow(vt, size, align)
+                          : lev_frame_push_slow(vt, size));
         if (!p)
             return NULL;
     } else {
@@ -334,6 +351,13 @@ LEV_INLINE void *lev_frame_push(lev_ctx *vt, size_t size, uint32_t fn)
     ((lev_frame *)p)->fn = fn;
     ((lev_frame *)p)->pc = 0;
     return p;
+}
+
+/* lev_frame_push_aligned of a frame type aligned to at most
+ * LEV_FRAME_ALIGN. */
+LEV_INLINE void *lev_frame_push(lev_ctx *vt, size_t size, uint32_t fn)
+{
+    return lev_frame_push_aligned(vt, size, LEV_FRAME_ALIGN, fn);
 }
 
 /* Pops `frame`, which must be the top frame. */
@@ -347,7 +371,8 @@ LEV_INLINE void lev_frame_pop(lev_ctx *vt, void *frame)
 
 /* While unwinding, in a body that ran without a frame (a function whose
  * state lives entirely in C locals: fr == NULL on a fresh call): storage
- * for its frame, zeroed, with its function id `fn` and pc 0 set; the body
+ * for its frame, zeroed and aligned as its frame type's descriptor says,
+ * with its function id `fn` and pc 0 set; the body
  * writes its pc and locals into it and returns LEV_RUN_UNWIND. The runtime
  * lays such frames on the arena, above the frames already there and in
  * call order, once the whole VT has unwound, so a body without a frame

@@ -273,6 +273,7 @@ enum {
     PP_MAGIC_ATTRS,
     PP_MAGIC_USRS,
     PP_MAGIC_HDR_STATICS,
+    PP_MAGIC_LOCAL_NAME,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -422,6 +423,13 @@ int pp_name_local_tags(const pp_file *f, char **text, unsigned *len);
  * named statics (1: *text is the new text). */
 int pp_hoist_file_literals(const pp_file *f, char **text, unsigned *len);
 char *pp_decl(CXType t, const char *name);
+/* The alignment specifiers of variable `decl` (`_Alignas(...)`, the
+ * `aligned` attribute), each followed by a space, to begin a declaration
+ * of its frame field with; "" when it has none. A variable's own
+ * alignment is no part of its type: it is taken from the declaration as
+ * clang prints it, macros expanded. *value (unless NULL): the largest
+ * alignment they give, 0 with none, -1 when one is not a number. */
+char *pp_align_attrs(CXCursor decl, long *value);
 int pp_has_pointer(CXType t);
 int pp_is_vm(CXType t);
 int pp_vm_typedef(CXCursor c);

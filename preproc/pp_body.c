@@ -450,10 +450,11 @@ static void pp_rewrite(pp_fn *fn)
         p = pp_run_proto(fn, -2);
         pp_printf(b,
                   "%s\n{\n    struct %s__frame *fr = "
-                  "lev_frame_push(vt, sizeof *fr, %s);\n    if (!fr) {\n"
+                  "lev_frame_push_aligned(vt, sizeof *fr, __alignof__(struct %s__frame), %s);\n"
+                  "    if (!fr) {\n"
                   "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n"
                   "        return (struct %s__ret){.rc = LEV_RUN_EXIT};\n    }\n",
-                  p, fn->cname, fn->idname, fn->name, fn->cname);
+                  p, fn->cname, fn->cname, fn->idname, fn->name, fn->cname);
         free(p);
         for (unsigned i = 0; i < fn->nparams; i++) {
             char *dst = pp_fmt("fr->%s", fn->vars[i].field), *src = pp_fmt("lev__a%u", i);

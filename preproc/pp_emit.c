@@ -14,6 +14,27 @@
  * Output
  * =================================================================== */
 
+/* A frame field `name` of type t, after the variable's own alignment
+ * specifiers `attrs` (pp_align_attrs). A typedef that raises the
+ * alignment of an array type (`typedef char line[64]
+ * __attribute__((aligned(64)))`) is spelled as its elements, which lose
+ * it: the field gets `__alignof__` of the typedef then. */
+static void pp_frame_field(pp_buf *o, CXType t, const char *name, const char *attrs)
+{
+    char *d = pp_decl(t, name);
+    pp_printf(o, "    %s", attrs);
+    if (clang_Type_getAlignOf(t) > clang_Type_getAlignOf(clang_getCanonicalType(t))) {
+        char *sp = pp_cxstring(clang_getTypeSpelling(clang_getUnqualifiedType(t)));
+        if (pp_bad_spelling(sp))
+            pp_printf(o, "_Alignas(%lld) ", clang_Type_getAlignOf(t));
+        else
+            pp_printf(o, "_Alignas(__alignof__(%s)) ", sp);
+        free(sp);
+    }
+    pp_printf(o, "%s;\n", d);
+    free(d);
+}
+
 static void pp_frame_struct(pp_buf *o, pp_fn *fn)
 {
     pp_printf(o, "struct %s__frame {\n    %s;\n", fn->cname,
@@ -40,22 +61,18 @@ static void pp_frame_struct(pp_buf *o, pp_fn *fn)
                     pp_printf(o, "    unsigned long long lev__d%u_%s;\n", k, v->field);
             continue;
         }
-        char *d = pp_decl(v->type, v->field);
-        pp_printf(o, "    %s;\n", d);
-        free(d);
+        char *al = pp_align_attrs(v->decl, NULL);
+        pp_frame_field(o, v->type, v->field, al);
+        free(al);
     }
     for (unsigned i = 0; i < fn->nslots; i++) {
         char *nm = pp_fmt("lev__r%u", fn->slots[i].k);
-        char *d = pp_decl(fn->slots[i].type, nm);
-        pp_printf(o, "    %s;\n", d);
-        free(d);
+        pp_frame_field(o, fn->slots[i].type, nm, "");
         free(nm);
     }
     for (unsigned i = 0; i < fn->ntmps; i++) {
         char *nm = pp_fmt("lev__t%u", fn->tmps[i].k);
-        char *d = pp_decl(fn->tmps[i].type, nm);
-        pp_printf(o, "    %s;\n", d);
-        free(d);
+        pp_frame_field(o, fn->tmps[i].type, nm, "");
         free(nm);
     }
     pp_puts(o, "};\n");
@@ -185,8 +202,8 @@ static void pp_static_row(pp_buf *o, pp_static *st)
 
 static void pp_type_row(pp_buf *o, unsigned i)
 {
-    pp_printf(o, "{\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u}", ctx.types[i].key,
-              ctx.types[i].spell, i, i);
+    pp_printf(o, "{\"%s\", sizeof(%s), LEV__NF(lev__fields%u), lev__fields%u, __alignof__(%s)}",
+              ctx.types[i].key, ctx.types[i].spell, i, i, ctx.types[i].spell);
 }
 
 /* How an output writes the descriptor rows of what it owns. With one

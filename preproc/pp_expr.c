@@ -942,9 +942,10 @@ static void pp_reserve(pp_buf *b, pp_fn *fn, const char *cond, int part)
     if (part == 0) {
         char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
         pp_printf(b,
-                  "    if (%s && !(lev__rf = lev_frame_push(vt, sizeof *lev__rf, %s))) {\n"
+                  "    if (%s && !(lev__rf = lev_frame_push_aligned(vt, sizeof *lev__rf, "
+                  "__alignof__(struct %s__frame), %s))) {\n"
                   "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n        %s\n    }\n",
-                  cond, fn->idname, fn->name, ex);
+                  cond, fn->cname, fn->idname, fn->name, ex);
         free(ex);
     } else if (part == 1) {
         pp_printf(b, "        if (%s)\n            lev_frame_pop(vt, lev__rf);\n", cond);

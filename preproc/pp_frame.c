@@ -2,6 +2,7 @@
  * variables and slots, which variables stay in C locals of the body,
  * safe-point sites and which loops poll.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,19 @@ static unsigned pp_bracket_exprs(pp_file *f, CXCursor v, CXCursor *out)
     return n;
 }
 
+/* Whether variable-length array v of element type elem needs more
+ * alignment than the VT heap gives its objects (16 bytes): its element
+ * type's, or an alignment specifier of its own other than a constant of
+ * at most 16. */
+static int pp_vla_overaligned(CXCursor v, CXType elem)
+{
+    if (clang_Type_getAlignOf(elem) > 16)
+        return 1;
+    long al;
+    free(pp_align_attrs(v, &al));
+    return al < 0 || al > 16;
+}
+
 /* The shape (pp_vla) of local v of variably modified type t in fn. 0; -1
  * after an error naming v and saying how to write it instead. */
 static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
@@ -138,6 +152,16 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
         free(name);
         return -1;
     }
+    if (out->kind == PP_VLA_ARRAY && pp_vla_overaligned(v, out->elem)) {
+        pp_error(PP_LOC(v),
+                 "variable-length array '%s' in checkpointable function '%s' needs more than "
+                 "16-byte alignment: levpp keeps variable-length arrays on the VT heap, whose "
+                 "objects are aligned to 16 bytes; give it a constant size (frames keep any "
+                 "alignment)",
+                 name, fn->name);
+        free(name);
+        return -1;
+    }
     CXCursor br[PP_VLA_MAX];
     unsigned nb = pp_bracket_exprs(&ctx.files[fn->file], v, br);
     for (unsigned i = 0; i < out->ndims; i++) {
@@ -153,6 +177,59 @@ static int pp_vla_shape(pp_fn *fn, CXCursor v, CXType t, pp_vla *out)
     }
     free(name);
     return 0;
+}
+
+typedef struct pp_local_name {
+    unsigned magic; /* PP_MAGIC_LOCAL_NAME */
+    const char *name;
+    int found;
+} pp_local_name;
+
+static enum CXChildVisitResult pp_local_name_cb(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    pp_local_name *s = pp_visit_state(d, PP_MAGIC_LOCAL_NAME);
+    enum CXCursorKind k = pp_kind(c);
+    if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl || k == CXCursor_EnumConstantDecl) {
+        char *n = pp_cxstring(clang_getCursorSpelling(c));
+        s->found = !strcmp(n, s->name);
+        free(n);
+    }
+    return s->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* A name that the alignment specifiers of local v (an expression, not a
+ * number) take from function fn itself (a constant of an enum declared
+ * in it, a variable's size): the frame struct, at file scope, would not
+ * see it. NULL if there is none. */
+static char *pp_align_local_name(pp_fn *fn, CXCursor v)
+{
+    long al;
+    char *txt = pp_align_attrs(v, &al), *found = NULL;
+    static const char *const own[] = {"_Alignas", "alignas", "__attribute__", "aligned",
+                                      "__aligned__"};
+    for (const char *p = txt; al < 0 && *p && !found; p++) {
+        if (!(*p == '_' || isalpha((unsigned char)*p)) ||
+            (p > txt && (p[-1] == '_' || isalnum((unsigned char)p[-1]))))
+            continue;
+        size_t n = 1;
+        while (p[n] == '_' || isalnum((unsigned char)p[n]))
+            n++;
+        char *name = pp_fmt("%.*s", (int)n, p);
+        int skip = 0;
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            skip |= !strcmp(name, own[i]);
+        pp_local_name s = {PP_MAGIC_LOCAL_NAME, name, 0};
+        if (!skip)
+            clang_visitChildren(fn->def, pp_local_name_cb, &s);
+        if (s.found)
+            found = name;
+        else
+            free(name);
+        p += n - 1;
+    }
+    free(txt);
+    return found;
 }
 
 /* Visits what of variable declaration v is evaluated: its initialiser (not
@@ -265,6 +342,14 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
             else
                 pp_var_add(vc->fn, c, clang_getCursorType(c), NULL);
             free(sp);
+            char *own = pp_align_local_name(vc->fn, c);
+            if (own)
+                pp_error(PP_LOC(c),
+                         "the alignment of '%s' in checkpointable function '%s' names '%s', "
+                         "declared in the function: its frame field is declared at file scope, "
+                         "where that is not seen; write a constant declared outside the function",
+                         name, vc->fn->name, own);
+            free(own);
         }
         free(name);
         pp_visit_init(c, pp_vars_cb, d); /* statement expressions in it */

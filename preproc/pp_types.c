@@ -4,6 +4,7 @@
  * local struct and union types before the passes run (unnamed ones, and
  * ones whose tag clashes once moved to file scope).
  */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,109 @@ static char *pp_decl_q(CXType t, const char *name, int unqual, const char *pre)
     }
     free(sp);
     return r;
+}
+
+static int pp_ident_char(char c) { return c == '_' || isalnum((unsigned char)c); }
+
+/* The end of the group that opens at s[i] ('('), string and character
+ * literals skipped: the index after its ')', or i if it does not close. */
+static size_t pp_group_end(const char *s, size_t i)
+{
+    int depth = 0;
+    for (size_t j = i; s[j]; j++) {
+        char c = s[j];
+        if (c == '"' || c == '\'') {
+            for (j++; s[j] && s[j] != c; j++)
+                if (s[j] == '\\' && s[j + 1])
+                    j++;
+            if (!s[j])
+                return i;
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')' && --depth == 0) {
+            return j + 1;
+        }
+    }
+    return i;
+}
+
+/* The alignment of one specifier, its operand s[b, e): that number, or
+ * -1 when it is no number (an expression, a type). */
+static long pp_align_number(const char *s, size_t b, size_t e)
+{
+    char *end;
+    long n = strtol(s + b, &end, 0);
+    while (end < s + e && *end == ' ')
+        end++;
+    return end == s + b || end != s + e || n <= 0 ? -1 : n;
+}
+
+char *pp_align_attrs(CXCursor decl, long *value)
+{
+    long v = 0;
+    if (value)
+        *value = 0;
+    if (pp_kind(decl) != CXCursor_VarDecl && pp_kind(decl) != CXCursor_ParmDecl)
+        return pp_strdup("");
+    pp_kids k = pp_children(decl);
+    int any = 0;
+    for (unsigned i = 0; i < k.n; i++)
+        any |= pp_kind(k.v[i]) == CXCursor_AlignedAttr;
+    free(k.v);
+    if (!any)
+        return pp_strdup("");
+    CXPrintingPolicy pol = clang_getCursorPrintingPolicy(decl);
+    char *s = pp_cxstring(clang_getCursorPrettyPrinted(decl, pol));
+    clang_PrintingPolicy_dispose(pol);
+    pp_buf b = {0};
+    int depth = 0;
+    for (size_t i = 0; s[i]; i++) {
+        char c = s[i];
+        if (c == '"' || c == '\'') { /* a literal, skipped */
+            for (i++; s[i] && s[i] != c; i++)
+                if (s[i] == '\\' && s[i + 1])
+                    i++;
+            if (!s[i])
+                break;
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if (c == ')' || c == ']' || c == '}')
+            depth--;
+        else if (c == '=' && depth == 0)
+            break; /* the initializer */
+        if (!pp_ident_char(c) || isdigit((unsigned char)c) || (i && pp_ident_char(s[i - 1])))
+            continue;
+        size_t n = 0;
+        while (pp_ident_char(s[i + n]))
+            n++;
+        int spec =
+            (n == 8 && !strncmp(s + i, "_Alignas", 8)) || (n == 7 && !strncmp(s + i, "alignas", 7));
+        int attr = n == 13 && !strncmp(s + i, "__attribute__", 13);
+        size_t g = i + n;
+        while (s[g] == ' ')
+            g++;
+        size_t e = (spec || attr) && s[g] == '(' ? pp_group_end(s, g) : g;
+        long al = 0;
+        if (e > g && spec) {
+            pp_printf(&b, "_Alignas%.*s ", (int)(e - g), s + g);
+            al = pp_align_number(s, g + 1, e - 1);
+        } else if (e > g &&
+                   (!strncmp(s + g, "((aligned", 9) || !strncmp(s + g, "((__aligned__", 13))) {
+            pp_printf(&b, "__attribute__%.*s ", (int)(e - g), s + g);
+            size_t o = g + (s[g + 2] == 'a' ? 9 : 13), oe = s[o] == '(' ? pp_group_end(s, o) : o;
+            /* `aligned` alone: the target's largest alignment */
+            al = oe > o ? pp_align_number(s, o + 1, oe - 1) : -1;
+        }
+        if (al)
+            v = v < 0 || al < 0 ? -1 : al > v ? al : v;
+        i = (e > g ? e : i + n) - 1;
+    }
+    free(s);
+    if (value)
+        *value = v;
+    return b.p ? b.p : pp_strdup("");
 }
 
 static int pp_is_fn_type(CXType t)
@@ -404,6 +508,31 @@ static const char *pp_record_id(CXType t, CXCursor where)
     return ty->idname;
 }
 
+/* How a capture carries a value of canonical type c that is no pointer,
+ * record or array: as *n items of *width bytes (1, 2, 4 or 8), byte order
+ * fixed on restore. A scalar is one item; long double and __int128 two of
+ * 8 bytes; a vector or complex value the items of each of its elements
+ * (a 32-byte vector of doubles, four of 8 bytes). 0 if no items can. */
+static int pp_items(CXType c, long long *width, long long *n)
+{
+    if (c.kind == CXType_Vector || c.kind == CXType_ExtVector || c.kind == CXType_Complex) {
+        long long per = c.kind == CXType_Complex ? 2 : clang_getNumElements(c);
+        if (per <= 0 || !pp_items(clang_getCanonicalType(clang_getElementType(c)), width, n))
+            return 0;
+        *n *= per;
+        return 1;
+    }
+    long long sz = clang_Type_getSizeOf(c);
+    *width = sz == 16 ? 8 : sz;
+    *n = sz == 16 ? 2 : 1;
+    return sz == 1 || sz == 2 || sz == 4 || sz == 8 || sz == 16;
+}
+
+static const char *pp_width_kind(long long width)
+{
+    return width == 1 ? "LEV_K_B1" : width == 2 ? "LEV_K_B2" : width == 4 ? "LEV_K_B4" : "LEV_K_B8";
+}
+
 /* Element type of a static or heap array of t: id text and element size
  * text; *mult: how many elements one t is (arrays, long double). 0: ok. */
 int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *mult)
@@ -453,16 +582,17 @@ int pp_elem(CXType t, CXCursor where, const char **id, char **size, long long *m
     default:
         break;
     }
-    if (c.kind == CXType_Void || sz == 1) {
+    long long width, n;
+    if (c.kind == CXType_Void || (pp_items(c, &width, &n) && width == 1)) {
         *id = "LEV_T_BYTES";
+        *mult *= c.kind == CXType_Void ? 1 : n;
         *size = pp_strdup("1");
         return 0;
     }
-    if (sz == 2 || sz == 4 || sz == 8 || sz == 16) {
-        *id = sz == 2 ? "LEV_T_U16" : sz == 4 ? "LEV_T_U32" : "LEV_T_U64";
-        if (sz == 16)
-            *mult *= 2;
-        *size = pp_fmt("%lld", sz == 16 ? 8 : sz);
+    if (pp_items(c, &width, &n)) {
+        *id = width == 2 ? "LEV_T_U16" : width == 4 ? "LEV_T_U32" : "LEV_T_U64";
+        *mult *= n;
+        *size = pp_fmt("%lld", width);
         return 0;
     }
     char *sp = pp_cxstring(clang_getTypeSpelling(t));
@@ -751,13 +881,8 @@ static void pp_flex_row(pp_type *ty, const char *owner, const char *path, CXType
     while (clang_getCanonicalType(elem).kind == CXType_ConstantArray)
         elem = clang_getArrayElementType(clang_getCanonicalType(elem));
     CXType c = clang_getCanonicalType(elem);
-    long long sz = clang_Type_getSizeOf(c);
-    const char *kind = sz == 1               ? "LEV_K_B1"
-                       : sz == 2             ? "LEV_K_B2"
-                       : sz == 4             ? "LEV_K_B4"
-                       : sz == 8 || sz == 16 ? "LEV_K_B8"
-                                             : NULL,
-               *id = "0";
+    long long width, n;
+    const char *kind = pp_items(c, &width, &n) ? pp_width_kind(width) : NULL, *id = "0";
     CXCursor member;
     if (c.kind == CXType_Pointer) {
         kind = pp_is_fn_type(clang_getPointeeType(c)) ? "LEV_K_FNPTR" : "LEV_K_PTR";
@@ -862,19 +987,14 @@ void pp_fields(pp_type *ty, const char *owner, const char *path, CXType t, CXCur
         pp_field_row(pp_type_at(ti, ty), owner, path, "LEV_K_REC", count, id);
         return;
     }
-    long long sz = clang_Type_getSizeOf(c);
-    const char *k = sz == 1               ? "LEV_K_B1"
-                    : sz == 2             ? "LEV_K_B2"
-                    : sz == 4             ? "LEV_K_B4"
-                    : sz == 8 || sz == 16 ? "LEV_K_B8"
-                                          : NULL;
-    if (!k) {
+    long long width, n;
+    if (!pp_items(c, &width, &n)) {
         char *sp = pp_cxstring(clang_getTypeSpelling(t));
         pp_error(PP_LOC(where), "'%s' of type '%s' cannot be described for capture", path, sp);
         free(sp);
         return;
     }
-    pp_field_row(ty, owner, path, k, sz == 16 ? count * 2 : count, "0");
+    pp_field_row(ty, owner, path, pp_width_kind(width), count * n, "0");
 }
 
 /* ===================================================================

@@ -1,10 +1,12 @@
 /* arena.c - the per-VT frame arena: a chain of chunks holding the frames
- * of a VT's checkpointable calls in call order. Chunks are GC roots
+ * of a VT's checkpointable calls in call order, each aligned as its type
+ * requires (a gap, marked, below an over-aligned one). Chunks are GC roots
  * (uncollectable, scanned), so frames may hold the only pointer to a heap
  * object. A frame never spans two chunks. The arena allocates and frees
  * every chunk, and is the only code that sets a context's frame
  * registers (base, sp, limit).
  */
+#include <stddef.h>
 #include <string.h>
 
 #define GC_THREADS
@@ -16,6 +18,8 @@
 #define S_FIRST_CAP 64u
 #define S_MAX_GROW (64u * 1024u)
 
+_Static_assert(offsetof(rt_chunk, data) % LEV_FRAME_ALIGN == 0, "rt_chunk.data is not aligned");
+
 rt_chunk *rt_arena_chunk_new(size_t cap)
 {
     rt_chunk *c = GC_malloc_uncollectable(sizeof(rt_chunk) + cap);
@@ -23,33 +27,91 @@ rt_chunk *rt_arena_chunk_new(size_t cap)
         return NULL;
     c->prev = c->next = NULL;
     c->cap = cap;
-    c->end = c->data;
+    c->start = c->end = c->data;
     return c;
 }
 
 static void s_enter(lev_ctx *ctx, rt_chunk *c, char *top)
 {
-    ctx->base = c->data;
+    ctx->base = c->start;
     ctx->sp = top;
     ctx->limit = c->data + c->cap;
 }
 
-void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size)
+static uintptr_t s_align_up(uintptr_t p, size_t align)
+{
+    return (p + (align - 1)) & ~(uintptr_t)(align - 1);
+}
+
+size_t rt_arena_room(size_t size, size_t align)
+{
+    /* chunk data and every frame top are multiples of LEV_FRAME_ALIGN */
+    return LEV_FRAME_SIZE(size) + (align > LEV_FRAME_ALIGN ? align - LEV_FRAME_ALIGN : 0);
+}
+
+/* Where a frame of sz bytes (a multiple of LEV_FRAME_ALIGN) aligned to
+ * `align` goes in chunk c whose frames end at `top`: the aligned address,
+ * with the gap below it marked (RT_FRAME_GAP); NULL if it does not fit. */
+static char *s_place(rt_chunk *c, char *top, size_t sz, size_t align)
+{
+    uintptr_t p = s_align_up((uintptr_t)top, align), end = (uintptr_t)(c->data + c->cap);
+    if (p > end || sz > end - p)
+        return NULL;
+    if (p != (uintptr_t)top) {
+        lev_frame *gap = (lev_frame *)top;
+        gap->fn = RT_FRAME_GAP;
+        gap->pc = (uint32_t)(p - (uintptr_t)top);
+    }
+    return (char *)p;
+}
+
+/* Makes empty chunk c begin with a frame of sz bytes aligned to `align`:
+ * its start moves up to the first aligned address. NULL if it does not
+ * fit. */
+static char *s_first(rt_chunk *c, size_t sz, size_t align)
+{
+    uintptr_t p = s_align_up((uintptr_t)c->data, align), end = (uintptr_t)(c->data + c->cap);
+    if (p > end || sz > end - p)
+        return NULL;
+    c->start = c->end = (char *)p;
+    return c->start;
+}
+
+void *rt_arena_chunk_put(rt_chunk *c, char **top, size_t size, size_t align)
 {
     size_t sz = LEV_FRAME_SIZE(size);
+    char *p = *top ? s_place(c, *top, sz, align) : s_first(c, sz, align);
+    if (p)
+        *top = p + sz;
+    return p;
+}
+
+void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size, size_t align)
+{
+    if (align < LEV_FRAME_ALIGN)
+        align = LEV_FRAME_ALIGN;
+    size_t sz = LEV_FRAME_SIZE(size), need = rt_arena_room(size, align);
     rt_chunk *cur = a->cur;
     rt_chunk *c;
+    char *p;
+    if (cur && vt_ctx->sp != cur->start && (p = s_place(cur, vt_ctx->sp, sz, align))) {
+        /* an over-aligned frame that fits above a gap */
+        vt_ctx->sp = p + sz;
+        return p;
+    }
     if (!cur) {
-        c = rt_arena_chunk_new(sz > S_FIRST_CAP ? sz : S_FIRST_CAP);
+        c = rt_arena_chunk_new(need > S_FIRST_CAP ? need : S_FIRST_CAP);
         if (!c)
             return NULL;
         a->first = a->cur = c;
-    } else if (vt_ctx->sp == cur->data) {
+    } else if (vt_ctx->sp == cur->start && cur->cap >= need) {
+        c = cur; /* empty, and only its start was not aligned */
+    } else if (vt_ctx->sp == cur->start) {
         /* The current chunk is empty and too small: replace it, so the
          * chain never holds an empty chunk below a used one. */
         size_t cap = cur->cap * 2;
-        if (cap < sz)
-            cap = sz;
+        if (cap < need)
+            cap = need;
         c = rt_arena_chunk_new(cap);
         if (!c)
             return NULL;
@@ -66,7 +128,7 @@ void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size)
     } else {
         cur->end = vt_ctx->sp;
         c = cur->next;
-        if (c && c->cap < sz) {
+        if (c && c->cap < need) {
             cur->next = c->next;
             if (c->next)
                 c->next->prev = cur;
@@ -77,8 +139,8 @@ void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size)
             size_t cap = cur->cap * 2;
             if (cap > S_MAX_GROW)
                 cap = S_MAX_GROW;
-            if (cap < sz)
-                cap = sz;
+            if (cap < need)
+                cap = need;
             c = rt_arena_chunk_new(cap);
             if (!c)
                 return NULL;
@@ -90,16 +152,16 @@ void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size)
         }
         a->cur = c;
     }
-    s_enter(vt_ctx, c, c->data + sz);
-    c->end = c->data;
-    return c->data;
+    p = s_first(c, sz, align); /* fits: c->cap >= need */
+    s_enter(vt_ctx, c, p + sz);
+    return p;
 }
 
 void rt_arena_pop_slow(lev_ctx *vt_ctx, rt_arena *a, void *frame)
 {
     rt_chunk *cur = a->cur;
-    if (cur && cur->prev && (char *)frame == cur->data) {
-        cur->end = cur->data;
+    if (cur && cur->prev && (char *)frame == cur->start) {
+        cur->end = cur->start;
         a->cur = cur->prev;
         s_enter(vt_ctx, a->cur, a->cur->end);
     } else {
@@ -117,6 +179,21 @@ size_t rt_frame_size(const lev_module *m, uint32_t fn)
     return LEV_FRAME_SIZE(m->types[t].size);
 }
 
+size_t rt_frame_align(const lev_module *m, uint32_t fn)
+{
+    uint32_t t = fn < m->desc->nfns ? m->desc->fns[fn].frame_type : 0;
+    size_t al = t ? m->types[t].align : 0;
+    return al > LEV_FRAME_ALIGN ? al : LEV_FRAME_ALIGN;
+}
+
+/* The first frame at or above p below top: p past the gaps there. */
+static char *s_skip_gaps(char *p, char *top)
+{
+    while (p < top && ((lev_frame *)p)->fn == RT_FRAME_GAP && ((lev_frame *)p)->pc)
+        p += ((lev_frame *)p)->pc;
+    return p;
+}
+
 static char *s_top(lev_ctx *ctx, rt_arena *a, rt_chunk *c)
 {
     return c == a->cur ? ctx->sp : c->end;
@@ -127,9 +204,15 @@ int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
 {
     for (rt_chunk *c = a->first; c; c = c->next) {
         char *top = s_top(ctx, a, c);
-        char *p = c->data;
+        char *p = c->start;
         while (p < top) {
             lev_frame *f = (lev_frame *)p;
+            if (f->fn == RT_FRAME_GAP) {
+                if (!f->pc || f->pc % LEV_FRAME_ALIGN || f->pc > (size_t)(top - p))
+                    return rt_err(LEV_EINVAL, "frame arena is corrupt: a gap of %u bytes", f->pc);
+                p += f->pc;
+                continue;
+            }
             size_t sz = rt_frame_size(m, f->fn);
             if (!sz || p + sz > top)
                 return rt_err(LEV_EINVAL, "frame arena is corrupt at function id %u", f->fn);
@@ -149,9 +232,11 @@ void *rt_arena_callee(lev_ctx *ctx, rt_arena *a, void *frame, size_t size)
     char *next = (char *)frame + LEV_FRAME_SIZE(size);
     for (rt_chunk *c = a->first; c; c = c->next) {
         if ((char *)frame >= c->data && (char *)frame < c->data + c->cap) {
-            if (next < s_top(ctx, a, c))
+            char *top = s_top(ctx, a, c);
+            next = s_skip_gaps(next, top);
+            if (next < top)
                 return next;
-            return c->next ? c->next->data : NULL;
+            return c->next ? c->next->start : NULL;
         }
         if (c == a->cur)
             break;
@@ -161,18 +246,29 @@ void *rt_arena_callee(lev_ctx *ctx, rt_arena *a, void *frame, size_t size)
 
 /* ===================================================================
  * Spilled frames: a body that ran without a frame gets one only when it
- * unwinds, innermost first; each record is the frame followed by a
- * trailer holding its size, so the buffer is read back from its end,
- * outermost first, when the frames are laid on the chain.
+ * unwinds, innermost first; each record is a gap that aligns the frame,
+ * the frame, and a trailer holding the frame's size, the gap's and the
+ * alignment, so the buffer is read back from its end, outermost first,
+ * when the frames are laid on the chain. A frame is aligned where it is
+ * written; once the buffer grows, the frames before it (written already)
+ * may not be, until they are laid.
  * =================================================================== */
 
+typedef struct s_trailer {
+    uint64_t size;
+    uint32_t gap, align;
+} s_trailer;
+
 #define S_TRAILER ((size_t)LEV_FRAME_ALIGN)
+_Static_assert(sizeof(s_trailer) == S_TRAILER, "a spilled frame's trailer");
 #define S_SPILL_FIRST 1024u
 
-void *rt_arena_spill(rt_arena *a, size_t size, uint32_t fn)
+void *rt_arena_spill(rt_arena *a, size_t size, size_t align, uint32_t fn)
 {
+    if (align < LEV_FRAME_ALIGN)
+        align = LEV_FRAME_ALIGN;
     size_t sz = LEV_FRAME_SIZE(size);
-    size_t need = a->spill_len + sz + S_TRAILER;
+    size_t need = a->spill_len + rt_arena_room(size, align) + S_TRAILER;
     if (need > a->spill_cap) {
         size_t cap = a->spill_cap ? a->spill_cap : S_SPILL_FIRST;
         while (cap < need)
@@ -187,23 +283,25 @@ void *rt_arena_spill(rt_arena *a, size_t size, uint32_t fn)
         a->spill = n;
         a->spill_cap = cap;
     }
-    char *p = a->spill + a->spill_len;
-    memset(p, 0, sz);
+    char *rec = a->spill + a->spill_len;
+    char *p = (char *)s_align_up((uintptr_t)rec, align);
+    memset(rec, 0, (size_t)(p - rec) + sz);
     ((lev_frame *)p)->fn = fn;
-    memcpy(p + sz, &sz, sizeof sz);
-    a->spill_len = need;
+    s_trailer t = {sz, (uint32_t)(p - rec), (uint32_t)align};
+    memcpy(p + sz, &t, sizeof t);
+    a->spill_len = (size_t)(p + sz + S_TRAILER - a->spill);
     return p;
 }
 
-/* lev_frame_push without its frame header stores (the caller copies a
- * whole frame in). */
-static void *s_push(lev_ctx *ctx, rt_arena *a, size_t sz)
+/* lev_frame_push_aligned without its frame header stores (the caller
+ * copies a whole frame in). */
+static void *s_push(lev_ctx *ctx, rt_arena *a, size_t sz, size_t align)
 {
     char *p = ctx->sp;
-    char *np = p + LEV_FRAME_SIZE(sz);
-    if (LEV_UNLIKELY(np > ctx->limit))
-        return rt_arena_push_slow(ctx, a, sz);
-    ctx->sp = np;
+    uintptr_t np = (uintptr_t)p + LEV_FRAME_SIZE(sz);
+    if (LEV_UNLIKELY(((uintptr_t)p & (align - 1)) != 0 || np > (uintptr_t)ctx->limit))
+        return rt_arena_push_slow(ctx, a, sz, align);
+    ctx->sp = (char *)np;
     return p;
 }
 
@@ -212,16 +310,16 @@ int rt_arena_lay_spilled(lev_ctx *ctx, rt_arena *a, int lay)
     int rc = 0;
     size_t end = a->spill_len;
     while (lay && end) {
-        size_t sz;
-        memcpy(&sz, a->spill + end - S_TRAILER, sizeof sz);
-        char *src = a->spill + end - S_TRAILER - sz;
-        void *dst = s_push(ctx, a, sz);
+        s_trailer t;
+        memcpy(&t, a->spill + end - S_TRAILER, sizeof t);
+        char *src = a->spill + end - S_TRAILER - t.size;
+        void *dst = s_push(ctx, a, t.size, t.align);
         if (!dst) {
             rc = rt_err(LEV_ENOMEM, "no memory for the frames of an unwound virtual thread");
             break;
         }
-        memcpy(dst, src, sz);
-        end = (size_t)(src - a->spill);
+        memcpy(dst, src, t.size);
+        end = (size_t)(src - t.gap - a->spill);
     }
     /* no stale pointers left for the collector to keep objects alive by */
     memset(a->spill, 0, a->spill_len);
@@ -238,7 +336,7 @@ void rt_arena_cut(lev_ctx *ctx, rt_arena *a, void *frame, size_t size)
         return;
     /* the chunks above keep their memory, empty, as a pop leaves them */
     for (rt_chunk *n = c->next; n; n = n->next)
-        n->end = n->data;
+        n->end = n->start;
     a->cur = c;
     s_enter(ctx, c, (char *)frame + LEV_FRAME_SIZE(size));
 }
@@ -297,14 +395,14 @@ size_t rt_arena_chunks_bytes(const rt_chunk *c)
     return n;
 }
 
-void *rt_arena_bottom(const rt_arena *a) { return a->first ? a->first->data : NULL; }
+void *rt_arena_bottom(const rt_arena *a) { return a->first ? a->first->start : NULL; }
 
 void rt_arena_chunk_free(rt_chunk *c) { GC_free(c); }
 
-void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, size_t used)
+void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, char *top)
 {
     rt_arena_clear(ctx, a);
     a->first = a->cur = c;
-    c->end = c->data + used;
+    c->end = top;
     s_enter(ctx, c, c->end);
 }

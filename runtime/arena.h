@@ -19,11 +19,18 @@
 typedef struct rt_chunk {
     struct rt_chunk *prev;
     struct rt_chunk *next;
-    char *end;  /* top of this chunk's frames while it is not current */
-    size_t cap; /* bytes of frame space */
-    uint64_t pad_;
-    char data[]; /* 16-byte aligned */
+    char *start; /* its first frame: data, or above it for an over-aligned one */
+    char *end;   /* top of this chunk's frames while it is not current */
+    size_t cap;  /* bytes of frame space from data */
+    _Alignas(LEV_FRAME_ALIGN) char data[];
 } rt_chunk;
+
+/* A gap below an over-aligned frame (lev_frame_push_aligned) starts with
+ * a frame header whose function id is RT_FRAME_GAP and whose pc is the
+ * gap's size in bytes (a multiple of LEV_FRAME_ALIGN): the walks skip
+ * it. A chunk never begins with one (its start moves instead), so a pop
+ * that empties a chunk still finds the frame at the chunk's start. */
+#define RT_FRAME_GAP UINT32_MAX
 
 typedef struct rt_arena {
     rt_chunk *first;
@@ -35,8 +42,9 @@ typedef struct rt_arena {
     size_t spill_len, spill_cap;
 } rt_arena;
 
-/* lev_frame_push_slow for the context ctx whose arena is a. */
-void *rt_arena_push_slow(lev_ctx *ctx, rt_arena *a, size_t size);
+/* lev_frame_push_slow (align LEV_FRAME_ALIGN) and
+ * lev_frame_push_aligned_slow for the context ctx whose arena is a. */
+void *rt_arena_push_slow(lev_ctx *ctx, rt_arena *a, size_t size, size_t align);
 
 /* lev_frame_pop_slow for the context ctx whose arena is a. */
 void rt_arena_pop_slow(lev_ctx *ctx, rt_arena *a, void *frame);
@@ -44,12 +52,13 @@ void rt_arena_pop_slow(lev_ctx *ctx, rt_arena *a, void *frame);
 /* lev_frame_callee for the context ctx whose arena is a. */
 void *rt_arena_callee(lev_ctx *ctx, rt_arena *a, void *frame, size_t size);
 
-/* lev_frame_spill: a zeroed frame of function fn in the spill buffer, or
- * NULL when out of memory (the caller fails the VT). */
-void *rt_arena_spill(rt_arena *a, size_t size, uint32_t fn);
+/* lev_frame_spill: a zeroed frame of function fn in the spill buffer,
+ * aligned to `align`, or NULL when out of memory (the caller fails the
+ * VT). */
+void *rt_arena_spill(rt_arena *a, size_t size, size_t align, uint32_t fn);
 
-/* Calls fn for every frame from the bottom of the chain to the top;
- * stops early and returns fn's result if it is non-zero. */
+/* Calls fn for every frame from the bottom of the chain to the top (gaps
+ * skipped); stops early and returns fn's result if it is non-zero. */
 int rt_arena_walk(lev_ctx *ctx, rt_arena *a, const lev_module *m,
                   int (*fn)(void *frame, size_t size, void *ud), void *ud);
 
@@ -95,18 +104,32 @@ size_t rt_arena_chunks_bytes(const rt_chunk *c);
 void *rt_arena_bottom(const rt_arena *a);
 
 /* A new chunk of `cap` bytes of frame space, not in any arena, for a
- * restore to fill from its data on (then rt_arena_adopt, or
+ * restore to fill with rt_arena_chunk_put (then rt_arena_adopt, or
  * rt_arena_chunk_free). NULL on exhaustion. */
 rt_chunk *rt_arena_chunk_new(size_t cap);
+
+/* Bytes of chunk space that hold a frame of `size` bytes aligned to
+ * `align` wherever it goes: its size and the largest gap below it. */
+size_t rt_arena_room(size_t size, size_t align);
+
+/* The place of the next frame, of `size` bytes aligned to `align`, in a
+ * chunk that no arena holds, whose frames so far end at *top (NULL: it
+ * has none yet; the chunk's start is then chosen): the frame's address,
+ * *top moved past it; NULL if the chunk has no room for it. */
+void *rt_arena_chunk_put(rt_chunk *c, char **top, size_t size, size_t align);
 
 /* Frees a chunk that no arena adopted; accepts NULL. */
 void rt_arena_chunk_free(rt_chunk *c);
 
-/* Empties the arena and makes c, whose first `used` bytes hold frames,
- * its only chunk, with ctx's frame registers on it. */
-void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, size_t used);
+/* Empties the arena and makes c, whose frames (rt_arena_chunk_put) end
+ * at `top`, its only chunk, with ctx's frame registers on it. */
+void rt_arena_adopt(lev_ctx *ctx, rt_arena *a, rt_chunk *c, char *top);
 
 /* Byte size of the frame of function `fn` in module m (aligned). */
 size_t rt_frame_size(const lev_module *m, uint32_t fn);
+
+/* Alignment of the frame of function `fn` in module m: its type's, at
+ * least LEV_FRAME_ALIGN. */
+size_t rt_frame_align(const lev_module *m, uint32_t fn);
 
 #endif

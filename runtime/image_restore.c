@@ -144,18 +144,18 @@ typedef struct s_rst {
     size_t ngroups;
     uint32_t *bsz; /* image size of each bulk object */
     size_t nbsz;
-    s_rd s[4];       /* scalars of 1, 2, 4, 8 bytes; pointers in s[3] */
-    char **addr;     /* object id -> address (GC-visible) */
-    uint32_t *size;  /* object id -> bytes (at most UINT32_MAX, checked) */
-    rt_chunk *chunk; /* the new frame chunk */
-    size_t bulk_off; /* where the bulk images begin */
-    uint64_t frames_bytes;
+    s_rd s[4];             /* scalars of 1, 2, 4, 8 bytes; pointers in s[3] */
+    char **addr;           /* object id -> address (GC-visible) */
+    uint32_t *size;        /* object id -> bytes (at most UINT32_MAX, checked) */
+    rt_chunk *chunk;       /* the new frame chunk */
+    size_t bulk_off;       /* where the bulk images begin */
+    uint64_t frames_bytes; /* chunk room the frames need, gaps included */
     /* Allocation runs just ahead of decoding: objects [0, nalloc) have
      * addresses, [nfilled, nalloc) are not decoded yet. */
     uint32_t nalloc, nfilled;
     size_t ag;   /* meta group of object nalloc */
     uint32_t ak; /* its index within that group */
-    char *fp;    /* next frame in the chunk */
+    char *fp;    /* top of the frames in the chunk (NULL: none yet) */
     s_batch batch;
     bool gc_off;      /* collections held off by the restore (s_hold_begin) */
     uint64_t gc_need; /* bytes the heap objects take from the collector */
@@ -282,8 +282,8 @@ static int s_validate_meta(s_rst *r)
                           (unsigned long long)bytes);
         for (uint32_t k = 0; k < rep; k++)
             r->size[nobj + k] = (uint32_t)bytes;
-        if (kind == IMG_OBJ_FRAME)
-            r->frames_bytes += LEV_FRAME_SIZE(bytes);
+        if (kind == IMG_OBJ_FRAME) /* aligned as this process's module says */
+            r->frames_bytes += rt_arena_room(bytes, rt_frame_align(r->m, w[1]));
         if (kind == IMG_OBJ_HEAP)
             r->gc_need += s_heap_need(bytes, rep);
         nobj += rep;
@@ -398,10 +398,13 @@ static __attribute__((noinline)) int s_alloc_upto(s_rst *r, uint64_t end)
             n = (uint32_t)(end - r->nalloc);
         if (kind == IMG_OBJ_FRAME) {
             uint32_t i = r->nalloc;
-            r->addr[i] = r->fp;
-            memset(r->fp, 0, LEV_FRAME_SIZE(r->size[i]));
-            ((lev_frame *)r->fp)->fn = w[1];
-            r->fp += LEV_FRAME_SIZE(r->size[i]);
+            /* room for it was counted (s_validate_meta) */
+            char *p = rt_arena_chunk_put(r->chunk, &r->fp, r->size[i], rt_frame_align(r->m, w[1]));
+            if (!p)
+                return rt_err(LEV_EIMAGE, "frame %u does not fit in its chunk", i);
+            r->addr[i] = p;
+            memset(p, 0, LEV_FRAME_SIZE(r->size[i]));
+            ((lev_frame *)p)->fn = w[1];
             n = 1;
         } else if (kind == IMG_OBJ_STATIC) {
             r->addr[r->nalloc] = d->statics[w[1]].addr;
@@ -775,7 +778,7 @@ static int s_restore_guarded(s_rst *r)
     r->chunk = rt_arena_chunk_new(cap);
     if (!r->chunk)
         return rt_err(LEV_ENOMEM, "out of memory in the image codec");
-    r->fp = r->chunk->data;
+    r->fp = NULL; /* no frame yet */
     /* Objects are allocated as decoding reaches them (s_alloc_for), so
      * that each is written while still in cache. Nothing allocated here
      * can be garbage before the frames are installed: a collection now
@@ -863,7 +866,7 @@ static int s_revive_streams(s_rst *r, uint64_t key)
 /* Hands the decoded frames to the VT (its arena adopts the chunk). */
 static void s_install(rt_vt *vt, s_rst *r)
 {
-    rt_vt_adopt_frames(vt, r->chunk, r->frames_bytes, r->h.epoch);
+    rt_vt_adopt_frames(vt, r->chunk, r->fp, r->h.epoch);
     r->chunk = NULL;
 }
 

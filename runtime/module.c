@@ -306,8 +306,12 @@ static int s_flatten(lev_module *m, uint32_t t, unsigned char *state)
     rt_type *rt = &m->types[t];
     rt->name = td->name ? td->name : "?";
     rt->size = td->size;
+    rt->align = td->align;
     if (td->size == 0)
         return rt_err(LEV_EINVAL, "type %s has size 0", rt->name);
+    if (td->align & (td->align - 1))
+        return rt_err(LEV_EINVAL, "type %s has alignment %u, not a power of two", rt->name,
+                      td->align);
     if (td->nfields && !td->fields)
         return rt_err(LEV_EINVAL, "type %s has no field table", rt->name);
     if (td->nfields && td->fields[0].kind == LEV_K_TAG) {

@@ -35,6 +35,7 @@ typedef struct rt_run {
 typedef struct rt_type {
     const char *name;
     uint32_t size;
+    uint32_t align; /* the descriptor's (a power of two, or 0) */
     uint32_t nruns;
     rt_run *runs;
     bool has_ptrs; /* any PTR or FNPTR run */

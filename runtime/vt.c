@@ -55,9 +55,9 @@ rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state)
     return vt;
 }
 
-void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch)
+void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, char *top, uint32_t epoch)
 {
-    rt_arena_adopt(&vt->ctx, &vt->arena, c, used);
+    rt_arena_adopt(&vt->ctx, &vt->arena, c, top);
     vt->entry = ((lev_frame *)rt_vt_bottom(vt))->fn;
     vt->epoch = epoch;
     vt->ctx.poll = rt_torture_every() ? 1u : 0u;
@@ -99,13 +99,14 @@ int rt_vt_alloc(const lev_module *m, uint32_t fn, rt_vt **out, void **frame)
         return LEV_ENOMEM;
     vt->entry = fn;
     size_t size = m->types[m->desc->fns[fn].frame_type].size;
-    void *fr = lev_frame_push(&vt->ctx, size, fn);
+    void *fr = rt_arena_push_slow(&vt->ctx, &vt->arena, size, rt_frame_align(m, fn));
     if (!fr) {
         vt->magic = 0;
         GC_free(vt);
         return LEV_ENOMEM;
     }
-    memset((char *)fr + sizeof(lev_frame), 0, size - sizeof(lev_frame));
+    memset(fr, 0, size);
+    ((lev_frame *)fr)->fn = fn;
     *out = vt;
     *frame = fr;
     return 0;
@@ -236,7 +237,12 @@ void lev_vt_fail(lev_ctx *ctx, int err, const char *detail)
 
 void *lev_frame_push_slow(lev_ctx *ctx, size_t size)
 {
-    return rt_arena_push_slow(ctx, &rt_vt_of(ctx)->arena, size);
+    return rt_arena_push_slow(ctx, &rt_vt_of(ctx)->arena, size, LEV_FRAME_ALIGN);
+}
+
+void *lev_frame_push_aligned_slow(lev_ctx *ctx, size_t size, size_t align)
+{
+    return rt_arena_push_slow(ctx, &rt_vt_of(ctx)->arena, size, align);
 }
 
 void lev_frame_pop_slow(lev_ctx *ctx, void *frame)
@@ -251,7 +257,8 @@ void *lev_frame_callee(lev_ctx *ctx, void *frame, size_t size)
 
 void *lev_frame_spill(lev_ctx *ctx, size_t size, uint32_t fn)
 {
-    void *p = rt_arena_spill(&rt_vt_of(ctx)->arena, size, fn);
+    rt_vt *vt = rt_vt_of(ctx);
+    void *p = rt_arena_spill(&vt->arena, size, rt_frame_align(vt->mod, fn), fn);
     if (!p)
         lev_vt_fail(ctx, LEV_ENOMEM, "no memory for a frame while unwinding");
     return p;

@@ -127,10 +127,10 @@ static inline bool rt_vt_ended(const rt_vt *vt)
 rt_vt *rt_vt_create(const lev_module *m, const uint64_t *id, rt_vt_state state);
 
 /* Replaces the VT's frames with chunk c (from rt_arena_chunk_new), whose
- * first `used` bytes hold the frames of an image, bottom first: the bottom
- * frame's function becomes the entry, `epoch` the epoch, and the poll is
- * armed as for a new VT (torture mode). */
-void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, size_t used, uint32_t epoch);
+ * frames, those of an image laid bottom first by rt_arena_chunk_put, end
+ * at `top`: the bottom frame's function becomes the entry, `epoch` the
+ * epoch, and the poll is armed as for a new VT (torture mode). */
+void rt_vt_adopt_frames(rt_vt *vt, rt_chunk *c, char *top, uint32_t epoch);
 
 /* Sets the id and epoch of a VT that is not spawned: a new one, or one
  * just built by rt_restore (which keeps the image's id and epoch until

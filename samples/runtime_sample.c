@@ -499,7 +499,7 @@ static const lev_field_desc s_spin_task_f[] = {TASK_FIELDS(struct spin_task__fra
 #define NF(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 #define TYPE(name, type, fields)                                                                   \
     {                                                                                              \
-        name, (uint32_t)sizeof(type), NF(fields), fields                                           \
+        name, (uint32_t)sizeof(type), NF(fields), fields, _Alignof(type)                           \
     }
 
 static const lev_type_desc s_types[] = {

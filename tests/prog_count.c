@@ -247,8 +247,10 @@ static const lev_field_desc s_main_f[] = {
     F(struct main__frame, r, LEV_K_B8)};
 
 static const lev_type_desc s_types[] = {
-    {"frame main", sizeof(struct main__frame), sizeof s_main_f / sizeof s_main_f[0], s_main_f},
-    {"frame step", sizeof(struct step__frame), sizeof s_step_f / sizeof s_step_f[0], s_step_f},
+    {"frame main", sizeof(struct main__frame), sizeof s_main_f / sizeof s_main_f[0], s_main_f,
+     _Alignof(struct main__frame)},
+    {"frame step", sizeof(struct step__frame), sizeof s_step_f / sizeof s_step_f[0], s_step_f,
+     _Alignof(struct step__frame)},
 };
 
 static const lev_fn_desc s_fns[NFNS] = {

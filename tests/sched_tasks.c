@@ -557,7 +557,7 @@ static const lev_field_desc f_mem_task[] = {
 
 #define TYPE(type, f)                                                                              \
     {                                                                                              \
-#type, (uint32_t)sizeof(type), NF(f), f                                                    \
+#type, (uint32_t)sizeof(type), NF(f), f, _Alignof(type)                                    \
     }
 static const lev_type_desc s_types[] = {
     TYPE(struct cell, f_cell),

@@ -298,8 +298,9 @@ static const lev_field_desc f_script[] = {
     F(struct script__frame, i, LEV_K_B8),      F(struct script__frame, k, LEV_K_B8),
     F(struct script__frame, from, LEV_K_B8),   F(struct script__frame, buf, LEV_K_PTR),
     F(struct script__frame, len, LEV_K_B8)};
-static const lev_type_desc s_types[] = {
-    {"struct script__frame", (uint32_t)sizeof(struct script__frame), NF(f_script), f_script}};
+static const lev_type_desc s_types[] = {{"struct script__frame",
+                                         (uint32_t)sizeof(struct script__frame), NF(f_script),
+                                         f_script, _Alignof(struct script__frame)}};
 static const lev_fn_desc s_fns[] = {{"script", NULL, script__run, LEV_T_USER, LEV_FN_TASK}};
 static const lev_module_desc s_desc = {LEV_ABI_VERSION, "test_chan", NF(s_types), s_types,
                                        NF(s_fns),       s_fns,       0,           NULL};

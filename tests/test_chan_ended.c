@@ -123,8 +123,9 @@ static const lev_field_desc f_recvs[] = {
     F(struct recvs__frame, t.arg, LEV_K_PTR), F(struct recvs__frame, t.len, LEV_K_B8),
     F(struct recvs__frame, i, LEV_K_B8),      F(struct recvs__frame, from, LEV_K_B8),
     F(struct recvs__frame, buf, LEV_K_PTR),   F(struct recvs__frame, len, LEV_K_B8)};
-static const lev_type_desc s_types[] = {
-    {"struct recvs__frame", (uint32_t)sizeof(struct recvs__frame), NF(f_recvs), f_recvs}};
+static const lev_type_desc s_types[] = {{"struct recvs__frame",
+                                         (uint32_t)sizeof(struct recvs__frame), NF(f_recvs),
+                                         f_recvs, _Alignof(struct recvs__frame)}};
 static const lev_fn_desc s_fns[] = {{"recvs", NULL, recvs__run, LEV_T_USER, LEV_FN_TASK}};
 static const lev_module_desc s_desc = {
     LEV_ABI_VERSION, "test_chan_ended", NF(s_types), s_types, NF(s_fns), s_fns, 0, NULL};

@@ -108,8 +108,9 @@ static int reads__run(lev_ctx *vt, void *frame)
 static const lev_field_desc f_reads[] = {
     F(struct reads__frame, t.arg, LEV_K_PTR), F(struct reads__frame, t.len, LEV_K_B8),
     F(struct reads__frame, i, LEV_K_B8), F(struct reads__frame, buf, LEV_K_PTR)};
-static const lev_type_desc s_types[] = {
-    {"struct reads__frame", (uint32_t)sizeof(struct reads__frame), NF(f_reads), f_reads}};
+static const lev_type_desc s_types[] = {{"struct reads__frame",
+                                         (uint32_t)sizeof(struct reads__frame), NF(f_reads),
+                                         f_reads, _Alignof(struct reads__frame)}};
 static const lev_fn_desc s_fns[] = {{"reads", NULL, reads__run, LEV_T_USER, LEV_FN_TASK}};
 static const lev_module_desc s_desc = {
     LEV_ABI_VERSION, "test_chan_reads", NF(s_types), s_types, NF(s_fns), s_fns, 0, NULL};

@@ -73,7 +73,7 @@ static const lev_field_desc s_big_fields[] = {
     {"tail", offsetof(struct s_big, tail), LEV_K_B8, 1, 0},
 };
 static const lev_type_desc s_big_types[] = {
-    {"struct s_big", sizeof(struct s_big), 3, s_big_fields},
+    {"struct s_big", sizeof(struct s_big), 3, s_big_fields, _Alignof(struct s_big)},
 };
 static const lev_module_desc s_big_desc = {
     LEV_ABI_VERSION, "heap_big", 1, s_big_types, 0, NULL, 0, NULL};

@@ -897,9 +897,9 @@ static const lev_field_desc s_tu_table_f[] = {
     {"f", 3, LEV_K_FNPTR, 1, 0},
 };
 static const lev_type_desc s_tu_types[] = {
-    {"frame s_tu_task", sizeof(struct s_tu_frame), 4, s_tu_frame_f},
-    {"struct s_tu_cell", sizeof(struct s_tu_cell), 2, s_tu_cell_f},
-    {"tag table of struct s_tu_cell.u", 8, 4, s_tu_table_f},
+    {"frame s_tu_task", sizeof(struct s_tu_frame), 4, s_tu_frame_f, _Alignof(struct s_tu_frame)},
+    {"struct s_tu_cell", sizeof(struct s_tu_cell), 2, s_tu_cell_f, _Alignof(struct s_tu_cell)},
+    {"tag table of struct s_tu_cell.u", 8, 4, s_tu_table_f, 0},
 };
 static const lev_fn_desc s_tu_fns[S_TU_NFNS] = {
     [S_TU_FN_TASK] = {"s_tu_task", NULL, s_tu_run, S_TU_T_FRAME, LEV_FN_TASK},

@@ -147,10 +147,12 @@ static const lev_field_desc f_task[] = {F(lev_task_frame, arg, LEV_K_PTR),
                                         F(lev_task_frame, len, LEV_K_B8)};
 
 static const lev_type_desc s_types[] = {
-    {"frame loop_main", sizeof(struct loop_main__frame), NF(f_loop), f_loop},
-    {"frame args_main", sizeof(struct args_main__frame), NF(f_args), f_args},
-    {"frame fail_main", sizeof(lev_main_frame), NF(f_args), f_args},
-    {"frame task", sizeof(lev_task_frame), NF(f_task), f_task},
+    {"frame loop_main", sizeof(struct loop_main__frame), NF(f_loop), f_loop,
+     _Alignof(struct loop_main__frame)},
+    {"frame args_main", sizeof(struct args_main__frame), NF(f_args), f_args,
+     _Alignof(struct args_main__frame)},
+    {"frame fail_main", sizeof(lev_main_frame), NF(f_args), f_args, _Alignof(lev_main_frame)},
+    {"frame task", sizeof(lev_task_frame), NF(f_task), f_task, _Alignof(lev_task_frame)},
 };
 
 static const lev_fn_desc s_fns[NFNS] = {

@@ -95,10 +95,14 @@ static void s_tables(tables *t, const char *name)
     t->task[2] = (lev_field_desc)F(struct task_frame, head, LEV_K_PTR, 1, 0);
     t->task[3] = (lev_field_desc)F(struct task_frame, n, LEV_K_B8, 1, 0);
     t->leaf[0] = (lev_field_desc)F(struct leaf_frame, x, LEV_K_B8, 1, 0);
-    t->types[0] = (lev_type_desc){"struct node", sizeof(struct node), 3, t->node};
-    t->types[1] = (lev_type_desc){"struct pair", sizeof(struct pair), 2, t->pair};
-    t->types[2] = (lev_type_desc){"frame task", sizeof(struct task_frame), 4, t->task};
-    t->types[3] = (lev_type_desc){"frame leaf", sizeof(struct leaf_frame), 1, t->leaf};
+    t->types[0] =
+        (lev_type_desc){"struct node", sizeof(struct node), 3, t->node, _Alignof(struct node)};
+    t->types[1] =
+        (lev_type_desc){"struct pair", sizeof(struct pair), 2, t->pair, _Alignof(struct pair)};
+    t->types[2] = (lev_type_desc){"frame task", sizeof(struct task_frame), 4, t->task,
+                                  _Alignof(struct task_frame)};
+    t->types[3] = (lev_type_desc){"frame leaf", sizeof(struct leaf_frame), 1, t->leaf,
+                                  _Alignof(struct leaf_frame)};
     t->fns[FN_LEAF] = (lev_fn_desc){"leaf", NULL, NULL, T_LEAF, 0};
     t->fns[FN_TASK] = (lev_fn_desc){"task", NULL, s_task_run, T_TASK, LEV_FN_TASK};
     t->fns[FN_HELPER] = (lev_fn_desc){"helper", (void (*)(void))s_helper, NULL, 0, 0};
@@ -652,8 +656,9 @@ static void s_tu_tables(tu_tables *t)
     t->table[0] = (lev_field_desc){"tag", (uint32_t)-8, LEV_K_TAG, 4, 0};
     t->table[1] = (lev_field_desc){"n", 1, LEV_K_B1, 1, 0};
     t->table[2] = (lev_field_desc){"p", 2, LEV_K_PTR, 1, 0};
-    t->types[0] = (lev_type_desc){"struct tu_holder", sizeof(struct tu_holder), 2, t->holder};
-    t->types[1] = (lev_type_desc){"tag table of u", 8, 3, t->table};
+    t->types[0] = (lev_type_desc){"struct tu_holder", sizeof(struct tu_holder), 2, t->holder,
+                                  _Alignof(struct tu_holder)};
+    t->types[1] = (lev_type_desc){"tag table of u", 8, 3, t->table, 0};
     t->desc = (lev_module_desc){LEV_ABI_VERSION, "m_tagged", 2, t->types, 0, NULL, 0, NULL};
 }
 

@@ -41,7 +41,7 @@ static const lev_field_desc s_task_fields[] = {
     {"arrays", offsetof(struct task_frame, arrays), LEV_K_PTR, 1, 0},
 };
 static const lev_type_desc s_types[] = {
-    {"frame oom_task", sizeof(struct task_frame), 3, s_task_fields},
+    {"frame oom_task", sizeof(struct task_frame), 3, s_task_fields, _Alignof(struct task_frame)},
 };
 static const lev_fn_desc s_fns[] = {
     {"oom_task", NULL, s_task_run, T_TASK, LEV_FN_TASK},

@@ -561,6 +561,7 @@ void fuzz_seeds(void (*emit)(const char *name, const void *p, size_t n))
     static const struct {
         const char *name, opts, *dir, *files[3];
     } seeds[] = {
+        {"aligned_state", '1', "corpus", {"aligned_state.c"}},
         {"alloc_hooks", '1', "corpus", {"alloc_hooks.c"}},
         {"alloc_wrappers", '1', "corpus", {"alloc_wrappers.c"}},
         {"anon_members", '1', "corpus", {"anon_members.c"}},
@@ -642,7 +643,8 @@ void fuzz_seeds(void (*emit)(const char *name, const void *p, size_t n))
         {"two_defs_b", '1', "diag", {"two_defs_b.c"}},
         {"union_ptr_heap", '1', "diag", {"union_ptr_heap.c"}},
         {"unnamed_cond", '1', "diag", {"unnamed_cond.c"}},
-        {"vector_local", '1', "diag", {"vector_local.c"}},
+        {"vla_overaligned", '1', "diag", {"vla_overaligned.c"}},
+        {"align_local_name", '1', "diag", {"align_local_name.c"}},
         {"vla_param_call", '1', "diag", {"vla_param_call.c"}},
         {"vla_shape", '1', "diag", {"vla_shape.c"}},
     };

@@ -396,13 +396,16 @@ static const lev_field_desc hw_parity_task__fields[] = {
 #define S_NF(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 
 static const lev_type_desc s_types[] = {
-    {"frame fib", sizeof(struct fib__frame), S_NF(fib__fields), fib__fields},
-    {"frame is_even", sizeof(struct is_even__frame), S_NF(is_even__fields), is_even__fields},
-    {"frame is_odd", sizeof(struct is_odd__frame), S_NF(is_odd__fields), is_odd__fields},
+    {"frame fib", sizeof(struct fib__frame), S_NF(fib__fields), fib__fields,
+     _Alignof(struct fib__frame)},
+    {"frame is_even", sizeof(struct is_even__frame), S_NF(is_even__fields), is_even__fields,
+     _Alignof(struct is_even__frame)},
+    {"frame is_odd", sizeof(struct is_odd__frame), S_NF(is_odd__fields), is_odd__fields,
+     _Alignof(struct is_odd__frame)},
     {"frame hw_fib_task", sizeof(struct hw_fib_task__frame), S_NF(hw_fib_task__fields),
-     hw_fib_task__fields},
+     hw_fib_task__fields, _Alignof(struct hw_fib_task__frame)},
     {"frame hw_parity_task", sizeof(struct hw_parity_task__frame), S_NF(hw_parity_task__fields),
-     hw_parity_task__fields},
+     hw_parity_task__fields, _Alignof(struct hw_parity_task__frame)},
 };
 
 static const lev_fn_desc s_fns[HW_FIB_NFNS] = {

@@ -130,8 +130,10 @@ static const lev_field_desc opcell__fields[] = {
 };
 
 static const lev_type_desc s_types[] = {
-    {"frame hw_fnptr_task", sizeof(struct hw_fnptr_task__frame), S_NF(task__fields), task__fields},
-    {"struct hw_opcell", sizeof(struct hw_opcell), S_NF(opcell__fields), opcell__fields},
+    {"frame hw_fnptr_task", sizeof(struct hw_fnptr_task__frame), S_NF(task__fields), task__fields,
+     _Alignof(struct hw_fnptr_task__frame)},
+    {"struct hw_opcell", sizeof(struct hw_opcell), S_NF(opcell__fields), opcell__fields,
+     _Alignof(struct hw_opcell)},
 };
 
 #define S_NATIVE(f) ((void (*)(void))(f))

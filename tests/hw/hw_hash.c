@@ -193,9 +193,12 @@ static const lev_field_desc htab__fields[] = {
 };
 
 static const lev_type_desc s_types[] = {
-    {"frame hw_hash_task", sizeof(struct hw_hash_task__frame), S_NF(task__fields), task__fields},
-    {"struct hw_hent", sizeof(struct hw_hent), S_NF(hent__fields), hent__fields},
-    {"struct hw_htab", sizeof(struct hw_htab), S_NF(htab__fields), htab__fields},
+    {"frame hw_hash_task", sizeof(struct hw_hash_task__frame), S_NF(task__fields), task__fields,
+     _Alignof(struct hw_hash_task__frame)},
+    {"struct hw_hent", sizeof(struct hw_hent), S_NF(hent__fields), hent__fields,
+     _Alignof(struct hw_hent)},
+    {"struct hw_htab", sizeof(struct hw_htab), S_NF(htab__fields), htab__fields,
+     _Alignof(struct hw_htab)},
 };
 
 static const lev_fn_desc s_fns[HW_HASH_NFNS] = {

@@ -247,13 +247,16 @@ static const lev_field_desc task__fields[] = {
 
 #define S_TYPES(scalars_fields)                                                                    \
     {"frame hw_layout_task", sizeof(struct hw_layout_task__frame), S_NF(task__fields),             \
-     task__fields},                                                                                \
-        {"struct hw_scalars", sizeof(struct hw_scalars), S_NF(scalars_fields), scalars_fields},    \
-        {"struct hw_point", sizeof(struct hw_point), S_NF(point__fields), point__fields},          \
-        {"struct hw_shape", sizeof(struct hw_shape), S_NF(shape__fields), shape__fields},          \
-        {"double", sizeof(double), 1, f64__fields},                                                \
+     task__fields, _Alignof(struct hw_layout_task__frame)},                                        \
+        {"struct hw_scalars", sizeof(struct hw_scalars), S_NF(scalars_fields), scalars_fields,     \
+         _Alignof(struct hw_scalars)},                                                             \
+        {"struct hw_point", sizeof(struct hw_point), S_NF(point__fields), point__fields,           \
+         _Alignof(struct hw_point)},                                                               \
+        {"struct hw_shape", sizeof(struct hw_shape), S_NF(shape__fields), shape__fields,           \
+         _Alignof(struct hw_shape)},                                                               \
+        {"double", sizeof(double), 1, f64__fields, _Alignof(double)},                              \
     {                                                                                              \
-        "float", sizeof(float), 1, f32__fields                                                     \
+        "float", sizeof(float), 1, f32__fields, _Alignof(float)                                    \
     }
 
 static const lev_type_desc s_types[] = {S_TYPES(scalars__fields)};

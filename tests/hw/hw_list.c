@@ -164,8 +164,10 @@ static const lev_field_desc node__fields[] = {
 };
 
 static const lev_type_desc s_types[] = {
-    {"frame hw_list_task", sizeof(struct hw_list_task__frame), S_NF(task__fields), task__fields},
-    {"struct hw_node", sizeof(struct hw_node), S_NF(node__fields), node__fields},
+    {"frame hw_list_task", sizeof(struct hw_list_task__frame), S_NF(task__fields), task__fields,
+     _Alignof(struct hw_list_task__frame)},
+    {"struct hw_node", sizeof(struct hw_node), S_NF(node__fields), node__fields,
+     _Alignof(struct hw_node)},
 };
 
 static const lev_fn_desc s_fns[HW_LIST_NFNS] = {

@@ -214,10 +214,12 @@ static const lev_field_desc cell__fields[] = {
 };
 
 static const lev_type_desc s_types[] = {
-    {"frame bump", sizeof(struct hw_bump__frame), S_NF(bump__fields), bump__fields},
-    {"frame hw_locals_task", sizeof(struct hw_locals_task__frame), S_NF(task__fields),
-     task__fields},
-    {"struct hw_cell", sizeof(struct hw_cell), S_NF(cell__fields), cell__fields},
+    {"frame bump", sizeof(struct hw_bump__frame), S_NF(bump__fields), bump__fields,
+     _Alignof(struct hw_bump__frame)},
+    {"frame hw_locals_task", sizeof(struct hw_locals_task__frame), S_NF(task__fields), task__fields,
+     _Alignof(struct hw_locals_task__frame)},
+    {"struct hw_cell", sizeof(struct hw_cell), S_NF(cell__fields), cell__fields,
+     _Alignof(struct hw_cell)},
 };
 
 static const lev_fn_desc s_fns[HW_LOCALS_NFNS] = {

@@ -126,8 +126,9 @@ static const lev_field_desc snode__fields[] = {
 
 static const lev_type_desc s_types[] = {
     {"frame hw_statics_task", sizeof(struct hw_statics_task__frame), S_NF(task__fields),
-     task__fields},
-    {"struct hw_snode", sizeof(struct hw_snode), S_NF(snode__fields), snode__fields},
+     task__fields, _Alignof(struct hw_statics_task__frame)},
+    {"struct hw_snode", sizeof(struct hw_snode), S_NF(snode__fields), snode__fields,
+     _Alignof(struct hw_snode)},
 };
 
 static const lev_fn_desc s_fns[HW_STATICS_NFNS] = {

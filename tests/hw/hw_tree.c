@@ -227,9 +227,12 @@ static const lev_field_desc tnode__fields[] = {
 };
 
 static const lev_type_desc s_types[] = {
-    {"frame walk", sizeof(struct hw_walk__frame), S_NF(walk__fields), walk__fields},
-    {"frame hw_tree_task", sizeof(struct hw_tree_task__frame), S_NF(task__fields), task__fields},
-    {"struct hw_tnode", sizeof(struct hw_tnode), S_NF(tnode__fields), tnode__fields},
+    {"frame walk", sizeof(struct hw_walk__frame), S_NF(walk__fields), walk__fields,
+     _Alignof(struct hw_walk__frame)},
+    {"frame hw_tree_task", sizeof(struct hw_tree_task__frame), S_NF(task__fields), task__fields,
+     _Alignof(struct hw_tree_task__frame)},
+    {"struct hw_tnode", sizeof(struct hw_tnode), S_NF(tnode__fields), tnode__fields,
+     _Alignof(struct hw_tnode)},
 };
 
 static const lev_fn_desc s_fns[HW_TREE_NFNS] = {
