@@ -371,6 +371,8 @@ unsigned pp_begin(CXCursor c);
 unsigned pp_end(CXCursor c);
 int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to);
 int pp_in_macro(CXCursor c);
+int pp_loc_in_macro(CXSourceLocation l);
+int pp_in_input(CXCursor c);
 pp_kids pp_children(CXCursor c);
 enum CXCursorKind pp_kind(CXCursor c);
 CXCursor pp_strip(CXCursor c);

@@ -213,7 +213,7 @@ static void pp_addr_scan(unsigned fi)
     pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
     pp_addr_taken_scan a = {.magic = PP_MAGIC_ADDR_TAKEN, .callee = NULL};
     for (unsigned i = 0; i < k.n; i++)
-        if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
+        if (pp_in_input(k.v[i]))
             clang_visitChildren(k.v[i], pp_addr_taken_cb, &a);
     free(a.callee);
     free(k.v);
@@ -279,8 +279,7 @@ static void pp_collect_fns(unsigned fi)
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
-        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
-            !clang_Location_isFromMainFile(PP_LOC(c)))
+        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) || !pp_in_input(c))
             continue;
         int id = pp_fn_get(c);
         pp_fn *fn = &ctx.fns[id];
@@ -365,6 +364,50 @@ static void pp_fixpoint(void)
     free(variadic);
 }
 
+/* The name of the macro whose invocation at offset `off` of f writes a
+ * definition (malloc'd). */
+static char *pp_macro_at(const pp_file *f, unsigned off)
+{
+    unsigned e = off;
+    while (e < f->len && (f->text[e] == '_' || (f->text[e] >= '0' && f->text[e] <= '9') ||
+                          ((f->text[e] | 32) >= 'a' && (f->text[e] | 32) <= 'z')))
+        e++;
+    return pp_fmt("%.*s", (int)(e - off), f->text + off);
+}
+
+/* A definition that a macro still writes (its head or whole definition
+ * could not be expanded in place, pp_expand.c: the expansion would expand
+ * again, or cannot keep its lines): the passes rewrite a body as the
+ * input's text, so a checkpointable function whose body the macro writes,
+ * and a main whose name it writes (renamed main__native), are refused,
+ * naming the macro. A name alone written by a macro is no obstacle: the
+ * definition stays as written, the bodies levpp writes use the name. */
+static void pp_macro_defs(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
+        if (fn->file < 0 || !fn->cp)
+            continue;
+        pp_kids k = pp_children(fn->def);
+        CXCursor body = k.n ? k.v[k.n - 1] : clang_getNullCursor();
+        free(k.v);
+        CXSourceLocation at = PP_LOC(fn->def);
+        int body_macro = !clang_Cursor_isNull(body) && pp_in_macro(body);
+        if (body_macro)
+            at = clang_getRangeStart(clang_getCursorExtent(body));
+        if (!body_macro && !(fn->is_main && pp_loc_in_macro(at)))
+            continue;
+        char *m = pp_macro_at(&ctx.files[fn->file], pp_off(at));
+        pp_error(at,
+                 "%s '%s' is written by macro '%s', which levpp could not expand in place (the "
+                 "expansion would expand again, or cannot keep its lines): levpp rewrites %s as "
+                 "the input's text; define it without the macro",
+                 body_macro ? "the body of checkpointable function" : "the name of", fn->name, m,
+                 body_macro ? "a checkpointable body" : "main's name");
+        free(m);
+    }
+}
+
 /* Pass: the functions of every input and the call graph over all of
  * them, which functions are checkpointable (the fixpoint), then the C
  * name and id of each defined function. `first_input` names the run in
@@ -377,6 +420,7 @@ void pp_call_graph_pass(const char *first_input)
         pp_addr_scan(i);
     pp_icall_edges();
     pp_fixpoint();
+    pp_macro_defs();
     pp_copies();
     int have_main = 0;
     for (unsigned i = 0; i < ctx.nfns; i++) {

@@ -23,7 +23,7 @@ static unsigned s_ncands, s_capcands;
 void pp_copy_note(int file, int g, CXCursor ref)
 {
     CXCursor def = clang_getCursorDefinition(ref);
-    if (clang_Cursor_isNull(def) || clang_Location_isFromMainFile(PP_LOC(def)) ||
+    if (clang_Cursor_isNull(def) || pp_in_input(def) ||
         clang_Cursor_getStorageClass(def) != CX_SC_Static)
         return;
     for (unsigned i = 0; i < s_ncands; i++)

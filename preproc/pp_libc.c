@@ -927,7 +927,7 @@ static void pp_common_file(unsigned fi)
     int first = 1;
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
-        if (!clang_Location_isFromMainFile(PP_LOC(c))) {
+        if (!pp_in_input(c)) {
             pp_included_decl(c);
             continue;
         }

@@ -17,20 +17,34 @@ unsigned pp_off(CXSourceLocation l)
 unsigned pp_begin(CXCursor c) { return pp_off(clang_getRangeStart(clang_getCursorExtent(c))); }
 unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
 
+/* Whether location l comes from a macro expansion (a macro's body, or
+ * an argument of a macro). */
+int pp_loc_in_macro(CXSourceLocation l)
+{
+    CXFile f1, f2;
+    unsigned o1, o2;
+    clang_getExpansionLocation(l, &f1, NULL, NULL, &o1);
+    clang_getSpellingLocation(l, &f2, NULL, NULL, &o2);
+    return o1 != o2 || !clang_File_isEqual(f1, f2);
+}
+
+/* Whether declaration c belongs to the input: written in its text, or
+ * written by a macro that its text expands (`long API(f)(...)`), where
+ * clang_Location_isFromMainFile sees only the former. */
+int pp_in_input(CXCursor c)
+{
+    CXFile f;
+    unsigned off;
+    clang_getExpansionLocation(PP_LOC(c), &f, NULL, NULL, &off);
+    return f && clang_Location_isFromMainFile(
+                    clang_getLocationForOffset(clang_Cursor_getTranslationUnit(c), f, off));
+}
+
 /* Whether any end of c's extent comes from a macro expansion. */
 int pp_in_macro(CXCursor c)
 {
     CXSourceRange r = clang_getCursorExtent(c);
-    CXSourceLocation ls[2] = {clang_getRangeStart(r), clang_getRangeEnd(r)};
-    for (int i = 0; i < 2; i++) {
-        CXFile f1, f2;
-        unsigned o1, o2;
-        clang_getExpansionLocation(ls[i], &f1, NULL, NULL, &o1);
-        clang_getSpellingLocation(ls[i], &f2, NULL, NULL, &o2);
-        if (o1 != o2 || !clang_File_isEqual(f1, f2))
-            return 1;
-    }
-    return 0;
+    return pp_loc_in_macro(clang_getRangeStart(r)) || pp_loc_in_macro(clang_getRangeEnd(r));
 }
 
 static enum CXChildVisitResult pp_kid_cb(CXCursor c, CXCursor parent, CXClientData d)
