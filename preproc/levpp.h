@@ -436,8 +436,8 @@ const char *pp_tagged_union(CXCursor field);
 /* pp_callgraph.c */
 /* pp_alloc.c: allocation-type hints */
 void pp_alloc_prepare(void);
-int pp_alloc_tail(CXCursor *parents, int np);
-int pp_alloc_dest(CXCursor *parents, int np, CXType *dest);
+int pp_alloc_tail(CXCursor c, CXCursor *parents, int np);
+int pp_alloc_dest(CXCursor c, CXCursor *parents, int np, CXType *dest);
 /* pp_libc.c: the type operand or expression type of sizeof c (or the
  * built-in type id in *special); 0: found. */
 int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special);

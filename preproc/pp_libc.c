@@ -76,32 +76,6 @@ typedef struct pp_heap_info {
     int sizeof_only, by_dest;
 } pp_heap_info;
 
-/* The type an allocation call receives from its nearest enclosing cast,
- * initialised variable or assignment (parents innermost last, skipping
- * parentheses and implicit conversions); 0 if it has none. */
-int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
-{
-    for (int i = np - 1; i >= 0; i--) {
-        CXCursor p = parents[i];
-        enum CXCursorKind k = pp_kind(p);
-        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
-            continue;
-        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
-            *dest = clang_getCursorType(p);
-            return 1;
-        }
-        if (k == CXCursor_BinaryOperator &&
-            clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
-            pp_kids kk = pp_children(p);
-            *dest = clang_getCursorType(kk.v[0]);
-            free(kk.v);
-            return 1;
-        }
-        return 0;
-    }
-    return 0;
-}
-
 static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
 {
     *(CXCursor *)d = c;
@@ -184,7 +158,8 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
     hi->sizeof_only = 0;
     hi->fac = clang_getNullCursor();
     CXType dest;
-    if (pp_alloc_dest(parents, np, &dest) && clang_getCanonicalType(dest).kind == CXType_Pointer) {
+    if (pp_alloc_dest(call, parents, np, &dest) &&
+        clang_getCanonicalType(dest).kind == CXType_Pointer) {
         CXType pt = clang_getPointeeType(clang_getCanonicalType(dest));
         if (pt.kind != CXType_Void) {
             long long mult;
@@ -271,7 +246,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
     if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
         if (!is_alloca && (!strcmp(name, "malloc") ? n == 1 : n == 2) &&
-            pp_alloc_tail(parents, np)) {
+            pp_alloc_tail(c, parents, np)) {
             /* what the wrapper returns: typed by its caller's hint */
             pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
                         pp_fmt("%s(", pp_alloc_hinted_name(name)));
