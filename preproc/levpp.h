@@ -73,6 +73,7 @@ typedef struct pp_file {
     int *xcallees;           /* checkpointable functions of other inputs called here */
     unsigned nx, capx;
     char *outname, *stem;
+    unsigned outsub; /* where the part of outname below OUT begins (several inputs), or 0 */
 } pp_file;
 
 /* A variable-length array kept on the VT heap (PP_VLA_ARRAY), or a
@@ -382,6 +383,7 @@ int pp_tok_is(const pp_file *f, unsigned i, const char *s);
 unsigned pp_stmt_end(const pp_file *f, CXCursor c);
 int pp_attributed(const pp_file *f, CXCursor c);
 void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text);
+void pp_include_edits(pp_file *f);
 /* pp_libc.c: whether DeclStmt c defines named tags with variables of
  * them (`struct S {...} s;`), whose definitions move to file scope. */
 int pp_tags_with_vars(CXCursor c);
@@ -447,6 +449,7 @@ const char *pp_alloc_value(const char *name);
 void pp_alloc_register(void);
 void pp_alloc_prelude(pp_buf *o, unsigned fi);
 int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name);
+char *pp_fn_usr(CXCursor decl);
 int pp_fn_find(const char *usr);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);

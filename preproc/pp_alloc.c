@@ -39,7 +39,7 @@ static int s_fn_of(CXCursor fndecl)
 {
     if (pp_kind(fndecl) != CXCursor_FunctionDecl)
         return -1;
-    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
+    char *usr = pp_fn_usr(fndecl);
     int i = pp_fn_find(usr);
     free(usr);
     return i;

@@ -35,6 +35,29 @@ static void pp_fn_index_add(unsigned i)
     pp_fn_index.slot[h] = i + 1;
 }
 
+/* The key of function decl among the functions of all inputs: its USR,
+ * which for a function with internal linkage names the base name of its
+ * file only (`c:util.c@F@step`), so there also the identity of the file
+ * that defines it (or declares it, when no definition is at hand): two
+ * inputs a/util.c and b/util.c have two functions, and an input that
+ * includes a file whose static function another input defines names the
+ * same one. Malloc'd. */
+char *pp_fn_usr(CXCursor decl)
+{
+    char *usr = pp_cxstring(clang_getCursorUSR(decl));
+    if (clang_getCursorLinkage(decl) != CXLinkage_Internal)
+        return usr;
+    CXCursor def = clang_getCursorDefinition(decl);
+    CXFile f;
+    clang_getExpansionLocation(PP_LOC(clang_Cursor_isNull(def) ? decl : def), &f, NULL, NULL, NULL);
+    CXFileUniqueID id;
+    if (!f || clang_getFileUniqueID(f, &id))
+        return usr;
+    char *key = pp_fmt("%s@%llx.%llx.%llx", usr, id.data[0], id.data[1], id.data[2]);
+    free(usr);
+    return key;
+}
+
 int pp_fn_find(const char *usr)
 {
     if (2 * ctx.nfns >= pp_fn_index.cap) { /* grow: index every function again */
@@ -58,7 +81,7 @@ int pp_fn_find(const char *usr)
 
 static int pp_fn_get(CXCursor decl)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(decl));
+    char *usr = pp_fn_usr(decl);
     int i = pp_fn_find(usr);
     if (i >= 0) {
         free(usr);
@@ -191,7 +214,7 @@ static enum CXChildVisitResult pp_addr_taken_cb(CXCursor c, CXCursor parent, CXC
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return CXChildVisit_Recurse;
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     if (k == CXCursor_CallExpr) {
         free(a->callee);
         a->callee = usr;

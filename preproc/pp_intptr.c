@@ -138,7 +138,7 @@ static int pp_ip_callee(CXCursor c)
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return -1;
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     int g = pp_fn_find(usr);
     free(usr);
     return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
@@ -463,7 +463,7 @@ static int pp_intptr_site(CXCursor c)
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return -1;
     char *name = pp_cxstring(clang_getCursorSpelling(ref));
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     int g = pp_fn_find(usr);
     int r = pp_safepoint_kind(name) ? -2 : g >= 0 && ctx.fns[g].cp ? g : -1;
     free(name);

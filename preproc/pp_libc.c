@@ -17,7 +17,7 @@ const char *const pp_std_names[3] = {"stdin", "stdout", "stderr"};
 
 static int pp_defined_here(CXCursor fndecl)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
+    char *usr = pp_fn_usr(fndecl);
     int i = pp_fn_find(usr);
     free(usr);
     return i >= 0 && ctx.fns[i].file >= 0;
@@ -564,7 +564,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 pp_kind(parents[0]) == CXCursor_FunctionDecl) {
                 /* a checkpointable function's stack is its frame: the
                  * buffer moves to the VT heap like malloc's */
-                char *usr = pp_cxstring(clang_getCursorUSR(parents[0]));
+                char *usr = pp_fn_usr(parents[0]);
                 int g = pp_fn_find(usr);
                 free(usr);
                 if (g >= 0 && ctx.fns[g].cp) {
@@ -791,7 +791,7 @@ static enum CXChildVisitResult pp_lbl_cb(CXCursor c, CXCursor parent, CXClientDa
  * fn->label_table is set when it has any and all could be rewritten. */
 static void pp_label_table(pp_file *f, CXCursor c)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(c));
+    char *usr = pp_fn_usr(c);
     int g = pp_fn_find(usr);
     free(usr);
     if (g < 0 || !ctx.fns[g].cp)
@@ -884,7 +884,7 @@ static void pp_included_decl(CXCursor c)
     if (k == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern) {
         pp_static_var(c); /* (a tentative definition is no definition to libclang) */
     } else if (k == CXCursor_FunctionDecl && clang_isCursorDefinition(c)) {
-        char *usr = pp_cxstring(clang_getCursorUSR(c));
+        char *usr = pp_fn_usr(c);
         int g = pp_fn_find(usr);
         free(usr);
         pp_hdr_scan hs = {PP_MAGIC_HDR_STATICS, c};
@@ -897,6 +897,7 @@ static void pp_common_file(unsigned fi)
 {
     pp_file *f = &ctx.files[fi];
     ctx.cur_file = (int)fi;
+    pp_include_edits(f);
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     f->insert_at = f->len;
     int first = 1;
