@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "levpp.h"
@@ -331,50 +332,34 @@ int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to)
  * Quoted includes found beside the input
  * =================================================================== */
 
-typedef struct pp_incs {
-    pp_file *f;
-    char *dir; /* the input's directory as written, with its '/', or "" */
-} pp_incs;
-
-static void pp_include_cb(CXFile inc, CXSourceLocation *stack, unsigned n, CXClientData d)
-{
-    pp_incs *is = d;
-    pp_file *f = is->f;
-    CXFile where;
-    unsigned off;
-    if (n != 1)
-        return; /* not included by the input itself */
-    clang_getSpellingLocation(stack[0], &where, NULL, NULL, &off);
-    if (!where || !clang_File_isEqual(where, f->cxf) || off >= f->len || f->text[off] != '"')
-        return;
-    const char *close = memchr(f->text + off + 1, '"', f->len - off - 1);
-    const char *nl = memchr(f->text + off + 1, '\n', f->len - off - 1);
-    if (!close || (nl && nl < close) || f->text[off + 1] == '/')
-        return;
-    unsigned e = (unsigned)(close - f->text) + 1;
-    char *beside = pp_fmt("%s%.*s", is->dir, (int)(e - off - 2), f->text + off + 1);
-    CXFile bf = clang_getFile(f->tu, beside);
-    if (bf && clang_File_isEqual(bf, inc) && !strchr(beside, '"')) {
-        char *cwd = beside[0] == '/' ? NULL : getcwd(NULL, 0);
-        if (beside[0] == '/' || cwd)
-            pp_edit_add(f, off, e, E_REPL, 0, 0,
-                        pp_fmt("\"%s%s%s\"", cwd ? cwd : "", cwd ? "/" : "", beside));
-        free(cwd);
-    }
-    free(beside);
-}
-
-/* The input's `#include "NAME"` lines whose header the compiler finds
- * beside the input (in its directory, before the -I directories) name it
- * by its full path in the output, which lives elsewhere: from there the
- * compiler would look for it beside the output, or find another header of
- * that name on the include path (brotli's dec/ and enc/ both have a
+/* The input's `#include "NAME"` lines whose header is beside the input
+ * (in its directory, which the compiler searches first) name it by its
+ * full path in the output, which lives elsewhere: from there the compiler
+ * would look for it beside the output, or find another header of that
+ * name on the include path (brotli's dec/ and enc/ both have a
  * static_init.h). Headers that header includes are still found beside
  * it. */
 void pp_include_edits(pp_file *f)
 {
     const char *slash = strrchr(f->path, '/');
-    pp_incs is = {f, pp_fmt("%.*s", slash ? (int)(slash - f->path) + 1 : 0, f->path)};
-    clang_getInclusions(f->tu, pp_include_cb, &is);
-    free(is.dir);
+    int dirlen = slash ? (int)(slash - f->path) + 1 : 0;
+    char *cwd = f->path[0] == '/' ? NULL : getcwd(NULL, 0);
+    if (f->path[0] != '/' && !cwd)
+        return;
+    for (unsigned i = 0; i + 2 < f->ntoks; i++) {
+        if (!pp_tok_is(f, i, "#") || !pp_tok_is(f, i + 1, "include") ||
+            (i > 0 && pp_line_of(f, f->toks[i - 1].b) == pp_line_of(f, f->toks[i].b)))
+            continue;
+        unsigned b = f->toks[i + 2].b, e = f->toks[i + 2].e;
+        if (e - b < 3 || f->text[b] != '"' || f->text[e - 1] != '"' || f->text[b + 1] == '/' ||
+            memchr(f->text + b, '\\', e - b))
+            continue;
+        char *beside = pp_fmt("%.*s%.*s", dirlen, f->path, (int)(e - b - 2), f->text + b + 1);
+        struct stat st;
+        if (stat(beside, &st) == 0 && S_ISREG(st.st_mode))
+            pp_edit_add(f, b, e, E_REPL, 0, 0,
+                        pp_fmt("\"%s%s%s\"", cwd ? cwd : "", cwd ? "/" : "", beside));
+        free(beside);
+    }
+    free(cwd);
 }
