@@ -451,6 +451,9 @@ void pp_alloc_prelude(pp_buf *o, unsigned fi);
 int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name);
 char *pp_fn_usr(CXCursor decl);
 int pp_fn_find(const char *usr);
+/* pp_callgraph.c: the function of the inputs that call c calls directly,
+ * or -1. */
+int pp_fn_called(CXCursor c);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);
 char *pp_icall_key(CXCursor c);
@@ -486,6 +489,22 @@ unsigned pp_site_new(pp_fn *fn, unsigned at);
 enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_has_site(CXCursor c);
 int pp_counted(CXCursor cond, CXCursor inc, CXCursor body);
+
+/* pp_values.c: the values integer expression e of function fi may take
+ * (*out, and 1) when they are at most PP_VALS_MAX constants known before
+ * the program runs; 0: not known. Between pp_values_prepare, which finds
+ * what the calls of each function pass it, and pp_values_free. */
+#define PP_VALS_MAX 8
+typedef struct pp_vals {
+    int known;
+    unsigned n;
+    unsigned long long v[PP_VALS_MAX];
+} pp_vals;
+/* pp_values.c: the value of integer constant expression e (*v, and 1). */
+int pp_const_value(CXCursor e, unsigned long long *v);
+void pp_values_prepare(void);
+int pp_values(int fi, CXCursor e, pp_vals *out);
+void pp_values_free(void);
 
 /* pp_intptr.c */
 int pp_is_elvis(const pp_kids *k);

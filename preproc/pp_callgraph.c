@@ -79,6 +79,20 @@ int pp_fn_find(const char *usr)
     return -1;
 }
 
+/* The function defined in the inputs that call c calls directly, or -1. */
+int pp_fn_called(CXCursor c)
+{
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return -1;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return -1;
+    char *usr = pp_fn_usr(ref);
+    int g = pp_fn_find(usr);
+    free(usr);
+    return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
+}
+
 static int pp_fn_get(CXCursor decl)
 {
     char *usr = pp_fn_usr(decl);
