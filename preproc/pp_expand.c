@@ -6,8 +6,9 @@
  * a macro's body, a type spelled by a macro, a `return` or a `malloc`
  * behind one, an `#ifdef` inside a statement). So is the head of a
  * definition whose name a macro writes (`long BZ_API(f)(...)`), and a
- * whole definition whose body a macro writes (`DEFINE_FN(name)`): the
- * passes then find the function in the input's text by its real name.
+ * whole definition whose body a macro writes (`DEFINE_FN(name)`), and a
+ * file-scope variable whose name a macro writes: the passes then find the
+ * definition in the input's text by its real name.
  *
  * How. The input is copied with a marker identifier after the `{` and
  * before the `}` of each body, and the copy goes through the C compiler's
@@ -135,15 +136,26 @@ static enum CXChildVisitResult pp_region_cb(CXCursor c, CXCursor parent, CXClien
     pp_regions *rs = pp_visit_state(d, PP_MAGIC_REGIONS);
     const pp_file *f = rs->f;
     enum CXCursorKind k = pp_kind(c);
-    if (k == CXCursor_VarDecl && clang_Location_isFromMainFile(PP_LOC(c))) {
+    if (k == CXCursor_VarDecl && pp_in_input(c)) {
         /* a file-scope initializer: its string literals and pointers are
          * registered as written, so it is expanded too (a table of
-         * strings made by a macro) */
+         * strings made by a macro); a variable whose name a macro writes
+         * (`DECLARE(name, "text")`), with its whole declaration */
         CXCursor init = clang_Cursor_getVarDeclInitializer(c);
-        if (clang_Cursor_isNull(init) || pp_in_macro(c))
+        if (clang_Cursor_isNull(init))
             return CXChildVisit_Continue;
         unsigned b = pp_begin(init), e = pp_end(init);
-        if (e <= b || e > f->len || (rs->n && b < rs->v[rs->n - 1].e))
+        if (pp_loc_in_macro(PP_LOC(c))) {
+            CXSourceLocation end = clang_getRangeEnd(clang_getCursorExtent(c));
+            b = pp_begin(c);
+            e = pp_off(end);
+            if (pp_loc_in_macro(end)) /* a macro argument: its invocation's end */
+                e = pp_text_inv_end(f->text, f->len, e);
+            if (e > b && e <= f->len)
+                pp_region_add(rs, b, e);
+            return CXChildVisit_Continue;
+        }
+        if (pp_in_macro(c) || e <= b || e > f->len || (rs->n && b < rs->v[rs->n - 1].e))
             return CXChildVisit_Continue;
         int braces = f->text[b] == '{' && f->text[e - 1] == '}';
         pp_region_add(rs, braces ? b + 1 : b, braces ? e - 1 : e);

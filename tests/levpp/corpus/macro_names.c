@@ -6,7 +6,9 @@
  * and the name, a definition a macro writes whole (its body in the macro's
  * definition), a definition whose body is a macro argument spanning
  * lines, two definitions from one invocation, and a head levpp cannot
- * expand in place (the name stays the macro's). Each loops, so each is
+ * expand in place (the name stays the macro's); and file-scope variables
+ * whose declaration a macro writes, a string and a table of hooks in
+ * their initializers. Each function loops, so each is
  * checkpointable, and their state lives across the polls. An allocator
  * hook named by a macro is stored in a stream by a function named by a
  * macro (the hook's address is taken only there) and called through the
@@ -93,9 +95,20 @@ static void API(default_free)(void *opaque, void *p)
     free(p);
 }
 
+/* variables: declarations a macro writes whole, with a string and the
+ * hooks' addresses in their initializers */
+struct hooks {
+    alloc_func zalloc;
+    free_func zfree;
+};
+#define DECLARE_LABEL(name, text) static const char *name = text;
+#define DECLARE_HOOKS(name, a, f) static const struct hooks name = {a, f};
+DECLARE_LABEL(g_label, "rounds of macro_names")
+DECLARE_HOOKS(g_hooks, default_alloc, default_free)
+
 int API(stream_init)(struct stream *s)
 {
-    s->zalloc = default_alloc;
+    s->zalloc = g_hooks.zalloc;
     s->zfree = default_free;
     s->opaque = s;
     s->allocated = 0;
@@ -206,8 +219,9 @@ int main(int argc, char **argv)
     struct stream s;
     stream_init(&s);
     long total = 0;
+    const char *label = g_label;
     for (int r = 0; rounds == 0 || r < rounds; r++)
-        total += round_of(&s, n, r);
-    printf("total %ld\n", total);
+        total += round_of(&s, n, r) + (long)strlen(label);
+    printf("total %ld of %s\n", total, g_label);
     return (int)((total % 100 + 100) % 100);
 }
