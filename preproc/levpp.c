@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "levpp.h"
 
@@ -376,6 +377,117 @@ static const char **pp_clang_args(const pp_options *o, CXCompilationDatabase db,
     return args;
 }
 
+/* The components of path, made absolute (from the working directory) and
+ * with `.` and `..` resolved as written (no symbolic link followed: as
+ * CMake's leverage_add_tasks names the outputs). Its base name loses its
+ * extension. *n: how many. */
+static char **pp_path_parts(const char *path, unsigned *n)
+{
+    char *cwd = path[0] == '/' ? NULL : getcwd(NULL, 0);
+    char *full = pp_fmt("%s/%s", cwd ? cwd : "", path);
+    free(cwd);
+    char **v = NULL;
+    unsigned cap = 0;
+    *n = 0;
+    for (char *t = strtok(full, "/"); t; t = strtok(NULL, "/")) {
+        if (!strcmp(t, "."))
+            continue;
+        if (!strcmp(t, "..")) {
+            if (*n)
+                free(v[--*n]);
+            continue;
+        }
+        PP_PUSH(v, *n, cap);
+        v[(*n)++] = pp_strdup(t);
+    }
+    free(full);
+    if (*n) {
+        char *dot = strrchr(v[*n - 1], '.');
+        if (dot && dot != v[*n - 1])
+            *dot = '\0';
+    }
+    return v;
+}
+
+/* The last `depth` components of parts, joined by '/'. */
+static char *pp_path_tail(char **parts, unsigned n, unsigned depth)
+{
+    pp_buf b = {0};
+    for (unsigned i = n - depth; i < n; i++)
+        pp_printf(&b, "%s%s", i > n - depth ? "/" : "", parts[i]);
+    return b.p;
+}
+
+/* Names each input's output and stem (pp_file.outname, .stem): its base
+ * name without its extension, OUT/NAME.lev.c with several inputs; an
+ * input whose base name another input has too takes as many of its
+ * directories as tell them apart (brotli's dec/static_init.c and
+ * enc/static_init.c: OUT/dec/static_init.lev.c, stem dec_static_init).
+ * The stem names the input in generated identifiers (NAME__STEM,
+ * lev__fill_STEM), so stems that only differ in characters an identifier
+ * cannot hold get a number. Returns 0, or 1 after an error (one file
+ * given twice). */
+static int pp_name_outputs(const pp_options *o)
+{
+    unsigned nin = o->nin, *np = pp_xrealloc(NULL, sizeof *np * nin),
+             *depth = pp_xrealloc(NULL, sizeof *depth * nin);
+    char ***parts = pp_xrealloc(NULL, sizeof *parts * nin),
+         **tail = pp_xrealloc(NULL, sizeof *tail * nin);
+    for (unsigned i = 0; i < nin; i++) {
+        parts[i] = pp_path_parts(o->inputs[i], &np[i]);
+        depth[i] = 1;
+    }
+    int rc = 0;
+    for (int changed = 1; changed && !rc;) {
+        changed = 0;
+        for (unsigned i = 0; i < nin; i++)
+            tail[i] = pp_path_tail(parts[i], np[i], depth[i]);
+        unsigned char *grow = pp_xrealloc(NULL, nin);
+        memset(grow, 0, nin);
+        for (unsigned i = 0; i < nin; i++)
+            for (unsigned j = i + 1; j < nin; j++)
+                if (!strcmp(tail[i], tail[j]))
+                    grow[i] = grow[j] = 1;
+        for (unsigned i = 0; i < nin && !rc; i++) {
+            if (!grow[i])
+                continue;
+            if (depth[i] == np[i]) {
+                pp_error_noloc(NULL, "%s is given twice as an input", o->inputs[i]);
+                rc = 1;
+            }
+            depth[i]++;
+            changed = 1;
+        }
+        free(grow);
+        for (unsigned i = 0; changed && i < nin; i++)
+            free(tail[i]);
+    }
+    for (unsigned i = 0; i < nin; i++) {
+        pp_file *f = &ctx.files[i];
+        f->path = o->inputs[i];
+        f->stem = pp_ident(rc ? "" : tail[i]);
+        for (unsigned j = 0; j < i; j++)
+            if (!strcmp(ctx.files[j].stem, f->stem)) {
+                char *num = pp_fmt("%s__%u", f->stem, i);
+                free(f->stem);
+                f->stem = num;
+                break;
+            }
+        f->outname = nin > 1 ? pp_fmt("%s/%s.lev.c", o->out, rc ? "" : tail[i]) : pp_strdup(o->out);
+        f->outsub = nin > 1 ? (unsigned)strlen(o->out) + 1 : 0;
+        if (!rc)
+            free(tail[i]);
+        for (unsigned k = 0; k < np[i]; k++)
+            free(parts[i][k]);
+        free(parts[i]);
+    }
+    free(parts);
+    free(tail);
+    free(np);
+    free(depth);
+    return rc;
+}
+
 /* Pass: reads and parses every input (ctx.files), naming its output.
  * Returns 0, or 1 after an error (printed). */
 static int pp_read_inputs(const pp_options *o, CXIndex idx)
@@ -393,25 +505,11 @@ static int pp_read_inputs(const pp_options *o, CXIndex idx)
     ctx.nfiles = nin;
     ctx.files = pp_xrealloc(NULL, sizeof *ctx.files * nin);
     memset(ctx.files, 0, sizeof *ctx.files * nin);
-    int rc = 0;
+    int rc = pp_name_outputs(o);
     for (unsigned i = 0; i < nin && !rc; i++) {
         unsigned na;
         const char **args = pp_clang_args(o, db, i, &na);
-        ctx.files[i].path = o->inputs[i];
-        char *stem = pp_strdup(pp_base(o->inputs[i]));
-        char *dot = strrchr(stem, '.');
-        if (dot)
-            *dot = '\0';
-        ctx.files[i].stem = pp_ident(stem);
-        ctx.files[i].outname = nin > 1 ? pp_fmt("%s/%s.lev.c", o->out, stem) : pp_strdup(o->out);
-        free(stem);
-        for (unsigned j = 0; j < i; j++)
-            if (!strcmp(ctx.files[j].stem, ctx.files[i].stem)) {
-                pp_error_noloc(NULL, "two inputs are named %s.c: each gives %s.lev.c",
-                               ctx.files[i].stem, ctx.files[i].stem);
-                rc = 1;
-            }
-        if (!rc && pp_parse(&ctx.files[i], idx, args, na))
+        if (pp_parse(&ctx.files[i], idx, args, na))
             rc = 1;
         if (!rc && i == 0)
             pp_names_probe(idx, args, na); /* what the outputs include */

@@ -83,6 +83,7 @@ typedef struct pp_file {
     int *xcallees;           /* checkpointable functions of other inputs called here */
     unsigned nx, capx;
     char *outname, *stem;
+    unsigned outsub; /* where the part of outname below OUT begins (several inputs), or 0 */
 } pp_file;
 
 /* A variable-length array kept on the VT heap (PP_VLA_ARRAY), or a
@@ -384,6 +385,8 @@ unsigned pp_begin(CXCursor c);
 unsigned pp_end(CXCursor c);
 int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to);
 int pp_in_macro(CXCursor c);
+int pp_loc_in_macro(CXSourceLocation l);
+int pp_in_input(CXCursor c);
 pp_kids pp_children(CXCursor c);
 enum CXCursorKind pp_kind(CXCursor c);
 CXCursor pp_strip(CXCursor c);
@@ -393,6 +396,7 @@ int pp_tok_is(const pp_file *f, unsigned i, const char *s);
 unsigned pp_stmt_end(const pp_file *f, CXCursor c);
 int pp_attributed(const pp_file *f, CXCursor c);
 void pp_edit_add(pp_file *f, unsigned b, unsigned e, int cls, int depth, int run, char *text);
+void pp_include_edits(pp_file *f);
 /* pp_libc.c: whether DeclStmt c defines named tags with variables of
  * them (`struct S {...} s;`), whose definitions move to file scope. */
 int pp_tags_with_vars(CXCursor c);
@@ -454,8 +458,8 @@ const char *pp_tagged_union(CXCursor field);
 /* pp_callgraph.c */
 /* pp_alloc.c: allocation-type hints */
 void pp_alloc_prepare(void);
-int pp_alloc_tail(CXCursor *parents, int np);
-int pp_alloc_dest(CXCursor *parents, int np, CXType *dest);
+int pp_alloc_tail(CXCursor c, CXCursor *parents, int np);
+int pp_alloc_dest(CXCursor c, CXCursor *parents, int np, CXType *dest);
 /* pp_libc.c: the type operand or expression type of sizeof c (or the
  * built-in type id in *special); 0: found. */
 int pp_sizeof_type(pp_file *f, CXCursor c, CXType *t, const char **special);
@@ -465,7 +469,11 @@ const char *pp_alloc_value(const char *name);
 void pp_alloc_register(void);
 void pp_alloc_prelude(pp_buf *o, unsigned fi);
 int pp_alloc_value_in_macro(pp_file *f, CXCursor c, const char *name);
+char *pp_fn_usr(CXCursor decl);
 int pp_fn_find(const char *usr);
+/* pp_callgraph.c: the function of the inputs that call c calls directly,
+ * or -1. */
+int pp_fn_called(CXCursor c);
 int pp_is_loop(CXCursor c);
 const char *pp_safepoint_kind(const char *name);
 char *pp_icall_key(CXCursor c);
@@ -511,6 +519,22 @@ unsigned pp_site_new(pp_fn *fn, unsigned at);
 enum CXChildVisitResult pp_site_any_call_cb(CXCursor c, CXCursor parent, CXClientData d);
 int pp_has_site(CXCursor c);
 int pp_counted(CXCursor cond, CXCursor inc, CXCursor body);
+
+/* pp_values.c: the values integer expression e of function fi may take
+ * (*out, and 1) when they are at most PP_VALS_MAX constants known before
+ * the program runs; 0: not known. Between pp_values_prepare, which finds
+ * what the calls of each function pass it, and pp_values_free. */
+#define PP_VALS_MAX 8
+typedef struct pp_vals {
+    int known;
+    unsigned n;
+    unsigned long long v[PP_VALS_MAX];
+} pp_vals;
+/* pp_values.c: the value of integer constant expression e (*v, and 1). */
+int pp_const_value(CXCursor e, unsigned long long *v);
+void pp_values_prepare(void);
+int pp_values(int fi, CXCursor e, pp_vals *out);
+void pp_values_free(void);
 
 /* pp_intptr.c */
 int pp_is_elvis(const pp_kids *k);

@@ -3,10 +3,12 @@
  * the wrapper's call site.
  *
  * An allocation is in *tail position* in function F when its result is
- * what F returns: `return ALLOC;` (through casts to void *), or the one
- * assignment (or initialiser, outside any loop) of the local variable that
- * every `return VAR;` of F returns, when no return of F returns a call and
- * the variable's address is never taken. ALLOC is malloc, calloc or
+ * what F returns: `return ALLOC;`, or the one assignment (or initialiser,
+ * outside any loop) of the local variable that every `return VAR;` of F
+ * returns, when no return of F returns a call and the variable's address
+ * is never taken; the allocation may stand in any form of expression that
+ * passes its value on (s_passes_on: casts to void *, parentheses, arms
+ * of ?:, a comma's right operand, memset's first argument...). ALLOC is malloc, calloc or
  * realloc, a call of a wrapper, or a call through a pointer returning
  * void *. A *wrapper* is a function returning a pointer with an
  * allocation in tail position (fixpoint over the call graph).
@@ -37,7 +39,7 @@ static int s_fn_of(CXCursor fndecl)
 {
     if (pp_kind(fndecl) != CXCursor_FunctionDecl)
         return -1;
-    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
+    char *usr = pp_fn_usr(fndecl);
     int i = pp_fn_find(usr);
     free(usr);
     return i;
@@ -63,21 +65,97 @@ static int s_void_ptr(CXType t)
            clang_getCanonicalType(clang_getPointeeType(t)).kind == CXType_Void;
 }
 
-/* The parent of an expression once parentheses, implicit conversions and
- * casts to void * are skipped; *at: its index. */
-static CXCursor s_up(CXCursor *parents, int np, int *at)
+/* The C library's functions that return their first argument. */
+static const char *const s_return_first[] = {"memset", "memcpy",  "memmove",
+                                             "strcpy", "strncpy", NULL};
+
+/* Whether call p is one of s_return_first with kid its first argument. */
+static int s_returns_arg(CXCursor p, CXCursor kid)
+{
+    CXCursor ref = clang_getCursorReferenced(p);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return 0;
+    pp_kids kk = pp_children(p); /* the callee, then the arguments */
+    int first = kk.n >= 2 && clang_equalCursors(kk.v[1], kid);
+    free(kk.v);
+    if (!first)
+        return 0;
+    int g = s_fn_of(ref);
+    if (g >= 0 && ctx.fns[g].file >= 0)
+        return 0; /* the program's own */
+    char *name = pp_cxstring(clang_getCursorSpelling(ref));
+    int r = 0;
+    for (int i = 0; s_return_first[i] && !r; i++)
+        r = !strcmp(name, s_return_first[i]);
+    free(name);
+    return r;
+}
+
+/* Whether ancestor p passes on, unchanged, the value of its operand kid
+ * (the child on the path down to an allocation), so that the allocation's
+ * result is p's value: parentheses and implicit conversions, GNU `?:`
+ * (either operand is its value), an arm of `?:` (not its condition), the
+ * right operand of a comma, the last statement of a statement expression
+ * (up: p's own parent), the first argument of memset, memcpy, memmove,
+ * strcpy and strncpy, and with void_casts a cast to void *. */
+static int s_passes_on(CXCursor p, CXCursor kid, CXCursor up, int void_casts)
+{
+    enum CXCursorKind k = pp_kind(p);
+    if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr || k == CXCursor_StmtExpr)
+        return 1;
+    if (k == CXCursor_CallExpr)
+        return s_returns_arg(p, kid);
+    if (k == CXCursor_CStyleCastExpr)
+        return void_casts && s_void_ptr(clang_getCursorType(p));
+    int r = 0;
+    if (k == CXCursor_ConditionalOperator ||
+        (k == CXCursor_BinaryOperator &&
+         clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Comma) ||
+        (k == CXCursor_CompoundStmt && pp_kind(up) == CXCursor_StmtExpr)) {
+        pp_kids kk = pp_children(p);
+        if (k == CXCursor_ConditionalOperator)
+            r = kk.n == 3 && !clang_equalCursors(kk.v[0], kid);
+        else /* the last operand or statement */
+            r = kk.n && clang_equalCursors(kk.v[kk.n - 1], kid);
+        free(kk.v);
+    }
+    return r;
+}
+
+/* The first ancestor of expression c (parents innermost last) that does
+ * not pass c's value on (s_passes_on): its index, or -1. */
+static int s_value_user(CXCursor c, CXCursor *parents, int np, int void_casts)
 {
     int i = np - 1;
-    for (; i >= 0; i--) {
-        enum CXCursorKind k = pp_kind(parents[i]);
-        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
-            continue;
-        if (k == CXCursor_CStyleCastExpr && s_void_ptr(clang_getCursorType(parents[i])))
-            continue;
-        break;
+    for (CXCursor kid = c; i >= 0; kid = parents[i--])
+        if (!s_passes_on(parents[i], kid, i > 0 ? parents[i - 1] : clang_getNullCursor(),
+                         void_casts))
+            break;
+    return i;
+}
+
+/* The type an allocation c receives from the cast, initialised variable
+ * or assignment that takes its value (through the forms that pass it on:
+ * parentheses, `?:` arms, a comma's right operand...); 0 if none does. */
+int pp_alloc_dest(CXCursor c, CXCursor *parents, int np, CXType *dest)
+{
+    int i = s_value_user(c, parents, np, 0);
+    if (i < 0)
+        return 0;
+    CXCursor p = parents[i];
+    enum CXCursorKind k = pp_kind(p);
+    if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
+        *dest = clang_getCursorType(p);
+        return 1;
     }
-    *at = i;
-    return i >= 0 ? parents[i] : clang_getNullCursor();
+    if (k == CXCursor_BinaryOperator &&
+        clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
+        pp_kids kk = pp_children(p);
+        *dest = clang_getCursorType(kk.v[0]);
+        free(kk.v);
+        return 1;
+    }
+    return 0;
 }
 
 static int s_refers_to(CXCursor e, CXCursor var)
@@ -163,16 +241,20 @@ static void s_scan_uses(CXCursor c, s_scan *s, int loop)
     free(kk.v);
 }
 
-/* Whether call c (under parents) is in tail position in its function. */
-int pp_alloc_tail(CXCursor *parents, int np)
+/* Whether call c (under parents) is in tail position in its function:
+ * its value is what a `return` returns, or what the returned variable is
+ * assigned, through the forms that pass it on (s_passes_on). */
+int pp_alloc_tail(CXCursor c, CXCursor *parents, int np)
 {
     if (!s_rvar || np < 1)
         return 0;
     int g = s_fn_of(parents[0]);
     if (!s_ret_ptr(g))
         return 0;
-    int at;
-    CXCursor p = s_up(parents, np, &at);
+    int at = s_value_user(c, parents, np, 1);
+    if (at < 0)
+        return 0;
+    CXCursor p = parents[at];
     enum CXCursorKind k = pp_kind(p);
     if (k == CXCursor_ReturnStmt)
         return 1;
@@ -213,7 +295,7 @@ static const char *const s_heap[] = {"malloc", "calloc", "realloc", NULL};
  * wrappers known so far). */
 static int s_has_tail_alloc(CXCursor c, CXCursor **parents, int *np, int *cap)
 {
-    if (pp_kind(c) == CXCursor_CallExpr && pp_alloc_tail(*parents, *np)) {
+    if (pp_kind(c) == CXCursor_CallExpr && pp_alloc_tail(c, *parents, *np)) {
         CXCursor ref = clang_getCursorReferenced(c);
         int g;
         int h = pp_kind(ref) == CXCursor_FunctionDecl ? s_fn_of(ref) : -2;
@@ -297,7 +379,8 @@ const char *pp_alloc_hinted_name(const char *name)
 static const char *s_dest(CXCursor c, CXCursor *parents, int np, int quiet)
 {
     CXType dest;
-    if (!pp_alloc_dest(parents, np, &dest) || clang_getCanonicalType(dest).kind != CXType_Pointer)
+    if (!pp_alloc_dest(c, parents, np, &dest) ||
+        clang_getCanonicalType(dest).kind != CXType_Pointer)
         return NULL;
     CXType pt = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(dest)));
     if (pt.kind == CXType_Void || pt.kind == CXType_FunctionProto ||
@@ -398,7 +481,7 @@ void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np)
         return;
     if (pp_in_macro(c) || (g >= 0 ? ctx.fns[g].cp : pp_icall_cp(c)))
         return;
-    if (pp_alloc_tail(parents, np))
+    if (pp_alloc_tail(c, parents, np))
         return; /* the hint of the caller's caller */
     /* The first token (the function's name, or the start of the pointer's
      * expression) and the closing parenthesis are replaced, so that the
@@ -425,7 +508,7 @@ void pp_alloc_call(pp_file *f, CXCursor c, CXCursor *parents, int np)
     }
     const char *id = s_dest(c, parents, np, g < 0);
     CXType dest;
-    int typed = pp_alloc_dest(parents, np, &dest) &&
+    int typed = pp_alloc_dest(c, parents, np, &dest) &&
                 clang_getCanonicalType(dest).kind == CXType_Pointer &&
                 clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(dest))).kind !=
                     CXType_Void;

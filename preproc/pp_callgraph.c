@@ -35,6 +35,29 @@ static void pp_fn_index_add(unsigned i)
     pp_fn_index.slot[h] = i + 1;
 }
 
+/* The key of function decl among the functions of all inputs: its USR,
+ * which for a function with internal linkage names the base name of its
+ * file only (`c:util.c@F@step`), so there also the identity of the file
+ * that defines it (or declares it, when no definition is at hand): two
+ * inputs a/util.c and b/util.c have two functions, and an input that
+ * includes a file whose static function another input defines names the
+ * same one. Malloc'd. */
+char *pp_fn_usr(CXCursor decl)
+{
+    char *usr = pp_cxstring(clang_getCursorUSR(decl));
+    if (clang_getCursorLinkage(decl) != CXLinkage_Internal)
+        return usr;
+    CXCursor def = clang_getCursorDefinition(decl);
+    CXFile f;
+    clang_getExpansionLocation(PP_LOC(clang_Cursor_isNull(def) ? decl : def), &f, NULL, NULL, NULL);
+    CXFileUniqueID id;
+    if (!f || clang_getFileUniqueID(f, &id))
+        return usr;
+    char *key = pp_fmt("%s@%llx.%llx.%llx", usr, id.data[0], id.data[1], id.data[2]);
+    free(usr);
+    return key;
+}
+
 int pp_fn_find(const char *usr)
 {
     if (2 * ctx.nfns >= pp_fn_index.cap) { /* grow: index every function again */
@@ -56,9 +79,23 @@ int pp_fn_find(const char *usr)
     return -1;
 }
 
+/* The function defined in the inputs that call c calls directly, or -1. */
+int pp_fn_called(CXCursor c)
+{
+    if (pp_kind(c) != CXCursor_CallExpr)
+        return -1;
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (pp_kind(ref) != CXCursor_FunctionDecl)
+        return -1;
+    char *usr = pp_fn_usr(ref);
+    int g = pp_fn_find(usr);
+    free(usr);
+    return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
+}
+
 static int pp_fn_get(CXCursor decl)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(decl));
+    char *usr = pp_fn_usr(decl);
     int i = pp_fn_find(usr);
     if (i >= 0) {
         free(usr);
@@ -191,7 +228,7 @@ static enum CXChildVisitResult pp_addr_taken_cb(CXCursor c, CXCursor parent, CXC
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return CXChildVisit_Recurse;
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     if (k == CXCursor_CallExpr) {
         free(a->callee);
         a->callee = usr;
@@ -213,7 +250,7 @@ static void pp_addr_scan(unsigned fi)
     pp_kids k = pp_children(clang_getTranslationUnitCursor(ctx.files[fi].tu));
     pp_addr_taken_scan a = {.magic = PP_MAGIC_ADDR_TAKEN, .callee = NULL};
     for (unsigned i = 0; i < k.n; i++)
-        if (clang_Location_isFromMainFile(PP_LOC(k.v[i])))
+        if (pp_in_input(k.v[i]))
             clang_visitChildren(k.v[i], pp_addr_taken_cb, &a);
     free(a.callee);
     free(k.v);
@@ -279,8 +316,7 @@ static void pp_collect_fns(unsigned fi)
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
-        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
-            !clang_Location_isFromMainFile(PP_LOC(c)))
+        if (pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) || !pp_in_input(c))
             continue;
         int id = pp_fn_get(c);
         pp_fn *fn = &ctx.fns[id];
@@ -365,6 +401,50 @@ static void pp_fixpoint(void)
     free(variadic);
 }
 
+/* The name of the macro whose invocation at offset `off` of f writes a
+ * definition (malloc'd). */
+static char *pp_macro_at(const pp_file *f, unsigned off)
+{
+    unsigned e = off;
+    while (e < f->len && (f->text[e] == '_' || (f->text[e] >= '0' && f->text[e] <= '9') ||
+                          ((f->text[e] | 32) >= 'a' && (f->text[e] | 32) <= 'z')))
+        e++;
+    return pp_fmt("%.*s", (int)(e - off), f->text + off);
+}
+
+/* A definition that a macro still writes (its head or whole definition
+ * could not be expanded in place, pp_expand.c: the expansion would expand
+ * again, or cannot keep its lines): the passes rewrite a body as the
+ * input's text, so a checkpointable function whose body the macro writes,
+ * and a main whose name it writes (renamed main__native), are refused,
+ * naming the macro. A name alone written by a macro is no obstacle: the
+ * definition stays as written, the bodies levpp writes use the name. */
+static void pp_macro_defs(void)
+{
+    for (unsigned i = 0; i < ctx.nfns; i++) {
+        pp_fn *fn = &ctx.fns[i];
+        if (fn->file < 0 || !fn->cp)
+            continue;
+        pp_kids k = pp_children(fn->def);
+        CXCursor body = k.n ? k.v[k.n - 1] : clang_getNullCursor();
+        free(k.v);
+        CXSourceLocation at = PP_LOC(fn->def);
+        int body_macro = !clang_Cursor_isNull(body) && pp_in_macro(body);
+        if (body_macro)
+            at = clang_getRangeStart(clang_getCursorExtent(body));
+        if (!body_macro && !(fn->is_main && pp_loc_in_macro(at)))
+            continue;
+        char *m = pp_macro_at(&ctx.files[fn->file], pp_off(at));
+        pp_error(at,
+                 "%s '%s' is written by macro '%s', which levpp could not expand in place (the "
+                 "expansion would expand again, or cannot keep its lines): levpp rewrites %s as "
+                 "the input's text; define it without the macro",
+                 body_macro ? "the body of checkpointable function" : "the name of", fn->name, m,
+                 body_macro ? "a checkpointable body" : "main's name");
+        free(m);
+    }
+}
+
 /* Pass: the functions of every input and the call graph over all of
  * them, which functions are checkpointable (the fixpoint), then the C
  * name and id of each defined function. `first_input` names the run in
@@ -377,6 +457,7 @@ void pp_call_graph_pass(const char *first_input)
         pp_addr_scan(i);
     pp_icall_edges();
     pp_fixpoint();
+    pp_macro_defs();
     pp_copies();
     int have_main = 0;
     for (unsigned i = 0; i < ctx.nfns; i++) {

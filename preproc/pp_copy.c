@@ -23,7 +23,7 @@ static unsigned s_ncands, s_capcands;
 void pp_copy_note(int file, int g, CXCursor ref)
 {
     CXCursor def = clang_getCursorDefinition(ref);
-    if (clang_Cursor_isNull(def) || clang_Location_isFromMainFile(PP_LOC(def)) ||
+    if (clang_Cursor_isNull(def) || pp_in_input(def) ||
         clang_Cursor_getStorageClass(def) != CX_SC_Static)
         return;
     for (unsigned i = 0; i < s_ncands; i++)
@@ -52,7 +52,7 @@ static int pp_sig_ref_bad(CXCursor c)
         return pp_kind(clang_getCursorSemanticParent(r)) != CXCursor_FunctionDecl;
     if (rk != CXCursor_FunctionDecl)
         return 0;
-    char *usr = pp_cxstring(clang_getCursorUSR(r)), *name = pp_cxstring(clang_getCursorSpelling(r));
+    char *usr = pp_fn_usr(r), *name = pp_cxstring(clang_getCursorSpelling(r));
     int i = pp_fn_find(usr), builtin = !strncmp(name, "__builtin_", 10);
     int bad = i < 0 || ctx.fns[i].file < 0 ? !builtin : ctx.fns[i].cp || ctx.fns[i].addr_taken;
     free(usr);

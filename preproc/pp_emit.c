@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "levpp.h"
@@ -173,7 +174,10 @@ static char *pp_xrun_proto(pp_fn *fn, int resume)
 }
 
 /* The rows of the descriptor tables: a function's, a static's, a type's.
- * A function's native address is there only if a pointer may hold it
+ * A function or static that has a namesake in another input (static
+ * functions and variables of a/util.c and b/util.c) is named there
+ * NAME__STEM, as the function is in generated code, so that messages
+ * naming it say which. A function's native address is there only if a pointer may hold it
  * (its address is taken in the inputs, or it is an entry): a table entry
  * for every function would keep an out-of-line copy of each, which stops
  * the C compiler from inlining a static function into all its callers
@@ -184,20 +188,24 @@ static void pp_fn_row(pp_buf *o, pp_fn *fn)
                       : fn->addr_taken || fn->is_task ? fn->name
                                                       : "NULL";
     if (fn->cp)
-        pp_printf(o, "{\"%s\", (void (*)(void))%s, %s%s, LEV__T_%s__frame, %s}", fn->name, nat,
+        pp_printf(o, "{\"%s\", (void (*)(void))%s, %s%s, LEV__T_%s__frame, %s}", fn->cname, nat,
                   fn->is_task || fn->is_main ? fn->cname : "NULL",
                   fn->is_task || fn->is_main ? "__run" : "", fn->cname,
                   fn->is_task   ? "LEV_FN_TASK"
                   : fn->is_main ? "LEV_FN_MAIN"
                                 : "0");
     else
-        pp_printf(o, "{\"%s\", (void (*)(void))%s, NULL, 0, 0}", fn->name, nat);
+        pp_printf(o, "{\"%s\", (void (*)(void))%s, NULL, 0, 0}", fn->cname, nat);
 }
 
-static void pp_static_row(pp_buf *o, pp_static *st)
+static void pp_static_row(pp_buf *o, const pp_static *st)
 {
-    pp_printf(o, "{\"%s\", %s, %s, (uint32_t)(%s), %s}", st->name, st->std ? "NULL" : st->addr,
-              st->type, st->count, st->flags);
+    int dup = 0;
+    for (unsigned i = 0; i < ctx.nstatics && !dup; i++)
+        dup = ctx.statics[i].owner != st->owner && !strcmp(ctx.statics[i].name, st->name);
+    pp_printf(o, "{\"%s%s%s\", %s, %s, (uint32_t)(%s), %s}", st->name, dup ? "__" : "",
+              dup ? ctx.files[st->owner].stem : "", st->std ? "NULL" : st->addr, st->type,
+              st->count, st->flags);
 }
 
 static void pp_type_row(pp_buf *o, unsigned i)
@@ -630,6 +638,16 @@ int pp_write_outputs(int rc)
     for (unsigned i = 0; i < ctx.nfiles && !rc; i++) {
         pp_buf o = {0};
         pp_emit(i, &o);
+        /* an output named with its input's directories (pp_name_outputs):
+         * their directories below OUT, whose failure fopen reports */
+        char *dir = pp_strdup(ctx.files[i].outname);
+        for (char *sl = ctx.files[i].outsub ? strchr(dir + ctx.files[i].outsub, '/') : NULL; sl;
+             sl = strchr(sl + 1, '/')) {
+            *sl = '\0';
+            (void)mkdir(dir, 0777);
+            *sl = '/';
+        }
+        free(dir);
         char *tmp = pp_fmt("%s.tmp", ctx.files[i].outname);
         FILE *fp = fopen(tmp, "wb");
         if (!fp || fwrite(o.p, 1, o.n, fp) != o.n || fclose(fp) != 0) {

@@ -4,7 +4,11 @@
  * is replaced by what the C preprocessor makes of it, line for line: the passes then rewrite the
  * code the compiler compiles, whatever the macros hid (a local named in
  * a macro's body, a type spelled by a macro, a `return` or a `malloc`
- * behind one, an `#ifdef` inside a statement).
+ * behind one, an `#ifdef` inside a statement). So is the head of a
+ * definition whose name a macro writes (`long BZ_API(f)(...)`), and a
+ * whole definition whose body a macro writes (`DEFINE_FN(name)`), and a
+ * file-scope variable whose name a macro writes: the passes then find the
+ * definition in the input's text by its real name.
  *
  * How. The input is copied with a marker identifier after the `{` and
  * before the `}` of each body, and the copy goes through the C compiler's
@@ -33,7 +37,10 @@
 
 #include "levpp.h"
 
-/* A body of the input: the text between its braces, [b, e). */
+/* A region of the input that is expanded: a body (the text between its
+ * braces), a file-scope initializer, the head of a definition whose name
+ * a macro writes (from its first token to its body's `{`), or a whole
+ * definition whose body a macro writes (the macro invocations). */
 typedef struct pp_region {
     unsigned b, e;
     unsigned line_b, line_e; /* lines of the `{` and the `}` */
@@ -49,41 +56,139 @@ typedef struct pp_regions {
     unsigned n, cap;
 } pp_regions;
 
+/* Length of the comment or literal at s[0, n), or 0. */
+static size_t pp_skip_comment(const char *s, size_t n)
+{
+    if (n >= 2 && s[0] == '/' && s[1] == '*') {
+        for (size_t j = 2; j + 1 < n; j++)
+            if (s[j] == '*' && s[j + 1] == '/')
+                return j + 2;
+        return n;
+    }
+    if (n >= 2 && s[0] == '/' && s[1] == '/') {
+        const char *nl = memchr(s, '\n', n);
+        return nl ? (size_t)(nl - s) : n;
+    }
+    if (s[0] == '"' || s[0] == '\'') {
+        size_t j = 1;
+        while (j < n && s[j] != s[0] && s[j] != '\n')
+            j += s[j] == '\\' ? 2 : 1;
+        return j < n ? j + 1 : n;
+    }
+    return 0;
+}
+
+/* End of the macro invocation whose name begins at text[off]: after the
+ * `)` that closes its arguments, or after the name (object-like). */
+static unsigned pp_text_inv_end(const char *s, unsigned n, unsigned off)
+{
+    unsigned i = off;
+    while (i < n && (s[i] == '_' || (s[i] >= '0' && s[i] <= '9') ||
+                     ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+        i++;
+    unsigned name_end = i;
+    for (;;) { /* blanks, line splices and comments before a `(` */
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ||
+                         (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')))
+            i++;
+        size_t c = i + 1 < n && s[i] == '/' && (s[i + 1] == '*' || s[i + 1] == '/')
+                       ? pp_skip_comment(s + i, n - i)
+                       : 0;
+        if (!c)
+            break;
+        i += (unsigned)c;
+    }
+    if (i >= n || s[i] != '(')
+        return name_end;
+    int par = 0;
+    while (i < n) {
+        size_t c = pp_skip_comment(s + i, n - i);
+        if (c) {
+            i += (unsigned)c;
+            continue;
+        }
+        if (s[i] == '(')
+            par++;
+        else if (s[i] == ')' && --par == 0)
+            return i + 1;
+        i++;
+    }
+    return name_end;
+}
+
+/* Adds region [b, e); one that overlaps the last one (two definitions
+ * one macro invocation writes) joins it. */
+static void pp_region_add(pp_regions *rs, unsigned b, unsigned e)
+{
+    if (rs->n && b < rs->v[rs->n - 1].e) {
+        pp_region *last = &rs->v[rs->n - 1];
+        if (e > last->e)
+            last->e = e;
+        return;
+    }
+    PP_PUSH(rs->v, rs->n, rs->cap);
+    rs->v[rs->n++] = (pp_region){.b = b, .e = e};
+}
+
 static enum CXChildVisitResult pp_region_cb(CXCursor c, CXCursor parent, CXClientData d)
 {
     (void)parent;
     pp_regions *rs = pp_visit_state(d, PP_MAGIC_REGIONS);
+    const pp_file *f = rs->f;
     enum CXCursorKind k = pp_kind(c);
-    if (k == CXCursor_VarDecl && clang_Location_isFromMainFile(PP_LOC(c))) {
+    if (k == CXCursor_VarDecl && pp_in_input(c)) {
         /* a file-scope initializer: its string literals and pointers are
          * registered as written, so it is expanded too (a table of
-         * strings made by a macro) */
+         * strings made by a macro); a variable whose name a macro writes
+         * (`DECLARE(name, "text")`), with its whole declaration */
         CXCursor init = clang_Cursor_getVarDeclInitializer(c);
-        if (clang_Cursor_isNull(init) || pp_in_macro(c))
+        if (clang_Cursor_isNull(init))
             return CXChildVisit_Continue;
-        const pp_file *f = rs->f;
         unsigned b = pp_begin(init), e = pp_end(init);
-        if (e <= b || e > f->len)
+        if (pp_loc_in_macro(PP_LOC(c))) {
+            CXSourceLocation end = clang_getRangeEnd(clang_getCursorExtent(c));
+            b = pp_begin(c);
+            e = pp_off(end);
+            if (pp_loc_in_macro(end)) /* a macro argument: its invocation's end */
+                e = pp_text_inv_end(f->text, f->len, e);
+            if (e > b && e <= f->len)
+                pp_region_add(rs, b, e);
+            return CXChildVisit_Continue;
+        }
+        if (pp_in_macro(c) || e <= b || e > f->len || (rs->n && b < rs->v[rs->n - 1].e))
             return CXChildVisit_Continue;
         int braces = f->text[b] == '{' && f->text[e - 1] == '}';
-        PP_PUSH(rs->v, rs->n, rs->cap);
-        rs->v[rs->n++] = (pp_region){.b = braces ? b + 1 : b, .e = braces ? e - 1 : e};
+        pp_region_add(rs, braces ? b + 1 : b, braces ? e - 1 : e);
         return CXChildVisit_Continue;
     }
-    if (k != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
-        !clang_Location_isFromMainFile(PP_LOC(c)))
+    if (k != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) || !pp_in_input(c))
         return CXChildVisit_Continue;
     pp_kids kids = pp_children(c);
     CXCursor body = kids.n ? kids.v[kids.n - 1] : clang_getNullCursor();
     free(kids.v);
-    if (pp_kind(body) != CXCursor_CompoundStmt || pp_in_macro(body))
+    if (pp_kind(body) != CXCursor_CompoundStmt)
         return CXChildVisit_Continue;
+    int body_macro = pp_in_macro(body);
+    if (pp_loc_in_macro(PP_LOC(c)) || body_macro) {
+        /* a name (or a whole definition) that a macro writes: the head,
+         * or the whole definition, expanded too, so that the passes see
+         * the function in the input's text as the compiler does */
+        unsigned hb = pp_begin(c), he = pp_begin(body);
+        if (body_macro) {
+            CXSourceLocation end = clang_getRangeEnd(clang_getCursorExtent(c));
+            he = pp_off(end);
+            if (pp_loc_in_macro(end)) /* a macro argument: its invocation's end */
+                he = pp_text_inv_end(f->text, f->len, he);
+        }
+        if (he > hb && he <= f->len)
+            pp_region_add(rs, hb, he);
+        if (body_macro)
+            return CXChildVisit_Continue;
+    }
     unsigned b = pp_begin(body), e = pp_end(body);
-    const pp_file *f = rs->f;
     if (e <= b + 1 || e > f->len || f->text[b] != '{' || f->text[e - 1] != '}')
         return CXChildVisit_Continue;
-    PP_PUSH(rs->v, rs->n, rs->cap);
-    rs->v[rs->n++] = (pp_region){.b = b + 1, .e = e - 1};
+    pp_region_add(rs, b + 1, e - 1);
     return CXChildVisit_Continue;
 }
 
@@ -654,28 +759,6 @@ static void pp_merge(pp_buf *out, const char *src, size_t ns, const char *exp, s
         i = gi;
         j = gj;
     }
-}
-
-/* Length of the comment or literal at s[0, n), or 0. */
-static size_t pp_skip_comment(const char *s, size_t n)
-{
-    if (n >= 2 && s[0] == '/' && s[1] == '*') {
-        for (size_t j = 2; j + 1 < n; j++)
-            if (s[j] == '*' && s[j + 1] == '/')
-                return j + 2;
-        return n;
-    }
-    if (n >= 2 && s[0] == '/' && s[1] == '/') {
-        const char *nl = memchr(s, '\n', n);
-        return nl ? (size_t)(nl - s) : n;
-    }
-    if (s[0] == '"' || s[0] == '\'') {
-        size_t j = 1;
-        while (j < n && s[j] != s[0] && s[j] != '\n')
-            j += s[j] == '\\' ? 2 : 1;
-        return j < n ? j + 1 : n;
-    }
-    return 0;
 }
 
 /* Whether a macro that region k's dropped directives name is named in

@@ -250,7 +250,7 @@ static void pp_call(pp_walk *w, CXCursor c, int flags, pp_unit *u)
         pp_error(PP_LOC(c),
                  "%s in checkpointable function '%s': signal handlers cannot be made mobile", name,
                  w->fn->name);
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     int g = pp_fn_find(usr);
     free(usr);
     const char *spk = pp_safepoint_kind(name);

@@ -622,7 +622,7 @@ static void pp_plain_refs(pp_var_refs *rs, CXCursor c, CXCursor parent)
         CXCursor ref = clang_getCursorReferenced(c);
         if (pp_kind(ref) != CXCursor_FunctionDecl)
             return;
-        char *usr = pp_cxstring(clang_getCursorUSR(ref));
+        char *usr = pp_fn_usr(ref);
         int g = pp_fn_find(usr);
         free(usr);
         if (g >= 0 && ctx.fns[g].file >= 0)
@@ -876,7 +876,7 @@ static enum CXChildVisitResult pp_site_cb(CXCursor c, CXCursor parent, CXClientD
     CXCursor ref = clang_getCursorReferenced(c);
     if (pp_kind(ref) == CXCursor_FunctionDecl) {
         char *name = pp_cxstring(clang_getCursorSpelling(ref));
-        char *usr = pp_cxstring(clang_getCursorUSR(ref));
+        char *usr = pp_fn_usr(ref);
         int g = pp_fn_find(usr);
         if (pp_safepoint_kind(name) || (g >= 0 && ctx.fns[g].cp) ||
             pp_setjmp_kind(name, NULL) == PP_SJ_SET)

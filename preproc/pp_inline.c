@@ -120,7 +120,7 @@ static enum CXChildVisitResult pp_callees_cb(CXCursor c, CXCursor parent, CXClie
     if (pp_kind(c) == CXCursor_CallExpr) {
         CXCursor ref = clang_getCursorReferenced(c);
         if (pp_kind(ref) == CXCursor_FunctionDecl) {
-            char *usr = pp_cxstring(clang_getCursorUSR(ref));
+            char *usr = pp_fn_usr(ref);
             pp_usrs_add(s, usr);
             free(usr);
         }
@@ -149,7 +149,7 @@ void pp_emit_inline_hints(pp_buf *o, unsigned fi)
             CXCursor c = k.v[i];
             if (st[i] || pp_kind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
                 continue;
-            char *usr = pp_cxstring(clang_getCursorUSR(c));
+            char *usr = pp_fn_usr(c);
             if (pp_usrs_has(&called, usr)) {
                 int g = pp_fn_find(usr);
                 st[i] = (g < 0 || !ctx.fns[g].cp) && pp_small_helper(c) ? 1 : 2;

@@ -28,8 +28,10 @@ int pp_is_elvis(const pp_kids *k)
            clang_equalRanges(r, clang_getCursorExtent(k->v[2]));
 }
 
-/* How much of an address an integer may keep (pp_addr_level). */
-enum { PP_ADDR_NONE, PP_ADDR_DERIVED, PP_ADDR_BITS };
+/* How much of an address an integer may keep (pp_addr_level): nothing;
+ * its low bits (`& mask`, `% n`: an alignment, or a bucket); another
+ * number computed from it (a hash); its bits. */
+enum { PP_ADDR_NONE, PP_ADDR_LOW, PP_ADDR_DERIVED, PP_ADDR_BITS };
 
 /* Whether t is an integer type (not _Bool, not an enum). */
 static int pp_int_type(CXType t)
@@ -130,20 +132,6 @@ static void pp_ip_index(void)
     }
 }
 
-/* The function defined in the inputs that call c calls directly, or -1. */
-static int pp_ip_callee(CXCursor c)
-{
-    if (pp_kind(c) != CXCursor_CallExpr)
-        return -1;
-    CXCursor ref = clang_getCursorReferenced(c);
-    if (pp_kind(ref) != CXCursor_FunctionDecl)
-        return -1;
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
-    int g = pp_fn_find(usr);
-    free(usr);
-    return g >= 0 && ctx.fns[g].file >= 0 && !clang_Cursor_isNull(ctx.fns[g].def) ? g : -1;
-}
-
 static pp_held_bits pp_held_bits_new(unsigned n)
 {
     pp_held_bits s = {pp_xrealloc(NULL, n + 1), pp_xrealloc(NULL, n + 1),
@@ -210,36 +198,46 @@ static int pp_intptr_var(pp_intptr_state *a, CXCursor e)
     return vi >= 0 && a->tracked[vi] ? vi : -1;
 }
 
-/* The value of integer constant expression e in *v; 0: e is none. */
-static int pp_const_int(CXCursor e, unsigned long long *v)
-{
-    CXEvalResult ev = clang_Cursor_Evaluate(e);
-    int ok = ev && clang_EvalResult_getKind(ev) == CXEval_Int;
-    if (ok)
-        *v = (unsigned long long)clang_EvalResult_getAsLongLong(ev);
-    if (ev)
-        clang_EvalResult_dispose(ev);
-    return ok;
-}
-
 /* Whether integer constant e keeps bits of a pointer above its low 12
  * (a mask such as ~7 does; 0xfff, a hash table's size, do not). */
 static int pp_high_mask(CXCursor e)
 {
     unsigned long long v;
-    return pp_const_int(e, &v) && (v >> 12) != 0;
+    return pp_const_value(e, &v) && (v >> 12) != 0;
 }
 
 /* Whether `x & e` or `x % e` keeps only bits of x below the alignment
  * every moved object keeps (LEV_FRAME_ALIGN, 16: frames, heap objects
  * and slab strides are aligned so; statics keep their page offset), so
- * that it is the same wherever the object is: alignment tests. */
-static int pp_align_bits(CXCursor e, int rem)
+ * that it is the same wherever the object is: alignment tests, and
+ * alignments of at most 16 bytes. e is a constant, or an expression whose
+ * every value is known (pp_values.c: `align - 1` where every call passes
+ * `align` 4 or 8). */
+static int pp_align_bits(const pp_intptr_state *a, CXCursor e, int rem)
 {
-    unsigned long long v;
-    if (!pp_const_int(e, &v))
+    pp_vals vals;
+    if (!pp_values(a->fi, e, &vals))
         return 0;
-    return rem ? v && v <= 16 && (16 % v) == 0 : v < 16;
+    for (unsigned i = 0; i < vals.n; i++)
+        if (rem ? !vals.v[i] || vals.v[i] > 16 || 16 % vals.v[i] : vals.v[i] >= 16)
+            return 0;
+    return 1;
+}
+
+/* Whether e, a mask (rem: a modulus), is one of an alignment: every value
+ * it may take is a power of two less one (a power of two), or they are not
+ * known (`align - 1`, a parameter). */
+static int pp_align_shape(const pp_intptr_state *a, CXCursor e, int rem)
+{
+    pp_vals vals;
+    if (!pp_values(a->fi, e, &vals))
+        return !rem;
+    for (unsigned i = 0; i < vals.n; i++) {
+        unsigned long long v = vals.v[i] + (rem ? 0 : 1);
+        if (!v || (v & (v - 1)))
+            return 0;
+    }
+    return 1;
 }
 
 /* The level of x joined with one of y. */
@@ -256,12 +254,12 @@ static int pp_addr_binop(pp_intptr_state *a, pp_held_bits *st, const pp_kids *kk
         return pp_addr_level(a, st, kk->v[1], conv);
     int and = op == CXBinaryOperator_And || op == CXBinaryOperator_AndAssign;
     int rem = op == CXBinaryOperator_Rem || op == CXBinaryOperator_RemAssign;
-    if ((and&&(pp_align_bits(kk->v[1], 0) || pp_align_bits(kk->v[0], 0))) ||
-        (rem && pp_align_bits(kk->v[1], 1)))
-        return PP_ADDR_NONE;
     int l0 = pp_addr_level(a, st, kk->v[0], conv);
     int l1 = pp_addr_level(a, st, kk->v[1], l0 ? &c2 : conv);
     int r = pp_level_max(l0, l1);
+    if (r && ((and&&(pp_align_bits(a, kk->v[1], 0) || pp_align_bits(a, kk->v[0], 0))) ||
+              (rem && pp_align_bits(a, kk->v[1], 1))))
+        return PP_ADDR_NONE;
     switch (op) {
     case CXBinaryOperator_Add:
     case CXBinaryOperator_AddAssign:
@@ -274,14 +272,21 @@ static int pp_addr_binop(pp_intptr_state *a, pp_held_bits *st, const pp_kids *kk
     case CXBinaryOperator_SubAssign:
         if (l0 == PP_ADDR_BITS && l1 == PP_ADDR_BITS)
             return PP_ADDR_NONE; /* p - q: an offset */
+        if (l0 == PP_ADDR_BITS && l1 == PP_ADDR_LOW)
+            return PP_ADDR_BITS; /* p - (p & 63): p aligned down */
         return r == PP_ADDR_BITS && l0 && l1 ? PP_ADDR_DERIVED : r;
     case CXBinaryOperator_And:
     case CXBinaryOperator_AndAssign:
         if (r == PP_ADDR_BITS && !pp_high_mask(l0 == PP_ADDR_BITS ? kk->v[1] : kk->v[0]))
-            return PP_ADDR_DERIVED; /* low bits only: a bucket */
+            /* low bits only: an alignment (or a bucket), else a hash */
+            return pp_align_shape(a, l0 == PP_ADDR_BITS ? kk->v[1] : kk->v[0], 0) ? PP_ADDR_LOW
+                                                                                  : PP_ADDR_DERIVED;
         return r;
     case CXBinaryOperator_Rem:
     case CXBinaryOperator_RemAssign:
+        if (r == PP_ADDR_DERIVED || !l0 || !pp_align_shape(a, kk->v[1], 1))
+            return r ? PP_ADDR_DERIVED : PP_ADDR_NONE;
+        return r ? PP_ADDR_LOW : PP_ADDR_NONE;
     case CXBinaryOperator_Mul:
     case CXBinaryOperator_MulAssign:
     case CXBinaryOperator_Div:
@@ -300,11 +305,13 @@ static int pp_addr_binop(pp_intptr_state *a, pp_held_bits *st, const pp_kids *kk
  * preproc/README.md): PP_ADDR_BITS for a pointer's bits (a cast of a
  * pointer to a wide integer, a variable that holds one, and what keeps
  * them: + and - of one such operand, |, ^, ~, unary -, & with a constant
- * that keeps the high bits, ?:, comma and assignment); PP_ADDR_DERIVED
- * for a number computed from them that is not the address (a narrowing
- * cast, *, /, %, shifts, a low mask: a hash or a bucket), which changes
- * when the object moves; PP_ADDR_NONE for the rest, alignment tests (& or
- * % by 16 or less) and truth values included. *conv: the conversion. */
+ * that keeps the high bits, ?:, comma and assignment); PP_ADDR_LOW for its
+ * low bits (a low mask, %: an alignment or a bucket) and what + - & | ^
+ * make of them; PP_ADDR_DERIVED for another number computed from them
+ * that is not the address (a narrowing cast, *, /, shifts: a hash); both
+ * change when the object moves; PP_ADDR_NONE for the rest, alignment
+ * tests and alignments (& or % by 16 or less) and truth values included.
+ * *conv: the conversion. */
 static int pp_addr_level(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCursor *conv)
 {
     e = pp_strip(e);
@@ -340,7 +347,7 @@ static int pp_addr_level(pp_intptr_state *a, pp_held_bits *st, CXCursor e, CXCur
             op == CXUnaryOperator_PreDec)
             r = pp_addr_level(a, st, kk.v[0], conv);
     } else if (k == CXCursor_CallExpr) {
-        int g = pp_ip_callee(e);
+        int g = pp_fn_called(e);
         const pp_ip_slot *ret = g >= 0 ? &pp_ip_params[g][pp_ip_nparams[g]] : NULL;
         if (ret && ret->level) {
             *conv = ret->conv;
@@ -392,18 +399,38 @@ static int pp_ip_once(CXCursor e)
     return 1;
 }
 
+/* What happens to a number computed from an address of level `level`
+ * (pp_addr_level) after a move, and what to do instead: the tail of the
+ * messages that refuse one. index: it selects an element. */
+static const char *pp_addr_why(int level, int index)
+{
+    if (level == PP_ADDR_LOW && !index)
+        return "a VT's objects keep only their address modulo 16 when it moves, so an "
+               "alignment to more than 16 bytes computed from it (the bytes to the next "
+               "multiple of a power of two, as a workspace is aligned) may not hold after a "
+               "move, nor a bucket chosen by it; align to at most 16 bytes (a mask below 16 or "
+               "a modulus dividing 16: a constant, or a parameter that every call passes such "
+               "a constant), or count from the start of the object";
+    return "a VT's objects keep only their address modulo 16 when it moves, so a table hashed "
+           "or ordered by address would no longer match its contents; hash or order by "
+           "something the program stores in the object instead";
+}
+
 /* Reports at e a number computed from the address converted at conv that
- * outlives its computation (what: "is stored in memory"...). */
-static void pp_addr_derived_error(pp_intptr_state *a, CXCursor e, CXCursor conv, const char *what)
+ * outlives its computation (what: "is stored in memory"...), whose level
+ * is `level`. */
+static void pp_addr_derived_error(pp_intptr_state *a, CXCursor e, CXCursor conv, const char *what,
+                                  int level)
 {
     if (!pp_ip_once(e))
         return;
+    int index = !strcmp(what, "selects an element");
     pp_error(PP_LOC(e),
-             "a number computed from an address (converted on line %u) %s in function '%s': "
-             "it depends on where the object is, which changes when a VT moves, so a table "
-             "hashed or ordered by address would no longer match its contents; hash or order "
-             "by something the program stores in the object instead",
-             pp_line(conv), what, a->fn->name);
+             "%s (converted on line %u) %s in function '%s': it depends on where the object is: "
+             "%s",
+             level == PP_ADDR_LOW ? "a number computed from the low bits of an address"
+                                  : "a number computed from an address",
+             pp_line(conv), what, a->fn->name, pp_addr_why(level, index));
 }
 
 /* Whether variable v is a file-scope variable or a static local that is
@@ -433,8 +460,8 @@ static void pp_intptr_report(pp_intptr_state *a, int vi, int level, CXCursor con
                  "'%s' of checkpointable function '%s' may hold a number computed from this "
                  "address at the safe point, checkpointable call or loop poll of line %u, %s: "
                  "the object may be elsewhere after it (a VT moves), so the number would no "
-                 "longer match its address; compute it from something the program stores",
-                 name, a->fn->name, line, why);
+                 "longer match its address: %s",
+                 name, a->fn->name, line, why, pp_addr_why(level, 0));
     free(name);
 }
 
@@ -463,7 +490,7 @@ static int pp_intptr_site(CXCursor c)
     if (pp_kind(ref) != CXCursor_FunctionDecl)
         return -1;
     char *name = pp_cxstring(clang_getCursorSpelling(ref));
-    char *usr = pp_cxstring(clang_getCursorUSR(ref));
+    char *usr = pp_fn_usr(ref);
     int g = pp_fn_find(usr);
     int r = pp_safepoint_kind(name) ? -2 : g >= 0 && ctx.fns[g].cp ? g : -1;
     free(name);
@@ -491,10 +518,12 @@ static void pp_addr_index(pp_intptr_state *a, pp_held_bits *st, CXCursor e, cons
         return;
     for (unsigned i = 0; i < 2; i++) {
         CXCursor conv = clang_getNullCursor();
-        if (pp_addr_level(a, st, kk->v[i], &conv) != PP_ADDR_NONE) {
+        int level = pp_addr_level(a, st, kk->v[i], &conv);
+        if (level != PP_ADDR_NONE) {
             pp_addr_derived_error(a, e, conv,
                                   k == CXCursor_ArraySubscriptExpr ? "selects an element"
-                                                                   : "offsets a pointer");
+                                                                   : "offsets a pointer",
+                                  level);
             return;
         }
     }
@@ -541,7 +570,7 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
     pp_kids kk = pp_children(e);
     for (unsigned i = 0; i < kk.n; i++)
         pp_intptr_writes(a, st, kk.v[i]);
-    int g = pp_ip_callee(e);
+    int g = pp_fn_called(e);
     if (g >= 0) { /* a call that is no resume point: its parameters */
         unsigned nargs = (unsigned)clang_Cursor_getNumArguments(e);
         for (unsigned i = 0; i < nargs && i < pp_ip_nparams[g]; i++) {
@@ -567,7 +596,7 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
                          "pointer",
                          pp_line(conv), a->fn->name);
             else
-                pp_addr_derived_error(a, e, conv, "is stored in memory");
+                pp_addr_derived_error(a, e, conv, "is stored in memory", level);
         } else if (vi >= 0 && a->tracked[vi]) {
             int whole = pp_kind(pp_strip(kk.v[0])) == CXCursor_DeclRefExpr;
             int l = level < a->tracked[vi] ? level : a->tracked[vi];
@@ -577,9 +606,9 @@ static void pp_intptr_writes(pp_intptr_state *a, pp_held_bits *st, CXCursor e)
             }
             if (whole)
                 st->crossed[vi] = 0;
-        } else if (vi < 0 && !clang_Cursor_isNull(v) && level == PP_ADDR_DERIVED && a->report &&
+        } else if (vi < 0 && !clang_Cursor_isNull(v) && level && !carry && a->report &&
                    pp_static_var(v)) {
-            pp_addr_derived_error(a, e, conv, "is stored in a static variable");
+            pp_addr_derived_error(a, e, conv, "is stored in a static variable", level);
         } else if (vi < 0 && !clang_Cursor_isNull(v) && carry && ctx.main_task && a->report) {
             int file_scope = pp_kind(clang_getCursorSemanticParent(v)) == CXCursor_TranslationUnit;
             enum CX_StorageClass sc = clang_Cursor_getStorageClass(v);
@@ -868,6 +897,7 @@ static void pp_intptr_fn(int fi, int report, int *changed)
 void pp_int_ptrs(void)
 {
     pp_ip_index();
+    pp_values_prepare();
     pp_ip_params = pp_xrealloc(NULL, (ctx.nfns + 1) * sizeof *pp_ip_params);
     for (unsigned i = 0; i < ctx.nfns; i++) {
         unsigned np = pp_ip_nparams[i];
@@ -893,4 +923,5 @@ void pp_int_ptrs(void)
     memset(&pp_ip_seen, 0, sizeof pp_ip_seen);
     free(pp_ip_nparams);
     pp_ip_nparams = NULL;
+    pp_values_free();
 }

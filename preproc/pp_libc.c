@@ -17,7 +17,7 @@ const char *const pp_std_names[3] = {"stdin", "stdout", "stderr"};
 
 static int pp_defined_here(CXCursor fndecl)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(fndecl));
+    char *usr = pp_fn_usr(fndecl);
     int i = pp_fn_find(usr);
     free(usr);
     return i >= 0 && ctx.fns[i].file >= 0;
@@ -75,32 +75,6 @@ typedef struct pp_heap_info {
     CXCursor fac; /* n of n * sizeof(T), or null */
     int sizeof_only, by_dest;
 } pp_heap_info;
-
-/* The type an allocation call receives from its nearest enclosing cast,
- * initialised variable or assignment (parents innermost last, skipping
- * parentheses and implicit conversions); 0 if it has none. */
-int pp_alloc_dest(CXCursor *parents, int np, CXType *dest)
-{
-    for (int i = np - 1; i >= 0; i--) {
-        CXCursor p = parents[i];
-        enum CXCursorKind k = pp_kind(p);
-        if (k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr)
-            continue;
-        if (k == CXCursor_CStyleCastExpr || k == CXCursor_VarDecl) {
-            *dest = clang_getCursorType(p);
-            return 1;
-        }
-        if (k == CXCursor_BinaryOperator &&
-            clang_getCursorBinaryOperatorKind(p) == CXBinaryOperator_Assign) {
-            pp_kids kk = pp_children(p);
-            *dest = clang_getCursorType(kk.v[0]);
-            free(kk.v);
-            return 1;
-        }
-        return 0;
-    }
-    return 0;
-}
 
 static enum CXVisitorResult pp_last_field_cb(CXCursor c, CXClientData d)
 {
@@ -184,7 +158,8 @@ static int pp_heap_infer(pp_file *f, CXCursor call, CXCursor E, CXCursor *parent
     hi->sizeof_only = 0;
     hi->fac = clang_getNullCursor();
     CXType dest;
-    if (pp_alloc_dest(parents, np, &dest) && clang_getCanonicalType(dest).kind == CXType_Pointer) {
+    if (pp_alloc_dest(call, parents, np, &dest) &&
+        clang_getCanonicalType(dest).kind == CXType_Pointer) {
         CXType pt = clang_getPointeeType(clang_getCanonicalType(dest));
         if (pt.kind != CXType_Void) {
             long long mult;
@@ -271,7 +246,7 @@ static void pp_heap(pp_file *f, CXCursor c, const char *name, CXCursor *parents,
     CXCursor E = !strcmp(name, "malloc") ? a0 : a1;
     if ((!strcmp(name, "malloc") ? n != 1 : n != 2) || pp_heap_infer(f, c, E, parents, np, &hi)) {
         if (!is_alloca && (!strcmp(name, "malloc") ? n == 1 : n == 2) &&
-            pp_alloc_tail(parents, np)) {
+            pp_alloc_tail(c, parents, np)) {
             /* what the wrapper returns: typed by its caller's hint */
             pp_edit_add(f, cb, pp_begin(a0), E_REPL, 0, 0,
                         pp_fmt("%s(", pp_alloc_hinted_name(name)));
@@ -589,7 +564,7 @@ static void pp_common(pp_file *f, CXCursor c, CXCursor *parents, int np)
                 pp_kind(parents[0]) == CXCursor_FunctionDecl) {
                 /* a checkpointable function's stack is its frame: the
                  * buffer moves to the VT heap like malloc's */
-                char *usr = pp_cxstring(clang_getCursorUSR(parents[0]));
+                char *usr = pp_fn_usr(parents[0]);
                 int g = pp_fn_find(usr);
                 free(usr);
                 if (g >= 0 && ctx.fns[g].cp) {
@@ -828,7 +803,7 @@ static enum CXChildVisitResult pp_lbl_cb(CXCursor c, CXCursor parent, CXClientDa
  * fn->label_table is set when it has any and all could be rewritten. */
 static void pp_label_table(pp_file *f, CXCursor c)
 {
-    char *usr = pp_cxstring(clang_getCursorUSR(c));
+    char *usr = pp_fn_usr(c);
     int g = pp_fn_find(usr);
     free(usr);
     if (g < 0 || !ctx.fns[g].cp)
@@ -921,7 +896,7 @@ static void pp_included_decl(CXCursor c)
     if (k == CXCursor_VarDecl && clang_Cursor_getStorageClass(c) != CX_SC_Extern) {
         pp_static_var(c); /* (a tentative definition is no definition to libclang) */
     } else if (k == CXCursor_FunctionDecl && clang_isCursorDefinition(c)) {
-        char *usr = pp_cxstring(clang_getCursorUSR(c));
+        char *usr = pp_fn_usr(c);
         int g = pp_fn_find(usr);
         free(usr);
         pp_hdr_scan hs = {PP_MAGIC_HDR_STATICS, c};
@@ -934,12 +909,13 @@ static void pp_common_file(unsigned fi)
 {
     pp_file *f = &ctx.files[fi];
     ctx.cur_file = (int)fi;
+    pp_include_edits(f);
     pp_kids k = pp_children(clang_getTranslationUnitCursor(f->tu));
     f->insert_at = f->len;
     int first = 1;
     for (unsigned i = 0; i < k.n; i++) {
         CXCursor c = k.v[i];
-        if (!clang_Location_isFromMainFile(PP_LOC(c))) {
+        if (!pp_in_input(c)) {
             pp_included_decl(c);
             continue;
         }

@@ -4,6 +4,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "levpp.h"
 
@@ -17,20 +19,34 @@ unsigned pp_off(CXSourceLocation l)
 unsigned pp_begin(CXCursor c) { return pp_off(clang_getRangeStart(clang_getCursorExtent(c))); }
 unsigned pp_end(CXCursor c) { return pp_off(clang_getRangeEnd(clang_getCursorExtent(c))); }
 
+/* Whether location l comes from a macro expansion (a macro's body, or
+ * an argument of a macro). */
+int pp_loc_in_macro(CXSourceLocation l)
+{
+    CXFile f1, f2;
+    unsigned o1, o2;
+    clang_getExpansionLocation(l, &f1, NULL, NULL, &o1);
+    clang_getSpellingLocation(l, &f2, NULL, NULL, &o2);
+    return o1 != o2 || !clang_File_isEqual(f1, f2);
+}
+
+/* Whether declaration c belongs to the input: written in its text, or
+ * written by a macro that its text expands (`long API(f)(...)`), where
+ * clang_Location_isFromMainFile sees only the former. */
+int pp_in_input(CXCursor c)
+{
+    CXFile f;
+    unsigned off;
+    clang_getExpansionLocation(PP_LOC(c), &f, NULL, NULL, &off);
+    return f && clang_Location_isFromMainFile(
+                    clang_getLocationForOffset(clang_Cursor_getTranslationUnit(c), f, off));
+}
+
 /* Whether any end of c's extent comes from a macro expansion. */
 int pp_in_macro(CXCursor c)
 {
     CXSourceRange r = clang_getCursorExtent(c);
-    CXSourceLocation ls[2] = {clang_getRangeStart(r), clang_getRangeEnd(r)};
-    for (int i = 0; i < 2; i++) {
-        CXFile f1, f2;
-        unsigned o1, o2;
-        clang_getExpansionLocation(ls[i], &f1, NULL, NULL, &o1);
-        clang_getSpellingLocation(ls[i], &f2, NULL, NULL, &o2);
-        if (o1 != o2 || !clang_File_isEqual(f1, f2))
-            return 1;
-    }
-    return 0;
+    return pp_loc_in_macro(clang_getRangeStart(r)) || pp_loc_in_macro(clang_getRangeEnd(r));
 }
 
 static enum CXChildVisitResult pp_kid_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -310,4 +326,40 @@ int pp_rename_spelled(pp_file *f, CXCursor c, const char *name, const char *to)
             return 0; /* a macro expanded again */
     pp_edit_add(f, b, e, E_REPL, 0, 0, pp_strdup(to));
     return 0;
+}
+
+/* ===================================================================
+ * Quoted includes found beside the input
+ * =================================================================== */
+
+/* The input's `#include "NAME"` lines whose header is beside the input
+ * (in its directory, which the compiler searches first) name it by its
+ * full path in the output, which lives elsewhere: from there the compiler
+ * would look for it beside the output, or find another header of that
+ * name on the include path (brotli's dec/ and enc/ both have a
+ * static_init.h). Headers that header includes are still found beside
+ * it. */
+void pp_include_edits(pp_file *f)
+{
+    const char *slash = strrchr(f->path, '/');
+    int dirlen = slash ? (int)(slash - f->path) + 1 : 0;
+    char *cwd = f->path[0] == '/' ? NULL : getcwd(NULL, 0);
+    if (f->path[0] != '/' && !cwd)
+        return;
+    for (unsigned i = 0; i + 2 < f->ntoks; i++) {
+        if (!pp_tok_is(f, i, "#") || !pp_tok_is(f, i + 1, "include") ||
+            (i > 0 && pp_line_of(f, f->toks[i - 1].b) == pp_line_of(f, f->toks[i].b)))
+            continue;
+        unsigned b = f->toks[i + 2].b, e = f->toks[i + 2].e;
+        if (e - b < 3 || f->text[b] != '"' || f->text[e - 1] != '"' || f->text[b + 1] == '/' ||
+            memchr(f->text + b, '\\', e - b))
+            continue;
+        char *beside = pp_fmt("%.*s%.*s", dirlen, f->path, (int)(e - b - 2), f->text + b + 1);
+        struct stat st;
+        if (stat(beside, &st) == 0 && S_ISREG(st.st_mode))
+            pp_edit_add(f, b, e, E_REPL, 0, 0,
+                        pp_fmt("\"%s%s%s\"", cwd ? cwd : "", cwd ? "/" : "", beside));
+        free(beside);
+    }
+    free(cwd);
 }

@@ -1090,7 +1090,7 @@ static enum CXChildVisitResult pp_local_tags_cb(CXCursor c, CXCursor parent, CXC
     pp_local_tags *lt = pp_visit_state(d, PP_MAGIC_UNNAMED);
     enum CXCursorKind k = pp_kind(c);
     if (k == CXCursor_FunctionDecl) {
-        if (clang_isCursorDefinition(c) && clang_Location_isFromMainFile(PP_LOC(c))) {
+        if (clang_isCursorDefinition(c) && pp_in_input(c)) {
             lt->in_body = 1;
             clang_visitChildren(c, pp_local_tags_cb, lt);
             lt->in_body = 0;

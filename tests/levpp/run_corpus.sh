@@ -27,7 +27,8 @@
 #   --work DIR       scratch directory, emptied first
 #   ITEM             relative to this script's directory:
 #     corpus/NAME.c          a one-file program
-#     corpus/NAME            a directory: a program of all its *.c files
+#     corpus/NAME            a directory: a program of all its *.c files,
+#                            its subdirectories' too
 #     corpus/pending/NAME.c  a program levpp may still refuse: refusal must
 #                            be a clean `file:line:col: error:` and a
 #                            non-zero exit; if accepted, checked as above
@@ -233,7 +234,9 @@ check_program() {
     name=${name//\//_}
     srcs=()
     if [[ -d $path ]]; then
-        srcs=("$path"/*.c)
+        # its *.c files, in subdirectories too (a/util.c and b/util.c: the
+        # outputs a/util.lev.c and b/util.lev.c)
+        mapfile -t srcs < <(find "$path" -name '*.c' | LC_ALL=C sort)
         progdir=$path
         out=$work/$name/out
     else
@@ -270,7 +273,7 @@ check_program() {
         return 1
     fi
     local gen=("$out")
-    [[ -d $out ]] && gen=("$out"/*.c)
+    [[ -d $out ]] && mapfile -t gen < <(find "$out" -name '*.c' | LC_ALL=C sort)
     # The warnings that reveal wrong code are errors in levpp's output.
     "$cc" "${CFLAGS[@]}" "${WRONG_CODE[@]}" "${FLAGS[@]}" "${INCS[@]}" "-I$progdir" "${gen[@]}" \
         "${LINK[@]}" -o lev >lev-build.log 2>&1 ||

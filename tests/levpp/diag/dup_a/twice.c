@@ -1,4 +1,4 @@
-/* dup_a/twice.c - one of two inputs with the same file name. */
+/* dup_a/twice.c - an input given twice (diag dup_names). */
 int twice_a(int n)
 {
     return 2 * n;

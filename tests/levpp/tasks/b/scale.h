@@ -1,0 +1,3 @@
+/* b/scale.h - the factor of b/scale.c, found beside it only (the other
+ * scale.c has a scale.h of its own). */
+#define SCALE_FACTOR 300
