@@ -154,7 +154,9 @@ so_one() {
         { so_kill "$kind" || true; fail "$label: no image after line 30 within ${LIMIT}s: $(head -n 3 side.txt)"; return 1; }
     local back=ck.img
     if ((rollback)); then
-        cp ck.img ck30.img
+        # a link to the image of line 30, whole: the runtime writes each
+        # image to a new file it renames over ck.img
+        ln -f ck.img ck30.img
         back=ck30.img
         rm hold1
         so_image_after reached35 ||
