@@ -117,10 +117,10 @@ int API(stream_init)(struct stream *s)
 
 long EXTERN_API(api_mix)(const long *v, int n)
 {
-    long h = 7;
+    unsigned long h = 7;
     for (int i = 0; i < n; i++)
-        h = h * 31 + v[i];
-    return h % 1000003;
+        h = h * 31 + (unsigned long)v[i];
+    return (long)(h % 1000003);
 }
 
 unsigned checksum(const unsigned char *p, int n)
