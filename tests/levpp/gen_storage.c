@@ -141,14 +141,17 @@ static void s_head(FILE *o, const char *what)
             what);
 }
 
-/* main running `rounds` rounds (argv[1]; 0: until killed) of body. */
+/* main running `rounds` rounds (argv[1]; 0: until killed) of body, which
+ * sees the round's number modulo 1,000 as k (a run until killed may last
+ * long enough for k's squares and sums to overflow an int). */
 static void s_main(FILE *o, const char *body)
 {
     fprintf(o,
             "/* levpp-test: resume 0 */\n"
             "int main(int argc, char **argv)\n{\n"
             "    long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : 3;\n"
-            "    for (int k = 0; rounds == 0 || k < rounds; k++) {\n%s"
+            "    for (long r = 0; rounds == 0 || r < rounds; r++) {\n"
+            "        int k = (int)(r %% 1000);\n%s"
             "        fflush(stdout);\n    }\n    return 0;\n}\n",
             body);
 }
