@@ -36,6 +36,14 @@ REPOS=(
     "c-ray https://github.com/jtsiomb/c-ray 827749558191f8f194185bb4f625722d3d2ddd20"
     "tinyexpr https://github.com/codeplea/tinyexpr 9907207e5def0fabdb60c443517b0d9e9d521393"
     "parson https://github.com/kgabis/parson ba29f4eda9ea7703a9f6a9cf2b0532a2605723c3"
+    # The second trial of issue 25 (trial.sh): the held-out set and these.
+    "bzip2 https://github.com/libarchive/bzip2 1ea1ac188ad4b9cb662e3f8314673c63df95a589"
+    "xxHash https://github.com/Cyan4973/xxHash b2e9dbb05fb7f45ad662e67969e92c48b9b32247"
+    "yyjson https://github.com/ibireme/yyjson 12797c6a469c78083985e9c2817bfb4ee382c260"
+    "zstd https://github.com/facebook/zstd 2dddf0905619b70c25faeca7f1a39601dc97616f"
+    "mujs https://github.com/ccxvii/mujs 05cd646bad083ed45e9e1c9846ea671d461ced30"
+    "brotli https://github.com/google/brotli 8e10eeb3378f6c459dbaf033ca6727e9816afccb"
+    "lua54 https://github.com/lua/lua 6e22fedb74cf0c9b6656e9fce8b7331db847c605"
 )
 
 for entry in "${REPOS[@]}"; do

@@ -45,6 +45,9 @@ top=$(cd "$here/../.." && pwd)
 # await, lines_in, spawn, spawn_buffered, stop
 # shellcheck source=../../tests/levpp/proc_common.sh
 source "$top/tests/levpp/proc_common.sh"
+# rp_tree, rp_out, WRONG_CODE, describe
+# shellcheck source=common.sh
+source "$here/common.sh"
 out='' build=$top/build cc=gcc reps=5 LIMIT=120 TORTURE_SPARSE=10000 set=tuned opt=''
 while (($#)) && [[ $1 == --* ]]; do
     (($# >= 2)) || usage
@@ -64,33 +67,14 @@ done
 (($# >= 1)) || usage
 src=$(realpath "$1")
 shift
-build=$(realpath "$build")
-levpp=$build/preproc/levpp
-lib=$build/leverage/libleverage.so
-inc=$build/leverage/include
+rp_tree run.sh
 drv=$here/drivers
-for f in "$levpp" "$lib" "$inc/leverage.h"; do
-    [[ -e $f ]] || { echo "run.sh: no $f (cmake --build BUILD --target levpp leverage)" >&2; exit 1; }
-done
-if [[ -z $out ]]; then
-    out=$(mktemp -d /tmp/realprog.XXXXXX)
-else
-    mkdir -p "$out"
-    out=$(realpath "$out")
-fi
-case $out/ in
-"$top"/*) echo "run.sh: --out must be outside the repository" >&2; exit 2 ;;
-esac
+rp_out run.sh realprog
 
 case $set in
 tuned | held-out | all) ;;
 *) usage ;;
 esac
-# As in tests/levpp/driver_common.sh: warnings that mean the code does
-# something other than its source says are errors in levpp's output.
-WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-types
-    -Werror=int-conversion -Werror=return-type)
-
 # ===================================================================
 # The programs
 # ===================================================================
@@ -246,14 +230,6 @@ norm() { if [[ -n $NORM ]]; then sed -e "$NORM" "$1"; else cat "$1"; fi; }
 
 # same A B: the normalized outputs A and B are equal.
 same() { cmp -s <(norm "$1") <(norm "$2"); }
-
-describe() {
-    case $1 in
-    124) echo "timed out after ${LIMIT}s" ;;
-    1[3-9][0-9] | 2[0-5][0-9]) echo "signal $(($1 - 128))" ;;
-    *) echo "exit $1" ;;
-    esac
-}
 
 # verdict LABEL OUT STATUS WANT_OUT WANT_STATUS ERR: a table cell.
 verdict() {
