@@ -333,8 +333,17 @@ static enum CXChildVisitResult pp_vars_cb(CXCursor c, CXCursor parent, CXClientD
                 vc->fn->vars[vc->fn->nvars - 1].vla = shape;
             }
         } else {
-            char *sp = pp_cxstring(clang_getTypeSpelling(clang_getCursorType(c)));
-            if (pp_bad_spelling(sp))
+            CXType vt = clang_getCursorType(c);
+            char *sp = pp_cxstring(clang_getTypeSpelling(vt));
+            CXType ct = clang_getCanonicalType(vt);
+            if (pp_bad_spelling(sp) && ct.kind == CXType_Enum)
+                /* an enum without a tag (`enum { A, B } e;`): its frame
+                 * field, declared at file scope where the type is not
+                 * seen, has the enum's integer type, which C converts
+                 * both ways */
+                pp_var_add(vc->fn, c, clang_getEnumDeclIntegerType(clang_getTypeDeclaration(ct)),
+                           NULL);
+            else if (pp_bad_spelling(sp))
                 pp_error(PP_LOC(c),
                          "local '%s' of an unnamed type in checkpointable function '%s' is not "
                          "supported yet; name the type at file scope",

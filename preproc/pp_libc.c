@@ -453,7 +453,9 @@ static int pp_split_tags(pp_file *f, CXCursor c, const pp_kids *k, CXCursor fn)
         const char *kw = kk == CXCursor_StructDecl  ? "struct"
                          : kk == CXCursor_UnionDecl ? "union"
                                                     : "enum";
-        pp_edit_add(f, pp_begin(t), pp_end(t), E_REPL, 0, 0, pp_fmt("%s %s", kw, name));
+        /* a space after: the declarator may follow the `}` with none
+         * (`struct { int a; }s[4];`) */
+        pp_edit_add(f, pp_begin(t), pp_end(t), E_REPL, 0, 0, pp_fmt("%s %s ", kw, name));
         free(name);
     }
     pp_puts(&b, "\n");
@@ -466,14 +468,16 @@ static int pp_split_tags(pp_file *f, CXCursor c, const pp_kids *k, CXCursor fn)
 static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
 {
     pp_kids k = pp_children(c);
-    int types = 0, statics = 0, others = 0;
+    int types = 0, statics = 0, others = 0, anon = 0;
     for (unsigned i = 0; i < k.n; i++) {
         enum CXCursorKind kk = pp_kind(k.v[i]);
         /* An enum without a tag declares only constants, which nothing at
          * file scope needs: it stays, and each copy of the body declares
-         * them. Moved, two functions' `enum { K = 3 };` would collide. */
+         * them. Moved, two functions' `enum { K = 3 };` would collide.
+         * With static variables of its type, they move (of the enum's
+         * integer type) and it stays. */
         if (kk == CXCursor_EnumDecl && clang_Cursor_isAnonymous(k.v[i]))
-            others++;
+            anon++;
         else if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl || kk == CXCursor_EnumDecl ||
                  (kk == CXCursor_TypedefDecl && !pp_vm_typedef(k.v[i])))
             types++;
@@ -482,6 +486,8 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
         else
             others++;
     }
+    if (anon && !statics)
+        others += anon;
     int done = 0;
     if ((types || statics) && !others && !clang_Location_isFromMainFile(PP_LOC(c))) {
         /* written in a header included in the body, which stayed as
@@ -500,8 +506,8 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
     }
     if ((types || statics) && !others && !pp_in_macro(c)) {
         unsigned at = pp_begin(fn);
-        pp_buf b = {0};
-        if (types) {
+        pp_buf b = {0}, keep = {0}; /* keep: what stays in the function */
+        if (types && !statics) {
             for (unsigned i = 0; i < k.n; i++) {
                 enum CXCursorKind kk = pp_kind(k.v[i]);
                 if (kk == CXCursor_StructDecl || kk == CXCursor_UnionDecl ||
@@ -510,24 +516,52 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
             }
             pp_putn(&b, f->text + pp_begin(c), pp_stmt_end(f, c) - pp_begin(c));
         } else {
+            /* static locals, and the types their declaration defines
+             * (`static struct { int n; } seen;`, its tag given by
+             * pp_local_tags): the types move as written, each static is
+             * renamed and registered */
             char *fname = pp_cxstring(clang_getCursorSpelling(fn));
             for (unsigned i = 0; i < k.n; i++) {
                 CXCursor v = k.v[i];
+                if (pp_kind(v) == CXCursor_EnumDecl && clang_Cursor_isAnonymous(v)) {
+                    pp_putn(&keep, f->text + pp_begin(v), pp_end(v) - pp_begin(v));
+                    pp_puts(&keep, ";");
+                    continue;
+                }
+                if (pp_kind(v) != CXCursor_VarDecl) {
+                    pp_tag_clashes(f, v);
+                    pp_putn(&b, f->text + pp_begin(v), pp_end(v) - pp_begin(v));
+                    pp_puts(&b, ";\n");
+                    continue;
+                }
                 char *vn = pp_cxstring(clang_getCursorSpelling(v));
                 char *nn = pp_fmt("%s__%s", fname, vn);
                 PP_PUSH(ctx.moved, ctx.nmoved, ctx.capmoved);
                 ctx.moved[ctx.nmoved++] = (pp_moved){v, nn};
-                char *d = pp_decl(clang_getCursorType(v), nn);
+                CXType vt = clang_getCursorType(v), ct = clang_getCanonicalType(vt);
+                char *sp = pp_cxstring(clang_getTypeSpelling(vt));
+                int anon_enum = ct.kind == CXType_Enum && pp_bad_spelling(sp);
+                if (anon_enum)
+                    vt = clang_getEnumDeclIntegerType(clang_getTypeDeclaration(ct));
+                free(sp);
+                char *d = pp_decl(vt, nn);
                 pp_printf(&b, "static %s", d);
                 free(d);
                 CXCursor init = clang_Cursor_getVarDeclInitializer(v);
-                if (!clang_Cursor_isNull(init)) {
+                CXEvalResult ev =
+                    anon_enum && !clang_Cursor_isNull(init) ? clang_Cursor_Evaluate(init) : NULL;
+                if (ev && clang_EvalResult_getKind(ev) == CXEval_Int) {
+                    /* its constants stay in the function: their value */
+                    pp_printf(&b, " = %lld", clang_EvalResult_getAsLongLong(ev));
+                } else if (!clang_Cursor_isNull(init)) {
                     /* its string literals, as a file-scope variable's */
                     pp_common(f, init, &v, 1);
                     char *it = pp_render_str(f, init, 0);
                     pp_printf(&b, " = %s", it);
                     free(it);
                 }
+                if (ev)
+                    clang_EvalResult_dispose(ev);
                 pp_puts(&b, ";\n");
                 pp_static_var(v);
                 free(vn);
@@ -536,7 +570,8 @@ static int pp_move_decl(pp_file *f, CXCursor c, CXCursor fn)
         }
         pp_puts(&b, "\n");
         pp_edit_add(f, at, at, E_PRE, 0, 0, b.p);
-        pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, 0, 0, pp_strdup(";"));
+        pp_puts(&keep, ";");
+        pp_edit_add(f, pp_begin(c), pp_stmt_end(f, c), E_REPL, 0, 0, keep.p);
         done = 1;
     }
     free(k.v);

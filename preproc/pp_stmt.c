@@ -139,6 +139,16 @@ void pp_declstmt(pp_walk *w, CXCursor c, int depth, int for_init, unsigned end, 
         }
         if (pp_kind(v) != CXCursor_VarDecl && tags_moved)
             continue; /* `struct S {...} s;`: S moved by the common pass */
+        if (pp_kind(v) == CXCursor_EnumDecl && clang_Cursor_isAnonymous(v) && !for_init) {
+            /* `enum { A, B } e = A;`: the constants stay declared where
+             * they were (the variable has the enum's integer type in the
+             * frame, pp_vars_cb) */
+            pp_puts(&txt, any ? " " : "");
+            pp_putn(&txt, w->f->text + pp_begin(v), pp_end(v) - pp_begin(v));
+            pp_puts(&txt, ";");
+            any = 1;
+            continue;
+        }
         if (pp_kind(v) != CXCursor_VarDecl) {
             pp_error(PP_LOC(v),
                      "type declaration inside checkpointable function '%s' is not "
