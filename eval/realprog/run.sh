@@ -11,14 +11,24 @@
 # usage: eval/realprog/run.sh [OPTIONS] SRC_DIR [PROGRAM...]
 #   SRC_DIR          the clones, as eval/realprog/fetch.sh SRC_DIR makes them
 #                    (SRC_DIR/cJSON, SRC_DIR/lz4, ...)
-#   PROGRAM          only these (cjson lz4 miniz bbc lua c4 tiny-regex-c
-#                    monocypher chibicc)
+#   PROGRAM          only these, of either set (tuned: cjson lz4 miniz bbc
+#                    lua c4 tiny-regex-c monocypher chibicc; held-out: zlib
+#                    jsmn heatshrink qoi lodepng c-ray tinyexpr parson)
+#   --set SET        without PROGRAMs, the programs of SET: tuned (the
+#                    default: the programs levpp was tuned on), held-out
+#                    (programs kept apart to measure it on code it was not
+#                    tuned for), all
+#   --opt LEVEL      the optimization flag of every build (default: -O1 for
+#                    the tuned set, as its figures were taken; -O2 for the
+#                    held-out set, which its drivers' sizes are made for)
 #   --out DIR        work and result directory (default: a new one under /tmp)
 #   --build DIR      the build tree: DIR/preproc/levpp, DIR/leverage/
 #                    libleverage.so, DIR/leverage/include (default: build/
 #                    at the top of the repository)
 #   --cc CC          the C compiler (default gcc)
-#   --reps N         timed runs of each build, alternately (default 5)
+#   --reps N         timed runs of each build, alternately (default 5); the
+#                    table gives the ratio of the medians and of the bests,
+#                    and the geometric mean of the medians' ratios
 #   --limit S        seconds any one levpp run, build, run or awaited
 #                    condition may take (default 120)
 #   --sparse N       a LEV_TORTURE=1 run that times out is done again with
@@ -35,7 +45,7 @@ top=$(cd "$here/../.." && pwd)
 # await, lines_in, spawn, stop
 # shellcheck source=../../tests/levpp/proc_common.sh
 source "$top/tests/levpp/proc_common.sh"
-out='' build=$top/build cc=gcc reps=5 LIMIT=120 TORTURE_SPARSE=10000
+out='' build=$top/build cc=gcc reps=5 LIMIT=120 TORTURE_SPARSE=10000 set=tuned opt=''
 while (($#)) && [[ $1 == --* ]]; do
     (($# >= 2)) || usage
     case $1 in
@@ -45,6 +55,8 @@ while (($#)) && [[ $1 == --* ]]; do
     --reps) reps=$2 ;;
     --limit) LIMIT=$2 ;;
     --sparse) TORTURE_SPARSE=$2 ;;
+    --set) set=$2 ;;
+    --opt) opt=$2 ;;
     *) usage ;;
     esac
     shift 2
@@ -70,7 +82,10 @@ case $out/ in
 "$top"/*) echo "run.sh: --out must be outside the repository" >&2; exit 2 ;;
 esac
 
-CFLAGS=(-std=gnu11 -O1)
+case $set in
+tuned | held-out | all) ;;
+*) usage ;;
+esac
 # As in tests/levpp/driver_common.sh: warnings that mean the code does
 # something other than its source says are errors in levpp's output.
 WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-types
@@ -81,7 +96,9 @@ WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-t
 # ===================================================================
 # Each prog_NAME sets:
 #   DIR      its clone, under SRC_DIR
-#   SRCS     its files given to levpp, relative to SRC_DIR/DIR
+#   SRCS     its files given to levpp, relative to SRC_DIR/DIR; FILE=NAME.c
+#            gives a copy of FILE named NAME.c (a header-only library's
+#            implementation, C in a .cpp file), made in the work directory
 #   DRV      our own files given to levpp (drivers/), if any
 #   FLAGS    compiler flags for levpp and both builds (-I relative to the
 #            clone; @GEN@ is a directory of generated headers)
@@ -92,7 +109,12 @@ WRONG_CODE=(-Werror=implicit-function-declaration -Werror=incompatible-pointer-t
 #   NORM     a sed script applied to every output before it is compared
 #            (what varies between two native runs)
 # In arguments, @SRC@ is the clone and @DRV@ the drivers directory.
+# The tuned set: the programs levpp's output was measured and tuned on.
 PROGRAMS=(cjson lz4 miniz bbc lua c4 tiny-regex-c monocypher chibicc)
+# The held-out set: programs kept apart, to measure levpp on code it was
+# not tuned for (README.md, "The held-out set"); defined after the tuned
+# ones.
+HELD_OUT=(zlib jsmn heatshrink qoi lodepng c-ray tinyexpr parson)
 
 prog_cjson() {
     DIR=cJSON SRCS=(cJSON.c cJSON_Utils.c) DRV=(cjson_driver.c)
@@ -153,6 +175,58 @@ prog_chibicc() {
     PLAIN='-cc1 -I@SRC@/include -cc1-input @SRC@/parse.c -cc1-output - @SRC@/parse.c'
     TORTURE='-cc1 -I@SRC@/include -I@SRC@/test -cc1-input @SRC@/test/arith.c -cc1-output - @SRC@/test/arith.c'
     RESUME='' NORM=''
+}
+
+# --- The held-out set (built at -O2; sizes for 0.5-3 s natively) ---
+prog_zlib() {
+    # The library without its gz* file functions.
+    DIR=zlib
+    SRCS=(adler32.c compress.c crc32.c deflate.c infback.c inffast.c inflate.c inftrees.c trees.c
+        uncompr.c zutil.c)
+    DRV=(zlib_driver.c) FLAGS=(-I.) LIBS=()
+    PLAIN='12' TORTURE='1 16' RESUME='0 64' NORM=''
+}
+prog_jsmn() {
+    # A header-only library: jsmn.h, copied as jsmn.c, is the
+    # implementation; the driver includes it with JSMN_HEADER.
+    DIR=jsmn SRCS=(jsmn.h=jsmn.c) DRV=(jsmn_driver.c)
+    FLAGS=(-I.) LIBS=()
+    PLAIN='15' TORTURE='2 16 2' RESUME='0 64 4' NORM=''
+}
+prog_heatshrink() {
+    DIR=heatshrink SRCS=(heatshrink_encoder.c heatshrink_decoder.c) DRV=(heatshrink_driver.c)
+    FLAGS=(-I.) LIBS=()
+    PLAIN='25 1024' TORTURE='2 16' RESUME='0 64' NORM=''
+}
+prog_qoi() {
+    # qoi.h, copied as qoi.c, is compiled with QOI_IMPLEMENTATION; the
+    # driver #undefs it to include the declarations only.
+    DIR=qoi SRCS=(qoi.h=qoi.c) DRV=(qoi_driver.c)
+    FLAGS=(-I. -DQOI_IMPLEMENTATION -DQOI_NO_STDIO) LIBS=()
+    PLAIN='60 1024' TORTURE='2 64' RESUME='0 256' NORM=''
+}
+prog_lodepng() {
+    # lodepng.cpp is C as well: copied as lodepng.c.
+    DIR=lodepng SRCS=(lodepng.cpp=lodepng.c) DRV=(lodepng_driver.c)
+    FLAGS=(-I. -DLODEPNG_NO_COMPILE_DISK) LIBS=()
+    PLAIN='15 512' TORTURE='1 48' RESUME='0 128' NORM=''
+}
+prog_c-ray() {
+    # c-ray-f, the filter version (no SDL): the scene of the repository
+    # rendered to a PPM image on standard output. It writes the image only
+    # once it is rendered, so there is no resume check.
+    DIR=c-ray SRCS=(c-ray-f.c) DRV=() FLAGS=() LIBS=(-lm)
+    PLAIN='-s 2000x1500 -i @SRC@/scene' TORTURE='-s 40x30 -i @SRC@/scene' RESUME='' NORM=''
+}
+prog_tinyexpr() {
+    DIR=tinyexpr SRCS=(tinyexpr.c) DRV=(tinyexpr_driver.c)
+    FLAGS=(-I.) LIBS=(-lm)
+    PLAIN='20' TORTURE='1 10 4' RESUME='0 40 10' NORM=''
+}
+prog_parson() {
+    DIR=parson SRCS=(parson.c) DRV=(parson_driver.c)
+    FLAGS=(-I.) LIBS=(-lm)
+    PLAIN='40 2000' TORTURE='1 40' RESUME='0 200' NORM=''
 }
 
 # ===================================================================
@@ -269,6 +343,18 @@ resume_check() {
     cell="yes (killed after line $killed_at, resumed at line $first, $n2 lines compared)"
 }
 
+# best_median MS...: the least and the median of some numbers (the upper
+# median of an even count).
+best_median() {
+    printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[1], v[int(NR / 2) + 1] }'
+}
+
+# level_of NAME: the optimization flag of a program's builds without
+# --opt: -O2 for the held-out set, -O1 for the tuned one.
+level_of() {
+    if [[ " ${HELD_OUT[*]} " == *" $1 "* ]]; then echo -O2; else echo -O1; fi
+}
+
 # md TEXT: TEXT as one Markdown table cell.
 md() {
     local t=${1//|/\\|}
@@ -289,7 +375,7 @@ classes() {
 # ===================================================================
 # One program
 # ===================================================================
-ROWS=()
+ROWS=() RATIOS=()
 check() {
     local name=$1 w f
     DIR='' SRCS=() DRV=() FLAGS=() LIBS=() PLAIN='' TORTURE='' RESUME='' NORM=''
@@ -302,17 +388,30 @@ check() {
     local pd=$src/$DIR
     local row_lines='' row_levpp='' row_errs='' row_cc='-' row_plain='-' row_tort='-' row_res='-' row_time='-'
     local row_native='-'
-    local files=()
-    for f in "${SRCS[@]}"; do files+=("$pd/$f"); done
-    for f in "${DRV[@]}"; do files+=("$drv/$f"); done
-    for f in "${files[@]}"; do
+    local files=() orig=()
+    for f in "${SRCS[@]}"; do orig+=("$pd/${f%%=*}"); done
+    for f in "${DRV[@]}"; do orig+=("$drv/$f"); done
+    for f in "${orig[@]}"; do
         [[ -f $f ]] || {
             ROWS+=("| $name | - | no such file: SRC_DIR/$DIR/${f#"$pd/"} | | | | | | | |")
             return
         }
     done
+    # FILE=NAME.c: a copy of FILE named NAME.c, in the work directory.
+    mkdir -p "$wd/src"
+    for f in "${SRCS[@]}"; do
+        if [[ $f == *=* ]]; then
+            cp "$pd/${f%%=*}" "$wd/src/${f#*=}"
+            files+=("$wd/src/${f#*=}")
+        else
+            files+=("$pd/$f")
+        fi
+    done
+    for f in "${DRV[@]}"; do files+=("$drv/$f"); done
+    # The optimization level: --opt, else the set's.
+    local CFLAGS=(-std=gnu11 "${opt:-$(level_of "$name")}")
     local up=0 ours=0
-    for f in "${SRCS[@]}"; do up=$((up + $(wc -l <"$pd/$f"))); done
+    for f in "${SRCS[@]}"; do up=$((up + $(wc -l <"$pd/${f%%=*}"))); done
     for f in "${DRV[@]}"; do ours=$((ours + $(wc -l <"$drv/$f"))); done
     row_lines=$up
     ((ours == 0)) || row_lines+=" + $ours"
@@ -379,23 +478,26 @@ check() {
     if [[ $row_cc == yes* && $nat == ok ]]; then
         # Plain runs, timed, alternately; the first pair is compared.
         args "$PLAIN"
-        local k best_n='' best_l='' nst lst2
+        local k nst lst2 ms_n=() ms_l=()
         for ((k = 1; k <= reps; k++)); do
             timed "native.$k.out" "native.$k.err" ./native "${ARGS[@]}"
             nst=$status
-            [[ -z $best_n ]] || ((ms < best_n)) || ms=$best_n
-            best_n=$ms
+            ms_n+=("$ms")
             timed "lev.$k.out" "lev.$k.err" ./lev "${ARGS[@]}"
             lst2=$status
-            [[ -z $best_l ]] || ((ms < best_l)) || ms=$best_l
-            best_l=$ms
+            ms_l+=("$ms")
             if ((k == 1)); then
                 row_plain=$(verdict plain lev.1.out "$lst2" native.1.out "$nst" lev.1.err)
                 [[ $row_plain == yes ]] || break
             fi
         done
         if [[ $row_plain == yes ]]; then
-            row_time=$(awk -v l="$best_l" -v n="$best_n" 'BEGIN { printf "%.2f (%.2f s / %.2f s)", l / (n ? n : 1), l / 1000, n / 1000 }')
+            local med_n med_l best_n best_l
+            read -r best_n med_n < <(best_median "${ms_n[@]}")
+            read -r best_l med_l < <(best_median "${ms_l[@]}")
+            row_time=$(awk -v l="$med_l" -v n="$med_n" -v bl="$best_l" -v bn="$best_n" 'BEGIN {
+                printf "%.2f (%.2f s / %.2f s); best %.2f", l / (n ? n : 1), l / 1000, n / 1000, bl / (bn ? bn : 1) }')
+            RATIOS+=("$(awk -v l="$med_l" -v n="$med_n" 'BEGIN { printf "%.6f", l / (n ? n : 1) }')")
         fi
 
         args "$TORTURE"
@@ -428,7 +530,13 @@ check() {
 }
 
 selected=("$@")
-((${#selected[@]})) || selected=("${PROGRAMS[@]}")
+if ((${#selected[@]} == 0)); then
+    case $set in
+    tuned) selected=("${PROGRAMS[@]}") ;;
+    held-out) selected=("${HELD_OUT[@]}") ;;
+    all) selected=("${PROGRAMS[@]}" "${HELD_OUT[@]}") ;;
+    esac
+fi
 for name in "${selected[@]}"; do
     declare -F "prog_$name" >/dev/null || { echo "run.sh: no program $name (${PROGRAMS[*]})" >&2; exit 2; }
 done
@@ -438,11 +546,16 @@ for name in "${selected[@]}"; do
 done
 
 {
-    echo "levpp $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (modified tree)'), $("$cc" --version | head -n 1), $(date -u +%Y-%m-%d)"
+    echo "levpp $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (modified tree)'), $("$cc" --version | head -n 1), ${opt:--O1 tuned, -O2 held-out}, load average $(cut -d" " -f1-3 /proc/loadavg) at the end, $(date -u +%Y-%m-%d)"
     echo
-    echo "| program | lines of C (upstream + ours) | levpp | first distinct errors | compiles | plain | LEV_TORTURE=1 | kill + resume | time lev / native (best of $reps) | native plain run |"
+    echo "| program | lines of C (upstream + ours) | levpp | first distinct errors | compiles | plain | LEV_TORTURE=1 | kill + resume | time lev / native: medians of $reps, alternated (lev / native); ratio of the bests | native plain run |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
+    if ((${#RATIOS[@]})); then
+        echo
+        printf '%s\n' "${RATIOS[@]}" | awk '{ s += log($1); n++ } END {
+            printf "Geometric mean of the time ratios (medians) of the %d programs timed: %.3f\n", n, exp(s / n) }'
+    fi
 } >"$out/table.md"
 
 # Errors of every refused program, grouped by message (names as '…').
