@@ -261,6 +261,8 @@ enum {
     PP_MAGIC_ATTRS,
     PP_MAGIC_USRS,
     PP_MAGIC_HDR_STATICS,
+    PP_MAGIC_BOUND,
+    PP_MAGIC_BOUND_WRITES,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -532,6 +534,23 @@ void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth, un
              unsigned head_e);
 void pp_for(pp_walk *w, CXCursor c, int depth);
 int pp_macro_loop(CXCursor c);
+int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads);
+int pp_no_store(pp_fn *fn, CXCursor body);
+int pp_bound_fits(CXType t, CXType bt, CXCursor b);
+/* Iterations of an innermost counted loop that are not charged when it
+ * is entered with fewer left (nested in another loop of the function). */
+#define PP_SMALL 16
+
+/* pp_bound.c: charged strips of loops bounded by one comparison of their
+ * condition. */
+unsigned pp_strip_head(pp_walk *w, pp_buf *b, const char *vt, const char *bt, long long s, int ptr,
+                       unsigned u, int small, unsigned at);
+void pp_strip_walk(pp_walk *w, CXCursor body, int depth, unsigned k, char *vt);
+CXCursor pp_step_of(CXCursor e, long long *s);
+int pp_ne_fits(CXType t, CXType bt);
+int pp_polls_inside(CXCursor body);
+int pp_bounded_strip(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CXCursor body, int depth,
+                     unsigned at);
 
 /* pp_body.c */
 void pp_params(pp_buf *b, pp_fn *fn, int names);
