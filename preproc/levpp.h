@@ -494,6 +494,7 @@ void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
 int pp_asm_refused(pp_walk *w, CXCursor c);
 void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
+void pp_reserve_release(pp_buf *b, pp_fn *fn);
 /* pp_expr.c: a new temporary lev__tK of type t (its k); how slot
  * (x 'r') or temporary (x 't') k is named in a body. */
 unsigned pp_tmp_new(pp_fn *fn, CXType t);
