@@ -139,7 +139,9 @@ int pp_no_store(pp_fn *fn, CXCursor body)
  * (`long s; s < 1000000`). */
 int pp_bound_fits(CXType t, CXType bt, CXCursor b)
 {
-    if (clang_equalTypes(t, bt))
+    /* a `const` bound compares as any other (`uint16_t i; i < maxlen`
+     * with a `const uint16_t maxlen`) */
+    if (clang_equalTypes(clang_getUnqualifiedType(t), clang_getUnqualifiedType(bt)))
         return 1;
     enum CXTypeKind k = bt.kind;
     int bint = (k >= CXType_Char_U && k <= CXType_ULongLong && k != CXType_Char16 &&

@@ -4,7 +4,8 @@
  * every kind of loop (a for with its increment; a while stepping at the
  * end of its body, at its start, or whose body is the step alone), every
  * type of induction variable (int, unsigned, size_t, unsigned char, long,
- * an unsigned bounded by a size_t, a char pointer, a pointer to structs),
+ * unsigned short, an unsigned bounded by a size_t, a char pointer, a
+ * pointer to structs; every bound a `const` local),
  * every comparison and direction (< <= > >= != up and down, the bound on
  * the left, a step of 3), each with another conjunct before or after the
  * comparison or none, a `break` or none, at the top of the function or
@@ -36,6 +37,7 @@ static const gen_type s_types[] = {
     {"size_t", "size_t", "size_t", "g_data[v]", "(long)v", "(size_t)0", 0},
     {"uchar", "unsigned char", "unsigned char", "g_data[v]", "(long)v", "0", 1},
     {"long", "long", "long", "g_data[v]", "v", "0L", 0},
+    {"ushort", "unsigned short", "unsigned short", "g_data[v]", "(long)v", "0", 0},
     {"u32_size", "unsigned", "size_t", "g_data[v]", "(long)v", "0u", 0},
     {"charp", "const char *", "const char *", "(int)*v", "(long)(v - g_chars)", "g_chars", 0},
     {"recp", "struct rec *", "struct rec *", "v->x", "(long)(v - g_recs)", "g_recs", 0},
@@ -186,16 +188,16 @@ int main(int argc, char **argv)
                         "    unsigned long s = 0, k = 0;\n"
                         "    (void)k;\n"
                         "    %s v;\n"
-                        "    %s lim;\n"
                         "%s"
                         "    for (int o = 0; o < %d; o++) {\n"
-                        "        lim = ",
+                        "        %s const lim = ",
                         s_kinds[ki].name, t->name, o->name,
                         conj == 0   ? "no other conjunct"
                         : conj == 1 ? "a conjunct after"
                                     : "a conjunct before",
-                        brk ? ", a break" : "", nested ? ", nested" : "", id, t->vt, t->bt,
-                        t->small ? "    if (n > 200)\n        n = 200;\n" : "", nested ? 3 : 1);
+                        brk ? ", a break" : "", nested ? ", nested" : "", id, t->vt,
+                        t->small ? "    if (n > 200)\n        n = 200;\n" : "", nested ? 3 : 1,
+                        t->bt);
                 s_subst(out, o->bound, from, to, GEN_N(from));
                 fputs(";\n        ", out);
                 s_subst(out, s_kinds[ki].text, from, to, GEN_N(from));
