@@ -275,6 +275,8 @@ enum {
     PP_MAGIC_USRS,
     PP_MAGIC_HDR_STATICS,
     PP_MAGIC_LOCAL_NAME,
+    PP_MAGIC_BOUND,
+    PP_MAGIC_BOUND_WRITES,
 };
 
 static inline void *pp_visit_state(CXClientData d, unsigned magic)
@@ -546,6 +548,7 @@ void pp_macro_walk(pp_walk *w, CXCursor c, CXCursor first, pp_unit *u, int depth
 void pp_expr(pp_walk *w, CXCursor c, int flags, pp_unit *u);
 int pp_asm_refused(pp_walk *w, CXCursor c);
 void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b);
+void pp_reserve_release(pp_buf *b, pp_fn *fn);
 /* pp_expr.c: a new temporary lev__tK of type t (its k); how slot
  * (x 'r') or temporary (x 't') k is named in a body. */
 unsigned pp_tmp_new(pp_fn *fn, CXType t);
@@ -586,6 +589,23 @@ void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth, un
              unsigned head_e);
 void pp_for(pp_walk *w, CXCursor c, int depth);
 int pp_macro_loop(CXCursor c);
+int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads);
+int pp_no_store(pp_fn *fn, CXCursor body);
+int pp_bound_fits(CXType t, CXType bt, CXCursor b);
+/* Iterations of an innermost counted loop that are not charged when it
+ * is entered with fewer left (nested in another loop of the function). */
+#define PP_SMALL 16
+
+/* pp_bound.c: charged strips of loops bounded by one comparison of their
+ * condition. */
+unsigned pp_strip_head(pp_walk *w, pp_buf *b, const char *vt, const char *bt, long long s, int ptr,
+                       unsigned u, int small, unsigned at);
+void pp_strip_walk(pp_walk *w, CXCursor body, int depth, unsigned k, char *vt);
+CXCursor pp_step_of(CXCursor e, long long *s);
+int pp_ne_fits(CXType t, CXType bt);
+int pp_polls_inside(CXCursor body);
+int pp_bounded_strip(pp_walk *w, CXCursor c, CXCursor cond, CXCursor inc, CXCursor body, int depth,
+                     unsigned at);
 
 /* pp_body.c */
 void pp_params(pp_buf *b, pp_fn *fn, int names);

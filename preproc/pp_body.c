@@ -435,6 +435,7 @@ static void pp_rewrite(pp_fn *fn)
         pp_locals(b, fn, 2);
         pp_unwind_block(b, fn, 1);
         pp_body_text(b, fn);
+        pp_reserve_release(b, fn);
         pp_puts(b, "    return (lev__ret_t){.rc = LEV_RUN_DONE};\n}\n\n");
         p = pp_run_proto(fn, 1);
         pp_printf(b, "%s\n{\n    typedef struct %s__ret lev__ret_t;\n", p, fn->cname);

@@ -595,6 +595,7 @@ static void pp_emit_bodies(pp_buf *o, unsigned fi)
         if (fn->is_main)
             pp_puts(o, "    fr->m.ret = 0;\n");
         char *rt = pp_return(fn, "LEV_RUN_DONE", NULL);
+        pp_reserve_release(o, fn);
         pp_printf(o, "    %s\n}\n", rt);
         free(rt);
         if (fn->file == (int)fi && ctx.nfiles > 1 && !fn->is_task && !fn->is_main &&

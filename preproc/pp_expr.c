@@ -930,31 +930,41 @@ static void pp_args_text(pp_walk *w, CXCursor c, pp_buf *b)
 }
 
 /* A reserving function's fresh body pushes its own frame (lev__rf)
- * before a call whose callee may push one (`cond`, constant in each body:
- * lev__reserve and the callees' NAME__rsv, pp_body.c), so that the
- * callee's frame lies above it; an unwind of the callee fills it
- * (NAME__spill), a return pops it and clears lev__rf. `part` 0: the
- * push; 1: the pop before returning LEV_RUN_EXIT; 2: the pop after the
- * call returned. A call through a pointer that turns out to be native
+ * before the first call whose callee may push one (`cond`, constant in
+ * each body: lev__reserve and the callees' NAME__rsv, pp_body.c), so that
+ * the callee's frame lies above it, and keeps it until it returns
+ * (pp_reserve_release): a loop calling such a callee pushes it once, not
+ * once per call, and the frames of the callees then start at the same
+ * place each time (a chunk boundary of the arena crossed at every call
+ * costs a runtime call each way). An unwind of a callee, or of the body
+ * itself at a later site, fills it (NAME__spill). `part` 0: the push; 1:
+ * the pop before returning LEV_RUN_EXIT (after the call returned, the
+ * frame stays). A call through a pointer that turns out to be native
  * code reserves it too, for nothing. */
 static void pp_reserve(pp_buf *b, pp_fn *fn, const char *cond, int part)
 {
     if (part == 0) {
         char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
         pp_printf(b,
-                  "    if (%s && !(lev__rf = lev_frame_push_aligned(vt, sizeof *lev__rf, "
+                  "    if (%s && !lev__rf && !(lev__rf = lev_frame_push_aligned(vt, sizeof *lev__rf, "
                   "__alignof__(struct %s__frame), %s))) {\n"
                   "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n        %s\n    }\n",
                   cond, fn->cname, fn->idname, fn->name, ex);
         free(ex);
     } else if (part == 1) {
-        pp_printf(b, "        if (%s)\n            lev_frame_pop(vt, lev__rf);\n", cond);
-    } else {
-        pp_printf(
-            b,
-            "    if (%s) {\n        lev_frame_pop(vt, lev__rf);\n        lev__rf = NULL;\n    }\n",
-            cond);
+        pp_reserve_release(b, fn);
     }
+}
+
+/* Before a return of a body: pops the frame a reserving function's
+ * fresh body reserved, if it did (folds away in every other body, where
+ * lev__reserve is 0; written while the bodies are walked, before it is
+ * known which functions reserve). */
+void pp_reserve_release(pp_buf *b, pp_fn *fn)
+{
+    if (!fn->is_task && !fn->is_main)
+        pp_puts(b,
+                "        if (lev__reserve && lev__rf)\n            lev_frame_pop(vt, lev__rf);\n");
 }
 
 /* The code of an indirect call site (S_ICALL): the pointer is evaluated
@@ -1055,7 +1065,6 @@ static void pp_icall_text(pp_walk *w, pp_site *s, pp_buf *b)
               "        %s\n    }\n"
               "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
               rc);
-    pp_reserve(b, fn, rsv.p, 2);
     free(rsv.p);
     if (!is_void) {
         char *r = pp_slot_ref('r', s->k, rt);
@@ -1147,7 +1156,6 @@ void pp_seqs(pp_walk *w, pp_unit *u, pp_buf *b)
                   "        %s\n    }\n"
                   "    if (LEV_UNLIKELY(lev__cf != NULL))\n        lev_frame_pop(vt, lev__cf);\n",
                   rt);
-        pp_reserve(b, fn, rsv, 2);
         free(rsv);
         free(rt);
         if (!g->ret_void) {

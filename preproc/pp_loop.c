@@ -46,7 +46,7 @@ static enum CXChildVisitResult pp_unbounded_cb(CXCursor c, CXCursor parent, CXCl
  * variable iv) under arithmetic operators and casts, and, when `loads`
  * (the body stores to no memory, pp_no_store), elements `P[X]` and `*P`
  * read through such expressions (not volatile). */
-static int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
+int pp_pure_bound(pp_fn *fn, CXCursor e, CXCursor iv, int loads)
 {
     enum CXCursorKind k = pp_kind(e);
     int ok = 1;
@@ -124,7 +124,7 @@ static enum CXChildVisitResult pp_no_store_cb(CXCursor c, CXCursor parent, CXCli
  * never taken), and it holds no `&`, call, statement expression or
  * assembly. Memory read by the loop's bound then keeps its value while
  * the loop runs. */
-static int pp_no_store(pp_fn *fn, CXCursor body)
+int pp_no_store(pp_fn *fn, CXCursor body)
 {
     pp_no_store_scan s = {.magic = PP_MAGIC_NO_STORE, .fn = fn, .bad = 0};
     if (pp_no_store_cb(body, body, &s) == CXChildVisit_Recurse)
@@ -135,10 +135,13 @@ static int pp_no_store(pp_fn *fn, CXCursor body)
 /* Whether bound b of type bt converts to the induction variable's
  * integer type t without changing its value, so that `V OP B` compares
  * as in t: the same type, an integer type of t's signedness and no wider,
- * or a constant that t holds (`long s; s < 1000000`). */
-static int pp_bound_fits(CXType t, CXType bt, CXCursor b)
+ * an unsigned type narrower than a signed t, or a constant that t holds
+ * (`long s; s < 1000000`). */
+int pp_bound_fits(CXType t, CXType bt, CXCursor b)
 {
-    if (clang_equalTypes(t, bt))
+    /* a `const` bound compares as any other (`uint16_t i; i < maxlen`
+     * with a `const uint16_t maxlen`) */
+    if (clang_equalTypes(clang_getUnqualifiedType(t), clang_getUnqualifiedType(bt)))
         return 1;
     enum CXTypeKind k = bt.kind;
     int bint = (k >= CXType_Char_U && k <= CXType_ULongLong && k != CXType_Char16 &&
@@ -149,7 +152,9 @@ static int pp_bound_fits(CXType t, CXType bt, CXCursor b)
     int tsigned = t.kind >= CXType_Char_S && t.kind <= CXType_Int128;
     int bsigned = k >= CXType_Char_S && k <= CXType_Int128;
     long long ts = clang_Type_getSizeOf(t), bs = clang_Type_getSizeOf(bt);
-    if (tsigned == bsigned && bs <= ts && ts >= 4)
+    /* the same signedness and no wider, or unsigned and narrower than a
+     * signed t (`int i; i < n` with a uint8_t n) */
+    if (ts >= 4 && ((tsigned == bsigned && bs <= ts) || (tsigned && !bsigned && bs < ts)))
         return 1;
     CXEvalResult ev = clang_Cursor_Evaluate(b);
     int ok = 0;
@@ -170,8 +175,9 @@ static int pp_bound_fits(CXType t, CXType bt, CXCursor b)
 }
 
 /* For `V OP B; V += S` (OP < <= > >=, S a constant of the direction of
- * OP, V of an integer type that B fits (pp_bound_fits), B pure): the texts of V and B,
- * OP and the signed step. */
+ * OP; or OP != and S 1 or -1: V meets B, in V's type, after |B - V|
+ * steps; V of an integer type that B fits (pp_bound_fits), B pure): the
+ * texts of V and B, OP and the signed step. */
 static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body, char **vt,
                           char **bt, const char **op, long long *step)
 {
@@ -216,7 +222,10 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
         ok = ((tk >= CXType_Char_U && tk <= CXType_ULongLong && tk != CXType_Char16 &&
                tk != CXType_Char32) ||
               (tk >= CXType_Char_S && tk <= CXType_LongLong && tk != CXType_WChar)) &&
-             clang_Type_getSizeOf(t) <= 8 && pp_bound_fits(t, bt2, bc) &&
+             clang_Type_getSizeOf(t) <= 8 &&
+             (pp_bound_fits(t, bt2, bc) ||
+              (clang_getCursorBinaryOperatorKind(cn) == CXBinaryOperator_NE &&
+               pp_ne_fits(t, bt2))) &&
              pp_pure_bound(w->fn, bc, iv, pp_no_store(w->fn, body));
     } else {
         ok = 0;
@@ -233,8 +242,10 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
               : co == CXBinaryOperator_LE ? "<="
               : co == CXBinaryOperator_GT ? ">"
               : co == CXBinaryOperator_GE ? ">="
+              : co == CXBinaryOperator_NE ? "!="
                                           : NULL;
-        ok = *op && (s > 0) == (**op == '<');
+        /* `V != B` steps by one, either way, so that V meets B */
+        ok = *op && (**op == '!' ? s == 1 || s == -1 : (s > 0) == (**op == '<'));
     }
     if (ok) {
         int bad[2] = {0, 0};
@@ -262,10 +273,8 @@ static int pp_strip_bound(pp_walk *w, CXCursor cond, CXCursor inc, CXCursor body
  * strips, outside the native inner loop. */
 #define PP_BUDGET 4096
 
-/* Iterations of an innermost counted loop that are not charged when it
- * is entered with fewer left (pp_strip_mine), and the most units one
- * iteration of a loop is charged. */
-#define PP_SMALL 16
+/* The most units one iteration of a loop is charged (PP_SMALL, the
+ * iterations of a nested loop that are not charged, is in levpp.h). */
 #define PP_MAX_UNITS 256
 
 typedef struct pp_nest {
@@ -363,52 +372,13 @@ static void pp_strip_mine(pp_walk *w, CXCursor inc, CXCursor body, int depth, ch
     pp_budget_var(w->fn);
     unsigned height = 0, u = pp_units(body, &height);
     int small = height == 0 && w->loops > 0;
-    unsigned long long ss = (unsigned long long)(s < 0 ? -s : s);
-    const char *lo = s > 0 ? vt : bt, *hi = s > 0 ? bt : vt;
-    char *dist = pp_fmt("((unsigned long long)(%s) - (unsigned long long)(%s))", hi, lo);
-    char *n = ss == 1 ? pp_strdup(dist) : pp_fmt("(%s / %lluULL)", dist, ss);
-    char *fits = u == 1 ? pp_fmt("%s < (unsigned long long)lev__b", n)
-                        : pp_fmt("%s < (unsigned long long)lev__b / %uULL", n, u);
-    char *charge = u == 1 ? pp_fmt("lev__b -= (long)%s + 1;\n", n)
-                          : pp_fmt("lev__b -= (long)((%s + 1) * %uULL);\n", n, u);
-    pp_buf pb = {0};
-    pp_budget_poll(w, &pb, pp_begin(body), 0);
-    unsigned k = w->fn->npc;
     pp_buf b = {0};
-    pp_printf(&b, "{\n__typeof__(%s) lev__l%u = (%s);\n", vt, k, bt);
-    if (small)
-        pp_printf(&b, "if (%s >= %lluULL) {\n", dist, ss * PP_SMALL);
-    pp_printf(&b, "if (LEV_UNLIKELY(!(%s))) {\n%s", fits, pb.p);
-    pp_printf(&b, "lev__l%u = (%s);\n", k, bt);
-    pp_printf(&b,
-              "if (!(%s)) {\n"
-              "lev__l%u = (__typeof__(%s))((unsigned long long)(%s) %c (unsigned long long)"
-              "(lev__b / %u) * %lluULL);\nlev__b = 0;\n} else\n%s} else\n%s",
-              fits, k, vt, vt, s > 0 ? '+' : '-', u, ss, charge, charge);
-    if (small)
-        pp_puts(&b, "}\n");
+    unsigned k = pp_strip_head(w, &b, vt, bt, s, 0, u, small, pp_begin(body));
     pp_printf(&b, "for (; %s %s lev__l%u; %s)\n", vt, op, k, it);
     pp_edit_add(f, pp_begin(body), pp_begin(body), E_PRE, depth, 1, b.p);
     pp_edit_add(f, pp_stmt_end(f, body), pp_stmt_end(f, body), E_POST, depth, 1, pp_strdup("\n}"));
-    free(pb.p);
-    free(dist);
-    free(n);
-    free(fits);
-    free(charge);
     free(it);
-    if (ctx.nstrips < PP_MAX_STRIPS) {
-        ctx.strips[ctx.nstrips].k = k;
-        ctx.strips[ctx.nstrips].v = vt;
-    } else {
-        free(vt);
-    }
-    ctx.nstrips++;
-    w->loops++;
-    pp_stmt(w, body, depth + 1);
-    w->loops--;
-    ctx.nstrips--;
-    if (ctx.nstrips < PP_MAX_STRIPS)
-        free(ctx.strips[ctx.nstrips].v);
+    pp_strip_walk(w, body, depth, k, vt);
 }
 
 static enum CXChildVisitResult pp_label_cb(CXCursor c, CXCursor parent, CXClientData d)
@@ -516,7 +486,10 @@ static long long pp_trips(pp_walk *w, CXCursor init, CXCursor cond, CXCursor inc
             pp_const_int(ck.v[left ? 1 : 0], &b)) {
             long long d = s > 0 ? b - c0 : c0 - b, as = s > 0 ? s : -s;
             int incl = !strcmp(op, "<=") || !strcmp(op, ">=");
-            n = d < 0 || (d == 0 && !incl) ? 0 : incl ? d / as + 1 : (d + as - 1) / as;
+            if (!strcmp(op, "!="))
+                n = d >= 0 ? d : -1; /* a step of one; from the other side, it wraps */
+            else
+                n = d < 0 || (d == 0 && !incl) ? 0 : incl ? d / as + 1 : (d + as - 1) / as;
             long long e = c0 + n * s; /* the first value that fails */
             long long lo = tsigned ? (ts >= 8 ? -(1LL << 41) : -(1LL << (8 * ts - 1))) : 0;
             long long hi = ts >= 8   ? 1LL << 41
@@ -745,7 +718,8 @@ void pp_loop(pp_walk *w, CXCursor c, CXCursor cond, CXCursor body, int depth, un
         pp_loop_body(w, c, body, depth, 0);
     else if (height)
         pp_loop_body(w, c, body, depth, units);
-    else
+    else if (pp_kind(c) != CXCursor_WhileStmt ||
+             !pp_bounded_strip(w, c, cond, clang_getNullCursor(), body, depth, head_b))
         pp_countdown(w, c, cond, clang_getNullCursor(), body, depth, head_b, head_e);
 }
 
@@ -828,14 +802,16 @@ void pp_for(pp_walk *w, CXCursor c, int depth)
         if (n >= 0 && n <= PP_MAX_UNITS && !pp_visit_finds(body, pp_entry_cb)) {
             free(vt);
             pp_const_loop(w, c, body, depth, n);
-        } else if (pp_strippable(c, cond, body)) {
+        } else if (pp_strippable(c, cond, body) && (*op != '!' || !pp_polls_inside(body))) {
             pp_strip_mine(w, inc, body, depth, vt, bt, op, s);
         } else {
             free(vt);
-            pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);
+            if (!pp_bounded_strip(w, c, cond, inc, body, depth, pp_begin(c)))
+                pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);
         }
         free(bt);
-    } else {
+    } else if (clang_Cursor_isNull(inc) || !pp_sites_none(c, cond, body) ||
+               !pp_bounded_strip(w, c, cond, inc, body, depth, pp_begin(c))) {
         pp_countdown(w, c, cond, inc, body, depth, semi[0], rpar);
     }
 }

@@ -472,6 +472,9 @@ static void pp_return_stmt(pp_walk *w, CXCursor c, const pp_kids *k, int depth)
         pp_printf(&b, " fr->m.ret = (%s);", et);
     else if (et && w->fn->ret_void)
         pp_printf(&b, " (void)(%s);", et);
+    if (!w->fn->is_task && !w->fn->is_main)
+        pp_puts(&b, "\n");
+    pp_reserve_release(&b, w->fn);
     pp_printf(&b, " %s }", rt);
     free(rt);
     free(et);

@@ -15,7 +15,14 @@
 #include "arena.h"
 #include "rt.h"
 
+/* The first chunk holds an idle VT's few frames (its memory counts for
+ * every VT); a VT that outgrows it gets chunks of at least S_NEXT_CAP,
+ * doubling up to S_MAX_GROW. A call chain that goes back and forth over
+ * the end of a chunk pays a runtime call each way (push and pop), so the
+ * boundaries are kept few and deep: with chunks doubling from 64 bytes, a
+ * ray tracer's recursion crossed one at every pixel. */
 #define S_FIRST_CAP 64u
+#define S_NEXT_CAP 4096u
 #define S_MAX_GROW (64u * 1024u)
 
 _Static_assert(offsetof(rt_chunk, data) % LEV_FRAME_ALIGN == 0, "rt_chunk.data is not aligned");
@@ -139,6 +146,8 @@ void *rt_arena_push_slow(lev_ctx *vt_ctx, rt_arena *a, size_t size, size_t align
             size_t cap = cur->cap * 2;
             if (cap > S_MAX_GROW)
                 cap = S_MAX_GROW;
+            if (cap < S_NEXT_CAP)
+                cap = S_NEXT_CAP;
             if (cap < need)
                 cap = need;
             c = rt_arena_chunk_new(cap);

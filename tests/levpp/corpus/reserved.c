@@ -12,7 +12,11 @@
  *     (step_framed) or not (step_lazy);
  *   - dive, lazy and recursive, above guarded (setjmp) and below bail
  *     (keeps a frame, longjmps at the bottom): the jump discards the
- *     frames dive pushed.
+ *     frames dive pushed;
+ *   - sweep, lazy: calls count_back in a loop; the frame it reserves at
+ *     the first call stays pushed until it returns, through its later
+ *     polls (where it may unwind and fill it), calls of mix, and a
+ *     return from inside the loop.
  * Usage: reserved [ROUNDS [DEPTH]]; one line per round (ROUNDS 0: until
  * killed). Exit status: 0 if every value matches its second computation
  * through other calls, else 1. */
@@ -133,6 +137,42 @@ static long guarded(int d)
     return dive(d);
 }
 
+/* lazy: its reserved frame stays pushed from the first call of
+ * count_back to its return (one of two) */
+static long sweep(const unsigned char *buf, unsigned n, int rounds, long stop)
+{
+    long s = 0;
+    for (int r = 0; r < rounds; r++) {
+        s += count_back(buf, n - (unsigned)r % 5, 0x61616161u);
+        if (s % 1000 == stop)
+            return -s;
+        s = mix(s, r);
+        for (int k = 0; k < 40; k++)
+            s = (s * 3 + k) % 1000003;
+    }
+    return s;
+}
+
+/* sweep without reserving: what it must return */
+static long sweep_ref(const unsigned char *buf, unsigned n, int rounds, long stop)
+{
+    long s = 0;
+    int r = 0;
+    while (r < rounds) {
+        s += count_back(buf, n - (unsigned)r % 5, 0x61616161u);
+        if (s % 1000 == stop)
+            return -s;
+        s = mix(s, r);
+        int k = 0;
+        while (k < 40) {
+            s = (s * 3 + k) % 1000003;
+            k++;
+        }
+        r++;
+    }
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 8;
@@ -156,8 +196,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < 20; i++)
             a_ref = r % 2 ? step_framed(a_ref, i) : step_lazy(a_ref, i);
         long g = guarded(depth / 10 + r % 3);
-        bad |= c != c_ref || p != p_ref || a != a_ref || g != 7000;
-        printf("round %d: climb %ld probe %ld apply %ld guarded %ld\n", r, c, p, a, g);
+        /* the first stops early (its first call's value), the second not */
+        long w1 = sweep(buf, sizeof buf, depth, (long)count_back(buf, sizeof buf, 0x61616161u));
+        long w2 = sweep(buf, sizeof buf, depth, -1);
+        long w_ref = sweep_ref(buf, sizeof buf, depth, -1);
+        bad |= c != c_ref || p != p_ref || a != a_ref || g != 7000 || w1 >= 0 || w2 != w_ref;
+        printf("round %d: climb %ld probe %ld apply %ld guarded %ld sweep %ld %ld\n", r, c, p, a, g,
+               w1, w2);
         fflush(stdout);
     }
     return bad;

@@ -155,12 +155,20 @@ static void t_const(void **state)
     s_run("nest_const", a, nest_const_ref(&a));
 }
 
+static void t_scan(void **state)
+{
+    (void)state;
+    struct nest_arg a = {300, 1000000};
+    s_run("nest_scan", a, nest_scan_ref(&a));
+}
+
 int main(void)
 {
     rt_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_ring),     cmocka_unit_test(t_deep),  cmocka_unit_test(t_list),
         cmocka_unit_test(t_counted3), cmocka_unit_test(t_macro), cmocka_unit_test(t_const),
+        cmocka_unit_test(t_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

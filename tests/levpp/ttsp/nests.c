@@ -121,6 +121,34 @@ static long s_const(const struct nest_arg *a)
     return sum;
 }
 
+/* Scans bounded by one comparison of their condition beside another
+ * conjunct (pp_bound.c): two equal buffers compared by pointers that
+ * step together, and a search by index with a break, for values that
+ * are not there, each over the whole buffer. */
+static long s_scan(const struct nest_arg *a)
+{
+    long n = a->steps, sum = 0;
+    unsigned char *x = calloc((size_t)n + 1, 1), *y = calloc((size_t)n + 1, 1);
+    if (!x || !y)
+        return -1;
+    for (long r = 0; r < a->rounds; r++) {
+        const unsigned char *p = x, *q = y, *end = x + n;
+        while (p != end && *p == *q) {
+            ++q;
+            ++p;
+        }
+        sum += p - x;
+        long i;
+        for (i = 0; i < n && x[i] != 7; i++)
+            if (y[i] == 9)
+                break;
+        sum += i + r;
+    }
+    free(x);
+    free(y);
+    return sum;
+}
+
 #ifdef NESTS_NATIVE
 
 long nest_ring_ref(const struct nest_arg *a) { return s_ring_walk(a->rounds, a->steps); }
@@ -129,6 +157,7 @@ long nest_list_ref(const struct nest_arg *a) { return s_list(a); }
 long nest_counted3_ref(const struct nest_arg *a) { return s_counted3(a); }
 long nest_macro_ref(const struct nest_arg *a) { return s_macro(a); }
 long nest_const_ref(const struct nest_arg *a) { return s_const(a); }
+long nest_scan_ref(const struct nest_arg *a) { return s_scan(a); }
 
 #else
 
@@ -182,6 +211,13 @@ LEV_TASK void nest_const(const void *arg, size_t len)
 {
     struct nest_arg a = s_arg(arg, len);
     long r = s_const(&a);
+    lev_return(&r, sizeof r);
+}
+
+LEV_TASK void nest_scan(const void *arg, size_t len)
+{
+    struct nest_arg a = s_arg(arg, len);
+    long r = s_scan(&a);
     lev_return(&r, sizeof r);
 }
 

@@ -17,5 +17,6 @@ long nest_list_ref(const struct nest_arg *a);
 long nest_counted3_ref(const struct nest_arg *a);
 long nest_macro_ref(const struct nest_arg *a);
 long nest_const_ref(const struct nest_arg *a);
+long nest_scan_ref(const struct nest_arg *a);
 
 #endif
