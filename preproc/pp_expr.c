@@ -945,11 +945,12 @@ static void pp_reserve(pp_buf *b, pp_fn *fn, const char *cond, int part)
 {
     if (part == 0) {
         char *ex = pp_return(fn, "LEV_RUN_EXIT", NULL);
-        pp_printf(b,
-                  "    if (%s && !lev__rf && !(lev__rf = lev_frame_push_aligned(vt, sizeof *lev__rf, "
-                  "__alignof__(struct %s__frame), %s))) {\n"
-                  "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n        %s\n    }\n",
-                  cond, fn->cname, fn->idname, fn->name, ex);
+        pp_printf(
+            b,
+            "    if (%s && !lev__rf && !(lev__rf = lev_frame_push_aligned(vt, sizeof *lev__rf, "
+            "__alignof__(struct %s__frame), %s))) {\n"
+            "        lev_vt_fail(vt, LEV_ENOMEM, \"%s: no frame\");\n        %s\n    }\n",
+            cond, fn->cname, fn->idname, fn->name, ex);
         free(ex);
     } else if (part == 1) {
         pp_reserve_release(b, fn);

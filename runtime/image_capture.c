@@ -464,6 +464,32 @@ static int s_encode_tail(s_cap *c, char *addr, const rt_type *t, uint32_t bytes,
     return rc;
 }
 
+/* The 8-byte integers of run r at p, in a heap object of type id with
+ * pointers of its own (a type without travels densely, unchecked): none
+ * may hold the address of what an image relocates. One that does was
+ * written through a pointer of another type laid over the object (a
+ * header struct over the first elements of an array typed by its cast):
+ * carried as a number, it would point into the old memory after a
+ * restore. */
+static int s_int_check(s_cap *c, const char *p, const rt_run *r, uint32_t id)
+{
+    for (uint32_t j = 0; j < r->count; j++) {
+        size_t o;
+        void *v;
+        const char *what = s_addr_in(c, (const unsigned char *)p + (size_t)j * r->stride,
+                                     sizeof(uint64_t), &o, &v);
+        if (LEV_UNLIKELY(what != NULL))
+            return rt_err(LEV_ECAPTURE,
+                          "heap object of type %s holds in its integer field %s the value %p, "
+                          "which is the address of %s: a pointer was written there through "
+                          "a pointer of another type (a struct laid over memory allocated as "
+                          "%s), and an image cannot carry it as a number; allocate the two "
+                          "apart",
+                          c->m->types[id].name, r->name, v, what, c->m->types[id].name);
+    }
+    return 0;
+}
+
 /* Encodes `nelem` elements of type t at addr, an object of (kind, id)
  * (with a trailing array: an object of nelem bytes). */
 static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, uint32_t okind,
@@ -487,6 +513,11 @@ static int s_encode_obj(s_cap *c, char *addr, const rt_type *t, uint32_t nelem, 
                 continue;
             }
             if (r->kind <= LEV_K_B8) {
+                if (r->kind == LEV_K_B8 && okind == IMG_OBJ_HEAP) {
+                    int rc = s_int_check(c, p, r, oid);
+                    if (rc)
+                        return rc;
+                }
                 s_stream *s = s_stream_of(c, r->kind);
                 if (r->count == 1) {
                     if (s_put1(s, p))

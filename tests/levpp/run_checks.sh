@@ -229,7 +229,7 @@ moving_one() {
 check_moving() {
     local dir=$work/moving name
     moving_note=''
-    for name in hidden_heap hidden_frame untyped_ptr std_redirect; do
+    for name in hidden_heap hidden_frame untyped_ptr overlay_header std_redirect; do
         mkdir -p "$dir/$name"
         cd "$dir/$name"
         moving_one "$name" || return 1
