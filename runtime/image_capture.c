@@ -473,11 +473,20 @@ static int s_encode_tail(s_cap *c, char *addr, const rt_type *t, uint32_t bytes,
  * restore. */
 static int s_int_check(s_cap *c, const char *p, const rt_run *r, uint32_t id)
 {
+    uintptr_t glo = (uintptr_t)GC_least_plausible_heap_addr;
+    uintptr_t ghi = (uintptr_t)GC_greatest_plausible_heap_addr;
     for (uint32_t j = 0; j < r->count; j++) {
+        const unsigned char *q = (const unsigned char *)p + (size_t)j * r->stride;
+        uintptr_t x;
+        memcpy(&x, q, sizeof x);
+        /* s_addr_in's tests, inline (the module's range once it knows it) */
+        if (LEV_LIKELY(x < 4096 || (x >> 47) != 0))
+            continue;
+        if (c->mod_hi && (x < glo || x > ghi) && (x < c->mod_lo || x > c->mod_hi))
+            continue;
         size_t o;
         void *v;
-        const char *what = s_addr_in(c, (const unsigned char *)p + (size_t)j * r->stride,
-                                     sizeof(uint64_t), &o, &v);
+        const char *what = s_addr_in(c, q, sizeof(uint64_t), &o, &v);
         if (LEV_UNLIKELY(what != NULL))
             return rt_err(LEV_ECAPTURE,
                           "heap object of type %s holds in its integer field %s the value %p, "
